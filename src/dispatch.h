@@ -1,0 +1,47 @@
+/* Dispatch table: op x dtype (cast: out dtype x in dtype) -> launcher holding one precompiled
+ * kernel per legal pack width. Shared by the C ABI layer and the CUDA instantiation files. */
+#ifndef EW_DISPATCH_H
+#define EW_DISPATCH_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "elementwise.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { EW_DTYPE_END = EW_F8E5M2 + 1, EW_OP_END = EW_OP_SCALE_ADD + 1, EW_PACK_WIDTHS = 4 };
+
+/* Everything one launch needs; the launcher builds the op's functor from it. */
+typedef struct {
+    void *out;
+    const void *in[2];
+    int64_t n;
+    ew_plan_t plan;
+    cudaStream_t stream;
+    double alpha;           /* scale_add on floating dtypes */
+    uint64_t alpha_integer; /* scale_add on integer dtypes and bool, already validated */
+} ew_launch_args_t;
+
+typedef cudaError_t (*ew_launch_fn)(const ew_launch_args_t *args);
+
+/* by_pack[k] runs pack width 1 << k; NULL where 1 << k is wider than 16 bytes allow. */
+typedef struct {
+    ew_launch_fn by_pack[EW_PACK_WIDTHS];
+} ew_launcher_t;
+
+/* The entry for op on (out_dtype, in_dtype), or NULL when the catalogue lacks it. Values outside
+ * the enums are answered with NULL, never read out of bounds. */
+const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype);
+
+/* log2 of a pack width, the index into by_pack. */
+static inline int ew_pack_index(int pack) { return pack == 8 ? 3 : pack == 4 ? 2 : pack == 2 ? 1 : 0; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

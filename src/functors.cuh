@@ -1,0 +1,189 @@
+// Op functors. Each is built on the host from the call's run-time values by its static make()
+// (the factory) and travels to the kernel by value. A functor with kHasPair gets pairs of
+// 16-bit floats through the half2 / bfloat162 intrinsics; the kernel picks it at compile time.
+#pragma once
+
+#include "convert.cuh"
+#include "dispatch.h"
+
+namespace ew {
+
+// Two adjacent 16-bit floats as the CUDA pair type.
+template <typename T> struct PairOf;
+template <> struct PairOf<__half> {
+    using Type = __half2;
+};
+template <> struct PairOf<__nv_bfloat16> {
+    using Type = __nv_bfloat162;
+};
+template <typename T> __device__ __forceinline__ typename PairOf<T>::Type &as_pair(T *x)
+{
+    return *reinterpret_cast<typename PairOf<T>::Type *>(x);
+}
+template <typename T> __device__ __forceinline__ const typename PairOf<T>::Type &as_pair(const T *x)
+{
+    return *reinterpret_cast<const typename PairOf<T>::Type *>(x);
+}
+
+// Integer arithmetic without UB: unsigned, and at least 32 bits so small types are not promoted to int.
+template <typename T> using Wrapping = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+
+template <typename T> struct Add {
+    using Out = T;
+    using In1 = T;
+    using In2 = T;
+    static constexpr bool kSupported = !kIsFp8<T>;
+    static constexpr bool kHasPair = kIsHalfLike<T>;
+    static Add make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        if constexpr (kIsBool<T>)
+            return Bool8{static_cast<uint8_t>((a.bits | b.bits) != 0)};
+        else if constexpr (kIsInteger<T>)
+            return static_cast<T>(static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) + static_cast<Wrapping<T>>(b)));
+        else if constexpr (kIsHalfLike<T>)
+            return narrow<T>(widen(a) + widen(b));
+        else
+            return a + b;
+    }
+    // Same bits as the scalar form: one rounding of the exact sum.
+    __device__ __forceinline__ void pair(T *out, const T *a, const T *b) const
+    {
+        as_pair(out) = __hadd2(as_pair(a), as_pair(b));
+    }
+};
+
+template <typename T> struct Mul {
+    using Out = T;
+    using In1 = T;
+    using In2 = T;
+    static constexpr bool kSupported = !kIsFp8<T>;
+    static constexpr bool kHasPair = kIsHalfLike<T>;
+    static Mul make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        if constexpr (kIsBool<T>)
+            return Bool8{static_cast<uint8_t>(a.bits != 0 && b.bits != 0)};
+        else if constexpr (kIsInteger<T>)
+            return static_cast<T>(static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) * static_cast<Wrapping<T>>(b)));
+        else if constexpr (kIsHalfLike<T>)
+            return narrow<T>(widen(a) * widen(b));
+        else
+            return a * b;
+    }
+    __device__ __forceinline__ void pair(T *out, const T *a, const T *b) const
+    {
+        as_pair(out) = __hmul2(as_pair(a), as_pair(b));
+    }
+};
+
+// Bits of +infinity in a 16-bit float: magnitudes above it are NaN.
+template <typename T> inline constexpr uint16_t kInfBits16 = std::is_same_v<T, __half> ? 0x7C00 : 0x7F80;
+
+template <typename T> struct Relu {
+    using Out = T;
+    using In1 = T;
+    using In2 = NoInput;
+    static constexpr bool kSupported = !kIsFp8<T> && !kIsBool<T>;
+    static constexpr bool kHasPair = kIsHalfLike<T>;
+    static Relu make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ T operator()(T x) const
+    {
+        if constexpr (std::is_same_v<T, uint8_t>) {
+            return x;
+        } else if constexpr (kIsInteger<T>) {
+            return x > 0 ? x : T(0);
+        } else if constexpr (kIsHalfLike<T>) {
+            uint16_t bits = __half_as_ushort(*reinterpret_cast<const __half *>(&x));
+            const bool keep = !(bits & 0x8000u) || (bits & 0x7FFFu) > kInfBits16<T>; // positive or NaN
+            bits = keep ? bits : 0;
+            return *reinterpret_cast<const T *>(&bits);
+        } else {
+            return x != x ? x : (x > 0 ? x : T(0)); // NaN kept bit for bit; -0.0 becomes +0.0
+        }
+    }
+    // Both lanes at once on the 32-bit word: keep a lane if its sign is clear or it is NaN.
+    __device__ __forceinline__ void pair(T *out, const T *x) const
+    {
+        const uint32_t word = *reinterpret_cast<const uint32_t *>(x);
+        const uint32_t infinity = kInfBits16<T> * 0x10001u;
+        const uint32_t keep = __vcmpeq2(word & 0x80008000u, 0u) | __vcmpgtu2(word & 0x7FFF7FFFu, infinity);
+        *reinterpret_cast<uint32_t *>(out) = word & keep;
+    }
+};
+
+// f64 keeps alpha in double, other floats round it to float once; integers and bool wrap.
+template <typename T, typename = void> struct AlphaOf {
+    using Type = float;
+};
+template <> struct AlphaOf<double> {
+    using Type = double;
+};
+template <> struct AlphaOf<Bool8> {
+    using Type = uint32_t;
+};
+template <typename T> struct AlphaOf<T, std::enable_if_t<std::is_integral_v<T>>> {
+    using Type = Wrapping<T>;
+};
+
+template <typename T> struct ScaleAdd {
+    using Out = T;
+    using In1 = T;
+    using In2 = T;
+    static constexpr bool kSupported = !kIsFp8<T>;
+    static constexpr bool kHasPair = false; // no fused pair form that rounds like fmaf then narrow
+    using Alpha = typename AlphaOf<T>::Type;
+    Alpha alpha;
+
+    static ScaleAdd make(const ew_launch_args_t &args)
+    {
+        if constexpr (kIsFloat<T>)
+            return {static_cast<Alpha>(args.alpha)};
+        else
+            return {static_cast<Alpha>(args.alpha_integer)};
+    }
+
+    __device__ __forceinline__ T operator()(T a, T b) const
+    {
+        if constexpr (kIsBool<T>)
+            return Bool8{static_cast<uint8_t>(b.bits != 0 || (alpha != 0 && a.bits != 0))};
+        else if constexpr (kIsInteger<T>)
+            return static_cast<T>(static_cast<Alpha>(alpha * static_cast<Alpha>(a) + static_cast<Alpha>(b)));
+        else if constexpr (kIsHalfLike<T>)
+            return narrow<T>(__fmaf_rn(alpha, widen(a), widen(b)));
+        else if constexpr (std::is_same_v<T, float>)
+            return __fmaf_rn(alpha, a, b);
+        else
+            return __fma_rn(alpha, a, b);
+    }
+};
+
+template <typename OutT, typename InT> struct Cast {
+    using Out = OutT;
+    using In1 = InT;
+    using In2 = NoInput;
+    static constexpr bool kSupported = true;
+    static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
+                                     (std::is_same_v<OutT, float> && kIsHalfLike<InT>);
+    static Cast make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ Out operator()(In1 x) const { return convert<Out>(x); }
+
+    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics).
+    __device__ __forceinline__ void pair(Out *out, const In1 *x) const
+    {
+        if constexpr (std::is_same_v<Out, __half>)
+            as_pair(out) = __float22half2_rn(*reinterpret_cast<const float2 *>(x));
+        else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
+            as_pair(out) = __float22bfloat162_rn(*reinterpret_cast<const float2 *>(x));
+        else if constexpr (std::is_same_v<In1, __half>)
+            *reinterpret_cast<float2 *>(out) = __half22float2(as_pair(x));
+        else
+            *reinterpret_cast<float2 *>(out) = __bfloat1622float2(as_pair(x));
+    }
+};
+
+} // namespace ew

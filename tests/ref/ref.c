@@ -1,0 +1,669 @@
+/*
+ * Independent CPU reference of the libelementwise catalogue. The rules are docs/semantics.md; the
+ * section names quoted in comments below are that document's.
+ *
+ * Design: every value is handled as raw bits. Conversions between float formats decode a value into
+ * an exact (sign, integer significand, power of two) triple and round that triple into the target
+ * format with one generic round-to-nearest-even routine, so f16, bf16, fp8, f32 and f64 all share one
+ * rounding path that the tests check against brute force. Host float arithmetic is used only for
+ * the arithmetic itself (add, mul, fma), which IEEE 754 defines exactly.
+ */
+#include "ref.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* add/mul in f16/bf16/f32 must be evaluated in float, not in a wider x87 register. */
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "the reference needs FLT_EVAL_METHOD == 0 (SSE or similar float arithmetic)"
+#endif
+
+/* ======================================================================================== */
+/* GPU NaN model ("NaN bit patterns" in docs/semantics.md).                                  */
+/* Every NaN bit pattern the reference produces is decided in this section and nowhere else, */
+/* so whatever the H200 shows can be adopted by editing one place.                            */
+/* ======================================================================================== */
+
+/* add, mul, fma that give NaN produce the canonical NaN of the computing type, whatever the inputs. */
+#define ARITHMETIC_NAN_F32 UINT32_C(0x7FFFFFFF)
+#define ARITHMETIC_NAN_F64 UINT64_C(0x7FFFFFFFFFFFFFFF)
+
+/* Any NaN rounded to f16 or bf16 (from an arithmetic result or a cast) becomes 0x7FFF. */
+#define ROUNDED_NAN_F16 UINT16_C(0x7FFF)
+#define ROUNDED_NAN_BF16 UINT16_C(0x7FFF)
+
+#define F32_QUIET_BIT UINT32_C(0x00400000)
+#define F64_QUIET_BIT UINT64_C(0x0008000000000000)
+
+/* f16 -> f32: the hardware conversion returns the canonical NaN, sign and payload dropped. */
+static uint32_t nan_f16_to_f32(uint16_t h)
+{
+    (void)h;
+    return UINT32_C(0x7FFFFFFF);
+}
+
+/* bf16 -> f32 is a 16-bit shift: every bit is kept, a signalling NaN stays signalling. */
+static uint32_t nan_bf16_to_f32(uint16_t h)
+{
+    return (uint32_t)h << 16;
+}
+
+/* fp8 -> f32: the natural widening: sign, all-ones exponent, the fp8 mantissa at the top of the f32
+ * mantissa, quiet bit forced. e4m3 0x7F -> 0x7FF00000; e5m2 0x7D -> 0x7FE00000. */
+static uint32_t nan_fp8_to_f32(uint8_t v, int fp8_mantissa_bits)
+{
+    uint32_t sign = (uint32_t)(v >> 7) << 31;
+    uint32_t mantissa = (uint32_t)(v & ((1u << fp8_mantissa_bits) - 1)) << (23 - fp8_mantissa_bits);
+    return sign | UINT32_C(0x7F800000) | mantissa | F32_QUIET_BIT;
+}
+
+/* f32 -> f64: sign kept, mantissa moved to the top of the f64 mantissa, quiet bit set. */
+static uint64_t nan_f32_to_f64(uint32_t f)
+{
+    uint64_t sign = (uint64_t)(f >> 31) << 63;
+    uint64_t mantissa = (uint64_t)(f & UINT32_C(0x007FFFFF)) << 29;
+    return sign | UINT64_C(0x7FF0000000000000) | mantissa | F64_QUIET_BIT;
+}
+
+/* f64 -> f32: sign kept, top 23 mantissa bits kept, quiet bit set. */
+static uint32_t nan_f64_to_f32(uint64_t d)
+{
+    uint32_t sign = (uint32_t)(d >> 63) << 31;
+    uint32_t mantissa = (uint32_t)((d & UINT64_C(0x000FFFFFFFFFFFFF)) >> 29);
+    return sign | UINT32_C(0x7F800000) | mantissa | F32_QUIET_BIT;
+}
+
+/* f32 -> e4m3 / e5m2: 0x7F with the NaN's sign. */
+static uint8_t nan_f32_to_fp8(bool negative)
+{
+    return (uint8_t)(0x7F | (negative ? 0x80 : 0));
+}
+
+/* ======================================================================================== */
+/* Float formats and the one rounding routine                                                */
+/* ======================================================================================== */
+
+typedef struct {
+    int exponent_bits;
+    int mantissa_bits; /* stored fraction bits, without the implicit leading 1 */
+    int bias;
+    bool has_infinity; /* false for e4m3 "fn": its all-ones code is NaN and the rest of that binade is finite */
+} float_format;
+
+static const float_format FORMAT_F64 = {11, 52, 1023, true};
+static const float_format FORMAT_F32 = {8, 23, 127, true};
+static const float_format FORMAT_F16 = {5, 10, 15, true};
+static const float_format FORMAT_BF16 = {8, 7, 127, true};
+static const float_format FORMAT_E4M3 = {4, 3, 7, false};
+static const float_format FORMAT_E5M2 = {5, 2, 15, true};
+
+static uint64_t low_bits_mask(int bits)
+{
+    return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
+static uint64_t sign_bit(const float_format *f)
+{
+    return UINT64_C(1) << (f->exponent_bits + f->mantissa_bits);
+}
+
+static uint64_t magnitude_mask(const float_format *f)
+{
+    return low_bits_mask(f->exponent_bits + f->mantissa_bits);
+}
+
+/* What a magnitude beyond the largest finite value becomes: infinity, or NaN for e4m3 (no infinity). */
+static uint64_t overflow_code(const float_format *f)
+{
+    return f->has_infinity ? low_bits_mask(f->exponent_bits) << f->mantissa_bits : magnitude_mask(f);
+}
+
+/* Magnitude codes of one sign are ordered like their values, and the largest finite one sits
+ * right below the overflow code in both kinds of format. */
+static uint64_t max_finite_code(const float_format *f)
+{
+    return overflow_code(f) - 1;
+}
+
+typedef enum { CLASS_ZERO, CLASS_FINITE, CLASS_INFINITE, CLASS_NAN } float_class;
+
+/* A float as an exact value: (-1)^negative * significand * 2^exponent for CLASS_FINITE. */
+typedef struct {
+    float_class cls;
+    bool negative;
+    uint64_t significand;
+    int exponent;
+} decoded_float;
+
+static decoded_float decode_float(const float_format *f, uint64_t bits)
+{
+    decoded_float d = {CLASS_ZERO, (bits & sign_bit(f)) != 0, 0, 0};
+    uint64_t mantissa = bits & low_bits_mask(f->mantissa_bits);
+    uint64_t biased_exponent = (bits >> f->mantissa_bits) & low_bits_mask(f->exponent_bits);
+    bool top_binade = biased_exponent == low_bits_mask(f->exponent_bits);
+    if (top_binade && f->has_infinity) {
+        d.cls = mantissa == 0 ? CLASS_INFINITE : CLASS_NAN;
+    } else if (top_binade && mantissa == low_bits_mask(f->mantissa_bits)) {
+        d.cls = CLASS_NAN; /* e4m3: only S.1111.111 is NaN */
+    } else if (biased_exponent == 0) {
+        d.cls = mantissa == 0 ? CLASS_ZERO : CLASS_FINITE;
+        d.significand = mantissa;
+        d.exponent = 1 - f->bias - f->mantissa_bits;
+    } else {
+        d.cls = CLASS_FINITE;
+        d.significand = mantissa | (UINT64_C(1) << f->mantissa_bits);
+        d.exponent = (int)biased_exponent - f->bias - f->mantissa_bits;
+    }
+    return d;
+}
+
+/* value / 2^shift rounded to the nearest integer, ties to even. */
+static uint64_t shift_right_round_half_even(uint64_t value, int shift)
+{
+    if (shift <= 0)
+        return value;
+    if (shift > 64)
+        return 0; /* value < 2^64 is below half of 2^shift */
+    if (shift == 64)
+        return value > (UINT64_C(1) << 63) ? 1 : 0; /* exactly half is a tie, and 0 is even */
+    uint64_t kept = value >> shift;
+    uint64_t dropped = value & low_bits_mask(shift);
+    uint64_t half = UINT64_C(1) << (shift - 1);
+    if (dropped > half || (dropped == half && (kept & 1)))
+        kept++;
+    return kept;
+}
+
+static int highest_set_bit(uint64_t v)
+{
+    int index = -1;
+    while (v) {
+        v >>= 1;
+        index++;
+    }
+    return index;
+}
+
+/* The exact value (-1)^negative * significand * 2^exponent rounded to nearest-even in format f,
+ * keeping subnormals and zero signs; magnitudes past the largest finite value give overflow_code. */
+static uint64_t round_to_format(const float_format *f, bool negative, uint64_t significand, int exponent)
+{
+    uint64_t sign = negative ? sign_bit(f) : 0;
+    if (significand == 0)
+        return sign;
+    int mantissa_bits = f->mantissa_bits;
+    int min_normal_exponent = 1 - f->bias;
+    int max_exponent = (int)(max_finite_code(f) >> mantissa_bits) - f->bias; /* of the largest finite value */
+    int value_exponent = highest_set_bit(significand) + exponent; /* floor(log2 |value|) */
+    if (value_exponent > max_exponent + 1)
+        return sign | overflow_code(f);
+    bool subnormal = value_exponent < min_normal_exponent;
+    int quantum_exponent = (subnormal ? min_normal_exponent : value_exponent) - mantissa_bits;
+    /* steps = |value| / 2^quantum_exponent rounded; exact when the shift is to the left */
+    uint64_t steps = exponent >= quantum_exponent
+                         ? significand << (exponent - quantum_exponent)
+                         : shift_right_round_half_even(significand, quantum_exponent - exponent);
+    /* A normal value's steps lie in [2^m, 2^(m+1)] and include the implicit bit, which carries into
+     * the exponent field: adding it to (biased exponent - 1) << m needs no special case when rounding
+     * reaches the next binade, nor when a subnormal rounds up to the smallest normal. */
+    uint64_t code = subnormal ? steps : ((uint64_t)(value_exponent + f->bias - 1) << mantissa_bits) + steps;
+    if (code > max_finite_code(f))
+        return sign | overflow_code(f);
+    return sign | code;
+}
+
+/* Narrowing or re-encoding of a non-NaN value; the caller handles NaN with the NaN model. */
+static uint64_t round_decoded(const float_format *to, decoded_float d)
+{
+    switch (d.cls) {
+    case CLASS_ZERO:
+        return d.negative ? sign_bit(to) : 0;
+    case CLASS_INFINITE:
+        return (d.negative ? sign_bit(to) : 0) | overflow_code(to); /* e4m3: +-inf -> NaN with sign */
+    case CLASS_FINITE:
+    case CLASS_NAN:
+        break;
+    }
+    return round_to_format(to, d.negative, d.significand, d.exponent);
+}
+
+/* ======================================================================================== */
+/* Scalar conversions on raw bits                                                            */
+/* ======================================================================================== */
+
+static float float_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint32_t bits_from_float(float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+static double double_from_bits(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+static uint64_t bits_from_double(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
+
+static bool f32_bits_are_nan(uint32_t bits)
+{
+    return (bits & UINT32_C(0x7FFFFFFF)) > UINT32_C(0x7F800000);
+}
+
+static bool f64_bits_are_nan(uint64_t bits)
+{
+    return (bits & UINT64_C(0x7FFFFFFFFFFFFFFF)) > UINT64_C(0x7FF0000000000000);
+}
+
+/* Exact widening of a 16-bit or 8-bit float to f32 ("cast: float to float"). */
+static uint32_t widen_to_f32(const float_format *from, uint64_t bits, uint32_t nan_result)
+{
+    decoded_float d = decode_float(from, bits);
+    if (d.cls == CLASS_NAN)
+        return nan_result;
+    return (uint32_t)round_decoded(&FORMAT_F32, d); /* exact: f32 holds every such value */
+}
+
+static uint32_t f16_to_f32_bits(uint16_t h)
+{
+    return widen_to_f32(&FORMAT_F16, h, nan_f16_to_f32(h));
+}
+
+static uint32_t bf16_to_f32_bits(uint16_t h)
+{
+    return widen_to_f32(&FORMAT_BF16, h, nan_bf16_to_f32(h));
+}
+
+static uint32_t e4m3_to_f32_bits(uint8_t v)
+{
+    return widen_to_f32(&FORMAT_E4M3, v, nan_fp8_to_f32(v, FORMAT_E4M3.mantissa_bits));
+}
+
+static uint32_t e5m2_to_f32_bits(uint8_t v)
+{
+    return widen_to_f32(&FORMAT_E5M2, v, nan_fp8_to_f32(v, FORMAT_E5M2.mantissa_bits));
+}
+
+static uint16_t f32_bits_to_f16(uint32_t bits)
+{
+    if (f32_bits_are_nan(bits))
+        return ROUNDED_NAN_F16;
+    return (uint16_t)round_decoded(&FORMAT_F16, decode_float(&FORMAT_F32, bits));
+}
+
+static uint16_t f32_bits_to_bf16(uint32_t bits)
+{
+    if (f32_bits_are_nan(bits))
+        return ROUNDED_NAN_BF16;
+    return (uint16_t)round_decoded(&FORMAT_BF16, decode_float(&FORMAT_F32, bits));
+}
+
+static uint8_t f32_bits_to_e4m3(uint32_t bits)
+{
+    if (f32_bits_are_nan(bits))
+        return nan_f32_to_fp8(bits >> 31);
+    return (uint8_t)round_decoded(&FORMAT_E4M3, decode_float(&FORMAT_F32, bits));
+}
+
+static uint8_t f32_bits_to_e5m2(uint32_t bits)
+{
+    if (f32_bits_are_nan(bits))
+        return nan_f32_to_fp8(bits >> 31);
+    return (uint8_t)round_decoded(&FORMAT_E5M2, decode_float(&FORMAT_F32, bits));
+}
+
+static uint64_t f32_bits_to_f64(uint32_t bits)
+{
+    if (f32_bits_are_nan(bits))
+        return nan_f32_to_f64(bits);
+    return round_decoded(&FORMAT_F64, decode_float(&FORMAT_F32, bits)); /* exact */
+}
+
+static uint32_t f64_bits_to_f32(uint64_t bits)
+{
+    if (f64_bits_are_nan(bits))
+        return nan_f64_to_f32(bits);
+    return (uint32_t)round_decoded(&FORMAT_F32, decode_float(&FORMAT_F64, bits));
+}
+
+/* Integer to f32 / f64, round to nearest-even ("cast: integer to float"). */
+static uint64_t int64_to_float_bits(const float_format *to, int64_t v)
+{
+    bool negative = v < 0;
+    uint64_t magnitude = negative ? 0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN included, no overflow */
+    return round_to_format(to, negative, magnitude, 0);
+}
+
+static uint32_t int64_to_f32_bits(int64_t v)
+{
+    return (uint32_t)int64_to_float_bits(&FORMAT_F32, v);
+}
+
+static uint64_t int64_to_f64_bits(int64_t v)
+{
+    return int64_to_float_bits(&FORMAT_F64, v);
+}
+
+/* Float to a signed integer of `bits` bits: truncate toward zero, saturate, NaN -> nan_value
+ * ("cast: float to integer"). Every f32 and f64 value is exact in double. */
+static int64_t truncate_saturating(double x, int bits, int64_t nan_value)
+{
+    if (isnan(x))
+        return nan_value;
+    double limit = ldexp(1.0, bits - 1); /* 2^(bits-1), exact */
+    int64_t max = (int64_t)(low_bits_mask(bits - 1));
+    if (x >= limit)
+        return max;
+    if (x <= -limit)
+        return -max - 1;
+    return (int64_t)x; /* |x| < 2^(bits-1): C's conversion truncates and is defined */
+}
+
+static int64_t f32_to_i32(uint32_t bits)
+{
+    return truncate_saturating((double)float_from_bits(bits), 32, 0);
+}
+
+static int64_t f32_to_i64(uint32_t bits)
+{
+    return truncate_saturating((double)float_from_bits(bits), 64, INT64_MIN);
+}
+
+static int64_t f64_to_i32(uint64_t bits)
+{
+    return truncate_saturating(double_from_bits(bits), 32, INT32_MIN);
+}
+
+static int64_t f64_to_i64(uint64_t bits)
+{
+    return truncate_saturating(double_from_bits(bits), 64, INT64_MIN);
+}
+
+/* Arithmetic results: a NaN becomes the canonical NaN of the computing type (NaN model). */
+static uint32_t f32_arithmetic_result(float r)
+{
+    return isnan(r) ? ARITHMETIC_NAN_F32 : bits_from_float(r);
+}
+
+static uint64_t f64_arithmetic_result(double r)
+{
+    return isnan(r) ? ARITHMETIC_NAN_F64 : bits_from_double(r);
+}
+
+/* ======================================================================================== */
+/* Public scalar primitives                                                                   */
+/* ======================================================================================== */
+
+float ref_f16_to_f32(uint16_t h) { return float_from_bits(f16_to_f32_bits(h)); }
+uint16_t ref_f32_to_f16(float f) { return f32_bits_to_f16(bits_from_float(f)); }
+float ref_bf16_to_f32(uint16_t h) { return float_from_bits(bf16_to_f32_bits(h)); }
+uint16_t ref_f32_to_bf16(float f) { return f32_bits_to_bf16(bits_from_float(f)); }
+float ref_e4m3_to_f32(uint8_t v) { return float_from_bits(e4m3_to_f32_bits(v)); }
+uint8_t ref_f32_to_e4m3(float f) { return f32_bits_to_e4m3(bits_from_float(f)); }
+float ref_e5m2_to_f32(uint8_t v) { return float_from_bits(e5m2_to_f32_bits(v)); }
+uint8_t ref_f32_to_e5m2(float f) { return f32_bits_to_e5m2(bits_from_float(f)); }
+
+/* ======================================================================================== */
+/* Element access. Everything goes through memcpy: arrays need no alignment, and signed      */
+/* values are never produced by an out-of-range conversion.                                  */
+/* ======================================================================================== */
+
+static _Noreturn void unsupported(const char *what, int op, int out_dtype, int in_dtype)
+{
+    fprintf(stderr, "ref: %s: op %d, out dtype %d, in dtype %d is outside the catalogue\n", what, op,
+            out_dtype, in_dtype);
+    abort();
+}
+
+static size_t element_size(ew_dtype_t t)
+{
+    switch (t) {
+    case EW_BOOL: case EW_I8: case EW_U8: case EW_F8E4M3: case EW_F8E5M2: return 1;
+    case EW_I16: case EW_F16: case EW_BF16: return 2;
+    case EW_I32: case EW_F32: return 4;
+    case EW_I64: case EW_F64: return 8;
+    }
+    unsupported("element_size", 0, (int)t, (int)t);
+}
+
+/* How a cast source is read: as an integer, as a value exact in f32, or as f64. */
+typedef enum { FAMILY_INTEGER, FAMILY_F32_EXACT, FAMILY_F64 } source_family;
+
+static source_family family_of(ew_dtype_t t)
+{
+    switch (t) {
+    case EW_BOOL: case EW_I8: case EW_U8: case EW_I16: case EW_I32: case EW_I64: return FAMILY_INTEGER;
+    case EW_F16: case EW_BF16: case EW_F32: case EW_F8E4M3: case EW_F8E5M2: return FAMILY_F32_EXACT;
+    case EW_F64: return FAMILY_F64;
+    }
+    unsupported("family_of", 0, (int)t, (int)t);
+}
+
+static uint8_t load_u8(const unsigned char *p) { return *p; }
+static uint16_t load_u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, sizeof v); return v; }
+static uint32_t load_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, sizeof v); return v; }
+static uint64_t load_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, sizeof v); return v; }
+static void store_u8(unsigned char *p, uint8_t v) { *p = v; }
+static void store_u16(unsigned char *p, uint16_t v) { memcpy(p, &v, sizeof v); }
+static void store_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, sizeof v); }
+static void store_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, sizeof v); }
+
+/* bool and integer elements as int64: bool reads any nonzero byte as 1, u8 zero-extends. */
+static int64_t load_integer(ew_dtype_t t, const unsigned char *p)
+{
+    switch (t) {
+    case EW_BOOL: return *p != 0;
+    case EW_U8: return *p;
+    case EW_I8: { int8_t v; memcpy(&v, p, sizeof v); return v; }
+    case EW_I16: { int16_t v; memcpy(&v, p, sizeof v); return v; }
+    case EW_I32: { int32_t v; memcpy(&v, p, sizeof v); return v; }
+    case EW_I64: { int64_t v; memcpy(&v, p, sizeof v); return v; }
+    default: unsupported("load_integer", 0, 0, (int)t);
+    }
+}
+
+/* Keep the low bits of a two's complement value: integer targets wrap modulo 2^N; bool is 0 or 1. */
+static void store_integer_bits(ew_dtype_t t, unsigned char *p, uint64_t v)
+{
+    switch (t) {
+    case EW_BOOL: store_u8(p, v != 0); break;
+    case EW_I8: case EW_U8: store_u8(p, (uint8_t)v); break;
+    case EW_I16: store_u16(p, (uint16_t)v); break;
+    case EW_I32: store_u32(p, (uint32_t)v); break;
+    case EW_I64: store_u64(p, v); break;
+    default: unsupported("store_integer_bits", 0, (int)t, 0);
+    }
+}
+
+/* f16, bf16, f32, e4m3, e5m2 elements widened exactly to f32 bits. */
+static uint32_t load_as_f32_bits(ew_dtype_t t, const unsigned char *p)
+{
+    switch (t) {
+    case EW_F16: return f16_to_f32_bits(load_u16(p));
+    case EW_BF16: return bf16_to_f32_bits(load_u16(p));
+    case EW_F32: return load_u32(p);
+    case EW_F8E4M3: return e4m3_to_f32_bits(load_u8(p));
+    case EW_F8E5M2: return e5m2_to_f32_bits(load_u8(p));
+    default: unsupported("load_as_f32_bits", 0, 0, (int)t);
+    }
+}
+
+/* Store a value that is exact in f32 (any source but integers and f64) into any dtype. */
+static void store_from_f32_bits(ew_dtype_t t, unsigned char *p, uint32_t bits)
+{
+    switch (t) {
+    case EW_BOOL: store_u8(p, (bits & UINT32_C(0x7FFFFFFF)) != 0); break; /* NaN true, -0 false */
+    case EW_I8: case EW_I16: case EW_I32: store_integer_bits(t, p, (uint64_t)f32_to_i32(bits)); break;
+    case EW_U8: case EW_I64: store_integer_bits(t, p, (uint64_t)f32_to_i64(bits)); break;
+    case EW_F16: store_u16(p, f32_bits_to_f16(bits)); break;
+    case EW_BF16: store_u16(p, f32_bits_to_bf16(bits)); break;
+    case EW_F32: store_u32(p, bits); break;
+    case EW_F64: store_u64(p, f32_bits_to_f64(bits)); break;
+    case EW_F8E4M3: store_u8(p, f32_bits_to_e4m3(bits)); break;
+    case EW_F8E5M2: store_u8(p, f32_bits_to_e5m2(bits)); break;
+    }
+}
+
+static void store_from_f64_bits(ew_dtype_t t, unsigned char *p, uint64_t bits)
+{
+    switch (t) {
+    case EW_BOOL: store_u8(p, (bits & UINT64_C(0x7FFFFFFFFFFFFFFF)) != 0); break;
+    case EW_I8: case EW_I16: case EW_I32: store_integer_bits(t, p, (uint64_t)f64_to_i32(bits)); break;
+    case EW_U8: case EW_I64: store_integer_bits(t, p, (uint64_t)f64_to_i64(bits)); break;
+    case EW_F64: store_u64(p, bits); break;
+    default: store_from_f32_bits(t, p, f64_bits_to_f32(bits)); break; /* narrower floats: through f32 */
+    }
+}
+
+static void store_from_integer(ew_dtype_t t, unsigned char *p, int64_t v)
+{
+    switch (t) {
+    case EW_F32: store_u32(p, int64_to_f32_bits(v)); break;
+    case EW_F64: store_u64(p, int64_to_f64_bits(v)); break;
+    case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2:
+        store_from_f32_bits(t, p, int64_to_f32_bits(v)); /* through f32: may round twice */
+        break;
+    default: store_integer_bits(t, p, (uint64_t)v); break;
+    }
+}
+
+/* ======================================================================================== */
+/* The catalogue                                                                              */
+/* ======================================================================================== */
+
+void ref_cast(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *x)
+{
+    size_t out_size = element_size(out_dtype), in_size = element_size(in_dtype);
+    source_family family = family_of(in_dtype);
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *src = (const unsigned char *)x + (size_t)i * in_size;
+        unsigned char *dst = (unsigned char *)out + (size_t)i * out_size;
+        if (out_dtype == in_dtype && out_dtype != EW_BOOL) {
+            memmove(dst, src, in_size); /* identity keeps every bit, NaN payloads included */
+            continue;
+        }
+        switch (family) {
+        case FAMILY_INTEGER: store_from_integer(out_dtype, dst, load_integer(in_dtype, src)); break;
+        case FAMILY_F32_EXACT: store_from_f32_bits(out_dtype, dst, load_as_f32_bits(in_dtype, src)); break;
+        case FAMILY_F64: store_from_f64_bits(out_dtype, dst, load_u64(src)); break;
+        }
+    }
+}
+
+void ref_unary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x)
+{
+    if (op != EW_OP_RELU || dtype == EW_BOOL || dtype == EW_F8E4M3 || dtype == EW_F8E5M2)
+        unsupported("ref_unary", (int)op, (int)dtype, (int)dtype);
+    size_t size = element_size(dtype);
+    source_family family = family_of(dtype);
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *src = (const unsigned char *)x + (size_t)i * size;
+        unsigned char *dst = (unsigned char *)out + (size_t)i * size;
+        bool keep_input; /* relu either copies x bit for bit or writes +0 */
+        switch (family) {
+        case FAMILY_INTEGER: keep_input = load_integer(dtype, src) > 0; break; /* u8 is never < 0 */
+        case FAMILY_F32_EXACT: {
+            uint32_t bits = load_as_f32_bits(dtype, src);
+            keep_input = f32_bits_are_nan(bits) || float_from_bits(bits) > 0.0f;
+            break;
+        }
+        default: {
+            uint64_t bits = load_u64(src);
+            keep_input = f64_bits_are_nan(bits) || double_from_bits(bits) > 0.0;
+            break;
+        }
+        }
+        if (keep_input)
+            memmove(dst, src, size);
+        else
+            memset(dst, 0, size); /* +0 (also integer 0), never -0 */
+    }
+}
+
+void ref_binary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *a, const void *b)
+{
+    if ((op != EW_OP_ADD && op != EW_OP_MUL) || dtype == EW_F8E4M3 || dtype == EW_F8E5M2)
+        unsupported("ref_binary", (int)op, (int)dtype, (int)dtype);
+    bool add = op == EW_OP_ADD;
+    size_t size = element_size(dtype);
+    source_family family = family_of(dtype);
+    for (int64_t i = 0; i < n; i++) {
+        size_t offset = (size_t)i * size;
+        const unsigned char *pa = (const unsigned char *)a + offset, *pb = (const unsigned char *)b + offset;
+        unsigned char *dst = (unsigned char *)out + offset;
+        if (dtype == EW_BOOL) {
+            bool x = *pa != 0, y = *pb != 0;
+            store_u8(dst, add ? (x || y) : (x && y));
+        } else if (family == FAMILY_INTEGER) {
+            /* unsigned 64-bit arithmetic wraps by definition; the low N bits are the N-bit result */
+            uint64_t x = (uint64_t)load_integer(dtype, pa), y = (uint64_t)load_integer(dtype, pb);
+            store_integer_bits(dtype, dst, add ? x + y : x * y);
+        } else if (family == FAMILY_F32_EXACT) {
+            float x = float_from_bits(load_as_f32_bits(dtype, pa));
+            float y = float_from_bits(load_as_f32_bits(dtype, pb));
+            store_from_f32_bits(dtype, dst, f32_arithmetic_result(add ? x + y : x * y)); /* one rounding */
+        } else {
+            double x = double_from_bits(load_u64(pa)), y = double_from_bits(load_u64(pb));
+            store_u64(dst, f64_arithmetic_result(add ? x + y : x * y));
+        }
+    }
+}
+
+/* Integral alpha of an integer scale_add as int64. Callers pass only representable values; the
+ * clamps just keep a caller's mistake from being undefined behaviour. */
+static int64_t integral_alpha(double alpha)
+{
+    if (!(alpha > -9223372036854775808.0))
+        return INT64_MIN; /* also NaN */
+    if (alpha >= 9223372036854775808.0)
+        return INT64_MAX;
+    return (int64_t)alpha;
+}
+
+void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const void *a, const void *b)
+{
+    if (dtype == EW_F8E4M3 || dtype == EW_F8E5M2)
+        unsupported("ref_scale_add", EW_OP_SCALE_ADD, (int)dtype, (int)dtype);
+    size_t size = element_size(dtype);
+    source_family family = family_of(dtype);
+    /* (float)alpha as the library converts it: round to nearest-even */
+    float alpha_f32 = float_from_bits(f64_bits_to_f32(bits_from_double(alpha)));
+    uint64_t alpha_integer = (uint64_t)integral_alpha(alpha);
+    for (int64_t i = 0; i < n; i++) {
+        size_t offset = (size_t)i * size;
+        const unsigned char *pa = (const unsigned char *)a + offset, *pb = (const unsigned char *)b + offset;
+        unsigned char *dst = (unsigned char *)out + offset;
+        if (dtype == EW_BOOL) {
+            store_u8(dst, *pb != 0 || (alpha != 0.0 && *pa != 0));
+        } else if (family == FAMILY_INTEGER) {
+            uint64_t x = (uint64_t)load_integer(dtype, pa), y = (uint64_t)load_integer(dtype, pb);
+            store_integer_bits(dtype, dst, alpha_integer * x + y);
+        } else if (family == FAMILY_F32_EXACT) {
+            float x = float_from_bits(load_as_f32_bits(dtype, pa));
+            float y = float_from_bits(load_as_f32_bits(dtype, pb));
+            /* one fused rounding to f32, then one rounding to the dtype */
+            store_from_f32_bits(dtype, dst, f32_arithmetic_result(fmaf(alpha_f32, x, y)));
+        } else {
+            double x = double_from_bits(load_u64(pa)), y = double_from_bits(load_u64(pb));
+            store_u64(dst, f64_arithmetic_result(fma(alpha, x, y)));
+        }
+    }
+}

@@ -11,6 +11,7 @@
 #include "elementwise.h"
 #include "handle.h"
 #include "plan.h"
+#include "pointer_check.h"
 
 enum { HANDLE_LIVE = 0x65776831u /* "ewh1" */, HANDLE_DEAD = 0xDEADu };
 
@@ -19,6 +20,8 @@ struct ew_handle_s {
     int device;
     int sm_count;
     int max_threads_per_sm;
+    int check_pointers;                       /* EW_CHECK_POINTERS=1 at create */
+    ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
     struct ew_handle_s *next_free;
 };
 
@@ -116,7 +119,10 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     if ((error = cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device)) != cudaSuccess)
         return fail_cuda(error, "cudaDeviceGetAttribute(MaxThreadsPerMultiProcessor)");
 
-    return ewi_handle_make(device, sm_count, threads, handle);
+    ew_status_t status = ewi_handle_make(device, sm_count, threads, handle);
+    if (status == EW_SUCCESS)
+        (*handle)->check_pointers = ewi_pointer_checks_requested(&(*handle)->address_range_query);
+    return status;
 }
 
 ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle)
@@ -128,7 +134,7 @@ ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew
     pthread_mutex_unlock(&free_handles_lock);
     if (h == NULL && (h = malloc(sizeof *h)) == NULL)
         return fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
-    *h = (struct ew_handle_s){HANDLE_LIVE, device, sm_count, max_threads_per_sm, NULL};
+    *h = (struct ew_handle_s){HANDLE_LIVE, device, sm_count, max_threads_per_sm, 0, NULL, NULL};
     *handle = h;
     return EW_SUCCESS;
 }
@@ -250,6 +256,13 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
     if (current != handle->device)
         return fail(EW_ERROR_DEVICE_MISMATCH, "the current device is %d but the handle is for device %d", current,
                     handle->device);
+
+    for (int i = 0; handle->check_pointers && i < count; ++i) {
+        char why[256];
+        if (!ewi_pointer_ok(handle->device, handle->address_range_query, operands[i].address,
+                            (size_t)args->n * operands[i].elem_size, why, sizeof why))
+            return fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", operands[i].name, operands[i].address, why);
+    }
 
     uintptr_t address[EW_PLAN_MAX_POINTERS];
     size_t elem_size[EW_PLAN_MAX_POINTERS];

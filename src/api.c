@@ -271,7 +271,8 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         elem_size[i] = operands[i].elem_size;
     }
     args->plan = ew_plan_make(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm);
-    error = launcher->by_pack[ew_pack_index(args->plan.pack)](args);
+    ew_launch_fn launch = args->plan.shifted ? launcher->shifted : launcher->by_pack[ew_pack_index(args->plan.pack)];
+    error = launch(args);
     if (error != cudaSuccess) {
         cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
         return fail_cuda(error, "cudaLaunchKernel");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "functors.cuh"
@@ -63,27 +64,87 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
 template <typename F> inline constexpr size_t kWidestElement =
     std::max({kStorageSize<typename F::Out>, kStorageSize<typename F::In1>, kStorageSize<typename F::In2>});
 
-// Elements [0, head) one by one, so that every pointer is pack-aligned after them; then whole
-// packs, each thread loading `unroll` independent packs before computing any (bytes in flight);
-// then the tail past the last whole pack, one by one, with the same functor.
-template <typename F, int P, int Unroll>
+// Four-byte words of a pack, for shifting packs into place.
+template <int Words> struct alignas(4 * Words) WordPack {
+    uint32_t w[Words];
+};
+
+// Reads input packs. Aligned: pack i of the input. Shifted: the pack that starts shift bytes into
+// aligned pack i, spliced from aligned packs i and i + 1 with byte permutes, so that every memory
+// access stays a whole aligned pack whatever the input's misalignment relative to out.
+template <typename T, int P, bool Shifted> struct PackReader {
+    static constexpr int kWords = (sizeof(Pack<T, P>) + 3) / 4;
+    const T *base; // the input at the body's first element; for Shifted, rounded down to a pack
+    int shift_bytes;
+
+    __device__ __forceinline__ Pack<T, P> operator()(int64_t i) const
+    {
+        const auto *packs = reinterpret_cast<const Pack<T, P> *>(base);
+        if constexpr (std::is_same_v<T, NoInput>) {
+            return {};
+        } else if constexpr (!Shifted || sizeof(Pack<T, P>) % 4 != 0) {
+            return packs[i];
+        } else {
+            if (shift_bytes == 0)
+                return packs[i];
+            const auto *words = reinterpret_cast<const WordPack<kWords> *>(base);
+            const WordPack<kWords> lo = words[i], hi = words[i + 1];
+            uint32_t joined[2 * kWords];
+#pragma unroll
+            for (int k = 0; k < kWords; ++k) {
+                joined[k] = lo.w[k];
+                joined[kWords + k] = hi.w[k];
+            }
+            // Word (shift_bytes / 4 + k) without run-time register indexing, then the byte shift.
+            const int word_shift = shift_bytes >> 2;
+            const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
+            WordPack<kWords> spliced;
+#pragma unroll
+            for (int k = 0; k < kWords; ++k) {
+                uint32_t low = joined[k], high = joined[k + 1];
+#pragma unroll
+                for (int j = 1; j < kWords; ++j)
+                    if (word_shift == j) {
+                        low = joined[k + j];
+                        high = joined[k + j + 1];
+                    }
+                spliced.w[k] = __byte_perm(low, high, selector);
+            }
+            Pack<T, P> result;
+            memcpy(&result, &spliced, sizeof result);
+            return result;
+        }
+    }
+};
+
+// Where the body of a call lies: elements [0, head) and [head + packs * P, n) are done one by one.
+struct BodyPlan {
+    int64_t n, head, packs;
+    int shift_bytes[2];
+};
+
+// Elements [0, head) one by one, so that out is pack-aligned after them; then whole packs, each
+// thread loading `unroll` independent packs before computing any (bytes in flight); then the tail
+// past the last whole pack, one by one, with the same functor.
+template <typename F, int P, int Unroll, bool Shifted>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
-    elementwise_kernel(F f, int64_t n, int64_t head, typename F::Out *out,
-                       const typename F::In1 *__restrict__ a, const typename F::In2 *__restrict__ b)
+    elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
+                       const typename F::In2 *__restrict__ b)
 {
     using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    const int64_t head = body.head, packs = body.packs;
 
     if (thread < head)
         out[thread] = apply(f, a[thread], load(b, thread));
 
-    const int64_t packs = (n - head) / P;
     auto *out_packs = reinterpret_cast<Pack<Out, P> *>(out + head);
-    const auto *a_packs = reinterpret_cast<const Pack<In1, P> *>(a + head);
-    const auto *b_packs = reinterpret_cast<const Pack<In2, P> *>(b + (std::is_same_v<In2, NoInput> ? 0 : head));
+    const PackReader<In1, P, Shifted> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>, body.shift_bytes[0]};
+    const PackReader<In2, P, Shifted> read_b{
+        std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>, body.shift_bytes[1]};
     for (int64_t first = thread; first < packs; first += threads * Unroll) {
         Pack<In1, P> a_in[Unroll];
         Pack<In2, P> b_in[Unroll];
@@ -91,8 +152,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
             if (i < packs) {
-                a_in[u] = a_packs[i];
-                b_in[u] = load(b_packs, i);
+                a_in[u] = read_a(i);
+                b_in[u] = read_b(i);
             }
         }
 #pragma unroll
@@ -107,36 +168,46 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     }
 
     const int64_t tail = head + packs * P;
-    if (thread < n - tail)
+    if (thread < body.n - tail)
         out[tail + thread] = apply(f, a[tail + thread], load(b, tail + thread));
 }
 
-template <typename F, int P> cudaError_t launch(const ew_launch_args_t *args)
+template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
 {
     constexpr int unroll = P * kWidestElement<F> >= EW_PLAN_MAX_PACK_BYTES
                                ? 1
                                : static_cast<int>(EW_PLAN_MAX_PACK_BYTES / (P * kWidestElement<F>));
     F f = F::make(*args);
-    int64_t n = args->n, head = args->plan.head;
+    const ew_plan_t &plan = args->plan;
+    BodyPlan body{args->n, plan.head, plan.packs,
+                  {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
+                   plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
     auto *out = static_cast<typename F::Out *>(args->out);
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
-    void *params[] = {&f, &n, &head, &out, &a, &b};
-    return cudaLaunchKernel(reinterpret_cast<const void *>(&elementwise_kernel<F, P, unroll>),
-                            dim3(args->plan.blocks), dim3(EW_PLAN_BLOCK_THREADS), params, 0, args->stream);
+    void *params[] = {&f, &body, &out, &a, &b};
+    return cudaLaunchKernel(reinterpret_cast<const void *>(&elementwise_kernel<F, P, unroll, Shifted>),
+                            dim3(plan.blocks), dim3(EW_PLAN_BLOCK_THREADS), params, 0, args->stream);
 }
 
-// One kernel per legal pack width; NULL past 16 bytes.
+// One kernel per legal pack width, and the shifted-window kernel for the widest pack.
 template <typename F> constexpr ew_launcher_t make_launcher()
 {
     ew_launcher_t launcher{};
     if constexpr (F::kSupported) {
-        launcher.by_pack[0] = &launch<F, 1>;
-        launcher.by_pack[1] = &launch<F, 2>;
-        if constexpr (4 * kWidestElement<F> <= EW_PLAN_MAX_PACK_BYTES)
-            launcher.by_pack[2] = &launch<F, 4>;
-        if constexpr (8 * kWidestElement<F> <= EW_PLAN_MAX_PACK_BYTES)
-            launcher.by_pack[3] = &launch<F, 8>;
+        constexpr int widest_pack = 16 / kWidestElement<F> >= 8 ? 8 : static_cast<int>(16 / kWidestElement<F>);
+        launcher.by_pack[0] = &launch<F, 1, false>;
+        launcher.by_pack[1] = &launch<F, 2, false>;
+        if constexpr (widest_pack >= 4)
+            launcher.by_pack[2] = &launch<F, 4, false>;
+        if constexpr (widest_pack >= 8)
+            launcher.by_pack[3] = &launch<F, 8, false>;
+        // Same rule as ew_plan_can_shift: every input's pack is whole 32-bit words.
+        constexpr bool words_in = (widest_pack * kStorageSize<typename F::In1>) % 4 == 0 &&
+                                  (std::is_same_v<typename F::In2, NoInput> ||
+                                   (widest_pack * kStorageSize<typename F::In2>) % 4 == 0);
+        if constexpr (words_in)
+            launcher.shifted = &launch<F, widest_pack, true>;
     }
     return launcher;
 }

@@ -14,15 +14,32 @@ int ew_plan_unroll(int pack, size_t max_elem_size)
     return pack_bytes >= EW_PLAN_MAX_PACK_BYTES ? 1 : (int)(EW_PLAN_MAX_PACK_BYTES / pack_bytes);
 }
 
-/* Element phase of address modulo pack, or -1 if the address is not element-aligned. */
+int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
+{
+    if (pack < 2)
+        return 0;
+    for (int i = 1; i < count; ++i)
+        if ((pack * elem_size[i]) % 4 != 0)
+            return 0;
+    return 1;
+}
+
+/* Element phase of address modulo pack (the address is element-aligned). */
 static int64_t phase_of(uintptr_t address, size_t elem_size, int pack)
 {
-    if (address % elem_size != 0)
-        return -1;
     return (int64_t)((address / elem_size) % (uintptr_t)pack);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static int phases_agree(int count, const uintptr_t address[], const size_t elem_size[], int pack)
+{
+    for (int i = 1; i < count; ++i)
+        if (phase_of(address[i], elem_size[i], pack) != phase_of(address[0], elem_size[0], pack))
+            return 0;
+    return 1;
+}
 
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm)
@@ -32,32 +49,39 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
         if (elem_size[i] > max_size)
             max_size = elem_size[i];
 
-    ew_plan_t plan = {1, 1, 0, 1};
-    for (int pack = ew_plan_max_pack(max_size); pack >= 1; pack /= 2) {
-        int64_t phase = phase_of(address[0], elem_size[0], pack);
-        int same = phase >= 0;
-        for (int i = 1; i < count && same; ++i)
-            same = phase_of(address[i], elem_size[i], pack) == phase;
-        if (same) {
-            plan.pack = pack;
-            plan.head = (pack - phase) % pack;
-            break;
+    ew_plan_t plan = {.pack = ew_plan_max_pack(max_size)};
+    int pack = plan.pack;
+    plan.shifted = !phases_agree(count, address, elem_size, pack) && ew_plan_can_shift(pack, count, elem_size);
+    if (!plan.shifted)
+        while (!phases_agree(count, address, elem_size, pack))
+            pack /= 2;
+    plan.pack = pack;
+    plan.head = (pack - phase_of(address[0], elem_size[0], pack)) % pack;
+
+    if (plan.shifted) {
+        int widest_shift = 0;
+        for (int i = 1; i < count; ++i) {
+            plan.shift[i - 1] = (int)((phase_of(address[i], elem_size[i], pack) + plan.head) % pack);
+            if (plan.shift[i - 1] > widest_shift)
+                widest_shift = plan.shift[i - 1];
         }
+        if (plan.head < widest_shift) /* a shifted input's first aligned pack starts before it */
+            plan.head += pack;
     }
-    if (plan.head > n)
-        plan.head = n;
-    plan.unroll = ew_plan_unroll(plan.pack, max_size);
+    plan.head = min64(plan.head, n);
+    plan.packs = (n - plan.head) / pack;
+    for (int i = 0; plan.shifted && i < count - 1; ++i)
+        if (plan.shift[i] > 0) /* pack j also reads the input's aligned pack j + 1 */
+            plan.packs = min64(plan.packs, (n - plan.head + plan.shift[i]) / pack - 1);
+    if (plan.packs < 0)
+        plan.packs = 0;
+    plan.unroll = ew_plan_unroll(pack, max_size);
 
     /* Blocks to give each thread one unrolled step, capped at `waves` full loads of the device;
      * past the cap the grid-stride loop takes over. */
-    int64_t steps = ceil_div((n - plan.head) / plan.pack, plan.unroll);
-    int64_t wanted = ceil_div(steps, EW_PLAN_BLOCK_THREADS);
+    int64_t wanted = ceil_div(ceil_div(plan.packs, plan.unroll), EW_PLAN_BLOCK_THREADS);
     int64_t resident = (int64_t)sm_count * max_threads_per_sm / EW_PLAN_BLOCK_THREADS * EW_PLAN_WAVES;
-    int64_t blocks = wanted < resident ? wanted : resident;
-    if (blocks < 1)
-        blocks = 1;
-    if (blocks > INT32_MAX)
-        blocks = INT32_MAX;
-    plan.blocks = (unsigned)blocks;
+    int64_t blocks = min64(min64(wanted, resident), INT32_MAX);
+    plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
     return plan;
 }

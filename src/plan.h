@@ -20,7 +20,10 @@ enum {
 typedef struct {
     int pack;        /* elements per vector access: 1, 2, 4 or 8 */
     int unroll;      /* packs each thread loads before it computes */
-    int64_t head;    /* leading elements done one by one so every pointer is pack-aligned after them */
+    int64_t head;    /* leading elements done one by one so that out is pack-aligned after them */
+    int64_t packs;   /* whole packs after the head; the tail after them is done one by one */
+    int shifted;     /* inputs sit at other phases than out: read through shifted windows */
+    int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */
     unsigned blocks; /* grid size; the kernel strides over the rest */
 } ew_plan_t;
 
@@ -30,9 +33,16 @@ int ew_plan_max_pack(size_t max_elem_size);
 /* Packs per thread per step: enough to have 16 bytes of the widest type in flight per thread. */
 int ew_plan_unroll(int pack, size_t max_elem_size);
 
-/* Plan a call over n elements (n > 0) with count pointers, each aligned to its element size.
- * The pack is the largest P for which all pointers sit at the same element phase modulo P; the
- * head peels that phase so the body is fully vectorised (head is 0 when all are P-aligned). */
+/* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words. */
+int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
+
+/* Plan a call over n elements (n > 0) with count pointers (out first), each aligned to its
+ * element size. The pack is always the largest legal one when possible:
+ * - all pointers at the same element phase modulo P: the head peels that phase and every access
+ *   of the body is a whole aligned pack;
+ * - different phases: the head aligns out, and each input is read as aligned packs shifted into
+ *   place (ew_plan_can_shift), so every access is still a whole aligned pack;
+ * - otherwise the largest P at which the phases agree. */
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
 

@@ -64,6 +64,53 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
 template <typename F> inline constexpr size_t kWidestElement =
     std::max({kStorageSize<typename F::Out>, kStorageSize<typename F::In1>, kStorageSize<typename F::In2>});
 
+#ifndef EW_TUNE_STREAMING
+#define EW_TUNE_STREAMING 0 /* 1: evict-first loads and stores (ld/st.global.cs) */
+#endif
+
+// A whole pack moved as one vector access of its size.
+template <size_t Bytes> struct VectorOf;
+template <> struct VectorOf<1> {
+    using Type = unsigned char;
+};
+template <> struct VectorOf<2> {
+    using Type = unsigned short;
+};
+template <> struct VectorOf<4> {
+    using Type = unsigned;
+};
+template <> struct VectorOf<8> {
+    using Type = uint2;
+};
+template <> struct VectorOf<16> {
+    using Type = uint4;
+};
+
+template <typename PackT> __device__ __forceinline__ PackT load_pack(const PackT *p)
+{
+    if constexpr (EW_TUNE_STREAMING) {
+        using Vector = typename VectorOf<sizeof(PackT)>::Type;
+        const Vector v = __ldcs(reinterpret_cast<const Vector *>(p));
+        PackT result;
+        memcpy(&result, &v, sizeof result);
+        return result;
+    } else {
+        return *p;
+    }
+}
+
+template <typename PackT> __device__ __forceinline__ void store_pack(PackT *p, const PackT &value)
+{
+    if constexpr (EW_TUNE_STREAMING) {
+        using Vector = typename VectorOf<sizeof(PackT)>::Type;
+        Vector v;
+        memcpy(&v, &value, sizeof v);
+        __stcs(reinterpret_cast<Vector *>(p), v);
+    } else {
+        *p = value;
+    }
+}
+
 // Four-byte words of a pack, for shifting packs into place.
 template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
@@ -83,12 +130,12 @@ template <typename T, int P, bool Shifted> struct PackReader {
         if constexpr (std::is_same_v<T, NoInput>) {
             return {};
         } else if constexpr (!Shifted || sizeof(Pack<T, P>) % 4 != 0) {
-            return packs[i];
+            return load_pack(packs + i);
         } else {
             if (shift_bytes == 0)
-                return packs[i];
+                return load_pack(packs + i);
             const auto *words = reinterpret_cast<const WordPack<kWords> *>(base);
-            const WordPack<kWords> lo = words[i], hi = words[i + 1];
+            const WordPack<kWords> lo = load_pack(words + i), hi = load_pack(words + i + 1);
             uint32_t joined[2 * kWords];
 #pragma unroll
             for (int k = 0; k < kWords; ++k) {
@@ -162,7 +209,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
             if (i < packs) {
                 Pack<Out, P> result;
                 apply_pack(f, result, a_in[u], b_in[u]);
-                out_packs[i] = result;
+                store_pack(out_packs + i, result);
             }
         }
     }
@@ -174,9 +221,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
 {
-    constexpr int unroll = P * kWidestElement<F> >= EW_PLAN_MAX_PACK_BYTES
+    // Same rule as ew_plan_unroll.
+    constexpr int unroll = P * kWidestElement<F> >= EW_PLAN_THREAD_BYTES
                                ? 1
-                               : static_cast<int>(EW_PLAN_MAX_PACK_BYTES / (P * kWidestElement<F>));
+                               : static_cast<int>(EW_PLAN_THREAD_BYTES / (P * kWidestElement<F>));
     F f = F::make(*args);
     const ew_plan_t &plan = args->plan;
     BodyPlan body{args->n, plan.head, plan.packs,

@@ -11,7 +11,7 @@ int ew_plan_max_pack(size_t max_elem_size)
 int ew_plan_unroll(int pack, size_t max_elem_size)
 {
     size_t pack_bytes = (size_t)pack * max_elem_size;
-    return pack_bytes >= EW_PLAN_MAX_PACK_BYTES ? 1 : (int)(EW_PLAN_MAX_PACK_BYTES / pack_bytes);
+    return pack_bytes >= EW_PLAN_THREAD_BYTES ? 1 : (int)(EW_PLAN_THREAD_BYTES / pack_bytes);
 }
 
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[])

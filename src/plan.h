@@ -10,11 +10,18 @@
 extern "C" {
 #endif
 
+/* Tuning knobs, fixed at build time (bench/NOTES.md records how they were chosen). */
+#ifndef EW_PLAN_THREAD_BYTES
+#define EW_PLAN_THREAD_BYTES 16 /* bytes of the widest type each thread loads per step */
+#endif
+#ifndef EW_PLAN_WAVES
+#define EW_PLAN_WAVES 32 /* grid cap, in full loads of the device */
+#endif
+
 enum {
     EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
-    EW_PLAN_BLOCK_THREADS = 256,
-    EW_PLAN_WAVES = 32
+    EW_PLAN_BLOCK_THREADS = 256
 };
 
 typedef struct {
@@ -30,7 +37,7 @@ typedef struct {
 /* Largest legal pack for elements of max_elem_size bytes: P * size <= 16 and P <= 8. */
 int ew_plan_max_pack(size_t max_elem_size);
 
-/* Packs per thread per step: enough to have 16 bytes of the widest type in flight per thread. */
+/* Packs per thread per step: EW_PLAN_THREAD_BYTES of the widest type in flight per thread. */
 int ew_plan_unroll(int pack, size_t max_elem_size);
 
 /* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words. */

@@ -91,7 +91,7 @@ typedef struct {
     int exponent_bits;
     int mantissa_bits; /* stored fraction bits, without the implicit leading 1 */
     int bias;
-    bool has_infinity; /* false for e4m3 "fn": its all-ones code is NaN and the rest of that binade is finite */
+    bool has_infinity; /* false for e4m3 "fn": all-ones is NaN, the rest of that binade finite */
 } float_format;
 
 static const float_format FORMAT_F64 = {11, 52, 1023, true};
@@ -178,12 +178,15 @@ static uint64_t shift_right_round_half_even(uint64_t value, int shift)
     return kept;
 }
 
+/* floor(log2 v) for v != 0, by halving the search range: six steps instead of a 64-step loop */
 static int highest_set_bit(uint64_t v)
 {
-    int index = -1;
-    while (v) {
-        v >>= 1;
-        index++;
+    int index = 0;
+    for (int step = 32; step > 0; step /= 2) {
+        if (v >> step) {
+            v >>= step;
+            index += step;
+        }
     }
     return index;
 }

@@ -1,0 +1,64 @@
+# CPU tests (label cpu): run everywhere, no GPU needed. Included by tests/CMakeLists.txt.
+find_package(Threads REQUIRED)
+
+# The C ABI, the plan and the dispatch table, reached through the library's own objects (not the .so,
+# which hides ewi_handle_make and the table).
+set(EW_CPU_TEST_LIBS elementwise_objects CUDA::cudart_static Threads::Threads m)
+ew_add_test(test_api SOURCES test_api.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_dispatch SOURCES test_dispatch.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_plan SOURCES test_plan.c LIBS ${EW_CPU_TEST_LIBS})
+# The objects hold C++ (the table) and CUDA host code: link with the C++ driver.
+set_target_properties(test_api test_dispatch test_plan PROPERTIES LINKER_LANGUAGE CXX)
+
+# ---- the public header: compiled at test time, so a broken header fails a test ----
+# No CUDA include path and none from the environment: the header must stand alone.
+set(EW_NO_CUDA_ENV ${CMAKE_COMMAND} -E env --unset=CPATH --unset=C_INCLUDE_PATH --unset=CPLUS_INCLUDE_PATH)
+set(EW_HEADER_DIR ${CMAKE_CURRENT_SOURCE_DIR}/header)
+set(EW_HEADER_OUT ${CMAKE_CURRENT_BINARY_DIR}/header)
+file(MAKE_DIRECTORY ${EW_HEADER_OUT})
+set(EW_STRICT -pedantic -Wall -Wextra -Werror)
+
+add_test(NAME header_c99
+  COMMAND ${EW_NO_CUDA_ENV} ${CMAKE_C_COMPILER} -std=c99 ${EW_STRICT} -I${EW_GENERATED_INCLUDE_DIR}
+          -c ${EW_HEADER_DIR}/header_strict.c -o ${EW_HEADER_OUT}/header_c99.o)
+add_test(NAME header_cxx11
+  COMMAND ${EW_NO_CUDA_ENV} ${CMAKE_CXX_COMPILER} -x c++ -std=c++11 ${EW_STRICT}
+          -I${EW_GENERATED_INCLUDE_DIR} -c ${EW_HEADER_DIR}/header_strict.c
+          -o ${EW_HEADER_OUT}/header_cxx11.o)
+
+# ew_stream_t is cudaStream_t: compiled with the CUDA headers, as C11 and as C++11.
+set(EW_CUDA_INCLUDES)
+foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+  list(APPEND EW_CUDA_INCLUDES -I${dir})
+endforeach()
+add_test(NAME header_stream_is_cudastream_c11
+  COMMAND ${CMAKE_C_COMPILER} -std=c11 ${EW_STRICT} -I${EW_GENERATED_INCLUDE_DIR} ${EW_CUDA_INCLUDES}
+          -c ${EW_HEADER_DIR}/stream_identity.c -o ${EW_HEADER_OUT}/stream_c11.o)
+add_test(NAME header_stream_is_cudastream_cxx11
+  COMMAND ${CMAKE_CXX_COMPILER} -x c++ -std=c++11 ${EW_STRICT} -I${EW_GENERATED_INCLUDE_DIR}
+          ${EW_CUDA_INCLUDES} -c ${EW_HEADER_DIR}/stream_identity.c -o ${EW_HEADER_OUT}/stream_cxx11.o)
+# The identity check can fail: against another pointer type it must stop at its own assertion.
+add_test(NAME header_stream_check_can_fail
+  COMMAND ${CMAKE_C_COMPILER} -std=c11 ${EW_STRICT} -DEW_EXPECT_MISMATCH -I${EW_GENERATED_INCLUDE_DIR}
+          ${EW_CUDA_INCLUDES} -c ${EW_HEADER_DIR}/stream_identity.c -o ${EW_HEADER_OUT}/stream_mismatch.o)
+set_tests_properties(header_stream_check_can_fail PROPERTIES
+  PASS_REGULAR_EXPRESSION "ew_stream_t is not cudaStream_t")
+
+# ---- the shared library and its install tree ----
+set(EW_SCRIPTS ${CMAKE_CURRENT_SOURCE_DIR}/scripts)
+add_test(NAME exported_symbols
+  COMMAND sh ${EW_SCRIPTS}/check_symbols.sh $<TARGET_FILE:elementwise>
+          ${EW_GENERATED_INCLUDE_DIR}/elementwise.h)
+# SONAME as the issue fixes it (the ABI contract); the real file carries the project version.
+add_test(NAME soname
+  COMMAND sh ${EW_SCRIPTS}/check_soname.sh $<TARGET_FILE_DIR:elementwise> libelementwise.so.1
+          ${PROJECT_VERSION})
+foreach(mode tree pkgconfig find_package)
+  add_test(NAME install_${mode}
+    COMMAND sh ${EW_SCRIPTS}/check_install.sh ${mode} ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+            ${CMAKE_INSTALL_LIBDIR} ${CMAKE_C_COMPILER} ${CMAKE_GENERATOR})
+endforeach()
+
+set_tests_properties(header_c99 header_cxx11 header_stream_is_cudastream_c11 header_stream_is_cudastream_cxx11
+  header_stream_check_can_fail exported_symbols soname install_tree install_pkgconfig install_find_package
+  PROPERTIES LABELS cpu)

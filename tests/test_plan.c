@@ -1,0 +1,518 @@
+/* The launch plan (src/plan.c) as pure functions, checked against an independent brute-force model
+ * written here and against the properties the kernel (src/kernels.cuh) relies on:
+ * - pack P: P * (widest element) <= 16, P <= 8. When one common head h < P brings every pointer to a
+ *   multiple of P * its element size, P is the largest such (plain plan). When the pointers' phases
+ *   differ at the largest legal P and every input's pack is whole 32-bit words (ew_plan_can_shift),
+ *   P is the largest legal one and the inputs are read through shifted windows (shifted plan).
+ * - head: elements done one by one first; after them out is P-aligned (plain: every pointer). In a
+ *   shifted plan each input's window starts `shift` elements before the body and never before the
+ *   input itself (head >= shift). Clamped to n.
+ * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
+ *   body pack, which must still lie inside its n elements.
+ * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES of the widest type in flight.
+ * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
+ *   the head and the tail (both shorter than 2P) are done by the first threads of the grid, so they
+ *   never need a block of their own. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "plan.h"
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+enum { MAX_BYTES = 16, BLOCK = 256, THREAD_BYTES = EW_PLAN_THREAD_BYTES, WAVES = EW_PLAN_WAVES };
+
+/* ---- the model ---- */
+
+static int model_max_pack(size_t size)
+{
+    int pack = 1;
+    for (int p = 1; p <= 8; p *= 2)
+        if ((size_t)p * size <= MAX_BYTES)
+            pack = p;
+    return pack;
+}
+
+static int model_unroll(int pack, size_t size)
+{
+    size_t bytes = (size_t)pack * size;
+    return bytes >= THREAD_BYTES ? 1 : (int)(THREAD_BYTES / bytes);
+}
+
+/* Shifted windows splice 32-bit words: every input's pack must be whole words, and P >= 2. */
+static int model_can_shift(int pack, int count, const size_t size[])
+{
+    int ok = pack >= 2;
+    for (int i = 1; i < count; ++i)
+        ok = ok && (pack * size[i]) % 4 == 0;
+    return ok;
+}
+
+/* The smallest h in [0, pack) that aligns address to pack * size: by trying each h. */
+static int aligning_head(uintptr_t address, size_t size, int pack)
+{
+    for (int h = 0; h < pack; ++h)
+        if ((address + (uintptr_t)h * size) % ((uintptr_t)pack * size) == 0)
+            return h;
+    return -1; /* not element-aligned; never happens for valid calls */
+}
+
+static int common_head(int count, const uintptr_t address[], const size_t size[], int pack)
+{
+    int head = aligning_head(address[0], size[0], pack);
+    for (int i = 1; i < count && head >= 0; ++i)
+        if (aligning_head(address[i], size[i], pack) != head)
+            head = -1;
+    return head;
+}
+
+static int64_t div_up(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+static int64_t min_of(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], const size_t size[], int sm,
+                            int threads_per_sm)
+{
+    size_t widest = 0;
+    for (int i = 0; i < count; ++i)
+        widest = size[i] > widest ? size[i] : widest;
+    ew_plan_t plan = {.pack = model_max_pack(widest)};
+    int64_t head = common_head(count, address, size, plan.pack);
+    if (head < 0 && model_can_shift(plan.pack, count, size)) {
+        plan.shifted = 1;
+        head = aligning_head(address[0], size[0], plan.pack);
+        /* the input element at the body's start lies `shift` elements into its aligned pack */
+        for (int i = 1; i < count; ++i) {
+            int shift = 0;
+            while ((address[i] + (uintptr_t)(head - shift) * size[i]) % ((uintptr_t)plan.pack * size[i]) != 0)
+                ++shift;
+            plan.shift[i - 1] = shift;
+        }
+        for (int i = 1; i < count; ++i)
+            if (head < plan.shift[i - 1])
+                head = aligning_head(address[0], size[0], plan.pack) + plan.pack;
+    }
+    while (head < 0) {
+        plan.pack /= 2;
+        head = common_head(count, address, size, plan.pack);
+    }
+    plan.head = min_of(head, n);
+    plan.packs = (n - plan.head) / plan.pack;
+    for (int i = 1; plan.shifted && i < count; ++i) {
+        int shift = plan.shift[i - 1];
+        /* largest k with the window's last aligned pack inside the input: head - shift + (k + 1) P <= n */
+        while (shift > 0 && plan.packs > 0 && plan.head - shift + (plan.packs + 1) * plan.pack > n)
+            --plan.packs;
+    }
+    plan.unroll = model_unroll(plan.pack, widest);
+    int64_t wanted = div_up(div_up(plan.packs, plan.unroll), BLOCK);
+    int64_t cap = (int64_t)sm * threads_per_sm / BLOCK * WAVES;
+    int64_t blocks = min_of(min_of(wanted, cap), INT32_MAX);
+    plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
+    return plan;
+}
+
+/* ---- one case: the model, then the properties on their own ---- */
+
+static uint64_t cases, shifted_cases;
+
+static void print_case(const char *what, int64_t n, int count, const uintptr_t address[], const size_t size[],
+                       int sm, int tps, const ew_plan_t *got, const ew_plan_t *want)
+{
+    print_error("%s\n  n = %lld, sm = %d, threads/sm = %d, pointers:", what, (long long)n, sm, tps);
+    for (int i = 0; i < count; ++i)
+        print_error(" %#llx (size %zu)", (unsigned long long)address[i], size[i]);
+    const ew_plan_t *plans[2] = {got, want};
+    for (int k = 0; k < 2 && plans[k]; ++k)
+        print_error("\n  %s pack %d head %lld packs %lld shifted %d shift %d,%d unroll %d blocks %u",
+                    k ? "want" : "got ", plans[k]->pack, (long long)plans[k]->head,
+                    (long long)plans[k]->packs, plans[k]->shifted, plans[k]->shift[0], plans[k]->shift[1],
+                    plans[k]->unroll, plans[k]->blocks);
+    print_error("\n");
+}
+
+#define PROPERTY(condition)                                                                                  \
+    do {                                                                                                     \
+        if (!(condition)) {                                                                                  \
+            print_case("violated: " #condition, n, count, address, size, sm, tps, &got, NULL);               \
+            fail();                                                                                          \
+        }                                                                                                    \
+    } while (0)
+
+static void check_case(int64_t n, int count, const uintptr_t address[], const size_t size[], int sm, int tps)
+{
+    ew_plan_t got = ew_plan_make(n, count, address, size, sm, tps);
+    ew_plan_t want = model_plan(n, count, address, size, sm, tps);
+    ++cases;
+    shifted_cases += got.shifted != 0;
+    int same = got.pack == want.pack && got.head == want.head && got.packs == want.packs &&
+               !got.shifted == !want.shifted && got.unroll == want.unroll && got.blocks == want.blocks;
+    for (int i = 1; i < count && want.shifted; ++i)
+        same = same && got.shift[i - 1] == want.shift[i - 1];
+    if (!same) {
+        print_case("the plan differs from the model", n, count, address, size, sm, tps, &got, &want);
+        fail();
+    }
+
+    /* The properties the kernel relies on, stated without the model. */
+    size_t widest = 0;
+    for (int i = 0; i < count; ++i)
+        widest = size[i] > widest ? size[i] : widest;
+    const int64_t P = got.pack;
+    PROPERTY(P == 1 || P == 2 || P == 4 || P == 8);
+    PROPERTY((size_t)P * widest <= MAX_BYTES);
+    PROPERTY(got.head >= 0 && got.head <= n && got.head < (got.shifted ? 2 * P : P));
+    PROPERTY(got.packs >= 0 && got.head + got.packs * P <= n);
+    int64_t tail = n - got.head - got.packs * P;
+    PROPERTY(tail >= 0 && tail < (got.shifted ? 2 * P : P));
+    PROPERTY(got.head <= BLOCK && tail <= BLOCK); /* one element per thread of the first block */
+    if (got.packs > 0)
+        PROPERTY((address[0] + (uintptr_t)got.head * size[0]) % ((uintptr_t)P * size[0]) == 0);
+    for (int i = 1; i < count && got.packs > 0; ++i) {
+        int shift = got.shifted ? got.shift[i - 1] : 0;
+        PROPERTY(shift >= 0 && shift < P);
+        /* the window's first aligned pack: aligned, and not before the input */
+        PROPERTY((address[i] + (uintptr_t)(got.head - shift) * size[i]) % ((uintptr_t)P * size[i]) == 0);
+        PROPERTY(got.head - shift >= 0);
+        /* the last one read (one past the last body pack when shift > 0) ends inside the input */
+        PROPERTY(got.head - shift + (got.packs + (shift > 0)) * P <= n);
+    }
+    if (got.shifted) {
+        PROPERTY(ew_plan_can_shift((int)P, count, size));
+        PROPERTY(P == model_max_pack(widest));
+        PROPERTY(common_head(count, address, size, (int)P) < 0); /* plain would not do */
+    } else if (P < model_max_pack(widest)) {
+        /* no wider pack would do: no common head at 2P, and no shifted kernel */
+        PROPERTY(common_head(count, address, size, (int)(2 * P)) < 0);
+        PROPERTY(!model_can_shift(model_max_pack(widest), count, size));
+    }
+    /* shifted plans leave at most one pack more than plain ones to the one-by-one tail */
+    if (got.shifted && n - got.head >= 2 * P)
+        PROPERTY(got.packs >= (n - got.head) / P - 1);
+    PROPERTY(got.unroll >= 1);
+    PROPERTY((size_t)got.unroll * P * widest == THREAD_BYTES ||
+             (got.unroll == 1 && P * widest >= THREAD_BYTES));
+    /* the grid covers every whole pack with one unrolled step per thread, unless capped */
+    int64_t cap = (int64_t)sm * tps / BLOCK * WAVES;
+    cap = cap > 1 ? cap : 1; /* a device with fewer than 256 resident threads still gets one block */
+    PROPERTY(got.blocks >= 1);
+    PROPERTY((int64_t)got.blocks * BLOCK * got.unroll >= got.packs || (int64_t)got.blocks == cap);
+    PROPERTY((int64_t)got.blocks <= cap);
+    PROPERTY((int64_t)(got.blocks - 1) * BLOCK * got.unroll < got.packs ||
+             got.blocks == 1); /* no idle block */
+}
+
+/* ---- inputs ---- */
+
+static uint64_t random_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_random(void)
+{
+    /* xorshift64*: fixed seed, so a failure reproduces */
+    random_state ^= random_state >> 12;
+    random_state ^= random_state << 25;
+    random_state ^= random_state >> 27;
+    return random_state * 0x2545F4914F6CDD1Dull;
+}
+
+static const size_t sizes[] = {1, 2, 4, 8};
+static const int sm_counts[] = {1, 2, 28, 80, 108, 132, 144, 1024};
+static const int threads_per_sm[] = {64, 128, 256, 1024, 1536, 2048};
+
+/* A random address aligned to size: random high bits, or near the edges of the address space. */
+static uintptr_t random_address(size_t size)
+{
+    uint64_t r = next_random();
+    uintptr_t address;
+    switch (r % 4) {
+    case 0:
+        address = (uintptr_t)(next_random() % 4096);
+        break;
+    case 1:
+        address = UINTPTR_MAX - (uintptr_t)(next_random() % 4096);
+        break;
+    case 2:
+        address = (uintptr_t)(0x7f0000000000ull + next_random() % (1ull << 32));
+        break;
+    default:
+        address = (uintptr_t)next_random();
+        break;
+    }
+    return address / size * size;
+}
+
+/* n from 1 to 2^40, spread over magnitudes, plus values right around the grid's step boundaries. */
+static int64_t random_n(void)
+{
+    uint64_t r = next_random();
+    int bits = (int)(r % 41);
+    int64_t n = (int64_t)(next_random() & (((uint64_t)1 << bits) - 1)) + 1;
+    if (r % 7 == 0) {
+        int64_t step = (int64_t)BLOCK * (1 << (next_random() % 6)) * (1 << (next_random() % 4));
+        n = step * (int64_t)(1 + next_random() % 64) + (int64_t)(next_random() % 17) - 8;
+        if (n < 1)
+            n = 1;
+    }
+    return n;
+}
+
+static const int64_t edge_n[] = {1,
+                                 2,
+                                 3,
+                                 4,
+                                 5,
+                                 7,
+                                 8,
+                                 9,
+                                 15,
+                                 16,
+                                 17,
+                                 255,
+                                 256,
+                                 257,
+                                 2047,
+                                 2048,
+                                 2049,
+                                 4095,
+                                 4096,
+                                 4097,
+                                 65535,
+                                 65536,
+                                 65537,
+                                 (1 << 20) + 3,
+                                 INT32_MAX,
+                                 (int64_t)INT32_MAX + 2,
+                                 (int64_t)1 << 32,
+                                 ((int64_t)1 << 40) - 1,
+                                 (int64_t)1 << 40};
+
+/* ---- tests ---- */
+
+static void test_max_pack_and_unroll(void **state)
+{
+    (void)state;
+    for (size_t size = 1; size <= 64; size *= 2) {
+        int pack = ew_plan_max_pack(size);
+        assert_int_equal(pack, model_max_pack(size));
+        assert_true(pack >= 1 && pack <= 8);
+        assert_true(pack == 1 || (size_t)pack * size <= MAX_BYTES);
+        for (int p = 1; p <= pack; p *= 2)
+            assert_int_equal(ew_plan_unroll(p, size), model_unroll(p, size));
+    }
+    /* the values the issue fixes for the element sizes of the catalogue */
+    assert_int_equal(ew_plan_max_pack(1), 8);
+    assert_int_equal(ew_plan_max_pack(2), 8);
+    assert_int_equal(ew_plan_max_pack(4), 4);
+    assert_int_equal(ew_plan_max_pack(8), 2);
+}
+
+/* Every element phase within 16 bytes for each pointer, every size combination, a few n. */
+static void test_all_phases(void **state)
+{
+    (void)state;
+    static const int64_t ns[] = {1, 2, 3, 7, 8, 9, 17, 1000, 123457, (int64_t)1 << 33};
+    uintptr_t address[3];
+    size_t size[3];
+    for (int count = 1; count <= 3; ++count) {
+        int size_combinations = 1 << (2 * count);
+        for (int sc = 0; sc < size_combinations; ++sc) {
+            for (int i = 0; i < count; ++i)
+                size[i] = sizes[(sc >> (2 * i)) & 3];
+            int phase_combinations = 1;
+            for (int i = 0; i < count; ++i)
+                phase_combinations *= MAX_BYTES / (int)size[i];
+            for (int pc = 0; pc < phase_combinations; ++pc) {
+                int rest = pc;
+                for (int i = 0; i < count; ++i) {
+                    int phases = MAX_BYTES / (int)size[i];
+                    address[i] = (uintptr_t)0x7f1234560000ull + (uintptr_t)(i + 1) * 0x100000 +
+                                 (uintptr_t)(rest % phases) * size[i];
+                    rest /= phases;
+                }
+                for (size_t k = 0; k < COUNT(ns); ++k)
+                    check_case(ns[k], count, address, size, 132, 2048);
+            }
+        }
+    }
+}
+
+/* Same-size pointers (add, mul, relu, scale_add) and mixed sizes (casts), at random. */
+static void test_random(void **state)
+{
+    (void)state;
+    uintptr_t address[3];
+    size_t size[3];
+    for (int iteration = 0; iteration < 300000; ++iteration) {
+        int count = 1 + (int)(next_random() % 3);
+        int mixed = count == 2 && next_random() % 2;
+        size_t common = sizes[next_random() % 4];
+        for (int i = 0; i < count; ++i) {
+            size[i] = mixed ? sizes[next_random() % 4] : common;
+            address[i] = random_address(size[i]);
+        }
+        int64_t n = random_n();
+        int sm = sm_counts[next_random() % COUNT(sm_counts)];
+        int tps = threads_per_sm[next_random() % COUNT(threads_per_sm)];
+        check_case(n, count, address, size, sm, tps);
+    }
+}
+
+/* Edge n on every device shape: step boundaries of the grid and the cap. */
+static void test_edges(void **state)
+{
+    (void)state;
+    uintptr_t address[3];
+    size_t size[3];
+    for (size_t s0 = 0; s0 < COUNT(sizes); ++s0)
+        for (size_t s1 = 0; s1 < COUNT(sizes); ++s1)
+            for (int misalign = 0; misalign < 3; ++misalign) {
+                size[0] = sizes[s0];
+                size[1] = sizes[s1];
+                size[2] = sizes[s1];
+                address[0] = (uintptr_t)0x10000000 + (misalign == 1 ? size[0] : 0);
+                address[1] = (uintptr_t)0x20000000 + (misalign == 2 ? size[1] : 0);
+                address[2] = (uintptr_t)0x30000000;
+                for (size_t k = 0; k < COUNT(edge_n); ++k)
+                    for (size_t a = 0; a < COUNT(sm_counts); ++a)
+                        for (size_t b = 0; b < COUNT(threads_per_sm); ++b)
+                            for (int count = 2; count <= 3; ++count) {
+                                int64_t base = edge_n[k];
+                                for (int64_t delta = -1; delta <= 1; ++delta)
+                                    if (base + delta >= 1)
+                                        check_case(base + delta, count, address, size, sm_counts[a],
+                                                   threads_per_sm[b]);
+                            }
+            }
+}
+
+/* ew_plan_can_shift over packs and input sizes: whole 32-bit words per input pack, P >= 2. */
+static void test_can_shift(void **state)
+{
+    (void)state;
+    size_t size[3];
+    for (int pack = 1; pack <= 8; pack *= 2)
+        for (size_t a = 0; a < COUNT(sizes); ++a)
+            for (size_t b = 0; b < COUNT(sizes); ++b)
+                for (size_t c = 0; c < COUNT(sizes); ++c)
+                    for (int count = 1; count <= 3; ++count) {
+                        size[0] = sizes[a];
+                        size[1] = sizes[b];
+                        size[2] = sizes[c];
+                        assert_int_equal(!!ew_plan_can_shift(pack, count, size),
+                                         model_can_shift(pack, count, size));
+                    }
+    /* by hand: f32 inputs at P = 4 are 4 words; u8 at P = 2 is half a word; out's size does not matter */
+    size_t f32[3] = {4, 4, 4}, u8_from_f64[2] = {8, 1}, f16_from_u8[2] = {2, 1};
+    assert_true(ew_plan_can_shift(4, 3, f32));
+    assert_false(ew_plan_can_shift(1, 3, f32));
+    assert_false(ew_plan_can_shift(2, 2, u8_from_f64));
+    assert_true(ew_plan_can_shift(8, 2, f16_from_u8));
+}
+
+/* A few plans written out by hand from the rules above (default knobs), so the model is checked too. */
+static void test_hand_checked(void **state)
+{
+    (void)state;
+    if (THREAD_BYTES != 16 || WAVES != 32) {
+        printf("# hand-checked plans assume EW_PLAN_THREAD_BYTES 16 and EW_PLAN_WAVES 32; built with %d and "
+               "%d\n",
+               THREAD_BYTES, WAVES);
+        skip();
+    }
+    /* f32 add on an H200 (132 SMs, 2048 threads): all 16-byte aligned, n = 2^20 + 3 */
+    uintptr_t aligned[3] = {0x1000, 0x2000, 0x3000};
+    size_t f32[3] = {4, 4, 4};
+    ew_plan_t plan = ew_plan_make((1 << 20) + 3, 3, aligned, f32, 132, 2048);
+    assert_int_equal(plan.pack, 4);
+    assert_int_equal(plan.head, 0);
+    assert_int_equal(plan.packs, 1 << 18);
+    assert_false(plan.shifted);
+    assert_int_equal(plan.unroll, 1);
+    assert_int_equal(plan.blocks, 1024); /* 2^18 packs / 256 threads */
+    /* the same shifted by one element each: 3 head elements, then the same packs */
+    uintptr_t one_more[3] = {0x1004, 0x2004, 0x3004};
+    plan = ew_plan_make((1 << 20) + 3, 3, one_more, f32, 132, 2048);
+    assert_int_equal(plan.pack, 4);
+    assert_int_equal(plan.head, 3);
+    assert_int_equal(plan.packs, 1 << 18);
+    assert_false(plan.shifted);
+    assert_int_equal(plan.blocks, 1024);
+    /* out at phase 0, a at phase 1, b at phase 2 (of 4): shifted windows, no head */
+    uintptr_t phases[3] = {0x1000, 0x2004, 0x3008};
+    plan = ew_plan_make(1000, 3, phases, f32, 132, 2048);
+    assert_int_equal(plan.pack, 4);
+    assert_true(plan.shifted);
+    assert_int_equal(plan.shift[0], 1);
+    assert_int_equal(plan.shift[1], 2);
+    /* the windows would start 1 and 2 elements before a and b: one pack of head first */
+    assert_int_equal(plan.head, 4);
+    assert_int_equal(plan.packs, 248); /* the last window pack read ends at 4 - 2 + 249 * 4 = 998 <= 1000 */
+    /* out at phase 3, a at phase 0: the head of 1 already covers a's shift of 1 */
+    uintptr_t late_out[2] = {0x100c, 0x2000};
+    plan = ew_plan_make(1000, 2, late_out, f32, 132, 2048);
+    assert_true(plan.shifted);
+    assert_int_equal(plan.head, 1);
+    assert_int_equal(plan.shift[0], 1);
+    assert_int_equal(plan.packs, 249); /* the last window pack read ends at 1 - 1 + 250 * 4 = 1000 */
+    /* cast f64 <- u8 at different phases: u8 packs of 2 bytes cannot shift, so P drops until they agree */
+    uintptr_t cast[2] = {0x10000, 0x20001};
+    size_t f64_u8[2] = {8, 1};
+    plan = ew_plan_make(1000, 2, cast, f64_u8, 132, 2048);
+    assert_false(plan.shifted);
+    assert_int_equal(plan.pack, 1);
+    assert_int_equal(plan.unroll, 2);
+    /* cast f16 -> f64: widest 8 bytes, so P = 2; a huge n hits the cap of 132 * 2048 / 256 * 32 */
+    uintptr_t wide[2] = {0x10000, 0x20000};
+    size_t f64_f16[2] = {8, 2};
+    plan = ew_plan_make((int64_t)1 << 40, 2, wide, f64_f16, 132, 2048);
+    assert_int_equal(plan.pack, 2);
+    assert_int_equal(plan.unroll, 1);
+    assert_int_equal(plan.blocks, 132 * 8 * 32);
+    /* bytes: P = 8 moves only 8 bytes, so two packs per step */
+    uintptr_t bytes[2] = {0x10003, 0x20003};
+    size_t u8[2] = {1, 1};
+    plan = ew_plan_make(100, 2, bytes, u8, 132, 2048);
+    assert_int_equal(plan.pack, 8);
+    assert_int_equal(plan.head, 5);
+    assert_int_equal(plan.packs, 11);
+    assert_int_equal(plan.unroll, 2);
+    /* fewer elements than the head needs: all of them in the head */
+    plan = ew_plan_make(3, 2, bytes, u8, 132, 2048);
+    assert_int_equal(plan.head, 3);
+    assert_int_equal(plan.packs, 0);
+    assert_int_equal(plan.blocks, 1);
+    /* a device too small for one block per wave still gets one block */
+    plan = ew_plan_make(1 << 20, 3, aligned, f32, 1, 128);
+    assert_int_equal(plan.blocks, 1);
+}
+
+static int report_cases(void **state)
+{
+    (void)state;
+    printf("# %llu plans checked against the model, %llu of them shifted\n", (unsigned long long)cases,
+           (unsigned long long)shifted_cases);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_max_pack_and_unroll),
+        cmocka_unit_test(test_can_shift),
+        cmocka_unit_test(test_hand_checked),
+        cmocka_unit_test(test_all_phases),
+        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_random),
+    };
+    return cmocka_run_group_tests(tests, NULL, report_cases);
+}

@@ -340,14 +340,17 @@ ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int
 {
     const ew_launcher_t *launcher;
     ew_status_t status = prepare(handle, NULL, 0, EW_OP_SCALE_ADD, dtype, dtype, n, &launcher);
-    if (status != EW_SUCCESS || launcher == NULL)
+    if (status != EW_SUCCESS)
         return status;
-    size_t size = ew_dtype_size(dtype);
-    operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
     ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream, .alpha = alpha};
     int is_integer = dtype == EW_BOOL || dtype == EW_I8 || dtype == EW_U8 || dtype == EW_I16 || dtype == EW_I32 ||
                      dtype == EW_I64;
+    /* alpha is part of the op, so it is checked even when n == 0 (as PyTorch does on empty tensors) */
     if (is_integer && (status = integer_alpha(dtype, alpha, &args.alpha_integer)) != EW_SUCCESS)
         return status;
+    if (launcher == NULL)
+        return EW_SUCCESS;
+    size_t size = ew_dtype_size(dtype);
+    operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
     return run(handle, launcher, &args, operands, 3);
 }

@@ -3,6 +3,8 @@
 // 16-bit floats through the half2 / bfloat162 intrinsics; the kernel picks it at compile time.
 #pragma once
 
+#include <cstring>
+
 #include "convert.cuh"
 #include "dispatch.h"
 
@@ -28,6 +30,42 @@ template <typename T> __device__ __forceinline__ const typename PairOf<T>::Type 
 // Integer arithmetic without UB: unsigned, and at least 32 bits so small types are not promoted to int.
 template <typename T> using Wrapping = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
 
+// A float's bits as an unsigned integer, and the bits of +infinity: magnitudes above it are NaN.
+template <typename T> struct FloatBits;
+template <> struct FloatBits<__half> {
+    using Type = uint16_t;
+    static constexpr Type kInfinity = 0x7C00;
+};
+template <> struct FloatBits<__nv_bfloat16> {
+    using Type = uint16_t;
+    static constexpr Type kInfinity = 0x7F80;
+};
+template <> struct FloatBits<float> {
+    using Type = uint32_t;
+    static constexpr Type kInfinity = 0x7F800000u;
+};
+template <> struct FloatBits<double> {
+    using Type = uint64_t;
+    static constexpr Type kInfinity = 0x7FF0000000000000ull;
+};
+
+// f64 results that are NaN: the first NaN operand, quieted, in the order given; else the hardware's
+// default NaN. Explicit because the hardware's pick between two NaN operands depends on the
+// operand order the compiler chose, and PyTorch's add keeps its first operand's NaN.
+__device__ __forceinline__ double quiet_nan(double x)
+{
+    return __longlong_as_double(__double_as_longlong(x) | 0x0008000000000000ll);
+}
+template <typename... Operands> __device__ __forceinline__ double propagate_nan(double result, Operands... operands)
+{
+    if (result == result)
+        return result;
+    double picked = result;
+    bool found = false;
+    ((!found && operands != operands ? (picked = quiet_nan(operands), found = true) : false), ...);
+    return picked;
+}
+
 template <typename T> struct Add {
     using Out = T;
     using In1 = T;
@@ -44,6 +82,8 @@ template <typename T> struct Add {
             return static_cast<T>(static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) + static_cast<Wrapping<T>>(b)));
         else if constexpr (kIsHalfLike<T>)
             return narrow<T>(widen(a) + widen(b));
+        else if constexpr (std::is_same_v<T, double>)
+            return propagate_nan(a + b, a, b);
         else
             return a + b;
     }
@@ -70,6 +110,8 @@ template <typename T> struct Mul {
             return static_cast<T>(static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) * static_cast<Wrapping<T>>(b)));
         else if constexpr (kIsHalfLike<T>)
             return narrow<T>(widen(a) * widen(b));
+        else if constexpr (std::is_same_v<T, double>)
+            return propagate_nan(a * b, a, b);
         else
             return a * b;
     }
@@ -78,9 +120,6 @@ template <typename T> struct Mul {
         as_pair(out) = __hmul2(as_pair(a), as_pair(b));
     }
 };
-
-// Bits of +infinity in a 16-bit float: magnitudes above it are NaN.
-template <typename T> inline constexpr uint16_t kInfBits16 = std::is_same_v<T, __half> ? 0x7C00 : 0x7F80;
 
 template <typename T> struct Relu {
     using Out = T;
@@ -96,20 +135,23 @@ template <typename T> struct Relu {
             return x;
         } else if constexpr (kIsInteger<T>) {
             return x > 0 ? x : T(0);
-        } else if constexpr (kIsHalfLike<T>) {
-            uint16_t bits = __half_as_ushort(*reinterpret_cast<const __half *>(&x));
-            const bool keep = !(bits & 0x8000u) || (bits & 0x7FFFu) > kInfBits16<T>; // positive or NaN
-            bits = keep ? bits : 0;
-            return *reinterpret_cast<const T *>(&bits);
         } else {
-            return x != x ? x : (x > 0 ? x : T(0)); // NaN kept bit for bit; -0.0 becomes +0.0
+            // On the bits, so a NaN passes with every bit unchanged and -0.0 becomes +0.0.
+            using Bits = typename FloatBits<T>::Type;
+            constexpr Bits sign = Bits(1) << (8 * sizeof(Bits) - 1);
+            Bits bits;
+            memcpy(&bits, &x, sizeof bits);
+            const bool keep = !(bits & sign) || Bits(bits & ~sign) > FloatBits<T>::kInfinity; // positive or NaN
+            bits = keep ? bits : Bits(0);
+            memcpy(&x, &bits, sizeof bits);
+            return x;
         }
     }
     // Both lanes at once on the 32-bit word: keep a lane if its sign is clear or it is NaN.
     __device__ __forceinline__ void pair(T *out, const T *x) const
     {
         const uint32_t word = *reinterpret_cast<const uint32_t *>(x);
-        const uint32_t infinity = kInfBits16<T> * 0x10001u;
+        const uint32_t infinity = FloatBits<T>::kInfinity * 0x10001u;
         const uint32_t keep = __vcmpeq2(word & 0x80008000u, 0u) | __vcmpgtu2(word & 0x7FFF7FFFu, infinity);
         *reinterpret_cast<uint32_t *>(out) = word & keep;
     }
@@ -157,7 +199,7 @@ template <typename T> struct ScaleAdd {
         else if constexpr (std::is_same_v<T, float>)
             return __fmaf_rn(alpha, a, b);
         else
-            return __fma_rn(alpha, a, b);
+            return propagate_nan(__fma_rn(alpha, a, b), a, b, alpha);
     }
 };
 

@@ -276,10 +276,7 @@ static uint32_t doc_nan_to_f32(ew_dtype_t from, uint32_t code)
     case EW_F16: return 0x7FFFFFFF;
     case EW_BF16: return code << 16;
     case EW_F8E4M3: return code & 0x80 ? 0xFFF00000 : 0x7FF00000;
-    case EW_F8E5M2: {
-        static const uint32_t by_mantissa[4] = {0, 0x7FE00000, 0x7FC00000, 0x7FE00000};
-        return (code & 0x80 ? 0x80000000u : 0) | by_mantissa[code & 3];
-    }
+    case EW_F8E5M2: return (code & 0x80 ? 0x80000000u : 0) | 0x7FFFFFFFu; /* canonical, sign OR-ed back */
     default: fail_msg("no NaN widening for %s", dtype_name(from));
     }
     return 0;
@@ -296,8 +293,19 @@ static uint32_t doc_nan_f64_to_f32(uint64_t b)
 }
 
 #define ARITHMETIC_NAN_F32 UINT32_C(0x7FFFFFFF)
-#define ARITHMETIC_NAN_F64 UINT64_C(0x7FFFFFFFFFFFFFFF)
 #define ROUNDED_NAN_16 UINT64_C(0x7FFF)
+#define F64_QUIET_BIT UINT64_C(0x0008000000000000)
+#define F64_DEFAULT_NAN UINT64_C(0xFFF8000000000000)
+
+/* An f64 add, mul or fma whose result is NaN: the first NaN among the operands in the order a, b,
+ * alpha, with the quiet bit set; none NaN (an invalid operation): the default NaN. */
+static uint64_t doc_f64_arithmetic_nan(const uint64_t *operands, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (isnan(f64_from(operands[i])))
+            return operands[i] | F64_QUIET_BIT;
+    return F64_DEFAULT_NAN;
+}
 
 /* ======================================================================================== */
 /* Expected casts (docs/semantics.md §5), from an exactly known source value                 */
@@ -881,7 +889,8 @@ static void test_add_mul_16bit_floats(void **state)
     finish(&log);
 }
 
-/* §2, §6: f32 and f64 add/mul are the IEEE results, with every NaN result canonical. */
+/* §2, §6: f32 and f64 add/mul are the IEEE results; an f32 NaN result is canonical, an f64 one is the
+ * first NaN operand quieted, or the default NaN. Every pair of edge values comes first. */
 static void test_add_mul_wide_floats(void **state)
 {
     (void)state;
@@ -889,12 +898,16 @@ static void test_add_mul_wide_floats(void **state)
     enum { N = 50000 };
     static uint32_t a32[N], b32[N], s32[N], p32[N];
     static uint64_t a64[N], b64[N], s64[N], p64[N];
-    size_t edges = sizeof EDGE_F32 / sizeof EDGE_F32[0];
+    size_t edges = sizeof EDGE_F32 / sizeof EDGE_F32[0], edges64 = sizeof EDGE_F64 / sizeof EDGE_F64[0];
     for (size_t i = 0; i < N; i++) {
         a32[i] = i < edges * edges ? EDGE_F32[i / edges] : random_f32_bits();
         b32[i] = i < edges * edges ? EDGE_F32[i % edges] : random_f32_bits();
         a64[i] = random_f64_bits();
         b64[i] = i % 7 ? random_f64_bits() : a64[i] ^ UINT64_C(0x8000000000000000);
+        if (i < edges64 * edges64) {
+            a64[i] = EDGE_F64[i / edges64];
+            b64[i] = EDGE_F64[i % edges64];
+        }
     }
     ref_binary(EW_OP_ADD, EW_F32, N, s32, a32, b32);
     ref_binary(EW_OP_MUL, EW_F32, N, p32, a32, b32);
@@ -905,8 +918,10 @@ static void test_add_mul_wide_floats(void **state)
         expect_bits(&log, s32[i], isnan(s) ? ARITHMETIC_NAN_F32 : f32_bits(s), "f32 add", a32[i]);
         expect_bits(&log, p32[i], isnan(p) ? ARITHMETIC_NAN_F32 : f32_bits(p), "f32 mul", a32[i]);
         double sd = f64_from(a64[i]) + f64_from(b64[i]), pd = f64_from(a64[i]) * f64_from(b64[i]);
-        expect_bits(&log, s64[i], isnan(sd) ? ARITHMETIC_NAN_F64 : f64_bits(sd), "f64 add", a64[i]);
-        expect_bits(&log, p64[i], isnan(pd) ? ARITHMETIC_NAN_F64 : f64_bits(pd), "f64 mul", a64[i]);
+        uint64_t operands[2] = {a64[i], b64[i]};
+        uint64_t nan64 = doc_f64_arithmetic_nan(operands, 2);
+        expect_bits(&log, s64[i], isnan(sd) ? nan64 : f64_bits(sd), "f64 add", a64[i]);
+        expect_bits(&log, p64[i], isnan(pd) ? nan64 : f64_bits(pd), "f64 mul", a64[i]);
     }
     finish(&log);
 }
@@ -971,7 +986,8 @@ static void test_scale_add_integers_and_bool(void **state)
     finish(&log);
 }
 
-/* §4, §6: float scale_add is one fma in f32 (f64 for f64), then one rounding to f16/bf16. */
+/* §4, §6: float scale_add is one fma in f32 (f64 for f64), then one rounding to f16/bf16. For f64 the
+ * first inputs are every pair of edge values, and a NaN result follows the order a, b, alpha. */
 static void test_scale_add_floats(void **state)
 {
     (void)state;
@@ -980,7 +996,11 @@ static void test_scale_add_floats(void **state)
     static uint16_t a16[N], b16[N], out16[N];
     static uint32_t a32[N], b32[N], out32[N];
     static uint64_t a64[N], b64[N], out64[N];
-    const double alphas[] = {1.0, -1.0, 0.0, 0.1, 1.0 / 3.0, -2.5, 1e30, 1e-40, 0x1.001p+0, NAN, INFINITY};
+    double alphas[] = {1.0, -1.0, 0.0, 0.1, 1.0 / 3.0, -2.5, 1e30, 1e-40, 0x1.001p+0, NAN, INFINITY,
+                       -INFINITY, 0.0 /* below */};
+    /* a negative signalling NaN with a payload: its quieted bits differ from every other NaN's */
+    alphas[sizeof alphas / sizeof alphas[0] - 1] = f64_from(UINT64_C(0xFFF0000000000123));
+    size_t edges64 = sizeof EDGE_F64 / sizeof EDGE_F64[0];
     for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) {
         double alpha = alphas[k];
         float alpha32 = (float)alpha;
@@ -992,6 +1012,10 @@ static void test_scale_add_floats(void **state)
             b32[i] = random_f32_bits();
             a64[i] = random_f64_bits();
             b64[i] = random_f64_bits();
+            if (i < edges64 * edges64) {
+                a64[i] = EDGE_F64[i / edges64];
+                b64[i] = EDGE_F64[i % edges64];
+            }
         }
         const ew_dtype_t sixteen[] = {EW_F16, EW_BF16};
         for (int s = 0; s < 2; s++) {
@@ -1013,9 +1037,92 @@ static void test_scale_add_floats(void **state)
             float r = fmaf(alpha32, f32_from(a32[i]), f32_from(b32[i]));
             expect_bits(&log, out32[i], isnan(r) ? ARITHMETIC_NAN_F32 : f32_bits(r), "f32", a32[i]);
             double d = fma(alpha, f64_from(a64[i]), f64_from(b64[i]));
-            expect_bits(&log, out64[i], isnan(d) ? ARITHMETIC_NAN_F64 : f64_bits(d), "f64", a64[i]);
+            uint64_t operands[3] = {a64[i], b64[i], f64_bits(alpha)};
+            expect_bits(&log, out64[i], isnan(d) ? doc_f64_arithmetic_nan(operands, 3) : f64_bits(d), "f64",
+                        a64[i]);
         }
     }
+    finish(&log);
+}
+
+/* §6: the f64 NaN rule case by case: a NaN a wins over everything, then b, then alpha (scale_add),
+ * each with its quiet bit set and its sign and payload kept; with no NaN operand an invalid operation
+ * gives the negative default NaN. Each expectation is written from the case, not from a helper. */
+static void test_f64_nan_operand_order(void **state)
+{
+    (void)state;
+    mismatch_log log = {"f64_nan_operand_order", 0};
+    /* quiet and signalling, both signs, with and without payload */
+    static const uint64_t nans[] = {0x7FF0000000000001, 0xFFF0000000000001, 0x7FF8000000000000,
+                                    0xFFF8000000000000, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF,
+                                    0x7FF4000000000123, 0xFFF0000020000000, 0x7FF8000000000002};
+    static const uint64_t numbers[] = {0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000,
+                                       0xC004000000000000, 0x7FF0000000000000, 0xFFF0000000000000,
+                                       0x7FEFFFFFFFFFFFFF, 0x0000000000000001};
+    enum { NAN_COUNT = sizeof nans / sizeof nans[0], NUMBER_COUNT = sizeof numbers / sizeof numbers[0] };
+    const ew_op_t binary_ops[] = {EW_OP_ADD, EW_OP_MUL};
+    for (int k = 0; k < 2; k++) {
+        const char *name = binary_ops[k] == EW_OP_ADD ? "add" : "mul";
+        for (size_t i = 0; i < NAN_COUNT; i++) {
+            for (size_t j = 0; j < NUMBER_COUNT; j++) {
+                uint64_t x = nans[i], y = numbers[j], out = 0;
+                ref_binary(binary_ops[k], EW_F64, 1, &out, &x, &y);
+                expect_bits(&log, out, nans[i] | F64_QUIET_BIT, name, x); /* NaN a, number b */
+                ref_binary(binary_ops[k], EW_F64, 1, &out, &y, &x);
+                expect_bits(&log, out, nans[i] | F64_QUIET_BIT, name, x); /* number a, NaN b */
+            }
+            for (size_t j = 0; j < NAN_COUNT; j++) {
+                uint64_t x = nans[i], y = nans[j], out = 0;
+                ref_binary(binary_ops[k], EW_F64, 1, &out, &x, &y);
+                expect_bits(&log, out, nans[i] | F64_QUIET_BIT, name, x); /* both NaN: a wins */
+            }
+        }
+    }
+    for (size_t i = 0; i < NAN_COUNT; i++) {
+        uint64_t quiet = nans[i] | F64_QUIET_BIT, one = 0x3FF0000000000000, out = 0;
+        ref_scale_add(EW_F64, 1.0, 1, &out, &nans[i], &one);
+        expect_bits(&log, out, quiet, "scale_add NaN a", nans[i]);
+        ref_scale_add(EW_F64, 1.0, 1, &out, &one, &nans[i]);
+        expect_bits(&log, out, quiet, "scale_add NaN b", nans[i]);
+        ref_scale_add(EW_F64, f64_from(nans[i]), 1, &out, &one, &one);
+        expect_bits(&log, out, quiet, "scale_add NaN alpha", nans[i]);
+        for (size_t j = 0; j < NAN_COUNT; j++) {
+            uint64_t other = nans[j];
+            ref_scale_add(EW_F64, f64_from(other), 1, &out, &nans[i], &other);
+            expect_bits(&log, out, quiet, "scale_add NaN a, b, alpha: a wins", nans[i]);
+            ref_scale_add(EW_F64, f64_from(other), 1, &out, &nans[i], &one);
+            expect_bits(&log, out, quiet, "scale_add NaN a and alpha: a wins", nans[i]);
+            ref_scale_add(EW_F64, f64_from(other), 1, &out, &one, &nans[i]);
+            expect_bits(&log, out, quiet, "scale_add NaN b and alpha: b wins", nans[i]);
+        }
+    }
+    /* invalid operations on numbers only: the default NaN, negative whatever the operands' signs */
+    const uint64_t inf = 0x7FF0000000000000, minus_inf = 0xFFF0000000000000, one = 0x3FF0000000000000;
+    const uint64_t zero = 0, minus_zero = 0x8000000000000000;
+    const uint64_t invalid_pairs[][2] = {{inf, minus_inf}, {minus_inf, inf}, {inf, zero}, {zero, minus_inf},
+                                         {minus_zero, inf}};
+    for (size_t i = 0; i < sizeof invalid_pairs / sizeof invalid_pairs[0]; i++) {
+        uint64_t out = 0;
+        ew_op_t op = i < 2 ? EW_OP_ADD : EW_OP_MUL;
+        ref_binary(op, EW_F64, 1, &out, &invalid_pairs[i][0], &invalid_pairs[i][1]);
+        expect_bits(&log, out, F64_DEFAULT_NAN, i < 2 ? "inf + -inf" : "inf * 0", i);
+    }
+    struct {
+        double alpha;
+        uint64_t a, b;
+    } invalid_fma[] = {{INFINITY, zero, one}, {0.0, inf, one}, {1.0, inf, minus_inf}, {-1.0, inf, inf},
+                       {-INFINITY, minus_zero, zero}};
+    for (size_t i = 0; i < sizeof invalid_fma / sizeof invalid_fma[0]; i++) {
+        uint64_t out = 0;
+        ref_scale_add(EW_F64, invalid_fma[i].alpha, 1, &out, &invalid_fma[i].a, &invalid_fma[i].b);
+        expect_bits(&log, out, F64_DEFAULT_NAN, "scale_add invalid", i);
+    }
+    /* f32 keeps the canonical NaN for the same kinds of input (§6), and so f16/bf16 keep 0x7FFF */
+    uint32_t nan32 = 0xFFC00123, one32 = 0x3F800000, out32 = 0;
+    ref_binary(EW_OP_ADD, EW_F32, 1, &out32, &nan32, &one32);
+    expect_bits(&log, out32, ARITHMETIC_NAN_F32, "f32 add NaN a", nan32);
+    ref_scale_add(EW_F32, f64_from(0xFFF0000000000123), 1, &out32, &one32, &one32);
+    expect_bits(&log, out32, ARITHMETIC_NAN_F32, "f32 scale_add NaN alpha", nan32);
     finish(&log);
 }
 
@@ -1173,8 +1280,8 @@ static const edge_row EDGE_TABLE[] = {
     CAST(F32, BF16, 0xFF81, 0xFF810000, "bf16 NaN bits kept"),
     CAST(F32, F8E4M3, 0xFF, 0xFFF00000, "e4m3 -NaN widened"),
     CAST(F32, F8E4M3, 0x01, 0x3B000000, "2^-9 exact"),
-    CAST(F32, F8E5M2, 0x7D, 0x7FE00000, "e5m2 NaN widened, quiet bit set"),
-    CAST(F32, F8E5M2, 0x7E, 0x7FC00000, "e5m2 NaN widened"),
+    CAST(F32, F8E5M2, 0x7D, 0x7FFFFFFF, "e5m2 NaN -> canonical f32 NaN (widened through an f32 multiply)"),
+    CAST(F32, F8E5M2, 0xFE, 0xFFFFFFFF, "e5m2 -NaN -> canonical NaN, sign OR-ed back"),
     CAST(F32, F64, 0xFFF0000000000001, 0xFFC00000, "signalling -NaN -> quiet, sign kept"),
     CAST(F32, F64, 0x7FF0000020000000, 0x7FC00001, "top mantissa bits kept"),
     CAST(F32, F64, 0x36A0000000000000, 0x00000001, "2^-149 exact"),
@@ -1183,6 +1290,7 @@ static const edge_row EDGE_TABLE[] = {
     CAST(F64, F32, 0x7F800001, 0x7FF8000020000000, "signalling NaN -> quiet, mantissa moved up"),
     CAST(F64, F16, 0x7C01, 0x7FFFFFFFE0000000, "through f32 0x7FFFFFFF"),
     CAST(F64, F8E4M3, 0xFF, 0xFFFE000000000000, "through f32 0xFFF00000"),
+    CAST(F64, F8E5M2, 0xFD, 0xFFFFFFFFE0000000, "through f32 0xFFFFFFFF"),
     CAST(F16, F16, 0x7C01, 0x7C01, "identity keeps a signalling NaN"),
     CAST(F32, F32, 0xFF800001, 0xFF800001, "identity keeps a signalling NaN"),
     CAST(F64, F64, 0x7FF0000000000001, 0x7FF0000000000001, "identity keeps a signalling NaN"),
@@ -1208,7 +1316,15 @@ static const edge_row EDGE_TABLE[] = {
     ADD(F32, 0xFFC00123, 0x3F800000, 0x7FFFFFFF, "NaN payload not propagated"),
     ADD(F32, 0x80000000, 0x80000000, 0x80000000, "-0 + -0 = -0"),
     ADD(F32, 0x80000000, 0x00000000, 0x00000000, "-0 + +0 = +0"),
-    MUL(F64, 0xFFF8000000000001, 0x4000000000000000, 0x7FFFFFFFFFFFFFFF, "canonical f64 NaN"),
+    ADD(F64, 0x7FF0000000000001, 0x3FF0000000000000, 0x7FF8000000000001,
+        "signalling NaN a: quiet bit set, payload kept"),
+    ADD(F64, 0xFFFFFFFFFFFFFFFF, 0x3FF0000000000000, 0xFFFFFFFFFFFFFFFF, "NaN a kept, sign included"),
+    ADD(F64, 0xFFFFFFFFFFFFFFFF, 0xFFF8000000000000, 0xFFFFFFFFFFFFFFFF, "NaN a wins over NaN b"),
+    ADD(F64, 0x3FF0000000000000, 0x7FF0000000000002, 0x7FF8000000000002, "NaN b when a is a number, quieted"),
+    MUL(F64, 0xFFF8000000000001, 0x4000000000000000, 0xFFF8000000000001, "sign and payload kept"),
+    MUL(F64, 0x7FF0000000000003, 0xFFF4000000000000, 0x7FF8000000000003, "NaN a wins over NaN b"),
+    ADD(F64, 0x7FF0000000000000, 0xFFF0000000000000, 0xFFF8000000000000, "inf + -inf -> default NaN"),
+    MUL(F64, 0x7FF0000000000000, 0x0000000000000000, 0xFFF8000000000000, "inf * 0 -> default NaN"),
     RELU(F32, 0x80000000, 0x00000000, "relu(-0.0) = +0.0"),
     RELU(F16, 0x8000, 0x0000, "relu(-0.0) = +0.0"),
     RELU(F32, 0xFFC00123, 0xFFC00123, "NaN bits unchanged"),
@@ -1228,6 +1344,14 @@ static const edge_row EDGE_TABLE[] = {
               "(1+2^-27)^2 - 1 fused = 2^-26+2^-54"),
     SCALE_ADD(F16, 0.1, 0x3C00, 0x0000, 0x2E66, "(float)0.1 * 1 + 0 -> f16"),
     SCALE_ADD(F32, 0, 0x7F800000, 0x3F800000, 0x7FFFFFFF, "0 * inf -> canonical NaN"),
+    SCALE_ADD(F64, 0, 0x7FF0000000000000, 0x3FF0000000000000, 0xFFF8000000000000,
+              "0 * inf + 1 -> default NaN"),
+    SCALE_ADD(F64, NAN, 0x3FF0000000000000, 0x3FF0000000000000, 0x7FF8000000000000,
+              "NaN alpha when a and b are numbers"),
+    SCALE_ADD(F64, NAN, 0x3FF0000000000000, 0xFFF0000000000002, 0xFFF8000000000002,
+              "NaN b wins over NaN alpha"),
+    SCALE_ADD(F64, NAN, 0xFFF0000000000001, 0x7FF0000000000002, 0xFFF8000000000001,
+              "NaN a wins over NaN b and NaN alpha"),
     SCALE_ADD(I8, -1, 0x80, 0x00, 0x80, "-1 * -128 wraps"),
     SCALE_ADD(I8, 2, 0x64, 0x64, 0x2C, "2*100 + 100 = 300 -> 44"),
     SCALE_ADD(U8, 255, 0x02, 0x03, 0x01, "513 mod 256"),
@@ -1374,7 +1498,7 @@ static void test_edge_table_matches_doc(void **state)
         const edge_row *test_row = row_index < EDGE_ROW_COUNT ? &EDGE_TABLE[row_index] : NULL;
         if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
             doc_row.in != test_row->in || doc_row.a != test_row->a || doc_row.b != test_row->b ||
-            doc_row.alpha != test_row->alpha || doc_row.expected != test_row->expected) {
+            f64_bits(doc_row.alpha) != f64_bits(test_row->alpha) || doc_row.expected != test_row->expected) {
             print_error("docs/semantics.md §9 row %zu differs from EDGE_TABLE in tests/test_reference.c\n",
                         row_index + 1);
             differences++;
@@ -1407,6 +1531,7 @@ int main(void)
         cmocka_unit_test(test_add_mul_wide_floats),
         cmocka_unit_test(test_scale_add_integers_and_bool),
         cmocka_unit_test(test_scale_add_floats),
+        cmocka_unit_test(test_f64_nan_operand_order),
         cmocka_unit_test(test_n_zero_and_exact_extent),
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_edge_table),

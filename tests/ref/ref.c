@@ -23,14 +23,25 @@
 #endif
 
 /* ======================================================================================== */
-/* GPU NaN model ("NaN bit patterns" in docs/semantics.md).                                  */
-/* Every NaN bit pattern the reference produces is decided in this section and nowhere else, */
-/* so whatever the H200 shows can be adopted by editing one place.                            */
+/* GPU NaN model ("NaN bit patterns" in docs/semantics.md). Every NaN bit pattern the       */
+/* reference produces is decided in this section and nowhere else, so whatever the H200     */
+/* shows can be adopted by editing one place. The fp8 -> f32, f32 <-> f64 and f32/f64       */
+/* arithmetic rules below are as measured on an H200 with PyTorch 2.11 on 2026-11-29 (torch */
+/* and the library gave the same bits).                                                     */
 /* ======================================================================================== */
 
-/* add, mul, fma that give NaN produce the canonical NaN of the computing type, whatever the inputs. */
+static bool f32_bits_are_nan(uint32_t bits)
+{
+    return (bits & UINT32_C(0x7FFFFFFF)) > UINT32_C(0x7F800000);
+}
+
+static bool f64_bits_are_nan(uint64_t bits)
+{
+    return (bits & UINT64_C(0x7FFFFFFFFFFFFFFF)) > UINT64_C(0x7FF0000000000000);
+}
+
+/* f32 add, mul, fma that give NaN produce the canonical NaN 0x7FFFFFFF, whatever the inputs. */
 #define ARITHMETIC_NAN_F32 UINT32_C(0x7FFFFFFF)
-#define ARITHMETIC_NAN_F64 UINT64_C(0x7FFFFFFFFFFFFFFF)
 
 /* Any NaN rounded to f16 or bf16 (from an arithmetic result or a cast) becomes 0x7FFF. */
 #define ROUNDED_NAN_F16 UINT16_C(0x7FFF)
@@ -38,6 +49,21 @@
 
 #define F32_QUIET_BIT UINT32_C(0x00400000)
 #define F64_QUIET_BIT UINT64_C(0x0008000000000000)
+
+/* What an f64 invalid operation (inf - inf, inf * 0) gives when no operand is NaN: the GPU's default
+ * NaN, which is negative. */
+#define DEFAULT_NAN_F64 UINT64_C(0xFFF8000000000000)
+
+/* f64 add, mul, fma that give NaN: the first NaN operand in the order given (a, b, then alpha for
+ * scale_add), quiet bit set, sign and payload kept; with no NaN operand, the default NaN. The
+ * hardware does not fix which of two NaN operands wins, so the library enforces this order. */
+static uint64_t nan_f64_arithmetic(const uint64_t *operands, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (f64_bits_are_nan(operands[i]))
+            return operands[i] | F64_QUIET_BIT;
+    return DEFAULT_NAN_F64;
+}
 
 /* f16 -> f32: the hardware conversion returns the canonical NaN, sign and payload dropped. */
 static uint32_t nan_f16_to_f32(uint16_t h)
@@ -52,13 +78,20 @@ static uint32_t nan_bf16_to_f32(uint16_t h)
     return (uint32_t)h << 16;
 }
 
-/* fp8 -> f32: the natural widening: sign, all-ones exponent, the fp8 mantissa at the top of the f32
- * mantissa, quiet bit forced. e4m3 0x7F -> 0x7FF00000; e5m2 0x7D -> 0x7FE00000. */
-static uint32_t nan_fp8_to_f32(uint8_t v, int fp8_mantissa_bits)
+/* e4m3 -> f32 (its NaN codes are 0x7F and 0xFF): sign, all-ones exponent, the mantissa 111 at the top
+ * of the f32 mantissa, quiet bit: 0x7F -> 0x7FF00000, 0xFF -> 0xFFF00000. */
+static uint32_t nan_e4m3_to_f32(uint8_t v)
 {
     uint32_t sign = (uint32_t)(v >> 7) << 31;
-    uint32_t mantissa = (uint32_t)(v & ((1u << fp8_mantissa_bits) - 1)) << (23 - fp8_mantissa_bits);
-    return sign | UINT32_C(0x7F800000) | mantissa | F32_QUIET_BIT;
+    return sign | UINT32_C(0x7F800000) | UINT32_C(0x7) << 20 | F32_QUIET_BIT;
+}
+
+/* e5m2 -> f32: PyTorch widens through an f32 multiply, which returns the canonical NaN, and ORs the
+ * sign back afterwards: 0x7D, 0x7E, 0x7F -> 0x7FFFFFFF; 0xFD, 0xFE, 0xFF -> 0xFFFFFFFF. */
+static uint32_t nan_e5m2_to_f32(uint8_t v)
+{
+    uint32_t sign = (uint32_t)(v >> 7) << 31;
+    return sign | UINT32_C(0x7FFFFFFF);
 }
 
 /* f32 -> f64: sign kept, mantissa moved to the top of the f64 mantissa, quiet bit set. */
@@ -266,16 +299,6 @@ static uint64_t bits_from_double(double d)
     return bits;
 }
 
-static bool f32_bits_are_nan(uint32_t bits)
-{
-    return (bits & UINT32_C(0x7FFFFFFF)) > UINT32_C(0x7F800000);
-}
-
-static bool f64_bits_are_nan(uint64_t bits)
-{
-    return (bits & UINT64_C(0x7FFFFFFFFFFFFFFF)) > UINT64_C(0x7FF0000000000000);
-}
-
 /* Exact widening of a 16-bit or 8-bit float to f32 ("cast: float to float"). */
 static uint32_t widen_to_f32(const float_format *from, uint64_t bits, uint32_t nan_result)
 {
@@ -297,12 +320,12 @@ static uint32_t bf16_to_f32_bits(uint16_t h)
 
 static uint32_t e4m3_to_f32_bits(uint8_t v)
 {
-    return widen_to_f32(&FORMAT_E4M3, v, nan_fp8_to_f32(v, FORMAT_E4M3.mantissa_bits));
+    return widen_to_f32(&FORMAT_E4M3, v, nan_e4m3_to_f32(v));
 }
 
 static uint32_t e5m2_to_f32_bits(uint8_t v)
 {
-    return widen_to_f32(&FORMAT_E5M2, v, nan_fp8_to_f32(v, FORMAT_E5M2.mantissa_bits));
+    return widen_to_f32(&FORMAT_E5M2, v, nan_e5m2_to_f32(v));
 }
 
 static uint16_t f32_bits_to_f16(uint32_t bits)
@@ -400,15 +423,16 @@ static int64_t f64_to_i64(uint64_t bits)
     return truncate_saturating(double_from_bits(bits), 64, INT64_MIN);
 }
 
-/* Arithmetic results: a NaN becomes the canonical NaN of the computing type (NaN model). */
+/* Arithmetic results: a NaN is replaced by the NaN model's pick. f32: the canonical NaN. f64: from
+ * the operands' bits, in the order a, b (, alpha). */
 static uint32_t f32_arithmetic_result(float r)
 {
     return isnan(r) ? ARITHMETIC_NAN_F32 : bits_from_float(r);
 }
 
-static uint64_t f64_arithmetic_result(double r)
+static uint64_t f64_arithmetic_result(double r, const uint64_t *operands, int count)
 {
-    return isnan(r) ? ARITHMETIC_NAN_F64 : bits_from_double(r);
+    return isnan(r) ? nan_f64_arithmetic(operands, count) : bits_from_double(r);
 }
 
 /* ======================================================================================== */
@@ -624,8 +648,9 @@ void ref_binary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *
             float y = float_from_bits(load_as_f32_bits(dtype, pb));
             store_from_f32_bits(dtype, dst, f32_arithmetic_result(add ? x + y : x * y)); /* one rounding */
         } else {
-            double x = double_from_bits(load_u64(pa)), y = double_from_bits(load_u64(pb));
-            store_u64(dst, f64_arithmetic_result(add ? x + y : x * y));
+            uint64_t operands[2] = {load_u64(pa), load_u64(pb)};
+            double x = double_from_bits(operands[0]), y = double_from_bits(operands[1]);
+            store_u64(dst, f64_arithmetic_result(add ? x + y : x * y, operands, 2));
         }
     }
 }
@@ -665,8 +690,9 @@ void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const v
             /* one fused rounding to f32, then one rounding to the dtype */
             store_from_f32_bits(dtype, dst, f32_arithmetic_result(fmaf(alpha_f32, x, y)));
         } else {
-            double x = double_from_bits(load_u64(pa)), y = double_from_bits(load_u64(pb));
-            store_u64(dst, f64_arithmetic_result(fma(alpha, x, y)));
+            uint64_t operands[3] = {load_u64(pa), load_u64(pb), bits_from_double(alpha)}; /* NaN order */
+            double x = double_from_bits(operands[0]), y = double_from_bits(operands[1]);
+            store_u64(dst, f64_arithmetic_result(fma(alpha, x, y), operands, 3));
         }
     }
 }

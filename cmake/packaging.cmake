@@ -1,0 +1,68 @@
+# Packages, made by `cpack` in the build directory:
+#   - two Debian packages from the install components:
+#       libelementwise1     (component runtime): libelementwise.so.1.0.0 and its SONAME link .so.1
+#       libelementwise-dev  (component dev): elementwise.h, the pkg-config file, the CMake package and
+#                           the libelementwise.so namelink; depends on libelementwise1 (= version)
+#   - one .tar.gz holding both components.
+# The .debs install under the configured CMAKE_INSTALL_PREFIX, which the pkg-config file records too:
+# configure with -DCMAKE_INSTALL_PREFIX=/usr for Debian packages (GNUInstallDirs then puts the library
+# in lib/<multiarch>). scripts/ci/packages.sh builds, installs and consumes them.
+include_guard(GLOBAL)
+
+set(CPACK_PACKAGE_NAME "libelementwise")
+set(CPACK_PACKAGE_VENDOR "libelementwise")
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+if(NOT CPACK_PACKAGE_CONTACT)
+  set(CPACK_PACKAGE_CONTACT "libelementwise maintainers <maintainers@libelementwise.invalid>")
+endif()
+if(NOT CPACK_GENERATOR)
+  set(CPACK_GENERATOR "DEB;TGZ")
+endif()
+# The .debs install under the configured prefix (which the pkg-config file records); the .tar.gz keeps
+# paths relative to its top directory. CPack reads this file once per generator.
+set(CPACK_PROJECT_CONFIG_FILE "${PROJECT_BINARY_DIR}/CPackProjectConfig.cmake")
+file(WRITE "${CPACK_PROJECT_CONFIG_FILE}" "# Written by cmake/packaging.cmake.
+if(CPACK_GENERATOR STREQUAL \"DEB\")
+  set(CPACK_PACKAGING_INSTALL_PREFIX \"${CMAKE_INSTALL_PREFIX}\")
+endif()
+")
+# Exactly the library's components, whatever else (tests, bench) may install.
+set(CPACK_COMPONENTS_ALL runtime dev)
+
+# ---- Debian: one package per component ----
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
+
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libelementwise${PROJECT_VERSION_MAJOR}")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
+# Depends on libc/libstdc++ as dpkg-shlibdeps finds them (cudart is linked in statically; the CUDA
+# driver, libcuda.so.1, comes with the NVIDIA driver and is loaded at run time, not a dependency).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+# A shlibs file and an ldconfig trigger, as Debian library packages have.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# Later 1.x versions only append to the ABI: anything built against this version runs on newer ones.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "${PROJECT_DESCRIPTION} - shared library
+Precompiled, vectorized CUDA kernels for add, mul, relu, scale_add and casts over 12 dtypes, behind a
+stable C ABI (SONAME libelementwise.so.${PROJECT_VERSION_MAJOR}).")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME "libelementwise-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_DESCRIPTION "${PROJECT_DESCRIPTION} - development files
+The C header elementwise.h, the pkg-config file elementwise.pc and the CMake package
+(find_package(elementwise), target elementwise::elementwise).")
+
+# ---- tar.gz: everything in one archive ----
+set(CPACK_ARCHIVE_COMPONENT_INSTALL OFF)
+set(CPACK_PACKAGE_FILE_NAME
+  "libelementwise-${PROJECT_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
+
+include(CPack)
+
+cpack_add_component(runtime DISPLAY_NAME "Shared library"
+  DESCRIPTION "libelementwise.so.${PROJECT_VERSION_MAJOR}, what programs linked with it need at run time")
+cpack_add_component(dev DISPLAY_NAME "Development files"
+  DESCRIPTION "Header, pkg-config file, CMake package and the .so link" DEPENDS runtime)

@@ -1,0 +1,35 @@
+"""Shared set-up: import the binding from this checkout, and say how GPU tests give up.
+
+Environment:
+  ELEMENTWISE_LIBRARY      path of libelementwise.so.1 to test (else the binding's own search)
+  ELEMENTWISE_INCLUDE_DIR  directory of elementwise.h, for the C-path driver of the GPU tests
+  ELEMENTWISE_REQUIRE_GPU  "1" on the GPU machine: a GPU test that cannot run fails instead of skipping
+"""
+
+import os
+import sys
+
+import pytest
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if PYTHON_DIR not in sys.path:
+    sys.path.insert(0, PYTHON_DIR)
+
+REQUIRE_GPU = os.environ.get("ELEMENTWISE_REQUIRE_GPU") == "1"
+
+
+def unavailable(reason):
+    """Skip a GPU test visibly, or fail it where the GPU run is required to be complete."""
+    if REQUIRE_GPU:
+        pytest.fail("ELEMENTWISE_REQUIRE_GPU=1 but " + reason)
+    pytest.skip(reason)
+
+
+class FakeArray:
+    """Just a __cuda_array_interface__, for tests that need no real memory."""
+
+    def __init__(self, shape=(4,), typestr="<f4", pointer=0x10000, read_only=False, dtype=None, **extra):
+        self.__cuda_array_interface__ = dict(shape=shape, typestr=typestr, data=(pointer, read_only),
+                                             version=3, **extra)
+        if dtype is not None:
+            self.dtype = dtype

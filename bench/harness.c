@@ -1,0 +1,900 @@
+/* The measurement harness shared by ew-bench and the CUB peer (see harness.h and bench/NOTES.md). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "raw_kernel.h"
+#ifndef EWB_NO_REF
+#include "ref.h"
+#endif
+
+enum { DTYPE_END = EW_F8E5M2 + 1, OP_END = EW_OP_SCALE_ADD + 1, MAX_LOG2 = 31, MAX_POINTERS = 3 };
+
+static const size_t MiB = 1024 * 1024, GiB = 1024 * 1024 * 1024;
+static const size_t SLICE_ALIGN = 4096; /* every slice starts 4 KiB-aligned; offsets are added to that */
+/* Pools are at least this big (2 GiB: the method); a host-only test of the harness may shrink it. */
+#ifndef EWB_MIN_POOL_BYTES
+#define EWB_MIN_POOL_BYTES (2 * GiB)
+#endif
+static const uint64_t FILL_SEED = 0x5EEDBE4C4ull;
+static const unsigned char POISON = 0xA5;
+
+/* ---- names ---- */
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtype_info[DTYPE_END] = {
+    [EW_BOOL] = {"bool", 1}, [EW_I8] = {"i8", 1},   [EW_U8] = {"u8", 1},         [EW_I16] = {"i16", 2},
+    [EW_I32] = {"i32", 4},   [EW_I64] = {"i64", 8}, [EW_F16] = {"f16", 2},       [EW_BF16] = {"bf16", 2},
+    [EW_F32] = {"f32", 4},   [EW_F64] = {"f64", 8}, [EW_F8E4M3] = {"f8e4m3", 1}, [EW_F8E5M2] = {"f8e5m2", 1},
+};
+static const char *const op_names[OP_END] = {"invalid", "add", "mul", "relu", "cast", "scale_add"};
+static const char *const offset_names[EWB_OFFSET_MODES] = {"aligned", "same", "mixed"};
+/* Element offsets of out, first input, second input: "same" moves every pointer by one element,
+ * "mixed" gives each its own (+1/+2/+0), so no common vector width fits all three. */
+static const int offset_elements[EWB_OFFSET_MODES][MAX_POINTERS] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 0}};
+
+static int dtype_valid(ew_dtype_t d) { return (int)d > 0 && (int)d < DTYPE_END; }
+const char *ewb_dtype_name(ew_dtype_t d) { return dtype_valid(d) ? dtype_info[d].name : "invalid"; }
+size_t ewb_dtype_size(ew_dtype_t d) { return dtype_valid(d) ? dtype_info[d].size : 0; }
+const char *ewb_op_name(ew_op_t op) { return (int)op > 0 && (int)op < OP_END ? op_names[op] : "invalid"; }
+
+static int is_fp8(ew_dtype_t d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
+static int is_integer(ew_dtype_t d)
+{
+    return d == EW_I8 || d == EW_U8 || d == EW_I16 || d == EW_I32 || d == EW_I64;
+}
+
+double ewb_alpha(ew_dtype_t dtype)
+{
+    if (dtype == EW_BOOL)
+        return 1.0;
+    return is_integer(dtype) ? 3.0 : 0.75;
+}
+
+static int arity(ew_op_t op) { return op == EW_OP_RELU || op == EW_OP_CAST ? 1 : 2; }
+
+/* The catalogue of docs/semantics.md, for --all; each implementation still says what it supports. */
+static int in_catalogue(ew_op_t op, ew_dtype_t out, ew_dtype_t in)
+{
+    if (op == EW_OP_CAST)
+        return 1;
+    if (out != in || is_fp8(out))
+        return 0;
+    return op != EW_OP_RELU || out != EW_BOOL;
+}
+
+/* Default: the target cases plus enough to cover every op and every dtype size (1, 2, 4, 8). */
+static const ewb_entry_t default_entries[] = {
+    {EW_OP_ADD, EW_F32, EW_F32},       {EW_OP_ADD, EW_F16, EW_F16},       {EW_OP_ADD, EW_BF16, EW_BF16},
+    {EW_OP_ADD, EW_F64, EW_F64},       {EW_OP_ADD, EW_I8, EW_I8},         {EW_OP_ADD, EW_U8, EW_U8},
+    {EW_OP_ADD, EW_BOOL, EW_BOOL},     {EW_OP_ADD, EW_I32, EW_I32},       {EW_OP_MUL, EW_F32, EW_F32},
+    {EW_OP_MUL, EW_BF16, EW_BF16},     {EW_OP_MUL, EW_I64, EW_I64},       {EW_OP_RELU, EW_F32, EW_F32},
+    {EW_OP_RELU, EW_F16, EW_F16},      {EW_OP_RELU, EW_BF16, EW_BF16},    {EW_OP_RELU, EW_I8, EW_I8},
+    {EW_OP_SCALE_ADD, EW_F32, EW_F32}, {EW_OP_SCALE_ADD, EW_F16, EW_F16}, {EW_OP_SCALE_ADD, EW_BF16, EW_BF16},
+    {EW_OP_SCALE_ADD, EW_F64, EW_F64}, {EW_OP_SCALE_ADD, EW_I16, EW_I16}, {EW_OP_CAST, EW_F16, EW_F32},
+    {EW_OP_CAST, EW_F32, EW_F16},      {EW_OP_CAST, EW_BF16, EW_F32},     {EW_OP_CAST, EW_F32, EW_BF16},
+    {EW_OP_CAST, EW_F32, EW_F64},      {EW_OP_CAST, EW_F32, EW_U8},       {EW_OP_CAST, EW_F64, EW_I32},
+    {EW_OP_CAST, EW_F8E4M3, EW_F32},   {EW_OP_CAST, EW_F16, EW_F8E5M2},
+};
+static const int default_log2[] = {20, 22, 24, 26, 28};
+
+/* ---- options ---- */
+
+typedef struct {
+    const char *csv_path;
+    int all;
+    unsigned op_mask, dtype_mask, offset_mask;
+    int log2[MAX_LOG2 + 1];
+    int log2_count;
+    int batches;
+    double batch_ms;
+    int list_only;
+    int host_overhead;
+    int device;
+    int no_check;
+} options_t;
+
+typedef struct {
+    ewb_entry_t entry;
+    int64_t n;
+    ewb_offsets_t offsets;
+} case_t;
+
+static void usage(FILE *to, const char *program, const char *impl)
+{
+    fprintf(
+        to,
+        "usage: %s [options]\n"
+        "Times %s on rotating slices of device pools (see bench/NOTES.md) against cudaMemcpy D2D.\n"
+        "  --csv FILE        also write CSV: impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy\n"
+        "  --all             every catalogue entry (all 144 cast pairs) instead of the default set\n"
+        "  --ops LIST        only these ops (add,mul,relu,cast,scale_add)\n"
+        "  --dtypes LIST     only entries whose dtypes are all in LIST (bool,i8,...,f8e5m2)\n"
+        "  --offsets LIST    aligned,same,mixed (default all; same = +1 element on every pointer,\n"
+        "                    mixed = out +1, a +2, b +0 elements)\n"
+        "  --log2 LIST       n = 2^k for each k in LIST (default 20,22,24,26,28)\n"
+        "  --min-log2 A --max-log2 B   every n = 2^k, A <= k <= B (defaults 10 and 28 when one is given)\n"
+        "  --batches N       timed batches per case, median reported (default 5, at least 5)\n"
+        "  --batch-ms T      aim for batches of about T ms of calls (default 2; at least 10 calls)\n"
+        "  --host-overhead   host time per call at n = 1024, batches of 256 calls, against a raw launch\n"
+        "  --no-check        skip the bit-exact spot check of each case against the CPU reference\n"
+        "  --device D        CUDA device (default 0)\n"
+        "  --list            print the cases (op out_dtype in_dtype n offsets), run nothing, need no GPU\n",
+        program, impl);
+}
+
+static ew_dtype_t dtype_from_name(const char *name, size_t length)
+{
+    for (int d = 1; d < DTYPE_END; ++d)
+        if (strlen(dtype_info[d].name) == length && strncmp(dtype_info[d].name, name, length) == 0)
+            return (ew_dtype_t)d;
+    return (ew_dtype_t)0;
+}
+
+static int index_from_name(const char *const *names, int count, const char *name, size_t length)
+{
+    for (int i = 0; i < count; ++i)
+        if (strlen(names[i]) == length && strncmp(names[i], name, length) == 0)
+            return i;
+    return -1;
+}
+
+/* Parse a comma-separated list into a bit mask; kind selects the name table. */
+static int parse_mask(const char *list, int kind, unsigned *mask)
+{
+    *mask = 0;
+    for (const char *p = list; *p;) {
+        size_t length = strcspn(p, ",");
+        int bit = kind == 0   ? index_from_name(op_names, OP_END, p, length)
+                  : kind == 1 ? (int)dtype_from_name(p, length)
+                              : index_from_name(offset_names, EWB_OFFSET_MODES, p, length);
+        if (bit <= 0 && !(kind == 2 && bit == 0)) {
+            fprintf(stderr, "unknown name '%.*s' in '%s'\n", (int)length, p, list);
+            return -1;
+        }
+        *mask |= 1u << bit;
+        p += length + (p[length] == ',');
+    }
+    return *mask ? 0 : -1;
+}
+
+static int parse_int(const char *text, int low, int high, int *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < low || v > high) {
+        fprintf(stderr, "'%s' is not an integer in [%d, %d]\n", text, low, high);
+        return -1;
+    }
+    *value = (int)v;
+    return 0;
+}
+
+/* Options that take a value, each followed by a space. */
+#define VALUE_OPTIONS                                                                                        \
+    "--csv --ops --dtypes --offsets --log2 --min-log2 --max-log2 --batches --batch-ms --device "
+
+static int parse_options(int argc, char **argv, const char *impl, options_t *o)
+{
+    *o = (options_t){.op_mask = ~0u, .dtype_mask = ~0u, .offset_mask = ~0u, .batches = 5, .batch_ms = 2.0};
+    int min_log2 = -1, max_log2 = -1;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes_value = 1, bad = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, argv[0], impl);
+            exit(0);
+        } else if (strcmp(a, "--all") == 0) {
+            o->all = 1, takes_value = 0;
+        } else if (strcmp(a, "--list") == 0) {
+            o->list_only = 1, takes_value = 0;
+        } else if (strcmp(a, "--host-overhead") == 0) {
+            o->host_overhead = 1, takes_value = 0;
+        } else if (strcmp(a, "--no-check") == 0) {
+            o->no_check = 1, takes_value = 0;
+        } else if (strncmp(a, "--", 2) != 0 || strstr(VALUE_OPTIONS, a) == NULL || strchr(a, ' ')) {
+            fprintf(stderr, "unknown option '%s'\n", a);
+            bad = 1, takes_value = 0;
+        } else if (value == NULL) {
+            fprintf(stderr, "option '%s' needs a value\n", a);
+            bad = 1;
+        } else if (strcmp(a, "--csv") == 0) {
+            o->csv_path = value;
+        } else if (strcmp(a, "--ops") == 0) {
+            bad = parse_mask(value, 0, &o->op_mask);
+        } else if (strcmp(a, "--dtypes") == 0) {
+            bad = parse_mask(value, 1, &o->dtype_mask);
+        } else if (strcmp(a, "--offsets") == 0) {
+            bad = parse_mask(value, 2, &o->offset_mask);
+        } else if (strcmp(a, "--log2") == 0) {
+            char copy[256];
+            snprintf(copy, sizeof copy, "%s", value);
+            o->log2_count = 0;
+            for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && !bad;
+                 t = strtok_r(NULL, ",", &save))
+                bad = o->log2_count > MAX_LOG2 || parse_int(t, 1, 30, &o->log2[o->log2_count++]);
+        } else if (strcmp(a, "--min-log2") == 0) {
+            bad = parse_int(value, 1, 30, &min_log2);
+        } else if (strcmp(a, "--max-log2") == 0) {
+            bad = parse_int(value, 1, 30, &max_log2);
+        } else if (strcmp(a, "--batches") == 0) {
+            bad = parse_int(value, 5, 1000, &o->batches);
+        } else if (strcmp(a, "--batch-ms") == 0) {
+            char *end;
+            o->batch_ms = strtod(value, &end);
+            bad = *end || !(o->batch_ms > 0 && o->batch_ms <= 1000);
+        } else if (strcmp(a, "--device") == 0) {
+            bad = parse_int(value, 0, 1023, &o->device);
+        } else {
+            fprintf(stderr, "unknown option '%s'\n", a);
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "%s --help lists the options\n", argv[0]);
+            return -1;
+        }
+        i += takes_value;
+    }
+    if (min_log2 >= 0 || max_log2 >= 0) {
+        if (min_log2 < 0)
+            min_log2 = 10;
+        if (max_log2 < 0)
+            max_log2 = 28;
+        if (min_log2 > max_log2) {
+            fprintf(stderr, "--min-log2 %d is above --max-log2 %d\n", min_log2, max_log2);
+            return -1;
+        }
+        o->log2_count = 0;
+        for (int k = min_log2; k <= max_log2; ++k)
+            o->log2[o->log2_count++] = k;
+    }
+    if (o->log2_count == 0) {
+        o->log2_count = (int)(sizeof default_log2 / sizeof default_log2[0]);
+        memcpy(o->log2, default_log2, sizeof default_log2);
+    }
+    return 0;
+}
+
+static int entry_selected(const options_t *o, const ewb_entry_t *e)
+{
+    return (o->op_mask >> e->op & 1) && (o->dtype_mask >> e->out & 1) && (o->dtype_mask >> e->in & 1);
+}
+
+/* The cases of the sweep in run order: entry, then n, then offsets (pools are refilled per entry). */
+static case_t *build_cases(const options_t *o, const ewb_impl_t *impl, int *count)
+{
+    ewb_entry_t entries[OP_END * DTYPE_END * DTYPE_END];
+    int entry_count = 0;
+    if (o->all) {
+        for (int op = 1; op < OP_END; ++op)
+            for (int in = 1; in < DTYPE_END; ++in)
+                for (int out = 1; out < DTYPE_END; ++out)
+                    if (in_catalogue((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in))
+                        entries[entry_count++] = (ewb_entry_t){(ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in};
+    } else {
+        entry_count = (int)(sizeof default_entries / sizeof default_entries[0]);
+        memcpy(entries, default_entries, sizeof default_entries);
+    }
+    case_t *cases = malloc(sizeof *cases * (size_t)entry_count * (size_t)o->log2_count * EWB_OFFSET_MODES);
+    *count = 0;
+    if (cases == NULL)
+        return NULL;
+    for (int e = 0; e < entry_count; ++e) {
+        if (!entry_selected(o, &entries[e]) || !impl->supports(impl->ctx, &entries[e]))
+            continue;
+        for (int k = 0; k < o->log2_count; ++k)
+            for (int m = 0; m < EWB_OFFSET_MODES; ++m)
+                if (o->offset_mask >> m & 1)
+                    cases[(*count)++] = (case_t){entries[e], (int64_t)1 << o->log2[k], (ewb_offsets_t)m};
+    }
+    return cases;
+}
+
+/* ---- device state: pools, stream, events ---- */
+
+static int cuda_ok(cudaError_t error, const char *what)
+{
+    if (error == cudaSuccess)
+        return 1;
+    fprintf(stderr, "%s failed: %s (%s)\n", what, cudaGetErrorName(error), cudaGetErrorString(error));
+    return 0;
+}
+
+/* Pools of out, a, b. Each call takes the next slice of every pool (a cursor per pool walks the whole
+ * pool before it wraps), so no input a call reads was touched in the last pool-length of traffic:
+ * L2 never serves a repeated input. */
+typedef struct {
+    unsigned char *base[MAX_POINTERS];
+    size_t bytes;
+    size_t cursor[MAX_POINTERS];
+    unsigned char *flush; /* written between cases so nothing of the previous case is left in L2 */
+    size_t flush_bytes;
+    ew_dtype_t filled[MAX_POINTERS]; /* dtype the input pools hold now (0: none) */
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+} device_state_t;
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+/* Bytes one slice of a pool takes for n elements of elem_size, room for the offsets included. */
+static size_t slice_stride(int64_t n, size_t elem_size)
+{
+    return round_up((size_t)n * elem_size + 2 * elem_size, SLICE_ALIGN);
+}
+
+static size_t case_bytes(const case_t *c)
+{
+    return (size_t)c->n *
+           (ewb_dtype_size(c->entry.out) + (size_t)arity(c->entry.op) * ewb_dtype_size(c->entry.in));
+}
+
+/* The cudaMemcpy that moves as many bytes (read + written) as the case: half of them, copied. */
+static size_t memcpy_count(const case_t *c) { return case_bytes(c) / 2; }
+
+/* Pools hold at least two of the largest slice, and at least EWB_MIN_POOL_BYTES. */
+static size_t pool_bytes_for(const case_t *cases, int count)
+{
+    size_t largest = 0;
+    for (int i = 0; i < count; ++i) {
+        size_t s = slice_stride(cases[i].n, 8);
+        size_t m = round_up(memcpy_count(&cases[i]), SLICE_ALIGN);
+        largest = s > largest ? s : largest;
+        largest = m > largest ? m : largest;
+    }
+    size_t bytes = 2 * largest;
+    return bytes > (size_t)EWB_MIN_POOL_BYTES ? bytes : (size_t)EWB_MIN_POOL_BYTES;
+}
+
+static void device_state_free(device_state_t *d)
+{
+    for (int p = 0; p < MAX_POINTERS; ++p)
+        if (d->base[p])
+            cudaFree(d->base[p]);
+    if (d->flush)
+        cudaFree(d->flush);
+    if (d->start)
+        cudaEventDestroy(d->start);
+    if (d->stop)
+        cudaEventDestroy(d->stop);
+    if (d->stream)
+        cudaStreamDestroy(d->stream);
+    memset(d, 0, sizeof *d);
+}
+
+static int device_state_init(device_state_t *d, size_t pool_bytes, int device)
+{
+    memset(d, 0, sizeof *d);
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    d->flush_bytes = round_up((size_t)(4 * (size_t)l2 > 64 * MiB ? 4 * (size_t)l2 : 64 * MiB), SLICE_ALIGN);
+    d->bytes = pool_bytes;
+    if (!cuda_ok(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
+        !cuda_ok(cudaEventCreate(&d->start), "cudaEventCreate") ||
+        !cuda_ok(cudaEventCreate(&d->stop), "cudaEventCreate") ||
+        !cuda_ok(cudaMalloc((void **)&d->flush, d->flush_bytes), "cudaMalloc(L2 flush buffer)")) {
+        device_state_free(d);
+        return -1;
+    }
+    for (int p = 0; p < MAX_POINTERS; ++p) {
+        cudaError_t error = cudaMalloc((void **)&d->base[p], pool_bytes);
+        if (error != cudaSuccess) {
+            fprintf(stderr, "cudaMalloc of a %.2f GiB pool failed: %s; try a smaller --max-log2\n",
+                    (double)pool_bytes / GiB, cudaGetErrorName(error));
+            d->base[p] = NULL;
+            device_state_free(d);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int fill_pool(device_state_t *d, int p, ew_dtype_t dtype)
+{
+    if (d->filled[p] == dtype)
+        return 0;
+    int64_t count = (int64_t)(d->bytes / ewb_dtype_size(dtype));
+    if (!cuda_ok(ewb_fill_random(d->base[p], (int)dtype, count, FILL_SEED + (uint64_t)p, d->stream),
+                 "fill kernel"))
+        return -1;
+    d->filled[p] = dtype;
+    return 0;
+}
+
+static int flush_l2(device_state_t *d)
+{
+    return cuda_ok(cudaMemsetAsync(d->flush, 0x3C, d->flush_bytes, d->stream), "cudaMemsetAsync(L2 flush)")
+               ? 0
+               : -1;
+}
+
+/* The next slice of pool p, stride bytes long. */
+static unsigned char *next_slice(device_state_t *d, int p, size_t stride)
+{
+    if (d->cursor[p] + stride > d->bytes)
+        d->cursor[p] = 0;
+    unsigned char *slice = d->base[p] + d->cursor[p];
+    d->cursor[p] += stride;
+    return slice;
+}
+
+/* ---- timing ---- */
+
+/* Something to time: enqueue() queues one call on the next slices. */
+typedef struct timed timed_t;
+struct timed {
+    int (*enqueue)(timed_t *t);
+    device_state_t *device;
+    /* a case */
+    const ewb_impl_t *impl;
+    const case_t *c;
+    unsigned char *last[MAX_POINTERS]; /* pointers of the last call, for the check */
+    /* a memcpy */
+    size_t copy_bytes;
+};
+
+static int enqueue_case(timed_t *t)
+{
+    const case_t *c = t->c;
+    size_t size[MAX_POINTERS] = {ewb_dtype_size(c->entry.out), ewb_dtype_size(c->entry.in),
+                                 ewb_dtype_size(c->entry.in)};
+    int pointers = 1 + arity(c->entry.op);
+    for (int p = 0; p < pointers; ++p)
+        t->last[p] = next_slice(t->device, p, slice_stride(c->n, size[p])) +
+                     (size_t)offset_elements[c->offsets][p] * size[p];
+    return t->impl->call(t->impl->ctx, &c->entry, c->n, t->last[0], t->last[1],
+                         pointers > 2 ? t->last[2] : NULL, t->device->stream);
+}
+
+static int enqueue_memcpy(timed_t *t)
+{
+    size_t stride = round_up(t->copy_bytes, SLICE_ALIGN);
+    unsigned char *dst = next_slice(t->device, 0, stride), *src = next_slice(t->device, 1, stride);
+    return cuda_ok(cudaMemcpyAsync(dst, src, t->copy_bytes, cudaMemcpyDeviceToDevice, t->device->stream),
+                   "cudaMemcpyAsync")
+               ? 0
+               : -1;
+}
+
+static int compare_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median(double *values, int count)
+{
+    qsort(values, (size_t)count, sizeof *values, compare_double);
+    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
+/* Milliseconds of `calls` back-to-back calls, between two events on the stream. */
+static int time_batch(timed_t *t, int calls, double *ms)
+{
+    device_state_t *d = t->device;
+    if (!cuda_ok(cudaEventRecord(d->start, d->stream), "cudaEventRecord"))
+        return -1;
+    for (int i = 0; i < calls; ++i)
+        if (t->enqueue(t) != 0)
+            return -1;
+    float elapsed = 0;
+    if (!cuda_ok(cudaEventRecord(d->stop, d->stream), "cudaEventRecord") ||
+        !cuda_ok(cudaEventSynchronize(d->stop), "cudaEventSynchronize (a call failed on the GPU)") ||
+        !cuda_ok(cudaEventElapsedTime(&elapsed, d->start, d->stop), "cudaEventElapsedTime"))
+        return -1;
+    *ms = elapsed;
+    return 0;
+}
+
+/* Warm-up, then a short probe sizes the batches to about batch_ms each (at least 10 calls), then the
+ * median of `batches` batches, as microseconds per call. */
+static int time_calls(timed_t *t, const options_t *o, double *us_per_call, int *calls_per_batch)
+{
+    enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000 };
+    double probe_ms, batch_ms[1000];
+    if (flush_l2(t->device) != 0)
+        return -1;
+    for (int i = 0; i < WARMUP_CALLS; ++i)
+        if (t->enqueue(t) != 0)
+            return -1;
+    if (time_batch(t, PROBE_CALLS, &probe_ms) != 0)
+        return -1;
+    double per_call_ms = probe_ms / PROBE_CALLS;
+    int calls = per_call_ms > 0 ? (int)ceil(o->batch_ms / per_call_ms) : MAX_CALLS;
+    calls = calls < MIN_CALLS ? MIN_CALLS : calls > MAX_CALLS ? MAX_CALLS : calls;
+    for (int b = 0; b < o->batches; ++b)
+        if (time_batch(t, calls, &batch_ms[b]) != 0)
+            return -1;
+    *us_per_call = median(batch_ms, o->batches) * 1000.0 / calls;
+    *calls_per_batch = calls;
+    return 0;
+}
+
+/* ---- the bit-exact spot check ---- */
+
+#ifndef EWB_NO_REF
+static void reference(const ewb_entry_t *e, int64_t count, void *out, const void *a, const void *b)
+{
+    switch (e->op) {
+    case EW_OP_ADD:
+    case EW_OP_MUL: ref_binary(e->op, e->out, count, out, a, b); break;
+    case EW_OP_RELU: ref_unary(e->op, e->out, count, out, a); break;
+    case EW_OP_CAST: ref_cast(e->out, e->in, count, out, a); break;
+    case EW_OP_SCALE_ADD: ref_scale_add(e->out, ewb_alpha(e->out), count, out, a, b); break;
+    default: break;
+    }
+}
+#endif
+
+/* One more call on fresh slices with a poisoned output, then elements at the start, the middle and
+ * the end (where heads and tails are) compared bit for bit with the CPU reference. 1 if they match. */
+static int check_case(timed_t *t, char *why, size_t why_size)
+{
+#ifdef EWB_NO_REF
+    (void)t;
+    snprintf(why, why_size, "no reference");
+    return 1;
+#else
+    enum { SPAN = 8, MAX_BYTES = SPAN * 8 };
+    const case_t *c = t->c;
+    const size_t out_size = ewb_dtype_size(c->entry.out), in_size = ewb_dtype_size(c->entry.in);
+    const int pointers = 1 + arity(c->entry.op);
+    device_state_t *d = t->device;
+    /* Poison where the next call will write, then make that call. */
+    size_t out_stride = slice_stride(c->n, out_size);
+    if (d->cursor[0] + out_stride > d->bytes)
+        d->cursor[0] = 0;
+    if (!cuda_ok(cudaMemsetAsync(d->base[0] + d->cursor[0], POISON, out_stride, d->stream),
+                 "cudaMemsetAsync") ||
+        t->enqueue(t) != 0 || !cuda_ok(cudaStreamSynchronize(d->stream), "cudaStreamSynchronize")) {
+        snprintf(why, why_size, "the checked call failed");
+        return 0;
+    }
+    int64_t span = c->n < SPAN ? c->n : SPAN;
+    int64_t starts[3] = {0, c->n / 2 - span / 2, c->n - span};
+    for (int s = 0; s < 3; ++s) {
+        unsigned char got[MAX_BYTES], want[MAX_BYTES], in[2][MAX_BYTES];
+        int64_t first = starts[s];
+        if (!cuda_ok(cudaMemcpy(got, t->last[0] + first * out_size, span * out_size, cudaMemcpyDeviceToHost),
+                     "cudaMemcpy"))
+            return snprintf(why, why_size, "copy back failed"), 0;
+        for (int p = 1; p < pointers; ++p)
+            if (!cuda_ok(cudaMemcpy(in[p - 1], t->last[p] + first * in_size, span * in_size,
+                                    cudaMemcpyDeviceToHost),
+                         "cudaMemcpy"))
+                return snprintf(why, why_size, "copy back failed"), 0;
+        reference(&c->entry, span, want, in[0], in[1]);
+        for (int64_t i = 0; i < span; ++i) {
+            if (memcmp(got + i * out_size, want + i * out_size, out_size) != 0) {
+                int w = snprintf(why, why_size, "element %lld: got 0x", (long long)(first + i));
+                for (size_t k = out_size; k-- > 0 && w < (int)why_size;)
+                    w += snprintf(why + w, why_size - (size_t)w, "%02x", got[i * out_size + k]);
+                if (w < (int)why_size)
+                    w += snprintf(why + w, why_size - (size_t)w, ", reference 0x");
+                for (size_t k = out_size; k-- > 0 && w < (int)why_size;)
+                    w += snprintf(why + w, why_size - (size_t)w, "%02x", want[i * out_size + k]);
+                return 0;
+            }
+        }
+    }
+    snprintf(why, why_size, "ok");
+    return 1;
+#endif
+}
+
+/* ---- output ---- */
+
+static void print_device(int device)
+{
+    struct cudaDeviceProp prop;
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+        printf("# device %d: %s, %d SMs, %.0f MiB L2, %.1f GiB, cc %d.%d; driver API %d, runtime %d\n",
+               device, prop.name, prop.multiProcessorCount, prop.l2CacheSize / (double)MiB,
+               (double)prop.totalGlobalMem / GiB, prop.major, prop.minor, driver, runtime);
+}
+
+static void log2_text(int64_t n, char *text, size_t size)
+{
+    int k = 0;
+    while (((int64_t)1 << k) < n)
+        ++k;
+    if (((int64_t)1 << k) == n)
+        snprintf(text, size, "2^%d", k);
+    else
+        snprintf(text, size, "%lld", (long long)n);
+}
+
+static void write_csv_row(FILE *csv, const char *impl, const case_t *c, double us, double gbps,
+                          double vs_memcpy)
+{
+    if (csv == NULL)
+        return;
+    fprintf(csv, "%s,%s,%s,%s,%lld,%s,%.4f,%.2f,%.4f\n", impl, ewb_op_name(c->entry.op),
+            ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), (long long)c->n,
+            offset_names[c->offsets], us, gbps, vs_memcpy);
+    fflush(csv);
+}
+
+static FILE *open_csv(const char *path)
+{
+    if (path == NULL)
+        return NULL;
+    FILE *csv = fopen(path, "w");
+    if (csv == NULL)
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+    else
+        fprintf(csv, "impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy\n");
+    return csv;
+}
+
+/* ---- the sweep ---- */
+
+typedef struct {
+    size_t bytes;
+    double us;
+} memcpy_result_t;
+
+static void progress(int done, int total, const case_t *c, int tty, const case_t *previous)
+{
+    if (c == NULL) {
+        if (tty)
+            fprintf(stderr, "\r\033[K");
+        return;
+    }
+    char n_text[32];
+    log2_text(c->n, n_text, sizeof n_text);
+    if (tty)
+        fprintf(stderr, "\r[%d/%d] %s %s<-%s n=%s %s\033[K", done + 1, total, ewb_op_name(c->entry.op),
+                ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), n_text, offset_names[c->offsets]);
+    else if (previous == NULL || memcmp(&previous->entry, &c->entry, sizeof c->entry) != 0)
+        fprintf(stderr, "[%d/%d] %s %s<-%s\n", done + 1, total, ewb_op_name(c->entry.op),
+                ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in));
+}
+
+static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *cases, int count)
+{
+    device_state_t d;
+    size_t pool_bytes = pool_bytes_for(cases, count);
+    FILE *csv = open_csv(o->csv_path);
+    if (o->csv_path && csv == NULL)
+        return 1;
+    if (device_state_init(&d, pool_bytes, o->device) != 0) {
+        if (csv)
+            fclose(csv);
+        return 1;
+    }
+    memcpy_result_t *copies = calloc((size_t)count, sizeof *copies);
+    int copy_count = 0, failures = 0, checked = 0, tty = isatty(2);
+    printf(
+        "# %s: %d cases, pools 3 x %.2f GiB, median of %d batches, ~%.1f ms per batch, GB/s = (bytes read + "
+        "written) / time\n",
+        impl->name, count, (double)pool_bytes / GiB, o->batches, o->batch_ms);
+    printf("%-5s %-9s %-7s %-7s %-5s %-8s %11s %9s %11s %9s  %s\n", "impl", "op", "out", "in", "n", "offsets",
+           "us/call", "GB/s", "memcpy GB/s", "vs_memcpy", "check");
+    for (int i = 0; i < count && copies; ++i) {
+        const case_t *c = &cases[i];
+        progress(i, count, c, tty, i ? &cases[i - 1] : NULL);
+        if (fill_pool(&d, 1, c->entry.in) != 0 ||
+            (arity(c->entry.op) > 1 && fill_pool(&d, 2, c->entry.in) != 0)) {
+            failures++;
+            break;
+        }
+        /* cudaMemcpy D2D moving the same bytes, once per byte count. */
+        size_t copy_bytes = memcpy_count(c);
+        int j = 0;
+        while (j < copy_count && copies[j].bytes != copy_bytes)
+            ++j;
+        if (j == copy_count) {
+            timed_t m = {.enqueue = enqueue_memcpy, .device = &d, .copy_bytes = copy_bytes};
+            int calls;
+            if (time_calls(&m, o, &copies[j].us, &calls) != 0) {
+                failures++;
+                break;
+            }
+            copies[j].bytes = copy_bytes;
+            copy_count++;
+        }
+        double memcpy_gbps = 2.0 * (double)copy_bytes / copies[j].us / 1e3;
+
+        timed_t t = {.enqueue = enqueue_case, .device = &d, .impl = impl, .c = c};
+        double us;
+        int calls;
+        if (time_calls(&t, o, &us, &calls) != 0) {
+            progress(i, count, NULL, tty, NULL);
+            fprintf(stderr, "%s: %s %s<-%s n=%lld %s failed\n", impl->name, ewb_op_name(c->entry.op),
+                    ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), (long long)c->n,
+                    offset_names[c->offsets]);
+            failures++;
+            /* A sticky error poisons the context: nothing after it can be measured. */
+            if (cudaDeviceSynchronize() != cudaSuccess)
+                break;
+            continue;
+        }
+        char why[160] = "skipped";
+        if (!o->no_check) {
+            checked++;
+            if (!check_case(&t, why, sizeof why))
+                failures++;
+        }
+        double gbps = (double)case_bytes(c) / us / 1e3;
+        char n_text[32];
+        log2_text(c->n, n_text, sizeof n_text);
+        progress(i, count, NULL, tty, NULL);
+        printf("%-5s %-9s %-7s %-7s %-5s %-8s %11.3f %9.1f %11.1f %9.3f  %s\n", impl->name,
+               ewb_op_name(c->entry.op), ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), n_text,
+               offset_names[c->offsets], us, gbps, memcpy_gbps, gbps / memcpy_gbps, why);
+        fflush(stdout);
+        write_csv_row(csv, impl->name, c, us, gbps, gbps / memcpy_gbps);
+        write_csv_row(csv, impl->memcpy_name, c, copies[j].us, memcpy_gbps, 1.0);
+    }
+    progress(0, 0, NULL, tty, NULL);
+    printf("# %s: %d cases, %d checked bit-exact against the CPU reference, %d failures\n", impl->name, count,
+           checked, failures);
+    free(copies);
+    if (csv)
+        fclose(csv);
+    device_state_free(&d);
+    return failures ? 1 : 0;
+}
+
+/* ---- host overhead ---- */
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, const float *b,
+                           cudaStream_t stream)
+{
+    (void)ctx;
+    dim3 grid = {(unsigned)((n + 255) / 256), 1, 1}, block = {256, 1, 1};
+    void *params[] = {&out, &a, &b, &n};
+    return cuda_ok(cudaLaunchKernel(ewb_raw_add_f32_kernel(), grid, block, params, 0, stream),
+                   "cudaLaunchKernel")
+               ? 0
+               : -1;
+}
+
+/* Host microseconds per call at n = 1024: batches of 256 calls, launchers interleaved batch by batch so
+ * drift hits all alike, median of the batches. Only the time to queue is counted; the GPU is drained
+ * between batches. */
+static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
+{
+    enum { N = 1024, CALLS = 256, BATCHES = 11 };
+    int launchers = 0;
+    while (launchers < EWB_MAX_HOST_LAUNCHERS && impl->host[launchers].call)
+        ++launchers;
+    if (launchers == 0) {
+        fprintf(stderr, "%s has no host-overhead launchers\n", impl->name);
+        return 1;
+    }
+    float *buffer = NULL;
+    cudaStream_t stream = NULL;
+    if (!cuda_ok(cudaMalloc((void **)&buffer, 3 * N * sizeof(float)), "cudaMalloc") ||
+        !cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
+        !cuda_ok(ewb_fill_random(buffer + N, EW_F32, 2 * N, FILL_SEED, stream), "fill kernel")) {
+        cudaFree(buffer);
+        return 1;
+    }
+    float *out = buffer, *a = buffer + N, *b = buffer + 2 * N;
+    int batches = o->batches > BATCHES ? o->batches : BATCHES, failed = 0;
+    double times[EWB_MAX_HOST_LAUNCHERS][1000];
+    for (int l = 0; l < launchers && !failed; ++l)
+        for (int i = 0; i < CALLS && !failed; ++i)
+            failed = impl->host[l].call(impl->ctx, N, out, a, b, stream) != 0;
+    failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    for (int k = 0; k < batches && !failed; ++k) {
+        for (int l = 0; l < launchers && !failed; ++l) {
+            double t0 = now_us();
+            for (int i = 0; i < CALLS && !failed; ++i)
+                failed = impl->host[l].call(impl->ctx, N, out, a, b, stream) != 0;
+            times[l][k] = (now_us() - t0) / CALLS;
+            failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        }
+    }
+    if (!failed) {
+        FILE *csv = open_csv(o->csv_path);
+        case_t c = {{EW_OP_ADD, EW_F32, EW_F32}, N, EWB_ALIGNED};
+        printf("# host time per call, add f32, n = %d, median of %d batches of %d calls\n", N, batches,
+               CALLS);
+        printf("%-12s %10s\n", "launcher", "host us");
+        double first = 0;
+        for (int l = 0; l < launchers; ++l) {
+            double us = median(times[l], batches);
+            if (l == 0)
+                first = us;
+            printf("%-12s %10.3f", impl->host[l].name, us);
+            if (l > 0)
+                printf("   (%s - %s = %+.3f us)", impl->host[0].name, impl->host[l].name, first - us);
+            printf("\n");
+            if (csv) {
+                fprintf(csv, "%s,%s,%s,%s,%d,host,%.4f,0,0\n", impl->host[l].name, ewb_op_name(c.entry.op),
+                        ewb_dtype_name(c.entry.out), ewb_dtype_name(c.entry.in), N, us);
+            }
+        }
+        if (csv)
+            fclose(csv);
+        else if (o->csv_path)
+            failed = 1;
+    }
+    cudaStreamDestroy(stream);
+    cudaFree(buffer);
+    return failed ? 1 : 0;
+}
+
+/* ---- main ---- */
+
+/* Why there is no GPU, in words: cudart's text for a missing driver talks of versions. */
+static const char *no_gpu_reason(cudaError_t error)
+{
+    if (error == cudaSuccess)
+        return "the driver reports 0 devices";
+    if (error == cudaErrorInsufficientDriver)
+        return "cudaErrorInsufficientDriver: no NVIDIA driver, or one older than the CUDA runtime";
+    return cudaGetErrorName(error);
+}
+
+int ewb_main(int argc, char **argv, const ewb_impl_t *impl)
+{
+    options_t o;
+    if (parse_options(argc, argv, impl->name, &o) != 0)
+        return 2;
+    int count = 0;
+    case_t *cases = o.host_overhead ? NULL : build_cases(&o, impl, &count);
+    if (!o.host_overhead && cases == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        return 1;
+    }
+    if (o.list_only) {
+        for (int i = 0; i < count; ++i)
+            printf("%s %s %s %lld %s\n", ewb_op_name(cases[i].entry.op), ewb_dtype_name(cases[i].entry.out),
+                   ewb_dtype_name(cases[i].entry.in), (long long)cases[i].n, offset_names[cases[i].offsets]);
+        free(cases);
+        return 0;
+    }
+
+    if (!o.host_overhead && count == 0) {
+        printf("# %s: no case matches the filters: nothing to run\n", impl->name);
+        free(cases);
+        return 0;
+    }
+
+    int devices = 0;
+    cudaError_t error = cudaGetDeviceCount(&devices);
+    if (error != cudaSuccess || devices == 0) {
+        printf("no CUDA GPU found (%s): nothing to run\n", no_gpu_reason(error));
+        free(cases);
+        return 0;
+    }
+    if (o.device >= devices) {
+        fprintf(stderr, "--device %d: only %d CUDA devices\n", o.device, devices);
+        free(cases);
+        return 2;
+    }
+    if (!cuda_ok(cudaSetDevice(o.device), "cudaSetDevice") ||
+        (impl->setup && impl->setup(impl->ctx, o.device) != 0)) {
+        free(cases);
+        return 1;
+    }
+    print_device(o.device);
+    int status = o.host_overhead ? run_host_overhead(&o, impl) : run_sweep(&o, impl, cases, count);
+    free(cases);
+    return status;
+}

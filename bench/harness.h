@@ -1,0 +1,81 @@
+/*
+ * The measurement harness shared by ew-bench (the library) and the CUB peer: the sweep of cases,
+ * the rotating-slice pools, the timing method, the cudaMemcpy reference, the host-overhead mode,
+ * the bit-exact spot check against the CPU reference, and the table and CSV output.
+ *
+ * An implementation plugs in through ewb_impl_t; everything else is identical between them, so
+ * their numbers differ only by the code that runs the op. Method: bench/NOTES.md.
+ */
+#ifndef EWB_HARNESS_H
+#define EWB_HARNESS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "elementwise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One op of the catalogue on given dtypes (out == in except for casts). */
+typedef struct {
+    ew_op_t op;
+    ew_dtype_t out;
+    ew_dtype_t in;
+} ewb_entry_t;
+
+/* Element offsets of (out, first input, second input) from a 4 KiB-aligned slice start. */
+typedef enum { EWB_ALIGNED = 0, EWB_SAME = 1, EWB_MIXED = 2, EWB_OFFSET_MODES = 3 } ewb_offsets_t;
+
+/* Queue one call on stream. Return 0, or print why to stderr and return -1. b is NULL for unary ops
+ * and casts. For scale_add the alpha is ewb_alpha(entry->out). */
+typedef int (*ewb_call_fn)(void *ctx, const ewb_entry_t *entry, int64_t n, void *out, const void *a,
+                           const void *b, cudaStream_t stream);
+
+/* Queue one f32 add of n elements for the host-overhead mode. */
+typedef int (*ewb_host_call_fn)(void *ctx, int64_t n, float *out, const float *a, const float *b,
+                                cudaStream_t stream);
+
+typedef struct {
+    const char *name;
+    ewb_host_call_fn call;
+} ewb_host_launcher_t;
+
+enum { EWB_MAX_HOST_LAUNCHERS = 4 };
+
+typedef struct {
+    const char *name;        /* the CSV's impl column: "ew", "cub" */
+    const char *memcpy_name; /* impl column of its cudaMemcpy rows: "memcpy", "memcpy_cub" */
+    int (*supports)(void *ctx, const ewb_entry_t *entry);
+    /* Called once a GPU is known to be present (device already current); 0 or -1. May be NULL. */
+    int (*setup)(void *ctx, int device);
+    ewb_call_fn call;
+    ewb_host_launcher_t host[EWB_MAX_HOST_LAUNCHERS]; /* host-overhead mode; unused slots are {0} */
+    void *ctx;
+} ewb_impl_t;
+
+/* Parse options, run the sweep (or the host-overhead mode), print and write the CSV.
+ * Returns the process exit status: 0 (also when no GPU is present), 1 on a failed call or a
+ * failed check, 2 on bad options. */
+int ewb_main(int argc, char **argv, const ewb_impl_t *impl);
+
+/* The alpha every implementation uses for scale_add on dtype: 0.75 for floats, 3 for integers, 1 for bool. */
+double ewb_alpha(ew_dtype_t dtype);
+
+/* Short names ("f16", "scale_add") independent of the library, so peers need not link it. */
+const char *ewb_dtype_name(ew_dtype_t dtype);
+size_t ewb_dtype_size(ew_dtype_t dtype);
+const char *ewb_op_name(ew_op_t op);
+
+/* The raw f32 add kernel of raw_kernel.cu launched with cudaLaunchKernel, one element per thread:
+ * the host cost of a launch with nothing around it. */
+int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, const float *b,
+                           cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

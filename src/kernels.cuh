@@ -64,6 +64,9 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
 template <typename F> inline constexpr size_t kWidestElement =
     std::max({kStorageSize<typename F::Out>, kStorageSize<typename F::In1>, kStorageSize<typename F::In2>});
 
+#ifndef EW_TUNE_MIN_BLOCKS
+#define EW_TUNE_MIN_BLOCKS 1 /* resident blocks per SM the compiler must allow (caps registers) */
+#endif
 #ifndef EW_TUNE_STREAMING
 #define EW_TUNE_STREAMING 0 /* 1: evict-first loads and stores (ld/st.global.cs) */
 #endif
@@ -174,7 +177,7 @@ struct BodyPlan {
 // thread loading `unroll` independent packs before computing any (bytes in flight); then the tail
 // past the last whole pack, one by one, with the same functor.
 template <typename F, int P, int Unroll, bool Shifted>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
                        const typename F::In2 *__restrict__ b)
 {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Build-time tuning knobs measured against each other in one run on the GPU (bench/NOTES.md):
+# one library build per variant, the same ew-bench subset on each, one table at the end.
+#   scripts/gpu/tune.sh OUT_DIR [name:flags ...]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: tune.sh OUT_DIR [name:flags ...]}
+shift
+mkdir -p "$out"
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=("base:" "bytes32:-DEW_PLAN_THREAD_BYTES=32" "bytes64:-DEW_PLAN_THREAD_BYTES=64"
+                                       "streaming:-DEW_TUNE_STREAMING=1" "minblocks8:-DEW_TUNE_MIN_BLOCKS=8")
+cases=(
+    "--ops add --dtypes f32,i8 --log2 20,22,24,26,28 --offsets aligned,mixed"
+    "--ops relu,scale_add --dtypes f32,f16 --log2 24,26 --offsets aligned"
+    "--ops cast --dtypes f16,f32 --log2 24,26 --offsets aligned"
+)
+for variant in "${variants[@]}"; do
+    name=${variant%%:*} flags=${variant#*:}
+    build=build-tune-$name
+    cmake -S . -B $build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90-real -DEW_BUILD_TESTS=OFF \
+        -DCMAKE_C_FLAGS="$flags" -DCMAKE_CUDA_FLAGS="$flags" >"$out/$name-build.log" 2>&1 &&
+        cmake --build $build -j 16 --target ew-bench >>"$out/$name-build.log" 2>&1 ||
+        { echo "$name: build failed"; continue; }
+    for i in "${!cases[@]}"; do
+        # shellcheck disable=SC2086
+        $build/bench/ew-bench ${cases[$i]} --csv "$out/$name-$i.csv" >"$out/$name-$i.txt" 2>/dev/null ||
+            echo "$name: case set $i exit $?"
+    done
+done
+python3 - "$out" "${variants[@]}" <<'PY'
+import csv, glob, sys, os
+out, variants = sys.argv[1], [v.split(":")[0] for v in sys.argv[2:]]
+rows = {}
+for name in variants:
+    for path in sorted(glob.glob(os.path.join(out, f"{name}-*.csv"))):
+        for r in csv.DictReader(open(path)):
+            if r["impl"] != "ew":
+                continue
+            key = (r["op"], r["out_dtype"], r["in_dtype"], int(r["n"]), r["offsets"])
+            rows.setdefault(key, {})[name] = float(r["gbps"])
+print("GB/s per variant (ratio to the first)")
+print(f"{'case':44s}" + "".join(f"{v:>14s}" for v in variants))
+for key in sorted(rows):
+    base = rows[key].get(variants[0])
+    cells = []
+    for v in variants:
+        g = rows[key].get(v)
+        cells.append(f"{'-':>14s}" if g is None else f"{g:8.0f} {g / base if base else 0:5.3f}")
+    op, o, i, n, off = key
+    print(f"{op + ' ' + (o if o == i else i + '->' + o):20s} 2^{n.bit_length() - 1:<3d} {off:18s}" + "".join(cells))
+PY

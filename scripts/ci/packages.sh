@@ -5,8 +5,11 @@
 # exit 0), then consume the .tar.gz through find_package too. The packages are removed again at
 # the end (EW_KEEP_PACKAGES=1 keeps them).
 #
-#   scripts/ci/packages.sh [BUILD_DIR]          (default build-packages)
-#   EW_CUDA_ARCHITECTURES=90-real scripts/ci/packages.sh   # quicker build; default: the project's list
+#   scripts/ci/packages.sh [BUILD_DIR]
+# An existing, built BUILD_DIR (as .ci/run passes) is packaged as it is, with its architectures: it is
+# only reconfigured for the Debian prefix /usr, and its previous prefix is put back at the end. Without
+# one, build-packages is configured and built (EW_CUDA_ARCHITECTURES=90-real for a quick build; by
+# default the project's full list, about 7 minutes on two cores).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -18,6 +21,10 @@ cleanup() {
     if [[ $installed == 1 && ${EW_KEEP_PACKAGES:-0} != 1 ]]; then
         say "removing the packages again"
         DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq libelementwise-dev libelementwise1 > /dev/null
+    fi
+    if [[ -n ${previous_prefix:-} ]]; then
+        cmake -DCMAKE_INSTALL_PREFIX="$previous_prefix" -UCMAKE_PROJECT_elementwise_INCLUDE "$build" \
+            > /dev/null
     fi
     rm -rf "$work"
 }
@@ -45,12 +52,20 @@ fi
 inject=()
 grep -q 'cmake/packaging.cmake' "$root/CMakeLists.txt" ||
     inject=(-DCMAKE_PROJECT_elementwise_INCLUDE="$root/cmake/packaging.cmake")
-arch=()
-[[ -n ${EW_CUDA_ARCHITECTURES:-} ]] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$EW_CUDA_ARCHITECTURES")
-say "configuring $build (prefix /usr)"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-    -DEW_BUILD_TESTS=OFF -DEW_BUILD_BENCH=OFF "${arch[@]}" "${inject[@]}" > "$work/configure.log" ||
-    { cat "$work/configure.log"; exit 1; }
+if [[ -e $build/CMakeCache.txt ]]; then
+    # The pkg-config file records the configured prefix: /usr while packaging, then back as it was.
+    say "reconfiguring $build for prefix /usr"
+    previous_prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+    cmake -DCMAKE_INSTALL_PREFIX=/usr "${inject[@]}" "$build" > "$work/configure.log" ||
+        { cat "$work/configure.log"; exit 1; }
+else
+    arch=()
+    [[ -n ${EW_CUDA_ARCHITECTURES:-} ]] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$EW_CUDA_ARCHITECTURES")
+    say "configuring $build (prefix /usr)"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+        -DEW_BUILD_TESTS=OFF -DEW_BUILD_BENCH=OFF "${arch[@]}" "${inject[@]}" > "$work/configure.log" ||
+        { cat "$work/configure.log"; exit 1; }
+fi
 cmake --build "$build"
 rm -f "$build"/*.deb "$build"/*.tar.gz
 (cd "$build" && cpack -G "DEB;TGZ" > "$work/cpack.log") || { cat "$work/cpack.log"; exit 1; }
@@ -106,7 +121,7 @@ grep -q 'elementwise_DIR:PATH=/usr/lib' "$work/cmake-build/CMakeCache.txt" || fa
 cmake --build "$work/cmake-build"
 "$work/cmake-build/elementwise_example"
 
-# ---- the .tar.gz: unpacked anywhere, found by find_package through CMAKE_PREFIX_PATH ----
+# ---- the .tar.gz: unpacked anywhere, found through CMAKE_PREFIX_PATH and PKG_CONFIG_PATH ----
 say "examples/cmake against the unpacked $(basename "$tarball")"
 mkdir "$work/tgz"
 tar -xzf "$tarball" -C "$work/tgz"
@@ -121,5 +136,13 @@ cmake --build "$work/tgz-build"
 ldd "$work/tgz-build/elementwise_example" | grep -q "libelementwise.so.1 => $tgz_prefix" ||
     fail "the example does not load the unpacked library: $(ldd "$work/tgz-build/elementwise_example")"
 "$work/tgz-build/elementwise_example"
+
+say "examples/c with pkg-config against the unpacked $(basename "$tarball")"
+cp -r "$root/examples/c" "$work/tgz-c"
+tgz_pc_dir=$(dirname "$(find "$work/tgz" -name elementwise.pc)")
+make -C "$work/tgz-c" --no-print-directory PKG_CONFIG_PATH="$tgz_pc_dir"
+ldd "$work/tgz-c/elementwise_example" | grep -q "libelementwise.so.1 => $tgz_prefix" ||
+    fail "the example does not load the unpacked library: $(ldd "$work/tgz-c/elementwise_example")"
+"$work/tgz-c/elementwise_example"
 
 say "ok: packages built, installed and consumed through pkg-config and find_package"

@@ -14,10 +14,8 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" --component runtime > /dev/null
 cmake --install "$build" --prefix "$prefix" --component dev > /dev/null
-# The pkg-config file records the prefix the tree was configured with: point it at this one (the CMake
-# package finds its own place). The build tree itself is left as it is.
+# Both the pkg-config file and the CMake package find their prefix from their own place.
 pc_file=$(find "$prefix" -name elementwise.pc)
-sed -i "s|^prefix=.*|prefix=$prefix|" "$pc_file"
 cp -r "$root/examples" "$work/examples"
 if [[ -z ${CUDA_HOME:-} ]] && command -v nvcc > /dev/null; then
     export CUDA_HOME=$(dirname "$(dirname "$(command -v nvcc)")")

@@ -1,0 +1,480 @@
+/*
+ * libFuzzer target for the whole C API of libelementwise (issue 4), on a machine WITHOUT a GPU.
+ *
+ * The input is a little program: each action byte picks an API call, the bytes after it its
+ * arguments. Handles are valid ones made with the internal ewi_handle_make (no GPU needed), NULL,
+ * or destroyed ones; op and dtype values, n, pointers (NULL, misaligned, overlapping, arbitrary
+ * fake addresses), alpha and streams are arbitrary. Every call must return one of the ew_status_t
+ * values, with a non-empty message on failure, and the status must be the one the rules of
+ * include/elementwise.h and docs/semantics.md give for those arguments (a model below). Any
+ * violation aborts, which libFuzzer reports as a crash.
+ *
+ * Safety: a fully valid call reaches cudaGetDevice, which fails without a GPU, so no pointer is ever
+ * dereferenced. With a GPU present a call with fake pointers would launch a kernel on them, so
+ * LLVMFuzzerInitialize refuses to run when any CUDA device is visible.
+ *
+ * Input format (fuzz/make_seeds.py writes seeds in it): missing bytes read as 0.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "elementwise.h"
+#include "handle.h"
+
+#define CHECK(condition, ...)                                                                                \
+    do {                                                                                                     \
+        if (!(condition)) {                                                                                  \
+            fprintf(stderr, "fuzz_api: check failed: %s: ", #condition);                                     \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fprintf(stderr, "\n");                                                                           \
+            abort();                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+/* ---- input reader ---- */
+
+typedef struct {
+    const uint8_t *data;
+    size_t size, at;
+} input_t;
+
+static uint8_t take8(input_t *in) { return in->at < in->size ? in->data[in->at++] : 0; }
+
+static uint64_t take64(input_t *in)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+        v |= (uint64_t)take8(in) << (8 * i);
+    return v;
+}
+
+static uint32_t take32(input_t *in) { return (uint32_t)take64(in); } /* 8 bytes, so fields stay aligned */
+
+/* ---- state: handle slots and the set of live handles ---- */
+
+enum { SLOTS = 4, MAX_LIVE = 64 };
+
+typedef struct {
+    ew_handle_t handle;
+    int device, sm_count, threads;
+} live_t;
+
+static ew_handle_t slots[SLOTS]; /* NULL, live, or stale (destroyed; the pointer stays readable) */
+static live_t live[MAX_LIVE];
+static int live_count;
+
+static const live_t *find_live(ew_handle_t h)
+{
+    for (int i = 0; h != NULL && i < live_count; ++i)
+        if (live[i].handle == h)
+            return &live[i];
+    return NULL;
+}
+
+static void forget_live(ew_handle_t h)
+{
+    for (int i = 0; i < live_count; ++i)
+        if (live[i].handle == h) {
+            live[i] = live[--live_count];
+            return;
+        }
+}
+
+/* 0..SLOTS-1: that slot's handle (NULL, live or stale); SLOTS: NULL. */
+static ew_handle_t take_handle(input_t *in)
+{
+    unsigned k = take8(in) % (SLOTS + 1);
+    return k < SLOTS ? slots[k] : NULL;
+}
+
+/* ---- argument generators: mostly near the interesting values, sometimes anything ---- */
+
+static int take_enum_value(input_t *in)
+{
+    uint8_t b = take8(in);
+    if (b < 224)
+        return (int)(b % 16) - 1; /* -1 .. 14: every valid value and its neighbours */
+    return (int)take32(in);
+}
+
+static int64_t take_n(input_t *in)
+{
+    uint8_t b = take8(in);
+    switch (b % 12) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return -1;
+    case 3: return INT64_MIN;
+    case 4: return INT64_MAX;
+    case 5: return (int64_t)1 << 32 | 5;
+    case 6: return (int64_t)1 << 62;
+    case 7: return -(int64_t)take32(in);
+    case 8: return (int64_t)take64(in);
+    default: return 1 + take8(in) + 256 * (int64_t)take8(in); /* small sizes */
+    }
+}
+
+/* Fake device addresses in four separate 1 MiB regions, so pointers may overlap, be misaligned or
+ * be far apart; plus NULL, the top of the address space and anything at all. Never dereferenced. */
+static const void *take_pointer(input_t *in, const void *out)
+{
+    uint8_t b = take8(in);
+    uintptr_t region = (uintptr_t)0x7f0000000000ull + (uintptr_t)(b % 4) * 0x100000u;
+    switch ((b >> 2) % 10) {
+    case 0: return NULL;
+    case 1: return out; /* exactly in place */
+    case 2: /* near out: overlaps; integer arithmetic, the addresses are not objects of this program */
+        return out == NULL ? NULL : (const void *)((uintptr_t)out + (uintptr_t)(intptr_t)(int16_t)take32(in));
+    case 3: return (const void *)(UINTPTR_MAX - take8(in)); /* ranges that would wrap */
+    case 4: return (const void *)(uintptr_t)take64(in);
+    default: return (const void *)(region + (take32(in) & 0xFFFFu)); /* any alignment */
+    }
+}
+
+static double take_alpha(input_t *in)
+{
+    static const double table[] = {0.0,
+                                   1.0,
+                                   -1.0,
+                                   0.5,
+                                   2.0,
+                                   -0.0,
+                                   127.0,
+                                   128.0,
+                                   -128.0,
+                                   255.0,
+                                   256.0,
+                                   32767.0,
+                                   32768.0,
+                                   -32769.0,
+                                   2147483647.0,
+                                   2147483648.0,
+                                   -2147483649.0,
+                                   9223372036854775807.0 /* 2^63 */,
+                                   -9223372036854775808.0,
+                                   1e300,
+                                   1e-300};
+    uint8_t b = take8(in);
+    if (b < 200)
+        return table[b % (sizeof table / sizeof table[0])];
+    uint64_t bits = take64(in); /* NaN, infinities, subnormals, anything */
+    double alpha;
+    memcpy(&alpha, &bits, sizeof alpha);
+    return alpha;
+}
+
+static ew_stream_t take_stream(input_t *in)
+{
+    uint8_t b = take8(in);
+    return b < 128 ? NULL : (ew_stream_t)(uintptr_t)take64(in); /* never used without a device */
+}
+
+/* ---- the model: what the rules say a call must return ---- */
+
+static int dtype_valid(int d) { return d >= EW_BOOL && d <= EW_F8E5M2; }
+static int is_fp8(int d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
+static size_t spec_size(int d)
+{
+    static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+    return dtype_valid(d) ? sizes[d] : 0;
+}
+
+/* The catalogue of docs/semantics.md, written out independently of the dispatch table. */
+static int catalogue_has(int op, int out, int in)
+{
+    if (!dtype_valid(out) || !dtype_valid(in))
+        return 0;
+    switch (op) {
+    case EW_OP_CAST: return 1;
+    case EW_OP_ADD:
+    case EW_OP_MUL:
+    case EW_OP_SCALE_ADD: return out == in && !is_fp8(out);
+    case EW_OP_RELU: return out == in && !is_fp8(out) && out != EW_BOOL;
+    default: return 0;
+    }
+}
+
+/* Integer dtypes take alpha only as an integer representable in the dtype (bool: 0 or 1). */
+static int alpha_fits(int dtype, double alpha)
+{
+    static const double low[] = {0, 0, -128, 0, -32768, -2147483648.0, -9223372036854775808.0};
+    static const double high_exclusive[] = {0, 2, 128, 256, 32768, 2147483648.0, 9223372036854775808.0};
+    if (dtype > EW_I64)
+        return 1; /* floating dtypes take any alpha */
+    return alpha >= low[dtype] && alpha < high_exclusive[dtype] && alpha == floor(alpha);
+}
+
+typedef enum { VALID, INVALID, EITHER } verdict_t;
+
+/* Pointers of a call with n > 0: NULL, misaligned, wrapping past the address space or overlapping
+ * out (other than exactly in place with equal sizes) make it invalid. Ranges that end within a few
+ * bytes of 2^64 are left to the implementation (EITHER). */
+static verdict_t pointers_verdict(int64_t n, int count, const void *const pointers[], const size_t sizes[])
+{
+    typedef unsigned __int128 u128;
+    u128 begin[3], end[3];
+    const u128 top = (u128)1 << 64, margin = 64;
+    verdict_t verdict = VALID;
+    for (int i = 0; i < count; ++i) {
+        uintptr_t p = (uintptr_t)pointers[i];
+        if (p == 0 || p % sizes[i] != 0)
+            return INVALID;
+        begin[i] = p;
+        end[i] = (u128)p + (u128)n * sizes[i];
+        if (end[i] > top)
+            return INVALID;
+        if (end[i] + margin > top)
+            verdict = EITHER;
+    }
+    for (int i = 1; i < count; ++i) {
+        if (begin[0] == begin[i] && sizes[0] == sizes[i])
+            continue;
+        if (begin[0] < end[i] && begin[i] < end[0])
+            return INVALID;
+    }
+    return verdict;
+}
+
+/* Checks one operation call's status against the model. entry: 0 unary, 1 binary, 2 cast, 3 scale_add. */
+static void check_operation(int entry, ew_handle_t h, int op, int out_dtype, int in_dtype, int64_t n,
+                            double alpha, int count, const void *const pointers[], ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    CHECK(message != NULL, "NULL message");
+    CHECK((unsigned)status <= EW_ERROR_OUT_OF_MEMORY, "entry %d returned %d, not an ew_status_t", entry,
+          (int)status);
+    if (status != EW_SUCCESS)
+        CHECK(message[0] != '\0' && strlen(message) < 4096, "entry %d: %s with message \"%s\"", entry,
+              ew_status_string(status), message);
+    /* Without a device: no mismatch, no allocation, no device to be missing at call time. */
+    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_OUT_OF_MEMORY &&
+              status != EW_ERROR_NO_DEVICE,
+          "entry %d: %s (\"%s\")", entry, ew_status_string(status), message);
+
+    if (find_live(h) == NULL) {
+        CHECK(status == EW_ERROR_INVALID_HANDLE, "entry %d on a %s handle %p: %s (\"%s\")", entry,
+              h == NULL ? "NULL" : "destroyed", (void *)h, ew_status_string(status), message);
+        return;
+    }
+    CHECK(status != EW_ERROR_INVALID_HANDLE, "entry %d: live handle refused: \"%s\"", entry, message);
+
+    static const int entry_ops[] = {EW_OP_RELU, -1 /* add or mul */, EW_OP_CAST, EW_OP_SCALE_ADD};
+    int op_fits_entry = entry == 1 ? (op == EW_OP_ADD || op == EW_OP_MUL) : op == entry_ops[entry];
+    if (!op_fits_entry || !catalogue_has(op, out_dtype, in_dtype)) {
+        /* Which of two problems is reported first is not fixed by the rules. */
+        CHECK(status == EW_ERROR_NOT_SUPPORTED || (status == EW_ERROR_INVALID_VALUE && n < 0),
+              "entry %d, op %d, dtypes %d <- %d, n %lld: outside the catalogue but %s (\"%s\")", entry, op,
+              out_dtype, in_dtype, (long long)n, ew_status_string(status), message);
+        return;
+    }
+    CHECK(status != EW_ERROR_NOT_SUPPORTED,
+          "entry %d, op %d, dtypes %d <- %d: in the catalogue but refused: \"%s\"", entry, op, out_dtype,
+          in_dtype, message);
+
+    int alpha_ok = entry != 3 || alpha_fits(out_dtype, alpha);
+    if (n < 0) {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "n = %lld: %s", (long long)n, ew_status_string(status));
+        return;
+    }
+    if (n == 0) {
+        /* Nothing launched; an alpha that does not fit may be refused even then. */
+        CHECK(status == EW_SUCCESS || (!alpha_ok && status == EW_ERROR_INVALID_VALUE), "n = 0: %s (\"%s\")",
+              ew_status_string(status), message);
+        return;
+    }
+    CHECK(status != EW_SUCCESS, "entry %d with n = %lld succeeded on a machine without a GPU", entry,
+          (long long)n);
+
+    size_t sizes[3] = {spec_size(out_dtype), spec_size(in_dtype), spec_size(in_dtype)};
+    verdict_t verdict = alpha_ok ? pointers_verdict(n, count, pointers, sizes) : INVALID;
+    if (verdict == INVALID)
+        CHECK(status == EW_ERROR_INVALID_VALUE,
+              "entry %d, n %lld, pointers %p %p %p, alpha %g: invalid but %s (\"%s\")", entry, (long long)n,
+              pointers[0], pointers[1], count > 2 ? pointers[2] : NULL, alpha, ew_status_string(status),
+              message);
+    if (verdict == VALID) {
+        /* A fully valid call gets as far as asking CUDA for the current device, which fails here. */
+        CHECK(status == EW_ERROR_CUDA, "entry %d, n %lld, pointers %p %p %p: valid but %s (\"%s\")", entry,
+              (long long)n, pointers[0], pointers[1], count > 2 ? pointers[2] : NULL,
+              ew_status_string(status), message);
+    }
+    if (status == EW_ERROR_CUDA)
+        CHECK(strstr(message, "cuda") != NULL, "EW_ERROR_CUDA without the CUDA error's name: \"%s\"",
+              message);
+}
+
+/* ---- actions ---- */
+
+enum {
+    ACTION_MAKE,
+    ACTION_DESTROY,
+    ACTION_CREATE,
+    ACTION_GET,
+    ACTION_UNARY,
+    ACTION_BINARY,
+    ACTION_CAST,
+    ACTION_SCALE_ADD,
+    ACTION_INFO,
+    ACTIONS
+};
+
+static void destroy_checked(ew_handle_t h)
+{
+    int was_live = find_live(h) != NULL;
+    ew_status_t status = ew_handle_destroy(h);
+    if (h == NULL || was_live)
+        CHECK(status == EW_SUCCESS, "destroying a %s handle: %s", h ? "live" : "NULL",
+              ew_status_string(status));
+    else
+        CHECK(status == EW_ERROR_INVALID_HANDLE && ew_get_last_error_message()[0] != '\0',
+              "destroying a destroyed handle: %s", ew_status_string(status));
+    forget_live(h);
+}
+
+static void action_make(input_t *in)
+{
+    unsigned k = take8(in) % SLOTS;
+    if (find_live(slots[k]) != NULL)
+        destroy_checked(slots[k]);
+    if (live_count == MAX_LIVE)
+        return;
+    int device = take_enum_value(in), sm_count = (int)take32(in), threads = (int)take32(in);
+    ew_handle_t h = NULL;
+    ew_status_t status = ewi_handle_make(device, sm_count, threads, &h);
+    CHECK(status == EW_SUCCESS && h != NULL, "ewi_handle_make: %s", ew_status_string(status));
+    CHECK(find_live(h) == NULL, "ewi_handle_make returned a handle that is still live");
+    live[live_count++] = (live_t){h, device, sm_count, threads};
+    slots[k] = h;
+}
+
+static void action_create(input_t *in)
+{
+    int device = take_enum_value(in);
+    if (take8(in) & 1) {
+        CHECK(ew_handle_create(device, NULL) == EW_ERROR_INVALID_VALUE,
+              "ew_handle_create with a NULL output");
+        return;
+    }
+    ew_handle_t h = (ew_handle_t)(uintptr_t)0x5A5A;
+    ew_status_t status = ew_handle_create(device, &h);
+    CHECK(status == EW_ERROR_NO_DEVICE || status == EW_ERROR_INVALID_VALUE,
+          "ew_handle_create(%d) without a GPU: %s", device, ew_status_string(status));
+    CHECK(h == (ew_handle_t)(uintptr_t)0x5A5A, "ew_handle_create wrote the output on failure");
+    CHECK(ew_get_last_error_message()[0] != '\0', "ew_handle_create failed without a message");
+}
+
+static void action_get(input_t *in)
+{
+    ew_handle_t h = take_handle(in);
+    unsigned which = take8(in) % 3;
+    int use_null = take8(in) < 32;
+    int value = -12345;
+    int *target = use_null ? NULL : &value;
+    ew_status_t status = which == 0   ? ew_handle_get_device(h, target)
+                         : which == 1 ? ew_handle_get_sm_count(h, target)
+                                      : ew_handle_get_max_threads_per_sm(h, target);
+    const live_t *l = find_live(h);
+    if (l == NULL) {
+        CHECK(status == EW_ERROR_INVALID_HANDLE, "getter on a dead handle: %s", ew_status_string(status));
+        CHECK(value == -12345, "getter on a dead handle wrote its output");
+    } else if (use_null) {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "getter with a NULL output: %s", ew_status_string(status));
+    } else {
+        int expected = which == 0 ? l->device : which == 1 ? l->sm_count : l->threads;
+        CHECK(status == EW_SUCCESS && value == expected, "getter %u: %s, %d instead of %d", which,
+              ew_status_string(status), value, expected);
+    }
+}
+
+static void action_operation(input_t *in, int action)
+{
+    ew_handle_t h = take_handle(in);
+    int op = action == ACTION_CAST        ? EW_OP_CAST
+             : action == ACTION_SCALE_ADD ? EW_OP_SCALE_ADD
+                                          : take_enum_value(in);
+    int out_dtype = take_enum_value(in);
+    int in_dtype = action == ACTION_CAST ? take_enum_value(in) : out_dtype;
+    int64_t n = take_n(in);
+    double alpha = action == ACTION_SCALE_ADD ? take_alpha(in) : 0.0;
+    const void *out = take_pointer(in, NULL);
+    const void *a = take_pointer(in, out), *b = take_pointer(in, out);
+    ew_stream_t stream = take_stream(in);
+    const void *pointers[3] = {out, a, b};
+    ew_status_t status;
+    switch (action) {
+    case ACTION_UNARY:
+        status = ew_unary(h, (ew_op_t)op, (ew_dtype_t)out_dtype, n, (void *)out, a, stream);
+        check_operation(0, h, op, out_dtype, in_dtype, n, alpha, 2, pointers, status);
+        break;
+    case ACTION_BINARY:
+        status = ew_binary(h, (ew_op_t)op, (ew_dtype_t)out_dtype, n, (void *)out, a, b, stream);
+        check_operation(1, h, op, out_dtype, in_dtype, n, alpha, 3, pointers, status);
+        break;
+    case ACTION_CAST:
+        status = ew_cast(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, n, (void *)out, a, stream);
+        check_operation(2, h, op, out_dtype, in_dtype, n, alpha, 2, pointers, status);
+        break;
+    default:
+        status = ew_scale_add(h, (ew_dtype_t)out_dtype, alpha, n, (void *)out, a, b, stream);
+        check_operation(3, h, op, out_dtype, in_dtype, n, alpha, 3, pointers, status);
+    }
+}
+
+static void action_info(input_t *in)
+{
+    int op = take_enum_value(in), out = take_enum_value(in), dtype_in = take_enum_value(in);
+    int supported = ew_is_supported((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)dtype_in);
+    CHECK(supported == catalogue_has(op, out, dtype_in), "ew_is_supported(%d, %d, %d) = %d", op, out,
+          dtype_in, supported);
+    const char *name = ew_dtype_name((ew_dtype_t)out);
+    CHECK(name != NULL && name[0] != '\0', "ew_dtype_name(%d)", out);
+    CHECK(ew_dtype_size((ew_dtype_t)out) == spec_size(out), "ew_dtype_size(%d) = %zu", out,
+          ew_dtype_size((ew_dtype_t)out));
+    const char *status_name = ew_status_string((ew_status_t)op);
+    CHECK(status_name != NULL && status_name[0] != '\0', "ew_status_string(%d)", op);
+    CHECK(ew_get_version() == EW_VERSION, "ew_get_version");
+    CHECK(ew_get_last_error_message() != NULL, "ew_get_last_error_message");
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error == cudaSuccess && count > 0) {
+        fprintf(stderr,
+                "fuzz_api: refusing to run: %d CUDA device(s) visible. The fuzzer passes fake pointers, "
+                "which a GPU would dereference; run it on a machine without one.\n",
+                count);
+        exit(1);
+    }
+    (void)cudaGetLastError();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    input_t in = {data, size, 0};
+    for (int steps = 0; in.at < in.size && steps < 256; ++steps) {
+        int action = take8(&in) % ACTIONS;
+        switch (action) {
+        case ACTION_MAKE: action_make(&in); break;
+        case ACTION_DESTROY: destroy_checked(take_handle(&in)); break;
+        case ACTION_CREATE: action_create(&in); break;
+        case ACTION_GET: action_get(&in); break;
+        case ACTION_INFO: action_info(&in); break;
+        default: action_operation(&in, action);
+        }
+    }
+    /* Leave no live handle behind: each input starts from the same state. */
+    while (live_count > 0)
+        destroy_checked(live[0].handle);
+    memset(slots, 0, sizeof slots);
+    return 0;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# ABI check of libelementwise.so: rebuild it with debug info (RelWithDebInfo) in build-abi (or
+# $EW_ABI_BUILD_DIR), then
+#   1. abidiff against the committed baseline abi/libelementwise.abi: fail on an incompatible change
+#      (a removed or changed function, a changed or removed enumerator); a compatible one (an appended
+#      function; appended enumerators abidiff already treats as harmless) is reported and allowed;
+#   2. the exported dynamic symbols, with their versions, must be exactly abi/symbols.txt;
+#   3. the SONAME must be libelementwise.so.<EW_VERSION_MAJOR> and the baseline's SONAME.
+# Usage: scripts/ci/abi.sh [--update] [BUILD_DIR]; BUILD_DIR (what .ci/run passes) is not used.
+# `scripts/ci/abi.sh --update` rewrites the baseline and the symbol list from the current build: only
+# for a deliberate ABI change, reviewed against the policy in README.md.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${EW_ABI_BUILD_DIR:-$root/build-abi}
+baseline=$root/abi/libelementwise.abi
+symbol_list=$root/abi/symbols.txt
+update=0
+for argument in "$@"; do
+    case $argument in
+        --update) update=1 ;;
+        -*) echo "usage: $0 [--update] [BUILD_DIR (ignored: this check makes its own build)]" >&2; exit 2 ;;
+        *) ;; # .ci/run passes its build directory to every check; this one needs a debug-info build
+    esac
+done
+if ! command -v abidw >/dev/null || ! command -v abidiff >/dev/null; then
+    echo "== abi: installing abigail-tools"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq abigail-tools >/dev/null
+fi
+
+# Host ABI only: one CUDA architecture is enough, and no tests or benchmarks.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90-real \
+    -DEW_BUILD_TESTS=OFF -DEW_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" --target elementwise
+library=$(readlink -f "$build/libelementwise.so")
+headers=$build/include
+
+# Only the exported interface and the public header's types count; locations and build paths would
+# make the file churn between machines.
+abidw_options=(--headers-dir "$headers" --drop-private-types --exported-interfaces-only --drop-undefined-syms
+               --no-corpus-path --no-comp-dir-path --no-show-locs)
+write_abi() { # library output
+    abidw "${abidw_options[@]}" --out-file "$2" "$1"
+    sed -i "s|path='$root/|path='|" "$2"
+}
+# abidiff sets bit 8 (incompatible) only for removals; for a C ABI a changed enumerator value or
+# parameter breaks callers as surely, so any removed or changed item in its summary fails too.
+# Returns 0 (same), 1 (compatible additions only) or 2 (incompatible or error); the report in $3.
+compare_abi() { # baseline current report
+    local status=0
+    abidiff --no-show-locs "$1" "$2" >"$3" 2>&1 || status=$?
+    if [ $((status & 11)) -ne 0 ] || grep -Eq '\b[1-9][0-9]* (Removed|Changed)\b' "$3"; then
+        return 2
+    fi
+    [ $((status & 4)) -eq 0 ] && return 0
+    return 1
+}
+exported_symbols() {
+    # Defined dynamic symbols with their version: "ew_binary@@ELEMENTWISE_1".
+    readelf --dyn-syms --wide "$1" | awk '$7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK") { print $8 }' | sort
+}
+soname_of() {
+    readelf --dynamic --wide "$1" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p'
+}
+
+if [ "$update" = 1 ]; then
+    write_abi "$library" "$baseline"
+    exported_symbols "$library" >"$symbol_list"
+    echo "abi.sh: wrote $baseline ($(grep -c '<elf-symbol ' "$baseline") ELF symbols) and $symbol_list" \
+         "($(wc -l <"$symbol_list") symbols); review and commit them with the change that needs them"
+    exit 0
+fi
+
+failures=0
+current=$build/libelementwise.current.abi
+write_abi "$library" "$current"
+
+# The check must be able to fail: a copy of the baseline with one enumerator renumbered is refused.
+sed "0,/<enumerator name='EW_F16' value='7'\/>/s//<enumerator name='EW_F16' value='77'\/>/" "$baseline" \
+    >"$build/mutated.abi"
+self_test=0
+compare_abi "$build/mutated.abi" "$current" "$build/abidiff-self-test.txt" || self_test=$?
+if [ "$self_test" -ne 2 ]; then
+    echo "abi.sh: FAIL: self-test: a renumbered EW_F16 was not reported as incompatible ($self_test)"
+    failures=$((failures + 1))
+fi
+
+# 1. abidiff against the baseline.
+result=0
+compare_abi "$baseline" "$current" "$build/abidiff.txt" || result=$?
+case $result in
+    0) echo "abi.sh: abidiff: no ABI change against abi/libelementwise.abi" ;;
+    1) echo "abi.sh: compatible ABI change (allowed within 1.x);" \
+            "refresh the baseline with --update once reviewed:"
+       cat "$build/abidiff.txt" ;;
+    *) echo "abi.sh: FAIL: incompatible ABI change (or abidiff error) against abi/libelementwise.abi:"
+       cat "$build/abidiff.txt"
+       failures=$((failures + 1)) ;;
+esac
+
+# 2. Exported symbols: exactly the list. New ones must be added to it on purpose.
+if ! diff -u "$symbol_list" <(exported_symbols "$library") >"$build/symbols.diff"; then
+    echo "abi.sh: FAIL: exported symbols differ from abi/symbols.txt (- listed, + exported):"
+    cat "$build/symbols.diff"
+    failures=$((failures + 1))
+else
+    echo "abi.sh: exported symbols: the $(wc -l <"$symbol_list") listed in abi/symbols.txt, nothing else"
+fi
+
+# 3. SONAME: follows the major version, and matches the baseline's.
+major=$(sed -n 's/^#define EW_VERSION_MAJOR \([0-9]*\).*/\1/p' "$headers/elementwise.h")
+soname=$(soname_of "$library")
+baseline_soname=$(sed -n "s/.*<abi-corpus.* soname='\([^']*\)'.*/\1/p" "$baseline" | head -n 1)
+if [ -z "$major" ] || [ "$soname" != "libelementwise.so.$major" ] || [ "$soname" != "$baseline_soname" ]; then
+    echo "abi.sh: FAIL: SONAME '$soname'; expected libelementwise.so.$major (EW_VERSION_MAJOR $major)" \
+         "and the baseline's '$baseline_soname'"
+    failures=$((failures + 1))
+else
+    echo "abi.sh: SONAME $soname"
+fi
+
+if [ "$failures" -ne 0 ]; then
+    echo "abi.sh: $failures check(s) failed"
+    exit 1
+fi
+echo "abi.sh: ABI check passed"

@@ -197,13 +197,14 @@ static ew_status_t check_operands(int64_t n, const operand_t *operands, int coun
         uintptr_t address = (uintptr_t)p->address;
         if (p->address == NULL)
             return fail(EW_ERROR_INVALID_VALUE, "%s is NULL with n = %lld", p->name, (long long)n);
-        if (address % p->elem_size != 0)
+        if ((address & (p->elem_size - 1)) != 0) /* element sizes are powers of two */
             return fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its element size %zu", p->name,
                         p->address, p->elem_size);
-        if ((uint64_t)n > (UINTPTR_MAX - address) / p->elem_size)
+        uintptr_t bytes;
+        if (__builtin_mul_overflow((uintptr_t)n, (uintptr_t)p->elem_size, &bytes) || bytes > UINTPTR_MAX - address)
             return fail(EW_ERROR_INVALID_VALUE, "%s: n = %lld elements run past the end of the address space",
                         p->name, (long long)n);
-        end[i] = address + (uintptr_t)n * p->elem_size;
+        end[i] = address + bytes;
     }
     for (int i = 1; i < count; ++i) {
         uintptr_t out = (uintptr_t)operands[0].address, in = (uintptr_t)operands[i].address;

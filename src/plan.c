@@ -8,10 +8,11 @@ int ew_plan_max_pack(size_t max_elem_size)
     return pack;
 }
 
-int ew_plan_unroll(int pack, size_t max_elem_size)
+int ew_plan_unroll(int pack, size_t max_elem_size, int shifted)
 {
     size_t pack_bytes = (size_t)pack * max_elem_size;
-    return pack_bytes >= EW_PLAN_THREAD_BYTES ? 1 : (int)(EW_PLAN_THREAD_BYTES / pack_bytes);
+    size_t thread_bytes = shifted ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES;
+    return pack_bytes >= thread_bytes ? 1 : (int)(thread_bytes / pack_bytes);
 }
 
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
@@ -24,10 +25,11 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
     return 1;
 }
 
-/* Element phase of address modulo pack (the address is element-aligned). */
+/* Element phase of address modulo pack (the address is element-aligned). Sizes and packs are
+ * powers of two, so this is a mask: no division on the call path. */
 static int64_t phase_of(uintptr_t address, size_t elem_size, int pack)
 {
-    return (int64_t)((address / elem_size) % (uintptr_t)pack);
+    return (int64_t)((address & ((uintptr_t)pack * elem_size - 1)) / elem_size);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -75,7 +77,7 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
             plan.packs = min64(plan.packs, (n - plan.head + plan.shift[i]) / pack - 1);
     if (plan.packs < 0)
         plan.packs = 0;
-    plan.unroll = ew_plan_unroll(pack, max_size);
+    plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
 
     /* Blocks to give each thread one unrolled step, capped at `waves` full loads of the device;
      * past the cap the grid-stride loop takes over. */

@@ -12,7 +12,10 @@ extern "C" {
 
 /* Tuning knobs, fixed at build time (bench/NOTES.md records how they were chosen). */
 #ifndef EW_PLAN_THREAD_BYTES
-#define EW_PLAN_THREAD_BYTES 16 /* bytes of the widest type each thread loads per step */
+#define EW_PLAN_THREAD_BYTES 32 /* bytes of the widest type each thread loads per step */
+#endif
+#ifndef EW_PLAN_SHIFTED_THREAD_BYTES
+#define EW_PLAN_SHIFTED_THREAD_BYTES 16 /* the same for shifted windows, which load two packs per pack */
 #endif
 #ifndef EW_PLAN_WAVES
 #define EW_PLAN_WAVES 32 /* grid cap, in full loads of the device */
@@ -37,8 +40,9 @@ typedef struct {
 /* Largest legal pack for elements of max_elem_size bytes: P * size <= 16 and P <= 8. */
 int ew_plan_max_pack(size_t max_elem_size);
 
-/* Packs per thread per step: EW_PLAN_THREAD_BYTES of the widest type in flight per thread. */
-int ew_plan_unroll(int pack, size_t max_elem_size);
+/* Packs per thread per step: EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
+ * widest type in flight per thread. */
+int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
 /* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words. */
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);

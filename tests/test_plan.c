@@ -9,7 +9,7 @@
  *   input itself (head >= shift). Clamped to n.
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
- * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES of the widest type in flight.
+ * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the widest type in flight.
  * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
  *   the head and the tail (both shorter than 2P) are done by the first threads of the grid, so they
  *   never need a block of their own. */
@@ -25,7 +25,13 @@
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-enum { MAX_BYTES = 16, BLOCK = 256, THREAD_BYTES = EW_PLAN_THREAD_BYTES, WAVES = EW_PLAN_WAVES };
+enum {
+    MAX_BYTES = 16,
+    BLOCK = 256,
+    THREAD_BYTES = EW_PLAN_THREAD_BYTES,
+    SHIFTED_THREAD_BYTES = EW_PLAN_SHIFTED_THREAD_BYTES,
+    WAVES = EW_PLAN_WAVES
+};
 
 /* ---- the model ---- */
 
@@ -38,10 +44,12 @@ static int model_max_pack(size_t size)
     return pack;
 }
 
-static int model_unroll(int pack, size_t size)
+static size_t model_thread_bytes(int shifted) { return shifted ? SHIFTED_THREAD_BYTES : THREAD_BYTES; }
+
+static int model_unroll(int pack, size_t size, int shifted)
 {
     size_t bytes = (size_t)pack * size;
-    return bytes >= THREAD_BYTES ? 1 : (int)(THREAD_BYTES / bytes);
+    return bytes >= model_thread_bytes(shifted) ? 1 : (int)(model_thread_bytes(shifted) / bytes);
 }
 
 /* Shifted windows splice 32-bit words: every input's pack must be whole words, and P >= 2. */
@@ -114,7 +122,7 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
         while (shift > 0 && plan.packs > 0 && plan.head - shift + (plan.packs + 1) * plan.pack > n)
             --plan.packs;
     }
-    plan.unroll = model_unroll(plan.pack, widest);
+    plan.unroll = model_unroll(plan.pack, widest, plan.shifted);
     int64_t wanted = div_up(div_up(plan.packs, plan.unroll), BLOCK);
     int64_t cap = (int64_t)sm * threads_per_sm / BLOCK * WAVES;
     int64_t blocks = min_of(min_of(wanted, cap), INT32_MAX);
@@ -200,8 +208,8 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     if (got.shifted && n - got.head >= 2 * P)
         PROPERTY(got.packs >= (n - got.head) / P - 1);
     PROPERTY(got.unroll >= 1);
-    PROPERTY((size_t)got.unroll * P * widest == THREAD_BYTES ||
-             (got.unroll == 1 && P * widest >= THREAD_BYTES));
+    PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(got.shifted) ||
+             (got.unroll == 1 && P * widest >= model_thread_bytes(got.shifted)));
     /* the grid covers every whole pack with one unrolled step per thread, unless capped */
     int64_t cap = (int64_t)sm * tps / BLOCK * WAVES;
     cap = cap > 1 ? cap : 1; /* a device with fewer than 256 resident threads still gets one block */
@@ -307,7 +315,8 @@ static void test_max_pack_and_unroll(void **state)
         assert_true(pack >= 1 && pack <= 8);
         assert_true(pack == 1 || (size_t)pack * size <= MAX_BYTES);
         for (int p = 1; p <= pack; p *= 2)
-            assert_int_equal(ew_plan_unroll(p, size), model_unroll(p, size));
+            for (int shifted = 0; shifted <= 1; ++shifted)
+                assert_int_equal(ew_plan_unroll(p, size, shifted), model_unroll(p, size, shifted));
     }
     /* the values the issue fixes for the element sizes of the catalogue */
     assert_int_equal(ew_plan_max_pack(1), 8);
@@ -423,10 +432,10 @@ static void test_can_shift(void **state)
 static void test_hand_checked(void **state)
 {
     (void)state;
-    if (THREAD_BYTES != 16 || WAVES != 32) {
-        printf("# hand-checked plans assume EW_PLAN_THREAD_BYTES 16 and EW_PLAN_WAVES 32; built with %d and "
-               "%d\n",
-               THREAD_BYTES, WAVES);
+    if (THREAD_BYTES != 32 || SHIFTED_THREAD_BYTES != 16 || WAVES != 32) {
+        printf("# hand-checked plans assume EW_PLAN_THREAD_BYTES 32, EW_PLAN_SHIFTED_THREAD_BYTES 16 and "
+               "EW_PLAN_WAVES 32; built with %d, %d and %d\n",
+               THREAD_BYTES, SHIFTED_THREAD_BYTES, WAVES);
         skip();
     }
     /* f32 add on an H200 (132 SMs, 2048 threads): all 16-byte aligned, n = 2^20 + 3 */
@@ -437,8 +446,8 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.head, 0);
     assert_int_equal(plan.packs, 1 << 18);
     assert_false(plan.shifted);
-    assert_int_equal(plan.unroll, 1);
-    assert_int_equal(plan.blocks, 1024); /* 2^18 packs / 256 threads */
+    assert_int_equal(plan.unroll, 2);    /* 16-byte packs, 32 bytes per thread */
+    assert_int_equal(plan.blocks, 512); /* 2^18 packs / 2 per thread / 256 threads */
     /* the same shifted by one element each: 3 head elements, then the same packs */
     uintptr_t one_more[3] = {0x1004, 0x2004, 0x3004};
     plan = ew_plan_make((1 << 20) + 3, 3, one_more, f32, 132, 2048);
@@ -446,7 +455,7 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.head, 3);
     assert_int_equal(plan.packs, 1 << 18);
     assert_false(plan.shifted);
-    assert_int_equal(plan.blocks, 1024);
+    assert_int_equal(plan.blocks, 512);
     /* out at phase 0, a at phase 1, b at phase 2 (of 4): shifted windows, no head */
     uintptr_t phases[3] = {0x1000, 0x2004, 0x3008};
     plan = ew_plan_make(1000, 3, phases, f32, 132, 2048);
@@ -470,13 +479,13 @@ static void test_hand_checked(void **state)
     plan = ew_plan_make(1000, 2, cast, f64_u8, 132, 2048);
     assert_false(plan.shifted);
     assert_int_equal(plan.pack, 1);
-    assert_int_equal(plan.unroll, 2);
+    assert_int_equal(plan.unroll, 4);
     /* cast f16 -> f64: widest 8 bytes, so P = 2; a huge n hits the cap of 132 * 2048 / 256 * 32 */
     uintptr_t wide[2] = {0x10000, 0x20000};
     size_t f64_f16[2] = {8, 2};
     plan = ew_plan_make((int64_t)1 << 40, 2, wide, f64_f16, 132, 2048);
     assert_int_equal(plan.pack, 2);
-    assert_int_equal(plan.unroll, 1);
+    assert_int_equal(plan.unroll, 2);
     assert_int_equal(plan.blocks, 132 * 8 * 32);
     /* bytes: P = 8 moves only 8 bytes, so two packs per step */
     uintptr_t bytes[2] = {0x10003, 0x20003};
@@ -485,7 +494,7 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.pack, 8);
     assert_int_equal(plan.head, 5);
     assert_int_equal(plan.packs, 11);
-    assert_int_equal(plan.unroll, 2);
+    assert_int_equal(plan.unroll, 4);
     /* fewer elements than the head needs: all of them in the head */
     plan = ew_plan_make(3, 2, bytes, u8, 132, 2048);
     assert_int_equal(plan.head, 3);

@@ -227,8 +227,8 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
 {
     // Same rule as ew_plan_unroll.
     constexpr size_t thread_bytes = Shifted ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES;
-    constexpr int unroll =
-        P * kWidestElement<F> >= thread_bytes ? 1 : static_cast<int>(thread_bytes / (P * kWidestElement<F>));
+    constexpr int unroll = std::min<int>(
+        EW_PLAN_MAX_UNROLL, P * kWidestElement<F> >= thread_bytes ? 1 : thread_bytes / (P * kWidestElement<F>));
     F f = F::make(*args);
     const ew_plan_t &plan = args->plan;
     BodyPlan body{args->n, plan.head, plan.packs,

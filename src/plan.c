@@ -12,7 +12,8 @@ int ew_plan_unroll(int pack, size_t max_elem_size, int shifted)
 {
     size_t pack_bytes = (size_t)pack * max_elem_size;
     size_t thread_bytes = shifted ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES;
-    return pack_bytes >= thread_bytes ? 1 : (int)(thread_bytes / pack_bytes);
+    size_t unroll = pack_bytes >= thread_bytes ? 1 : thread_bytes / pack_bytes;
+    return unroll < EW_PLAN_MAX_UNROLL ? (int)unroll : EW_PLAN_MAX_UNROLL;
 }
 
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[])

@@ -24,6 +24,7 @@ extern "C" {
 enum {
     EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
+    EW_PLAN_MAX_UNROLL = 4,      /* narrow packs: more would cost registers, not bandwidth */
     EW_PLAN_BLOCK_THREADS = 256
 };
 
@@ -41,7 +42,7 @@ typedef struct {
 int ew_plan_max_pack(size_t max_elem_size);
 
 /* Packs per thread per step: EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
- * widest type in flight per thread. */
+ * widest type in flight per thread, at most EW_PLAN_MAX_UNROLL. */
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
 /* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words. */

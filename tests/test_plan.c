@@ -49,7 +49,8 @@ static size_t model_thread_bytes(int shifted) { return shifted ? SHIFTED_THREAD_
 static int model_unroll(int pack, size_t size, int shifted)
 {
     size_t bytes = (size_t)pack * size;
-    return bytes >= model_thread_bytes(shifted) ? 1 : (int)(model_thread_bytes(shifted) / bytes);
+    int unroll = bytes >= model_thread_bytes(shifted) ? 1 : (int)(model_thread_bytes(shifted) / bytes);
+    return unroll > 4 ? 4 : unroll; /* at most 4 packs per thread */
 }
 
 /* Shifted windows splice 32-bit words: every input's pack must be whole words, and P >= 2. */
@@ -208,7 +209,7 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     if (got.shifted && n - got.head >= 2 * P)
         PROPERTY(got.packs >= (n - got.head) / P - 1);
     PROPERTY(got.unroll >= 1);
-    PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(got.shifted) ||
+    PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(got.shifted) || got.unroll == 4 ||
              (got.unroll == 1 && P * widest >= model_thread_bytes(got.shifted)));
     /* the grid covers every whole pack with one unrolled step per thread, unless capped */
     int64_t cap = (int64_t)sm * tps / BLOCK * WAVES;

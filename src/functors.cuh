@@ -50,8 +50,8 @@ template <> struct FloatBits<double> {
 };
 
 // f64 results that are NaN: the first NaN operand, quieted, in the order given; else the hardware's
-// default NaN. Explicit because the hardware's pick between two NaN operands depends on the
-// operand order the compiler chose, and PyTorch's add keeps its first operand's NaN.
+// default NaN. Explicit because the hardware's pick between two NaN operands depends on the operand
+// order the compiler chose; the orders are PyTorch's (docs/semantics.md §6).
 __device__ __forceinline__ double quiet_nan(double x)
 {
     return __longlong_as_double(__double_as_longlong(x) | 0x0008000000000000ll);
@@ -111,7 +111,7 @@ template <typename T> struct Mul {
         else if constexpr (kIsHalfLike<T>)
             return narrow<T>(widen(a) * widen(b));
         else if constexpr (std::is_same_v<T, double>)
-            return propagate_nan(a * b, a, b);
+            return propagate_nan(a * b, b, a);
         else
             return a * b;
     }
@@ -199,7 +199,7 @@ template <typename T> struct ScaleAdd {
         else if constexpr (std::is_same_v<T, float>)
             return __fmaf_rn(alpha, a, b);
         else
-            return propagate_nan(__fma_rn(alpha, a, b), a, b, alpha);
+            return propagate_nan(__fma_rn(alpha, a, b), b, a, alpha);
     }
 };
 

@@ -297,8 +297,9 @@ static uint32_t doc_nan_f64_to_f32(uint64_t b)
 #define F64_QUIET_BIT UINT64_C(0x0008000000000000)
 #define F64_DEFAULT_NAN UINT64_C(0xFFF8000000000000)
 
-/* An f64 add, mul or fma whose result is NaN: the first NaN among the operands in the order a, b,
- * alpha, with the quiet bit set; none NaN (an invalid operation): the default NaN. */
+/* An f64 add, mul or fma whose result is NaN: the first NaN among the operands in the order given
+ * (add a, b; mul b, a; scale_add b, a, alpha), with the quiet bit set; none NaN (an invalid
+ * operation): the default NaN. */
 static uint64_t doc_f64_arithmetic_nan(const uint64_t *operands, size_t count)
 {
     for (size_t i = 0; i < count; i++)
@@ -918,10 +919,11 @@ static void test_add_mul_wide_floats(void **state)
         expect_bits(&log, s32[i], isnan(s) ? ARITHMETIC_NAN_F32 : f32_bits(s), "f32 add", a32[i]);
         expect_bits(&log, p32[i], isnan(p) ? ARITHMETIC_NAN_F32 : f32_bits(p), "f32 mul", a32[i]);
         double sd = f64_from(a64[i]) + f64_from(b64[i]), pd = f64_from(a64[i]) * f64_from(b64[i]);
-        uint64_t operands[2] = {a64[i], b64[i]};
-        uint64_t nan64 = doc_f64_arithmetic_nan(operands, 2);
-        expect_bits(&log, s64[i], isnan(sd) ? nan64 : f64_bits(sd), "f64 add", a64[i]);
-        expect_bits(&log, p64[i], isnan(pd) ? nan64 : f64_bits(pd), "f64 mul", a64[i]);
+        uint64_t add_order[2] = {a64[i], b64[i]}, mul_order[2] = {b64[i], a64[i]};
+        expect_bits(&log, s64[i], isnan(sd) ? doc_f64_arithmetic_nan(add_order, 2) : f64_bits(sd), "f64 add",
+                    a64[i]);
+        expect_bits(&log, p64[i], isnan(pd) ? doc_f64_arithmetic_nan(mul_order, 2) : f64_bits(pd), "f64 mul",
+                    a64[i]);
     }
     finish(&log);
 }
@@ -1037,7 +1039,7 @@ static void test_scale_add_floats(void **state)
             float r = fmaf(alpha32, f32_from(a32[i]), f32_from(b32[i]));
             expect_bits(&log, out32[i], isnan(r) ? ARITHMETIC_NAN_F32 : f32_bits(r), "f32", a32[i]);
             double d = fma(alpha, f64_from(a64[i]), f64_from(b64[i]));
-            uint64_t operands[3] = {a64[i], b64[i], f64_bits(alpha)};
+            uint64_t operands[3] = {b64[i], a64[i], f64_bits(alpha)};
             expect_bits(&log, out64[i], isnan(d) ? doc_f64_arithmetic_nan(operands, 3) : f64_bits(d), "f64",
                         a64[i]);
         }
@@ -1045,7 +1047,7 @@ static void test_scale_add_floats(void **state)
     finish(&log);
 }
 
-/* §6: the f64 NaN rule case by case: a NaN a wins over everything, then b, then alpha (scale_add),
+/* §6: the f64 NaN rule case by case: add a then b, mul b then a, scale_add b, a, then alpha,
  * each with its quiet bit set and its sign and payload kept; with no NaN operand an invalid operation
  * gives the negative default NaN. Each expectation is written from the case, not from a helper. */
 static void test_f64_nan_operand_order(void **state)
@@ -1074,7 +1076,8 @@ static void test_f64_nan_operand_order(void **state)
             for (size_t j = 0; j < NAN_COUNT; j++) {
                 uint64_t x = nans[i], y = nans[j], out = 0;
                 ref_binary(binary_ops[k], EW_F64, 1, &out, &x, &y);
-                expect_bits(&log, out, nans[i] | F64_QUIET_BIT, name, x); /* both NaN: a wins */
+                uint64_t winner = binary_ops[k] == EW_OP_ADD ? x : y; /* both NaN: add a, mul b (torch's order) */
+                expect_bits(&log, out, winner | F64_QUIET_BIT, name, x);
             }
         }
     }
@@ -1089,7 +1092,7 @@ static void test_f64_nan_operand_order(void **state)
         for (size_t j = 0; j < NAN_COUNT; j++) {
             uint64_t other = nans[j];
             ref_scale_add(EW_F64, f64_from(other), 1, &out, &nans[i], &other);
-            expect_bits(&log, out, quiet, "scale_add NaN a, b, alpha: a wins", nans[i]);
+            expect_bits(&log, out, other | F64_QUIET_BIT, "scale_add NaN a, b, alpha: b wins", nans[i]);
             ref_scale_add(EW_F64, f64_from(other), 1, &out, &nans[i], &one);
             expect_bits(&log, out, quiet, "scale_add NaN a and alpha: a wins", nans[i]);
             ref_scale_add(EW_F64, f64_from(other), 1, &out, &one, &nans[i]);
@@ -1322,7 +1325,7 @@ static const edge_row EDGE_TABLE[] = {
     ADD(F64, 0xFFFFFFFFFFFFFFFF, 0xFFF8000000000000, 0xFFFFFFFFFFFFFFFF, "NaN a wins over NaN b"),
     ADD(F64, 0x3FF0000000000000, 0x7FF0000000000002, 0x7FF8000000000002, "NaN b when a is a number, quieted"),
     MUL(F64, 0xFFF8000000000001, 0x4000000000000000, 0xFFF8000000000001, "sign and payload kept"),
-    MUL(F64, 0x7FF0000000000003, 0xFFF4000000000000, 0x7FF8000000000003, "NaN a wins over NaN b"),
+    MUL(F64, 0x7FF0000000000003, 0xFFF4000000000000, 0xFFFC000000000000, "NaN b wins over NaN a"),
     ADD(F64, 0x7FF0000000000000, 0xFFF0000000000000, 0xFFF8000000000000, "inf + -inf -> default NaN"),
     MUL(F64, 0x7FF0000000000000, 0x0000000000000000, 0xFFF8000000000000, "inf * 0 -> default NaN"),
     RELU(F32, 0x80000000, 0x00000000, "relu(-0.0) = +0.0"),
@@ -1350,8 +1353,8 @@ static const edge_row EDGE_TABLE[] = {
               "NaN alpha when a and b are numbers"),
     SCALE_ADD(F64, NAN, 0x3FF0000000000000, 0xFFF0000000000002, 0xFFF8000000000002,
               "NaN b wins over NaN alpha"),
-    SCALE_ADD(F64, NAN, 0xFFF0000000000001, 0x7FF0000000000002, 0xFFF8000000000001,
-              "NaN a wins over NaN b and NaN alpha"),
+    SCALE_ADD(F64, NAN, 0xFFF0000000000001, 0x7FF0000000000002, 0x7FF8000000000002,
+              "NaN b wins over NaN a and NaN alpha"),
     SCALE_ADD(I8, -1, 0x80, 0x00, 0x80, "-1 * -128 wraps"),
     SCALE_ADD(I8, 2, 0x64, 0x64, 0x2C, "2*100 + 100 = 300 -> 44"),
     SCALE_ADD(U8, 255, 0x02, 0x03, 0x01, "513 mod 256"),

@@ -54,9 +54,10 @@ static bool f64_bits_are_nan(uint64_t bits)
  * NaN, which is negative. */
 #define DEFAULT_NAN_F64 UINT64_C(0xFFF8000000000000)
 
-/* f64 add, mul, fma that give NaN: the first NaN operand in the order given (a, b, then alpha for
- * scale_add), quiet bit set, sign and payload kept; with no NaN operand, the default NaN. The
- * hardware does not fix which of two NaN operands wins, so the library enforces this order. */
+/* f64 add, mul, fma that give NaN: the first NaN operand in the order given, quiet bit set, sign and
+ * payload kept; with no NaN operand, the default NaN. The orders are PyTorch's on the H200 (which NaN
+ * of two wins follows the operand order of its kernels), enforced by the library: add a then b; mul
+ * b then a; scale_add (b + alpha * a) b, then a, then alpha. */
 static uint64_t nan_f64_arithmetic(const uint64_t *operands, int count)
 {
     for (int i = 0; i < count; i++)
@@ -648,8 +649,9 @@ void ref_binary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *
             float y = float_from_bits(load_as_f32_bits(dtype, pb));
             store_from_f32_bits(dtype, dst, f32_arithmetic_result(add ? x + y : x * y)); /* one rounding */
         } else {
-            uint64_t operands[2] = {load_u64(pa), load_u64(pb)};
-            double x = double_from_bits(operands[0]), y = double_from_bits(operands[1]);
+            uint64_t a_bits = load_u64(pa), b_bits = load_u64(pb);
+            uint64_t operands[2] = {add ? a_bits : b_bits, add ? b_bits : a_bits}; /* NaN order */
+            double x = double_from_bits(a_bits), y = double_from_bits(b_bits);
             store_u64(dst, f64_arithmetic_result(add ? x + y : x * y, operands, 2));
         }
     }
@@ -690,8 +692,8 @@ void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const v
             /* one fused rounding to f32, then one rounding to the dtype */
             store_from_f32_bits(dtype, dst, f32_arithmetic_result(fmaf(alpha_f32, x, y)));
         } else {
-            uint64_t operands[3] = {load_u64(pa), load_u64(pb), bits_from_double(alpha)}; /* NaN order */
-            double x = double_from_bits(operands[0]), y = double_from_bits(operands[1]);
+            uint64_t operands[3] = {load_u64(pb), load_u64(pa), bits_from_double(alpha)}; /* NaN order */
+            double x = double_from_bits(operands[1]), y = double_from_bits(operands[0]);
             store_u64(dst, f64_arithmetic_result(fma(alpha, x, y), operands, 3));
         }
     }

@@ -1,6 +1,7 @@
 // Op functors. Each is built on the host from the call's run-time values by its static make()
 // (the factory) and travels to the kernel by value. A functor with kHasPair gets pairs of
-// 16-bit floats through the half2 / bfloat162 intrinsics; the kernel picks it at compile time.
+// 16-bit floats through the half2 / bfloat162 intrinsics, one with kHasQuad four 1-byte elements
+// of a 32-bit word through the SIMD video intrinsics; the kernel picks the form at compile time.
 #pragma once
 
 #include <cstring>
@@ -66,13 +67,27 @@ template <typename... Operands> __device__ __forceinline__ double propagate_nan(
     return picked;
 }
 
+// Four bools of a word, each 0 or 1: a byte is true when nonzero.
+__device__ __forceinline__ uint32_t bools_of(uint32_t bytes) { return __vcmpne4(bytes, 0u) & 0x01010101u; }
+
+template <typename T> inline constexpr bool kIsByteInteger = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
+
 template <typename T> struct Add {
     using Out = T;
     using In1 = T;
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
+    static constexpr bool kHasQuad = kIsByteInteger<T> || kIsBool<T>;
     static Add make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
+    {
+        if constexpr (kIsBool<T>)
+            return bools_of(a | b);
+        else
+            return __vadd4(a, b); // each byte wraps on its own
+    }
 
     __device__ __forceinline__ T operator()(T a, T b) const
     {
@@ -100,7 +115,10 @@ template <typename T> struct Mul {
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
+    static constexpr bool kHasQuad = kIsBool<T>;
     static Mul make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const { return bools_of(a) & bools_of(b); }
 
     __device__ __forceinline__ T operator()(T a, T b) const
     {
@@ -127,7 +145,10 @@ template <typename T> struct Relu {
     using In2 = NoInput;
     static constexpr bool kSupported = !kIsFp8<T> && !kIsBool<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
+    static constexpr bool kHasQuad = std::is_same_v<T, int8_t>;
     static Relu make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ uint32_t quad(uint32_t x) const { return __vmaxs4(x, 0u); }
 
     __device__ __forceinline__ T operator()(T x) const
     {
@@ -177,6 +198,7 @@ template <typename T> struct ScaleAdd {
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = false; // no fused pair form that rounds like fmaf then narrow
+    static constexpr bool kHasQuad = kIsByteInteger<T> || kIsBool<T>;
     using Alpha = typename AlphaOf<T>::Type;
     Alpha alpha;
 
@@ -186,6 +208,20 @@ template <typename T> struct ScaleAdd {
             return {static_cast<Alpha>(args.alpha)};
         else
             return {static_cast<Alpha>(args.alpha_integer)};
+    }
+
+    // Bytes: alpha * a per byte as two 32-bit products over alternate bytes (each stays within its
+    // 16-bit lane), then a bytewise add; both wrap modulo 256 like the scalar form.
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
+    {
+        if constexpr (kIsBool<T>) {
+            return bools_of(b | (alpha != 0 ? a : 0u));
+        } else {
+            const uint32_t factor = static_cast<uint32_t>(alpha) & 0xFFu;
+            const uint32_t even = ((a & 0x00FF00FFu) * factor) & 0x00FF00FFu;
+            const uint32_t odd = (((a >> 8) & 0x00FF00FFu) * factor) & 0x00FF00FFu;
+            return __vadd4(even | (odd << 8), b);
+        }
     }
 
     __device__ __forceinline__ T operator()(T a, T b) const
@@ -210,7 +246,18 @@ template <typename OutT, typename InT> struct Cast {
     static constexpr bool kSupported = true;
     static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>);
+    // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
+    static constexpr bool kHasQuad =
+        (kIsBool<OutT> || kIsByteInteger<OutT>) && (kIsBool<InT> || kIsByteInteger<InT>);
     static Cast make(const ew_launch_args_t &) { return {}; }
+
+    __device__ __forceinline__ uint32_t quad(uint32_t x) const
+    {
+        if constexpr (kIsBool<OutT> || kIsBool<InT>)
+            return bools_of(x);
+        else
+            return x;
+    }
 
     __device__ __forceinline__ Out operator()(In1 x) const { return convert<Out>(x); }
 

@@ -46,7 +46,21 @@ template <typename F, int P>
 __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> &out,
                                            const Pack<typename F::In1, P> &a, const Pack<typename F::In2, P> &b)
 {
-    if constexpr (P % 2 == 0 && F::kHasPair) {
+    if constexpr (P % 4 == 0 && F::kHasQuad) {
+#pragma unroll
+        for (int i = 0; i < P; i += 4) {
+            uint32_t x, result;
+            memcpy(&x, &a.v[i], 4);
+            if constexpr (std::is_same_v<typename F::In2, NoInput>) {
+                result = f.quad(x);
+            } else {
+                uint32_t y;
+                memcpy(&y, &b.v[i], 4);
+                result = f.quad(x, y);
+            }
+            memcpy(&out.v[i], &result, 4);
+        }
+    } else if constexpr (P % 2 == 0 && F::kHasPair) {
 #pragma unroll
         for (int i = 0; i < P; i += 2) {
             if constexpr (std::is_same_v<typename F::In2, NoInput>)

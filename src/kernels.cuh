@@ -81,6 +81,9 @@ template <typename F> inline constexpr size_t kWidestElement =
 #ifndef EW_TUNE_MIN_BLOCKS
 #define EW_TUNE_MIN_BLOCKS 1 /* resident blocks per SM the compiler must allow (caps registers) */
 #endif
+#ifndef EW_TUNE_SHIFT_SHUFFLE
+#define EW_TUNE_SHIFT_SHUFFLE 0 /* 1: shifted windows take the next pack from the next lane */
+#endif
 #ifndef EW_TUNE_STREAMING
 #define EW_TUNE_STREAMING 0 /* 1: evict-first loads and stores (ld/st.global.cs) */
 #endif
@@ -142,18 +145,36 @@ template <typename T, int P, bool Shifted> struct PackReader {
     const T *base; // the input at the body's first element; for Shifted, rounded down to a pack
     int shift_bytes;
 
-    __device__ __forceinline__ Pack<T, P> operator()(int64_t i) const
+    // Pack i when i < packs. Every lane of the warp that is still in the loop calls this (the
+    // shuffle below needs them), also those past the end, which load nothing.
+    __device__ __forceinline__ Pack<T, P> operator()(int64_t i, int64_t packs) const
     {
-        const auto *packs = reinterpret_cast<const Pack<T, P> *>(base);
+        const auto *aligned = reinterpret_cast<const Pack<T, P> *>(base);
         if constexpr (std::is_same_v<T, NoInput>) {
             return {};
         } else if constexpr (!Shifted || sizeof(Pack<T, P>) % 4 != 0) {
-            return load_pack(packs + i);
+            return i < packs ? load_pack(aligned + i) : Pack<T, P>{};
         } else {
             if (shift_bytes == 0)
-                return load_pack(packs + i);
+                return i < packs ? load_pack(aligned + i) : Pack<T, P>{};
             const auto *words = reinterpret_cast<const WordPack<kWords> *>(base);
-            const WordPack<kWords> lo = load_pack(words + i), hi = load_pack(words + i + 1);
+            WordPack<kWords> lo{}, hi{};
+            if (i < packs)
+                lo = load_pack(words + i);
+            if constexpr (EW_TUNE_SHIFT_SHUFFLE) {
+                // Aligned pack i + 1 is the next lane's pack i: take it from there, and load it only
+                // where that lane is absent or past the end (the plan keeps pack packs readable).
+                const unsigned lanes = __activemask();
+                const unsigned lane = threadIdx.x & 31u;
+#pragma unroll
+                for (int k = 0; k < kWords; ++k)
+                    hi.w[k] = __shfl_down_sync(lanes, lo.w[k], 1);
+                const bool next_lane_has_it = lane < 31u && ((lanes >> (lane + 1u)) & 1u) && i + 1 < packs;
+                if (i < packs && !next_lane_has_it)
+                    hi = load_pack(words + i + 1);
+            } else if (i < packs) {
+                hi = load_pack(words + i + 1);
+            }
             uint32_t joined[2 * kWords];
 #pragma unroll
             for (int k = 0; k < kWords; ++k) {
@@ -216,10 +237,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
-            if (i < packs) {
-                a_in[u] = read_a(i);
-                b_in[u] = read_b(i);
-            }
+            a_in[u] = read_a(i, packs);
+            b_in[u] = read_b(i, packs);
         }
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {

@@ -8,12 +8,11 @@ out=${1:?usage: tune.sh OUT_DIR [name:flags ...]}
 shift
 mkdir -p "$out"
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=("base:" "bytes32:-DEW_PLAN_THREAD_BYTES=32" "bytes64:-DEW_PLAN_THREAD_BYTES=64"
-                                       "streaming:-DEW_TUNE_STREAMING=1" "minblocks8:-DEW_TUNE_MIN_BLOCKS=8")
+[ ${#variants[@]} -gt 0 ] || variants=("base:" "shuffle:-DEW_TUNE_SHIFT_SHUFFLE=1"
+                                       "shifted32:-DEW_PLAN_SHIFTED_THREAD_BYTES=32" "streaming:-DEW_TUNE_STREAMING=1")
 cases=(
-    "--ops add --dtypes f32,i8 --log2 20,22,24,26,28 --offsets aligned,mixed"
-    "--ops relu,scale_add --dtypes f32,f16 --log2 24,26 --offsets aligned"
-    "--ops cast --dtypes f16,f32 --log2 24,26 --offsets aligned"
+    "--ops add --dtypes f32,f16,f64,i8,bool --log2 22,24,26,28 --offsets aligned,mixed"
+    "--ops relu,cast --dtypes f32,f16 --log2 24,26 --offsets aligned,mixed"
 )
 for variant in "${variants[@]}"; do
     name=${variant%%:*} flags=${variant#*:}

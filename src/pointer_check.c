@@ -24,15 +24,6 @@ int ewi_pointer_checks_requested(ewi_address_range_fn *range_query)
     return 1;
 }
 
-static const char *memory_type_name(enum cudaMemoryType type)
-{
-    switch (type) {
-    case cudaMemoryTypeHost: return "pinned host memory";
-    case cudaMemoryTypeDevice: return "device memory";
-    case cudaMemoryTypeManaged: return "managed memory";
-    default: return "not memory CUDA knows (a plain host pointer?)";
-    }
-}
 
 int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *address, size_t bytes, char *why,
                    size_t why_size)
@@ -44,8 +35,12 @@ int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *add
         snprintf(why, why_size, "cudaPointerGetAttributes failed: %s", cudaGetErrorName(error));
         return 0;
     }
+    if (attributes.type == cudaMemoryTypeHost) {
+        snprintf(why, why_size, "is pinned host memory, not device memory");
+        return 0;
+    }
     if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged) {
-        snprintf(why, why_size, "is %s, not device memory", memory_type_name(attributes.type));
+        snprintf(why, why_size, "is not memory CUDA knows (a plain host pointer?)");
         return 0;
     }
     if (attributes.type == cudaMemoryTypeDevice && attributes.device != device) {

@@ -43,7 +43,8 @@ static ew_status_t fail(ew_status_t status, const char *format, ...)
 
 static ew_status_t fail_cuda(cudaError_t error, const char *call)
 {
-    return fail(EW_ERROR_CUDA, "%s failed: %s (%s)", call, cudaGetErrorName(error), cudaGetErrorString(error));
+    return fail(EW_ERROR_CUDA, "%s failed: %s (%s)", call, cudaGetErrorName(error),
+                cudaGetErrorString(error));
 }
 
 const char *ew_get_last_error_message(void) { return last_error; }
@@ -53,8 +54,14 @@ unsigned ew_get_version(void) { return EW_VERSION; }
 const char *ew_status_string(ew_status_t status)
 {
     static const char *const names[] = {
-        "EW_SUCCESS",         "EW_ERROR_INVALID_VALUE", "EW_ERROR_INVALID_HANDLE", "EW_ERROR_NOT_SUPPORTED",
-        "EW_ERROR_DEVICE_MISMATCH", "EW_ERROR_NO_DEVICE", "EW_ERROR_CUDA",           "EW_ERROR_OUT_OF_MEMORY",
+        "EW_SUCCESS",
+        "EW_ERROR_INVALID_VALUE",
+        "EW_ERROR_INVALID_HANDLE",
+        "EW_ERROR_NOT_SUPPORTED",
+        "EW_ERROR_DEVICE_MISMATCH",
+        "EW_ERROR_NO_DEVICE",
+        "EW_ERROR_CUDA",
+        "EW_ERROR_OUT_OF_MEMORY",
     };
     unsigned index = (unsigned)status;
     return index < sizeof names / sizeof names[0] ? names[index] : "unknown status";
@@ -64,14 +71,17 @@ static const struct {
     const char *name;
     size_t size;
 } dtype_info[EW_DTYPE_END] = {
-    [EW_BOOL] = {"bool", 1}, [EW_I8] = {"i8", 1},       [EW_U8] = {"u8", 1},         [EW_I16] = {"i16", 2},
-    [EW_I32] = {"i32", 4},   [EW_I64] = {"i64", 8},     [EW_F16] = {"f16", 2},       [EW_BF16] = {"bf16", 2},
-    [EW_F32] = {"f32", 4},   [EW_F64] = {"f64", 8},     [EW_F8E4M3] = {"f8e4m3", 1}, [EW_F8E5M2] = {"f8e5m2", 1},
+    [EW_BOOL] = {"bool", 1}, [EW_I8] = {"i8", 1},   [EW_U8] = {"u8", 1},         [EW_I16] = {"i16", 2},
+    [EW_I32] = {"i32", 4},   [EW_I64] = {"i64", 8}, [EW_F16] = {"f16", 2},       [EW_BF16] = {"bf16", 2},
+    [EW_F32] = {"f32", 4},   [EW_F64] = {"f64", 8}, [EW_F8E4M3] = {"f8e4m3", 1}, [EW_F8E5M2] = {"f8e5m2", 1},
 };
 
 static int dtype_valid(ew_dtype_t dtype) { return (unsigned)dtype - 1u < (unsigned)(EW_DTYPE_END - 1); }
 
-const char *ew_dtype_name(ew_dtype_t dtype) { return dtype_valid(dtype) ? dtype_info[dtype].name : "invalid"; }
+const char *ew_dtype_name(ew_dtype_t dtype)
+{
+    return dtype_valid(dtype) ? dtype_info[dtype].name : "invalid";
+}
 
 size_t ew_dtype_size(ew_dtype_t dtype) { return dtype_valid(dtype) ? dtype_info[dtype].size : 0; }
 
@@ -116,7 +126,8 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     int sm_count = 0, threads = 0;
     if ((error = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
         return fail_cuda(error, "cudaDeviceGetAttribute(MultiProcessorCount)");
-    if ((error = cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device)) != cudaSuccess)
+    if ((error = cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device)) !=
+        cudaSuccess)
         return fail_cuda(error, "cudaDeviceGetAttribute(MaxThreadsPerMultiProcessor)");
 
     ew_status_t status = ewi_handle_make(device, sm_count, threads, handle);
@@ -201,7 +212,8 @@ static ew_status_t check_operands(int64_t n, const operand_t *operands, int coun
             return fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its element size %zu", p->name,
                         p->address, p->elem_size);
         uintptr_t bytes;
-        if (__builtin_mul_overflow((uintptr_t)n, (uintptr_t)p->elem_size, &bytes) || bytes > UINTPTR_MAX - address)
+        if (__builtin_mul_overflow((uintptr_t)n, (uintptr_t)p->elem_size, &bytes) ||
+            bytes > UINTPTR_MAX - address)
             return fail(EW_ERROR_INVALID_VALUE, "%s: n = %lld elements run past the end of the address space",
                         p->name, (long long)n);
         end[i] = address + bytes;
@@ -212,7 +224,8 @@ static ew_status_t check_operands(int64_t n, const operand_t *operands, int coun
             continue;
         if (out < end[i] && in < end[0])
             return fail(EW_ERROR_INVALID_VALUE,
-                        "out [%p, +%lld elements) overlaps %s; only exact in-place with equal element sizes is allowed",
+                        "out [%p, +%lld elements) overlaps %s; only exact in-place with equal element sizes "
+                        "is allowed",
                         operands[0].address, (long long)n, operands[i].name);
     }
     return EW_SUCCESS;
@@ -231,8 +244,9 @@ static ew_status_t prepare(ew_handle_t handle, const char *entry, int arity, ew_
         return fail(EW_ERROR_NOT_SUPPORTED, "op %d (%s) is not an op of %s", (int)op, op_name(op), entry);
     if ((*launcher = ew_dispatch_find(op, out_dtype, in_dtype)) == NULL) {
         if (op == EW_OP_CAST)
-            return fail(EW_ERROR_NOT_SUPPORTED, "cast from dtype %d (%s) to dtype %d (%s) is not in the catalogue",
-                        (int)in_dtype, ew_dtype_name(in_dtype), (int)out_dtype, ew_dtype_name(out_dtype));
+            return fail(EW_ERROR_NOT_SUPPORTED,
+                        "cast from dtype %d (%s) to dtype %d (%s) is not in the catalogue", (int)in_dtype,
+                        ew_dtype_name(in_dtype), (int)out_dtype, ew_dtype_name(out_dtype));
         return fail(EW_ERROR_NOT_SUPPORTED, "op %d (%s) on dtype %d (%s) is not in the catalogue", (int)op,
                     op_name(op), (int)out_dtype, ew_dtype_name(out_dtype));
     }
@@ -255,8 +269,8 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
     if (error != cudaSuccess)
         return fail_cuda(error, "cudaGetDevice");
     if (current != handle->device)
-        return fail(EW_ERROR_DEVICE_MISMATCH, "the current device is %d but the handle is for device %d", current,
-                    handle->device);
+        return fail(EW_ERROR_DEVICE_MISMATCH, "the current device is %d but the handle is for device %d",
+                    current, handle->device);
 
     for (int i = 0; handle->check_pointers && i < count; ++i) {
         char why[256];
@@ -271,8 +285,10 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         address[i] = (uintptr_t)operands[i].address;
         elem_size[i] = operands[i].elem_size;
     }
-    args->plan = ew_plan_make(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm);
-    ew_launch_fn launch = args->plan.shifted ? launcher->shifted : launcher->by_pack[ew_pack_index(args->plan.pack)];
+    args->plan =
+        ew_plan_make(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm);
+    ew_launch_fn launch =
+        args->plan.shifted ? launcher->shifted : launcher->by_pack[ew_pack_index(args->plan.pack)];
     error = launch(args);
     if (error != cudaSuccess) {
         cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
@@ -325,9 +341,12 @@ static ew_status_t integer_alpha(ew_dtype_t dtype, double alpha, uint64_t *alpha
     static const struct {
         double min, max_exclusive;
     } range[EW_DTYPE_END] = {
-        [EW_BOOL] = {0, 2},           [EW_I8] = {-128, 128},
-        [EW_U8] = {0, 256},           [EW_I16] = {-32768, 32768},
-        [EW_I32] = {-2147483648.0, 2147483648.0}, [EW_I64] = {-9223372036854775808.0, 9223372036854775808.0},
+        [EW_BOOL] = {0, 2},
+        [EW_I8] = {-128, 128},
+        [EW_U8] = {0, 256},
+        [EW_I16] = {-32768, 32768},
+        [EW_I32] = {-2147483648.0, 2147483648.0},
+        [EW_I64] = {-9223372036854775808.0, 9223372036854775808.0},
     };
     if (!(alpha >= range[dtype].min && alpha < range[dtype].max_exclusive) || alpha != floor(alpha))
         return fail(EW_ERROR_INVALID_VALUE, "alpha = %.17g is not an integer representable in %s", alpha,
@@ -336,16 +355,17 @@ static ew_status_t integer_alpha(ew_dtype_t dtype, double alpha, uint64_t *alpha
     return EW_SUCCESS;
 }
 
-ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t n, void *out, const void *a,
-                         const void *b, ew_stream_t stream)
+ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t n, void *out,
+                         const void *a, const void *b, ew_stream_t stream)
 {
     const ew_launcher_t *launcher;
     ew_status_t status = prepare(handle, NULL, 0, EW_OP_SCALE_ADD, dtype, dtype, n, &launcher);
     if (status != EW_SUCCESS)
         return status;
-    ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream, .alpha = alpha};
-    int is_integer = dtype == EW_BOOL || dtype == EW_I8 || dtype == EW_U8 || dtype == EW_I16 || dtype == EW_I32 ||
-                     dtype == EW_I64;
+    ew_launch_args_t args = {
+        .out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream, .alpha = alpha};
+    int is_integer = dtype == EW_BOOL || dtype == EW_I8 || dtype == EW_U8 || dtype == EW_I16 ||
+                     dtype == EW_I32 || dtype == EW_I64;
     /* alpha is part of the op, so it is checked even when n == 0 (as PyTorch does on empty tensors) */
     if (is_integer && (status = integer_alpha(dtype, alpha, &args.alpha_integer)) != EW_SUCCESS)
         return status;

@@ -17,11 +17,11 @@ __device__ __forceinline__ F8E4M3 f32_to_e4m3(float f)
     const uint32_t sign = (bits >> 24) & 0x80u;
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
     uint32_t code;
-    if (magnitude > 0x43E80000u) {         // beyond 464 (the tie between 448 and 480), inf or NaN
+    if (magnitude > 0x43E80000u) { // beyond 464 (the tie between 448 and 480), inf or NaN
         code = 0x7Fu;
-    } else if (magnitude < 0x3C800000u) {  // below 2^-6: subnormal steps of 2^-9
+    } else if (magnitude < 0x3C800000u) { // below 2^-6: subnormal steps of 2^-9
         code = __float2uint_rn(__uint_as_float(magnitude) * 512.0f);
-    } else {                               // keep 3 mantissa bits, ties to even, rebias 127 -> 7
+    } else { // keep 3 mantissa bits, ties to even, rebias 127 -> 7
         const uint32_t rounded = magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u);
         code = (rounded >> 20) - (120u << 3);
     }
@@ -35,11 +35,11 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
     const uint32_t sign = (bits >> 24) & 0x80u;
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
     uint32_t code;
-    if (magnitude > 0x7F800000u) {         // NaN
+    if (magnitude > 0x7F800000u) { // NaN
         code = 0x7Fu;
     } else if (magnitude >= 0x47700000u) { // from 61440 (ties up to 65536) on: infinity
         code = 0x7Cu;
-    } else if (magnitude < 0x38800000u) {  // below 2^-14: subnormal steps of 2^-16
+    } else if (magnitude < 0x38800000u) { // below 2^-14: subnormal steps of 2^-16
         code = __float2uint_rn(__uint_as_float(magnitude) * 65536.0f);
     } else {
         const uint32_t rounded = magnitude + 0xFFFFFu + ((magnitude >> 21) & 1u);
@@ -79,7 +79,10 @@ __device__ __forceinline__ float widen(F8E5M2 x) { return e5m2_to_f32(x); }
 
 template <typename T> __device__ __forceinline__ T narrow(float f);
 template <> __device__ __forceinline__ __half narrow<__half>(float f) { return __float2half_rn(f); }
-template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
+template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float f)
+{
+    return __float2bfloat16_rn(f);
+}
 template <> __device__ __forceinline__ F8E4M3 narrow<F8E4M3>(float f) { return f32_to_e4m3(f); }
 template <> __device__ __forceinline__ F8E5M2 narrow<F8E5M2>(float f) { return f32_to_e5m2(f); }
 template <> __device__ __forceinline__ float narrow<float>(float f) { return f; }

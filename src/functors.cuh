@@ -57,7 +57,8 @@ __device__ __forceinline__ double quiet_nan(double x)
 {
     return __longlong_as_double(__double_as_longlong(x) | 0x0008000000000000ll);
 }
-template <typename... Operands> __device__ __forceinline__ double propagate_nan(double result, Operands... operands)
+template <typename... Operands>
+__device__ __forceinline__ double propagate_nan(double result, Operands... operands)
 {
     if (result == result)
         return result;
@@ -70,7 +71,8 @@ template <typename... Operands> __device__ __forceinline__ double propagate_nan(
 // Four bools of a word, each 0 or 1: a byte is true when nonzero.
 __device__ __forceinline__ uint32_t bools_of(uint32_t bytes) { return __vcmpne4(bytes, 0u) & 0x01010101u; }
 
-template <typename T> inline constexpr bool kIsByteInteger = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
+template <typename T>
+inline constexpr bool kIsByteInteger = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
 
 template <typename T> struct Add {
     using Out = T;
@@ -89,7 +91,8 @@ template <typename T> struct Add {
         if constexpr (kIsBool<T>)
             return Bool8{static_cast<uint8_t>((a.bits | b.bits) != 0)};
         else if constexpr (kIsInteger<T>)
-            return static_cast<T>(static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) + static_cast<Wrapping<T>>(b)));
+            return static_cast<T>(
+                static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) + static_cast<Wrapping<T>>(b)));
         else if constexpr (kIsHalfLike<T>)
             return narrow<T>(widen(a) + widen(b));
         else if constexpr (std::is_same_v<T, double>)
@@ -113,14 +116,18 @@ template <typename T> struct Mul {
     static constexpr bool kHasQuad = kIsBool<T>;
     static Mul make(const ew_launch_args_t &) { return {}; }
 
-    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const { return bools_of(a) & bools_of(b); }
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
+    {
+        return bools_of(a) & bools_of(b);
+    }
 
     __device__ __forceinline__ T operator()(T a, T b) const
     {
         if constexpr (kIsBool<T>)
             return Bool8{static_cast<uint8_t>(a.bits != 0 && b.bits != 0)};
         else if constexpr (kIsInteger<T>)
-            return static_cast<T>(static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) * static_cast<Wrapping<T>>(b)));
+            return static_cast<T>(
+                static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) * static_cast<Wrapping<T>>(b)));
         else if constexpr (kIsHalfLike<T>)
             return narrow<T>(widen(a) * widen(b));
         else if constexpr (std::is_same_v<T, double>)
@@ -155,7 +162,8 @@ template <typename T> struct Relu {
             constexpr Bits sign = Bits(1) << (8 * sizeof(Bits) - 1);
             Bits bits;
             memcpy(&bits, &x, sizeof bits);
-            const bool keep = !(bits & sign) || Bits(bits & ~sign) > FloatBits<T>::kInfinity; // positive or NaN
+            const bool keep =
+                !(bits & sign) || Bits(bits & ~sign) > FloatBits<T>::kInfinity; // positive or NaN
             bits = keep ? bits : Bits(0);
             memcpy(&x, &bits, sizeof bits);
             return x;
@@ -203,7 +211,10 @@ template <typename T> struct ScaleAdd {
             return {static_cast<Alpha>(args.alpha_integer)};
     }
 
-    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const { return bools_of(b | (alpha != 0 ? a : 0u)); }
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
+    {
+        return bools_of(b | (alpha != 0 ? a : 0u));
+    }
 
     __device__ __forceinline__ T operator()(T a, T b) const
     {
@@ -229,7 +240,7 @@ template <typename OutT, typename InT> struct Cast {
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>);
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kHasQuad =
-        (kIsBool<OutT> || kIsByteInteger<OutT>) && (kIsBool<InT> || kIsByteInteger<InT>);
+        (kIsBool<OutT> || kIsByteInteger<OutT>)&&(kIsBool<InT> || kIsByteInteger<InT>);
     static Cast make(const ew_launch_args_t &) { return {}; }
 
     __device__ __forceinline__ uint32_t quad(uint32_t x) const

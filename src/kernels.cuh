@@ -44,7 +44,8 @@ __device__ __forceinline__ typename F::Out apply(const F &f, typename F::In1 a, 
 
 template <typename F, int P>
 __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> &out,
-                                           const Pack<typename F::In1, P> &a, const Pack<typename F::In2, P> &b)
+                                           const Pack<typename F::In1, P> &a,
+                                           const Pack<typename F::In2, P> &b)
 {
     if constexpr (P % 4 == 0 && F::kHasQuad) {
 #pragma unroll
@@ -75,7 +76,8 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
     }
 }
 
-template <typename F> inline constexpr size_t kWidestElement =
+template <typename F>
+inline constexpr size_t kWidestElement =
     std::max({kStorageSize<typename F::Out>, kStorageSize<typename F::In1>, kStorageSize<typename F::In2>});
 
 #ifndef EW_TUNE_MIN_BLOCKS
@@ -228,9 +230,11 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
         out[thread] = apply(f, a[thread], load(b, thread));
 
     auto *out_packs = reinterpret_cast<Pack<Out, P> *>(out + head);
-    const PackReader<In1, P, Shifted> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>, body.shift_bytes[0]};
+    const PackReader<In1, P, Shifted> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
+                                             body.shift_bytes[0]};
     const PackReader<In2, P, Shifted> read_b{
-        std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>, body.shift_bytes[1]};
+        std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>,
+        body.shift_bytes[1]};
     for (int64_t first = thread; first < packs; first += threads * Unroll) {
         Pack<In1, P> a_in[Unroll];
         Pack<In2, P> b_in[Unroll];
@@ -260,11 +264,14 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
 {
     // Same rule as ew_plan_unroll.
     constexpr size_t thread_bytes = Shifted ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES;
-    constexpr int unroll = std::min<int>(
-        EW_PLAN_MAX_UNROLL, P * kWidestElement<F> >= thread_bytes ? 1 : thread_bytes / (P * kWidestElement<F>));
+    constexpr int unroll =
+        std::min<int>(EW_PLAN_MAX_UNROLL,
+                      P * kWidestElement<F> >= thread_bytes ? 1 : thread_bytes / (P * kWidestElement<F>));
     F f = F::make(*args);
     const ew_plan_t &plan = args->plan;
-    BodyPlan body{args->n, plan.head, plan.packs,
+    BodyPlan body{args->n,
+                  plan.head,
+                  plan.packs,
                   {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
                    plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
     auto *out = static_cast<typename F::Out *>(args->out);
@@ -280,7 +287,8 @@ template <typename F> constexpr ew_launcher_t make_launcher()
 {
     ew_launcher_t launcher{};
     if constexpr (F::kSupported) {
-        constexpr int widest_pack = 16 / kWidestElement<F> >= 8 ? 8 : static_cast<int>(16 / kWidestElement<F>);
+        constexpr int widest_pack =
+            16 / kWidestElement<F> >= 8 ? 8 : static_cast<int>(16 / kWidestElement<F>);
         launcher.by_pack[0] = &launch<F, 1, false>;
         launcher.by_pack[1] = &launch<F, 2, false>;
         if constexpr (widest_pack >= 4)
@@ -310,7 +318,8 @@ template <template <typename> class Op> constexpr DispatchRow op_row()
 // Row of casts from one dtype, indexed by the target dtype.
 template <ew_dtype_t From, size_t... D> constexpr DispatchRow cast_row(std::index_sequence<D...>)
 {
-    return DispatchRow{{ew_launcher_t{}, make_launcher<Cast<TypeOf<static_cast<ew_dtype_t>(D + 1)>, TypeOf<From>>>()...}};
+    return DispatchRow{
+        {ew_launcher_t{}, make_launcher<Cast<TypeOf<static_cast<ew_dtype_t>(D + 1)>, TypeOf<From>>>()...}};
 }
 template <ew_dtype_t From> constexpr DispatchRow cast_row()
 {

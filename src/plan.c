@@ -54,7 +54,8 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 
     ew_plan_t plan = {.pack = ew_plan_max_pack(max_size)};
     int pack = plan.pack;
-    plan.shifted = !phases_agree(count, address, elem_size, pack) && ew_plan_can_shift(pack, count, elem_size);
+    plan.shifted =
+        !phases_agree(count, address, elem_size, pack) && ew_plan_can_shift(pack, count, elem_size);
     if (!plan.shifted)
         while (!phases_agree(count, address, elem_size, pack))
             pack /= 2;

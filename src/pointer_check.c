@@ -15,15 +15,14 @@ int ewi_pointer_checks_requested(ewi_address_range_fn *range_query)
         return 0;
     void *function = NULL;
     enum cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 12000, cudaEnableDefault, &found) ==
-            cudaSuccess &&
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 12000, cudaEnableDefault,
+                                         &found) == cudaSuccess &&
         found == cudaDriverEntryPointSuccess)
         *range_query = (ewi_address_range_fn)function;
     else
         cudaGetLastError();
     return 1;
 }
-
 
 int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *address, size_t bytes, char *why,
                    size_t why_size)
@@ -44,7 +43,8 @@ int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *add
         return 0;
     }
     if (attributes.type == cudaMemoryTypeDevice && attributes.device != device) {
-        snprintf(why, why_size, "is memory of device %d, not of the handle's device %d", attributes.device, device);
+        snprintf(why, why_size, "is memory of device %d, not of the handle's device %d", attributes.device,
+                 device);
         return 0;
     }
     if (range_query != NULL) {
@@ -56,8 +56,9 @@ int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *add
         }
         unsigned long long start = (unsigned long long)(uintptr_t)address;
         if (start - base + bytes > size) {
-            snprintf(why, why_size, "needs %zu bytes but its allocation [%#llx, +%zu) ends %llu bytes after it",
-                     bytes, base, size, base + size - start);
+            snprintf(why, why_size,
+                     "needs %zu bytes but its allocation [%#llx, +%zu) ends %llu bytes after it", bytes, base,
+                     size, base + size - start);
             return 0;
         }
     }

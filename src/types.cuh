@@ -27,9 +27,9 @@ struct F8E5M2 {
 struct NoInput {};
 
 template <ew_dtype_t D> struct DtypeType;
-#define EW_DTYPE_TYPE(dtype, type)      \
+#define EW_DTYPE_TYPE(dtype, type)        \
     template <> struct DtypeType<dtype> { \
-        using Type = type;              \
+        using Type = type;                \
     };
 EW_DTYPE_TYPE(EW_BOOL, Bool8)
 EW_DTYPE_TYPE(EW_I8, int8_t)
@@ -48,11 +48,12 @@ EW_DTYPE_TYPE(EW_F8E5M2, F8E5M2)
 template <ew_dtype_t D> using TypeOf = typename DtypeType<D>::Type;
 
 template <typename T> inline constexpr bool kIsFp8 = std::is_same_v<T, F8E4M3> || std::is_same_v<T, F8E5M2>;
-template <typename T> inline constexpr bool kIsHalfLike = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <typename T>
+inline constexpr bool kIsHalfLike = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 // Floating types that widen exactly to float.
 template <typename T> inline constexpr bool kIsNarrowFloat = kIsHalfLike<T> || kIsFp8<T>;
-template <typename T> inline constexpr bool kIsFloat =
-    kIsNarrowFloat<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <typename T>
+inline constexpr bool kIsFloat = kIsNarrowFloat<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
 template <typename T> inline constexpr bool kIsBool = std::is_same_v<T, Bool8>;
 template <typename T> inline constexpr bool kIsInteger = std::is_integral_v<T>;
 

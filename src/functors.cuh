@@ -239,8 +239,8 @@ template <typename OutT, typename InT> struct Cast {
     static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>);
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
-    static constexpr bool kHasQuad =
-        (kIsBool<OutT> || kIsByteInteger<OutT>)&&(kIsBool<InT> || kIsByteInteger<InT>);
+    static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
+    static constexpr bool kHasQuad = kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>);
     static Cast make(const ew_launch_args_t &) { return {}; }
 
     __device__ __forceinline__ uint32_t quad(uint32_t x) const

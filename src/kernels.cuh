@@ -18,13 +18,7 @@ template <int P> struct Pack<NoInput, P> {
     NoInput v[P];
 };
 
-template <typename T, int P> __device__ __forceinline__ Pack<T, P> load(const Pack<T, P> *p, int64_t i)
-{
-    if constexpr (std::is_same_v<T, NoInput>)
-        return {};
-    else
-        return p[i];
-}
+// One element of the second input, or nothing for unary ops.
 template <typename T> __device__ __forceinline__ T load(const T *p, int64_t i)
 {
     if constexpr (std::is_same_v<T, NoInput>)

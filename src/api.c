@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -14,6 +15,7 @@
 #include "pointer_check.h"
 
 enum { HANDLE_LIVE = 0x65776831u /* "ewh1" */, HANDLE_DEAD = 0xDEADu };
+enum { BULK_OFF, BULK_AUTO, BULK_ALWAYS };
 
 struct ew_handle_s {
     unsigned magic;
@@ -22,6 +24,8 @@ struct ew_handle_s {
     int max_threads_per_sm;
     int check_pointers;                       /* EW_CHECK_POINTERS=1 at create */
     ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
+    int bulk_copy;                            /* bulk-copy kernel: BULK_OFF, BULK_AUTO or BULK_ALWAYS */
+    int bulk_thread_bytes;
     struct ew_handle_s *next_free;
 };
 
@@ -107,6 +111,21 @@ static ew_status_t check_handle(ew_handle_t handle)
     return EW_SUCCESS;
 }
 
+/* EW_BULK_COPY=0 turns the bulk-copy kernel off, =always uses it at every n (tests);
+ * EW_BULK_THREAD_BYTES (16 to 64) sizes its tiles. Read once, at create. */
+static void bulk_settings(struct ew_handle_s *h)
+{
+    const char *mode = getenv("EW_BULK_COPY");
+    h->bulk_copy = mode == NULL || *mode == '\0'     ? BULK_AUTO
+                   : strcmp(mode, "0") == 0          ? BULK_OFF
+                   : strcmp(mode, "always") == 0     ? BULK_ALWAYS
+                                                     : BULK_AUTO;
+    const char *bytes = getenv("EW_BULK_THREAD_BYTES");
+    long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
+    if (value >= 16 && value <= 64)
+        h->bulk_thread_bytes = (int)value;
+}
+
 ew_status_t ew_handle_create(int device, ew_handle_t *handle)
 {
     if (handle == NULL)
@@ -130,9 +149,16 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
         cudaSuccess)
         return fail_cuda(error, "cudaDeviceGetAttribute(MaxThreadsPerMultiProcessor)");
 
+    int major = 0;
+    if ((error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess)
+        return fail_cuda(error, "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+
     ew_status_t status = ewi_handle_make(device, sm_count, threads, handle);
-    if (status == EW_SUCCESS)
+    if (status == EW_SUCCESS) {
         (*handle)->check_pointers = ewi_pointer_checks_requested(&(*handle)->address_range_query);
+        if (major >= 9) /* cp.async.bulk */
+            bulk_settings(*handle);
+    }
     return status;
 }
 
@@ -145,7 +171,11 @@ ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew
     pthread_mutex_unlock(&free_handles_lock);
     if (h == NULL && (h = malloc(sizeof *h)) == NULL)
         return fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
-    *h = (struct ew_handle_s){HANDLE_LIVE, device, sm_count, max_threads_per_sm, 0, NULL, NULL};
+    *h = (struct ew_handle_s){.magic = HANDLE_LIVE,
+                              .device = device,
+                              .sm_count = sm_count,
+                              .max_threads_per_sm = max_threads_per_sm,
+                              .bulk_thread_bytes = EW_PLAN_BULK_THREAD_BYTES};
     *handle = h;
     return EW_SUCCESS;
 }
@@ -285,10 +315,16 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         address[i] = (uintptr_t)operands[i].address;
         elem_size[i] = operands[i].elem_size;
     }
-    args->plan =
-        ew_plan_make(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm);
-    ew_launch_fn launch =
-        args->plan.shifted ? launcher->shifted : launcher->by_pack[ew_pack_index(args->plan.pack)];
+    int64_t min_tiles = handle->bulk_copy == BULK_ALWAYS ? 0 : (int64_t)handle->sm_count * EW_PLAN_BULK_MIN_TILES;
+    ew_launch_fn launch;
+    if (handle->bulk_copy != BULK_OFF && ew_plan_make_bulk(args->n, count, address, elem_size,
+                                                           handle->bulk_thread_bytes, min_tiles, &args->plan)) {
+        launch = launcher->bulk;
+    } else {
+        args->plan =
+            ew_plan_make(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm);
+        launch = args->plan.shifted ? launcher->shifted : launcher->by_pack[ew_pack_index(args->plan.pack)];
+    }
     error = launch(args);
     if (error != cudaSuccess) {
         cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */

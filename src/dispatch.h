@@ -30,10 +30,11 @@ typedef cudaError_t (*ew_launch_fn)(const ew_launch_args_t *args);
 
 /* by_pack[k] runs pack width 1 << k; NULL where 1 << k is wider than 16 bytes allow.
  * shifted runs the widest pack with inputs read through shifted windows (plan.shifted); NULL where
- * ew_plan_can_shift says no. */
+ * ew_plan_can_shift says no. bulk runs the widest pack through shared memory (plan.bulk). */
 typedef struct {
     ew_launch_fn by_pack[EW_PACK_WIDTHS];
     ew_launch_fn shifted;
+    ew_launch_fn bulk;
 } ew_launcher_t;
 
 /* The entry for op on (out_dtype, in_dtype), or NULL when the catalogue lacks it. Values outside

@@ -133,6 +133,37 @@ template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
 };
 
+// The pack that starts shift_bytes into the aligned pack lo and runs on into hi, with byte permutes.
+template <typename T, int P, int Words>
+__device__ __forceinline__ Pack<T, P> splice_pack(const WordPack<Words> &lo, const WordPack<Words> &hi,
+                                                  int shift_bytes)
+{
+    uint32_t joined[2 * Words];
+#pragma unroll
+    for (int k = 0; k < Words; ++k) {
+        joined[k] = lo.w[k];
+        joined[Words + k] = hi.w[k];
+    }
+    // Word (shift_bytes / 4 + k) without run-time register indexing, then the byte shift.
+    const int word_shift = shift_bytes >> 2;
+    const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
+    WordPack<Words> spliced;
+#pragma unroll
+    for (int k = 0; k < Words; ++k) {
+        uint32_t low = joined[k], high = joined[k + 1];
+#pragma unroll
+        for (int j = 1; j < Words; ++j)
+            if (word_shift == j) {
+                low = joined[k + j];
+                high = joined[k + j + 1];
+            }
+        spliced.w[k] = __byte_perm(low, high, selector);
+    }
+    Pack<T, P> result;
+    memcpy(&result, &spliced, sizeof result);
+    return result;
+}
+
 // Reads input packs. Aligned: pack i of the input. Shifted: the pack that starts shift bytes into
 // aligned pack i, spliced from aligned packs i and i + 1 with byte permutes, so that every memory
 // access stays a whole aligned pack whatever the input's misalignment relative to out.
@@ -171,30 +202,7 @@ template <typename T, int P, bool Shifted> struct PackReader {
             } else if (i < packs) {
                 hi = load_pack(words + i + 1);
             }
-            uint32_t joined[2 * kWords];
-#pragma unroll
-            for (int k = 0; k < kWords; ++k) {
-                joined[k] = lo.w[k];
-                joined[kWords + k] = hi.w[k];
-            }
-            // Word (shift_bytes / 4 + k) without run-time register indexing, then the byte shift.
-            const int word_shift = shift_bytes >> 2;
-            const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
-            WordPack<kWords> spliced;
-#pragma unroll
-            for (int k = 0; k < kWords; ++k) {
-                uint32_t low = joined[k], high = joined[k + 1];
-#pragma unroll
-                for (int j = 1; j < kWords; ++j)
-                    if (word_shift == j) {
-                        low = joined[k + j];
-                        high = joined[k + j + 1];
-                    }
-                spliced.w[k] = __byte_perm(low, high, selector);
-            }
-            Pack<T, P> result;
-            memcpy(&result, &spliced, sizeof result);
-            return result;
+            return splice_pack<T, P>(lo, hi, shift_bytes);
         }
     }
 };
@@ -276,7 +284,13 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
                             dim3(plan.blocks), dim3(EW_PLAN_BLOCK_THREADS), params, 0, args->stream);
 }
 
-// One kernel per legal pack width, and the shifted-window kernel for the widest pack.
+} // namespace ew
+
+#include "bulk.cuh"
+
+namespace ew {
+
+// One kernel per legal pack width, the shifted-window kernel and the bulk-copy kernel for the widest.
 template <typename F> constexpr ew_launcher_t make_launcher()
 {
     ew_launcher_t launcher{};
@@ -295,6 +309,7 @@ template <typename F> constexpr ew_launcher_t make_launcher()
                                    (widest_pack * kStorageSize<typename F::In2>) % 4 == 0);
         if constexpr (words_in)
             launcher.shifted = &launch<F, widest_pack, true>;
+        launcher.bulk = &launch_bulk<F, widest_pack>;
     }
     return launcher;
 }

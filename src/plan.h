@@ -20,12 +20,20 @@ extern "C" {
 #ifndef EW_PLAN_WAVES
 #define EW_PLAN_WAVES 32 /* grid cap, in full loads of the device */
 #endif
+#ifndef EW_PLAN_BULK_THREAD_BYTES
+#define EW_PLAN_BULK_THREAD_BYTES 64 /* bulk-copy tiles: bytes of the widest type per thread */
+#endif
+#ifndef EW_PLAN_BULK_MIN_TILES
+#define EW_PLAN_BULK_MIN_TILES 1 /* fewer tiles than this per SM: the direct kernel instead */
+#endif
 
 enum {
     EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
     EW_PLAN_MAX_UNROLL = 4,      /* narrow packs: more would cost registers, not bandwidth */
-    EW_PLAN_BLOCK_THREADS = 256
+    EW_PLAN_BLOCK_THREADS = 256,
+    EW_PLAN_BULK_ALIGN = 128,      /* bulk copies start at this boundary (the fastest), at most this early */
+    EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* per input: two inputs stay within 48 KiB of shared memory */
 };
 
 typedef struct {
@@ -35,7 +43,9 @@ typedef struct {
     int64_t packs;   /* whole packs after the head; the tail after them is done one by one */
     int shifted;     /* inputs sit at other phases than out: read through shifted windows */
     int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */
-    unsigned blocks; /* grid size; the kernel strides over the rest */
+    unsigned blocks; /* grid size; the kernel strides over the rest (bulk: one tile per block) */
+    int bulk;        /* inputs staged in shared memory by bulk copies, one tile per block */
+    int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;
 
 /* Largest legal pack for elements of max_elem_size bytes: P * size <= 16 and P <= 8. */
@@ -57,6 +67,14 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
  * - otherwise the largest P at which the phases agree. */
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
+
+/* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to the
+ * widest pack, each block stages its tile of every input in shared memory with bulk copies from
+ * EW_PLAN_BULK_ALIGN-aligned addresses, whatever the inputs' phases, and writes whole packs.
+ * thread_bytes: bytes of the widest type per thread per tile (16 to 64); min_tiles: the fewest
+ * tiles worth it (0: always). Returns 0, leaving *plan alone, when the call should not use it. */
+int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
+                      int thread_bytes, int64_t min_tiles, ew_plan_t *plan);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
  * as docs/semantics.md defines the results:
  *   - n swept over {1, 2, 3, 7, 8, 9, 15, 16, 17, 255, 256, 257, 4095, 65537, 2^20 + 3} at offset 0,
  *     each n in its own exactly sized allocation (guards right after the last element);
- *   - every pointer independently at every element offset within 16 bytes, at n = 257 and 4095
+ *   - every pointer independently at every element offset within 16 bytes, at n = 257, 4095 and 12289
  *     (all combinations, or for three 1-byte pointers a pairwise-covering subset plus all equal ones);
  *   - in place (out == an input) for every non-cast entry and every cast between equal sizes;
  *   - scale_add with several alphas, one of which makes fma differ from multiply-then-add;
@@ -33,7 +33,7 @@ enum { MAX_ALPHAS = 8, DTYPE_FIRST = EW_BOOL, DTYPE_LAST = EW_F8E5M2 };
 static const int64_t sweep_n_full[] = {1,  2,   3,   7,   8,    9,     15,           16,
                                        17, 255, 256, 257, 4095, 65537, (1 << 20) + 3};
 static const int64_t sweep_n_small[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 255, 256, 257, 4095};
-static const int64_t offset_n_full[] = {257, 4095};
+static const int64_t offset_n_full[] = {257, 4095, 12289};
 static const int64_t offset_n_small[] = {257};
 static const int64_t in_place_n_full[] = {4095, 65537};
 static const int64_t in_place_n_small[] = {4095};

@@ -506,6 +506,89 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.blocks, 1);
 }
 
+/* Bulk-copy plans: out's head peeled to the widest pack, one tile of 256 threads x tile_packs
+ * packs per block, and tiles no bigger than EW_PLAN_BULK_MAX_TILE_BYTES per input. */
+static void test_bulk(void **state)
+{
+    (void)state;
+    size_t f32[3] = {4, 4, 4}, u8[2] = {1, 1}, f64[3] = {8, 8, 8}, f64_u8[2] = {8, 1};
+    uintptr_t aligned[3] = {0x1000, 0x2000, 0x3000}, phases[3] = {0x1004, 0x2008, 0x300c};
+    ew_plan_t plan = {.pack = -1};
+
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 64, 0, &plan));
+    assert_true(plan.bulk);
+    assert_false(plan.shifted);
+    assert_int_equal(plan.pack, 4);
+    assert_int_equal(plan.tile_packs, 4); /* 64 bytes per thread of 16-byte packs */
+    assert_int_equal(plan.head, 0);
+    assert_int_equal(plan.blocks, 257); /* tiles of 4096 elements, the last of 3 */
+    /* the inputs' phases do not matter, out's sets the head: 3 elements to its next 16 bytes */
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 64, 0, &plan));
+    assert_int_equal(plan.head, 3);
+    assert_int_equal(plan.blocks, 256);
+    assert_int_equal(plan.packs, 1 << 18);
+    /* bytes: P = 8 moves 8 bytes, so 8 packs per thread reach 64 bytes: tiles of 16 KiB */
+    uintptr_t bytes[2] = {0x10003, 0x20000};
+    assert_true(ew_plan_make_bulk(100000, 2, bytes, u8, 64, 0, &plan));
+    assert_int_equal(plan.pack, 8);
+    assert_int_equal(plan.tile_packs, 8);
+    assert_int_equal(plan.head, 5);
+    assert_int_equal(plan.blocks, 7); /* (100000 - 5) / 16384 -> 7 tiles */
+    /* f64: 2 elements a pack; 16 bytes per thread gives one pack */
+    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 16, 0, &plan));
+    assert_int_equal(plan.pack, 2);
+    assert_int_equal(plan.tile_packs, 1);
+    assert_int_equal(plan.blocks, 2);
+    /* cast f64 <- u8: the widest type sizes the tile, the 1-byte input rides along at any phase */
+    uintptr_t cast[2] = {0x10000, 0x20001};
+    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 64, 0, &plan));
+    assert_int_equal(plan.pack, 2);
+    assert_int_equal(plan.tile_packs, 4);
+    assert_int_equal(plan.blocks, 3);
+    /* fewer elements than out's head: all in the head, one block */
+    uintptr_t late[2] = {0x1001, 0x2000};
+    assert_true(ew_plan_make_bulk(3, 2, late, u8, 64, 0, &plan));
+    assert_int_equal(plan.head, 3);
+    assert_int_equal(plan.blocks, 1);
+    /* too few tiles for min_tiles, or more than a grid holds: not planned, the plan left alone */
+    plan = (ew_plan_t){.pack = -1};
+    assert_false(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 64, 258, &plan));
+    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 64, 0, &plan));
+    assert_int_equal(plan.pack, -1);
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 64, 257, &plan));
+}
+
+/* Every bulk plan over phases, sizes and tile widths: the tiles cover the body exactly once and
+ * out is pack-aligned after the head. */
+static void test_bulk_all_phases(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 2, 4, 8};
+    static const int64_t ns[] = {1, 7, 8, 9, 255, 4095, 4096, 4097, 65537, 1000003};
+    static const int thread_bytes[] = {16, 32, 64};
+    for (size_t so = 0; so < 4; ++so)
+        for (size_t si = 0; si < 4; ++si)
+            for (uintptr_t phase = 0; phase < 16; phase += sizes[so])
+                for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k)
+                    for (size_t t = 0; t < 3; ++t) {
+                        uintptr_t address[2] = {0x100000 + phase, 0x200000 + 3 * sizes[si]};
+                        size_t elem[2] = {sizes[so], sizes[si]};
+                        ew_plan_t plan;
+                        int64_t n = ns[k];
+                        assert_true(ew_plan_make_bulk(n, 2, address, elem, thread_bytes[t], 0, &plan));
+                        size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
+                        assert_int_equal(plan.pack, ew_plan_max_pack(widest));
+                        int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
+                        assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
+                        assert_true(plan.head >= 0 && plan.head < plan.pack && plan.head <= n);
+                        if (plan.head < n)
+                            assert_int_equal((address[0] + plan.head * sizes[so]) % (plan.pack * sizes[so]),
+                                             0);
+                        assert_true((int64_t)plan.blocks * tile >= n - plan.head);
+                        assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
+                    }
+}
+
 static int report_cases(void **state)
 {
     (void)state;
@@ -523,6 +606,8 @@ int main(void)
         cmocka_unit_test(test_all_phases),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_bulk),
+        cmocka_unit_test(test_bulk_all_phases),
     };
     return cmocka_run_group_tests(tests, NULL, report_cases);
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Build-time tuning knobs measured against each other in one run on the GPU (bench/NOTES.md):
-# one library build per variant, the same ew-bench subset on each, one table at the end.
-#   scripts/gpu/tune.sh OUT_DIR [name:flags ...]
+# Tuning knobs measured against each other in one run on the GPU (bench/NOTES.md): the same
+# ew-bench subset on each variant, one table at the end. A variant is name:flags (a library build of
+# its own with those compiler flags) or name:env:VAR=value,... (build-gpu's ew-bench, which
+# scripts/gpu-check builds, run with those environment variables).
+#   scripts/gpu/tune.sh OUT_DIR [variant ...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: tune.sh OUT_DIR [name:flags ...]}
@@ -11,20 +13,26 @@ variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=("base:" "shuffle:-DEW_TUNE_SHIFT_SHUFFLE=1"
                                        "shifted32:-DEW_PLAN_SHIFTED_THREAD_BYTES=32" "streaming:-DEW_TUNE_STREAMING=1")
 cases=(
-    "--ops add --dtypes f32,f16,f64,i8,bool --log2 22,24,26,28 --offsets aligned,mixed"
-    "--ops relu,cast --dtypes f32,f16 --log2 24,26 --offsets aligned,mixed"
+    "--ops add --dtypes f32,f16,f64,i8,bool --log2 20,22,24,26,28 --offsets aligned,same,mixed"
+    "--ops relu,cast --dtypes f32,f16,i8 --log2 22,24,26 --offsets aligned,same,mixed"
 )
 for variant in "${variants[@]}"; do
     name=${variant%%:*} flags=${variant#*:}
-    build=build-tune-$name
-    cmake -S . -B $build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90-real -DEW_BUILD_TESTS=OFF \
-        -DCMAKE_C_FLAGS="$flags" -DCMAKE_CUDA_FLAGS="$flags" >"$out/$name-build.log" 2>&1 &&
-        cmake --build $build -j 16 --target ew-bench >>"$out/$name-build.log" 2>&1 ||
-        { echo "$name: build failed"; continue; }
+    environment=()
+    if [[ $flags == env:* ]]; then
+        build=build-gpu
+        IFS=, read -ra environment <<<"${flags#env:}"
+    else
+        build=build-tune-$name
+        cmake -S . -B $build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90-real -DEW_BUILD_TESTS=OFF \
+            -DCMAKE_C_FLAGS="$flags" -DCMAKE_CUDA_FLAGS="$flags" >"$out/$name-build.log" 2>&1 &&
+            cmake --build $build -j 16 --target ew-bench >>"$out/$name-build.log" 2>&1 ||
+            { echo "$name: build failed"; continue; }
+    fi
     for i in "${!cases[@]}"; do
         # shellcheck disable=SC2086
-        $build/bench/ew-bench ${cases[$i]} --csv "$out/$name-$i.csv" >"$out/$name-$i.txt" 2>/dev/null ||
-            echo "$name: case set $i exit $?"
+        env "${environment[@]}" $build/bench/ew-bench ${cases[$i]} --csv "$out/$name-$i.csv" \
+            >"$out/$name-$i.txt" 2>/dev/null || echo "$name: case set $i exit $?"
     done
 done
 python3 - "$out" "${variants[@]}" <<'PY'

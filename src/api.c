@@ -25,7 +25,7 @@ struct ew_handle_s {
     int check_pointers;                       /* EW_CHECK_POINTERS=1 at create */
     ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
     int bulk_copy;                            /* bulk-copy kernel: BULK_OFF, BULK_AUTO or BULK_ALWAYS */
-    int bulk_thread_bytes;
+    int bulk_tile_bytes;
     struct ew_handle_s *next_free;
 };
 
@@ -112,7 +112,7 @@ static ew_status_t check_handle(ew_handle_t handle)
 }
 
 /* EW_BULK_COPY=0 turns the bulk-copy kernel off, =always uses it at every n (tests);
- * EW_BULK_THREAD_BYTES (16 to 64) sizes its tiles. Read once, at create. */
+ * EW_BULK_TILE_BYTES (1024 to 32768) sizes its tiles. Read once, at create. */
 static void bulk_settings(struct ew_handle_s *h)
 {
     const char *mode = getenv("EW_BULK_COPY");
@@ -120,10 +120,10 @@ static void bulk_settings(struct ew_handle_s *h)
                    : strcmp(mode, "0") == 0          ? BULK_OFF
                    : strcmp(mode, "always") == 0     ? BULK_ALWAYS
                                                      : BULK_AUTO;
-    const char *bytes = getenv("EW_BULK_THREAD_BYTES");
+    const char *bytes = getenv("EW_BULK_TILE_BYTES");
     long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
-    if (value >= 16 && value <= 64)
-        h->bulk_thread_bytes = (int)value;
+    if (value >= 1024 && value <= 32768)
+        h->bulk_tile_bytes = (int)value;
 }
 
 ew_status_t ew_handle_create(int device, ew_handle_t *handle)
@@ -175,7 +175,7 @@ ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew
                               .device = device,
                               .sm_count = sm_count,
                               .max_threads_per_sm = max_threads_per_sm,
-                              .bulk_thread_bytes = EW_PLAN_BULK_THREAD_BYTES};
+                              .bulk_tile_bytes = EW_PLAN_BULK_TILE_BYTES};
     *handle = h;
     return EW_SUCCESS;
 }
@@ -318,7 +318,7 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
     int64_t min_tiles = handle->bulk_copy == BULK_ALWAYS ? 0 : (int64_t)handle->sm_count * EW_PLAN_BULK_MIN_TILES;
     ew_launch_fn launch;
     if (handle->bulk_copy != BULK_OFF && ew_plan_make_bulk(args->n, count, address, elem_size,
-                                                           handle->bulk_thread_bytes, min_tiles, &args->plan)) {
+                                                           handle->bulk_tile_bytes, min_tiles, &args->plan)) {
         launch = launcher->bulk;
     } else {
         args->plan =

@@ -31,6 +31,16 @@ template <typename T> __host__ __device__ constexpr int staged_slot_bytes(int ti
                EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN;
 }
 
+// A pack from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
+template <typename PackT> __device__ __forceinline__ PackT load_staged(const unsigned char *p)
+{
+    using Vector = typename VectorOf<sizeof(PackT)>::Type;
+    const Vector v = *reinterpret_cast<const Vector *>(p);
+    PackT result;
+    memcpy(&result, &v, sizeof result);
+    return result;
+}
+
 // Pack e / P of the tile out of shared memory. Aligned packs are one vector load; others are
 // spliced from the two aligned packs around them (packs of whole words) or read element by element.
 template <typename T, int P> __device__ __forceinline__ Pack<T, P> read_staged(const StagedInput &in, int e)
@@ -43,11 +53,10 @@ template <typename T, int P> __device__ __forceinline__ Pack<T, P> read_staged(c
         const int shift = byte & (kPackBytes - 1);
         const unsigned char *aligned = in.slot + (byte - shift);
         if (shift == 0)
-            return *reinterpret_cast<const Pack<T, P> *>(aligned);
+            return load_staged<Pack<T, P>>(aligned);
         if constexpr (kPackBytes % 4 == 0) {
-            constexpr int kWords = kPackBytes / 4;
-            const auto *words = reinterpret_cast<const WordPack<kWords> *>(aligned);
-            return splice_pack<T, P>(words[0], words[1], shift);
+            using Words = WordPack<kPackBytes / 4>;
+            return splice_pack<T, P>(load_staged<Words>(aligned), load_staged<Words>(aligned + kPackBytes), shift);
         } else {
             Pack<T, P> result;
 #pragma unroll
@@ -69,35 +78,61 @@ template <typename T> __device__ __forceinline__ T read_staged_element(const Sta
     }
 }
 
-// The input's tile starts at `first`, `count` elements long; the slot gets the bytes from `first`
-// rounded down to EW_PLAN_BULK_ALIGN. Returns the copy's byte count, 0 when that window would reach
-// outside [begin, end) (the caller's range: nothing outside it is ever read) or there is no input.
+// How one input's tile reaches its slot. The slot holds the bytes from `first` rounded down to
+// EW_PLAN_BULK_ALIGN. Inner tiles take that whole window (rounded up to 16 bytes) in one copy. Edge
+// tiles, whose window would reach outside [begin, end) (nothing outside the caller's range is ever
+// read), copy only the 16-byte granules inside the tile, and their threads the few elements around.
+struct StagingCopy {
+    const unsigned char *from; // 16-byte aligned
+    int to;                    // bytes into the slot (16-byte aligned)
+    uint32_t bytes;            // a multiple of 16; 0: nothing for the copy engine
+    int before, after;         // edge tiles: elements at the start and end left to the threads
+};
+
 template <typename T>
-__device__ __forceinline__ uint32_t staged_window(const T *begin, const T *end, const T *first, int count,
-                                                  const unsigned char **from, int *offset)
+__device__ __forceinline__ StagingCopy plan_staging(const T *begin, const T *end, const T *first, int count,
+                                                    int *offset)
 {
-    if constexpr (std::is_same_v<T, NoInput>) {
-        return 0;
-    } else {
+    StagingCopy copy{};
+    if constexpr (!std::is_same_v<T, NoInput>) {
         const uintptr_t start = reinterpret_cast<uintptr_t>(first);
-        const uintptr_t aligned = start & ~static_cast<uintptr_t>(EW_PLAN_BULK_ALIGN - 1);
-        *offset = static_cast<int>(start - aligned);
-        *from = reinterpret_cast<const unsigned char *>(aligned);
-        const uintptr_t bytes = (start - aligned + count * sizeof(T) + 15) & ~static_cast<uintptr_t>(15);
-        const bool inside = aligned >= reinterpret_cast<uintptr_t>(begin) &&
-                            aligned + bytes <= reinterpret_cast<uintptr_t>(end);
-        return inside ? static_cast<uint32_t>(bytes) : 0;
+        const uintptr_t stop = start + static_cast<uintptr_t>(count) * sizeof(T);
+        const uintptr_t window = start & ~static_cast<uintptr_t>(EW_PLAN_BULK_ALIGN - 1);
+        *offset = static_cast<int>(start - window);
+        const uintptr_t window_end = (stop + 15) & ~static_cast<uintptr_t>(15);
+        if (window >= reinterpret_cast<uintptr_t>(begin) && window_end <= reinterpret_cast<uintptr_t>(end)) {
+            copy.from = reinterpret_cast<const unsigned char *>(window);
+            copy.bytes = static_cast<uint32_t>(window_end - window);
+            return copy;
+        }
+        const uintptr_t inner = (start + 15) & ~static_cast<uintptr_t>(15);
+        const uintptr_t inner_end = stop & ~static_cast<uintptr_t>(15);
+        if (inner_end <= inner) { // no whole granule: the threads take it all
+            copy.before = count;
+            return copy;
+        }
+        copy.from = reinterpret_cast<const unsigned char *>(inner);
+        copy.to = static_cast<int>(inner - window);
+        copy.bytes = static_cast<uint32_t>(inner_end - inner);
+        copy.before = static_cast<int>((inner - start) / sizeof(T));
+        copy.after = static_cast<int>((stop - inner_end) / sizeof(T));
     }
+    return copy;
 }
 
-// Edge tiles, whose aligned window would leave the caller's range, and GPUs without bulk copies:
-// the block copies the tile element by element to the same place in the slot.
+// The elements of an edge tile the copy engine leaves (all of them on GPUs without it).
 template <typename T>
-__device__ __forceinline__ void stage_by_threads(const T *first, int count, const StagedInput &in)
+__device__ __forceinline__ void stage_by_threads(const T *first, int count, const StagingCopy &copy,
+                                                 const StagedInput &in)
 {
     if constexpr (!std::is_same_v<T, NoInput>) {
-        for (int k = threadIdx.x; k < count; k += blockDim.x)
-            memcpy(const_cast<unsigned char *>(in.slot) + in.offset + k * sizeof(T), first + k, sizeof(T));
+        unsigned char *slot = const_cast<unsigned char *>(in.slot) + in.offset;
+        const int before = EW_HAS_BULK_COPY ? copy.before : count;
+        const int after = EW_HAS_BULK_COPY ? copy.after : 0;
+        for (int k = threadIdx.x; k < before + after; k += blockDim.x) {
+            const int e = k < before ? k : count - after + (k - before);
+            memcpy(slot + e * sizeof(T), first + e, sizeof(T));
+        }
     }
 }
 
@@ -126,39 +161,39 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         return;
 
     StagedInput staged_a{shared, 0}, staged_b{shared + staged_slot_bytes<In1>(tile), 0};
-    const unsigned char *from_a = nullptr, *from_b = nullptr;
-    const uint32_t bytes_a = staged_window(a, a + plan.n, a + first, count, &from_a, &staged_a.offset);
-    uint32_t bytes_b = 0;
+    const StagingCopy copy_a = plan_staging(a, a + plan.n, a + first, count, &staged_a.offset);
+    StagingCopy copy_b{};
     if constexpr (!std::is_same_v<In2, NoInput>)
-        bytes_b = staged_window(b, b + plan.n, b + first, count, &from_b, &staged_b.offset);
-    const bool by_copy_engine =
-        EW_HAS_BULK_COPY && bytes_a != 0 && (std::is_same_v<In2, NoInput> || bytes_b != 0);
+        copy_b = plan_staging(b, b + plan.n, b + first, count, &staged_b.offset);
 
-    if (by_copy_engine) {
 #if EW_HAS_BULK_COPY
-        namespace ptx = cuda::ptx;
-        __shared__ uint64_t copies_done;
-        if (threadIdx.x == 0) {
-            ptx::mbarrier_init(&copies_done, 1);
-            ptx::fence_proxy_async(ptx::space_shared);
-            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, const_cast<unsigned char *>(staged_a.slot),
-                               from_a, bytes_a, &copies_done);
-            if constexpr (!std::is_same_v<In2, NoInput>)
-                ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                                   const_cast<unsigned char *>(staged_b.slot), from_b, bytes_b, &copies_done);
-            ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &copies_done,
-                                           bytes_a + bytes_b);
-        }
-        __syncthreads(); // the barrier is initialised before anyone waits on it
+    namespace ptx = cuda::ptx;
+    __shared__ uint64_t copies_done;
+    const uint32_t engine_bytes = copy_a.bytes + copy_b.bytes;
+    if (engine_bytes != 0 && threadIdx.x == 0) {
+        ptx::mbarrier_init(&copies_done, 1);
+        ptx::fence_proxy_async(ptx::space_shared);
+        if (copy_a.bytes != 0)
+            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
+                               const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from, copy_a.bytes,
+                               &copies_done);
+        if (copy_b.bytes != 0)
+            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
+                               const_cast<unsigned char *>(staged_b.slot) + copy_b.to, copy_b.from, copy_b.bytes,
+                               &copies_done);
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &copies_done,
+                                       engine_bytes);
+    }
+#endif
+    stage_by_threads(a + first, count, copy_a, staged_a);
+    if constexpr (!std::is_same_v<In2, NoInput>)
+        stage_by_threads(b + first, count, copy_b, staged_b);
+    __syncthreads(); // the threads' elements are in place, and the barrier is initialised
+#if EW_HAS_BULK_COPY
+    if (engine_bytes != 0)
         while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
             ;
 #endif
-    } else {
-        stage_by_threads(a + first, count, staged_a);
-        if constexpr (!std::is_same_v<In2, NoInput>)
-            stage_by_threads(b + first, count, staged_b);
-        __syncthreads();
-    }
 
     auto *out_tile = out + first;
     for (int u = 0; u < plan.tile_packs; ++u) {

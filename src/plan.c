@@ -91,19 +91,22 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 }
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
-                      int thread_bytes, int64_t min_tiles, ew_plan_t *plan)
+                      int tile_input_bytes, int64_t min_tiles, ew_plan_t *plan)
 {
-    size_t max_size = 1;
-    for (int i = 0; i < count; ++i)
+    size_t max_size = 1, input_bytes = 0;
+    for (int i = 0; i < count; ++i) {
         if (elem_size[i] > max_size)
             max_size = elem_size[i];
+        if (i > 0)
+            input_bytes += elem_size[i];
+    }
     int pack = ew_plan_max_pack(max_size);
-    int64_t tile_packs = thread_bytes / (int64_t)((size_t)pack * max_size);
-    if (tile_packs < 1)
-        tile_packs = 1;
-    while (tile_packs > 1 && EW_PLAN_BLOCK_THREADS * tile_packs * pack * (int64_t)max_size >
-                                 EW_PLAN_BULK_MAX_TILE_BYTES)
-        tile_packs /= 2;
+    /* The most packs per thread whose tile stays within tile_input_bytes of inputs (at least one)
+     * and EW_PLAN_BULK_MAX_TILE_BYTES of the widest type; a power of two. */
+    int64_t tile_packs = 1;
+    while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
+           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
+        tile_packs *= 2;
     int64_t tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
     int64_t head = min64((pack - phase_of(address[0], elem_size[0], pack)) % pack, n);
     int64_t tiles = ceil_div(n - head, tile);

@@ -20,11 +20,11 @@ extern "C" {
 #ifndef EW_PLAN_WAVES
 #define EW_PLAN_WAVES 32 /* grid cap, in full loads of the device */
 #endif
-#ifndef EW_PLAN_BULK_THREAD_BYTES
-#define EW_PLAN_BULK_THREAD_BYTES 64 /* bulk-copy tiles: bytes of the widest type per thread */
+#ifndef EW_PLAN_BULK_TILE_BYTES
+#define EW_PLAN_BULK_TILE_BYTES 8192 /* bulk-copy tiles: bytes of all inputs together per tile */
 #endif
 #ifndef EW_PLAN_BULK_MIN_TILES
-#define EW_PLAN_BULK_MIN_TILES 1 /* fewer tiles than this per SM: the direct kernel instead */
+#define EW_PLAN_BULK_MIN_TILES 24 /* fewer tiles than this per SM: the direct kernel instead */
 #endif
 
 enum {
@@ -71,10 +71,11 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 /* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to the
  * widest pack, each block stages its tile of every input in shared memory with bulk copies from
  * EW_PLAN_BULK_ALIGN-aligned addresses, whatever the inputs' phases, and writes whole packs.
- * thread_bytes: bytes of the widest type per thread per tile (16 to 64); min_tiles: the fewest
+ * A tile is the most packs per thread (a power of two, at least one) whose inputs fit in
+ * tile_input_bytes and whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES. min_tiles: the fewest
  * tiles worth it (0: always). Returns 0, leaving *plan alone, when the call should not use it. */
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
-                      int thread_bytes, int64_t min_tiles, ew_plan_t *plan);
+                      int tile_input_bytes, int64_t min_tiles, ew_plan_t *plan);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@ set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 6
 # kernels at every n. The default run takes whichever the plan picks for each n.
 add_test(NAME test_kernels_gpu_bulk COMMAND test_kernels_gpu)
 add_test(NAME test_kernels_gpu_direct COMMAND test_kernels_gpu)
-set_tests_properties(test_kernels_gpu_bulk PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_THREAD_BYTES=16")
+set_tests_properties(test_kernels_gpu_bulk PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024")
 set_tests_properties(test_kernels_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0")
 set_tests_properties(test_kernels_gpu_bulk test_kernels_gpu_direct PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                                                                            TIMEOUT 600)

@@ -507,7 +507,8 @@ static void test_hand_checked(void **state)
 }
 
 /* Bulk-copy plans: out's head peeled to the widest pack, one tile of 256 threads x tile_packs
- * packs per block, and tiles no bigger than EW_PLAN_BULK_MAX_TILE_BYTES per input. */
+ * packs per block, tiles as large as tile_input_bytes of inputs allows (a power of two of packs per
+ * thread, at least one) and no more than EW_PLAN_BULK_MAX_TILE_BYTES of the widest type. */
 static void test_bulk(void **state)
 {
     (void)state;
@@ -515,57 +516,62 @@ static void test_bulk(void **state)
     uintptr_t aligned[3] = {0x1000, 0x2000, 0x3000}, phases[3] = {0x1004, 0x2008, 0x300c};
     ew_plan_t plan = {.pack = -1};
 
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 64, 0, &plan));
+    /* add f32 with 8 KiB of inputs a tile: 1024 elements, one 16-byte pack per thread */
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 8192, 0, &plan));
     assert_true(plan.bulk);
     assert_false(plan.shifted);
     assert_int_equal(plan.pack, 4);
-    assert_int_equal(plan.tile_packs, 4); /* 64 bytes per thread of 16-byte packs */
+    assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.head, 0);
-    assert_int_equal(plan.blocks, 257); /* tiles of 4096 elements, the last of 3 */
+    assert_int_equal(plan.blocks, 1025); /* the last tile holds 3 */
+    /* 32 KiB: 4 packs a thread, where the widest type also reaches 16 KiB */
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 32768, 0, &plan));
+    assert_int_equal(plan.tile_packs, 4);
+    assert_int_equal(plan.blocks, 257);
     /* the inputs' phases do not matter, out's sets the head: 3 elements to its next 16 bytes */
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 64, 0, &plan));
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 8192, 0, &plan));
     assert_int_equal(plan.head, 3);
-    assert_int_equal(plan.blocks, 256);
+    assert_int_equal(plan.blocks, 1024);
     assert_int_equal(plan.packs, 1 << 18);
-    /* bytes: P = 8 moves 8 bytes, so 8 packs per thread reach 64 bytes: tiles of 16 KiB */
+    /* relu u8: one 1-byte input, P = 8: 4 packs a thread make 8 KiB */
     uintptr_t bytes[2] = {0x10003, 0x20000};
-    assert_true(ew_plan_make_bulk(100000, 2, bytes, u8, 64, 0, &plan));
+    assert_true(ew_plan_make_bulk(100000, 2, bytes, u8, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);
-    assert_int_equal(plan.tile_packs, 8);
+    assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.head, 5);
-    assert_int_equal(plan.blocks, 7); /* (100000 - 5) / 16384 -> 7 tiles */
-    /* f64: 2 elements a pack; 16 bytes per thread gives one pack */
-    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 16, 0, &plan));
+    assert_int_equal(plan.blocks, 13); /* (100000 - 5) / 8192 -> 13 tiles */
+    /* f64 with tiles smaller than one pack a thread: still one pack a thread */
+    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 1024, 0, &plan));
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.blocks, 2);
-    /* cast f64 <- u8: the widest type sizes the tile, the 1-byte input rides along at any phase */
+    /* cast f64 <- u8: the 1-byte input would allow 8 packs a thread, the f64 output caps it at 4 */
     uintptr_t cast[2] = {0x10000, 0x20001};
-    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 64, 0, &plan));
+    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 8192, 0, &plan));
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 3);
     /* fewer elements than out's head: all in the head, one block */
     uintptr_t late[2] = {0x1001, 0x2000};
-    assert_true(ew_plan_make_bulk(3, 2, late, u8, 64, 0, &plan));
+    assert_true(ew_plan_make_bulk(3, 2, late, u8, 8192, 0, &plan));
     assert_int_equal(plan.head, 3);
     assert_int_equal(plan.blocks, 1);
     /* too few tiles for min_tiles, or more than a grid holds: not planned, the plan left alone */
     plan = (ew_plan_t){.pack = -1};
-    assert_false(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 64, 258, &plan));
-    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 64, 0, &plan));
+    assert_false(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 8192, 1026, &plan));
+    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 8192, 0, &plan));
     assert_int_equal(plan.pack, -1);
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 64, 257, &plan));
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 8192, 1025, &plan));
 }
 
-/* Every bulk plan over phases, sizes and tile widths: the tiles cover the body exactly once and
- * out is pack-aligned after the head. */
+/* Every bulk plan over phases, sizes and tile sizes: the tiles cover the body exactly once, out is
+ * pack-aligned after the head, and the tile keeps to its limits. */
 static void test_bulk_all_phases(void **state)
 {
     (void)state;
     static const size_t sizes[] = {1, 2, 4, 8};
     static const int64_t ns[] = {1, 7, 8, 9, 255, 4095, 4096, 4097, 65537, 1000003};
-    static const int thread_bytes[] = {16, 32, 64};
+    static const int tile_bytes[] = {1024, 8192, 32768};
     for (size_t so = 0; so < 4; ++so)
         for (size_t si = 0; si < 4; ++si)
             for (uintptr_t phase = 0; phase < 16; phase += sizes[so])
@@ -575,11 +581,15 @@ static void test_bulk_all_phases(void **state)
                         size_t elem[2] = {sizes[so], sizes[si]};
                         ew_plan_t plan;
                         int64_t n = ns[k];
-                        assert_true(ew_plan_make_bulk(n, 2, address, elem, thread_bytes[t], 0, &plan));
+                        assert_true(ew_plan_make_bulk(n, 2, address, elem, tile_bytes[t], 0, &plan));
                         size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
                         assert_int_equal(plan.pack, ew_plan_max_pack(widest));
                         int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
                         assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
+                        assert_true(plan.tile_packs == 1 || tile * (int64_t)sizes[si] <= tile_bytes[t]);
+                        /* and the next power of two would break a limit */
+                        assert_true(2 * tile * (int64_t)sizes[si] > tile_bytes[t] ||
+                                    2 * tile * (int64_t)widest > EW_PLAN_BULK_MAX_TILE_BYTES);
                         assert_true(plan.head >= 0 && plan.head < plan.pack && plan.head <= n);
                         if (plan.head < n)
                             assert_int_equal((address[0] + plan.head * sizes[so]) % (plan.pack * sizes[so]),

@@ -315,10 +315,10 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         address[i] = (uintptr_t)operands[i].address;
         elem_size[i] = operands[i].elem_size;
     }
-    int64_t min_tiles = handle->bulk_copy == BULK_ALWAYS ? 0 : (int64_t)handle->sm_count * EW_PLAN_BULK_MIN_TILES;
     ew_launch_fn launch;
-    if (handle->bulk_copy != BULK_OFF && ew_plan_make_bulk(args->n, count, address, elem_size,
-                                                           handle->bulk_tile_bytes, min_tiles, &args->plan)) {
+    if (handle->bulk_copy != BULK_OFF &&
+        ew_plan_make_bulk(args->n, count, address, elem_size, handle->sm_count, handle->bulk_tile_bytes,
+                          handle->bulk_copy == BULK_ALWAYS, &args->plan)) {
         launch = launcher->bulk;
     } else {
         args->plan =

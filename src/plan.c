@@ -90,8 +90,19 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
     return plan;
 }
 
-int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
-                      int tile_input_bytes, int64_t min_tiles, ew_plan_t *plan)
+/* Packs per thread for a tile of at most tile_input_bytes of inputs and EW_PLAN_BULK_MAX_TILE_BYTES of
+ * the widest type: a power of two, at least one. */
+static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes)
+{
+    int64_t tile_packs = 1;
+    while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
+           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
+        tile_packs *= 2;
+    return tile_packs;
+}
+
+int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
+                      int tile_input_bytes, int always, ew_plan_t *plan)
 {
     size_t max_size = 1, input_bytes = 0;
     for (int i = 0; i < count; ++i) {
@@ -100,16 +111,31 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         if (i > 0)
             input_bytes += elem_size[i];
     }
+    /* Unary ops that do not widen, on 2 bytes or more: the direct kernel measured as fast. */
+    if (!always && count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
+        return 0;
     int pack = ew_plan_max_pack(max_size);
-    /* The most packs per thread whose tile stays within tile_input_bytes of inputs (at least one)
-     * and EW_PLAN_BULK_MAX_TILE_BYTES of the widest type; a power of two. */
-    int64_t tile_packs = 1;
-    while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
-           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
-        tile_packs *= 2;
-    int64_t tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
+    /* Too small for the fewest tiles even at the smallest tile: done before anything else. */
+    if (!always && n < (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count * EW_PLAN_BLOCK_THREADS * pack)
+        return 0;
+    int shifted = !phases_agree(count, address, elem_size, pack);
     int64_t head = min64((pack - phase_of(address[0], elem_size[0], pack)) % pack, n);
-    int64_t tiles = ceil_div(n - head, tile);
+
+    /* Larger tiles for 1-byte types and for inputs spliced into place, while the grid keeps
+     * EW_PLAN_BULK_WAVE_TILES tiles per SM. */
+    int64_t bytes = tile_input_bytes * (max_size == 1 ? 2 : 1) * (shifted ? 2 : 1);
+    int64_t tile_packs, tile, tiles;
+    for (;;) {
+        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
+        tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
+        tiles = ceil_div(n - head, tile);
+        if (bytes <= tile_input_bytes || tiles >= (int64_t)EW_PLAN_BULK_WAVE_TILES * sm_count)
+            break;
+        bytes /= 2;
+    }
+    int64_t min_tiles = always    ? 0
+                        : shifted ? (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count
+                                  : (int64_t)EW_PLAN_BULK_MIN_TILES * sm_count;
     if (tiles > INT32_MAX || tiles < min_tiles)
         return 0;
     *plan = (ew_plan_t){.pack = pack,

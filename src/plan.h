@@ -26,6 +26,12 @@ extern "C" {
 #ifndef EW_PLAN_BULK_MIN_TILES
 #define EW_PLAN_BULK_MIN_TILES 24 /* fewer tiles than this per SM: the direct kernel instead */
 #endif
+#ifndef EW_PLAN_BULK_SHIFTED_MIN_TILES
+#define EW_PLAN_BULK_SHIFTED_MIN_TILES 1 /* the same when inputs sit at other phases than out */
+#endif
+#ifndef EW_PLAN_BULK_WAVE_TILES
+#define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
+#endif
 
 enum {
     EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
@@ -72,10 +78,14 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * widest pack, each block stages its tile of every input in shared memory with bulk copies from
  * EW_PLAN_BULK_ALIGN-aligned addresses, whatever the inputs' phases, and writes whole packs.
  * A tile is the most packs per thread (a power of two, at least one) whose inputs fit in
- * tile_input_bytes and whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES. min_tiles: the fewest
- * tiles worth it (0: always). Returns 0, leaving *plan alone, when the call should not use it. */
-int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
-                      int tile_input_bytes, int64_t min_tiles, ew_plan_t *plan);
+ * tile_input_bytes (twice that for 1-byte types, twice again when inputs sit at other phases than
+ * out, while that leaves EW_PLAN_BULK_WAVE_TILES tiles per SM) and whose widest type fits in
+ * EW_PLAN_BULK_MAX_TILE_BYTES. Returns 0, leaving *plan alone, where the direct kernel measured as
+ * fast or faster (bench/NOTES.md): fewer than EW_PLAN_BULK_MIN_TILES tiles per SM
+ * (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), or a unary op that does not widen its 2-byte or
+ * wider input. always: plan it whenever the grid allows. */
+int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
+                      int tile_input_bytes, int always, ew_plan_t *plan);
 
 #ifdef __cplusplus
 }

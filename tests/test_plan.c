@@ -507,61 +507,78 @@ static void test_hand_checked(void **state)
 }
 
 /* Bulk-copy plans: out's head peeled to the widest pack, one tile of 256 threads x tile_packs
- * packs per block, tiles as large as tile_input_bytes of inputs allows (a power of two of packs per
- * thread, at least one) and no more than EW_PLAN_BULK_MAX_TILE_BYTES of the widest type. */
+ * packs per block, tiles sized by input bytes (doubled for 1-byte types and for inputs at other
+ * phases than out), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
 static void test_bulk(void **state)
 {
     (void)state;
-    size_t f32[3] = {4, 4, 4}, u8[2] = {1, 1}, f64[3] = {8, 8, 8}, f64_u8[2] = {8, 1};
+    if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 || EW_PLAN_BULK_WAVE_TILES != 8) {
+        printf("# hand-checked bulk plans assume the default EW_PLAN_BULK_* knobs\n");
+        skip();
+    }
+    size_t f32[3] = {4, 4, 4}, u8[2] = {1, 1}, f64[3] = {8, 8, 8}, f64_u8[2] = {8, 1}, f32_f32[2] = {4, 4};
     uintptr_t aligned[3] = {0x1000, 0x2000, 0x3000}, phases[3] = {0x1004, 0x2008, 0x300c};
     ew_plan_t plan = {.pack = -1};
 
-    /* add f32 with 8 KiB of inputs a tile: 1024 elements, one 16-byte pack per thread */
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 8192, 0, &plan));
+    /* add f32 aligned, 8 KiB of inputs a tile: 1024 elements, one 16-byte pack per thread */
+    assert_true(ew_plan_make_bulk(1 << 24, 3, aligned, f32, 132, 8192, 0, &plan));
     assert_true(plan.bulk);
     assert_false(plan.shifted);
     assert_int_equal(plan.pack, 4);
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.head, 0);
-    assert_int_equal(plan.blocks, 1025); /* the last tile holds 3 */
-    /* 32 KiB: 4 packs a thread, where the widest type also reaches 16 KiB */
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 32768, 0, &plan));
-    assert_int_equal(plan.tile_packs, 4);
-    assert_int_equal(plan.blocks, 257);
-    /* the inputs' phases do not matter, out's sets the head: 3 elements to its next 16 bytes */
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 8192, 0, &plan));
+    assert_int_equal(plan.blocks, 1 << 14);
+    /* aligned needs 24 tiles per SM: 3168 tiles of 1024 */
+    assert_true(ew_plan_make_bulk(3168 * 1024, 3, aligned, f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.blocks, 3168);
+    plan = (ew_plan_t){.pack = -1};
+    assert_false(ew_plan_make_bulk(3167 * 1024, 3, aligned, f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.pack, -1); /* left alone */
+    /* always: any n the grid holds */
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, &plan));
+    assert_int_equal(plan.blocks, 1025);
+    /* inputs at other phases: 16 KiB tiles (2 packs a thread) while 8 tiles per SM remain, and
+     * one tile per SM is enough */
+    assert_true(ew_plan_make_bulk(1 << 24, 3, phases, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.head, 3);
+    assert_int_equal(plan.tile_packs, 2);
+    assert_int_equal(plan.blocks, 8192);
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 1); /* 512 tiles of 2048 would be under 8 per SM */
     assert_int_equal(plan.blocks, 1024);
     assert_int_equal(plan.packs, 1 << 18);
-    /* relu u8: one 1-byte input, P = 8: 4 packs a thread make 8 KiB */
+    /* unary ops that do not widen 2-byte or wider inputs stay direct, unless always */
+    uintptr_t pair[2] = {0x1000, 0x2004};
+    assert_false(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, &plan));
+    /* relu u8 at other phases: 1-byte and shifted, 32 KiB of inputs a tile, capped at 16 KiB of
+     * the widest type: 8 packs a thread */
     uintptr_t bytes[2] = {0x10003, 0x20000};
-    assert_true(ew_plan_make_bulk(100000, 2, bytes, u8, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);
-    assert_int_equal(plan.tile_packs, 4);
+    assert_int_equal(plan.tile_packs, 8);
     assert_int_equal(plan.head, 5);
-    assert_int_equal(plan.blocks, 13); /* (100000 - 5) / 8192 -> 13 tiles */
+    assert_int_equal(plan.blocks, 4096); /* (2^26 - 5) / 16384 -> 4096 tiles */
+    /* too small a call for the fewest tiles: no plan */
+    assert_false(ew_plan_make_bulk(100000, 2, bytes, u8, 132, 8192, 0, &plan));
     /* f64 with tiles smaller than one pack a thread: still one pack a thread */
-    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 1024, 0, &plan));
+    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 132, 1024, 1, &plan));
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.blocks, 2);
-    /* cast f64 <- u8: the 1-byte input would allow 8 packs a thread, the f64 output caps it at 4 */
+    /* cast f64 <- u8: the 1-byte input would allow more, the f64 output caps it at 4 packs a thread */
     uintptr_t cast[2] = {0x10000, 0x20001};
-    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 132, 8192, 1, &plan));
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 3);
     /* fewer elements than out's head: all in the head, one block */
     uintptr_t late[2] = {0x1001, 0x2000};
-    assert_true(ew_plan_make_bulk(3, 2, late, u8, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(3, 2, late, u8, 132, 8192, 1, &plan));
     assert_int_equal(plan.head, 3);
     assert_int_equal(plan.blocks, 1);
-    /* too few tiles for min_tiles, or more than a grid holds: not planned, the plan left alone */
-    plan = (ew_plan_t){.pack = -1};
-    assert_false(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 8192, 1026, &plan));
-    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 8192, 0, &plan));
-    assert_int_equal(plan.pack, -1);
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 8192, 1025, &plan));
+    /* more tiles than a grid holds: no plan even when always */
+    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 132, 8192, 1, &plan));
 }
 
 /* Every bulk plan over phases, sizes and tile sizes: the tiles cover the body exactly once, out is
@@ -570,33 +587,36 @@ static void test_bulk_all_phases(void **state)
 {
     (void)state;
     static const size_t sizes[] = {1, 2, 4, 8};
-    static const int64_t ns[] = {1, 7, 8, 9, 255, 4095, 4096, 4097, 65537, 1000003};
+    static const int64_t ns[] = {1, 7, 8, 9, 255, 4095, 4096, 4097, 65537, 1000003, 50000017};
     static const int tile_bytes[] = {1024, 8192, 32768};
     for (size_t so = 0; so < 4; ++so)
         for (size_t si = 0; si < 4; ++si)
             for (uintptr_t phase = 0; phase < 16; phase += sizes[so])
                 for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k)
-                    for (size_t t = 0; t < 3; ++t) {
-                        uintptr_t address[2] = {0x100000 + phase, 0x200000 + 3 * sizes[si]};
-                        size_t elem[2] = {sizes[so], sizes[si]};
-                        ew_plan_t plan;
-                        int64_t n = ns[k];
-                        assert_true(ew_plan_make_bulk(n, 2, address, elem, tile_bytes[t], 0, &plan));
-                        size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
-                        assert_int_equal(plan.pack, ew_plan_max_pack(widest));
-                        int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
-                        assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
-                        assert_true(plan.tile_packs == 1 || tile * (int64_t)sizes[si] <= tile_bytes[t]);
-                        /* and the next power of two would break a limit */
-                        assert_true(2 * tile * (int64_t)sizes[si] > tile_bytes[t] ||
-                                    2 * tile * (int64_t)widest > EW_PLAN_BULK_MAX_TILE_BYTES);
-                        assert_true(plan.head >= 0 && plan.head < plan.pack && plan.head <= n);
-                        if (plan.head < n)
-                            assert_int_equal((address[0] + plan.head * sizes[so]) % (plan.pack * sizes[so]),
-                                             0);
-                        assert_true((int64_t)plan.blocks * tile >= n - plan.head);
-                        assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
-                    }
+                    for (size_t t = 0; t < 3; ++t)
+                        for (int always = 0; always < 2; ++always) {
+                            uintptr_t address[2] = {0x100000 + phase, 0x200000 + 3 * sizes[si]};
+                            size_t elem[2] = {sizes[so], sizes[si]};
+                            ew_plan_t plan;
+                            int64_t n = ns[k];
+                            if (!ew_plan_make_bulk(n, 2, address, elem, 132, tile_bytes[t], always, &plan)) {
+                                assert_false(always);
+                                continue;
+                            }
+                            size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
+                            assert_int_equal(plan.pack, ew_plan_max_pack(widest));
+                            int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
+                            assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
+                            assert_true(plan.tile_packs == 1 || tile * (int64_t)sizes[si] <= 4 * tile_bytes[t]);
+                            assert_true(plan.head >= 0 && plan.head < plan.pack && plan.head <= n);
+                            if (plan.head < n)
+                                assert_int_equal(
+                                    (address[0] + plan.head * sizes[so]) % (plan.pack * sizes[so]), 0);
+                            assert_true((int64_t)plan.blocks * tile >= n - plan.head);
+                            assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
+                            if (!always) /* never fewer tiles than one per SM */
+                                assert_true(plan.blocks >= 132);
+                        }
 }
 
 static int report_cases(void **state)

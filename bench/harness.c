@@ -772,12 +772,12 @@ int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, con
                : -1;
 }
 
-/* Host microseconds per call at n = 1024: batches of 256 calls, launchers interleaved batch by batch so
- * drift hits all alike, median of the batches. Only the time to queue is counted; the GPU is drained
+/* Host microseconds per call at n = 1024: batches of 256 calls, launchers interleaved batch by batch
+ * (in turn first) so drift hits all alike, median of the batches. Only the time to queue is counted; the GPU is drained
  * between batches. */
 static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
 {
-    enum { N = 1024, CALLS = 256, BATCHES = 11 };
+    enum { N = 1024, CALLS = 256, BATCHES = 51 };
     int launchers = 0;
     while (launchers < EWB_MAX_HOST_LAUNCHERS && impl->host[launchers].call)
         ++launchers;
@@ -801,7 +801,8 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
             failed = impl->host[l].call(impl->ctx, N, out, a, b, stream) != 0;
     failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     for (int k = 0; k < batches && !failed; ++k) {
-        for (int l = 0; l < launchers && !failed; ++l) {
+        for (int turn = 0; turn < launchers && !failed; ++turn) {
+            int l = (turn + k) % launchers;
             double t0 = now_us();
             for (int i = 0; i < CALLS && !failed; ++i)
                 failed = impl->host[l].call(impl->ctx, N, out, a, b, stream) != 0;

@@ -56,7 +56,8 @@ template <typename T, int P> __device__ __forceinline__ Pack<T, P> read_staged(c
             return load_staged<Pack<T, P>>(aligned);
         if constexpr (kPackBytes % 4 == 0) {
             using Words = WordPack<kPackBytes / 4>;
-            return splice_pack<T, P>(load_staged<Words>(aligned), load_staged<Words>(aligned + kPackBytes), shift);
+            return splice_pack<T, P>(load_staged<Words>(aligned), load_staged<Words>(aligned + kPackBytes),
+                                     shift);
         } else {
             Pack<T, P> result;
 #pragma unroll
@@ -175,12 +176,12 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         ptx::fence_proxy_async(ptx::space_shared);
         if (copy_a.bytes != 0)
             ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                               const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from, copy_a.bytes,
-                               &copies_done);
+                               const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from,
+                               copy_a.bytes, &copies_done);
         if (copy_b.bytes != 0)
             ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                               const_cast<unsigned char *>(staged_b.slot) + copy_b.to, copy_b.from, copy_b.bytes,
-                               &copies_done);
+                               const_cast<unsigned char *>(staged_b.slot) + copy_b.to, copy_b.from,
+                               copy_b.bytes, &copies_done);
         ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &copies_done,
                                        engine_bytes);
     }

@@ -38,7 +38,7 @@ enum {
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
     EW_PLAN_MAX_UNROLL = 4,      /* narrow packs: more would cost registers, not bandwidth */
     EW_PLAN_BLOCK_THREADS = 256,
-    EW_PLAN_BULK_ALIGN = 128,      /* bulk copies start at this boundary (the fastest), at most this early */
+    EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
     EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* per input: two inputs stay within 48 KiB of shared memory */
 };
 

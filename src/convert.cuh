@@ -1,6 +1,8 @@
 // Scalar conversions between the 12 dtypes, as docs/semantics.md defines them (PyTorch on CUDA).
 #pragma once
 
+#include <cuda_fp8.h>
+
 #include <cmath>
 #include <limits>
 
@@ -11,11 +13,18 @@ namespace ew {
 // ---- float8: round to nearest-even by integer arithmetic on the float's bits ----
 
 // e4m3fn: bias 7, 3 mantissa bits, no infinity, NaN = S.1111.111, largest finite 448.
+// From cc 8.9 the conversion instruction rounds the same way; it saturates where PyTorch gives NaN
+// (e4m3) or infinity (e5m2), so those ranges are taken first.
 __device__ __forceinline__ F8E4M3 f32_to_e4m3(float f)
 {
     const uint32_t bits = __float_as_uint(f);
     const uint32_t sign = (bits >> 24) & 0x80u;
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if (magnitude > 0x43E80000u)
+        return F8E4M3{static_cast<uint8_t>(0x7Fu | sign)};
+    return F8E4M3{__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3)};
+#else
     uint32_t code;
     if (magnitude > 0x43E80000u) { // beyond 464 (the tie between 448 and 480), inf or NaN
         code = 0x7Fu;
@@ -26,6 +35,7 @@ __device__ __forceinline__ F8E4M3 f32_to_e4m3(float f)
         code = (rounded >> 20) - (120u << 3);
     }
     return F8E4M3{static_cast<uint8_t>(code | sign)};
+#endif
 }
 
 // e5m2: bias 15, 2 mantissa bits, IEEE-like with infinities; largest finite 57344.
@@ -34,6 +44,13 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
     const uint32_t bits = __float_as_uint(f);
     const uint32_t sign = (bits >> 24) & 0x80u;
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if (magnitude > 0x7F800000u)
+        return F8E5M2{static_cast<uint8_t>(0x7Fu | sign)};
+    if (magnitude >= 0x47700000u)
+        return F8E5M2{static_cast<uint8_t>(0x7Cu | sign)};
+    return F8E5M2{__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2)};
+#else
     uint32_t code;
     if (magnitude > 0x7F800000u) { // NaN
         code = 0x7Fu;
@@ -46,6 +63,7 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
         code = (rounded >> 21) - (112u << 2);
     }
     return F8E5M2{static_cast<uint8_t>(code | sign)};
+#endif
 }
 
 __device__ __forceinline__ float e4m3_to_f32(F8E4M3 x)

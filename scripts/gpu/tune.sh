@@ -12,10 +12,12 @@ mkdir -p "$out"
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=("base:" "shuffle:-DEW_TUNE_SHIFT_SHUFFLE=1"
                                        "shifted32:-DEW_PLAN_SHIFTED_THREAD_BYTES=32" "streaming:-DEW_TUNE_STREAMING=1")
+# EW_TUNE_CASES: other ew-bench option sets, separated by ';'.
 cases=(
     "--ops add --dtypes f32,f16,f64,i8,bool --log2 20,22,24,26,28 --offsets aligned,same,mixed"
     "--ops relu,cast --dtypes f32,f16,i8 --log2 22,24,26 --offsets aligned,same,mixed"
 )
+[ -z "${EW_TUNE_CASES:-}" ] || IFS=';' read -ra cases <<<"$EW_TUNE_CASES"
 for variant in "${variants[@]}"; do
     name=${variant%%:*} flags=${variant#*:}
     environment=()

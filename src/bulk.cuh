@@ -223,8 +223,7 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
     void *params[] = {&f, &body, &out, &a, &b};
-    return cudaLaunchKernel(reinterpret_cast<const void *>(&bulk_kernel<F, P>), dim3(plan.blocks),
-                            dim3(EW_PLAN_BLOCK_THREADS), params, shared_bytes, args->stream);
+    return launch_kernel<&bulk_kernel<F, P>>(plan.blocks, shared_bytes, args->stream, params);
 }
 
 } // namespace ew

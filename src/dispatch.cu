@@ -15,6 +15,24 @@ const DispatchRow *const cast_rows_by_source[EW_DTYPE_END] = {nullptr, EW_CAST_S
 bool in_range(int value, int end) { return value > 0 && value < end; }
 } // namespace
 
+namespace ew {
+DriverLaunch driver_launch()
+{
+    static const DriverLaunch function = [] {
+        void *found = nullptr;
+        cudaDriverEntryPointQueryResult status;
+        if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &found, 12000, cudaEnableDefault, &status) !=
+                cudaSuccess ||
+            status != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            found = nullptr;
+        }
+        return reinterpret_cast<DriverLaunch>(found);
+    }();
+    return function;
+}
+} // namespace ew
+
 extern "C" const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
 {
     if (!in_range(op, EW_OP_END) || !in_range(out_dtype, EW_DTYPE_END) || !in_range(in_dtype, EW_DTYPE_END))

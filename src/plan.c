@@ -81,11 +81,12 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
         plan.packs = 0;
     plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
 
-    /* Blocks to give each thread one unrolled step, capped at `waves` full loads of the device;
-     * past the cap the grid-stride loop takes over. */
+    /* Blocks to give each thread one unrolled step; shifted windows are capped at EW_PLAN_WAVES full
+     * loads of the device (measured faster: bench/NOTES.md); past a cap the grid-stride loop takes
+     * over. */
     int64_t wanted = ceil_div(ceil_div(plan.packs, plan.unroll), EW_PLAN_BLOCK_THREADS);
     int64_t resident = (int64_t)sm_count * max_threads_per_sm / EW_PLAN_BLOCK_THREADS * EW_PLAN_WAVES;
-    int64_t blocks = min64(min64(wanted, resident), INT32_MAX);
+    int64_t blocks = min64(plan.shifted ? min64(wanted, resident) : wanted, INT32_MAX);
     plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
     return plan;
 }

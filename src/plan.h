@@ -18,7 +18,7 @@ extern "C" {
 #define EW_PLAN_SHIFTED_THREAD_BYTES 16 /* the same for shifted windows, which load two packs per pack */
 #endif
 #ifndef EW_PLAN_WAVES
-#define EW_PLAN_WAVES 32 /* grid cap, in full loads of the device */
+#define EW_PLAN_WAVES 32 /* grid cap of shifted windows, in full loads of the device */
 #endif
 #ifndef EW_PLAN_BULK_TILE_BYTES
 #define EW_PLAN_BULK_TILE_BYTES 8192 /* bulk-copy tiles: bytes of all inputs together per tile */

@@ -10,7 +10,8 @@
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
  * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the widest type in flight.
- * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
+ * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), INT32_MAX, and when shifted
+ *   sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
  *   the head and the tail (both shorter than 2P) are done by the first threads of the grid, so they
  *   never need a block of their own. */
 #include <setjmp.h>
@@ -125,7 +126,7 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
     }
     plan.unroll = model_unroll(plan.pack, widest, plan.shifted);
     int64_t wanted = div_up(div_up(plan.packs, plan.unroll), BLOCK);
-    int64_t cap = (int64_t)sm * threads_per_sm / BLOCK * WAVES;
+    int64_t cap = plan.shifted ? (int64_t)sm * threads_per_sm / BLOCK * WAVES : INT32_MAX;
     int64_t blocks = min_of(min_of(wanted, cap), INT32_MAX);
     plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
     return plan;
@@ -212,7 +213,7 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(got.shifted) || got.unroll == 4 ||
              (got.unroll == 1 && P * widest >= model_thread_bytes(got.shifted)));
     /* the grid covers every whole pack with one unrolled step per thread, unless capped */
-    int64_t cap = (int64_t)sm * tps / BLOCK * WAVES;
+    int64_t cap = got.shifted ? (int64_t)sm * tps / BLOCK * WAVES : INT32_MAX;
     cap = cap > 1 ? cap : 1; /* a device with fewer than 256 resident threads still gets one block */
     PROPERTY(got.blocks >= 1);
     PROPERTY((int64_t)got.blocks * BLOCK * got.unroll >= got.packs || (int64_t)got.blocks == cap);
@@ -481,12 +482,20 @@ static void test_hand_checked(void **state)
     assert_false(plan.shifted);
     assert_int_equal(plan.pack, 1);
     assert_int_equal(plan.unroll, 4);
-    /* cast f16 -> f64: widest 8 bytes, so P = 2; a huge n hits the cap of 132 * 2048 / 256 * 32 */
+    /* cast f16 -> f64: widest 8 bytes, so P = 2; aligned, a huge n gets a block per 1024 elements
+     * up to the grid's limit, where the grid-stride loop takes over */
     uintptr_t wide[2] = {0x10000, 0x20000};
     size_t f64_f16[2] = {8, 2};
     plan = ew_plan_make((int64_t)1 << 40, 2, wide, f64_f16, 132, 2048);
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.unroll, 2);
+    assert_int_equal(plan.blocks, 1 << 30);
+    plan = ew_plan_make((int64_t)1 << 42, 2, wide, f64_f16, 132, 2048);
+    assert_int_equal(plan.blocks, INT32_MAX);
+    /* shifted windows stop at 32 waves: 132 * 2048 / 256 * 32 blocks */
+    uintptr_t wide_shifted[2] = {0x10000, 0x20002};
+    plan = ew_plan_make((int64_t)1 << 40, 2, wide_shifted, f64_f16, 132, 2048);
+    assert_true(plan.shifted);
     assert_int_equal(plan.blocks, 132 * 8 * 32);
     /* bytes: P = 8 moves only 8 bytes, so two packs per step */
     uintptr_t bytes[2] = {0x10003, 0x20003};
@@ -501,8 +510,9 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.head, 3);
     assert_int_equal(plan.packs, 0);
     assert_int_equal(plan.blocks, 1);
-    /* a device too small for one block per wave still gets one block */
-    plan = ew_plan_make(1 << 20, 3, aligned, f32, 1, 128);
+    /* a device too small for one block per wave still gets one block of shifted windows */
+    plan = ew_plan_make(1 << 20, 3, phases, f32, 1, 128);
+    assert_true(plan.shifted);
     assert_int_equal(plan.blocks, 1);
 }
 

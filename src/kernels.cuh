@@ -77,12 +77,6 @@ inline constexpr size_t kWidestElement =
 #ifndef EW_TUNE_MIN_BLOCKS
 #define EW_TUNE_MIN_BLOCKS 1 /* resident blocks per SM the compiler must allow (caps registers) */
 #endif
-#ifndef EW_TUNE_SHIFT_SHUFFLE
-#define EW_TUNE_SHIFT_SHUFFLE 0 /* 1: shifted windows take the next pack from the next lane */
-#endif
-#ifndef EW_TUNE_STREAMING
-#define EW_TUNE_STREAMING 0 /* 1: evict-first loads and stores (ld/st.global.cs) */
-#endif
 
 // A whole pack moved as one vector access of its size.
 template <size_t Bytes> struct VectorOf;
@@ -107,11 +101,7 @@ template <> struct VectorOf<16> {
 template <typename PackT> __device__ __forceinline__ PackT load_pack(const PackT *p)
 {
     using Vector = typename VectorOf<sizeof(PackT)>::Type;
-    Vector v;
-    if constexpr (EW_TUNE_STREAMING)
-        v = __ldcs(reinterpret_cast<const Vector *>(p));
-    else
-        v = __ldg(reinterpret_cast<const Vector *>(p));
+    const Vector v = __ldg(reinterpret_cast<const Vector *>(p));
     PackT result;
     memcpy(&result, &v, sizeof result);
     return result;
@@ -122,10 +112,7 @@ template <typename PackT> __device__ __forceinline__ void store_pack(PackT *p, c
     using Vector = typename VectorOf<sizeof(PackT)>::Type;
     Vector v;
     memcpy(&v, &value, sizeof v);
-    if constexpr (EW_TUNE_STREAMING)
-        __stcs(reinterpret_cast<Vector *>(p), v);
-    else
-        *reinterpret_cast<Vector *>(p) = v;
+    *reinterpret_cast<Vector *>(p) = v;
 }
 
 // Four-byte words of a pack, for shifting packs into place.
@@ -172,8 +159,7 @@ template <typename T, int P, bool Shifted> struct PackReader {
     const T *base; // the input at the body's first element; for Shifted, rounded down to a pack
     int shift_bytes;
 
-    // Pack i when i < packs. Every lane of the warp that is still in the loop calls this (the
-    // shuffle below needs them), also those past the end, which load nothing.
+    // Pack i when i < packs; past the end, loads nothing.
     __device__ __forceinline__ Pack<T, P> operator()(int64_t i, int64_t packs) const
     {
         const auto *aligned = reinterpret_cast<const Pack<T, P> *>(base);
@@ -186,21 +172,9 @@ template <typename T, int P, bool Shifted> struct PackReader {
                 return i < packs ? load_pack(aligned + i) : Pack<T, P>{};
             const auto *words = reinterpret_cast<const WordPack<kWords> *>(base);
             WordPack<kWords> lo{}, hi{};
-            if (i < packs)
+            if (i < packs) {
                 lo = load_pack(words + i);
-            if constexpr (EW_TUNE_SHIFT_SHUFFLE) {
-                // Aligned pack i + 1 is the next lane's pack i: take it from there, and load it only
-                // where that lane is absent or past the end (the plan keeps pack packs readable).
-                const unsigned lanes = __activemask();
-                const unsigned lane = threadIdx.x & 31u;
-#pragma unroll
-                for (int k = 0; k < kWords; ++k)
-                    hi.w[k] = __shfl_down_sync(lanes, lo.w[k], 1);
-                const bool next_lane_has_it = lane < 31u && ((lanes >> (lane + 1u)) & 1u) && i + 1 < packs;
-                if (i < packs && !next_lane_has_it)
-                    hi = load_pack(words + i + 1);
-            } else if (i < packs) {
-                hi = load_pack(words + i + 1);
+                hi = load_pack(words + i + 1); // the plan keeps it inside the input
             }
             return splice_pack<T, P>(lo, hi, shift_bytes);
         }

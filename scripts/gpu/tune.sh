@@ -10,8 +10,8 @@ out=${1:?usage: tune.sh OUT_DIR [name:flags ...]}
 shift
 mkdir -p "$out"
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=("base:" "shuffle:-DEW_TUNE_SHIFT_SHUFFLE=1"
-                                       "shifted32:-DEW_PLAN_SHIFTED_THREAD_BYTES=32" "streaming:-DEW_TUNE_STREAMING=1")
+[ ${#variants[@]} -gt 0 ] || variants=("base:" "direct:env:EW_BULK_COPY=0" "tile4k:env:EW_BULK_TILE_BYTES=4096"
+                                       "tile16k:env:EW_BULK_TILE_BYTES=16384")
 # EW_TUNE_CASES: other ew-bench option sets, separated by ';'.
 cases=(
     "--ops add --dtypes f32,f16,f64,i8,bool --log2 20,22,24,26,28 --offsets aligned,same,mixed"

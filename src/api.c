@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "dispatch.h"
+#include "driver.h"
 #include "elementwise.h"
 #include "handle.h"
 #include "plan.h"
@@ -114,7 +115,7 @@ static ew_status_t check_handle(ew_handle_t handle)
     return EW_SUCCESS;
 }
 
-/* Driver functions found at run time (the library needs no link to libcuda); NULL if absent. */
+/* Driver functions for the current-device check; NULL if absent. */
 static struct {
     int (*context_current)(void **context);
     int (*device_get)(int *device, int ordinal);
@@ -123,24 +124,12 @@ static struct {
 } driver;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
-static void *driver_function(const char *name)
-{
-    void *function = NULL;
-    enum cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-        cudaGetLastError();
-        return NULL;
-    }
-    return function;
-}
-
 static void find_driver_functions(void)
 {
-    driver.context_current = (int (*)(void **))driver_function("cuCtxGetCurrent");
-    driver.device_get = (int (*)(int *, int))driver_function("cuDeviceGet");
-    driver.primary_retain = (int (*)(void **, int))driver_function("cuDevicePrimaryCtxRetain");
-    driver.primary_release = (int (*)(int))driver_function("cuDevicePrimaryCtxRelease");
+    driver.context_current = (int (*)(void **))ewi_driver_function("cuCtxGetCurrent");
+    driver.device_get = (int (*)(int *, int))ewi_driver_function("cuDeviceGet");
+    driver.primary_retain = (int (*)(void **, int))ewi_driver_function("cuDevicePrimaryCtxRetain");
+    driver.primary_release = (int (*)(int))ewi_driver_function("cuDevicePrimaryCtxRelease");
     if (!driver.context_current || !driver.device_get || !driver.primary_retain || !driver.primary_release)
         driver.context_current = NULL;
 }

@@ -1,3 +1,4 @@
+#include "driver.h"
 #include "rows.h"
 
 namespace {
@@ -18,17 +19,8 @@ bool in_range(int value, int end) { return value > 0 && value < end; }
 namespace ew {
 DriverLaunch driver_launch()
 {
-    static const DriverLaunch function = [] {
-        void *found = nullptr;
-        cudaDriverEntryPointQueryResult status;
-        if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &found, 12000, cudaEnableDefault, &status) !=
-                cudaSuccess ||
-            status != cudaDriverEntryPointSuccess) {
-            cudaGetLastError();
-            found = nullptr;
-        }
-        return reinterpret_cast<DriverLaunch>(found);
-    }();
+    static const DriverLaunch function =
+        reinterpret_cast<DriverLaunch>(ewi_driver_function("cuLaunchKernel"));
     return function;
 }
 } // namespace ew

@@ -1,5 +1,7 @@
 #include "pointer_check.h"
 
+#include "driver.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +15,7 @@ int ewi_pointer_checks_requested(ewi_address_range_fn *range_query)
     *range_query = NULL;
     if (setting == NULL || strcmp(setting, "1") != 0)
         return 0;
-    void *function = NULL;
-    enum cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 12000, cudaEnableDefault,
-                                         &found) == cudaSuccess &&
-        found == cudaDriverEntryPointSuccess)
-        *range_query = (ewi_address_range_fn)function;
-    else
-        cudaGetLastError();
+    *range_query = (ewi_address_range_fn)ewi_driver_function("cuMemGetAddressRange");
     return 1;
 }
 

@@ -47,18 +47,6 @@ typedef struct {
 static entry_t entries[5 * 12 * 12];
 static size_t entry_count;
 
-static const char *op_name(ew_op_t op)
-{
-    switch (op) {
-    case EW_OP_ADD: return "add";
-    case EW_OP_MUL: return "mul";
-    case EW_OP_RELU: return "relu";
-    case EW_OP_CAST: return "cast";
-    case EW_OP_SCALE_ADD: return "scale_add";
-    }
-    return "?";
-}
-
 static int arity(const entry_t *e) { return e->op == EW_OP_RELU || e->op == EW_OP_CAST ? 1 : 2; }
 
 static int is_float(ew_dtype_t d)
@@ -75,7 +63,7 @@ static void collect_entries(void)
             if (ew_is_supported(ops[k], (ew_dtype_t)d, (ew_dtype_t)d)) {
                 entry_t *e = &entries[entry_count++];
                 *e = (entry_t){ops[k], (ew_dtype_t)d, (ew_dtype_t)d, ""};
-                snprintf(e->name, sizeof e->name, "%s %s", op_name(ops[k]), ew_dtype_name((ew_dtype_t)d));
+                snprintf(e->name, sizeof e->name, "%s %s", ref_op_name(ops[k]), ew_dtype_name((ew_dtype_t)d));
             }
     for (int in = DTYPE_FIRST; in <= DTYPE_LAST; ++in)
         for (int out = DTYPE_FIRST; out <= DTYPE_LAST; ++out)

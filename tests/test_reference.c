@@ -1374,18 +1374,6 @@ static const edge_row EDGE_TABLE[] = {
 
 #define EDGE_ROW_COUNT (sizeof EDGE_TABLE / sizeof EDGE_TABLE[0])
 
-static const char *op_name(ew_op_t op)
-{
-    switch (op) {
-    case EW_OP_ADD: return "add";
-    case EW_OP_MUL: return "mul";
-    case EW_OP_RELU: return "relu";
-    case EW_OP_CAST: return "cast";
-    case EW_OP_SCALE_ADD: return "scale_add";
-    }
-    return "?";
-}
-
 static uint64_t run_edge_row(const edge_row *row)
 {
     uint64_t a = row->a, b = row->b, out = 0;
@@ -1408,7 +1396,7 @@ static void test_edge_table(void **state)
         if (got != row->expected) {
             print_error("docs/semantics.md §9 row %zu: %s %s <- %s a=0x%llx b=0x%llx alpha=%g: got 0x%llx, "
                         "expected 0x%llx (%s)\n",
-                        i + 1, op_name(row->op), dtype_name(row->out), dtype_name(row->in),
+                        i + 1, ref_op_name(row->op), dtype_name(row->out), dtype_name(row->in),
                         (unsigned long long)row->a, (unsigned long long)row->b, row->alpha,
                         (unsigned long long)got, (unsigned long long)row->expected, row->why);
             failures++;
@@ -1496,7 +1484,7 @@ static void test_edge_table_matches_doc(void **state)
                             alpha, parse_bits(cells[6]), ""};
         bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
         for (int op = EW_OP_ADD; op <= EW_OP_SCALE_ADD; op++)
-            if (strcmp(cells[0], op_name((ew_op_t)op)) == 0)
+            if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
                 doc_row.op = (ew_op_t)op;
         const edge_row *test_row = row_index < EDGE_ROW_COUNT ? &EDGE_TABLE[row_index] : NULL;
         if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||

@@ -57,13 +57,12 @@ static void call_reference(const call_t *c, int64_t n, void *out, const void *a,
 
 static void call_name(const call_t *c, char *text, size_t size)
 {
-    static const char *const ops[] = {"?", "add", "mul", "relu", "cast", "scale_add"};
     if (c->op == EW_OP_CAST)
         snprintf(text, size, "cast %s->%s offsets out+%d x+%d", ew_dtype_name(c->in), ew_dtype_name(c->out),
                  c->out_offset, c->a_offset);
     else
-        snprintf(text, size, "%s %s alpha=%g offsets out+%d a+%d b+%d", ops[c->op], ew_dtype_name(c->out),
-                 c->alpha, c->out_offset, c->a_offset, c->b_offset);
+        snprintf(text, size, "%s %s alpha=%g offsets out+%d a+%d b+%d", ref_op_name(c->op),
+                 ew_dtype_name(c->out), c->alpha, c->out_offset, c->a_offset, c->b_offset);
 }
 
 /* ---- calls on a non-default stream ---- */

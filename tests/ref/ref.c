@@ -698,3 +698,15 @@ void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const v
         }
     }
 }
+
+const char *ref_op_name(ew_op_t op)
+{
+    switch (op) {
+    case EW_OP_ADD: return "add";
+    case EW_OP_MUL: return "mul";
+    case EW_OP_RELU: return "relu";
+    case EW_OP_CAST: return "cast";
+    case EW_OP_SCALE_ADD: return "scale_add";
+    }
+    return "?";
+}

@@ -38,6 +38,10 @@ uint8_t ref_f32_to_e4m3(float f);
 float ref_e5m2_to_f32(uint8_t v);
 uint8_t ref_f32_to_e5m2(float f);
 
+/* The op's name as docs/semantics.md and the tests' messages write it ("add", "scale_add"); "?" for
+ * anything else. */
+const char *ref_op_name(ew_op_t op);
+
 #ifdef __cplusplus
 }
 #endif

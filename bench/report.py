@@ -17,6 +17,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+from torch_peer import DTYPE_SIZE  # noqa: E402  (torch_peer imports torch only inside main)
+
 PEERS = ("cub", "torch")
 ONE_BYTE = {"i8", "u8", "bool"}
 COLUMNS = ["impl", "op", "out_dtype", "in_dtype", "n", "offsets", "us", "gbps", "vs_memcpy"]
@@ -238,20 +241,7 @@ def judge(results, bit_exact):
 
 
 def dtype_size(name):
-    return {
-        "bool": 1,
-        "i8": 1,
-        "u8": 1,
-        "i16": 2,
-        "i32": 4,
-        "i64": 8,
-        "f16": 2,
-        "bf16": 2,
-        "f32": 4,
-        "f64": 8,
-        "f8e4m3": 1,
-        "f8e5m2": 1,
-    }.get(name, 0)
+    return DTYPE_SIZE.get(name, 0)
 
 
 def read_env(path):

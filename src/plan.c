@@ -33,6 +33,15 @@ static int64_t phase_of(uintptr_t address, size_t elem_size, int pack)
     return (int64_t)((address & ((uintptr_t)pack * elem_size - 1)) / elem_size);
 }
 
+static size_t widest(int count, const size_t elem_size[])
+{
+    size_t max_size = 1;
+    for (int i = 0; i < count; ++i)
+        if (elem_size[i] > max_size)
+            max_size = elem_size[i];
+    return max_size;
+}
+
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -47,11 +56,7 @@ static int phases_agree(int count, const uintptr_t address[], const size_t elem_
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm)
 {
-    size_t max_size = 1;
-    for (int i = 0; i < count; ++i)
-        if (elem_size[i] > max_size)
-            max_size = elem_size[i];
-
+    size_t max_size = widest(count, elem_size);
     ew_plan_t plan = {.pack = ew_plan_max_pack(max_size)};
     int pack = plan.pack;
     plan.shifted =
@@ -105,13 +110,9 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int always, ew_plan_t *plan)
 {
-    size_t max_size = 1, input_bytes = 0;
-    for (int i = 0; i < count; ++i) {
-        if (elem_size[i] > max_size)
-            max_size = elem_size[i];
-        if (i > 0)
-            input_bytes += elem_size[i];
-    }
+    size_t max_size = widest(count, elem_size), input_bytes = 0;
+    for (int i = 1; i < count; ++i)
+        input_bytes += elem_size[i];
     /* Unary ops that do not widen, on 2 bytes or more: the direct kernel measured as fast. */
     if (!always && count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
         return 0;

@@ -309,6 +309,18 @@ static const void *expected_at(work_t *w, int alpha_index, int64_t n, int a_offs
     return w->scratch;
 }
 
+/* After a sweep: the inputs (b may be NULL) must be as loaded; then the buffers go. */
+static void check_inputs_and_free(gu_buffer_t *out, gu_buffer_t *a, gu_buffer_t *b, const char *what)
+{
+    GU_CHECK_UNCHANGED(a, what);
+    if (b != NULL)
+        GU_CHECK_UNCHANGED(b, what);
+    gu_buffer_free(out);
+    gu_buffer_free(a);
+    if (b != NULL)
+        gu_buffer_free(b);
+}
+
 /* ---- n sweep at offset 0, each n in its own exactly sized buffers ---- */
 
 static void sweep_n(work_t *w)
@@ -330,13 +342,7 @@ static void sweep_n(work_t *w)
             run_and_check(e, w->alphas[j], n, out, 0, a, 0, b, 0, w->expected[j], w->a_host, w->b_host, what);
         }
         describe(what, sizeof what, e, 0, n, 0, 0, 0, "(n sweep: inputs must be untouched)");
-        GU_CHECK_UNCHANGED(a, what);
-        if (b != NULL)
-            GU_CHECK_UNCHANGED(b, what);
-        gu_buffer_free(out);
-        gu_buffer_free(a);
-        if (b != NULL)
-            gu_buffer_free(b);
+        check_inputs_and_free(out, a, b, what);
     }
 }
 
@@ -437,13 +443,7 @@ static void sweep_offsets(work_t *w)
                           element(w->a_host, e->in, c->a), element(w->b_host, e->in, c->b), what);
         }
         describe(what, sizeof what, e, 0, n, 0, 0, 0, "(offset sweep: inputs must be untouched)");
-        GU_CHECK_UNCHANGED(a, what);
-        if (b != NULL)
-            GU_CHECK_UNCHANGED(b, what);
-        gu_buffer_free(out);
-        gu_buffer_free(a);
-        if (b != NULL)
-            gu_buffer_free(b);
+        check_inputs_and_free(out, a, b, what);
     }
 }
 

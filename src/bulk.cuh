@@ -31,38 +31,46 @@ template <typename T> __host__ __device__ constexpr int staged_slot_bytes(int ti
                EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN;
 }
 
-// A pack from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
-template <typename PackT> __device__ __forceinline__ PackT load_staged(const unsigned char *p)
+// A packs of P elements each, moved by one access: 1-byte types' 8-byte packs go two to 16 bytes.
+template <typename T, int P, int A> struct alignas(sizeof(Pack<T, P>) * A) PackRun {
+    Pack<T, P> pack[A];
+};
+
+// Packs from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
+template <typename Run> __device__ __forceinline__ Run load_staged(const unsigned char *p)
 {
-    using Vector = typename VectorOf<sizeof(PackT)>::Type;
+    using Vector = typename VectorOf<sizeof(Run)>::Type;
     const Vector v = *reinterpret_cast<const Vector *>(p);
-    PackT result;
+    Run result;
     memcpy(&result, &v, sizeof result);
     return result;
 }
 
-// Pack e / P of the tile out of shared memory. Aligned packs are one vector load; others are
-// spliced from the two aligned packs around them (packs of whole words) or read element by element.
-template <typename T, int P> __device__ __forceinline__ Pack<T, P> read_staged(const StagedInput &in, int e)
+// The run of A packs at element e of the tile out of shared memory. Aligned runs are one vector
+// load; others are spliced from the two aligned runs around them (runs of whole words) or read
+// element by element.
+template <typename T, int P, int A>
+__device__ __forceinline__ PackRun<T, P, A> read_staged(const StagedInput &in, int e)
 {
     if constexpr (std::is_same_v<T, NoInput>) {
         return {};
     } else {
-        constexpr int kPackBytes = sizeof(Pack<T, P>);
+        using Run = PackRun<T, P, A>;
+        constexpr int kRunBytes = sizeof(Run);
         const int byte = in.offset + e * static_cast<int>(sizeof(T));
-        const int shift = byte & (kPackBytes - 1);
+        const int shift = byte & (kRunBytes - 1);
         const unsigned char *aligned = in.slot + (byte - shift);
         if (shift == 0)
-            return load_staged<Pack<T, P>>(aligned);
-        if constexpr (kPackBytes % 4 == 0) {
-            using Words = WordPack<kPackBytes / 4>;
-            return splice_pack<T, P>(load_staged<Words>(aligned), load_staged<Words>(aligned + kPackBytes),
-                                     shift);
+            return load_staged<Run>(aligned);
+        if constexpr (kRunBytes % 4 == 0) {
+            using Words = WordPack<kRunBytes / 4>;
+            return splice_words<Run>(load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes), shift);
         } else {
-            Pack<T, P> result;
+            Run result;
+            auto *bytes = reinterpret_cast<unsigned char *>(&result);
 #pragma unroll
-            for (int k = 0; k < P; ++k)
-                memcpy(&result.v[k], aligned + shift + k * sizeof(T), sizeof(T));
+            for (int k = 0; k < P * A; ++k)
+                memcpy(bytes + k * sizeof(T), aligned + shift + k * sizeof(T), sizeof(T));
             return result;
         }
     }
@@ -196,13 +204,20 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
             ;
 #endif
 
+    // A packs per access; the plan makes tile_packs a multiple of A and aligns out to the access.
+    constexpr int A = EW_PLAN_BULK_ACCESS_PACKS(kWidestElement<F>);
+    using OutRun = PackRun<typename F::Out, P, A>;
     auto *out_tile = out + first;
-    for (int u = 0; u < plan.tile_packs; ++u) {
-        const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P;
-        if (e + P <= count) {
-            Pack<typename F::Out, P> result;
-            apply_pack(f, result, read_staged<In1, P>(staged_a, e), read_staged<In2, P>(staged_b, e));
-            store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(out_tile + e), result);
+    for (int u = 0; u < plan.tile_packs / A; ++u) {
+        const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
+        if (e + P * A <= count) {
+            const PackRun<In1, P, A> x = read_staged<In1, P, A>(staged_a, e);
+            const PackRun<In2, P, A> y = read_staged<In2, P, A>(staged_b, e);
+            OutRun result;
+#pragma unroll
+            for (int j = 0; j < A; ++j)
+                apply_pack(f, result.pack[j], x.pack[j], y.pack[j]);
+            store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
         } else {
             for (int k = e; k < count; ++k)
                 out_tile[k] =

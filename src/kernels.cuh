@@ -120,11 +120,13 @@ template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
 };
 
-// The pack that starts shift_bytes into the aligned pack lo and runs on into hi, with byte permutes.
-template <typename T, int P, int Words>
-__device__ __forceinline__ Pack<T, P> splice_pack(const WordPack<Words> &lo, const WordPack<Words> &hi,
-                                                  int shift_bytes)
+// The Result (a pack, or packs) that starts shift_bytes into the aligned words lo and runs on into
+// hi, with byte permutes.
+template <typename Result, int Words>
+__device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
+                                               int shift_bytes)
 {
+    static_assert(sizeof(Result) == sizeof(WordPack<Words>));
     uint32_t joined[2 * Words];
 #pragma unroll
     for (int k = 0; k < Words; ++k) {
@@ -146,7 +148,7 @@ __device__ __forceinline__ Pack<T, P> splice_pack(const WordPack<Words> &lo, con
             }
         spliced.w[k] = __byte_perm(low, high, selector);
     }
-    Pack<T, P> result;
+    Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
 }
@@ -176,7 +178,7 @@ template <typename T, int P, bool Shifted> struct PackReader {
                 lo = load_pack(words + i);
                 hi = load_pack(words + i + 1); // the plan keeps it inside the input
             }
-            return splice_pack<T, P>(lo, hi, shift_bytes);
+            return splice_words<Pack<T, P>>(lo, hi, shift_bytes);
         }
     }
 };

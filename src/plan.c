@@ -97,10 +97,10 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 }
 
 /* Packs per thread for a tile of at most tile_input_bytes of inputs and EW_PLAN_BULK_MAX_TILE_BYTES of
- * the widest type: a power of two, at least one. */
+ * the widest type: a power of two, at least one access. */
 static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes)
 {
-    int64_t tile_packs = 1;
+    int64_t tile_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size);
     while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
            EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
         tile_packs *= 2;
@@ -120,8 +120,9 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     /* Too small for the fewest tiles even at the smallest tile: done before anything else. */
     if (!always && n < (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count * EW_PLAN_BLOCK_THREADS * pack)
         return 0;
-    int shifted = !phases_agree(count, address, elem_size, pack);
-    int64_t head = min64((pack - phase_of(address[0], elem_size[0], pack)) % pack, n);
+    int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
+    int shifted = !phases_agree(count, address, elem_size, access);
+    int64_t head = min64((access - phase_of(address[0], elem_size[0], access)) % access, n);
 
     /* Larger tiles for 1-byte types and for inputs spliced into place, while the grid keeps
      * EW_PLAN_BULK_WAVE_TILES tiles per SM. */

@@ -33,6 +33,13 @@ extern "C" {
 #define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
 #endif
 
+#ifndef EW_PLAN_BULK_BYTE_ACCESS
+#define EW_PLAN_BULK_BYTE_ACCESS 16 /* bulk kernel, 1-byte types: bytes per access (8: one pack) */
+#endif
+/* Packs per access of the bulk kernel: 1-byte types' 8-byte packs go two to a 16-byte access.
+ * A macro so that the kernels (at compile time) and the plan share it. */
+#define EW_PLAN_BULK_ACCESS_PACKS(max_elem_size) ((max_elem_size) == 1 ? EW_PLAN_BULK_BYTE_ACCESS / 8 : 1)
+
 enum {
     EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
@@ -74,13 +81,13 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
 
-/* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to the
- * widest pack, each block stages its tile of every input in shared memory with bulk copies from
+/* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to one
+ * access (EW_PLAN_BULK_ACCESS_PACKS packs of the widest pack), each block stages its tile of every input in shared memory with bulk copies from
  * EW_PLAN_BULK_ALIGN-aligned addresses, whatever the inputs' phases, and writes whole packs.
  * A tile is the most packs per thread (a power of two, at least one) whose inputs fit in
  * tile_input_bytes (twice that for 1-byte types, twice again when inputs sit at other phases than
  * out, while that leaves EW_PLAN_BULK_WAVE_TILES tiles per SM) and whose widest type fits in
- * EW_PLAN_BULK_MAX_TILE_BYTES. Returns 0, leaving *plan alone, where the direct kernel measured as
+ * EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access. Returns 0, leaving *plan alone, where the direct kernel measured as
  * fast or faster (bench/NOTES.md): fewer than EW_PLAN_BULK_MIN_TILES tiles per SM
  * (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), or a unary op that does not widen its 2-byte or
  * wider input. always: plan it whenever the grid allows. */

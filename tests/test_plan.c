@@ -516,7 +516,7 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.blocks, 1);
 }
 
-/* Bulk-copy plans: out's head peeled to the widest pack, one tile of 256 threads x tile_packs
+/* Bulk-copy plans: out's head peeled to one access (two packs for 1-byte types), one tile of 256 threads x tile_packs
  * packs per block, tiles sized by input bytes (doubled for 1-byte types and for inputs at other
  * phases than out), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
 static void test_bulk(void **state)
@@ -562,13 +562,21 @@ static void test_bulk(void **state)
     assert_false(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 32 KiB of inputs a tile, capped at 16 KiB of
-     * the widest type: 8 packs a thread */
+     * the widest type: 8 packs a thread; out aligned to a 16-byte access */
     uintptr_t bytes[2] = {0x10003, 0x20000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);
     assert_int_equal(plan.tile_packs, 8);
-    assert_int_equal(plan.head, 5);
-    assert_int_equal(plan.blocks, 4096); /* (2^26 - 5) / 16384 -> 4096 tiles */
+    assert_int_equal(plan.head, EW_PLAN_BULK_BYTE_ACCESS - 3);
+    assert_int_equal(plan.blocks, 4096); /* (2^26 - 13) / 16384 -> 4096 tiles */
+    /* the same at out's phase 8: not shifted, 16 KiB tiles, and the head is a whole access */
+    uintptr_t half_access[2] = {0x10008, 0x20008};
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
+    assert_int_equal(plan.head, EW_PLAN_BULK_BYTE_ACCESS == 16 ? 8 : 0);
+    assert_int_equal(plan.tile_packs, 8);
+    /* 1-byte tiles smaller than one access a thread: still one access (2 packs) a thread */
+    assert_true(ew_plan_make_bulk(100000, 2, half_access, u8, 132, 1024, 1, &plan));
+    assert_int_equal(plan.tile_packs, EW_PLAN_BULK_BYTE_ACCESS / 8);
     /* too small a call for the fewest tiles: no plan */
     assert_false(ew_plan_make_bulk(100000, 2, bytes, u8, 132, 8192, 0, &plan));
     /* f64 with tiles smaller than one pack a thread: still one pack a thread */
@@ -592,7 +600,7 @@ static void test_bulk(void **state)
 }
 
 /* Every bulk plan over phases, sizes and tile sizes: the tiles cover the body exactly once, out is
- * pack-aligned after the head, and the tile keeps to its limits. */
+ * aligned to an access after the head, tiles are whole accesses, and the tile keeps to its limits. */
 static void test_bulk_all_phases(void **state)
 {
     (void)state;
@@ -617,11 +625,13 @@ static void test_bulk_all_phases(void **state)
                             assert_int_equal(plan.pack, ew_plan_max_pack(widest));
                             int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
                             assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
-                            assert_true(plan.tile_packs == 1 || tile * (int64_t)sizes[si] <= 4 * tile_bytes[t]);
-                            assert_true(plan.head >= 0 && plan.head < plan.pack && plan.head <= n);
+                            int access = EW_PLAN_BULK_ACCESS_PACKS(widest);
+                            assert_int_equal(plan.tile_packs % access, 0);
+                            assert_true(plan.tile_packs == access || tile * (int64_t)sizes[si] <= 4 * tile_bytes[t]);
+                            assert_true(plan.head >= 0 && plan.head < plan.pack * access && plan.head <= n);
                             if (plan.head < n)
                                 assert_int_equal(
-                                    (address[0] + plan.head * sizes[so]) % (plan.pack * sizes[so]), 0);
+                                    (address[0] + plan.head * sizes[so]) % (plan.pack * access * sizes[so]), 0);
                             assert_true((int64_t)plan.blocks * tile >= n - plan.head);
                             assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
                             if (!always) /* never fewer tiles than one per SM */

@@ -77,15 +77,18 @@ __device__ __forceinline__ float e4m3_to_f32(F8E4M3 x)
     return __uint_as_float(sign | ((exponent + 120u) << 23) | (mantissa << 20));
 }
 
+// e5m2 is the top byte of an f16, so every value but NaN widens exactly through the f16 conversion.
+__device__ __forceinline__ bool e5m2_is_nan(F8E5M2 x) { return (x.bits & 0x7Fu) > 0x7Cu; }
+__device__ __forceinline__ __half e5m2_as_f16(F8E5M2 x)
+{
+    return __ushort_as_half(static_cast<unsigned short>(x.bits << 8));
+}
+
 __device__ __forceinline__ float e5m2_to_f32(F8E5M2 x)
 {
-    const uint32_t sign = static_cast<uint32_t>(x.bits & 0x80u) << 24;
-    const uint32_t exponent = (x.bits >> 2) & 0x1Fu, mantissa = x.bits & 3u;
-    if (exponent == 0x1Fu)
-        return __uint_as_float(sign | (mantissa ? 0x7FFFFFFFu : 0x7F800000u)); // NaNs widen canonical
-    if (exponent == 0)
-        return __uint_as_float(sign | __float_as_uint(static_cast<float>(mantissa) * 0x1p-16f));
-    return __uint_as_float(sign | ((exponent + 112u) << 23) | (mantissa << 21));
+    if (e5m2_is_nan(x)) // NaNs widen canonical, with their sign
+        return __uint_as_float((static_cast<uint32_t>(x.bits & 0x80u) << 24) | 0x7FFFFFFFu);
+    return __half2float(e5m2_as_f16(x));
 }
 
 // ---- narrow floats <-> float ----
@@ -151,6 +154,8 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
         return static_cast<double>(working_value(x)); // integers and f32 exactly or RNE; narrow via float
     } else if constexpr (std::is_same_v<Out, float>) {
         return static_cast<float>(working_value(x));
+    } else if constexpr (std::is_same_v<Out, __half> && std::is_same_v<In, F8E5M2>) {
+        return e5m2_is_nan(x) ? narrow<__half>(e5m2_to_f32(x)) : e5m2_as_f16(x); // exact but NaN
     } else { // f16, bf16, fp8 targets: through float, as PyTorch does (so f64 and wide integers round twice)
         return narrow<Out>(static_cast<float>(working_value(x)));
     }

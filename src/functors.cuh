@@ -1,7 +1,8 @@
 // Op functors. Each is built on the host from the call's run-time values by its static make()
 // (the factory) and travels to the kernel by value. A functor with kHasPair gets pairs of
-// 16-bit floats through the half2 / bfloat162 intrinsics, one with kHasQuad four bools (or bytes)
-// of a 32-bit word at once; the kernel picks the form at compile time.
+// 16-bit floats through the half2 / bfloat162 intrinsics, one with kHasQuad four 1-byte elements
+// of a 32-bit word at once (their results as a word, or two words for 2-byte results); the kernel
+// picks the form at compile time.
 #pragma once
 
 #include <cstring>
@@ -147,8 +148,17 @@ template <typename T> struct Relu {
     using In2 = NoInput;
     static constexpr bool kSupported = !kIsFp8<T> && !kIsBool<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
-    static constexpr bool kHasQuad = false; // bytewise, as for i8 add (see Add)
+    static constexpr bool kHasQuad = kIsByteInteger<T>;
     static Relu make(const ew_launch_args_t &) { return {}; }
+
+    // Bytes with the sign bit set become 0: plain word arithmetic, not the emulated __vmaxs4.
+    __device__ __forceinline__ uint32_t quad(uint32_t x) const
+    {
+        if constexpr (std::is_same_v<T, uint8_t>)
+            return x;
+        else
+            return x & ~(((x & 0x80808080u) >> 7) * 0xFFu);
+    }
 
     __device__ __forceinline__ T operator()(T x) const
     {
@@ -240,15 +250,28 @@ template <typename OutT, typename InT> struct Cast {
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>);
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
-    static constexpr bool kHasQuad = kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>);
+    // e5m2 -> f16: each byte becomes the top byte of its f16 (convert()), four at once.
+    static constexpr bool kE5m2ToF16 = std::is_same_v<InT, F8E5M2> && std::is_same_v<OutT, __half>;
+    static constexpr bool kHasQuad = (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kE5m2ToF16;
     static Cast make(const ew_launch_args_t &) { return {}; }
 
-    __device__ __forceinline__ uint32_t quad(uint32_t x) const
+    __device__ __forceinline__ auto quad(uint32_t x) const
     {
-        if constexpr (kIsBool<OutT> || kIsBool<InT>)
+        if constexpr (kE5m2ToF16) {
+            // A byte's top bit here when its magnitude is above 0x7C, a NaN (no carry between bytes).
+            if ((((x & 0x7F7F7F7Fu) + 0x03030303u) & 0x80808080u) == 0)
+                return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
+            uint16_t halves[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                halves[k] = __half_as_ushort(convert<__half>(F8E5M2{static_cast<uint8_t>(x >> (8 * k))}));
+            return make_uint2(halves[0] | static_cast<uint32_t>(halves[1]) << 16,
+                              halves[2] | static_cast<uint32_t>(halves[3]) << 16);
+        } else if constexpr (kIsBool<OutT> || kIsBool<InT>) {
             return bools_of(x);
-        else
+        } else {
             return x;
+        }
     }
 
     __device__ __forceinline__ Out operator()(In1 x) const { return convert<Out>(x); }

@@ -44,16 +44,19 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
     if constexpr (P % 4 == 0 && F::kHasQuad) {
 #pragma unroll
         for (int i = 0; i < P; i += 4) {
-            uint32_t x, result;
+            uint32_t x;
             memcpy(&x, &a.v[i], 4);
-            if constexpr (std::is_same_v<typename F::In2, NoInput>) {
-                result = f.quad(x);
-            } else {
-                uint32_t y;
-                memcpy(&y, &b.v[i], 4);
-                result = f.quad(x, y);
-            }
-            memcpy(&out.v[i], &result, 4);
+            const auto result = [&] {
+                if constexpr (std::is_same_v<typename F::In2, NoInput>) {
+                    return f.quad(x);
+                } else {
+                    uint32_t y;
+                    memcpy(&y, &b.v[i], 4);
+                    return f.quad(x, y);
+                }
+            }();
+            static_assert(sizeof result == 4 * sizeof(typename F::Out)); // a word, or two for 2-byte outs
+            memcpy(&out.v[i], &result, sizeof result);
         }
     } else if constexpr (P % 2 == 0 && F::kHasPair) {
 #pragma unroll

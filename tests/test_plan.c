@@ -517,8 +517,8 @@ static void test_hand_checked(void **state)
 }
 
 /* Bulk-copy plans: out's head peeled to one access (two packs for 1-byte types), one tile of 256 threads x tile_packs
- * packs per block, tiles sized by input bytes (doubled for 1-byte types and for inputs at other
- * phases than out), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
+ * packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes, doubled for binary
+ * 1-byte ops and for inputs at other phases than out), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
 static void test_bulk(void **state)
 {
     (void)state;
@@ -569,11 +569,23 @@ static void test_bulk(void **state)
     assert_int_equal(plan.tile_packs, 8);
     assert_int_equal(plan.head, EW_PLAN_BULK_BYTE_ACCESS - 3);
     assert_int_equal(plan.blocks, 4096); /* (2^26 - 13) / 16384 -> 4096 tiles */
-    /* the same at out's phase 8: not shifted, 16 KiB tiles, and the head is a whole access */
+    /* the same at out's phase 8: not shifted, 8 KiB tiles (unary), and the head is a whole access */
     uintptr_t half_access[2] = {0x10008, 0x20008};
     assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.head, EW_PLAN_BULK_BYTE_ACCESS == 16 ? 8 : 0);
-    assert_int_equal(plan.tile_packs, 8);
+    assert_int_equal(plan.tile_packs, 4);
+    /* binary 1-byte ops: 16 KiB of inputs a tile, 8 KiB each */
+    size_t u8_3[3] = {1, 1, 1};
+    uintptr_t bytes_3[3] = {0x10000, 0x20000, 0x30000};
+    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 4);
+    assert_int_equal(plan.blocks, 8192);
+    /* f16 -> f32: half the tile, 4 KiB of f16 */
+    size_t f32_f16[2] = {4, 2};
+    assert_true(ew_plan_make_bulk(1 << 26, 2, aligned, f32_f16, 132, 8192, 0, &plan));
+    assert_int_equal(plan.pack, 4);
+    assert_int_equal(plan.tile_packs, 2);
+    assert_int_equal(plan.blocks, 1 << 15);
     /* 1-byte tiles smaller than one access a thread: still one access (2 packs) a thread */
     assert_true(ew_plan_make_bulk(100000, 2, half_access, u8, 132, 1024, 1, &plan));
     assert_int_equal(plan.tile_packs, EW_PLAN_BULK_BYTE_ACCESS / 8);

@@ -64,7 +64,8 @@ __device__ __forceinline__ PackRun<T, P, A> read_staged(const StagedInput &in, i
             return load_staged<Run>(aligned);
         if constexpr (kRunBytes % 4 == 0) {
             using Words = WordPack<kRunBytes / 4>;
-            return splice_words<Run>(load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes), shift);
+            return splice_words<Run>(load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes),
+                                     shift);
         } else {
             Run result;
             auto *bytes = reinterpret_cast<unsigned char *>(&result);

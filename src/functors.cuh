@@ -246,8 +246,9 @@ template <typename OutT, typename InT> struct Cast {
     using In1 = InT;
     using In2 = NoInput;
     static constexpr bool kSupported = true;
+    static constexpr bool kF16ToFp8 = std::is_same_v<InT, __half> && kIsFp8<OutT>;
     static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
-                                     (std::is_same_v<OutT, float> && kIsHalfLike<InT>);
+                                     (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kF16ToFp8;
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
     // e5m2 -> f16: each byte becomes the top byte of its f16 (convert()), four at once.
@@ -276,10 +277,29 @@ template <typename OutT, typename InT> struct Cast {
 
     __device__ __forceinline__ Out operator()(In1 x) const { return convert<Out>(x); }
 
-    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics).
+    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics); f16 -> fp8
+    // two at a time from cc 8.9, where the instruction rounds an f16 as it rounds its exact f32 value
+    // (convert()'s route); lanes in the ranges PyTorch sends to NaN (e4m3) or infinity (e5m2) take
+    // convert()'s rule.
     __device__ __forceinline__ void pair(Out *out, const In1 *x) const
     {
-        if constexpr (std::is_same_v<Out, __half>)
+        if constexpr (kF16ToFp8) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+            constexpr bool kE4m3 = std::is_same_v<Out, F8E4M3>;
+            constexpr uint32_t kLargest = kE4m3 ? 0x5F40u : 0x7B7Fu; // 464; the last f16 below 61440
+            const uint32_t word = *reinterpret_cast<const uint32_t *>(x);
+            if ((word & 0x7FFFu) <= kLargest && ((word >> 16) & 0x7FFFu) <= kLargest) {
+                __half2_raw halves;
+                memcpy(&halves, &word, sizeof halves);
+                const __nv_fp8x2_storage_t bytes =
+                    __nv_cvt_halfraw2_to_fp8x2(halves, __NV_SATFINITE, kE4m3 ? __NV_E4M3 : __NV_E5M2);
+                memcpy(out, &bytes, sizeof bytes);
+                return;
+            }
+#endif
+            out[0] = convert<Out>(x[0]);
+            out[1] = convert<Out>(x[1]);
+        } else if constexpr (std::is_same_v<Out, __half>)
             as_pair(out) = __float22half2_rn(*reinterpret_cast<const float2 *>(x));
         else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
             as_pair(out) = __float22bfloat162_rn(*reinterpret_cast<const float2 *>(x));

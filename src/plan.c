@@ -127,7 +127,8 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     /* Measured shapes (bench/NOTES.md §6, §10): larger tiles for binary 1-byte ops and for inputs
      * spliced into place, while the grid keeps EW_PLAN_BULK_WAVE_TILES tiles per SM; smaller ones
      * for 2-byte inputs widened to 4 bytes (f16/bf16 -> f32). */
-    int64_t least = count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes;
+    int64_t least =
+        count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes;
     int64_t bytes = least * (max_size == 1 && count == 3 ? 2 : 1) * (shifted ? 2 : 1);
     int64_t tile_packs, tile, tiles;
     for (;;) {

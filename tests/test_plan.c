@@ -516,9 +516,10 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.blocks, 1);
 }
 
-/* Bulk-copy plans: out's head peeled to one access (two packs for 1-byte types), one tile of 256 threads x tile_packs
- * packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes, doubled for binary
- * 1-byte ops and for inputs at other phases than out), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
+/* Bulk-copy plans: out's head peeled to one access (two packs for 1-byte types), one tile of 256
+ * threads x tile_packs packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes,
+ * doubled for binary 1-byte ops and for inputs at other phases than out), and the cases the direct
+ * kernel keeps. H200 figures: 132 SMs. */
 static void test_bulk(void **state)
 {
     (void)state;
@@ -639,11 +640,12 @@ static void test_bulk_all_phases(void **state)
                             assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
                             int access = EW_PLAN_BULK_ACCESS_PACKS(widest);
                             assert_int_equal(plan.tile_packs % access, 0);
-                            assert_true(plan.tile_packs == access || tile * (int64_t)sizes[si] <= 4 * tile_bytes[t]);
+                            assert_true(plan.tile_packs == access ||
+                                        tile * (int64_t)sizes[si] <= 4 * tile_bytes[t]);
                             assert_true(plan.head >= 0 && plan.head < plan.pack * access && plan.head <= n);
                             if (plan.head < n)
-                                assert_int_equal(
-                                    (address[0] + plan.head * sizes[so]) % (plan.pack * access * sizes[so]), 0);
+                                assert_int_equal((address[0] + plan.head * sizes[so]) %
+                                                     (plan.pack * access * sizes[so]), 0);
                             assert_true((int64_t)plan.blocks * tile >= n - plan.head);
                             assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
                             if (!always) /* never fewer tiles than one per SM */

@@ -17,7 +17,6 @@
 #include "pointer_check.h"
 
 enum { HANDLE_LIVE = 0x65776831u /* "ewh1" */, HANDLE_DEAD = 0xDEADu };
-enum { BULK_OFF, BULK_AUTO, BULK_ALWAYS };
 
 struct ew_handle_s {
     unsigned magic;
@@ -28,7 +27,7 @@ struct ew_handle_s {
     ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
     void *_Atomic context;                    /* the device's primary context, retained; NULL: not yet */
     atomic_int adoption_tried;
-    int bulk_copy; /* bulk-copy kernel: BULK_OFF, BULK_AUTO or BULK_ALWAYS */
+    ew_plan_bulk_mode_t bulk_copy;
     int bulk_tile_bytes;
     struct ew_handle_s *next_free;
 };
@@ -166,10 +165,10 @@ static void release_primary_context(struct ew_handle_s *h)
 static void bulk_settings(struct ew_handle_s *h)
 {
     const char *mode = getenv("EW_BULK_COPY");
-    h->bulk_copy = mode == NULL || *mode == '\0' ? BULK_AUTO
-                   : strcmp(mode, "0") == 0      ? BULK_OFF
-                   : strcmp(mode, "always") == 0 ? BULK_ALWAYS
-                                                 : BULK_AUTO;
+    h->bulk_copy = mode == NULL || *mode == '\0' ? EW_PLAN_BULK_AUTO
+                   : strcmp(mode, "0") == 0      ? EW_PLAN_BULK_OFF
+                   : strcmp(mode, "always") == 0 ? EW_PLAN_BULK_ALWAYS
+                                                 : EW_PLAN_BULK_AUTO;
     const char *bytes = getenv("EW_BULK_TILE_BYTES");
     long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
     if (value >= 1024 && value <= 32768)
@@ -372,16 +371,12 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         address[i] = (uintptr_t)operands[i].address;
         elem_size[i] = operands[i].elem_size;
     }
-    ew_launch_fn launch;
-    if (handle->bulk_copy != BULK_OFF &&
-        ew_plan_make_bulk(args->n, count, address, elem_size, handle->sm_count, handle->bulk_tile_bytes,
-                          handle->bulk_copy == BULK_ALWAYS, &args->plan)) {
-        launch = launcher->bulk;
-    } else {
-        args->plan =
-            ew_plan_make(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm);
-        launch = args->plan.shifted ? launcher->shifted : launcher->by_pack[ew_pack_index(args->plan.pack)];
-    }
+    args->plan = ew_plan_choose(args->n, count, address, elem_size, handle->sm_count,
+                                handle->max_threads_per_sm, handle->bulk_copy, handle->bulk_tile_bytes);
+    const ew_plan_t *plan = &args->plan;
+    ew_launch_fn launch = plan->bulk      ? launcher->bulk
+                          : plan->shifted ? launcher->shifted
+                                          : launcher->by_pack[ew_pack_index(plan->pack)];
     cudaError_t error = launch(args);
     if (error != cudaSuccess) {
         cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */

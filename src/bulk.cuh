@@ -229,17 +229,12 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 
 template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *args)
 {
-    F f = F::make(*args);
     const ew_plan_t &plan = args->plan;
-    BulkPlan body{args->n, plan.head, plan.tile_packs};
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const size_t shared_bytes =
         staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
-    auto *out = static_cast<typename F::Out *>(args->out);
-    auto *a = static_cast<const typename F::In1 *>(args->in[0]);
-    auto *b = static_cast<const typename F::In2 *>(args->in[1]);
-    void *params[] = {&f, &body, &out, &a, &b};
-    return launch_kernel<&bulk_kernel<F, P>>(plan.blocks, shared_bytes, args->stream, params);
+    return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs},
+                                              shared_bytes);
 }
 
 } // namespace ew

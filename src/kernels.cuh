@@ -264,25 +264,28 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
                             params, shared_bytes, stream);
 }
 
+// Launches Kernel(f, body, out, a, b), with f built from the call's run-time values.
+template <auto Kernel, typename F, typename Body>
+cudaError_t launch_with(const ew_launch_args_t *args, Body body, size_t shared_bytes)
+{
+    F f = F::make(*args);
+    auto *out = static_cast<typename F::Out *>(args->out);
+    auto *a = static_cast<const typename F::In1 *>(args->in[0]);
+    auto *b = static_cast<const typename F::In2 *>(args->in[1]);
+    void *params[] = {&f, &body, &out, &a, &b};
+    return launch_kernel<Kernel>(args->plan.blocks, shared_bytes, args->stream, params);
+}
+
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
 {
-    // Same rule as ew_plan_unroll.
-    constexpr size_t thread_bytes = Shifted ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES;
-    constexpr int unroll =
-        std::min<int>(EW_PLAN_MAX_UNROLL,
-                      P * kWidestElement<F> >= thread_bytes ? 1 : thread_bytes / (P * kWidestElement<F>));
-    F f = F::make(*args);
+    constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted);
     const ew_plan_t &plan = args->plan;
     BodyPlan body{args->n,
                   plan.head,
                   plan.packs,
                   {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
                    plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
-    auto *out = static_cast<typename F::Out *>(args->out);
-    auto *a = static_cast<const typename F::In1 *>(args->in[0]);
-    auto *b = static_cast<const typename F::In2 *>(args->in[1]);
-    void *params[] = {&f, &body, &out, &a, &b};
-    return launch_kernel<&elementwise_kernel<F, P, unroll, Shifted>>(plan.blocks, 0, args->stream, params);
+    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, 0);
 }
 
 } // namespace ew

@@ -10,10 +10,7 @@ int ew_plan_max_pack(size_t max_elem_size)
 
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted)
 {
-    size_t pack_bytes = (size_t)pack * max_elem_size;
-    size_t thread_bytes = shifted ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES;
-    size_t unroll = pack_bytes >= thread_bytes ? 1 : thread_bytes / pack_bytes;
-    return unroll < EW_PLAN_MAX_UNROLL ? (int)unroll : EW_PLAN_MAX_UNROLL;
+    return EW_PLAN_UNROLL((size_t)pack * max_elem_size, shifted);
 }
 
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
@@ -152,4 +149,16 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
                         .bulk = 1,
                         .tile_packs = (int)tile_packs};
     return 1;
+}
+
+ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
+                         int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
+                         int tile_input_bytes)
+{
+    ew_plan_t plan;
+    if (bulk_mode != EW_PLAN_BULK_OFF &&
+        ew_plan_make_bulk(n, count, address, elem_size, sm_count, tile_input_bytes,
+                          bulk_mode == EW_PLAN_BULK_ALWAYS, &plan))
+        return plan;
+    return ew_plan_make(n, count, address, elem_size, sm_count, max_threads_per_sm);
 }

@@ -49,6 +49,13 @@ enum {
     EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* per input: two inputs stay within 48 KiB of shared memory */
 };
 
+/* When a call may use the bulk-copy kernel. */
+typedef enum {
+    EW_PLAN_BULK_OFF = 0,    /* never (GPUs without cp.async.bulk, or EW_BULK_COPY=0) */
+    EW_PLAN_BULK_AUTO = 1,   /* where ew_plan_make_bulk measured it faster */
+    EW_PLAN_BULK_ALWAYS = 2, /* whenever the grid allows (tests) */
+} ew_plan_bulk_mode_t;
+
 typedef struct {
     int pack;        /* elements per vector access: 1, 2, 4 or 8 */
     int unroll;      /* packs each thread loads before it computes */
@@ -65,7 +72,13 @@ typedef struct {
 int ew_plan_max_pack(size_t max_elem_size);
 
 /* Packs per thread per step: EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
- * widest type in flight per thread, at most EW_PLAN_MAX_UNROLL. */
+ * widest type in flight per thread, at most EW_PLAN_MAX_UNROLL. The macro is the rule, shared with
+ * the kernels, which take it at compile time. */
+#define EW_PLAN_STEP_BYTES(shifted) ((shifted) ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES)
+#define EW_PLAN_UNROLL(pack_bytes, shifted)                                                     \
+    (EW_PLAN_STEP_BYTES(shifted) / (pack_bytes) >= EW_PLAN_MAX_UNROLL ? (int)EW_PLAN_MAX_UNROLL \
+     : EW_PLAN_STEP_BYTES(shifted) / (pack_bytes) < 1                 ? 1                       \
+                                                      : (int)(EW_PLAN_STEP_BYTES(shifted) / (pack_bytes)))
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
 /* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words. */
@@ -94,6 +107,12 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * wider input. always: plan it whenever the grid allows. */
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int always, ew_plan_t *plan);
+
+/* The plan of one call: the bulk-copy kernel's (plan.bulk set) where bulk_mode allows it and
+ * ew_plan_make_bulk takes the call, else the direct kernel's (ew_plan_make). */
+ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
+                         int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
+                         int tile_input_bytes);
 
 #ifdef __cplusplus
 }

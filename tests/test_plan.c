@@ -653,6 +653,32 @@ static void test_bulk_all_phases(void **state)
                         }
 }
 
+/* The chooser: the direct plan when bulk copies are off or declined, the bulk plan otherwise. */
+static void test_choose(void **state)
+{
+    (void)state;
+    size_t f32[3] = {4, 4, 4}, f32_f32[2] = {4, 4};
+    uintptr_t aligned[3] = {0x1000, 0x2000, 0x3000};
+    static const int64_t ns[] = {1, 1000, 1 << 20, 1 << 26};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k) {
+        int64_t n = ns[k];
+        ew_plan_t direct = ew_plan_make(n, 3, aligned, f32, 132, 2048);
+        ew_plan_t off = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_OFF, 8192);
+        assert_memory_equal(&off, &direct, sizeof off);
+        ew_plan_t bulk, always = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_ALWAYS, 8192);
+        assert_true(ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 1, &bulk));
+        assert_memory_equal(&always, &bulk, sizeof bulk);
+        ew_plan_t automatic = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192);
+        int taken = ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 0, &bulk);
+        assert_int_equal(automatic.bulk, taken);
+        assert_memory_equal(&automatic, taken ? &bulk : &direct, sizeof automatic);
+    }
+    /* a unary op the bulk kernel leaves to the direct one, even at the largest n */
+    ew_plan_t relu = ew_plan_choose(1 << 26, 2, aligned, f32_f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192);
+    assert_false(relu.bulk);
+    assert_int_equal(relu.pack, 4);
+}
+
 static int report_cases(void **state)
 {
     (void)state;
@@ -672,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_all_phases),
+        cmocka_unit_test(test_choose),
     };
     return cmocka_run_group_tests(tests, NULL, report_cases);
 }

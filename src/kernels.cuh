@@ -299,18 +299,16 @@ template <typename F> constexpr ew_launcher_t make_launcher()
 {
     ew_launcher_t launcher{};
     if constexpr (F::kSupported) {
-        constexpr int widest_pack =
-            16 / kWidestElement<F> >= 8 ? 8 : static_cast<int>(16 / kWidestElement<F>);
+        constexpr int widest_pack = EW_PLAN_MAX_PACK(kWidestElement<F>);
         launcher.by_pack[0] = &launch<F, 1, false>;
         launcher.by_pack[1] = &launch<F, 2, false>;
         if constexpr (widest_pack >= 4)
             launcher.by_pack[2] = &launch<F, 4, false>;
         if constexpr (widest_pack >= 8)
             launcher.by_pack[3] = &launch<F, 8, false>;
-        // Same rule as ew_plan_can_shift: every input's pack is whole 32-bit words.
-        constexpr bool words_in = (widest_pack * kStorageSize<typename F::In1>) % 4 == 0 &&
+        constexpr bool words_in = EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In1>) &&
                                   (std::is_same_v<typename F::In2, NoInput> ||
-                                   (widest_pack * kStorageSize<typename F::In2>) % 4 == 0);
+                                   EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In2>));
         if constexpr (words_in)
             launcher.shifted = &launch<F, widest_pack, true>;
         launcher.bulk = &launch_bulk<F, widest_pack>;

@@ -1,12 +1,6 @@
 #include "plan.h"
 
-int ew_plan_max_pack(size_t max_elem_size)
-{
-    int pack = 8;
-    while (pack > 1 && (size_t)pack * max_elem_size > EW_PLAN_MAX_PACK_BYTES)
-        pack /= 2;
-    return pack;
-}
+int ew_plan_max_pack(size_t max_elem_size) { return EW_PLAN_MAX_PACK(max_elem_size); }
 
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted)
 {
@@ -18,7 +12,7 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
     if (pack < 2)
         return 0;
     for (int i = 1; i < count; ++i)
-        if ((pack * elem_size[i]) % 4 != 0)
+        if (!EW_PLAN_WHOLE_WORDS(pack, elem_size[i]))
             return 0;
     return 1;
 }

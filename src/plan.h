@@ -68,7 +68,12 @@ typedef struct {
     int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;
 
-/* Largest legal pack for elements of max_elem_size bytes: P * size <= 16 and P <= 8. */
+/* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and
+ * P <= 8. The macro is the rule, shared with the kernels, which take it at compile time. */
+#define EW_PLAN_MAX_PACK(max_elem_size)              \
+    ((max_elem_size)*8 <= EW_PLAN_MAX_PACK_BYTES ? 8 \
+     : (max_elem_size) >= EW_PLAN_MAX_PACK_BYTES ? 1 \
+                                                 : (int)(EW_PLAN_MAX_PACK_BYTES / (max_elem_size)))
 int ew_plan_max_pack(size_t max_elem_size);
 
 /* Packs per thread per step: EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
@@ -81,7 +86,9 @@ int ew_plan_max_pack(size_t max_elem_size);
                                                       : (int)(EW_PLAN_STEP_BYTES(shifted) / (pack_bytes)))
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
-/* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words. */
+/* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words
+ * (EW_PLAN_WHOLE_WORDS, the rule the kernels take at compile time). */
+#define EW_PLAN_WHOLE_WORDS(pack, elem_size) ((pack) * (elem_size) % 4 == 0)
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
 
 /* Plan a call over n elements (n > 0) with count pointers (out first), each aligned to its

@@ -61,34 +61,6 @@ static void set_element_bits(ew_dtype_t t, void *base, size_t i, uint64_t bits)
     memcpy((unsigned char *)base + i * dtype_size(t), &bits, dtype_size(t));
 }
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
-static float f32_from(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-static uint64_t f64_bits(double d)
-{
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
-}
-
-static double f64_from(uint64_t b)
-{
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-
 /* splitmix64: deterministic, so a failure reproduces */
 static uint64_t rng_state = UINT64_C(0x0123456789ABCDEF);
 static uint64_t next_random(void)
@@ -303,7 +275,7 @@ static uint32_t doc_nan_f64_to_f32(uint64_t b)
 static uint64_t doc_f64_arithmetic_nan(const uint64_t *operands, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        if (isnan(f64_from(operands[i])))
+        if (isnan(ref_f64_from_bits(operands[i])))
             return operands[i] | F64_QUIET_BIT;
     return F64_DEFAULT_NAN;
 }
@@ -365,8 +337,8 @@ static uint64_t expected_cast(ew_dtype_t out, source_value s)
     if (s.kind == SOURCE_INTEGER) {
         switch (out) {
         case EW_BOOL: return s.integer != 0;
-        case EW_F32: return f32_bits((float)s.integer);   /* host conversion: RNE */
-        case EW_F64: return f64_bits((double)s.integer);
+        case EW_F32: return ref_f32_bits((float)s.integer); /* host conversion: RNE */
+        case EW_F64: return ref_f64_bits((double)s.integer);
         case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2:
             return nearest_code(table_for(out), (double)(float)s.integer); /* through f32 (§5.3) */
         default: return low_bits(s.integer, bits_of[out]);
@@ -386,11 +358,11 @@ static uint64_t expected_cast(ew_dtype_t out, source_value s)
         int64_t i64 = s.is_nan ? INT64_MIN : truncate_and_saturate(s.value, 64);
         return low_bits(i64, bits_of[out]);
     }
-    case EW_F32: return s.is_nan ? nan32 : f32_bits((float)s.value);
+    case EW_F32: return s.is_nan ? nan32 : ref_f32_bits((float)s.value);
     case EW_F64:
         if (from_f64)
-            return s.is_nan ? s.nan_f64 : f64_bits(s.value);
-        return s.is_nan ? doc_nan_f32_to_f64(s.nan_f32) : f64_bits(s.value);
+            return s.is_nan ? s.nan_f64 : ref_f64_bits(s.value);
+        return s.is_nan ? doc_nan_f32_to_f64(s.nan_f32) : ref_f64_bits(s.value);
     default: return narrow_float_from_f32_value(out, as_f32, s.is_nan, nan32);
     }
 }
@@ -408,13 +380,13 @@ static source_value source_of(ew_dtype_t t, uint64_t bits)
     case EW_I64: memcpy(&s.integer, &bits, sizeof s.integer); break;
     case EW_F32:
         s.kind = SOURCE_F32_EXACT;
-        s.value = (double)f32_from((uint32_t)bits);
+        s.value = (double)ref_f32_from_bits((uint32_t)bits);
         s.is_nan = isnan(s.value);
         s.nan_f32 = (uint32_t)bits;
         break;
     case EW_F64:
         s.kind = SOURCE_F64;
-        s.value = f64_from(bits);
+        s.value = ref_f64_from_bits(bits);
         s.is_nan = isnan(s.value);
         s.nan_f64 = bits;
         break;
@@ -509,10 +481,10 @@ static uint64_t random_f64_bits(void)
     switch (r & 3) {
     case 0: return next_random();
     case 1: /* near an f32 value */
-        return f64_bits((double)f32_from(random_f32_bits())) ^ (next_random() & 0x1FFFFFFF);
-    case 2: return f64_bits((double)f32_from(random_f32_bits())); /* exactly an f32 value */
+        return ref_f64_bits((double)ref_f32_from_bits(random_f32_bits())) ^ (next_random() & 0x1FFFFFFF);
+    case 2: return ref_f64_bits((double)ref_f32_from_bits(random_f32_bits())); /* exactly an f32 value */
     default: { /* an exact f32 midpoint: the hard case of f64 -> f32 */
-        uint64_t b = f64_bits((double)f32_from(random_f32_bits()));
+        uint64_t b = ref_f64_bits((double)ref_f32_from_bits(random_f32_bits()));
         return (b & ~UINT64_C(0x1FFFFFFF)) | UINT64_C(0x10000000);
     }
     }
@@ -542,11 +514,11 @@ static void test_nearest_search_equals_scan(void **state)
             expect_bits(&log, t->values[c] > t->values[c - 1], 1, "table ascending", c);
         int samples = t->count > 256 ? 400 : 20000;
         for (int i = 0; i < samples; i++) {
-            double x = (double)f32_from(random_f32_bits());
+            double x = (double)ref_f32_from_bits(random_f32_bits());
             if (isnan(x))
                 continue;
             expect_bits(&log, nearest_code(t, x), nearest_code_by_scan(t, x), dtype_name(t->spec->dtype),
-                        f32_bits((float)x));
+                        ref_f32_bits((float)x));
         }
         /* every midpoint of the format, where ties decide */
         for (uint32_t c = 0; c + 1 < t->count; c += t->count > 256 ? 97 : 1) {
@@ -566,11 +538,11 @@ static void test_16bit_widening_all_patterns(void **state)
     for (uint32_t code = 0; code <= 0xFFFF; code++) {
         bool nan;
         double v = formula_value(&SPEC_F16, code, &nan);
-        uint32_t expected = nan ? doc_nan_to_f32(EW_F16, code) : f32_bits((float)v);
-        expect_bits(&log, f32_bits(ref_f16_to_f32((uint16_t)code)), expected, "ref_f16_to_f32", code);
+        uint32_t expected = nan ? doc_nan_to_f32(EW_F16, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_f16_to_f32((uint16_t)code)), expected, "ref_f16_to_f32", code);
         v = formula_value(&SPEC_BF16, code, &nan);
-        expected = nan ? doc_nan_to_f32(EW_BF16, code) : f32_bits((float)v);
-        expect_bits(&log, f32_bits(ref_bf16_to_f32((uint16_t)code)), expected, "ref_bf16_to_f32", code);
+        expected = nan ? doc_nan_to_f32(EW_BF16, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_bf16_to_f32((uint16_t)code)), expected, "ref_bf16_to_f32", code);
     }
     finish(&log);
 }
@@ -600,12 +572,12 @@ static void test_fp8_widening_and_round_trip_all_patterns(void **state)
     for (uint32_t code = 0; code <= 0xFF; code++) {
         bool nan;
         double v = formula_value(&SPEC_E4M3, code, &nan);
-        uint32_t expected = nan ? doc_nan_to_f32(EW_F8E4M3, code) : f32_bits((float)v);
-        expect_bits(&log, f32_bits(ref_e4m3_to_f32((uint8_t)code)), expected, "ref_e4m3_to_f32", code);
+        uint32_t expected = nan ? doc_nan_to_f32(EW_F8E4M3, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_e4m3_to_f32((uint8_t)code)), expected, "ref_e4m3_to_f32", code);
         expect_bits(&log, ref_f32_to_e4m3(ref_e4m3_to_f32((uint8_t)code)), code, "e4m3 round trip", code);
         v = formula_value(&SPEC_E5M2, code, &nan);
-        expected = nan ? doc_nan_to_f32(EW_F8E5M2, code) : f32_bits((float)v);
-        expect_bits(&log, f32_bits(ref_e5m2_to_f32((uint8_t)code)), expected, "ref_e5m2_to_f32", code);
+        expected = nan ? doc_nan_to_f32(EW_F8E5M2, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_e5m2_to_f32((uint8_t)code)), expected, "ref_e5m2_to_f32", code);
         /* e5m2 NaNs come back as 0x7F/0xFF by sign; every other code as itself */
         uint32_t back = nan ? (code & 0x80) | 0x7F : code;
         expect_bits(&log, ref_f32_to_e5m2(ref_e5m2_to_f32((uint8_t)code)), back, "e5m2 round trip", code);
@@ -645,16 +617,16 @@ static void test_f32_narrowing_matches_brute_force(void **state)
             float mid = (float)((t->values[c] + t->values[c + 1]) / 2); /* exact in f32 */
             float cases[] = {mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), (float)t->values[c]};
             for (int j = 0; j < 4; j++)
-                inputs[n++] = f32_bits(cases[j]) ^ (c & 1 ? 0x80000000u : 0); /* both signs */
+                inputs[n++] = ref_f32_bits(cases[j]) ^ (c & 1 ? 0x80000000u : 0); /* both signs */
         }
         /* ref_cast on the whole array, and the scalar primitive on the midpoint block */
         for (size_t i = start; i < n; i++) {
             uint32_t x = inputs[i];
             uint64_t expected = expected_cast(targets[k], source_of(EW_F32, x));
-            uint64_t got = targets[k] == EW_F16 ? ref_f32_to_f16(f32_from(x))
-                           : targets[k] == EW_BF16 ? ref_f32_to_bf16(f32_from(x))
-                           : targets[k] == EW_F8E4M3 ? ref_f32_to_e4m3(f32_from(x))
-                                                     : ref_f32_to_e5m2(f32_from(x));
+            uint64_t got = targets[k] == EW_F16      ? ref_f32_to_f16(ref_f32_from_bits(x))
+                           : targets[k] == EW_BF16   ? ref_f32_to_bf16(ref_f32_from_bits(x))
+                           : targets[k] == EW_F8E4M3 ? ref_f32_to_e4m3(ref_f32_from_bits(x))
+                                                     : ref_f32_to_e5m2(ref_f32_from_bits(x));
             expect_bits(&log, got, expected, dtype_name(targets[k]), x);
         }
     }
@@ -915,15 +887,17 @@ static void test_add_mul_wide_floats(void **state)
     ref_binary(EW_OP_ADD, EW_F64, N, s64, a64, b64);
     ref_binary(EW_OP_MUL, EW_F64, N, p64, a64, b64);
     for (size_t i = 0; i < N; i++) {
-        float s = f32_from(a32[i]) + f32_from(b32[i]), p = f32_from(a32[i]) * f32_from(b32[i]);
-        expect_bits(&log, s32[i], isnan(s) ? ARITHMETIC_NAN_F32 : f32_bits(s), "f32 add", a32[i]);
-        expect_bits(&log, p32[i], isnan(p) ? ARITHMETIC_NAN_F32 : f32_bits(p), "f32 mul", a32[i]);
-        double sd = f64_from(a64[i]) + f64_from(b64[i]), pd = f64_from(a64[i]) * f64_from(b64[i]);
+        float s = ref_f32_from_bits(a32[i]) + ref_f32_from_bits(b32[i]),
+              p = ref_f32_from_bits(a32[i]) * ref_f32_from_bits(b32[i]);
+        expect_bits(&log, s32[i], isnan(s) ? ARITHMETIC_NAN_F32 : ref_f32_bits(s), "f32 add", a32[i]);
+        expect_bits(&log, p32[i], isnan(p) ? ARITHMETIC_NAN_F32 : ref_f32_bits(p), "f32 mul", a32[i]);
+        double sd = ref_f64_from_bits(a64[i]) + ref_f64_from_bits(b64[i]),
+               pd = ref_f64_from_bits(a64[i]) * ref_f64_from_bits(b64[i]);
         uint64_t add_order[2] = {a64[i], b64[i]}, mul_order[2] = {b64[i], a64[i]};
-        expect_bits(&log, s64[i], isnan(sd) ? doc_f64_arithmetic_nan(add_order, 2) : f64_bits(sd), "f64 add",
-                    a64[i]);
-        expect_bits(&log, p64[i], isnan(pd) ? doc_f64_arithmetic_nan(mul_order, 2) : f64_bits(pd), "f64 mul",
-                    a64[i]);
+        expect_bits(&log, s64[i], isnan(sd) ? doc_f64_arithmetic_nan(add_order, 2) : ref_f64_bits(sd),
+                    "f64 add", a64[i]);
+        expect_bits(&log, p64[i], isnan(pd) ? doc_f64_arithmetic_nan(mul_order, 2) : ref_f64_bits(pd),
+                    "f64 mul", a64[i]);
     }
     finish(&log);
 }
@@ -1001,7 +975,7 @@ static void test_scale_add_floats(void **state)
     double alphas[] = {1.0, -1.0, 0.0, 0.1, 1.0 / 3.0, -2.5, 1e30, 1e-40, 0x1.001p+0, NAN, INFINITY,
                        -INFINITY, 0.0 /* below */};
     /* a negative signalling NaN with a payload: its quieted bits differ from every other NaN's */
-    alphas[sizeof alphas / sizeof alphas[0] - 1] = f64_from(UINT64_C(0xFFF0000000000123));
+    alphas[sizeof alphas / sizeof alphas[0] - 1] = ref_f64_from_bits(UINT64_C(0xFFF0000000000123));
     size_t edges64 = sizeof EDGE_F64 / sizeof EDGE_F64[0];
     for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) {
         double alpha = alphas[k];
@@ -1036,12 +1010,12 @@ static void test_scale_add_floats(void **state)
         ref_scale_add(EW_F32, alpha, N, out32, a32, b32);
         ref_scale_add(EW_F64, alpha, N, out64, a64, b64);
         for (size_t i = 0; i < N; i++) {
-            float r = fmaf(alpha32, f32_from(a32[i]), f32_from(b32[i]));
-            expect_bits(&log, out32[i], isnan(r) ? ARITHMETIC_NAN_F32 : f32_bits(r), "f32", a32[i]);
-            double d = fma(alpha, f64_from(a64[i]), f64_from(b64[i]));
-            uint64_t operands[3] = {b64[i], a64[i], f64_bits(alpha)};
-            expect_bits(&log, out64[i], isnan(d) ? doc_f64_arithmetic_nan(operands, 3) : f64_bits(d), "f64",
-                        a64[i]);
+            float r = fmaf(alpha32, ref_f32_from_bits(a32[i]), ref_f32_from_bits(b32[i]));
+            expect_bits(&log, out32[i], isnan(r) ? ARITHMETIC_NAN_F32 : ref_f32_bits(r), "f32", a32[i]);
+            double d = fma(alpha, ref_f64_from_bits(a64[i]), ref_f64_from_bits(b64[i]));
+            uint64_t operands[3] = {b64[i], a64[i], ref_f64_bits(alpha)};
+            expect_bits(&log, out64[i], isnan(d) ? doc_f64_arithmetic_nan(operands, 3) : ref_f64_bits(d),
+                        "f64", a64[i]);
         }
     }
     finish(&log);
@@ -1087,15 +1061,15 @@ static void test_f64_nan_operand_order(void **state)
         expect_bits(&log, out, quiet, "scale_add NaN a", nans[i]);
         ref_scale_add(EW_F64, 1.0, 1, &out, &one, &nans[i]);
         expect_bits(&log, out, quiet, "scale_add NaN b", nans[i]);
-        ref_scale_add(EW_F64, f64_from(nans[i]), 1, &out, &one, &one);
+        ref_scale_add(EW_F64, ref_f64_from_bits(nans[i]), 1, &out, &one, &one);
         expect_bits(&log, out, quiet, "scale_add NaN alpha", nans[i]);
         for (size_t j = 0; j < NAN_COUNT; j++) {
             uint64_t other = nans[j];
-            ref_scale_add(EW_F64, f64_from(other), 1, &out, &nans[i], &other);
+            ref_scale_add(EW_F64, ref_f64_from_bits(other), 1, &out, &nans[i], &other);
             expect_bits(&log, out, other | F64_QUIET_BIT, "scale_add NaN a, b, alpha: b wins", nans[i]);
-            ref_scale_add(EW_F64, f64_from(other), 1, &out, &nans[i], &one);
+            ref_scale_add(EW_F64, ref_f64_from_bits(other), 1, &out, &nans[i], &one);
             expect_bits(&log, out, quiet, "scale_add NaN a and alpha: a wins", nans[i]);
-            ref_scale_add(EW_F64, f64_from(other), 1, &out, &one, &nans[i]);
+            ref_scale_add(EW_F64, ref_f64_from_bits(other), 1, &out, &one, &nans[i]);
             expect_bits(&log, out, quiet, "scale_add NaN b and alpha: b wins", nans[i]);
         }
     }
@@ -1124,7 +1098,7 @@ static void test_f64_nan_operand_order(void **state)
     uint32_t nan32 = 0xFFC00123, one32 = 0x3F800000, out32 = 0;
     ref_binary(EW_OP_ADD, EW_F32, 1, &out32, &nan32, &one32);
     expect_bits(&log, out32, ARITHMETIC_NAN_F32, "f32 add NaN a", nan32);
-    ref_scale_add(EW_F32, f64_from(0xFFF0000000000123), 1, &out32, &one32, &one32);
+    ref_scale_add(EW_F32, ref_f64_from_bits(0xFFF0000000000123), 1, &out32, &one32, &one32);
     expect_bits(&log, out32, ARITHMETIC_NAN_F32, "f32 scale_add NaN alpha", nan32);
     finish(&log);
 }
@@ -1489,7 +1463,8 @@ static void test_edge_table_matches_doc(void **state)
         const edge_row *test_row = row_index < EDGE_ROW_COUNT ? &EDGE_TABLE[row_index] : NULL;
         if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
             doc_row.in != test_row->in || doc_row.a != test_row->a || doc_row.b != test_row->b ||
-            f64_bits(doc_row.alpha) != f64_bits(test_row->alpha) || doc_row.expected != test_row->expected) {
+            ref_f64_bits(doc_row.alpha) != ref_f64_bits(test_row->alpha) ||
+            doc_row.expected != test_row->expected) {
             print_error("docs/semantics.md §9 row %zu differs from EDGE_TABLE in tests/test_reference.c\n",
                         row_index + 1);
             differences++;

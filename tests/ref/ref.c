@@ -272,34 +272,6 @@ static uint64_t round_decoded(const float_format *to, decoded_float d)
 /* Scalar conversions on raw bits                                                            */
 /* ======================================================================================== */
 
-static float float_from_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static uint32_t bits_from_float(float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return bits;
-}
-
-static double double_from_bits(uint64_t bits)
-{
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
-static uint64_t bits_from_double(double d)
-{
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    return bits;
-}
-
 /* Exact widening of a 16-bit or 8-bit float to f32 ("cast: float to float"). */
 static uint32_t widen_to_f32(const float_format *from, uint64_t bits, uint32_t nan_result)
 {
@@ -406,48 +378,45 @@ static int64_t truncate_saturating(double x, int bits, int64_t nan_value)
 
 static int64_t f32_to_i32(uint32_t bits)
 {
-    return truncate_saturating((double)float_from_bits(bits), 32, 0);
+    return truncate_saturating((double)ref_f32_from_bits(bits), 32, 0);
 }
 
 static int64_t f32_to_i64(uint32_t bits)
 {
-    return truncate_saturating((double)float_from_bits(bits), 64, INT64_MIN);
+    return truncate_saturating((double)ref_f32_from_bits(bits), 64, INT64_MIN);
 }
 
 static int64_t f64_to_i32(uint64_t bits)
 {
-    return truncate_saturating(double_from_bits(bits), 32, INT32_MIN);
+    return truncate_saturating(ref_f64_from_bits(bits), 32, INT32_MIN);
 }
 
 static int64_t f64_to_i64(uint64_t bits)
 {
-    return truncate_saturating(double_from_bits(bits), 64, INT64_MIN);
+    return truncate_saturating(ref_f64_from_bits(bits), 64, INT64_MIN);
 }
 
 /* Arithmetic results: a NaN is replaced by the NaN model's pick. f32: the canonical NaN. f64: from
  * the operands' bits, in the order a, b (, alpha). */
-static uint32_t f32_arithmetic_result(float r)
-{
-    return isnan(r) ? ARITHMETIC_NAN_F32 : bits_from_float(r);
-}
+static uint32_t f32_arithmetic_result(float r) { return isnan(r) ? ARITHMETIC_NAN_F32 : ref_f32_bits(r); }
 
 static uint64_t f64_arithmetic_result(double r, const uint64_t *operands, int count)
 {
-    return isnan(r) ? nan_f64_arithmetic(operands, count) : bits_from_double(r);
+    return isnan(r) ? nan_f64_arithmetic(operands, count) : ref_f64_bits(r);
 }
 
 /* ======================================================================================== */
 /* Public scalar primitives                                                                   */
 /* ======================================================================================== */
 
-float ref_f16_to_f32(uint16_t h) { return float_from_bits(f16_to_f32_bits(h)); }
-uint16_t ref_f32_to_f16(float f) { return f32_bits_to_f16(bits_from_float(f)); }
-float ref_bf16_to_f32(uint16_t h) { return float_from_bits(bf16_to_f32_bits(h)); }
-uint16_t ref_f32_to_bf16(float f) { return f32_bits_to_bf16(bits_from_float(f)); }
-float ref_e4m3_to_f32(uint8_t v) { return float_from_bits(e4m3_to_f32_bits(v)); }
-uint8_t ref_f32_to_e4m3(float f) { return f32_bits_to_e4m3(bits_from_float(f)); }
-float ref_e5m2_to_f32(uint8_t v) { return float_from_bits(e5m2_to_f32_bits(v)); }
-uint8_t ref_f32_to_e5m2(float f) { return f32_bits_to_e5m2(bits_from_float(f)); }
+float ref_f16_to_f32(uint16_t h) { return ref_f32_from_bits(f16_to_f32_bits(h)); }
+uint16_t ref_f32_to_f16(float f) { return f32_bits_to_f16(ref_f32_bits(f)); }
+float ref_bf16_to_f32(uint16_t h) { return ref_f32_from_bits(bf16_to_f32_bits(h)); }
+uint16_t ref_f32_to_bf16(float f) { return f32_bits_to_bf16(ref_f32_bits(f)); }
+float ref_e4m3_to_f32(uint8_t v) { return ref_f32_from_bits(e4m3_to_f32_bits(v)); }
+uint8_t ref_f32_to_e4m3(float f) { return f32_bits_to_e4m3(ref_f32_bits(f)); }
+float ref_e5m2_to_f32(uint8_t v) { return ref_f32_from_bits(e5m2_to_f32_bits(v)); }
+uint8_t ref_f32_to_e5m2(float f) { return f32_bits_to_e5m2(ref_f32_bits(f)); }
 
 /* ======================================================================================== */
 /* Element access. Everything goes through memcpy: arrays need no alignment, and signed      */
@@ -610,12 +579,12 @@ void ref_unary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x
         case FAMILY_INTEGER: keep_input = load_integer(dtype, src) > 0; break; /* u8 is never < 0 */
         case FAMILY_F32_EXACT: {
             uint32_t bits = load_as_f32_bits(dtype, src);
-            keep_input = f32_bits_are_nan(bits) || float_from_bits(bits) > 0.0f;
+            keep_input = f32_bits_are_nan(bits) || ref_f32_from_bits(bits) > 0.0f;
             break;
         }
         default: {
             uint64_t bits = load_u64(src);
-            keep_input = f64_bits_are_nan(bits) || double_from_bits(bits) > 0.0;
+            keep_input = f64_bits_are_nan(bits) || ref_f64_from_bits(bits) > 0.0;
             break;
         }
         }
@@ -645,13 +614,13 @@ void ref_binary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *
             uint64_t x = (uint64_t)load_integer(dtype, pa), y = (uint64_t)load_integer(dtype, pb);
             store_integer_bits(dtype, dst, add ? x + y : x * y);
         } else if (family == FAMILY_F32_EXACT) {
-            float x = float_from_bits(load_as_f32_bits(dtype, pa));
-            float y = float_from_bits(load_as_f32_bits(dtype, pb));
+            float x = ref_f32_from_bits(load_as_f32_bits(dtype, pa));
+            float y = ref_f32_from_bits(load_as_f32_bits(dtype, pb));
             store_from_f32_bits(dtype, dst, f32_arithmetic_result(add ? x + y : x * y)); /* one rounding */
         } else {
             uint64_t a_bits = load_u64(pa), b_bits = load_u64(pb);
             uint64_t operands[2] = {add ? a_bits : b_bits, add ? b_bits : a_bits}; /* NaN order */
-            double x = double_from_bits(a_bits), y = double_from_bits(b_bits);
+            double x = ref_f64_from_bits(a_bits), y = ref_f64_from_bits(b_bits);
             store_u64(dst, f64_arithmetic_result(add ? x + y : x * y, operands, 2));
         }
     }
@@ -675,7 +644,7 @@ void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const v
     size_t size = element_size(dtype);
     source_family family = family_of(dtype);
     /* (float)alpha as the library converts it: round to nearest-even */
-    float alpha_f32 = float_from_bits(f64_bits_to_f32(bits_from_double(alpha)));
+    float alpha_f32 = ref_f32_from_bits(f64_bits_to_f32(ref_f64_bits(alpha)));
     uint64_t alpha_integer = (uint64_t)integral_alpha(alpha);
     for (int64_t i = 0; i < n; i++) {
         size_t offset = (size_t)i * size;
@@ -687,13 +656,13 @@ void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const v
             uint64_t x = (uint64_t)load_integer(dtype, pa), y = (uint64_t)load_integer(dtype, pb);
             store_integer_bits(dtype, dst, alpha_integer * x + y);
         } else if (family == FAMILY_F32_EXACT) {
-            float x = float_from_bits(load_as_f32_bits(dtype, pa));
-            float y = float_from_bits(load_as_f32_bits(dtype, pb));
+            float x = ref_f32_from_bits(load_as_f32_bits(dtype, pa));
+            float y = ref_f32_from_bits(load_as_f32_bits(dtype, pb));
             /* one fused rounding to f32, then one rounding to the dtype */
             store_from_f32_bits(dtype, dst, f32_arithmetic_result(fmaf(alpha_f32, x, y)));
         } else {
-            uint64_t operands[3] = {load_u64(pb), load_u64(pa), bits_from_double(alpha)}; /* NaN order */
-            double x = double_from_bits(operands[1]), y = double_from_bits(operands[0]);
+            uint64_t operands[3] = {load_u64(pb), load_u64(pa), ref_f64_bits(alpha)}; /* NaN order */
+            double x = ref_f64_from_bits(operands[1]), y = ref_f64_from_bits(operands[0]);
             store_u64(dst, f64_arithmetic_result(fma(alpha, x, y), operands, 3));
         }
     }

@@ -9,6 +9,7 @@
 #define EW_REF_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "elementwise.h"
 
@@ -26,6 +27,32 @@ void ref_binary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *
 void ref_cast(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *x);
 /* For integer dtypes alpha must be integral and fit the dtype; for bool it must be 0 or 1. */
 void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const void *a, const void *b);
+
+/* The bits of a float or double, and back. */
+static inline uint32_t ref_f32_bits(float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+static inline float ref_f32_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+static inline uint64_t ref_f64_bits(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
+static inline double ref_f64_from_bits(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
 
 /* Scalar primitives, also used by tests. Widening is exact; narrowing rounds to nearest-even.
  * NaN bit patterns follow the "NaN bit patterns" section of docs/semantics.md. */

@@ -118,6 +118,19 @@ def judge(results, bit_exact):
     def verdict(checked, missed):
         return "not measured" if not checked else ("met" if not missed else "missed")
 
+    def ratio_floor(keys, ratio_name, floor):
+        """The measured cases, those below floor, and the worst-case detail of a ratio target."""
+        keys = [k for k in keys if results.ratios(k)[ratio_name] is not None]
+        missed = [k for k in keys if results.ratios(k)[ratio_name] < floor]
+        w, kw = worst(keys, ratio_name)
+        detail = "worst %s (%s); %d/%d cases met" % (
+            fmt(w, 3),
+            case_text(kw) if kw else "—",
+            len(keys) - len(missed),
+            len(keys),
+        )
+        return keys, missed, detail
+
     aligned = [k for k in results.cases if k[4] == "aligned"]
 
     # 1. n >= 2^26: >= 1.00x best peer and >= 1.02x memcpy; aim 4450 GB/s for 2-, 4-, 8-byte dtypes.
@@ -151,55 +164,24 @@ def judge(results, bit_exact):
     )
 
     # 2. 2^20 <= n <= 2^24: >= 1.00x best peer.
-    keys = [k for k in aligned if (1 << 20) <= k[3] <= (1 << 24) and results.ratios(k)["vs_best"] is not None]
-    missed = [k for k in keys if results.ratios(k)["vs_best"] < 1.0]
-    w, kw = worst(keys, "vs_best")
-    targets.append(
-        (
-            2,
-            "2^20 ≤ n ≤ 2^24: ≥ 1.00× best peer",
-            verdict(keys, missed),
-            "worst %s (%s); %d/%d cases met"
-            % (fmt(w, 3), case_text(kw) if kw else "—", len(keys) - len(missed), len(keys)),
-            missed,
-        )
-    )
+    keys, missed, detail = ratio_floor([k for k in aligned if (1 << 20) <= k[3] <= (1 << 24)], "vs_best", 1.0)
+    targets.append((2, "2^20 ≤ n ≤ 2^24: ≥ 1.00× best peer", verdict(keys, missed), detail, missed))
 
     # 3. 1-byte dtypes at 2^26 and 2^28: >= 1.00x PyTorch.
-    keys = [
-        k
-        for k in aligned
-        if k[3] in (1 << 26, 1 << 28)
-        and {k[1], k[2]} <= ONE_BYTE
-        and results.ratios(k)["vs_torch"] is not None
-    ]
-    missed = [k for k in keys if results.ratios(k)["vs_torch"] < 1.0]
-    w, kw = worst(keys, "vs_torch")
-    targets.append(
-        (
-            3,
-            "1-byte dtypes, n = 2^26 and 2^28: ≥ 1.00× PyTorch",
-            verdict(keys, missed),
-            "worst %s (%s); %d/%d cases met"
-            % (fmt(w, 3), case_text(kw) if kw else "—", len(keys) - len(missed), len(keys)),
-            missed,
-        )
-    )
+    one_byte = [k for k in aligned if k[3] in (1 << 26, 1 << 28) and {k[1], k[2]} <= ONE_BYTE]
+    keys, missed, detail = ratio_floor(one_byte, "vs_torch", 1.0)
+    text = "1-byte dtypes, n = 2^26 and 2^28: ≥ 1.00× PyTorch"
+    targets.append((3, text, verdict(keys, missed), detail, missed))
 
     # 4. Misaligned (same offset, mixed offsets) >= 0.97x aligned, bit-exact.
-    keys = [k for k in results.cases if k[4] != "aligned" and results.ratios(k)["vs_aligned"] is not None]
-    missed = [k for k in keys if results.ratios(k)["vs_aligned"] < 0.97]
-    w, kw = worst(keys, "vs_aligned")
-    detail = "worst %s (%s); %d/%d cases met; bit-exact: %s" % (
-        fmt(w, 3),
-        case_text(kw) if kw else "—",
-        len(keys) - len(missed),
-        len(keys),
-        {True: "yes (ew-bench spot checks)", False: "NO (ew-bench check failures)", None: "unknown"}[
-            bit_exact
-        ],
-    )
-    peer_keys = [k for k in results.cases if k[4] != "aligned" and results.ratios(k)["vs_best"] is not None]
+    misaligned = [k for k in results.cases if k[4] != "aligned"]
+    keys, missed, detail = ratio_floor(misaligned, "vs_aligned", 0.97)
+    detail += "; bit-exact: %s" % {
+        True: "yes (ew-bench spot checks)",
+        False: "NO (ew-bench check failures)",
+        None: "unknown",
+    }[bit_exact]
+    peer_keys = [k for k in misaligned if results.ratios(k)["vs_best"] is not None]
     if peer_keys:
         wp, kp = worst(peer_keys, "vs_best")
         detail += "; against the best peer at the same offsets: worst %s (%s)" % (fmt(wp, 3), case_text(kp))

@@ -241,6 +241,20 @@ template <typename T> struct ScaleAdd {
     }
 };
 
+// Two halves as a word, and back.
+__device__ __forceinline__ uint32_t halves_bits(__half2_raw halves)
+{
+    uint32_t bits;
+    memcpy(&bits, &halves, sizeof bits);
+    return bits;
+}
+__device__ __forceinline__ __half2 half2_of(uint32_t bits)
+{
+    __half2 halves;
+    memcpy(&halves, &bits, sizeof halves);
+    return halves;
+}
+
 template <typename OutT, typename InT> struct Cast {
     using Out = OutT;
     using In1 = InT;
@@ -251,23 +265,66 @@ template <typename OutT, typename InT> struct Cast {
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kF16ToFp8;
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
-    // e5m2 -> f16: each byte becomes the top byte of its f16 (convert()), four at once.
-    static constexpr bool kE5m2ToF16 = std::is_same_v<InT, F8E5M2> && std::is_same_v<OutT, __half>;
-    static constexpr bool kHasQuad = (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kE5m2ToF16;
+    // fp8 -> f16: four bytes to four halves at once (e5m2 is the top byte of its f16, e4m3 takes the
+    // cc 8.9 instruction); NaN codes take convert()'s rule.
+    static constexpr bool kFp8ToF16 = kIsFp8<InT> && std::is_same_v<OutT, __half>;
+    // i8/u8 -> fp8: exact in f16, then the f16 -> fp8 instruction (cc 8.9), four at once.
+    static constexpr bool kByteToFp8 = kIsByteInteger<InT> && kIsFp8<OutT>;
+    static constexpr bool kHasQuad =
+        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFp8ToF16 || kByteToFp8;
     static Cast make(const ew_launch_args_t &) { return {}; }
+
+    // Four results of convert(), as a word (1-byte Out) or two (f16).
+    __device__ __forceinline__ static auto each_of(uint32_t x)
+    {
+        Out results[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const uint8_t byte = static_cast<uint8_t>(x >> (8 * k));
+            In1 value;
+            memcpy(&value, &byte, 1);
+            results[k] = convert<Out>(value);
+        }
+        std::conditional_t<sizeof(Out) == 1, uint32_t, uint2> word;
+        memcpy(&word, results, sizeof word);
+        return word;
+    }
 
     __device__ __forceinline__ auto quad(uint32_t x) const
     {
-        if constexpr (kE5m2ToF16) {
-            // A byte's top bit here when its magnitude is above 0x7C, a NaN (no carry between bytes).
-            if ((((x & 0x7F7F7F7Fu) + 0x03030303u) & 0x80808080u) == 0)
-                return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
-            uint16_t halves[4];
-#pragma unroll
-            for (int k = 0; k < 4; ++k)
-                halves[k] = __half_as_ushort(convert<__half>(F8E5M2{static_cast<uint8_t>(x >> (8 * k))}));
-            return make_uint2(halves[0] | static_cast<uint32_t>(halves[1]) << 16,
-                              halves[2] | static_cast<uint32_t>(halves[3]) << 16);
+        if constexpr (kFp8ToF16) {
+            constexpr bool kE4m3 = std::is_same_v<InT, F8E4M3>;
+            // A byte's top bit here when its magnitude is a NaN code (from 0x7F in e4m3, 0x7D in e5m2);
+            // no carry between bytes.
+            constexpr uint32_t kToNan = kE4m3 ? 0x01010101u : 0x03030303u;
+            if ((((x & 0x7F7F7F7Fu) + kToNan) & 0x80808080u) == 0) {
+                if constexpr (!kE4m3)
+                    return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+                else
+                    return make_uint2(halves_bits(__nv_cvt_fp8x2_to_halfraw2(x & 0xFFFFu, __NV_E4M3)),
+                                      halves_bits(__nv_cvt_fp8x2_to_halfraw2(x >> 16, __NV_E4M3)));
+#endif
+            }
+            return each_of(x);
+        } else if constexpr (kByteToFp8) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+            // 0x64XX is the f16 1024 + XX: i8 biased by 128 (or u8) into the low byte, then the bias
+            // taken off exactly.
+            constexpr bool kSigned = std::is_same_v<InT, int8_t>;
+            const uint32_t biased = kSigned ? x ^ 0x80808080u : x;
+            const __half2 bias = half2_of(kSigned ? 0x64806480u : 0x64006400u);
+            const auto interpretation = std::is_same_v<OutT, F8E4M3> ? __NV_E4M3 : __NV_E5M2;
+            const __nv_fp8x2_storage_t low =
+                __nv_cvt_halfraw2_to_fp8x2(__hsub2(half2_of(__byte_perm(biased, 0x64646464u, 0x4140)), bias),
+                                           __NV_SATFINITE, interpretation);
+            const __nv_fp8x2_storage_t high =
+                __nv_cvt_halfraw2_to_fp8x2(__hsub2(half2_of(__byte_perm(biased, 0x64646464u, 0x4342)), bias),
+                                           __NV_SATFINITE, interpretation);
+            return static_cast<uint32_t>(low) | static_cast<uint32_t>(high) << 16;
+#else
+            return each_of(x);
+#endif
         } else if constexpr (kIsBool<OutT> || kIsBool<InT>) {
             return bools_of(x);
         } else {

@@ -2,9 +2,9 @@
 
 int ew_plan_max_pack(size_t max_elem_size) { return EW_PLAN_MAX_PACK(max_elem_size); }
 
-int ew_plan_unroll(int pack, size_t max_elem_size, int shifted)
+int ew_plan_unroll(int pack, size_t max_elem_size, int shifted, int inputs)
 {
-    return EW_PLAN_UNROLL((size_t)pack * max_elem_size, shifted);
+    return EW_PLAN_UNROLL((size_t)pack * max_elem_size, shifted, inputs);
 }
 
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
@@ -22,6 +22,21 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
 static int64_t phase_of(uintptr_t address, size_t elem_size, int pack)
 {
     return (int64_t)((address & ((uintptr_t)pack * elem_size - 1)) / elem_size);
+}
+
+/* Bytes out is aligned to after the head: the access, or EW_PLAN_OUT_ALIGN if more (both powers of
+ * two, so the larger is a multiple of the other). */
+static int64_t out_alignment(int64_t access_bytes)
+{
+    return access_bytes > EW_PLAN_OUT_ALIGN ? access_bytes : (int64_t)EW_PLAN_OUT_ALIGN;
+}
+
+/* Elements to peel so that out (element-aligned) reaches a multiple of alignment bytes. */
+static int64_t out_head(uintptr_t address, size_t elem_size, int64_t alignment)
+{
+    return (int64_t)(((uintptr_t)alignment - (address & (uintptr_t)(alignment - 1))) &
+                     (uintptr_t)(alignment - 1)) /
+           (int64_t)elem_size;
 }
 
 static size_t widest(int count, const size_t elem_size[])
@@ -56,7 +71,8 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
         while (!phases_agree(count, address, elem_size, pack))
             pack /= 2;
     plan.pack = pack;
-    plan.head = (pack - phase_of(address[0], elem_size[0], pack)) % pack;
+    const int64_t alignment = out_alignment((int64_t)pack * (int64_t)elem_size[0]);
+    plan.head = out_head(address[0], elem_size[0], alignment);
 
     if (plan.shifted) {
         int widest_shift = 0;
@@ -66,7 +82,7 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
                 widest_shift = plan.shift[i - 1];
         }
         if (plan.head < widest_shift) /* a shifted input's first aligned pack starts before it */
-            plan.head += pack;
+            plan.head += alignment / (int64_t)elem_size[0];
     }
     plan.head = min64(plan.head, n);
     plan.packs = (n - plan.head) / pack;
@@ -75,7 +91,7 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
             plan.packs = min64(plan.packs, (n - plan.head + plan.shift[i]) / pack - 1);
     if (plan.packs < 0)
         plan.packs = 0;
-    plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
+    plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted, count - 1);
 
     /* Blocks to give each thread one unrolled step; shifted windows are capped at EW_PLAN_WAVES full
      * loads of the device (measured faster: bench/NOTES.md); past a cap the grid-stride loop takes
@@ -113,7 +129,8 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
-    int64_t head = min64((access - phase_of(address[0], elem_size[0], access)) % access, n);
+    int64_t head =
+        min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 
     /* Measured shapes (bench/NOTES.md §6, §10): larger tiles for binary 1-byte ops and for inputs
      * spliced into place, while the grid keeps EW_PLAN_BULK_WAVE_TILES tiles per SM; smaller ones

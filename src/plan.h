@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #ifndef EW_PLAN_OUT_ALIGN
-#define EW_PLAN_OUT_ALIGN 1 /* bytes: the head aligns out to this at least (128: whole cache lines) */
+#define EW_PLAN_OUT_ALIGN 128 /* bytes: the head aligns out to whole cache lines (1: to the access) */
 #endif
 #ifndef EW_PLAN_BULK_BYTE_ACCESS
 #define EW_PLAN_BULK_BYTE_ACCESS 16 /* bulk kernel, 1-byte types: bytes per access (8: one pack) */
@@ -106,16 +106,17 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
  *   of the body is a whole aligned pack;
  * - different phases: the head aligns out, and each input is read as aligned packs shifted into
  *   place (ew_plan_can_shift), so every access is still a whole aligned pack;
- * - otherwise the largest P at which the phases agree. */
+ * - otherwise the largest P at which the phases agree.
+ * The head runs on in whole packs until out is EW_PLAN_OUT_ALIGN-aligned too. */
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
 
 /* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to one
- * access (EW_PLAN_BULK_ACCESS_PACKS packs of the widest pack), each block stages its tile of every input in
- * shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses, whatever the inputs' phases, and
- * writes whole packs. A tile is the most packs per thread (a power of two, at least one) whose inputs fit in
- * tile_input_bytes (half that for 2-byte inputs widened to 4 bytes, twice that for binary 1-byte
- * ops, twice again when inputs sit at other phases than out, while that leaves
+ * access (EW_PLAN_BULK_ACCESS_PACKS packs of the widest pack) or EW_PLAN_OUT_ALIGN if more, each block stages
+ * its tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
+ * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of two,
+ * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes, twice
+ * that for binary 1-byte ops, twice again when inputs sit at other phases than out, while that leaves
  * EW_PLAN_BULK_WAVE_TILES tiles per SM) and whose widest type fits in
  * EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access. Returns 0, leaving *plan alone, where the direct
  * kernel measured as fast or faster (bench/NOTES.md): fewer than EW_PLAN_BULK_MIN_TILES tiles per SM

@@ -4,17 +4,18 @@
  *   multiple of P * its element size, P is the largest such (plain plan). When the pointers' phases
  *   differ at the largest legal P and every input's pack is whole 32-bit words (ew_plan_can_shift),
  *   P is the largest legal one and the inputs are read through shifted windows (shifted plan).
- * - head: elements done one by one first; after them out is P-aligned (plain: every pointer). In a
- *   shifted plan each input's window starts `shift` elements before the body and never before the
- *   input itself (head >= shift). Clamped to n.
+ * - head: elements done one by one first; after them every pointer is P-aligned (shifted plans: out),
+ *   and out is aligned to max(P * its size, EW_PLAN_OUT_ALIGN) bytes, so warps store whole cache
+ *   lines. In a shifted plan each input's window starts `shift` elements before the body and never
+ *   before the input itself (head >= shift). Clamped to n.
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
  * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES, or
  *   EW_PLAN_SHIFTED_UNARY_THREAD_BYTES for one input) of the widest type in flight.
  * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), INT32_MAX, and when shifted
  *   sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
- *   the head and the tail (both shorter than 2P) are done by the first threads of the grid, so they
- *   never need a block of their own. */
+ *   the head (at most 2 * 128 elements) and the tail (shorter than 2P) are done by the first threads
+ *   of the grid, so they never need a block of their own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,7 +34,8 @@ enum {
     THREAD_BYTES = EW_PLAN_THREAD_BYTES,
     SHIFTED_THREAD_BYTES = EW_PLAN_SHIFTED_THREAD_BYTES,
     SHIFTED_UNARY_THREAD_BYTES = EW_PLAN_SHIFTED_UNARY_THREAD_BYTES,
-    WAVES = EW_PLAN_WAVES
+    WAVES = EW_PLAN_WAVES,
+    OUT_ALIGN = EW_PLAN_OUT_ALIGN
 };
 
 /* ---- the model ---- */
@@ -86,6 +88,13 @@ static int common_head(int count, const uintptr_t address[], const size_t size[]
     return head;
 }
 
+/* Elements of out per alignment step of the head: a pack, or EW_PLAN_OUT_ALIGN bytes if more. */
+static int out_step(int pack, size_t size)
+{
+    int step = (int)(OUT_ALIGN / size);
+    return step > pack ? step : pack;
+}
+
 static int64_t div_up(int64_t a, int64_t b)
 {
     return a / b + (a % b != 0);
@@ -113,14 +122,17 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
                 ++shift;
             plan.shift[i - 1] = shift;
         }
-        for (int i = 1; i < count; ++i)
-            if (head < plan.shift[i - 1])
-                head = aligning_head(address[0], size[0], plan.pack) + plan.pack;
     }
     while (head < 0) {
         plan.pack /= 2;
         head = common_head(count, address, size, plan.pack);
     }
+    /* the common head plus whole packs, up to out's alignment; shifted: past every shift */
+    head = aligning_head(address[0], size[0], out_step(plan.pack, size[0]));
+    for (int i = 1; plan.shifted && i < count; ++i)
+        if (head < plan.shift[i - 1])
+            head = aligning_head(address[0], size[0], out_step(plan.pack, size[0])) +
+                   out_step(plan.pack, size[0]);
     plan.head = min_of(head, n);
     plan.packs = (n - plan.head) / plan.pack;
     for (int i = 1; plan.shifted && i < count; ++i) {
@@ -186,13 +198,14 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     const int64_t P = got.pack;
     PROPERTY(P == 1 || P == 2 || P == 4 || P == 8);
     PROPERTY((size_t)P * widest <= MAX_BYTES);
-    PROPERTY(got.head >= 0 && got.head <= n && got.head < (got.shifted ? 2 * P : P));
+    const int64_t step = out_step((int)P, size[0]);
+    PROPERTY(got.head >= 0 && got.head <= n && got.head < (got.shifted ? 2 * step : step));
     PROPERTY(got.packs >= 0 && got.head + got.packs * P <= n);
     int64_t tail = n - got.head - got.packs * P;
     PROPERTY(tail >= 0 && tail < (got.shifted ? 2 * P : P));
     PROPERTY(got.head <= BLOCK && tail <= BLOCK); /* one element per thread of the first block */
     if (got.packs > 0)
-        PROPERTY((address[0] + (uintptr_t)got.head * size[0]) % ((uintptr_t)P * size[0]) == 0);
+        PROPERTY((address[0] + (uintptr_t)got.head * size[0]) % ((uintptr_t)step * size[0]) == 0);
     for (int i = 1; i < count && got.packs > 0; ++i) {
         int shift = got.shifted ? got.shift[i - 1] : 0;
         PROPERTY(shift >= 0 && shift < P);
@@ -215,9 +228,9 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     if (got.shifted && n - got.head >= 2 * P)
         PROPERTY(got.packs >= (n - got.head) / P - 1);
     PROPERTY(got.unroll >= 1);
-    const size_t step = model_thread_bytes(got.shifted, count - 1);
-    PROPERTY((size_t)got.unroll * P * widest == step || got.unroll == 4 ||
-             (got.unroll == 1 && P * widest >= step));
+    const size_t thread_bytes = model_thread_bytes(got.shifted, count - 1);
+    PROPERTY((size_t)got.unroll * P * widest == thread_bytes || got.unroll == 4 ||
+             (got.unroll == 1 && P * widest >= thread_bytes));
     /* the grid covers every whole pack with one unrolled step per thread, unless capped */
     int64_t cap = got.shifted ? (int64_t)sm * tps / BLOCK * WAVES : INT32_MAX;
     cap = cap > 1 ? cap : 1; /* a device with fewer than 256 resident threads still gets one block */
@@ -442,10 +455,10 @@ static void test_can_shift(void **state)
 static void test_hand_checked(void **state)
 {
     (void)state;
-    if (THREAD_BYTES != 32 || SHIFTED_THREAD_BYTES != 16 || WAVES != 32) {
-        printf("# hand-checked plans assume EW_PLAN_THREAD_BYTES 32, EW_PLAN_SHIFTED_THREAD_BYTES 16 and "
-               "EW_PLAN_WAVES 32; built with %d, %d and %d\n",
-               THREAD_BYTES, SHIFTED_THREAD_BYTES, WAVES);
+    if (THREAD_BYTES != 32 || SHIFTED_THREAD_BYTES != 16 || WAVES != 32 || OUT_ALIGN != 128) {
+        printf("# hand-checked plans assume EW_PLAN_THREAD_BYTES 32, EW_PLAN_SHIFTED_THREAD_BYTES 16, "
+               "EW_PLAN_WAVES 32 and EW_PLAN_OUT_ALIGN 128; built with %d, %d, %d and %d\n",
+               THREAD_BYTES, SHIFTED_THREAD_BYTES, WAVES, OUT_ALIGN);
         skip();
     }
     /* f32 add on an H200 (132 SMs, 2048 threads): all 16-byte aligned, n = 2^20 + 3 */
@@ -458,12 +471,12 @@ static void test_hand_checked(void **state)
     assert_false(plan.shifted);
     assert_int_equal(plan.unroll, 2);    /* 16-byte packs, 32 bytes per thread */
     assert_int_equal(plan.blocks, 512); /* 2^18 packs / 2 per thread / 256 threads */
-    /* the same shifted by one element each: 3 head elements, then the same packs */
+    /* the same shifted by one element each: 31 head elements bring out to the next 128-byte line */
     uintptr_t one_more[3] = {0x1004, 0x2004, 0x3004};
     plan = ew_plan_make((1 << 20) + 3, 3, one_more, f32, 132, 2048);
     assert_int_equal(plan.pack, 4);
-    assert_int_equal(plan.head, 3);
-    assert_int_equal(plan.packs, 1 << 18);
+    assert_int_equal(plan.head, 31);
+    assert_int_equal(plan.packs, 262137); /* (2^20 + 3 - 31) / 4 */
     assert_false(plan.shifted);
     assert_int_equal(plan.blocks, 512);
     /* out at phase 0, a at phase 1, b at phase 2 (of 4): shifted windows, no head */
@@ -473,16 +486,16 @@ static void test_hand_checked(void **state)
     assert_true(plan.shifted);
     assert_int_equal(plan.shift[0], 1);
     assert_int_equal(plan.shift[1], 2);
-    /* the windows would start 1 and 2 elements before a and b: one pack of head first */
-    assert_int_equal(plan.head, 4);
-    assert_int_equal(plan.packs, 248); /* the last window pack read ends at 4 - 2 + 249 * 4 = 998 <= 1000 */
-    /* out at phase 3, a at phase 0: the head of 1 already covers a's shift of 1 */
+    /* the windows would start 1 and 2 elements before a and b: one 128-byte line of head first */
+    assert_int_equal(plan.head, 32);
+    assert_int_equal(plan.packs, 241); /* the last window pack read ends at 32 - 2 + 242 * 4 = 998 <= 1000 */
+    /* out 12 bytes into a line, a at phase 0: the head of 29 already covers a's shift of 1 */
     uintptr_t late_out[2] = {0x100c, 0x2000};
     plan = ew_plan_make(1000, 2, late_out, f32, 132, 2048);
     assert_true(plan.shifted);
-    assert_int_equal(plan.head, 1);
+    assert_int_equal(plan.head, 29);
     assert_int_equal(plan.shift[0], 1);
-    assert_int_equal(plan.packs, 249); /* the last window pack read ends at 1 - 1 + 250 * 4 = 1000 */
+    assert_int_equal(plan.packs, 242); /* the last window pack read ends at 29 - 1 + 243 * 4 = 1000 */
     /* cast f64 <- u8 at different phases: u8 packs of 2 bytes cannot shift, so P drops until they agree */
     uintptr_t cast[2] = {0x10000, 0x20001};
     size_t f64_u8[2] = {8, 1};
@@ -508,10 +521,10 @@ static void test_hand_checked(void **state)
     /* bytes: P = 8 moves only 8 bytes, so two packs per step */
     uintptr_t bytes[2] = {0x10003, 0x20003};
     size_t u8[2] = {1, 1};
-    plan = ew_plan_make(100, 2, bytes, u8, 132, 2048);
+    plan = ew_plan_make(1000, 2, bytes, u8, 132, 2048);
     assert_int_equal(plan.pack, 8);
-    assert_int_equal(plan.head, 5);
-    assert_int_equal(plan.packs, 11);
+    assert_int_equal(plan.head, 125);
+    assert_int_equal(plan.packs, 109); /* (1000 - 125) / 8 */
     assert_int_equal(plan.unroll, 4);
     /* fewer elements than the head needs: all of them in the head */
     plan = ew_plan_make(3, 2, bytes, u8, 132, 2048);
@@ -524,14 +537,15 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.blocks, 1);
 }
 
-/* Bulk-copy plans: out's head peeled to one access (two packs for 1-byte types), one tile of 256
+/* Bulk-copy plans: out's head peeled to a 128-byte line (EW_PLAN_OUT_ALIGN), one tile of 256
  * threads x tile_packs packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes,
  * doubled for binary 1-byte ops and for inputs at other phases than out), and the cases the direct
  * kernel keeps. H200 figures: 132 SMs. */
 static void test_bulk(void **state)
 {
     (void)state;
-    if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 || EW_PLAN_BULK_WAVE_TILES != 8) {
+    if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 || EW_PLAN_BULK_WAVE_TILES != 8 ||
+        OUT_ALIGN != 128) {
         printf("# hand-checked bulk plans assume the default EW_PLAN_BULK_* knobs\n");
         skip();
     }
@@ -559,29 +573,29 @@ static void test_bulk(void **state)
     /* inputs at other phases: 16 KiB tiles (2 packs a thread) while 8 tiles per SM remain, and
      * one tile per SM is enough */
     assert_true(ew_plan_make_bulk(1 << 24, 3, phases, f32, 132, 8192, 0, &plan));
-    assert_int_equal(plan.head, 3);
+    assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 8192);
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 1); /* 512 tiles of 2048 would be under 8 per SM */
     assert_int_equal(plan.blocks, 1024);
-    assert_int_equal(plan.packs, 1 << 18);
+    assert_int_equal(plan.packs, 262137); /* (2^20 + 3 - 31) / 4 */
     /* unary ops that do not widen 2-byte or wider inputs stay direct, unless always */
     uintptr_t pair[2] = {0x1000, 0x2004};
     assert_false(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 32 KiB of inputs a tile, capped at 16 KiB of
-     * the widest type: 8 packs a thread; out aligned to a 16-byte access */
+     * the widest type: 8 packs a thread; out aligned to its 128-byte line */
     uintptr_t bytes[2] = {0x10003, 0x20000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);
     assert_int_equal(plan.tile_packs, 8);
-    assert_int_equal(plan.head, EW_PLAN_BULK_BYTE_ACCESS - 3);
-    assert_int_equal(plan.blocks, 4096); /* (2^26 - 13) / 16384 -> 4096 tiles */
-    /* the same at out's phase 8: not shifted, 8 KiB tiles (unary), and the head is a whole access */
+    assert_int_equal(plan.head, 125);
+    assert_int_equal(plan.blocks, 4096); /* (2^26 - 125) / 16384 -> 4096 tiles */
+    /* the same at out's phase 8: not shifted, 8 KiB tiles (unary), and the head is the rest of the line */
     uintptr_t half_access[2] = {0x10008, 0x20008};
     assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
-    assert_int_equal(plan.head, EW_PLAN_BULK_BYTE_ACCESS == 16 ? 8 : 0);
+    assert_int_equal(plan.head, 120);
     assert_int_equal(plan.tile_packs, 4);
     /* binary 1-byte ops: 16 KiB of inputs a tile, 8 KiB each */
     size_t u8_3[3] = {1, 1, 1};
@@ -621,7 +635,7 @@ static void test_bulk(void **state)
 }
 
 /* Every bulk plan over phases, sizes and tile sizes: the tiles cover the body exactly once, out is
- * aligned to an access after the head, tiles are whole accesses, and the tile keeps to its limits. */
+ * aligned to its line after the head, tiles are whole accesses, and the tile keeps to its limits. */
 static void test_bulk_all_phases(void **state)
 {
     (void)state;
@@ -650,10 +664,13 @@ static void test_bulk_all_phases(void **state)
                             assert_int_equal(plan.tile_packs % access, 0);
                             assert_true(plan.tile_packs == access ||
                                         tile * (int64_t)sizes[si] <= 4 * tile_bytes[t]);
-                            assert_true(plan.head >= 0 && plan.head < plan.pack * access && plan.head <= n);
+                            /* out aligned to its access, and to EW_PLAN_OUT_ALIGN if more */
+                            int64_t line = (int64_t)plan.pack * access * (int64_t)sizes[so];
+                            line = line > OUT_ALIGN ? line : OUT_ALIGN;
+                            assert_true(plan.head >= 0 && plan.head < line / (int64_t)sizes[so] &&
+                                        plan.head <= n);
                             if (plan.head < n)
-                                assert_int_equal((address[0] + plan.head * sizes[so]) %
-                                                     (plan.pack * access * sizes[so]), 0);
+                                assert_int_equal((address[0] + plan.head * sizes[so]) % line, 0);
                             assert_true((int64_t)plan.blocks * tile >= n - plan.head);
                             assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
                             if (!always) /* never fewer tiles than one per SM */

@@ -278,8 +278,7 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, size_t shared_b
 
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
 {
-    constexpr int inputs = std::is_same_v<typename F::In2, NoInput> ? 1 : 2;
-    constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted, inputs);
+    constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted);
     const ew_plan_t &plan = args->plan;
     BodyPlan body{args->n,
                   plan.head,

@@ -2,9 +2,9 @@
 
 int ew_plan_max_pack(size_t max_elem_size) { return EW_PLAN_MAX_PACK(max_elem_size); }
 
-int ew_plan_unroll(int pack, size_t max_elem_size, int shifted, int inputs)
+int ew_plan_unroll(int pack, size_t max_elem_size, int shifted)
 {
-    return EW_PLAN_UNROLL((size_t)pack * max_elem_size, shifted, inputs);
+    return EW_PLAN_UNROLL((size_t)pack * max_elem_size, shifted);
 }
 
 int ew_plan_can_shift(int pack, int count, const size_t elem_size[])
@@ -91,7 +91,7 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
             plan.packs = min64(plan.packs, (n - plan.head + plan.shift[i]) / pack - 1);
     if (plan.packs < 0)
         plan.packs = 0;
-    plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted, count - 1);
+    plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
 
     /* Blocks to give each thread one unrolled step; shifted windows are capped at EW_PLAN_WAVES full
      * loads of the device (measured faster: bench/NOTES.md); past a cap the grid-stride loop takes

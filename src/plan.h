@@ -17,9 +17,6 @@ extern "C" {
 #ifndef EW_PLAN_SHIFTED_THREAD_BYTES
 #define EW_PLAN_SHIFTED_THREAD_BYTES 16 /* the same for shifted windows, which load two packs per pack */
 #endif
-#ifndef EW_PLAN_SHIFTED_UNARY_THREAD_BYTES
-#define EW_PLAN_SHIFTED_UNARY_THREAD_BYTES 16 /* the same for unary ops' shifted windows */
-#endif
 #ifndef EW_PLAN_WAVES
 #define EW_PLAN_WAVES 32 /* grid cap of shifted windows, in full loads of the device */
 #endif
@@ -82,18 +79,15 @@ typedef struct {
                                                  : (int)(EW_PLAN_MAX_PACK_BYTES / (max_elem_size)))
 int ew_plan_max_pack(size_t max_elem_size);
 
-/* Packs per thread per step: EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES, or
- * EW_PLAN_SHIFTED_UNARY_THREAD_BYTES for one input) of the widest type in flight per thread, at most
- * EW_PLAN_MAX_UNROLL. The macro is the rule, shared with the kernels, which take it at compile time. */
-#define EW_PLAN_STEP_BYTES(shifted, inputs)                                                          \
-    ((shifted) ? ((inputs) == 1 ? EW_PLAN_SHIFTED_UNARY_THREAD_BYTES : EW_PLAN_SHIFTED_THREAD_BYTES) \
-               : EW_PLAN_THREAD_BYTES)
-#define EW_PLAN_UNROLL(pack_bytes, shifted, inputs)                                                     \
-    (EW_PLAN_STEP_BYTES(shifted, inputs) / (pack_bytes) >= EW_PLAN_MAX_UNROLL ? (int)EW_PLAN_MAX_UNROLL \
-     : EW_PLAN_STEP_BYTES(shifted, inputs) / (pack_bytes) < 1                                           \
-         ? 1                                                                                            \
-         : (int)(EW_PLAN_STEP_BYTES(shifted, inputs) / (pack_bytes)))
-int ew_plan_unroll(int pack, size_t max_elem_size, int shifted, int inputs);
+/* Packs per thread per step: EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
+ * widest type in flight per thread, at most EW_PLAN_MAX_UNROLL. The macro is the rule, shared with
+ * the kernels, which take it at compile time. */
+#define EW_PLAN_STEP_BYTES(shifted) ((shifted) ? EW_PLAN_SHIFTED_THREAD_BYTES : EW_PLAN_THREAD_BYTES)
+#define EW_PLAN_UNROLL(pack_bytes, shifted)                                                     \
+    (EW_PLAN_STEP_BYTES(shifted) / (pack_bytes) >= EW_PLAN_MAX_UNROLL ? (int)EW_PLAN_MAX_UNROLL \
+     : EW_PLAN_STEP_BYTES(shifted) / (pack_bytes) < 1                 ? 1                       \
+                                                      : (int)(EW_PLAN_STEP_BYTES(shifted) / (pack_bytes)))
+int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
 /* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words
  * (EW_PLAN_WHOLE_WORDS, the rule the kernels take at compile time). */

@@ -10,8 +10,8 @@
  *   before the input itself (head >= shift). Clamped to n.
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
- * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES, or
- *   EW_PLAN_SHIFTED_UNARY_THREAD_BYTES for one input) of the widest type in flight.
+ * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
+ * widest type in flight.
  * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), INT32_MAX, and when shifted
  *   sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
  *   the head (at most 2 * 128 elements) and the tail (shorter than 2P) are done by the first threads
@@ -33,7 +33,6 @@ enum {
     BLOCK = 256,
     THREAD_BYTES = EW_PLAN_THREAD_BYTES,
     SHIFTED_THREAD_BYTES = EW_PLAN_SHIFTED_THREAD_BYTES,
-    SHIFTED_UNARY_THREAD_BYTES = EW_PLAN_SHIFTED_UNARY_THREAD_BYTES,
     WAVES = EW_PLAN_WAVES,
     OUT_ALIGN = EW_PLAN_OUT_ALIGN
 };
@@ -49,15 +48,12 @@ static int model_max_pack(size_t size)
     return pack;
 }
 
-static size_t model_thread_bytes(int shifted, int inputs)
-{
-    return !shifted ? THREAD_BYTES : inputs == 1 ? SHIFTED_UNARY_THREAD_BYTES : SHIFTED_THREAD_BYTES;
-}
+static size_t model_thread_bytes(int shifted) { return shifted ? SHIFTED_THREAD_BYTES : THREAD_BYTES; }
 
-static int model_unroll(int pack, size_t size, int shifted, int inputs)
+static int model_unroll(int pack, size_t size, int shifted)
 {
-    size_t bytes = (size_t)pack * size, step = model_thread_bytes(shifted, inputs);
-    int unroll = bytes >= step ? 1 : (int)(step / bytes);
+    size_t bytes = (size_t)pack * size;
+    int unroll = bytes >= model_thread_bytes(shifted) ? 1 : (int)(model_thread_bytes(shifted) / bytes);
     return unroll > 4 ? 4 : unroll; /* at most 4 packs per thread */
 }
 
@@ -141,7 +137,7 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
         while (shift > 0 && plan.packs > 0 && plan.head - shift + (plan.packs + 1) * plan.pack > n)
             --plan.packs;
     }
-    plan.unroll = model_unroll(plan.pack, widest, plan.shifted, count - 1);
+    plan.unroll = model_unroll(plan.pack, widest, plan.shifted);
     int64_t wanted = div_up(div_up(plan.packs, plan.unroll), BLOCK);
     int64_t cap = plan.shifted ? (int64_t)sm * threads_per_sm / BLOCK * WAVES : INT32_MAX;
     int64_t blocks = min_of(min_of(wanted, cap), INT32_MAX);
@@ -228,9 +224,8 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     if (got.shifted && n - got.head >= 2 * P)
         PROPERTY(got.packs >= (n - got.head) / P - 1);
     PROPERTY(got.unroll >= 1);
-    const size_t thread_bytes = model_thread_bytes(got.shifted, count - 1);
-    PROPERTY((size_t)got.unroll * P * widest == thread_bytes || got.unroll == 4 ||
-             (got.unroll == 1 && P * widest >= thread_bytes));
+    PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(got.shifted) || got.unroll == 4 ||
+             (got.unroll == 1 && P * widest >= model_thread_bytes(got.shifted)));
     /* the grid covers every whole pack with one unrolled step per thread, unless capped */
     int64_t cap = got.shifted ? (int64_t)sm * tps / BLOCK * WAVES : INT32_MAX;
     cap = cap > 1 ? cap : 1; /* a device with fewer than 256 resident threads still gets one block */
@@ -337,9 +332,7 @@ static void test_max_pack_and_unroll(void **state)
         assert_true(pack == 1 || (size_t)pack * size <= MAX_BYTES);
         for (int p = 1; p <= pack; p *= 2)
             for (int shifted = 0; shifted <= 1; ++shifted)
-                for (int inputs = 1; inputs <= 2; ++inputs)
-                    assert_int_equal(ew_plan_unroll(p, size, shifted, inputs),
-                                     model_unroll(p, size, shifted, inputs));
+                assert_int_equal(ew_plan_unroll(p, size, shifted), model_unroll(p, size, shifted));
     }
     /* the values the issue fixes for the element sizes of the catalogue */
     assert_int_equal(ew_plan_max_pack(1), 8);

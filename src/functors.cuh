@@ -255,27 +255,65 @@ __device__ __forceinline__ __half2 half2_of(uint32_t bits)
     return halves;
 }
 
+// 0xFF in each byte of x whose magnitude (low 7 bits) is `first` or more, 0 in the others; no carry
+// crosses a byte.
+template <uint32_t first> __device__ __forceinline__ uint32_t bytes_from(uint32_t x)
+{
+    static_assert(first >= 1 && first <= 0x7F);
+    return ((((x & 0x7F7F7F7Fu) + (0x80u - first) * 0x01010101u) & 0x80808080u) >> 7) * 0xFFu;
+}
+
+// Four fp8 codes, none of them NaN, as the four f16 of the same values (exact: e5m2 is the top byte
+// of its f16; e4m3 takes the cc 8.9 instruction), low byte first.
+template <typename Fp8> __device__ __forceinline__ uint2 fp8x4_to_halves(uint32_t x)
+{
+    if constexpr (std::is_same_v<Fp8, F8E5M2>) {
+        return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+        return make_uint2(halves_bits(__nv_cvt_fp8x2_to_halfraw2(x & 0xFFFFu, __NV_E4M3)),
+                          halves_bits(__nv_cvt_fp8x2_to_halfraw2(x >> 16, __NV_E4M3)));
+#else
+        return make_uint2(0, 0); // not called below cc 8.9
+#endif
+    }
+}
+
+// First NaN magnitude of each fp8 format.
+template <typename Fp8> inline constexpr uint32_t kFp8Nan = std::is_same_v<Fp8, F8E4M3> ? 0x7Fu : 0x7Du;
+
+// From cc 8.9 the f16 -> fp8 instruction rounds an f16 as convert() rounds its exact f32 value;
+// fp8 -> f16 is exact. Ranges PyTorch sends to NaN (e4m3) or infinity (e5m2) take convert()'s rule.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define EW_HAS_FP8_CVT 1
+#else
+#define EW_HAS_FP8_CVT 0
+#endif
+
 template <typename OutT, typename InT> struct Cast {
     using Out = OutT;
     using In1 = InT;
     using In2 = NoInput;
     static constexpr bool kSupported = true;
-    static constexpr bool kF16ToFp8 = std::is_same_v<InT, __half> && kIsFp8<OutT>;
+    // f32, bf16 and f16 -> fp8 two at a time (cc 8.9).
+    static constexpr bool kToFp8Pair = kIsFp8<OutT> && (std::is_same_v<InT, float> || kIsHalfLike<InT>);
     static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
-                                     (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kF16ToFp8;
+                                     (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kToFp8Pair;
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
-    // fp8 -> f16: four bytes to four halves at once (e5m2 is the top byte of its f16, e4m3 takes the
-    // cc 8.9 instruction); NaN codes take convert()'s rule.
-    static constexpr bool kFp8ToF16 = kIsFp8<InT> && std::is_same_v<OutT, __half>;
-    // i8/u8 -> fp8: exact in f16, then the f16 -> fp8 instruction (cc 8.9), four at once.
+    // fp8 -> f16, bf16, the other fp8, i8 and u8: four at once through f16 (fp8x4_to_halves).
+    static constexpr bool kFromFp8Quad = kIsFp8<InT> && (kIsHalfLike<OutT> || kIsByteInteger<OutT> ||
+                                                         (kIsFp8<OutT> && !std::is_same_v<OutT, InT>));
+    // i8/u8 -> fp8: exact in f16, then the f16 -> fp8 instruction, four at once.
     static constexpr bool kByteToFp8 = kIsByteInteger<InT> && kIsFp8<OutT>;
     static constexpr bool kHasQuad =
-        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFp8ToF16 || kByteToFp8;
+        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kByteToFp8;
     static Cast make(const ew_launch_args_t &) { return {}; }
 
-    // Four results of convert(), as a word (1-byte Out) or two (f16).
-    __device__ __forceinline__ static auto each_of(uint32_t x)
+    using QuadResult = std::conditional_t<sizeof(Out) == 1, uint32_t, uint2>;
+
+    // Four results of convert(), as a word (1-byte Out) or two (2-byte Out).
+    __device__ __forceinline__ static QuadResult each_of(uint32_t x)
     {
         Out results[4];
 #pragma unroll
@@ -285,43 +323,71 @@ template <typename OutT, typename InT> struct Cast {
             memcpy(&value, &byte, 1);
             results[k] = convert<Out>(value);
         }
-        std::conditional_t<sizeof(Out) == 1, uint32_t, uint2> word;
+        QuadResult word;
         memcpy(&word, results, sizeof word);
         return word;
     }
 
-    __device__ __forceinline__ auto quad(uint32_t x) const
+    __host__ __device__ static constexpr __nv_fp8_interpretation_t fp8_kind()
     {
-        if constexpr (kFp8ToF16) {
-            constexpr bool kE4m3 = std::is_same_v<InT, F8E4M3>;
-            // A byte's top bit here when its magnitude is a NaN code (from 0x7F in e4m3, 0x7D in e5m2);
-            // no carry between bytes.
-            constexpr uint32_t kToNan = kE4m3 ? 0x01010101u : 0x03030303u;
-            if ((((x & 0x7F7F7F7Fu) + kToNan) & 0x80808080u) == 0) {
-                if constexpr (!kE4m3)
-                    return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-                else
-                    return make_uint2(halves_bits(__nv_cvt_fp8x2_to_halfraw2(x & 0xFFFFu, __NV_E4M3)),
-                                      halves_bits(__nv_cvt_fp8x2_to_halfraw2(x >> 16, __NV_E4M3)));
+        return std::is_same_v<OutT, F8E4M3> ? __NV_E4M3 : __NV_E5M2;
+    }
+
+    __device__ __forceinline__ QuadResult quad(uint32_t x) const
+    {
+        if constexpr (kFromFp8Quad) {
+            if constexpr (std::is_same_v<InT, F8E4M3> && !EW_HAS_FP8_CVT) {
+                return each_of(x);
+            } else if constexpr (kIsFp8<OutT>) {
+#if EW_HAS_FP8_CVT
+                // Every code from OutT's NaN-or-overflow magnitude on (NaN included) becomes
+                // OutT's NaN with its sign, as convert() gives: e4m3 -> e5m2 only NaN, e5m2 -> e4m3
+                // everything above 448 (from 0x60, 512).
+                constexpr uint32_t kFirst = std::is_same_v<InT, F8E4M3> ? 0x7Fu : 0x60u;
+                const uint32_t special = bytes_from<kFirst>(x);
+                const uint2 halves = fp8x4_to_halves<InT>(x & ~special);
+                const uint32_t low =
+                    __nv_cvt_halfraw2_to_fp8x2(half2_of(halves.x), __NV_SATFINITE, fp8_kind());
+                const uint32_t high =
+                    __nv_cvt_halfraw2_to_fp8x2(half2_of(halves.y), __NV_SATFINITE, fp8_kind());
+                return ((low | high << 16) & ~special) | ((x | 0x7F7F7F7Fu) & special);
+#else
+                return each_of(x);
 #endif
+            } else {
+                if (bytes_from<kFp8Nan<InT>>(x) != 0)
+                    return each_of(x);
+                const uint2 halves = fp8x4_to_halves<InT>(x);
+                if constexpr (std::is_same_v<OutT, __half>) {
+                    return halves;
+                } else if constexpr (std::is_same_v<OutT, __nv_bfloat16>) {
+                    // Exact in f32, so the bf16 is the f32's top half.
+                    const float2 low = __half22float2(half2_of(halves.x));
+                    const float2 high = __half22float2(half2_of(halves.y));
+                    return make_uint2(__byte_perm(__float_as_uint(low.x), __float_as_uint(low.y), 0x7632),
+                                      __byte_perm(__float_as_uint(high.x), __float_as_uint(high.y), 0x7632));
+                } else { // i8, u8: the low byte of the truncated i32 (infinities saturate alike)
+                    const __half2 low = half2_of(halves.x), high = half2_of(halves.y);
+                    const uint32_t b0 = __half2int_rz(__low2half(low)), b1 = __half2int_rz(__high2half(low));
+                    const uint32_t b2 = __half2int_rz(__low2half(high)),
+                                   b3 = __half2int_rz(__high2half(high));
+                    return __byte_perm(__byte_perm(b0, b1, 0x0040), __byte_perm(b2, b3, 0x0040), 0x5410);
+                }
             }
-            return each_of(x);
         } else if constexpr (kByteToFp8) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
             // 0x64XX is the f16 1024 + XX: i8 biased by 128 (or u8) into the low byte, then the bias
             // taken off exactly.
             constexpr bool kSigned = std::is_same_v<InT, int8_t>;
             const uint32_t biased = kSigned ? x ^ 0x80808080u : x;
             const __half2 bias = half2_of(kSigned ? 0x64806480u : 0x64006400u);
-            const auto interpretation = std::is_same_v<OutT, F8E4M3> ? __NV_E4M3 : __NV_E5M2;
-            const __nv_fp8x2_storage_t low =
+            const uint32_t low =
                 __nv_cvt_halfraw2_to_fp8x2(__hsub2(half2_of(__byte_perm(biased, 0x64646464u, 0x4140)), bias),
-                                           __NV_SATFINITE, interpretation);
-            const __nv_fp8x2_storage_t high =
+                                           __NV_SATFINITE, fp8_kind());
+            const uint32_t high =
                 __nv_cvt_halfraw2_to_fp8x2(__hsub2(half2_of(__byte_perm(biased, 0x64646464u, 0x4342)), bias),
-                                           __NV_SATFINITE, interpretation);
-            return static_cast<uint32_t>(low) | static_cast<uint32_t>(high) << 16;
+                                           __NV_SATFINITE, fp8_kind());
+            return low | high << 16;
 #else
             return each_of(x);
 #endif
@@ -334,28 +400,50 @@ template <typename OutT, typename InT> struct Cast {
 
     __device__ __forceinline__ Out operator()(In1 x) const { return convert<Out>(x); }
 
-    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics); f16 -> fp8
-    // two at a time from cc 8.9, where the instruction rounds an f16 as it rounds its exact f32 value
-    // (convert()'s route); lanes in the ranges PyTorch sends to NaN (e4m3) or infinity (e5m2) take
-    // convert()'s rule.
-    __device__ __forceinline__ void pair(Out *out, const In1 *x) const
+    // The fp8 pair of two f32, bf16 or f16 through one instruction; false (nothing written) below
+    // cc 8.9 or when a lane lies where PyTorch gives NaN (e4m3) or infinity (e5m2).
+    __device__ __forceinline__ static bool fp8_pair(Out *out, const In1 *x)
     {
-        if constexpr (kF16ToFp8) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-            constexpr bool kE4m3 = std::is_same_v<Out, F8E4M3>;
+#if EW_HAS_FP8_CVT
+        constexpr bool kE4m3 = std::is_same_v<Out, F8E4M3>;
+        __nv_fp8x2_storage_t bytes;
+        if constexpr (std::is_same_v<In1, __half>) {
             constexpr uint32_t kLargest = kE4m3 ? 0x5F40u : 0x7B7Fu; // 464; the last f16 below 61440
             const uint32_t word = *reinterpret_cast<const uint32_t *>(x);
-            if ((word & 0x7FFFu) <= kLargest && ((word >> 16) & 0x7FFFu) <= kLargest) {
-                __half2_raw halves;
-                memcpy(&halves, &word, sizeof halves);
-                const __nv_fp8x2_storage_t bytes =
-                    __nv_cvt_halfraw2_to_fp8x2(halves, __NV_SATFINITE, kE4m3 ? __NV_E4M3 : __NV_E5M2);
-                memcpy(out, &bytes, sizeof bytes);
-                return;
-            }
+            if ((word & 0x7FFFu) > kLargest || ((word >> 16) & 0x7FFFu) > kLargest)
+                return false;
+            bytes = __nv_cvt_halfraw2_to_fp8x2(half2_of(word), __NV_SATFINITE, fp8_kind());
+        } else {
+            constexpr uint32_t kLargest = kE4m3 ? 0x43E80000u : 0x476FFFFFu; // 464; the last below 61440
+            float2 value;
+            if constexpr (std::is_same_v<In1, float>)
+                value = *reinterpret_cast<const float2 *>(x);
+            else
+                value = __bfloat1622float2(as_pair(x));
+            if ((__float_as_uint(value.x) & 0x7FFFFFFFu) > kLargest ||
+                (__float_as_uint(value.y) & 0x7FFFFFFFu) > kLargest)
+                return false;
+            bytes = __nv_cvt_float2_to_fp8x2(value, __NV_SATFINITE, fp8_kind());
+        }
+        memcpy(out, &bytes, sizeof bytes);
+        return true;
+#else
+        (void)out;
+        (void)x;
+        return false;
 #endif
-            out[0] = convert<Out>(x[0]);
-            out[1] = convert<Out>(x[1]);
+    }
+
+    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics); f32, bf16
+    // and f16 -> fp8 two at a time from cc 8.9 (the instruction rounds as convert() does), unless a
+    // lane lies where PyTorch gives NaN (e4m3) or infinity (e5m2): those take convert()'s rule.
+    __device__ __forceinline__ void pair(Out *out, const In1 *x) const
+    {
+        if constexpr (kToFp8Pair) {
+            if (!fp8_pair(out, x)) {
+                out[0] = convert<Out>(x[0]);
+                out[1] = convert<Out>(x[1]);
+            }
         } else if constexpr (std::is_same_v<Out, __half>)
             as_pair(out) = __float22half2_rn(*reinterpret_cast<const float2 *>(x));
         else if constexpr (std::is_same_v<Out, __nv_bfloat16>)

@@ -120,15 +120,17 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     size_t max_size = widest(count, elem_size), input_bytes = 0;
     for (int i = 1; i < count; ++i)
         input_bytes += elem_size[i];
-    /* Unary ops that do not widen, on 2 bytes or more: the direct kernel measured as fast. */
-    if (!always && count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
-        return 0;
     int pack = ew_plan_max_pack(max_size);
     /* Too small for the fewest tiles even at the smallest tile: done before anything else. */
     if (!always && n < (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count * EW_PLAN_BLOCK_THREADS * pack)
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
+    /* Unary ops that do not widen, on 2 bytes or more: the direct kernel measured as fast, but for
+     * 2-byte inputs narrowed to 1 byte at other phases than out (bench/NOTES.md §13). */
+    if (!always && count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2 &&
+        !(shifted && elem_size[1] == 2 && elem_size[0] == 1))
+        return 0;
     int64_t head =
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 

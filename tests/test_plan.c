@@ -577,6 +577,12 @@ static void test_bulk(void **state)
     uintptr_t pair[2] = {0x1000, 0x2004};
     assert_false(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, &plan));
+    /* but 2-byte inputs narrowed to 1 byte take it at other phases than out: i8 <- f16, i8 <- f32 */
+    size_t i8_f16[2] = {1, 2}, i8_f32[2] = {1, 4};
+    uintptr_t same_phase[2] = {0x1000, 0x2000}, other_phase[2] = {0x1001, 0x2000};
+    assert_false(ew_plan_make_bulk(1 << 26, 2, same_phase, i8_f16, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 32 KiB of inputs a tile, capped at 16 KiB of
      * the widest type: 8 packs a thread; out aligned to its 128-byte line */
     uintptr_t bytes[2] = {0x10003, 0x20000};

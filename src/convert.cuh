@@ -138,6 +138,8 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
     if constexpr (kIsBool<Out>) {
         if constexpr (kIsBool<In>)
             return Bool8{static_cast<uint8_t>(x.bits != 0)};
+        else if constexpr (kIsFp8<In>) // zero is the only code with no magnitude bits; NaN is true
+            return Bool8{static_cast<uint8_t>((x.bits & 0x7Fu) != 0)};
         else if constexpr (kIsFloat<In>)
             return Bool8{static_cast<uint8_t>(working_value(x) != 0)}; // NaN is true, -0.0 false
         else

@@ -295,19 +295,23 @@ template <typename OutT, typename InT> struct Cast {
     using In1 = InT;
     using In2 = NoInput;
     static constexpr bool kSupported = true;
-    // f32, bf16 and f16 -> fp8 two at a time (cc 8.9).
-    static constexpr bool kToFp8Pair = kIsFp8<OutT> && (std::is_same_v<InT, float> || kIsHalfLike<InT>);
+    // f16 -> fp8, and every other input convert() takes through one float (f32, f64, bf16, i16, i32,
+    // i64), two at a time (cc 8.9).
+    static constexpr bool kToFp8Pair = kIsFp8<OutT> && !kIsFp8<InT> && !kIsBool<InT> && !kIsByteInteger<InT>;
     static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kToFp8Pair;
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
-    // fp8 -> f16, bf16, the other fp8, i8 and u8: four at once through f16 (fp8x4_to_halves).
-    static constexpr bool kFromFp8Quad = kIsFp8<InT> && (kIsHalfLike<OutT> || kIsByteInteger<OutT> ||
-                                                         (kIsFp8<OutT> && !std::is_same_v<OutT, InT>));
+    // fp8 -> f16, bf16, the other fp8, i8, u8 and i16: four at once through f16 (fp8x4_to_halves).
+    static constexpr bool kFromFp8Quad =
+        kIsFp8<InT> && (kIsHalfLike<OutT> || kIsByteInteger<OutT> || std::is_same_v<OutT, int16_t> ||
+                        (kIsFp8<OutT> && !std::is_same_v<OutT, InT>));
     // i8/u8 -> fp8: exact in f16, then the f16 -> fp8 instruction, four at once.
     static constexpr bool kByteToFp8 = kIsByteInteger<InT> && kIsFp8<OutT>;
+    // bool <-> fp8: a code's magnitude bits say zero or not; 0 or 1 is 0 or the code of 1.0.
+    static constexpr bool kBoolFp8 = (kIsBool<InT> && kIsFp8<OutT>) || (kIsFp8<InT> && kIsBool<OutT>);
     static constexpr bool kHasQuad =
-        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kByteToFp8;
+        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kByteToFp8 || kBoolFp8;
     static Cast make(const ew_launch_args_t &) { return {}; }
 
     using QuadResult = std::conditional_t<sizeof(Out) == 1, uint32_t, uint2>;
@@ -366,12 +370,15 @@ template <typename OutT, typename InT> struct Cast {
                     const float2 high = __half22float2(half2_of(halves.y));
                     return make_uint2(__byte_perm(__float_as_uint(low.x), __float_as_uint(low.y), 0x7632),
                                       __byte_perm(__float_as_uint(high.x), __float_as_uint(high.y), 0x7632));
-                } else { // i8, u8: the low byte of the truncated i32 (infinities saturate alike)
+                } else { // i8, u8, i16: the low bits of the truncated i32 (infinities saturate alike)
                     const __half2 low = half2_of(halves.x), high = half2_of(halves.y);
-                    const uint32_t b0 = __half2int_rz(__low2half(low)), b1 = __half2int_rz(__high2half(low));
-                    const uint32_t b2 = __half2int_rz(__low2half(high)),
-                                   b3 = __half2int_rz(__high2half(high));
-                    return __byte_perm(__byte_perm(b0, b1, 0x0040), __byte_perm(b2, b3, 0x0040), 0x5410);
+                    const uint32_t i0 = __half2int_rz(__low2half(low)), i1 = __half2int_rz(__high2half(low));
+                    const uint32_t i2 = __half2int_rz(__low2half(high)),
+                                   i3 = __half2int_rz(__high2half(high));
+                    if constexpr (sizeof(OutT) == 2)
+                        return make_uint2(__byte_perm(i0, i1, 0x5410), __byte_perm(i2, i3, 0x5410));
+                    else
+                        return __byte_perm(__byte_perm(i0, i1, 0x0040), __byte_perm(i2, i3, 0x0040), 0x5410);
                 }
             }
         } else if constexpr (kByteToFp8) {
@@ -391,6 +398,10 @@ template <typename OutT, typename InT> struct Cast {
 #else
             return each_of(x);
 #endif
+        } else if constexpr (kBoolFp8 && kIsBool<OutT>) {
+            return bools_of(x & 0x7F7F7F7Fu);
+        } else if constexpr (kBoolFp8) {
+            return bools_of(x) * (std::is_same_v<OutT, F8E4M3> ? 0x38u : 0x3Cu); // 1.0: e4m3 0x38, e5m2 0x3C
         } else if constexpr (kIsBool<OutT> || kIsBool<InT>) {
             return bools_of(x);
         } else {
@@ -400,7 +411,7 @@ template <typename OutT, typename InT> struct Cast {
 
     __device__ __forceinline__ Out operator()(In1 x) const { return convert<Out>(x); }
 
-    // The fp8 pair of two f32, bf16 or f16 through one instruction; false (nothing written) below
+    // The fp8 pair of two inputs through one instruction; false (nothing written) below
     // cc 8.9 or when a lane lies where PyTorch gives NaN (e4m3) or infinity (e5m2).
     __device__ __forceinline__ static bool fp8_pair(Out *out, const In1 *x)
     {
@@ -415,11 +426,13 @@ template <typename OutT, typename InT> struct Cast {
             bytes = __nv_cvt_halfraw2_to_fp8x2(half2_of(word), __NV_SATFINITE, fp8_kind());
         } else {
             constexpr uint32_t kLargest = kE4m3 ? 0x43E80000u : 0x476FFFFFu; // 464; the last below 61440
-            float2 value;
+            float2 value; // as convert() takes it: working_value, then to float
             if constexpr (std::is_same_v<In1, float>)
                 value = *reinterpret_cast<const float2 *>(x);
-            else
+            else if constexpr (std::is_same_v<In1, __nv_bfloat16>)
                 value = __bfloat1622float2(as_pair(x));
+            else
+                value = make_float2(static_cast<float>(x[0]), static_cast<float>(x[1]));
             if ((__float_as_uint(value.x) & 0x7FFFFFFFu) > kLargest ||
                 (__float_as_uint(value.y) & 0x7FFFFFFFu) > kLargest)
                 return false;
@@ -434,9 +447,9 @@ template <typename OutT, typename InT> struct Cast {
 #endif
     }
 
-    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics); f32, bf16
-    // and f16 -> fp8 two at a time from cc 8.9 (the instruction rounds as convert() does), unless a
-    // lane lies where PyTorch gives NaN (e4m3) or infinity (e5m2): those take convert()'s rule.
+    // f32 <-> f16/bf16 two at a time (same rounding and NaN bits as the scalar intrinsics); -> fp8
+    // two at a time from cc 8.9 (the instruction rounds as convert() does), unless a lane lies where
+    // PyTorch gives NaN (e4m3) or infinity (e5m2): those take convert()'s rule.
     __device__ __forceinline__ void pair(Out *out, const In1 *x) const
     {
         if constexpr (kToFp8Pair) {

@@ -115,8 +115,8 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access. Returns 0, leaving *plan alone, where the direct
  * kernel measured as fast or faster (bench/NOTES.md): fewer than EW_PLAN_BULK_MIN_TILES tiles per SM
  * (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), or a unary op that does not widen its 2-byte or
- * wider input (but 2-byte inputs narrowed to 1 byte at other phases than out). always: plan it
- * whenever the grid allows. */
+ * wider input (but 2-byte inputs narrowed to 1 byte at other phases than out, with
+ * EW_PLAN_BULK_MIN_TILES). always: plan it whenever the grid allows. */
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int always, ew_plan_t *plan);
 

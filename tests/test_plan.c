@@ -582,6 +582,10 @@ static void test_bulk(void **state)
     uintptr_t same_phase[2] = {0x1000, 0x2000}, other_phase[2] = {0x1001, 0x2000};
     assert_false(ew_plan_make_bulk(1 << 26, 2, same_phase, i8_f16, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    /* with the aligned threshold, 24 tiles per SM (of 16 KiB of f16 at other phases), not one */
+    assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    assert_int_equal(plan.blocks, 132 * 24);
+    assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 32 KiB of inputs a tile, capped at 16 KiB of
      * the widest type: 8 packs a thread; out aligned to its 128-byte line */

@@ -36,6 +36,10 @@ extern "C" {
 #ifndef EW_PLAN_OUT_ALIGN
 #define EW_PLAN_OUT_ALIGN 128 /* bytes: the head aligns out to whole cache lines (1: to the access) */
 #endif
+/* The head (fewer than 2 * EW_PLAN_OUT_ALIGN 1-byte elements) is done by the threads of one block. */
+#if EW_PLAN_OUT_ALIGN < 1 || EW_PLAN_OUT_ALIGN > 128 || (EW_PLAN_OUT_ALIGN & (EW_PLAN_OUT_ALIGN - 1)) != 0
+#error "EW_PLAN_OUT_ALIGN must be a power of two from 1 to 128"
+#endif
 #ifndef EW_PLAN_BULK_BYTE_ACCESS
 #define EW_PLAN_BULK_BYTE_ACCESS 16 /* bulk kernel, 1-byte types: bytes per access (8: one pack) */
 #endif
@@ -62,7 +66,7 @@ typedef enum {
 typedef struct {
     int pack;        /* elements per vector access: 1, 2, 4 or 8 */
     int unroll;      /* packs each thread loads before it computes */
-    int64_t head;    /* leading elements done one by one so that out is pack-aligned after them */
+    int64_t head;    /* leading elements done one by one, after which out is aligned (ew_plan_make) */
     int64_t packs;   /* whole packs after the head; the tail after them is done one by one */
     int shifted;     /* inputs sit at other phases than out: read through shifted windows */
     int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */

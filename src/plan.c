@@ -97,12 +97,6 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
      * loads of the device (measured faster: bench/NOTES.md); past a cap the grid-stride loop takes
      * over. */
     int64_t wanted = ceil_div(ceil_div(plan.packs, plan.unroll), EW_PLAN_BLOCK_THREADS);
-    /* Small calls: at least EW_PLAN_MIN_BLOCKS_PER_SM blocks per SM while each thread still gets a
-     * pack (the unrolled loads past the last pack are predicated off), for more loads in flight. */
-    int64_t spread =
-        min64(ceil_div(plan.packs, EW_PLAN_BLOCK_THREADS), (int64_t)sm_count * EW_PLAN_MIN_BLOCKS_PER_SM);
-    if (wanted < spread)
-        wanted = spread;
     int64_t resident = (int64_t)sm_count * max_threads_per_sm / EW_PLAN_BLOCK_THREADS * EW_PLAN_WAVES;
     int64_t blocks = min64(plan.shifted ? min64(wanted, resident) : wanted, INT32_MAX);
     plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);

@@ -20,9 +20,6 @@ extern "C" {
 #ifndef EW_PLAN_WAVES
 #define EW_PLAN_WAVES 32 /* grid cap of shifted windows, in full loads of the device */
 #endif
-#ifndef EW_PLAN_MIN_BLOCKS_PER_SM
-#define EW_PLAN_MIN_BLOCKS_PER_SM 0 /* direct kernel: at least this many blocks per SM, a pack a thread */
-#endif
 #ifndef EW_PLAN_BULK_TILE_BYTES
 #define EW_PLAN_BULK_TILE_BYTES 8192 /* bulk-copy tiles: bytes of all inputs together per tile */
 #endif

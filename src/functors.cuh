@@ -81,21 +81,11 @@ template <typename T> struct Add {
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
-    // Bools; i8/u8 as four byte lanes of a word (EW_TUNE_SWAR_ADD; __vadd4 ran 10% slower than
-    // bytewise in the direct kernel, 3581 vs 4000 GB/s).
-#ifndef EW_TUNE_SWAR_ADD
-#define EW_TUNE_SWAR_ADD 0
-#endif
-    static constexpr bool kHasQuad = kIsBool<T> || (kIsByteInteger<T> && EW_TUNE_SWAR_ADD);
+    // Bools only: i8 add through __vadd4 ran 10% slower on the H200 than bytewise (3581 vs 4000 GB/s).
+    static constexpr bool kHasQuad = kIsBool<T>;
     static Add make(const ew_launch_args_t &) { return {}; }
 
-    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
-    {
-        if constexpr (kIsBool<T>)
-            return bools_of(a | b);
-        else // the low 7 bits of each lane added without carries out of the lane, then the top bit
-            return ((a & 0x7F7F7F7Fu) + (b & 0x7F7F7F7Fu)) ^ ((a ^ b) & 0x80808080u);
-    }
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const { return bools_of(a | b); }
 
     __device__ __forceinline__ T operator()(T a, T b) const
     {

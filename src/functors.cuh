@@ -81,7 +81,8 @@ template <typename T> struct Add {
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
-    // Bools only: i8 add through __vadd4 ran 10% slower on the H200 than bytewise (3581 vs 4000 GB/s).
+    // Bools only: i8 add in byte lanes of a word ran 4-14% slower on the H200 than bytewise, through
+    // __vadd4 and through masks (bench/NOTES.md §2, §15).
     static constexpr bool kHasQuad = kIsBool<T>;
     static Add make(const ew_launch_args_t &) { return {}; }
 

@@ -10,8 +10,8 @@
  *   before the input itself (head >= shift). Clamped to n.
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
- * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of the
- * widest type in flight.
+ * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of
+ *   the widest type in flight.
  * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), INT32_MAX, and when shifted
  *   sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
  *   the head (at most 2 * 128 elements) and the tail (shorter than 2P) are done by the first threads

@@ -1,8 +1,8 @@
 // Op functors. Each is built on the host from the call's run-time values by its static make()
-// (the factory) and travels to the kernel by value. A functor with kHasPair gets pairs of
-// 16-bit floats through the half2 / bfloat162 intrinsics, one with kHasQuad four 1-byte elements
-// of a 32-bit word at once (their results as a word, or two words for 2-byte results); the kernel
-// picks the form at compile time.
+// (the factory) and travels to the kernel by value. A functor with kHasPair gets elements two at a
+// time (16-bit floats through the half2 / bfloat162 intrinsics, fp8 results through the fp8x2
+// conversions), one with kHasQuad four 1-byte elements of a 32-bit word at once (their results as a
+// word, or two words for 2-byte results); the kernel picks the form at compile time.
 #pragma once
 
 #include <cstring>

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Merge the CSVs of one bench/run-all.sh run into ratio tables, judge the issue's targets 1-6, and
-write OUT_DIR/results.md, OUT_DIR/merged.csv and OUT_DIR/bench.png (GB/s against n).
+write OUT_DIR/results.md (the targets, the cases of the issue's table of peers, every case),
+OUT_DIR/merged.csv and OUT_DIR/bench.png (GB/s against n).
 
   report.py --out-dir OUT [--env OUT/env.txt] [--log OUT/ew.txt ...] CSV...
 
@@ -21,6 +22,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pee
 from torch_peer import DTYPE_SIZE  # noqa: E402  (torch_peer imports torch only inside main)
 
 PEERS = ("cub", "torch")
+# The cases of the issue's table of peers (op, out, in, log2 n, offsets), in its order.
+ISSUE_CASES = (
+    [("add", "f32", "f32", k, "aligned") for k in (20, 22, 24, 26, 28)]
+    + [("add", d, d, 28, "aligned") for d in ("f16", "bf16")]
+    + [("add", "i8", "i8", k, "aligned") for k in (24, 26, 28)]
+    + [("add", d, d, 26, "aligned") for d in ("u8", "bool", "f64")]
+    + [("relu", d, d, 26, "aligned") for d in ("f32", "f16", "i8")]
+    + [("relu", "i8", "i8", 28, "aligned")]
+    + [
+        ("cast", out, source, 26, "aligned")
+        for out, source in (("f16", "f32"), ("f32", "f16"), ("f32", "bf16"), ("f16", "f8e5m2"))
+    ]
+    + [("scale_add", "f32", "f32", 26, "aligned"), ("cast", "f8e4m3", "f32", 26, "aligned")]
+    + [("add", "f32", "f32", k, offsets) for k, offsets in ((26, "same"), (26, "mixed"), (28, "mixed"))]
+    + [("add", d, d, 26, o) for d in ("f16", "i8") for o in ("same", "mixed")]
+)
 ONE_BYTE = {"i8", "u8", "bool"}
 COLUMNS = ["impl", "op", "out_dtype", "in_dtype", "n", "offsets", "us", "gbps", "vs_memcpy"]
 
@@ -103,6 +120,22 @@ class Results:
             "vs_aligned": ew / aligned if ew and aligned and key[4] != "aligned" else None,
             "vs_torch": ew / self.get("torch", key) if ew and self.get("torch", key) else None,
         }
+
+
+def case_row(results, key):
+    r = results.ratios(key)
+    return "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        entry_text(key[:3]),
+        log2_text(key[3]),
+        key[4],
+        fmt(r["ew"]),
+        fmt(r["memcpy"]),
+        fmt(results.get("cub", key)),
+        fmt(results.get("torch", key)),
+        fmt(r["vs_best"], 3),
+        fmt(r["vs_memcpy"], 3),
+        fmt(r["vs_aligned"], 3),
+    )
 
 
 def judge(results, bit_exact):
@@ -280,33 +313,18 @@ def markdown(results, targets, env, log_lines, plot_name):
                 "Target %d missed on: %s"
                 % (number, "; ".join(case_text(k) for k in missed[:40]) + (" …" if len(missed) > 40 else ""))
             )
-    out += [
-        "",
-        "## Every case",
-        "",
+    header = [
         "GB/s; ratios are the library's figure over the other. best peer = the faster of CUB and PyTorch.",
         "",
         "| case | n | offsets | library | memcpy | CUB | PyTorch "
         "| lib / best peer | lib / memcpy | lib / aligned |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for key in results.cases:
-        r = results.ratios(key)
-        out.append(
-            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
-            % (
-                entry_text(key[:3]),
-                log2_text(key[3]),
-                key[4],
-                fmt(r["ew"]),
-                fmt(r["memcpy"]),
-                fmt(results.get("cub", key)),
-                fmt(results.get("torch", key)),
-                fmt(r["vs_best"], 3),
-                fmt(r["vs_memcpy"], 3),
-                fmt(r["vs_aligned"], 3),
-            )
-        )
+    issue_keys = [c[:3] + (1 << c[3], c[4]) for c in ISSUE_CASES]
+    issue_keys = [key for key in issue_keys if results.get("ew", key)]
+    if issue_keys:
+        out += ["", "## The issue's cases", ""] + header + [case_row(results, key) for key in issue_keys]
+    out += ["", "## Every case", ""] + header + [case_row(results, key) for key in results.cases]
     if results.host:
         out += [
             "",

@@ -40,10 +40,8 @@ template <typename T, int P, int A> struct alignas(sizeof(Pack<T, P>) * A) PackR
 template <typename Run> __device__ __forceinline__ Run load_staged(const unsigned char *p)
 {
     using Vector = typename VectorOf<sizeof(Run)>::Type;
-    const Vector v = *reinterpret_cast<const Vector *>(p);
-    Run result;
-    memcpy(&result, &v, sizeof result);
-    return result;
+    const Vector v = *reinterpret_cast<const Vector *>(p); // one vector load, then the bytes
+    return bits_as<Run>(v);
 }
 
 // The run of A packs at element e of the tile out of shared memory. Aligned runs are one vector

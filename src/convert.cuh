@@ -67,6 +67,13 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
 }
 
 __device__ __forceinline__ bool e4m3_is_nan(F8E4M3 x) { return (x.bits & 0x7Fu) == 0x7Fu; }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// Every e4m3 value but NaN is exact in f16, which the cc 8.9 instruction gives.
+__device__ __forceinline__ __half e4m3_as_f16(F8E4M3 x)
+{
+    return __half(__nv_cvt_fp8_to_halfraw(x.bits, __NV_E4M3));
+}
+#endif
 
 __device__ __forceinline__ float e4m3_to_f32(F8E4M3 x)
 {
@@ -74,8 +81,7 @@ __device__ __forceinline__ float e4m3_to_f32(F8E4M3 x)
     if (e4m3_is_nan(x))
         return __uint_as_float(sign | 0x7FF00000u); // PyTorch's widening of the NaN code
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    // Every other e4m3 value is exact in f16, which the instruction gives.
-    return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.bits, __NV_E4M3)));
+    return __half2float(e4m3_as_f16(x));
 #else
     const uint32_t exponent = (x.bits >> 3) & 0xFu, mantissa = x.bits & 7u;
     if (exponent == 0)
@@ -167,8 +173,7 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
         return e5m2_is_nan(x) ? narrow<__half>(e5m2_to_f32(x)) : e5m2_as_f16(x); // exact but NaN
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     } else if constexpr (std::is_same_v<Out, __half> && std::is_same_v<In, F8E4M3>) {
-        return e4m3_is_nan(x) ? narrow<__half>(e4m3_to_f32(x))
-                              : __half(__nv_cvt_fp8_to_halfraw(x.bits, __NV_E4M3));
+        return e4m3_is_nan(x) ? narrow<__half>(e4m3_to_f32(x)) : e4m3_as_f16(x); // exact but NaN
 #endif
     } else { // f16, bf16, fp8 targets: through float, as PyTorch does (so f64 and wide integers round twice)
         return narrow<Out>(static_cast<float>(working_value(x)));

@@ -242,20 +242,6 @@ template <typename T> struct ScaleAdd {
     }
 };
 
-// Two halves as a word, and back.
-__device__ __forceinline__ uint32_t halves_bits(__half2_raw halves)
-{
-    uint32_t bits;
-    memcpy(&bits, &halves, sizeof bits);
-    return bits;
-}
-__device__ __forceinline__ __half2 half2_of(uint32_t bits)
-{
-    __half2 halves;
-    memcpy(&halves, &bits, sizeof halves);
-    return halves;
-}
-
 // 0xFF in each byte of x whose magnitude (low 7 bits) is `first` or more, 0 in the others; no carry
 // crosses a byte.
 template <uint32_t first> __device__ __forceinline__ uint32_t bytes_from(uint32_t x)
@@ -272,8 +258,8 @@ template <typename Fp8> __device__ __forceinline__ uint2 fp8x4_to_halves(uint32_
         return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
     } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-        return make_uint2(halves_bits(__nv_cvt_fp8x2_to_halfraw2(x & 0xFFFFu, __NV_E4M3)),
-                          halves_bits(__nv_cvt_fp8x2_to_halfraw2(x >> 16, __NV_E4M3)));
+        return make_uint2(bits_as<uint32_t>(__nv_cvt_fp8x2_to_halfraw2(x & 0xFFFFu, __NV_E4M3)),
+                          bits_as<uint32_t>(__nv_cvt_fp8x2_to_halfraw2(x >> 16, __NV_E4M3)));
 #else
         return make_uint2(0, 0); // not called below cc 8.9
 #endif
@@ -352,9 +338,9 @@ template <typename OutT, typename InT> struct Cast {
                 const uint32_t special = bytes_from<kFirst>(x);
                 const uint2 halves = fp8x4_to_halves<InT>(x & ~special);
                 const uint32_t low =
-                    __nv_cvt_halfraw2_to_fp8x2(half2_of(halves.x), __NV_SATFINITE, fp8_kind());
+                    __nv_cvt_halfraw2_to_fp8x2(bits_as<__half2>(halves.x), __NV_SATFINITE, fp8_kind());
                 const uint32_t high =
-                    __nv_cvt_halfraw2_to_fp8x2(half2_of(halves.y), __NV_SATFINITE, fp8_kind());
+                    __nv_cvt_halfraw2_to_fp8x2(bits_as<__half2>(halves.y), __NV_SATFINITE, fp8_kind());
                 return ((low | high << 16) & ~special) | ((x | 0x7F7F7F7Fu) & special);
 #else
                 return each_of(x);
@@ -367,12 +353,12 @@ template <typename OutT, typename InT> struct Cast {
                     return halves;
                 } else if constexpr (std::is_same_v<OutT, __nv_bfloat16>) {
                     // Exact in f32, so the bf16 is the f32's top half.
-                    const float2 low = __half22float2(half2_of(halves.x));
-                    const float2 high = __half22float2(half2_of(halves.y));
+                    const float2 low = __half22float2(bits_as<__half2>(halves.x));
+                    const float2 high = __half22float2(bits_as<__half2>(halves.y));
                     return make_uint2(__byte_perm(__float_as_uint(low.x), __float_as_uint(low.y), 0x7632),
                                       __byte_perm(__float_as_uint(high.x), __float_as_uint(high.y), 0x7632));
                 } else { // i8, u8, i16: the low bits of the truncated i32 (infinities saturate alike)
-                    const __half2 low = half2_of(halves.x), high = half2_of(halves.y);
+                    const __half2 low = bits_as<__half2>(halves.x), high = bits_as<__half2>(halves.y);
                     const uint32_t i0 = __half2int_rz(__low2half(low)), i1 = __half2int_rz(__high2half(low));
                     const uint32_t i2 = __half2int_rz(__low2half(high)),
                                    i3 = __half2int_rz(__high2half(high));
@@ -388,13 +374,13 @@ template <typename OutT, typename InT> struct Cast {
             // taken off exactly.
             constexpr bool kSigned = std::is_same_v<InT, int8_t>;
             const uint32_t biased = kSigned ? x ^ 0x80808080u : x;
-            const __half2 bias = half2_of(kSigned ? 0x64806480u : 0x64006400u);
-            const uint32_t low =
-                __nv_cvt_halfraw2_to_fp8x2(__hsub2(half2_of(__byte_perm(biased, 0x64646464u, 0x4140)), bias),
-                                           __NV_SATFINITE, fp8_kind());
-            const uint32_t high =
-                __nv_cvt_halfraw2_to_fp8x2(__hsub2(half2_of(__byte_perm(biased, 0x64646464u, 0x4342)), bias),
-                                           __NV_SATFINITE, fp8_kind());
+            const __half2 bias = bits_as<__half2>(kSigned ? 0x64806480u : 0x64006400u);
+            const uint32_t low = __nv_cvt_halfraw2_to_fp8x2(
+                __hsub2(bits_as<__half2>(__byte_perm(biased, 0x64646464u, 0x4140)), bias), __NV_SATFINITE,
+                fp8_kind());
+            const uint32_t high = __nv_cvt_halfraw2_to_fp8x2(
+                __hsub2(bits_as<__half2>(__byte_perm(biased, 0x64646464u, 0x4342)), bias), __NV_SATFINITE,
+                fp8_kind());
             return low | high << 16;
 #else
             return each_of(x);
@@ -424,7 +410,7 @@ template <typename OutT, typename InT> struct Cast {
             const uint32_t word = *reinterpret_cast<const uint32_t *>(x);
             if ((word & 0x7FFFu) > kLargest || ((word >> 16) & 0x7FFFu) > kLargest)
                 return false;
-            bytes = __nv_cvt_halfraw2_to_fp8x2(half2_of(word), __NV_SATFINITE, fp8_kind());
+            bytes = __nv_cvt_halfraw2_to_fp8x2(bits_as<__half2>(word), __NV_SATFINITE, fp8_kind());
         } else {
             constexpr uint32_t kLargest = kE4m3 ? 0x43E80000u : 0x476FFFFFu; // 464; the last below 61440
             float2 value; // as convert() takes it: working_value, then to float

@@ -104,18 +104,13 @@ template <> struct VectorOf<16> {
 template <typename PackT> __device__ __forceinline__ PackT load_pack(const PackT *p)
 {
     using Vector = typename VectorOf<sizeof(PackT)>::Type;
-    const Vector v = __ldg(reinterpret_cast<const Vector *>(p));
-    PackT result;
-    memcpy(&result, &v, sizeof result);
-    return result;
+    return bits_as<PackT>(__ldg(reinterpret_cast<const Vector *>(p)));
 }
 
 template <typename PackT> __device__ __forceinline__ void store_pack(PackT *p, const PackT &value)
 {
     using Vector = typename VectorOf<sizeof(PackT)>::Type;
-    Vector v;
-    memcpy(&v, &value, sizeof v);
-    *reinterpret_cast<Vector *>(p) = v;
+    *reinterpret_cast<Vector *>(p) = bits_as<Vector>(value);
 }
 
 // Four-byte words of a pack, for shifting packs into place.

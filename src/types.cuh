@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "elementwise.h"
@@ -58,5 +59,15 @@ template <typename T> inline constexpr bool kIsBool = std::is_same_v<T, Bool8>;
 template <typename T> inline constexpr bool kIsInteger = std::is_integral_v<T>;
 
 template <typename T> inline constexpr size_t kStorageSize = std::is_same_v<T, NoInput> ? 1 : sizeof(T);
+
+// The bytes of `from` as a To of the same size. Through memcpy, which compiles to register moves:
+// cuda::std::bit_cast asks for trivially copyable types, which __half2 and friends are not.
+template <typename To, typename From> __host__ __device__ __forceinline__ To bits_as(const From &from)
+{
+    static_assert(sizeof(To) == sizeof(From));
+    To to;
+    memcpy(&to, &from, sizeof to);
+    return to;
+}
 
 } // namespace ew

@@ -114,6 +114,16 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
     return tile_packs;
 }
 
+/* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
+ * (bench/NOTES.md §6, §13), or -1 where it never did: unary ops that do not widen a 2-byte or wider
+ * input, but for 2-byte inputs narrowed to 1 byte at other phases than out. */
+static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], int shifted)
+{
+    if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
+        return shifted && elem_size[1] == 2 && elem_size[0] == 1 ? EW_PLAN_BULK_MIN_TILES : -1;
+    return shifted ? EW_PLAN_BULK_SHIFTED_MIN_TILES : EW_PLAN_BULK_MIN_TILES;
+}
+
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int always, ew_plan_t *plan)
 {
@@ -126,11 +136,8 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
-    /* Unary ops that do not widen, on 2 bytes or more: the direct kernel measured as fast, but for
-     * 2-byte inputs narrowed to 1 byte at other phases than out, given as many tiles as aligned
-     * calls (bench/NOTES.md §13). */
-    int narrowed_shifted = shifted && count == 2 && elem_size[1] == 2 && elem_size[0] == 1;
-    if (!always && count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2 && !narrowed_shifted)
+    int64_t min_tiles_per_sm = always ? 0 : bulk_min_tiles_per_sm(count, elem_size, shifted);
+    if (min_tiles_per_sm < 0)
         return 0;
     int64_t head =
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
@@ -150,10 +157,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
             break;
         bytes /= 2;
     }
-    int64_t min_tiles = always                         ? 0
-                        : shifted && !narrowed_shifted ? (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count
-                                                       : (int64_t)EW_PLAN_BULK_MIN_TILES * sm_count;
-    if (tiles > INT32_MAX || tiles < min_tiles)
+    if (tiles > INT32_MAX || tiles < min_tiles_per_sm * sm_count)
         return 0;
     *plan = (ew_plan_t){.pack = pack,
                         .unroll = 1,

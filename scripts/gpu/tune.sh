@@ -10,7 +10,7 @@ out=${1:?usage: tune.sh OUT_DIR [name:flags ...]}
 shift
 mkdir -p "$out"
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=("base:" "direct:env:EW_BULK_COPY=0" "tile4k:env:EW_BULK_TILE_BYTES=4096"
+[ ${#variants[@]} -gt 0 ] || variants=("base:env:" "direct:env:EW_BULK_COPY=0" "tile4k:env:EW_BULK_TILE_BYTES=4096"
                                        "tile16k:env:EW_BULK_TILE_BYTES=16384")
 # EW_TUNE_CASES: other ew-bench option sets, separated by ';'.
 cases=(

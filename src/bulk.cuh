@@ -196,7 +196,9 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     stage_by_threads(a + first, count, copy_a, staged_a);
     if constexpr (!std::is_same_v<In2, NoInput>)
         stage_by_threads(b + first, count, copy_b, staged_b);
-    __syncthreads(); // the threads' elements are in place, and the barrier is initialised
+    if constexpr (kHasTable<F>)
+        F::fill_table(); // while the copies fly
+    __syncthreads();     // the threads' elements and the table are in place, the barrier initialised
 #if EW_HAS_BULK_COPY
     if (engine_bytes != 0)
         while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))

@@ -297,9 +297,28 @@ template <typename OutT, typename InT> struct Cast {
     static constexpr bool kByteToFp8 = kIsByteInteger<InT> && kIsFp8<OutT>;
     // bool <-> fp8: a code's magnitude bits say zero or not; 0 or 1 is 0 or the code of 1.0.
     static constexpr bool kBoolFp8 = (kIsBool<InT> && kIsFp8<OutT>) || (kIsFp8<InT> && kIsBool<OutT>);
-    static constexpr bool kHasQuad =
-        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kByteToFp8 || kBoolFp8;
+    // fp8 <-> fp8 and fp8 <-> i8/u8: an input byte has 256 values, so each block fills a table of
+    // convert()'s results (the same bits by construction) and looks codes up: through the conversion
+    // instructions these casts were compute-bound at 0.74-0.88x memcpy (bench/NOTES.md §13, §16).
+    static constexpr bool kByteTable = sizeof(OutT) == 1 && sizeof(InT) == 1 && !kBoolFp8 &&
+                                       !std::is_same_v<OutT, InT> && (kIsFp8<InT> || kIsFp8<OutT>);
+    static constexpr bool kHasQuad = (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad ||
+                                     kByteToFp8 || kBoolFp8 || kByteTable;
     static Cast make(const ew_launch_args_t &) { return {}; }
+
+    // The block's table (a shared variable of this function: one per block and instantiation).
+    __device__ __forceinline__ static unsigned char *byte_table()
+    {
+        __shared__ unsigned char codes[256];
+        return codes;
+    }
+    // Called by every thread of the block, before a barrier and before the first quad().
+    __device__ __forceinline__ static void fill_table()
+    {
+        for (unsigned i = threadIdx.x; i < 256; i += blockDim.x)
+            byte_table()[i] =
+                bits_as<unsigned char>(convert<Out>(bits_as<In1>(static_cast<unsigned char>(i))));
+    }
 
     using QuadResult = std::conditional_t<sizeof(Out) == 1, uint32_t, uint2>;
 
@@ -326,7 +345,11 @@ template <typename OutT, typename InT> struct Cast {
 
     __device__ __forceinline__ QuadResult quad(uint32_t x) const
     {
-        if constexpr (kFromFp8Quad) {
+        if constexpr (kByteTable) {
+            const unsigned char *codes = byte_table();
+            return codes[x & 0xFFu] | codes[x >> 8 & 0xFFu] << 8 | codes[x >> 16 & 0xFFu] << 16 |
+                   static_cast<uint32_t>(codes[x >> 24]) << 24;
+        } else if constexpr (kFromFp8Quad) {
             if constexpr (std::is_same_v<InT, F8E4M3> && !EW_HAS_FP8_CVT) {
                 return each_of(x);
             } else if constexpr (kIsFp8<OutT>) {

@@ -73,6 +73,11 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
     }
 }
 
+// Functors with a per-block table (Cast's kByteTable) have it filled before any pack is computed.
+template <typename F, typename = void> inline constexpr bool kHasTable = false;
+template <typename F>
+inline constexpr bool kHasTable<F, std::void_t<decltype(F::kByteTable)>> = F::kByteTable;
+
 template <typename F>
 inline constexpr size_t kWidestElement =
     std::max({kStorageSize<typename F::Out>, kStorageSize<typename F::In1>, kStorageSize<typename F::In2>});
@@ -201,6 +206,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
     const int64_t head = body.head, packs = body.packs;
+    if constexpr (kHasTable<F> && P % 4 == 0) { // narrower packs take the scalar form
+        F::fill_table();
+        __syncthreads();
+    }
 
     if (thread < head)
         out[thread] = apply(f, a[thread], load(b, thread));

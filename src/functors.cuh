@@ -289,21 +289,16 @@ template <typename OutT, typename InT> struct Cast {
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kToFp8Pair;
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
-    // fp8 -> f16, bf16, the other fp8, i8, u8 and i16: four at once through f16 (fp8x4_to_halves).
-    static constexpr bool kFromFp8Quad =
-        kIsFp8<InT> && (kIsHalfLike<OutT> || kIsByteInteger<OutT> || std::is_same_v<OutT, int16_t> ||
-                        (kIsFp8<OutT> && !std::is_same_v<OutT, InT>));
-    // i8/u8 -> fp8: exact in f16, then the f16 -> fp8 instruction, four at once.
-    static constexpr bool kByteToFp8 = kIsByteInteger<InT> && kIsFp8<OutT>;
-    // bool <-> fp8: a code's magnitude bits say zero or not; 0 or 1 is 0 or the code of 1.0.
-    static constexpr bool kBoolFp8 = (kIsBool<InT> && kIsFp8<OutT>) || (kIsFp8<InT> && kIsBool<OutT>);
-    // fp8 <-> fp8 and fp8 <-> i8/u8: an input byte has 256 values, so each block fills a table of
-    // convert()'s results (the same bits by construction) and looks codes up: through the conversion
-    // instructions these casts were compute-bound at 0.74-0.88x memcpy (bench/NOTES.md §13, §16).
-    static constexpr bool kByteTable = sizeof(OutT) == 1 && sizeof(InT) == 1 && !kBoolFp8 &&
-                                       !std::is_same_v<OutT, InT> && (kIsFp8<InT> || kIsFp8<OutT>);
-    static constexpr bool kHasQuad = (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad ||
-                                     kByteToFp8 || kBoolFp8 || kByteTable;
+    // fp8 -> f16, bf16 and i16: four at once through f16 (fp8x4_to_halves).
+    static constexpr bool kFromFp8Quad = kIsFp8<InT> && (kIsHalfLike<OutT> || std::is_same_v<OutT, int16_t>);
+    // 1-byte -> 1-byte casts with an fp8 side (fp8 <-> the other fp8, i8, u8, bool): an input byte
+    // has 256 values, so each block fills a table with convert()'s results (the same bits by
+    // construction) and looks codes up. Through the conversion instructions these casts were
+    // compute-bound at 0.74-0.92x memcpy (bench/NOTES.md §13, §16).
+    static constexpr bool kByteTable =
+        sizeof(OutT) == 1 && sizeof(InT) == 1 && !std::is_same_v<OutT, InT> && (kIsFp8<InT> || kIsFp8<OutT>);
+    static constexpr bool kHasQuad =
+        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kByteTable;
     static Cast make(const ew_launch_args_t &) { return {}; }
 
     // The block's table (a shared variable of this function: one per block and instantiation).
@@ -352,22 +347,6 @@ template <typename OutT, typename InT> struct Cast {
         } else if constexpr (kFromFp8Quad) {
             if constexpr (std::is_same_v<InT, F8E4M3> && !EW_HAS_FP8_CVT) {
                 return each_of(x);
-            } else if constexpr (kIsFp8<OutT>) {
-#if EW_HAS_FP8_CVT
-                // Every code from OutT's NaN-or-overflow magnitude on (NaN included) becomes
-                // OutT's NaN with its sign, as convert() gives: e4m3 -> e5m2 only NaN, e5m2 -> e4m3
-                // everything above 448 (from 0x60, 512).
-                constexpr uint32_t kFirst = std::is_same_v<InT, F8E4M3> ? 0x7Fu : 0x60u;
-                const uint32_t special = bytes_from<kFirst>(x);
-                const uint2 halves = fp8x4_to_halves<InT>(x & ~special);
-                const uint32_t low =
-                    __nv_cvt_halfraw2_to_fp8x2(bits_as<__half2>(halves.x), __NV_SATFINITE, fp8_kind());
-                const uint32_t high =
-                    __nv_cvt_halfraw2_to_fp8x2(bits_as<__half2>(halves.y), __NV_SATFINITE, fp8_kind());
-                return ((low | high << 16) & ~special) | ((x | 0x7F7F7F7Fu) & special);
-#else
-                return each_of(x);
-#endif
             } else {
                 if (bytes_from<kFp8Nan<InT>>(x) != 0)
                     return each_of(x);
@@ -380,38 +359,14 @@ template <typename OutT, typename InT> struct Cast {
                     const float2 high = __half22float2(bits_as<__half2>(halves.y));
                     return make_uint2(__byte_perm(__float_as_uint(low.x), __float_as_uint(low.y), 0x7632),
                                       __byte_perm(__float_as_uint(high.x), __float_as_uint(high.y), 0x7632));
-                } else { // i8, u8, i16: the low bits of the truncated i32 (infinities saturate alike)
+                } else { // i16: the low half of the truncated i32 (infinities saturate alike)
                     const __half2 low = bits_as<__half2>(halves.x), high = bits_as<__half2>(halves.y);
                     const uint32_t i0 = __half2int_rz(__low2half(low)), i1 = __half2int_rz(__high2half(low));
                     const uint32_t i2 = __half2int_rz(__low2half(high)),
                                    i3 = __half2int_rz(__high2half(high));
-                    if constexpr (sizeof(OutT) == 2)
-                        return make_uint2(__byte_perm(i0, i1, 0x5410), __byte_perm(i2, i3, 0x5410));
-                    else
-                        return __byte_perm(__byte_perm(i0, i1, 0x0040), __byte_perm(i2, i3, 0x0040), 0x5410);
+                    return make_uint2(__byte_perm(i0, i1, 0x5410), __byte_perm(i2, i3, 0x5410));
                 }
             }
-        } else if constexpr (kByteToFp8) {
-#if EW_HAS_FP8_CVT
-            // 0x64XX is the f16 1024 + XX: i8 biased by 128 (or u8) into the low byte, then the bias
-            // taken off exactly.
-            constexpr bool kSigned = std::is_same_v<InT, int8_t>;
-            const uint32_t biased = kSigned ? x ^ 0x80808080u : x;
-            const __half2 bias = bits_as<__half2>(kSigned ? 0x64806480u : 0x64006400u);
-            const uint32_t low = __nv_cvt_halfraw2_to_fp8x2(
-                __hsub2(bits_as<__half2>(__byte_perm(biased, 0x64646464u, 0x4140)), bias), __NV_SATFINITE,
-                fp8_kind());
-            const uint32_t high = __nv_cvt_halfraw2_to_fp8x2(
-                __hsub2(bits_as<__half2>(__byte_perm(biased, 0x64646464u, 0x4342)), bias), __NV_SATFINITE,
-                fp8_kind());
-            return low | high << 16;
-#else
-            return each_of(x);
-#endif
-        } else if constexpr (kBoolFp8 && kIsBool<OutT>) {
-            return bools_of(x & 0x7F7F7F7Fu);
-        } else if constexpr (kBoolFp8) {
-            return bools_of(x) * (std::is_same_v<OutT, F8E4M3> ? 0x38u : 0x3Cu); // 1.0: e4m3 0x38, e5m2 0x3C
         } else if constexpr (kIsBool<OutT> || kIsBool<InT>) {
             return bools_of(x);
         } else {

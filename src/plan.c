@@ -142,18 +142,20 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     int64_t head =
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 
-    /* Measured shapes (bench/NOTES.md §6, §10): larger tiles for binary 1-byte ops and for inputs
-     * spliced into place, while the grid keeps EW_PLAN_BULK_WAVE_TILES tiles per SM; smaller ones
-     * for 2-byte inputs widened to 4 bytes (f16/bf16 -> f32). */
+    /* Measured shapes (bench/NOTES.md §6, §10, §17): larger tiles for binary 1-byte ops and for
+     * inputs spliced into place, while the grid keeps EW_PLAN_BULK_WAVE_TILES tiles per SM (binary
+     * ops with inputs spliced: EW_PLAN_BULK_SHIFTED_WAVE_TILES); smaller ones for 2-byte inputs
+     * widened to 4 bytes. */
     int64_t least =
         count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes;
     int64_t bytes = least * (max_size == 1 && count == 3 ? 2 : 1) * (shifted ? 2 : 1);
+    int64_t wave_tiles = shifted && count == 3 ? EW_PLAN_BULK_SHIFTED_WAVE_TILES : EW_PLAN_BULK_WAVE_TILES;
     int64_t tile_packs, tile, tiles;
     for (;;) {
         tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
         tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
         tiles = ceil_div(n - head, tile);
-        if (bytes <= least || tiles >= (int64_t)EW_PLAN_BULK_WAVE_TILES * sm_count)
+        if (bytes <= least || tiles >= wave_tiles * sm_count)
             break;
         bytes /= 2;
     }

@@ -538,7 +538,7 @@ static void test_bulk(void **state)
 {
     (void)state;
     if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 || EW_PLAN_BULK_WAVE_TILES != 8 ||
-        OUT_ALIGN != 128) {
+        EW_PLAN_BULK_SHIFTED_WAVE_TILES != 64 || OUT_ALIGN != 128) {
         printf("# hand-checked bulk plans assume the default EW_PLAN_BULK_* knobs\n");
         skip();
     }
@@ -563,12 +563,15 @@ static void test_bulk(void **state)
     /* always: any n the grid holds */
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, &plan));
     assert_int_equal(plan.blocks, 1025);
-    /* inputs at other phases: 16 KiB tiles (2 packs a thread) while 8 tiles per SM remain, and
-     * one tile per SM is enough */
-    assert_true(ew_plan_make_bulk(1 << 24, 3, phases, f32, 132, 8192, 0, &plan));
+    /* inputs at other phases: 16 KiB tiles (2 packs a thread) while 64 tiles per SM remain (8448
+     * tiles of 2048 after the head of 31), else 8 KiB; and one tile per SM is enough */
+    assert_true(ew_plan_make_bulk(31 + 8448 * 2048, 3, phases, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 2);
-    assert_int_equal(plan.blocks, 8192);
+    assert_int_equal(plan.blocks, 8448);
+    assert_true(ew_plan_make_bulk(31 + 8447 * 2048, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 1);
+    assert_int_equal(plan.blocks, 2 * 8447);
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 1); /* 512 tiles of 2048 would be under 8 per SM */
     assert_int_equal(plan.blocks, 1024);
@@ -587,8 +590,8 @@ static void test_bulk(void **state)
     assert_int_equal(plan.blocks, 132 * 24);
     assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
-    /* relu u8 at other phases: 1-byte and shifted, 32 KiB of inputs a tile, capped at 16 KiB of
-     * the widest type: 8 packs a thread; out aligned to its 128-byte line */
+    /* relu u8 at other phases: 1-byte and shifted, 16 KiB of inputs a tile: 8 packs a thread; out
+     * aligned to its 128-byte line; unary, so 8 tiles per SM are enough for the larger tile */
     uintptr_t bytes[2] = {0x10003, 0x20000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);

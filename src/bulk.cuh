@@ -31,11 +31,6 @@ template <typename T> __host__ __device__ constexpr int staged_slot_bytes(int ti
                EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN;
 }
 
-// A packs of P elements each, moved by one access: 1-byte types' 8-byte packs go two to 16 bytes.
-template <typename T, int P, int A> struct alignas(sizeof(Pack<T, P>) * A) PackRun {
-    Pack<T, P> pack[A];
-};
-
 // Packs from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
 template <typename Run> __device__ __forceinline__ Run load_staged(const unsigned char *p)
 {

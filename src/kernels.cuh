@@ -118,6 +118,11 @@ template <typename PackT> __device__ __forceinline__ void store_pack(PackT *p, c
     *reinterpret_cast<Vector *>(p) = bits_as<Vector>(value);
 }
 
+// A packs of P elements each, moved by one access: 1-byte types' 8-byte packs go two to 16 bytes.
+template <typename T, int P, int A> struct alignas(sizeof(Pack<T, P>) * A) PackRun {
+    Pack<T, P> pack[A];
+};
+
 // Four-byte words of a pack, for shifting packs into place.
 template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
@@ -156,32 +161,35 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
     return result;
 }
 
-// Reads input packs. Aligned: pack i of the input. Shifted: the pack that starts shift bytes into
-// aligned pack i, spliced from aligned packs i and i + 1 with byte permutes, so that every memory
-// access stays a whole aligned pack whatever the input's misalignment relative to out.
-template <typename T, int P, bool Shifted> struct PackReader {
-    static constexpr int kWords = (sizeof(Pack<T, P>) + 3) / 4;
+// Reads input runs of A packs (A > 1 only unshifted). Aligned: run i of the input. Shifted: the
+// pack that starts shift bytes into aligned pack i, spliced from aligned packs i and i + 1 with byte
+// permutes, so that every memory access stays a whole aligned pack whatever the input's misalignment
+// relative to out.
+template <typename T, int P, bool Shifted, int A = 1> struct PackReader {
+    static_assert(A == 1 || !Shifted);
+    using Run = PackRun<T, P, A>;
+    static constexpr int kWords = (sizeof(Run) + 3) / 4;
     const T *base; // the input at the body's first element; for Shifted, rounded down to a pack
     int shift_bytes;
 
-    // Pack i when i < packs; past the end, loads nothing.
-    __device__ __forceinline__ Pack<T, P> operator()(int64_t i, int64_t packs) const
+    // Run i when i < runs; past the end, loads nothing.
+    __device__ __forceinline__ Run operator()(int64_t i, int64_t runs) const
     {
-        const auto *aligned = reinterpret_cast<const Pack<T, P> *>(base);
+        const auto *aligned = reinterpret_cast<const Run *>(base);
         if constexpr (std::is_same_v<T, NoInput>) {
             return {};
-        } else if constexpr (!Shifted || sizeof(Pack<T, P>) % 4 != 0) {
-            return i < packs ? load_pack(aligned + i) : Pack<T, P>{};
+        } else if constexpr (!Shifted || sizeof(Run) % 4 != 0) {
+            return i < runs ? load_pack(aligned + i) : Run{};
         } else {
             if (shift_bytes == 0)
-                return i < packs ? load_pack(aligned + i) : Pack<T, P>{};
+                return i < runs ? load_pack(aligned + i) : Run{};
             const auto *words = reinterpret_cast<const WordPack<kWords> *>(base);
             WordPack<kWords> lo{}, hi{};
-            if (i < packs) {
+            if (i < runs) {
                 lo = load_pack(words + i);
                 hi = load_pack(words + i + 1); // the plan keeps it inside the input
             }
-            return splice_words<Pack<T, P>>(lo, hi, shift_bytes);
+            return splice_words<Run>(lo, hi, shift_bytes);
         }
     }
 };
@@ -192,10 +200,10 @@ struct BodyPlan {
     int shift_bytes[2];
 };
 
-// Elements [0, head) one by one, so that out is pack-aligned after them; then whole packs, each
-// thread loading `unroll` independent packs before computing any (bytes in flight); then the tail
-// past the last whole pack, one by one, with the same functor.
-template <typename F, int P, int Unroll, bool Shifted>
+// Elements [0, head) one by one, so that out is pack-aligned after them; then whole runs of A packs
+// (one vector access each), each thread loading `Unroll` independent runs before computing any (bytes
+// in flight); then the tail past the last whole run, one by one, with the same functor.
+template <typename F, int P, int Unroll, bool Shifted, int A = 1>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
                        const typename F::In2 *__restrict__ b)
@@ -205,7 +213,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     using In2 = typename F::In2;
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    const int64_t head = body.head, packs = body.packs;
+    const int64_t head = body.head, runs = body.packs / A;
     if constexpr (kHasTable<F> && P % 4 == 0) { // narrower packs take the scalar form
         F::fill_table();
         __syncthreads();
@@ -214,33 +222,35 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     if (thread < head)
         out[thread] = apply(f, a[thread], load(b, thread));
 
-    auto *out_packs = reinterpret_cast<Pack<Out, P> *>(out + head);
-    const PackReader<In1, P, Shifted> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
-                                             body.shift_bytes[0]};
-    const PackReader<In2, P, Shifted> read_b{
+    auto *out_runs = reinterpret_cast<PackRun<Out, P, A> *>(out + head);
+    const PackReader<In1, P, Shifted, A> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
+                                                body.shift_bytes[0]};
+    const PackReader<In2, P, Shifted, A> read_b{
         std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>,
         body.shift_bytes[1]};
-    for (int64_t first = thread; first < packs; first += threads * Unroll) {
-        Pack<In1, P> a_in[Unroll];
-        Pack<In2, P> b_in[Unroll];
+    for (int64_t first = thread; first < runs; first += threads * Unroll) {
+        PackRun<In1, P, A> a_in[Unroll];
+        PackRun<In2, P, A> b_in[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
-            a_in[u] = read_a(i, packs);
-            b_in[u] = read_b(i, packs);
+            a_in[u] = read_a(i, runs);
+            b_in[u] = read_b(i, runs);
         }
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
-            if (i < packs) {
-                Pack<Out, P> result;
-                apply_pack(f, result, a_in[u], b_in[u]);
-                store_pack(out_packs + i, result);
+            if (i < runs) {
+                PackRun<Out, P, A> result;
+#pragma unroll
+                for (int j = 0; j < A; ++j)
+                    apply_pack(f, result.pack[j], a_in[u].pack[j], b_in[u].pack[j]);
+                store_pack(out_runs + i, result);
             }
         }
     }
 
-    const int64_t tail = head + packs * P;
+    const int64_t tail = head + runs * A * P;
     if (thread < body.n - tail)
         out[tail + thread] = apply(f, a[tail + thread], load(b, tail + thread));
 }
@@ -289,6 +299,12 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
                   plan.packs,
                   {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
                    plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
+    // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
+    constexpr int A = EW_PLAN_DIRECT_ACCESS_PACKS(kWidestElement<F>);
+    if constexpr (A > 1 && !Shifted && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
+        if (plan.access_packs == A)
+            return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), false, A>, F>(
+                args, body, 0);
     return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, 0);
 }
 

@@ -71,7 +71,13 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
         while (!phases_agree(count, address, elem_size, pack))
             pack /= 2;
     plan.pack = pack;
-    const int64_t alignment = out_alignment((int64_t)pack * (int64_t)elem_size[0]);
+    /* Whole packs two to a 16-byte access (1-byte types) where every pointer sits at one phase of it. */
+    const int access = EW_PLAN_DIRECT_ACCESS_PACKS(max_size);
+    plan.access_packs = !plan.shifted && access > 1 && pack == ew_plan_max_pack(max_size) &&
+                                phases_agree(count, address, elem_size, pack * access)
+                            ? access
+                            : 1;
+    const int64_t alignment = out_alignment((int64_t)pack * plan.access_packs * (int64_t)elem_size[0]);
     plan.head = out_head(address[0], elem_size[0], alignment);
 
     if (plan.shifted) {
@@ -162,6 +168,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     if (tiles > INT32_MAX || tiles < min_tiles_per_sm * sm_count)
         return 0;
     *plan = (ew_plan_t){.pack = pack,
+                        .access_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size),
                         .unroll = 1,
                         .head = head,
                         .packs = (n - head) / pack,

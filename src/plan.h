@@ -49,6 +49,11 @@ extern "C" {
 /* Packs per access of the bulk kernel: 1-byte types' 8-byte packs go two to a 16-byte access.
  * A macro so that the kernels (at compile time) and the plan share it. */
 #define EW_PLAN_BULK_ACCESS_PACKS(max_elem_size) ((max_elem_size) == 1 ? EW_PLAN_BULK_BYTE_ACCESS / 8 : 1)
+#ifndef EW_PLAN_DIRECT_BYTE_ACCESS
+#define EW_PLAN_DIRECT_BYTE_ACCESS 16 /* direct kernel, 1-byte types: bytes per access (8: one pack) */
+#endif
+/* The same for the direct kernel, where every pointer sits at one phase of the access. */
+#define EW_PLAN_DIRECT_ACCESS_PACKS(max_elem_size) ((max_elem_size) == 1 ? EW_PLAN_DIRECT_BYTE_ACCESS / 8 : 1)
 
 enum {
     EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
@@ -67,7 +72,8 @@ typedef enum {
 } ew_plan_bulk_mode_t;
 
 typedef struct {
-    int pack;        /* elements per vector access: 1, 2, 4 or 8 */
+    int pack;         /* elements per pack: 1, 2, 4 or 8 (a pack is at most 16 bytes) */
+    int access_packs; /* packs moved by one vector access: 2 for 1-byte packs where every pointer allows */
     int unroll;      /* packs each thread loads before it computes */
     int64_t head;    /* leading elements done one by one, after which out is aligned (ew_plan_make) */
     int64_t packs;   /* whole packs after the head; the tail after them is done one by one */

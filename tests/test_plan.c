@@ -34,7 +34,8 @@ enum {
     THREAD_BYTES = EW_PLAN_THREAD_BYTES,
     SHIFTED_THREAD_BYTES = EW_PLAN_SHIFTED_THREAD_BYTES,
     WAVES = EW_PLAN_WAVES,
-    OUT_ALIGN = EW_PLAN_OUT_ALIGN
+    OUT_ALIGN = EW_PLAN_OUT_ALIGN,
+    DIRECT_BYTE_ACCESS = EW_PLAN_DIRECT_BYTE_ACCESS
 };
 
 /* ---- the model ---- */
@@ -123,12 +124,18 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
         plan.pack /= 2;
         head = common_head(count, address, size, plan.pack);
     }
-    /* the common head plus whole packs, up to out's alignment; shifted: past every shift */
-    head = aligning_head(address[0], size[0], out_step(plan.pack, size[0]));
+    /* 1-byte packs of the widest width go two to an access when one head aligns every pointer to it */
+    int access = widest == 1 ? DIRECT_BYTE_ACCESS / 8 : 1;
+    plan.access_packs = !plan.shifted && access > 1 && plan.pack == model_max_pack(widest) &&
+                                common_head(count, address, size, plan.pack * access) >= 0
+                            ? access
+                            : 1;
+    /* the common head plus whole accesses, up to out's alignment; shifted: past every shift */
+    int step = out_step(plan.pack * plan.access_packs, size[0]);
+    head = aligning_head(address[0], size[0], step);
     for (int i = 1; plan.shifted && i < count; ++i)
         if (head < plan.shift[i - 1])
-            head = aligning_head(address[0], size[0], out_step(plan.pack, size[0])) +
-                   out_step(plan.pack, size[0]);
+            head = aligning_head(address[0], size[0], step) + step;
     plan.head = min_of(head, n);
     plan.packs = (n - plan.head) / plan.pack;
     for (int i = 1; plan.shifted && i < count; ++i) {
@@ -157,8 +164,8 @@ static void print_case(const char *what, int64_t n, int count, const uintptr_t a
         print_error(" %#llx (size %zu)", (unsigned long long)address[i], size[i]);
     const ew_plan_t *plans[2] = {got, want};
     for (int k = 0; k < 2 && plans[k]; ++k)
-        print_error("\n  %s pack %d head %lld packs %lld shifted %d shift %d,%d unroll %d blocks %u",
-                    k ? "want" : "got ", plans[k]->pack, (long long)plans[k]->head,
+        print_error("\n  %s pack %d x%d head %lld packs %lld shifted %d shift %d,%d unroll %d blocks %u",
+                    k ? "want" : "got ", plans[k]->pack, plans[k]->access_packs, (long long)plans[k]->head,
                     (long long)plans[k]->packs, plans[k]->shifted, plans[k]->shift[0], plans[k]->shift[1],
                     plans[k]->unroll, plans[k]->blocks);
     print_error("\n");
@@ -178,8 +185,9 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     ew_plan_t want = model_plan(n, count, address, size, sm, tps);
     ++cases;
     shifted_cases += got.shifted != 0;
-    int same = got.pack == want.pack && got.head == want.head && got.packs == want.packs &&
-               !got.shifted == !want.shifted && got.unroll == want.unroll && got.blocks == want.blocks;
+    int same = got.pack == want.pack && got.access_packs == want.access_packs && got.head == want.head &&
+               got.packs == want.packs && !got.shifted == !want.shifted && got.unroll == want.unroll &&
+               got.blocks == want.blocks;
     for (int i = 1; i < count && want.shifted; ++i)
         same = same && got.shift[i - 1] == want.shift[i - 1];
     if (!same) {
@@ -194,19 +202,25 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     const int64_t P = got.pack;
     PROPERTY(P == 1 || P == 2 || P == 4 || P == 8);
     PROPERTY((size_t)P * widest <= MAX_BYTES);
-    const int64_t step = out_step((int)P, size[0]);
+    /* runs of access_packs packs, one vector access each: only unshifted, at most 16 bytes */
+    const int64_t A = got.access_packs;
+    PROPERTY(A == 1 || (A == DIRECT_BYTE_ACCESS / 8 && !got.shifted && widest == 1));
+    PROPERTY((size_t)(P * A) * widest <= MAX_BYTES);
+    const int64_t step = out_step((int)(P * A), size[0]);
     PROPERTY(got.head >= 0 && got.head <= n && got.head < (got.shifted ? 2 * step : step));
     PROPERTY(got.packs >= 0 && got.head + got.packs * P <= n);
     int64_t tail = n - got.head - got.packs * P;
     PROPERTY(tail >= 0 && tail < (got.shifted ? 2 * P : P));
     PROPERTY(got.head <= BLOCK && tail <= BLOCK); /* one element per thread of the first block */
+    PROPERTY(n - got.head - got.packs / A * A * P <= BLOCK); /* the kernel's tail after whole runs */
     if (got.packs > 0)
         PROPERTY((address[0] + (uintptr_t)got.head * size[0]) % ((uintptr_t)step * size[0]) == 0);
     for (int i = 1; i < count && got.packs > 0; ++i) {
         int shift = got.shifted ? got.shift[i - 1] : 0;
         PROPERTY(shift >= 0 && shift < P);
-        /* the window's first aligned pack: aligned, and not before the input */
-        PROPERTY((address[i] + (uintptr_t)(got.head - shift) * size[i]) % ((uintptr_t)P * size[i]) == 0);
+        /* the window's first aligned pack (run): aligned, and not before the input */
+        PROPERTY((address[i] + (uintptr_t)(got.head - shift) * size[i]) % ((uintptr_t)(P * A) * size[i]) ==
+                 0);
         PROPERTY(got.head - shift >= 0);
         /* the last one read (one past the last body pack when shift > 0) ends inside the input */
         PROPERTY(got.head - shift + (got.packs + (shift > 0)) * P <= n);
@@ -519,6 +533,16 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.head, 125);
     assert_int_equal(plan.packs, 109); /* (1000 - 125) / 8 */
     assert_int_equal(plan.unroll, 4);
+    assert_int_equal(plan.access_packs, 2); /* both at phase 3 of 16: the kernel moves 16 bytes an access */
+    /* at phase 3 and 11: they agree at 8 bytes but not at 16, so one pack an access */
+    uintptr_t half_apart[2] = {0x10003, 0x2000b};
+    plan = ew_plan_make(1000, 2, half_apart, u8, 132, 2048);
+    assert_int_equal(plan.pack, 8);
+    assert_false(plan.shifted);
+    assert_int_equal(plan.access_packs, 1);
+    /* wider types: one pack an access */
+    plan = ew_plan_make((1 << 20) + 3, 3, aligned, f32, 132, 2048);
+    assert_int_equal(plan.access_packs, 1);
     /* fewer elements than the head needs: all of them in the head */
     plan = ew_plan_make(3, 2, bytes, u8, 132, 2048);
     assert_int_equal(plan.head, 3);

@@ -291,14 +291,16 @@ template <typename OutT, typename InT> struct Cast {
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
     // fp8 -> f16, bf16 and i16: four at once through f16 (fp8x4_to_halves).
     static constexpr bool kFromFp8Quad = kIsFp8<InT> && (kIsHalfLike<OutT> || std::is_same_v<OutT, int16_t>);
-    // 1-byte -> 1-byte casts with an fp8 side (fp8 <-> the other fp8, i8, u8, bool): an input byte
-    // has 256 values, so each block fills a table with convert()'s results (the same bits by
-    // construction) and looks codes up. Through the conversion instructions these casts were
+    // fp8 -> bool: a code is zero when its magnitude bits are (measured faster than the table, §16).
+    static constexpr bool kFp8ToBool = kIsBool<OutT> && kIsFp8<InT>;
+    // Other 1-byte -> 1-byte casts with an fp8 side (fp8 <-> the other fp8, i8, u8; bool -> fp8): an
+    // input byte has 256 values, so each block fills a table with convert()'s results (the same bits
+    // by construction) and looks codes up. Through the conversion instructions these casts were
     // compute-bound at 0.74-0.92x memcpy (bench/NOTES.md §13, §16).
-    static constexpr bool kByteTable =
-        sizeof(OutT) == 1 && sizeof(InT) == 1 && !std::is_same_v<OutT, InT> && (kIsFp8<InT> || kIsFp8<OutT>);
+    static constexpr bool kByteTable = sizeof(OutT) == 1 && sizeof(InT) == 1 && !std::is_same_v<OutT, InT> &&
+                                       !kFp8ToBool && (kIsFp8<InT> || kIsFp8<OutT>);
     static constexpr bool kHasQuad =
-        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kByteTable;
+        (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kFp8ToBool || kByteTable;
     static Cast make(const ew_launch_args_t &) { return {}; }
 
     // The block's table (a shared variable of this function: one per block and instantiation).
@@ -367,6 +369,8 @@ template <typename OutT, typename InT> struct Cast {
                     return make_uint2(__byte_perm(i0, i1, 0x5410), __byte_perm(i2, i3, 0x5410));
                 }
             }
+        } else if constexpr (kFp8ToBool) {
+            return bools_of(x & 0x7F7F7F7Fu);
         } else if constexpr (kIsBool<OutT> || kIsBool<InT>) {
             return bools_of(x);
         } else {

@@ -121,10 +121,13 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
 }
 
 /* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
- * (bench/NOTES.md §6, §13), or -1 where it never did: unary ops that do not widen a 2-byte or wider
- * input, but for 2-byte inputs narrowed to 1 byte at other phases than out. */
-static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], int shifted)
+ * (bench/NOTES.md §6, §13, §18), or -1 where it never did: unary ops that do not widen a 2-byte or
+ * wider input, but for 2-byte inputs narrowed to 1 byte at other phases than out; 1-byte types at
+ * one phase, which the direct kernel moves 16 bytes an access. */
+static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted)
 {
+    if (max_size == 1 && !shifted)
+        return -1;
     if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
         return shifted && elem_size[1] == 2 && elem_size[0] == 1 ? EW_PLAN_BULK_MIN_TILES : -1;
     return shifted ? EW_PLAN_BULK_SHIFTED_MIN_TILES : EW_PLAN_BULK_MIN_TILES;
@@ -142,7 +145,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
-    int64_t min_tiles_per_sm = always ? 0 : bulk_min_tiles_per_sm(count, elem_size, shifted);
+    int64_t min_tiles_per_sm = always ? 0 : bulk_min_tiles_per_sm(count, elem_size, max_size, shifted);
     if (min_tiles_per_sm < 0)
         return 0;
     int64_t head =
@@ -150,12 +153,13 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
 
     /* Measured shapes (bench/NOTES.md §6, §10, §17): larger tiles for binary 1-byte ops and for
      * inputs spliced into place, while the grid keeps EW_PLAN_BULK_WAVE_TILES tiles per SM (binary
-     * ops with inputs spliced: EW_PLAN_BULK_SHIFTED_WAVE_TILES); smaller ones for 2-byte inputs
-     * widened to 4 bytes. */
+     * ops on 2- to 8-byte types with inputs spliced: EW_PLAN_BULK_SHIFTED_WAVE_TILES); smaller ones
+     * for 2-byte inputs widened to 4 bytes. */
     int64_t least =
         count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes;
     int64_t bytes = least * (max_size == 1 && count == 3 ? 2 : 1) * (shifted ? 2 : 1);
-    int64_t wave_tiles = shifted && count == 3 ? EW_PLAN_BULK_SHIFTED_WAVE_TILES : EW_PLAN_BULK_WAVE_TILES;
+    int64_t wave_tiles =
+        shifted && count == 3 && max_size >= 2 ? EW_PLAN_BULK_SHIFTED_WAVE_TILES : EW_PLAN_BULK_WAVE_TILES;
     int64_t tile_packs, tile, tiles;
     for (;;) {
         tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);

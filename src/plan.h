@@ -33,7 +33,7 @@ extern "C" {
 #define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
 #endif
 #ifndef EW_PLAN_BULK_SHIFTED_WAVE_TILES
-#define EW_PLAN_BULK_SHIFTED_WAVE_TILES 64 /* the same for binary ops at other phases than out */
+#define EW_PLAN_BULK_SHIFTED_WAVE_TILES 64 /* the same for binary 2- to 8-byte ops at other phases */
 #endif
 
 #ifndef EW_PLAN_OUT_ALIGN
@@ -124,12 +124,13 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of two,
  * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes, twice
  * that for binary 1-byte ops, twice again when inputs sit at other phases than out, while that leaves
- * EW_PLAN_BULK_WAVE_TILES tiles per SM, EW_PLAN_BULK_SHIFTED_WAVE_TILES for binary ops at other phases)
- * and whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access. Returns 0, leaving
- * *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md): fewer than
- * EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), or a unary op that
- * does not widen its 2-byte or wider input (but 2-byte inputs narrowed to 1 byte at other phases than out,
- * with EW_PLAN_BULK_MIN_TILES). always: plan it whenever the grid allows. */
+ * EW_PLAN_BULK_WAVE_TILES tiles per SM, EW_PLAN_BULK_SHIFTED_WAVE_TILES for binary 2- to 8-byte ops at
+ * other phases) and whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
+ * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
+ * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), a
+ * unary op that does not widen its 2-byte or wider input (but 2-byte inputs narrowed to 1 byte at other
+ * phases than out, with EW_PLAN_BULK_MIN_TILES), or 1-byte types at one phase of the access (the direct
+ * kernel moves them 16 bytes an access). always: plan it whenever the grid allows. */
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int always, ew_plan_t *plan);
 

@@ -562,7 +562,7 @@ static void test_bulk(void **state)
 {
     (void)state;
     if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 || EW_PLAN_BULK_WAVE_TILES != 8 ||
-        EW_PLAN_BULK_SHIFTED_WAVE_TILES != 64 || OUT_ALIGN != 128) {
+        EW_PLAN_BULK_SHIFTED_WAVE_TILES != 64 || EW_PLAN_BULK_BYTE_ACCESS != 16 || OUT_ALIGN != 128) {
         printf("# hand-checked bulk plans assume the default EW_PLAN_BULK_* knobs\n");
         skip();
     }
@@ -622,17 +622,30 @@ static void test_bulk(void **state)
     assert_int_equal(plan.tile_packs, 8);
     assert_int_equal(plan.head, 125);
     assert_int_equal(plan.blocks, 4096); /* (2^26 - 125) / 16384 -> 4096 tiles */
-    /* the same at out's phase 8: not shifted, 8 KiB tiles (unary), and the head is the rest of the line */
+    /* the same at out's phase 8: one phase, so the direct kernel's; when forced, 8 KiB tiles (unary),
+     * and the head is the rest of the line */
     uintptr_t half_access[2] = {0x10008, 0x20008};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 1, &plan));
     assert_int_equal(plan.head, 120);
     assert_int_equal(plan.tile_packs, 4);
-    /* binary 1-byte ops: 16 KiB of inputs a tile, 8 KiB each */
+    assert_int_equal(plan.access_packs, 2);
+    /* at phases 8 apart the 16-byte accesses disagree: bulk, spliced */
+    uintptr_t half_apart[2] = {0x10008, 0x20000};
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_apart, u8, 132, 8192, 0, &plan));
+    /* binary 1-byte ops, forced: 16 KiB of inputs a tile, 8 KiB each */
     size_t u8_3[3] = {1, 1, 1};
     uintptr_t bytes_3[3] = {0x10000, 0x20000, 0x30000};
-    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 1, &plan));
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 8192);
+    /* and at other phases: 32 KiB, capped at 16 KiB of each input (8 packs a thread); binary 1-byte ops
+     * keep the larger tile while 8 tiles per SM remain, not 64 */
+    uintptr_t bytes_3_phases[3] = {0x10000, 0x20001, 0x30002};
+    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3_phases, u8_3, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 8);
+    assert_int_equal(plan.blocks, 4096);
     /* f16 -> f32: half the tile, 4 KiB of f16 */
     size_t f32_f16[2] = {4, 2};
     assert_true(ew_plan_make_bulk(1 << 26, 2, aligned, f32_f16, 132, 8192, 0, &plan));

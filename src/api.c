@@ -371,8 +371,9 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         address[i] = (uintptr_t)operands[i].address;
         elem_size[i] = operands[i].elem_size;
     }
-    args->plan = ew_plan_choose(args->n, count, address, elem_size, handle->sm_count,
-                                handle->max_threads_per_sm, handle->bulk_copy, handle->bulk_tile_bytes);
+    args->plan =
+        ew_plan_choose(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm,
+                       handle->bulk_copy, handle->bulk_tile_bytes, launcher->block_table);
     const ew_plan_t *plan = &args->plan;
     ew_launch_fn launch = plan->bulk      ? launcher->bulk
                           : plan->shifted ? launcher->shifted

@@ -35,6 +35,7 @@ typedef struct {
     ew_launch_fn by_pack[EW_PACK_WIDTHS];
     ew_launch_fn shifted;
     ew_launch_fn bulk;
+    int block_table; /* the functor fills a table per block (the plan's EW_PLAN_BULK_TABLE) */
 } ew_launcher_t;
 
 /* The entry for op on (out_dtype, in_dtype), or NULL when the catalogue lacks it. Values outside

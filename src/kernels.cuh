@@ -332,6 +332,7 @@ template <typename F> constexpr ew_launcher_t make_launcher()
         if constexpr (words_in)
             launcher.shifted = &launch<F, widest_pack, true>;
         launcher.bulk = &launch_bulk<F, widest_pack>;
+        launcher.block_table = kHasTable<F>;
     }
     return launcher;
 }

@@ -121,12 +121,14 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
 }
 
 /* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
- * (bench/NOTES.md §6, §13, §18), or -1 where it never did: unary ops that do not widen a 2-byte or
+ * (bench/NOTES.md §6, §13, §17), or -1 where it never did: unary ops that do not widen a 2-byte or
  * wider input, but for 2-byte inputs narrowed to 1 byte at other phases than out; 1-byte types at
- * one phase, which the direct kernel moves 16 bytes an access. */
-static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted)
+ * one phase, which the direct kernel moves 16 bytes an access, unless a table per block costs the
+ * direct kernel's smaller blocks more. */
+static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted,
+                                     int block_table)
 {
-    if (max_size == 1 && !shifted)
+    if (max_size == 1 && !shifted && !block_table)
         return -1;
     if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
         return shifted && elem_size[1] == 2 && elem_size[0] == 1 ? EW_PLAN_BULK_MIN_TILES : -1;
@@ -134,8 +136,9 @@ static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t
 }
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
-                      int tile_input_bytes, int always, ew_plan_t *plan)
+                      int tile_input_bytes, int flags, ew_plan_t *plan)
 {
+    const int always = flags & EW_PLAN_BULK_FORCE;
     size_t max_size = widest(count, elem_size), input_bytes = 0;
     for (int i = 1; i < count; ++i)
         input_bytes += elem_size[i];
@@ -145,7 +148,8 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
-    int64_t min_tiles_per_sm = always ? 0 : bulk_min_tiles_per_sm(count, elem_size, max_size, shifted);
+    int64_t min_tiles_per_sm =
+        always ? 0 : bulk_min_tiles_per_sm(count, elem_size, max_size, shifted, flags & EW_PLAN_BULK_TABLE);
     if (min_tiles_per_sm < 0)
         return 0;
     int64_t head =
@@ -184,12 +188,13 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
 
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                          int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
-                         int tile_input_bytes)
+                         int tile_input_bytes, int block_table)
 {
     ew_plan_t plan;
+    int flags =
+        (bulk_mode == EW_PLAN_BULK_ALWAYS ? EW_PLAN_BULK_FORCE : 0) | (block_table ? EW_PLAN_BULK_TABLE : 0);
     if (bulk_mode != EW_PLAN_BULK_OFF &&
-        ew_plan_make_bulk(n, count, address, elem_size, sm_count, tile_input_bytes,
-                          bulk_mode == EW_PLAN_BULK_ALWAYS, &plan))
+        ew_plan_make_bulk(n, count, address, elem_size, sm_count, tile_input_bytes, flags, &plan))
         return plan;
     return ew_plan_make(n, count, address, elem_size, sm_count, max_threads_per_sm);
 }

@@ -130,15 +130,20 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), a
  * unary op that does not widen its 2-byte or wider input (but 2-byte inputs narrowed to 1 byte at other
  * phases than out, with EW_PLAN_BULK_MIN_TILES), or 1-byte types at one phase of the access (the direct
- * kernel moves them 16 bytes an access). always: plan it whenever the grid allows. */
+ * kernel moves them 16 bytes an access), unless the op fills a table per block. flags: EW_PLAN_BULK_*. */
+enum {
+    EW_PLAN_BULK_FORCE = 1, /* plan it whenever the grid allows (tests) */
+    EW_PLAN_BULK_TABLE = 2  /* the op fills a table per block, which the bulk kernel's tiles amortize */
+};
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
-                      int tile_input_bytes, int always, ew_plan_t *plan);
+                      int tile_input_bytes, int flags, ew_plan_t *plan);
 
 /* The plan of one call: the bulk-copy kernel's (plan.bulk set) where bulk_mode allows it and
- * ew_plan_make_bulk takes the call, else the direct kernel's (ew_plan_make). */
+ * ew_plan_make_bulk takes the call, else the direct kernel's (ew_plan_make). block_table: the op
+ * fills a table per block (EW_PLAN_BULK_TABLE). */
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                          int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
-                         int tile_input_bytes);
+                         int tile_input_bytes, int block_table);
 
 #ifdef __cplusplus
 }

@@ -626,10 +626,18 @@ static void test_bulk(void **state)
      * and the head is the rest of the line */
     uintptr_t half_access[2] = {0x10008, 0x20008};
     assert_false(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
-    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 1, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.head, 120);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.access_packs, 2);
+    /* ops with a table per block keep the bulk kernel there, from 24 tiles per SM (3168 of 8192) */
+    ew_plan_t table = {.pack = -1};
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_TABLE, &table));
+    assert_memory_equal(&table, &plan, sizeof plan);
+    assert_true(
+        ew_plan_make_bulk(120 + 3168 * 8192, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_TABLE, &plan));
+    assert_false(
+        ew_plan_make_bulk(120 + 3167 * 8192, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_TABLE, &plan));
     /* at phases 8 apart the 16-byte accesses disagree: bulk, spliced */
     uintptr_t half_apart[2] = {0x10008, 0x20000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, half_apart, u8, 132, 8192, 0, &plan));
@@ -731,18 +739,26 @@ static void test_choose(void **state)
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k) {
         int64_t n = ns[k];
         ew_plan_t direct = ew_plan_make(n, 3, aligned, f32, 132, 2048);
-        ew_plan_t off = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_OFF, 8192);
+        ew_plan_t off = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_OFF, 8192, 0);
         assert_memory_equal(&off, &direct, sizeof off);
-        ew_plan_t bulk, always = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_ALWAYS, 8192);
+        ew_plan_t bulk, always = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_ALWAYS, 8192, 0);
         assert_true(ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 1, &bulk));
         assert_memory_equal(&always, &bulk, sizeof bulk);
-        ew_plan_t automatic = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192);
+        ew_plan_t automatic = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
         int taken = ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 0, &bulk);
         assert_int_equal(automatic.bulk, taken);
         assert_memory_equal(&automatic, taken ? &bulk : &direct, sizeof automatic);
     }
+    /* 1-byte types at one phase: the direct kernel's 16-byte accesses, but the bulk kernel for ops
+     * with a table per block */
+    size_t u8[2] = {1, 1};
+    ew_plan_t bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
+    assert_false(bytes.bulk);
+    assert_int_equal(bytes.access_packs, 2);
+    bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1);
+    assert_true(bytes.bulk);
     /* a unary op the bulk kernel leaves to the direct one, even at the largest n */
-    ew_plan_t relu = ew_plan_choose(1 << 26, 2, aligned, f32_f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192);
+    ew_plan_t relu = ew_plan_choose(1 << 26, 2, aligned, f32_f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
     assert_false(relu.bulk);
     assert_int_equal(relu.pack, 4);
 }

@@ -234,8 +234,15 @@ def judge(results, bit_exact):
             raw,
             ew - raw,
         )
-        if "cub" in results.host:
-            detail += "; CUB %.3f µs" % results.host["cub"]
+        # CUB's figures come from the CUB peer's own process: set against that process's raw launch.
+        cub, raw_cub = results.host.get("cub"), results.host.get("raw_cub")
+        if cub is not None and raw_cub is not None:
+            detail += "; CUB %.3f µs, +%.3f µs over a raw cudaLaunchKernel in its own process" % (
+                cub,
+                cub - raw_cub,
+            )
+        elif cub is not None:
+            detail += "; CUB %.3f µs" % cub
     else:
         status, detail = "not measured", "no host-overhead rows"
     targets.append((5, "host time per call at n = 1024 ≤ raw launch + 0.15 µs", status, detail, []))

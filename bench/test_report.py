@@ -15,44 +15,21 @@ import report  # noqa: E402
 N26, N22 = 1 << 26, 1 << 22
 
 
+def row(impl, op, out, inp, n, offsets, us=1.0, gbps=0.0):
+    """One CSV row as report.read_rows returns it."""
+    keys = ("impl", "op", "out_dtype", "in_dtype", "n", "offsets", "us", "gbps", "vs_memcpy")
+    return dict(zip(keys, (impl, op, out, inp, n, offsets, us, float(gbps), "0")))
+
+
 def case(op, out, inp, n, offsets, ew, memcpy=None, cub=None, torch=None):
     """Rows of one case: the library's GB/s and, where given, memcpy's and the peers'."""
-    rows = []
-    for impl, gbps in (("ew", ew), ("memcpy", memcpy), ("cub", cub), ("torch", torch)):
-        if gbps is not None:
-            rows.append(
-                {
-                    "impl": impl,
-                    "op": op,
-                    "out_dtype": out,
-                    "in_dtype": inp,
-                    "n": n,
-                    "offsets": offsets,
-                    "us": 1.0,
-                    "gbps": float(gbps),
-                    "vs_memcpy": "0",
-                }
-            )
-    return rows
+    measured = (("ew", ew), ("memcpy", memcpy), ("cub", cub), ("torch", torch))
+    return [row(impl, op, out, inp, n, offsets, gbps=gbps) for impl, gbps in measured if gbps is not None]
 
 
 def host(ew, raw):
-    rows = []
-    for impl, us in (("ew", ew), ("raw", raw)):
-        rows.append(
-            {
-                "impl": impl,
-                "op": "add",
-                "out_dtype": "f32",
-                "in_dtype": "f32",
-                "n": 1024,
-                "offsets": "host",
-                "us": us,
-                "gbps": 0.0,
-                "vs_memcpy": "0",
-            }
-        )
-    return rows
+    """Host-overhead rows: µs per call of ew_binary and of a raw launch."""
+    return [row(impl, "add", "f32", "f32", 1024, "host", us=us) for impl, us in (("ew", ew), ("raw", raw))]
 
 
 def verdicts(rows, bit_exact=True):

@@ -32,6 +32,10 @@ def host(ew, raw):
     return [row(impl, "add", "f32", "f32", 1024, "host", us=us) for impl, us in (("ew", ew), ("raw", raw))]
 
 
+def add_f32(n, offsets, *gbps):
+    return case("add", "f32", "f32", n, offsets, *gbps)
+
+
 def verdicts(rows, bit_exact=True):
     """{target number: status}"""
     return {t[0]: t[2] for t in report.judge(report.Results(rows), bit_exact)}
@@ -39,17 +43,17 @@ def verdicts(rows, bit_exact=True):
 
 class Targets(unittest.TestCase):
     def test_1_needs_the_best_peer_and_two_percent_over_memcpy(self):
-        self.assertEqual(verdicts(case("add", "f32", "f32", N26, "aligned", 4300, 4200, 4290, 4250))[1], "met")
+        self.assertEqual(verdicts(add_f32(N26, "aligned", 4300, 4200, 4290, 4250))[1], "met")
         # 1.019x memcpy
-        self.assertEqual(verdicts(case("add", "f32", "f32", N26, "aligned", 4280, 4200, 4270))[1], "missed")
+        self.assertEqual(verdicts(add_f32(N26, "aligned", 4280, 4200, 4270))[1], "missed")
         # 1.0238x memcpy but under CUB
-        self.assertEqual(verdicts(case("add", "f32", "f32", N26, "aligned", 4300, 4200, 4301))[1], "missed")
+        self.assertEqual(verdicts(add_f32(N26, "aligned", 4300, 4200, 4301))[1], "missed")
         # only n >= 2^26 counts
-        self.assertEqual(verdicts(case("add", "f32", "f32", N22, "aligned", 1000, 4200, 4301))[1], "not measured")
+        self.assertEqual(verdicts(add_f32(N22, "aligned", 1000, 4200, 4301))[1], "not measured")
 
     def test_2_needs_the_best_peer_from_2_20_to_2_24(self):
-        self.assertEqual(verdicts(case("add", "f32", "f32", N22, "aligned", 3000, None, 3000, 2900))[2], "met")
-        self.assertEqual(verdicts(case("add", "f32", "f32", N22, "aligned", 2999, None, 3000))[2], "missed")
+        self.assertEqual(verdicts(add_f32(N22, "aligned", 3000, None, 3000, 2900))[2], "met")
+        self.assertEqual(verdicts(add_f32(N22, "aligned", 2999, None, 3000))[2], "missed")
 
     def test_3_compares_1_byte_types_with_pytorch_only(self):
         rows = case("add", "i8", "i8", N26, "aligned", 4000, 3900, cub=4100, torch=3999)
@@ -59,10 +63,10 @@ class Targets(unittest.TestCase):
         self.assertEqual(verdicts(rows)[3], "missed")
 
     def test_4_holds_misaligned_calls_to_0_97_of_aligned_and_to_bit_exact(self):
-        aligned = case("add", "f32", "f32", N26, "aligned", 4000)
-        self.assertEqual(verdicts(aligned + case("add", "f32", "f32", N26, "mixed", 3880))[4], "met")
-        self.assertEqual(verdicts(aligned + case("add", "f32", "f32", N26, "mixed", 3879))[4], "missed")
-        rows = aligned + case("add", "f32", "f32", N26, "same", 4000)
+        aligned = add_f32(N26, "aligned", 4000)
+        self.assertEqual(verdicts(aligned + add_f32(N26, "mixed", 3880))[4], "met")
+        self.assertEqual(verdicts(aligned + add_f32(N26, "mixed", 3879))[4], "missed")
+        rows = aligned + add_f32(N26, "same", 4000)
         self.assertEqual(verdicts(rows, bit_exact=False)[4], "missed")
 
     def test_5_allows_0_15_us_over_a_raw_launch(self):

@@ -347,27 +347,23 @@ template <typename OutT, typename InT> struct Cast {
             return codes[x & 0xFFu] | codes[x >> 8 & 0xFFu] << 8 | codes[x >> 16 & 0xFFu] << 16 |
                    static_cast<uint32_t>(codes[x >> 24]) << 24;
         } else if constexpr (kFromFp8Quad) {
-            if constexpr (std::is_same_v<InT, F8E4M3> && !EW_HAS_FP8_CVT) {
+            // Below cc 8.9 e4m3 has no f16 instruction; a NaN lane takes convert()'s canonical widening.
+            if ((std::is_same_v<InT, F8E4M3> && !EW_HAS_FP8_CVT) || bytes_from<kFp8Nan<InT>>(x) != 0)
                 return each_of(x);
-            } else {
-                if (bytes_from<kFp8Nan<InT>>(x) != 0)
-                    return each_of(x);
-                const uint2 halves = fp8x4_to_halves<InT>(x);
-                if constexpr (std::is_same_v<OutT, __half>) {
-                    return halves;
-                } else if constexpr (std::is_same_v<OutT, __nv_bfloat16>) {
-                    // Exact in f32, so the bf16 is the f32's top half.
-                    const float2 low = __half22float2(bits_as<__half2>(halves.x));
-                    const float2 high = __half22float2(bits_as<__half2>(halves.y));
-                    return make_uint2(__byte_perm(__float_as_uint(low.x), __float_as_uint(low.y), 0x7632),
-                                      __byte_perm(__float_as_uint(high.x), __float_as_uint(high.y), 0x7632));
-                } else { // i16: the low half of the truncated i32 (infinities saturate alike)
-                    const __half2 low = bits_as<__half2>(halves.x), high = bits_as<__half2>(halves.y);
-                    const uint32_t i0 = __half2int_rz(__low2half(low)), i1 = __half2int_rz(__high2half(low));
-                    const uint32_t i2 = __half2int_rz(__low2half(high)),
-                                   i3 = __half2int_rz(__high2half(high));
-                    return make_uint2(__byte_perm(i0, i1, 0x5410), __byte_perm(i2, i3, 0x5410));
-                }
+            const uint2 halves = fp8x4_to_halves<InT>(x);
+            if constexpr (std::is_same_v<OutT, __half>) {
+                return halves;
+            } else if constexpr (std::is_same_v<OutT, __nv_bfloat16>) {
+                // Exact in f32, so the bf16 is the f32's top half.
+                const float2 low = __half22float2(bits_as<__half2>(halves.x));
+                const float2 high = __half22float2(bits_as<__half2>(halves.y));
+                return make_uint2(__byte_perm(__float_as_uint(low.x), __float_as_uint(low.y), 0x7632),
+                                  __byte_perm(__float_as_uint(high.x), __float_as_uint(high.y), 0x7632));
+            } else { // i16: the low half of the truncated i32 (infinities saturate alike)
+                const __half2 low = bits_as<__half2>(halves.x), high = bits_as<__half2>(halves.y);
+                const uint32_t i0 = __half2int_rz(__low2half(low)), i1 = __half2int_rz(__high2half(low));
+                const uint32_t i2 = __half2int_rz(__low2half(high)), i3 = __half2int_rz(__high2half(high));
+                return make_uint2(__byte_perm(i0, i1, 0x5410), __byte_perm(i2, i3, 0x5410));
             }
         } else if constexpr (kFp8ToBool) {
             return bools_of(x & 0x7F7F7F7Fu);

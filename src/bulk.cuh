@@ -42,13 +42,13 @@ template <typename Run> __device__ __forceinline__ Run load_staged(const unsigne
 // The run of A packs at element e of the tile out of shared memory. Aligned runs are one vector
 // load; others are spliced from the two aligned runs around them (runs of whole words) or read
 // element by element.
-template <typename T, int P, int A>
-__device__ __forceinline__ PackRun<T, P, A> read_staged(const StagedInput &in, int e)
+template <typename T, int P, int A, typename Run = PackRun<T, P, A>>
+__device__ __forceinline__ Run read_staged(const StagedInput &in, int e)
 {
+    static_assert(sizeof(Run) == sizeof(PackRun<T, P, A>));
     if constexpr (std::is_same_v<T, NoInput>) {
         return {};
     } else {
-        using Run = PackRun<T, P, A>;
         constexpr int kRunBytes = sizeof(Run);
         const int byte = in.offset + e * static_cast<int>(sizeof(T));
         const int shift = byte & (kRunBytes - 1);
@@ -57,8 +57,8 @@ __device__ __forceinline__ PackRun<T, P, A> read_staged(const StagedInput &in, i
             return load_staged<Run>(aligned);
         if constexpr (kRunBytes % 4 == 0) {
             using Words = WordPack<kRunBytes / 4>;
-            return splice_words<Run>(load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes),
-                                     shift);
+            return splice_words<Run, kStorageSize<T> % 4 == 0>(
+                load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes), shift);
         } else {
             Run result;
             auto *bytes = reinterpret_cast<unsigned char *>(&result);
@@ -202,17 +202,17 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 
     // A packs per access; the plan makes tile_packs a multiple of A and aligns out to the access.
     constexpr int A = EW_PLAN_BULK_ACCESS_PACKS(kWidestElement<F>);
-    using OutRun = PackRun<typename F::Out, P, A>;
+    using OutRun = RunOf<F, P, A, typename F::Out>;
+    using In1Run = RunOf<F, P, A, In1>;
+    using In2Run = RunOf<F, P, A, In2>;
     auto *out_tile = out + first;
     for (int u = 0; u < plan.tile_packs / A; ++u) {
         const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
         if (e + P * A <= count) {
-            const PackRun<In1, P, A> x = read_staged<In1, P, A>(staged_a, e);
-            const PackRun<In2, P, A> y = read_staged<In2, P, A>(staged_b, e);
+            const In1Run x = read_staged<In1, P, A, In1Run>(staged_a, e);
+            const In2Run y = read_staged<In2, P, A, In2Run>(staged_b, e);
             OutRun result;
-#pragma unroll
-            for (int j = 0; j < A; ++j)
-                apply_pack(f, result.pack[j], x.pack[j], y.pack[j]);
+            apply_run<F, P, A>(f, result, x, y);
             store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
         } else {
             for (int k = e; k < count; ++k)

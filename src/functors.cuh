@@ -75,18 +75,30 @@ __device__ __forceinline__ uint32_t bools_of(uint32_t bytes) { return __vcmpne4(
 template <typename T>
 inline constexpr bool kIsByteInteger = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
 
+#ifndef EW_TUNE_BYTE_ADD_WORDS
+#define EW_TUNE_BYTE_ADD_WORDS 0 /* 1: i8/u8 add in byte lanes of a word (bench/NOTES.md §2, §15, §18) */
+#endif
+
 template <typename T> struct Add {
     using Out = T;
     using In1 = T;
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
-    // Bools only: i8 add in byte lanes of a word ran 4-14% slower on the H200 than bytewise, through
-    // __vadd4 and through masks (bench/NOTES.md §2, §15).
-    static constexpr bool kHasQuad = kIsBool<T>;
+    // i8 add in byte lanes of a word ran 4-14% slower on the H200 than bytewise, through __vadd4 and
+    // through masks, while runs went through byte arrays (bench/NOTES.md §2, §15, §18).
+    static constexpr bool kHasQuad = kIsBool<T> || (EW_TUNE_BYTE_ADD_WORDS && kIsByteInteger<T>);
     static Add make(const ew_launch_args_t &) { return {}; }
 
-    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const { return bools_of(a | b); }
+    // Bytes wrap: the low seven bits of each lane add without a carry out of it, the top bit is the
+    // sum's parity.
+    __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
+    {
+        if constexpr (kIsBool<T>)
+            return bools_of(a | b);
+        else
+            return ((a & 0x7F7F7F7Fu) + (b & 0x7F7F7F7Fu)) ^ ((a ^ b) & 0x80808080u);
+    }
 
     __device__ __forceinline__ T operator()(T a, T b) const
     {

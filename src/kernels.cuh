@@ -129,8 +129,9 @@ template <int Words> struct alignas(4 * Words) WordPack {
 };
 
 // The Result (a pack, or packs) that starts shift_bytes into the aligned words lo and runs on into
-// hi, with byte permutes.
-template <typename Result, int Words>
+// hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and bit,
+// no run-time register indexing), then byte permutes, which shifts of whole words skip.
+template <typename Result, bool WholeWordShift, int Words>
 __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
                                                int shift_bytes)
 {
@@ -141,33 +142,72 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
         joined[k] = lo.w[k];
         joined[Words + k] = hi.w[k];
     }
-    // Word (shift_bytes / 4 + k) without run-time register indexing, then the byte shift.
     const int word_shift = shift_bytes >> 2;
+#pragma unroll
+    for (int bit = Words / 2; bit >= 1; bit /= 2) {
+#pragma unroll
+        for (int k = 0; k + bit < 2 * Words; ++k)
+            joined[k] = (word_shift & bit) ? joined[k + bit] : joined[k];
+    }
     const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
     WordPack<Words> spliced;
 #pragma unroll
-    for (int k = 0; k < Words; ++k) {
-        uint32_t low = joined[k], high = joined[k + 1];
-#pragma unroll
-        for (int j = 1; j < Words; ++j)
-            if (word_shift == j) {
-                low = joined[k + j];
-                high = joined[k + j + 1];
-            }
-        spliced.w[k] = __byte_perm(low, high, selector);
-    }
+    for (int k = 0; k < Words; ++k)
+        spliced.w[k] = WholeWordShift ? joined[k] : __byte_perm(joined[k], joined[k + 1], selector);
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
+}
+
+#ifndef EW_TUNE_WORDWISE
+#define EW_TUNE_WORDWISE 1 /* 0: wordwise functors' runs go through the packs' byte arrays (§18) */
+#endif
+
+// Functors whose quad form takes every input as whole words of four 1-byte elements, at packs of
+// whole words: their runs stay in word registers from load to store. Through the packs' byte arrays
+// the compiler split each word into bytes and joined them again, about 70 instructions per 16 bytes
+// of a binary op in the bulk kernel's SASS (bench/NOTES.md §18).
+template <typename F, int P>
+inline constexpr bool kWordwise = EW_TUNE_WORDWISE &&F::kHasQuad &&P % 4 == 0 &&
+                                  kStorageSize<typename F::In1> == 1 && kStorageSize<typename F::In2> == 1;
+
+// What a thread holds of A packs of an input or of out: words for wordwise functors, else the packs.
+template <typename F, int P, int A, typename T>
+using RunOf = std::conditional_t<kWordwise<F, P> && !std::is_same_v<T, NoInput>,
+                                 WordPack<P * A *static_cast<int>(kStorageSize<T>) / 4>, PackRun<T, P, A>>;
+
+// The functor on one run of A packs.
+template <typename F, int P, int A>
+__device__ __forceinline__ void apply_run(const F &f, RunOf<F, P, A, typename F::Out> &out,
+                                          const RunOf<F, P, A, typename F::In1> &a,
+                                          const RunOf<F, P, A, typename F::In2> &b)
+{
+    if constexpr (kWordwise<F, P>) {
+#pragma unroll
+        for (int k = 0; k < P * A / 4; ++k) {
+            const auto result = [&] {
+                if constexpr (std::is_same_v<typename F::In2, NoInput>)
+                    return f.quad(a.w[k]);
+                else
+                    return f.quad(a.w[k], b.w[k]);
+            }();
+            static_assert(sizeof result == 4 * sizeof(typename F::Out)); // a word, or two for 2-byte outs
+            memcpy(&out.w[k * sizeof(typename F::Out)], &result, sizeof result);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < A; ++j)
+            apply_pack(f, out.pack[j], a.pack[j], b.pack[j]);
+    }
 }
 
 // Reads input runs of A packs (A > 1 only unshifted). Aligned: run i of the input. Shifted: the
 // pack that starts shift bytes into aligned pack i, spliced from aligned packs i and i + 1 with byte
 // permutes, so that every memory access stays a whole aligned pack whatever the input's misalignment
 // relative to out.
-template <typename T, int P, bool Shifted, int A = 1> struct PackReader {
+template <typename T, int P, bool Shifted, int A = 1, typename Run = PackRun<T, P, A>> struct PackReader {
     static_assert(A == 1 || !Shifted);
-    using Run = PackRun<T, P, A>;
+    static_assert(sizeof(Run) == sizeof(PackRun<T, P, A>));
     static constexpr int kWords = (sizeof(Run) + 3) / 4;
     const T *base; // the input at the body's first element; for Shifted, rounded down to a pack
     int shift_bytes;
@@ -189,7 +229,7 @@ template <typename T, int P, bool Shifted, int A = 1> struct PackReader {
                 lo = load_pack(words + i);
                 hi = load_pack(words + i + 1); // the plan keeps it inside the input
             }
-            return splice_words<Run>(lo, hi, shift_bytes);
+            return splice_words<Run, kStorageSize<T> % 4 == 0>(lo, hi, shift_bytes);
         }
     }
 };
@@ -222,15 +262,18 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     if (thread < head)
         out[thread] = apply(f, a[thread], load(b, thread));
 
-    auto *out_runs = reinterpret_cast<PackRun<Out, P, A> *>(out + head);
-    const PackReader<In1, P, Shifted, A> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
-                                                body.shift_bytes[0]};
-    const PackReader<In2, P, Shifted, A> read_b{
+    using OutRun = RunOf<F, P, A, Out>;
+    using In1Run = RunOf<F, P, A, In1>;
+    using In2Run = RunOf<F, P, A, In2>;
+    auto *out_runs = reinterpret_cast<OutRun *>(out + head);
+    const PackReader<In1, P, Shifted, A, In1Run> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
+                                                        body.shift_bytes[0]};
+    const PackReader<In2, P, Shifted, A, In2Run> read_b{
         std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>,
         body.shift_bytes[1]};
     for (int64_t first = thread; first < runs; first += threads * Unroll) {
-        PackRun<In1, P, A> a_in[Unroll];
-        PackRun<In2, P, A> b_in[Unroll];
+        In1Run a_in[Unroll];
+        In2Run b_in[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
@@ -241,10 +284,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
             if (i < runs) {
-                PackRun<Out, P, A> result;
-#pragma unroll
-                for (int j = 0; j < A; ++j)
-                    apply_pack(f, result.pack[j], a_in[u].pack[j], b_in[u].pack[j]);
+                OutRun result;
+                apply_run<F, P, A>(f, result, a_in[u], b_in[u]);
                 store_pack(out_runs + i, result);
             }
         }

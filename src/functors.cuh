@@ -76,7 +76,7 @@ template <typename T>
 inline constexpr bool kIsByteInteger = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
 
 #ifndef EW_TUNE_BYTE_ADD_WORDS
-#define EW_TUNE_BYTE_ADD_WORDS 0 /* 1: i8/u8 add in byte lanes of a word (bench/NOTES.md §2, §15, §18) */
+#define EW_TUNE_BYTE_ADD_WORDS 1 /* 0: i8/u8 add bytewise (bench/NOTES.md §2, §15, §18) */
 #endif
 
 template <typename T> struct Add {
@@ -85,8 +85,8 @@ template <typename T> struct Add {
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
-    // i8 add in byte lanes of a word ran 4-14% slower on the H200 than bytewise, through __vadd4 and
-    // through masks, while runs went through byte arrays (bench/NOTES.md §2, §15, §18).
+    // i8/u8 in byte lanes of a word: slower than bytewise while runs went through byte arrays (§2,
+    // §15), faster since they stay words (bench/NOTES.md §18).
     static constexpr bool kHasQuad = kIsBool<T> || (EW_TUNE_BYTE_ADD_WORDS && kIsByteInteger<T>);
     static Add make(const ew_launch_args_t &) { return {}; }
 

@@ -162,7 +162,7 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
         memcpy(&result, &spliced, sizeof result);
         return result;
     }
-#endif
+#else
 #pragma unroll
     for (int bit = Words / 2; bit >= 1; bit /= 2) {
 #pragma unroll
@@ -177,6 +177,7 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
+#endif
 }
 
 #ifndef EW_TUNE_WORDWISE
@@ -188,8 +189,9 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
 // the compiler split each word into bytes and joined them again, about 70 instructions per 16 bytes
 // of a binary op in the bulk kernel's SASS (bench/NOTES.md §18).
 template <typename F, int P>
-inline constexpr bool kWordwise = EW_TUNE_WORDWISE &&F::kHasQuad &&P % 4 == 0 &&
-                                  kStorageSize<typename F::In1> == 1 && kStorageSize<typename F::In2> == 1;
+inline constexpr bool
+    kWordwise = static_cast<bool>(EW_TUNE_WORDWISE) && F::kHasQuad &&
+                (P % 4 == 0) && kStorageSize<typename F::In1> == 1 && kStorageSize<typename F::In2> == 1;
 
 // What a thread holds of A packs of an input or of out: words for wordwise functors, else the packs.
 template <typename F, int P, int A, typename T>

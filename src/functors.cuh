@@ -75,10 +75,6 @@ __device__ __forceinline__ uint32_t bools_of(uint32_t bytes) { return __vcmpne4(
 template <typename T>
 inline constexpr bool kIsByteInteger = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
 
-#ifndef EW_TUNE_BYTE_ADD_WORDS
-#define EW_TUNE_BYTE_ADD_WORDS 1 /* 0: i8/u8 add bytewise (bench/NOTES.md §2, §15, §18) */
-#endif
-
 template <typename T> struct Add {
     using Out = T;
     using In1 = T;
@@ -87,7 +83,7 @@ template <typename T> struct Add {
     static constexpr bool kHasPair = kIsHalfLike<T>;
     // i8/u8 in byte lanes of a word: slower than bytewise while runs went through byte arrays (§2,
     // §15), faster since they stay words (bench/NOTES.md §18).
-    static constexpr bool kHasQuad = kIsBool<T> || (EW_TUNE_BYTE_ADD_WORDS && kIsByteInteger<T>);
+    static constexpr bool kHasQuad = kIsBool<T> || kIsByteInteger<T>;
     static Add make(const ew_launch_args_t &) { return {}; }
 
     // Bytes wrap: the low seven bits of each lane add without a carry out of it, the top bit is the

@@ -143,26 +143,6 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
         joined[Words + k] = hi.w[k];
     }
     const int word_shift = shift_bytes >> 2;
-#if EW_TUNE_SPLICE_OLD
-    {
-        const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
-        WordPack<Words> spliced;
-#pragma unroll
-        for (int k = 0; k < Words; ++k) {
-            uint32_t low = joined[k], high = joined[k + 1];
-#pragma unroll
-            for (int j = 1; j < Words; ++j)
-                if (word_shift == j) {
-                    low = joined[k + j];
-                    high = joined[k + j + 1];
-                }
-            spliced.w[k] = __byte_perm(low, high, selector);
-        }
-        Result result;
-        memcpy(&result, &spliced, sizeof result);
-        return result;
-    }
-#else
 #pragma unroll
     for (int bit = Words / 2; bit >= 1; bit /= 2) {
 #pragma unroll
@@ -177,7 +157,6 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
-#endif
 }
 
 #ifndef EW_TUNE_WORDWISE

@@ -556,8 +556,8 @@ static void test_hand_checked(void **state)
 
 /* Bulk-copy plans: out's head peeled to a 128-byte line (EW_PLAN_OUT_ALIGN), one tile of 256
  * threads x tile_packs packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes,
- * doubled for binary 1-byte ops and for inputs at other phases than out), and the cases the direct
- * kernel keeps. H200 figures: 132 SMs. */
+ * doubled for binary 1-byte ops, halved for inputs at other phases than out where the grid is
+ * short of tiles), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
 static void test_bulk(void **state)
 {
     (void)state;
@@ -587,16 +587,21 @@ static void test_bulk(void **state)
     /* always: any n the grid holds */
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, &plan));
     assert_int_equal(plan.blocks, 1025);
-    /* inputs at other phases: 16 KiB tiles (2 packs a thread) while 64 tiles per SM remain (8448
-     * tiles of 2048 after the head of 31), else 8 KiB; and one tile per SM is enough */
-    assert_true(ew_plan_make_bulk(31 + 8448 * 2048, 3, phases, f32, 132, 8192, 0, &plan));
+    /* inputs at other phases, 8 KiB of inputs a tile: 1024 elements, as aligned; one tile per SM is
+     * enough */
+    assert_true(ew_plan_make_bulk(1 << 26, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.head, 31);
+    assert_int_equal(plan.tile_packs, 1);
+    /* with 16 KiB: 2 packs a thread while 64 tiles per SM remain (8448 tiles of 2048 after the head
+     * of 31), else half that */
+    assert_true(ew_plan_make_bulk(31 + 8448 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 8448);
-    assert_true(ew_plan_make_bulk(31 + 8447 * 2048, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(31 + 8447 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.blocks, 2 * 8447);
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 16384, 0, &plan));
     assert_int_equal(plan.tile_packs, 1); /* 512 tiles of 2048 would be under 8 per SM */
     assert_int_equal(plan.blocks, 1024);
     assert_int_equal(plan.packs, 262137); /* (2^20 + 3 - 31) / 4 */
@@ -609,19 +614,24 @@ static void test_bulk(void **state)
     uintptr_t same_phase[2] = {0x1000, 0x2000}, other_phase[2] = {0x1001, 0x2000};
     assert_false(ew_plan_make_bulk(1 << 26, 2, same_phase, i8_f16, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
-    /* with the aligned threshold, 24 tiles per SM (of 16 KiB of f16 at other phases), not one */
-    assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    /* with the aligned threshold, 24 tiles per SM (of 8 KiB of f16 at other phases), not one */
+    assert_true(ew_plan_make_bulk(132 * 24 * 4096, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 132 * 24);
-    assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(132 * 24 * 4096 - 4096, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
-    /* relu u8 at other phases: 1-byte and shifted, 16 KiB of inputs a tile: 8 packs a thread; out
-     * aligned to its 128-byte line; unary, so 8 tiles per SM are enough for the larger tile */
+    /* relu u8 at other phases: 1-byte and shifted, 8 KiB of inputs a tile: 4 packs a thread; out
+     * aligned to its 128-byte line */
     uintptr_t bytes[2] = {0x10003, 0x20000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);
-    assert_int_equal(plan.tile_packs, 8);
+    assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.head, 125);
-    assert_int_equal(plan.blocks, 4096); /* (2^26 - 125) / 16384 -> 4096 tiles */
+    assert_int_equal(plan.blocks, 8192); /* (2^26 - 125) / 8192 -> 8192 tiles */
+    /* unary, so 8 tiles per SM keep the full size: 1056 tiles of 8192, not 1055 */
+    assert_true(ew_plan_make_bulk(125 + 1056 * 8192, 2, bytes, u8, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 4);
+    assert_true(ew_plan_make_bulk(125 + 1055 * 8192, 2, bytes, u8, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 2);
     /* the same at out's phase 8: one phase, so the direct kernel's; when forced, 8 KiB tiles (unary),
      * and the head is the rest of the line */
     uintptr_t half_access[2] = {0x10008, 0x20008};
@@ -648,12 +658,12 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 1, &plan));
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 8192);
-    /* and at other phases: 32 KiB, capped at 16 KiB of each input (8 packs a thread); binary 1-byte ops
-     * keep the larger tile while 8 tiles per SM remain, not 64 */
+    /* and at other phases the same; binary 1-byte ops keep the full size while 8 tiles per SM remain,
+     * not 64 */
     uintptr_t bytes_3_phases[3] = {0x10000, 0x20001, 0x30002};
     assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3_phases, u8_3, 132, 8192, 0, &plan));
-    assert_int_equal(plan.tile_packs, 8);
-    assert_int_equal(plan.blocks, 4096);
+    assert_int_equal(plan.tile_packs, 4);
+    assert_int_equal(plan.blocks, 8192);
     /* f16 -> f32: half the tile, 4 KiB of f16 */
     size_t f32_f16[2] = {4, 2};
     assert_true(ew_plan_make_bulk(1 << 26, 2, aligned, f32_f16, 132, 8192, 0, &plan));

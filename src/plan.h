@@ -123,9 +123,10 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * its tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
  * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of two,
  * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes, twice
- * that for binary 1-byte ops; inputs at other phases than out take half of that where the full size leaves
- * fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM, EW_PLAN_BULK_SHIFTED_WAVE_TILES for binary 2- to 8-byte
- * ops) and whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
+ * that for binary 1-byte ops; inputs at other phases than out take twice that where every input is 2 bytes
+ * and out no wider, and half of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per
+ * SM, EW_PLAN_BULK_SHIFTED_WAVE_TILES for binary 2- to 8-byte ops) and whose widest type fits in
+ * EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
  * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
  * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), a
  * unary op that does not widen its 2-byte or wider input (but 2-byte inputs narrowed to 1 byte at other

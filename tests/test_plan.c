@@ -556,8 +556,9 @@ static void test_hand_checked(void **state)
 
 /* Bulk-copy plans: out's head peeled to a 128-byte line (EW_PLAN_OUT_ALIGN), one tile of 256
  * threads x tile_packs packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes,
- * doubled for binary 1-byte ops, halved for inputs at other phases than out where the grid is
- * short of tiles), and the cases the direct kernel keeps. H200 figures: 132 SMs. */
+ * doubled for binary 1-byte ops and for 2-byte inputs at other phases than out, halved for inputs at
+ * other phases where the grid is short of tiles), and the cases the direct kernel keeps. H200 figures: 132
+ * SMs. */
 static void test_bulk(void **state)
 {
     (void)state;
@@ -614,10 +615,18 @@ static void test_bulk(void **state)
     uintptr_t same_phase[2] = {0x1000, 0x2000}, other_phase[2] = {0x1001, 0x2000};
     assert_false(ew_plan_make_bulk(1 << 26, 2, same_phase, i8_f16, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
-    /* with the aligned threshold, 24 tiles per SM (of 8 KiB of f16 at other phases), not one */
-    assert_true(ew_plan_make_bulk(132 * 24 * 4096, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    /* with the aligned threshold, 24 tiles per SM (of 16 KiB of f16 at other phases: 2-byte inputs
+     * take twice the tile there), not one */
+    assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 132 * 24);
-    assert_false(ew_plan_make_bulk(132 * 24 * 4096 - 4096, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
+    /* binary f16 at other phases: 16 KiB tiles (2 packs a thread) while 64 tiles per SM remain */
+    size_t f16_3[3] = {2, 2, 2};
+    uintptr_t f16_phases[3] = {0x1002, 0x2004, 0x3000};
+    assert_true(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 2);
+    assert_true(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 1);
     assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 8 KiB of inputs a tile: 4 packs a thread; out
      * aligned to its 128-byte line */

@@ -628,6 +628,18 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 1);
     assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
+    /* and 4- or 8-byte inputs narrowed to half their size (f16 <- f32, f32 <- f64), from 24 tiles per SM
+     * of 8 KiB of inputs (aligned: direct) */
+    size_t f16_f32[2] = {2, 4}, f32_f64[2] = {4, 8}, i16_f64[2] = {2, 8};
+    uintptr_t wide_phases[2] = {0x1002, 0x2008};
+    assert_true(ew_plan_make_bulk(1 << 26, 2, wide_phases, f16_f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 2); /* 2048 elements */
+    assert_true(ew_plan_make_bulk(132 * 24 * 2048, 2, wide_phases, f16_f32, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(132 * 24 * 2048 - 2048, 2, wide_phases, f16_f32, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, aligned, f16_f32, 132, 8192, 0, &plan));
+    uintptr_t f64_phases[2] = {0x1004, 0x2008};
+    assert_true(ew_plan_make_bulk(1 << 26, 2, f64_phases, f32_f64, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, f64_phases, i16_f64, 132, 8192, 0, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 8 KiB of inputs a tile: 4 packs a thread; out
      * aligned to its 128-byte line */
     uintptr_t bytes[2] = {0x10003, 0x20000};

@@ -165,17 +165,23 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
 
 // Functors whose quad form takes every input as whole words of four 1-byte elements, at packs of
 // whole words: their runs stay in word registers from load to store. Through the packs' byte arrays
-// the compiler split each word into bytes and joined them again, about 70 instructions per 16 bytes
-// of a binary op in the bulk kernel's SASS (bench/NOTES.md §18).
-template <typename F, int P>
-inline constexpr bool
-    kWordwise = static_cast<bool>(EW_TUNE_WORDWISE) && F::kHasQuad &&
-                (P % 4 == 0) && kStorageSize<typename F::In1> == 1 && kStorageSize<typename F::In2> == 1;
+// the compiler split each word into bytes and joined them again: add bool's bulk step took 210
+// instructions per 16 bytes, 72 without (bench/NOTES.md §18).
+template <typename F, int P> constexpr bool wordwise()
+{
+    return EW_TUNE_WORDWISE != 0 && F::kHasQuad && P % 4 == 0 && kStorageSize<typename F::In1> == 1 &&
+           kStorageSize<typename F::In2> == 1;
+}
+template <typename F, int P> inline constexpr bool kWordwise = wordwise<F, P>();
 
 // What a thread holds of A packs of an input or of out: words for wordwise functors, else the packs.
+template <typename T, int P, int A> constexpr int run_words()
+{
+    return static_cast<int>(P * A * kStorageSize<T> / 4);
+}
 template <typename F, int P, int A, typename T>
 using RunOf = std::conditional_t<kWordwise<F, P> && !std::is_same_v<T, NoInput>,
-                                 WordPack<P * A *static_cast<int>(kStorageSize<T>) / 4>, PackRun<T, P, A>>;
+                                 WordPack<run_words<T, P, A>()>, PackRun<T, P, A>>;
 
 // The functor on one run of A packs.
 template <typename F, int P, int A>

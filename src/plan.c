@@ -121,7 +121,7 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
 }
 
 /* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
- * (bench/NOTES.md §6, §13, §17, §18), or -1 where it never did: unary ops that do not widen a 2-byte
+ * (bench/NOTES.md §6, §13, §17, §19), or -1 where it never did: unary ops that do not widen a 2-byte
  * or wider input, but for inputs narrowed to 1 byte from 2, or to half their size from 4 or 8, at
  * other phases than out; 1-byte types at one phase, which the direct kernel moves 16 bytes an
  * access, unless a table per block costs the direct kernel's smaller blocks more. */
@@ -158,7 +158,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     int64_t head =
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 
-    /* Measured shapes (bench/NOTES.md §6, §10, §17, §18): larger tiles for binary 1-byte ops; smaller
+    /* Measured shapes (bench/NOTES.md §6, §10, §17, §19): larger tiles for binary 1-byte ops; smaller
      * ones for 2-byte inputs widened to 4 bytes; inputs spliced into place start at twice the aligned
      * size where every input is 2 bytes and out no wider (the per-element float work of scale_add and
      * of narrowing casts wants more bytes in flight), else at the aligned size, and take half of it

@@ -131,8 +131,8 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), a
  * unary op that does not widen its 2-byte or wider input (but inputs narrowed to 1 byte from 2, or to half
  * their size from 4 or 8, at other phases than out, with EW_PLAN_BULK_MIN_TILES), or 1-byte types at one
- * phase of the access (the direct
- * kernel moves them 16 bytes an access), unless the op fills a table per block. flags: EW_PLAN_BULK_*. */
+ * phase of the access (the direct kernel moves them 16 bytes an access), unless the op fills a table per
+ * block. flags: EW_PLAN_BULK_*. */
 enum {
     EW_PLAN_BULK_FORCE = 1, /* plan it whenever the grid allows (tests) */
     EW_PLAN_BULK_TABLE = 2  /* the op fills a table per block, which the bulk kernel's tiles amortize */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hardware counters (Nsight Compute) of one kernel launch per case, to find what bounds a kernel
 # before changing it (bench/NOTES.md). A case is name|environment|program and options; the program
-# is ew-bench or cub-peer of BUILD_DIR/bench, run on one case (--log2 one k, one --offsets); the
+# is ew-bench or peers/cub-peer under BUILD_DIR/bench, run on one case (--log2 one k, one --offsets); the
 # profiled launch is the 8th that the kernel regex matches (after warm-up and probe): the library's
 # kernels and CUB's, or KERNEL_REGEX=... among the case's settings.
 #   scripts/gpu/profile.sh BUILD_DIR OUT_DIR 'name|VAR=value ...|ew-bench --ops add ...' ...

@@ -66,7 +66,10 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
 #endif
 }
 
-__device__ __forceinline__ bool e4m3_is_nan(F8E4M3 x) { return (x.bits & 0x7Fu) == 0x7Fu; }
+// The smallest magnitude (the low seven bits of a code) that is NaN in each fp8 format.
+template <typename Fp8> inline constexpr uint32_t kFp8Nan = std::is_same_v<Fp8, F8E4M3> ? 0x7Fu : 0x7Du;
+
+__device__ __forceinline__ bool e4m3_is_nan(F8E4M3 x) { return (x.bits & 0x7Fu) >= kFp8Nan<F8E4M3>; }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 // Every e4m3 value but NaN is exact in f16, which the cc 8.9 instruction gives.
 __device__ __forceinline__ __half e4m3_as_f16(F8E4M3 x)
@@ -91,7 +94,7 @@ __device__ __forceinline__ float e4m3_to_f32(F8E4M3 x)
 }
 
 // e5m2 is the top byte of an f16, so every value but NaN widens exactly through the f16 conversion.
-__device__ __forceinline__ bool e5m2_is_nan(F8E5M2 x) { return (x.bits & 0x7Fu) > 0x7Cu; }
+__device__ __forceinline__ bool e5m2_is_nan(F8E5M2 x) { return (x.bits & 0x7Fu) >= kFp8Nan<F8E5M2>; }
 __device__ __forceinline__ __half e5m2_as_f16(F8E5M2 x)
 {
     return __ushort_as_half(static_cast<unsigned short>(x.bits << 8));

@@ -274,9 +274,6 @@ template <typename Fp8> __device__ __forceinline__ uint2 fp8x4_to_halves(uint32_
     }
 }
 
-// First NaN magnitude of each fp8 format.
-template <typename Fp8> inline constexpr uint32_t kFp8Nan = std::is_same_v<Fp8, F8E4M3> ? 0x7Fu : 0x7Du;
-
 // From cc 8.9 the f16 -> fp8 instruction rounds an f16 as convert() rounds its exact f32 value;
 // fp8 -> f16 is exact. Ranges PyTorch sends to NaN (e4m3) or infinity (e5m2) take convert()'s rule.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890

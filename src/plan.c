@@ -122,19 +122,16 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
 
 /* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
  * (bench/NOTES.md §6, §13, §17, §19), or -1 where it never did: unary ops that do not widen a 2-byte
- * or wider input, but for inputs narrowed to 1 byte from 2, or to half their size from 4 or 8, at
- * other phases than out; 1-byte types at one phase, which the direct kernel moves 16 bytes an
- * access, unless a table per block costs the direct kernel's smaller blocks more. */
+ * or wider input, but for inputs narrowed to half their size (2 -> 1, 4 -> 2, 8 -> 4 bytes) at other
+ * phases than out; 1-byte types at one phase, which the direct kernel moves 16 bytes an access,
+ * unless a table per block costs the direct kernel's smaller blocks more. */
 static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted,
                                      int block_table)
 {
     if (max_size == 1 && !shifted && !block_table)
         return -1;
-    if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2) {
-        int narrowed = (elem_size[1] == 2 && elem_size[0] == 1) ||
-                       (elem_size[1] >= 4 && 2 * elem_size[0] == elem_size[1]);
-        return shifted && narrowed ? EW_PLAN_BULK_MIN_TILES : -1;
-    }
+    if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
+        return shifted && 2 * elem_size[0] == elem_size[1] ? EW_PLAN_BULK_MIN_TILES : -1;
     return shifted ? EW_PLAN_BULK_SHIFTED_MIN_TILES : EW_PLAN_BULK_MIN_TILES;
 }
 

@@ -129,8 +129,8 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
  * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
  * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), a
- * unary op that does not widen its 2-byte or wider input (but inputs narrowed to 1 byte from 2, or to half
- * their size from 4 or 8, at other phases than out, with EW_PLAN_BULK_MIN_TILES), or 1-byte types at one
+ * unary op that does not widen its 2-byte or wider input (but inputs narrowed to half their size, 2 -> 1,
+ * 4 -> 2 or 8 -> 4 bytes, at other phases than out, with EW_PLAN_BULK_MIN_TILES), or 1-byte types at one
  * phase of the access (the direct kernel moves them 16 bytes an access), unless the op fills a table per
  * block. flags: EW_PLAN_BULK_*. */
 enum {

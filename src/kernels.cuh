@@ -41,24 +41,7 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
                                            const Pack<typename F::In1, P> &a,
                                            const Pack<typename F::In2, P> &b)
 {
-    if constexpr (P % 4 == 0 && F::kHasQuad) {
-#pragma unroll
-        for (int i = 0; i < P; i += 4) {
-            uint32_t x;
-            memcpy(&x, &a.v[i], 4);
-            const auto result = [&] {
-                if constexpr (std::is_same_v<typename F::In2, NoInput>) {
-                    return f.quad(x);
-                } else {
-                    uint32_t y;
-                    memcpy(&y, &b.v[i], 4);
-                    return f.quad(x, y);
-                }
-            }();
-            static_assert(sizeof result == 4 * sizeof(typename F::Out)); // a word, or two for 2-byte outs
-            memcpy(&out.v[i], &result, sizeof result);
-        }
-    } else if constexpr (P % 2 == 0 && F::kHasPair) {
+    if constexpr (P % 2 == 0 && F::kHasPair) {
 #pragma unroll
         for (int i = 0; i < P; i += 2) {
             if constexpr (std::is_same_v<typename F::In2, NoInput>)
@@ -159,20 +142,11 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
     return result;
 }
 
-#ifndef EW_TUNE_WORDWISE
-#define EW_TUNE_WORDWISE 1 /* 0: wordwise functors' runs go through the packs' byte arrays (§18) */
-#endif
-
-// Functors whose quad form takes every input as whole words of four 1-byte elements, at packs of
-// whole words: their runs stay in word registers from load to store. Through the packs' byte arrays
-// the compiler split each word into bytes and joined them again: add bool's bulk step took 210
-// instructions per 16 bytes, 72 without (bench/NOTES.md §18).
-template <typename F, int P> constexpr bool wordwise()
-{
-    return EW_TUNE_WORDWISE != 0 && F::kHasQuad && P % 4 == 0 && kStorageSize<typename F::In1> == 1 &&
-           kStorageSize<typename F::In2> == 1;
-}
-template <typename F, int P> inline constexpr bool kWordwise = wordwise<F, P>();
+// Functors with a quad form (four 1-byte inputs of a word at once) at packs of whole words: their
+// runs stay in word registers from load to store. Through the packs' byte arrays the compiler split
+// each word into bytes and joined them again: add bool's bulk step took 210 instructions per 16
+// bytes, 72 without (bench/NOTES.md §18). Narrower packs take the scalar form.
+template <typename F, int P> inline constexpr bool kWordwise = P % 4 == 0 && F::kHasQuad;
 
 // What a thread holds of A packs of an input or of out: words for wordwise functors, else the packs.
 template <typename T, int P, int A> constexpr int run_words()
@@ -190,6 +164,7 @@ __device__ __forceinline__ void apply_run(const F &f, RunOf<F, P, A, typename F:
                                           const RunOf<F, P, A, typename F::In2> &b)
 {
     if constexpr (kWordwise<F, P>) {
+        static_assert(kStorageSize<typename F::In1> == 1 && kStorageSize<typename F::In2> == 1);
 #pragma unroll
         for (int k = 0; k < P * A / 4; ++k) {
             const auto result = [&] {
@@ -261,7 +236,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
     const int64_t head = body.head, runs = body.packs / A;
-    if constexpr (kHasTable<F> && P % 4 == 0) { // narrower packs take the scalar form
+    if constexpr (kHasTable<F> && kWordwise<F, P>) { // only the word form looks the table up
         F::fill_table();
         __syncthreads();
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tuning knobs measured against each other in one run on the GPU (bench/NOTES.md): the same
 # ew-bench subset on each variant, one table at the end. A variant is name:flags (a library build of
-# its own with those compiler flags) or name:env:VAR=value,... (build-gpu's ew-bench, which
-# scripts/gpu-check builds, run with those environment variables).
+# its own with those compiler flags), name:env:VAR=value,... (build-gpu's ew-bench, which
+# scripts/gpu-check builds, run with those environment variables) or name:tree:DIR (a build of another
+# source tree, such as an earlier commit's `git archive`, to measure a change against in the same run).
 #   scripts/gpu/tune.sh OUT_DIR [variant ...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,12 +22,17 @@ cases=(
 for variant in "${variants[@]}"; do
     name=${variant%%:*} flags=${variant#*:}
     environment=()
+    source_dir=.
+    if [[ $flags == tree:* ]]; then
+        source_dir=${flags#tree:}
+        flags=
+    fi
     if [[ $flags == env:* ]]; then
         build=build-gpu
         IFS=, read -ra environment <<<"${flags#env:}"
     else
         build=build-tune-$name
-        cmake -S . -B $build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90-real -DEW_BUILD_TESTS=OFF \
+        cmake -S "$source_dir" -B $build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90-real -DEW_BUILD_TESTS=OFF \
             -DCMAKE_C_FLAGS="$flags" -DCMAKE_CUDA_FLAGS="$flags" >"$out/$name-build.log" 2>&1 &&
             cmake --build $build -j 16 --target ew-bench >>"$out/$name-build.log" 2>&1 ||
             { echo "$name: build failed"; continue; }

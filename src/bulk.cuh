@@ -182,14 +182,14 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const int stages = plan.tiles_per_block > 1 ? 2 : 1;
-    const int64_t tiles = (plan.n - plan.head + tile - 1) / tile;
-    // The j-th tile of this block, or -1 past its last.
+    const int64_t body = plan.n - plan.head;
+    // The j-th tile of this block, or -1 past its last (no division: each thread does little else).
     const auto tile_of = [&](int j) -> int64_t {
         const int64_t t = blockIdx.x + static_cast<int64_t>(j) * gridDim.x;
-        return j < plan.tiles_per_block && t < tiles ? t : -1;
+        return j < plan.tiles_per_block && t * tile < body ? t : -1;
     };
     const auto count_of = [&](int64_t t) {
-        const int64_t left = plan.n - plan.head - t * tile;
+        const int64_t left = body - t * tile;
         return left < tile ? static_cast<int>(left) : tile;
     };
 

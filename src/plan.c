@@ -111,11 +111,12 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 
 /* Packs per thread for a tile of at most tile_input_bytes of inputs and EW_PLAN_BULK_MAX_TILE_BYTES of
  * the widest type: a power of two, at least one access. */
-static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes)
+static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes,
+                               int64_t max_tile_bytes)
 {
     int64_t tile_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size);
     while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
-           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
+           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= max_tile_bytes)
         tile_packs *= 2;
     return tile_packs;
 }
@@ -136,7 +137,7 @@ static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t
 }
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
-                      int tile_input_bytes, int flags, ew_plan_t *plan)
+                      int tile_input_bytes, int tiles_per_block, int flags, ew_plan_t *plan)
 {
     const int always = flags & EW_PLAN_BULK_FORCE;
     size_t max_size = widest(count, elem_size), input_bytes = 0;
@@ -172,7 +173,9 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         shifted && count == 3 && max_size >= 2 ? EW_PLAN_BULK_SHIFTED_WAVE_TILES : EW_PLAN_BULK_WAVE_TILES;
     int64_t tile_packs, tile, tiles;
     for (;;) {
-        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
+        /* Two stages take the shared memory of one tile at most twice EW_PLAN_BULK_MAX_TILE_BYTES / 2. */
+        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes,
+                                     EW_PLAN_BULK_MAX_TILE_BYTES / (tiles_per_block > 1 ? 2 : 1));
         tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
         tiles = ceil_div(n - head, tile);
         if (bytes <= least || tiles >= wave_tiles * sm_count)
@@ -186,21 +189,22 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
                         .unroll = 1,
                         .head = head,
                         .packs = (n - head) / pack,
-                        .blocks = (unsigned)(tiles < 1 ? 1 : tiles),
+                        .blocks = (unsigned)(tiles < 1 ? 1 : ceil_div(tiles, tiles_per_block)),
                         .bulk = 1,
-                        .tile_packs = (int)tile_packs};
+                        .tile_packs = (int)tile_packs,
+                        .tiles_per_block = tiles_per_block};
     return 1;
 }
 
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                          int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
-                         int tile_input_bytes, int block_table)
+                         int tile_input_bytes, int tiles_per_block, int block_table)
 {
     ew_plan_t plan;
     int flags =
         (bulk_mode == EW_PLAN_BULK_ALWAYS ? EW_PLAN_BULK_FORCE : 0) | (block_table ? EW_PLAN_BULK_TABLE : 0);
-    if (bulk_mode != EW_PLAN_BULK_OFF &&
-        ew_plan_make_bulk(n, count, address, elem_size, sm_count, tile_input_bytes, flags, &plan))
+    if (bulk_mode != EW_PLAN_BULK_OFF && ew_plan_make_bulk(n, count, address, elem_size, sm_count,
+                                                           tile_input_bytes, tiles_per_block, flags, &plan))
         return plan;
     return ew_plan_make(n, count, address, elem_size, sm_count, max_threads_per_sm);
 }

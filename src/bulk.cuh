@@ -27,8 +27,7 @@ template <typename T> __host__ __device__ constexpr int staged_slot_bytes(int ti
     if constexpr (std::is_same_v<T, NoInput>)
         return 0;
     else
-        return (tile * static_cast<int>(sizeof(T)) + 2 * EW_PLAN_BULK_ALIGN + EW_PLAN_BULK_ALIGN - 1) /
-               EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN;
+        return EW_PLAN_BULK_SLOT_BYTES(tile * static_cast<int>(sizeof(T)));
 }
 
 // Packs from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
@@ -139,6 +138,18 @@ __device__ __forceinline__ void stage_by_threads(const T *first, int count, cons
     }
 }
 
+// A run of out as one vector store. Through __stwb (a plain write-back store) so that the compiler
+// cannot split it: with the loop over a block's tiles it stored 2- to 8-byte types' 16-byte runs as
+// 2 to 8 scalar stores, 3-7 % slower (bench/NOTES.md §20).
+template <typename Run> __device__ __forceinline__ void store_run(Run *p, const Run &value)
+{
+    using Vector = typename VectorOf<sizeof(Run)>::Type;
+    if constexpr (sizeof(Run) >= 8)
+        __stwb(reinterpret_cast<Vector *>(p), bits_as<Vector>(value));
+    else
+        store_pack(p, value);
+}
+
 struct BulkPlan {
     int64_t n, head;
     int tile_packs;
@@ -181,7 +192,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
 
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
-    const int stages = plan.tiles_per_block > 1 ? 2 : 1;
+    // One stage, or two taken in turn: stage j & stage_mask, its barrier's phase j >> stage_shift
+    // (a run-time division here measured 3-7 % slower: it went to the math pipe in every thread).
+    const int stage_shift = plan.tiles_per_block > 1 ? 1 : 0;
+    const int stages = 1 << stage_shift, stage_mask = stages - 1;
     const int64_t body = plan.n - plan.head;
     // The j-th tile of this block, or -1 past its last (no division: each thread does little else).
     const auto tile_of = [&](int j) -> int64_t {
@@ -201,10 +215,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 #if EW_HAS_BULK_COPY
     namespace ptx = cuda::ptx;
     __shared__ uint64_t copies_done[2]; // one per stage
-    // Thread 0 sends the j-th tile's inputs to stage j % stages; its barrier completes on their bytes.
+    // Thread 0 sends the j-th tile's inputs to stage j & stage_mask; its barrier completes on their bytes.
     const auto issue = [&](int j) {
         const int64_t t = tile_of(j);
-        const int stage = j % stages;
+        const int stage = j & stage_mask;
         const StagedTile<F> staged(shared + stage * stage_bytes<F>(tile), tile, plan, a, b,
                                    plan.head + t * tile, count_of(t));
         ptx::fence_proxy_async(ptx::space_shared); // after the threads' own writes to the stage
@@ -239,7 +253,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         const int64_t t = tile_of(j);
         const int64_t first = plan.head + t * tile;
         const int count = count_of(t);
-        const StagedTile<F> staged(shared + (j % stages) * stage_bytes<F>(tile), tile, plan, a, b, first,
+        const StagedTile<F> staged(shared + (j & stage_mask) * stage_bytes<F>(tile), tile, plan, a, b, first,
                                    count);
         stage_by_threads(a + first, count, staged.copy_a, staged.a);
         if constexpr (!std::is_same_v<In2, NoInput>)
@@ -248,7 +262,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         if (j == 0 || staged.by_threads())
             __syncthreads();
 #if EW_HAS_BULK_COPY
-        while (!ptx::mbarrier_try_wait_parity(&copies_done[j % stages], (j / stages) & 1))
+        while (!ptx::mbarrier_try_wait_parity(&copies_done[j & stage_mask], (j >> stage_shift) & 1))
             ;
 #endif
         auto *out_tile = out + first;
@@ -259,7 +273,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
                 const In2Run y = read_staged<In2, P, A, In2Run>(staged.b, e);
                 OutRun result;
                 apply_run<F, P, A>(f, result, x, y);
-                store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
+                store_run(reinterpret_cast<OutRun *>(out_tile + e), result);
             } else {
                 for (int k = e; k < count; ++k)
                     out_tile[k] = apply(f, read_staged_element<In1>(staged.a, k),

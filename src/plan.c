@@ -111,12 +111,11 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 
 /* Packs per thread for a tile of at most tile_input_bytes of inputs and EW_PLAN_BULK_MAX_TILE_BYTES of
  * the widest type: a power of two, at least one access. */
-static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes,
-                               int64_t max_tile_bytes)
+static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes)
 {
     int64_t tile_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size);
     while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
-           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= max_tile_bytes)
+           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
         tile_packs *= 2;
     return tile_packs;
 }
@@ -173,9 +172,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         shifted && count == 3 && max_size >= 2 ? EW_PLAN_BULK_SHIFTED_WAVE_TILES : EW_PLAN_BULK_WAVE_TILES;
     int64_t tile_packs, tile, tiles;
     for (;;) {
-        /* Two stages take the shared memory of one tile at most twice EW_PLAN_BULK_MAX_TILE_BYTES / 2. */
-        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes,
-                                     EW_PLAN_BULK_MAX_TILE_BYTES / (tiles_per_block > 1 ? 2 : 1));
+        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
         tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
         tiles = ceil_div(n - head, tile);
         if (bytes <= least || tiles >= wave_tiles * sm_count)
@@ -184,6 +181,13 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     }
     if (tiles > INT32_MAX || tiles < min_tiles_per_sm * sm_count)
         return 0;
+    /* Two stages a block where both fit EW_PLAN_BULK_STAGED_MAX_BYTES and the grid keeps its blocks. */
+    int64_t stage_bytes = 0;
+    for (int i = 1; i < count; ++i)
+        stage_bytes += EW_PLAN_BULK_SLOT_BYTES(tile * (int64_t)elem_size[i]);
+    if (2 * stage_bytes > EW_PLAN_BULK_STAGED_MAX_BYTES ||
+        (!always && tiles < (int64_t)EW_PLAN_BULK_STAGED_MIN_TILES * sm_count))
+        tiles_per_block = 1;
     *plan = (ew_plan_t){.pack = pack,
                         .access_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size),
                         .unroll = 1,

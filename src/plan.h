@@ -37,8 +37,14 @@ extern "C" {
 #endif
 
 #ifndef EW_PLAN_BULK_TILES_PER_BLOCK
-#define EW_PLAN_BULK_TILES_PER_BLOCK \
-    1 /* tiles one block of the bulk kernel takes in turn (> 1: two stages) */
+#define EW_PLAN_BULK_TILES_PER_BLOCK 2 /* tiles a block of the bulk kernel takes in turn (> 1: two stages) \
+                                        */
+#endif
+#ifndef EW_PLAN_BULK_STAGED_MIN_TILES
+#define EW_PLAN_BULK_STAGED_MIN_TILES 64 /* fewer tiles than this per SM: one a block (more blocks) */
+#endif
+#ifndef EW_PLAN_BULK_STAGED_MAX_BYTES
+#define EW_PLAN_BULK_STAGED_MAX_BYTES 24576 /* shared memory of two stages, at most (8 blocks an SM) */
 #endif
 
 #ifndef EW_PLAN_OUT_ALIGN
@@ -68,6 +74,10 @@ enum {
     EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
     EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* per input: two inputs stay within 48 KiB of shared memory */
 };
+/* Shared memory of one input's tile of tile_bytes: its head padding (< EW_PLAN_BULK_ALIGN), tail rounding
+ * and one more pack for the splice of the last one, in whole EW_PLAN_BULK_ALIGN. Shared with the kernel. */
+#define EW_PLAN_BULK_SLOT_BYTES(tile_bytes) \
+    (((tile_bytes) + 3 * EW_PLAN_BULK_ALIGN - 1) / EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN)
 
 /* When a call may use the bulk-copy kernel. */
 typedef enum {

@@ -585,6 +585,20 @@ static void test_bulk(void **state)
     plan = (ew_plan_t){.pack = -1};
     assert_false(ew_plan_make_bulk(3167 * 1024, 3, aligned, f32, 132, 8192, 1, 0, &plan));
     assert_int_equal(plan.pack, -1); /* left alone */
+    /* two tiles a block from 64 tiles per SM, the next one's copy in flight: 2^16 tiles in 2^15 blocks */
+    assert_true(ew_plan_make_bulk(1 << 26, 3, aligned, f32, 132, 8192, 2, 0, &plan));
+    assert_int_equal(plan.tiles_per_block, 2);
+    assert_int_equal(plan.blocks, 1 << 15);
+    assert_true(ew_plan_make_bulk(64 * 132 * 1024 + 1, 3, aligned, f32, 132, 8192, 3, 0, &plan));
+    assert_int_equal(plan.tiles_per_block, 3);
+    assert_int_equal(plan.blocks, (64 * 132 + 1 + 2) / 3);
+    assert_true(ew_plan_make_bulk((64 * 132 - 1) * 1024, 3, aligned, f32, 132, 8192, 2, 0, &plan));
+    assert_int_equal(plan.tiles_per_block, 1);
+    assert_int_equal(plan.blocks, 64 * 132 - 1);
+    /* but one where two stages would pass EW_PLAN_BULK_STAGED_MAX_BYTES: 16 KiB tiles of two inputs */
+    assert_true(ew_plan_make_bulk(1 << 28, 3, aligned, f32, 132, 32768, 2, 0, &plan));
+    assert_int_equal(plan.tile_packs, 4);
+    assert_int_equal(plan.tiles_per_block, 1);
     /* always: any n the grid holds */
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, 1, &plan));
     assert_int_equal(plan.blocks, 1025);
@@ -743,10 +757,15 @@ static void test_bulk_all_phases(void **state)
                             }
                             size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
                             assert_int_equal(plan.pack, ew_plan_max_pack(widest));
-                            assert_int_equal(plan.tiles_per_block, per_block);
                             int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
-                            assert_true(tile * (int64_t)widest * (per_block > 1 ? 2 : 1) <=
-                                        EW_PLAN_BULK_MAX_TILE_BYTES);
+                            assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
+                            /* two stages where they fit and (unless forced) the grid keeps 64 tiles an SM */
+                            int64_t tiles = (n - plan.head + tile - 1) / tile;
+                            int64_t stage_bytes = (tile * (int64_t)sizes[si] + 3 * 128 - 1) / 128 * 128;
+                            int staged = per_block > 1 && 2 * stage_bytes <= 24576 &&
+                                         ((always & 1) || tiles >= 64 * 132);
+                            assert_int_equal(plan.tiles_per_block, staged ? per_block : 1);
+                            per_block = plan.tiles_per_block;
                             int access = EW_PLAN_BULK_ACCESS_PACKS(widest);
                             assert_int_equal(plan.tile_packs % access, 0);
                             assert_true(plan.tile_packs == access ||
@@ -759,7 +778,6 @@ static void test_bulk_all_phases(void **state)
                             if (plan.head < n)
                                 assert_int_equal((address[0] + plan.head * sizes[so]) % line, 0);
                             /* every tile in some block's turn, and no block without one */
-                            int64_t tiles = (n - plan.head + tile - 1) / tile;
                             assert_true((int64_t)plan.blocks * per_block >= tiles);
                             assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * per_block < tiles);
                             if (!(always & 1)) /* never fewer tiles than one per SM */

@@ -29,7 +29,6 @@ struct ew_handle_s {
     atomic_int adoption_tried;
     ew_plan_bulk_mode_t bulk_copy;
     int bulk_tile_bytes;
-    int bulk_tiles_per_block;
     struct ew_handle_s *next_free;
 };
 
@@ -162,8 +161,7 @@ static void release_primary_context(struct ew_handle_s *h)
 }
 
 /* EW_BULK_COPY=0 turns the bulk-copy kernel off, =always uses it at every n (tests);
- * EW_BULK_TILE_BYTES (1024 to 32768) sizes its tiles, EW_BULK_TILES_PER_BLOCK (1 to 64) says how many
- * each block takes. Read once, at create. */
+ * EW_BULK_TILE_BYTES (1024 to 32768) sizes its tiles. Read once, at create. */
 static void bulk_settings(struct ew_handle_s *h)
 {
     const char *mode = getenv("EW_BULK_COPY");
@@ -175,10 +173,6 @@ static void bulk_settings(struct ew_handle_s *h)
     long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
     if (value >= 1024 && value <= 32768)
         h->bulk_tile_bytes = (int)value;
-    const char *tiles = getenv("EW_BULK_TILES_PER_BLOCK");
-    value = tiles != NULL ? strtol(tiles, NULL, 10) : 0;
-    if (value >= 1 && value <= 64)
-        h->bulk_tiles_per_block = (int)value;
 }
 
 ew_status_t ew_handle_create(int device, ew_handle_t *handle)
@@ -231,8 +225,7 @@ ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew
                               .device = device,
                               .sm_count = sm_count,
                               .max_threads_per_sm = max_threads_per_sm,
-                              .bulk_tile_bytes = EW_PLAN_BULK_TILE_BYTES,
-                              .bulk_tiles_per_block = EW_PLAN_BULK_TILES_PER_BLOCK};
+                              .bulk_tile_bytes = EW_PLAN_BULK_TILE_BYTES};
     *handle = h;
     return EW_SUCCESS;
 }
@@ -378,9 +371,9 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         address[i] = (uintptr_t)operands[i].address;
         elem_size[i] = operands[i].elem_size;
     }
-    args->plan = ew_plan_choose(args->n, count, address, elem_size, handle->sm_count,
-                                handle->max_threads_per_sm, handle->bulk_copy, handle->bulk_tile_bytes,
-                                handle->bulk_tiles_per_block, launcher->block_table);
+    args->plan =
+        ew_plan_choose(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm,
+                       handle->bulk_copy, handle->bulk_tile_bytes, launcher->block_table);
     const ew_plan_t *plan = &args->plan;
     ew_launch_fn launch = plan->bulk      ? launcher->bulk
                           : plan->shifted ? launcher->shifted

@@ -27,7 +27,8 @@ template <typename T> __host__ __device__ constexpr int staged_slot_bytes(int ti
     if constexpr (std::is_same_v<T, NoInput>)
         return 0;
     else
-        return EW_PLAN_BULK_SLOT_BYTES(tile * static_cast<int>(sizeof(T)));
+        return (tile * static_cast<int>(sizeof(T)) + 2 * EW_PLAN_BULK_ALIGN + EW_PLAN_BULK_ALIGN - 1) /
+               EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN;
 }
 
 // Packs from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
@@ -138,48 +139,9 @@ __device__ __forceinline__ void stage_by_threads(const T *first, int count, cons
     }
 }
 
-// A run of out as one vector store. Through __stwb (a plain write-back store) so that the compiler
-// cannot split it: with the loop over a block's tiles it stored 2- to 8-byte types' 16-byte runs as
-// 2 to 8 scalar stores, 3-7 % slower (bench/NOTES.md §20).
-template <typename Run> __device__ __forceinline__ void store_run(Run *p, const Run &value)
-{
-    using Vector = typename VectorOf<sizeof(Run)>::Type;
-    if constexpr (sizeof(Run) >= 8)
-        __stwb(reinterpret_cast<Vector *>(p), bits_as<Vector>(value));
-    else
-        store_pack(p, value);
-}
-
 struct BulkPlan {
     int64_t n, head;
     int tile_packs;
-    int tiles_per_block; // tiles blockIdx.x + j * gridDim.x, j < this; more than one: two stages
-};
-
-// Bytes of shared memory one stage takes: a tile of every input.
-template <typename F> __host__ __device__ constexpr int stage_bytes(int tile)
-{
-    return staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
-}
-
-// Where tile `first` (count elements) of each input lies in its stage, and what the copy engine moves.
-template <typename F> struct StagedTile {
-    StagedInput a, b;
-    StagingCopy copy_a, copy_b;
-
-    __device__ __forceinline__ StagedTile(const unsigned char *stage, int tile, const BulkPlan &plan,
-                                          const typename F::In1 *in_a, const typename F::In2 *in_b,
-                                          int64_t first, int count)
-        : a{stage, 0}, b{stage + staged_slot_bytes<typename F::In1>(tile), 0}, copy_a{}, copy_b{}
-    {
-        copy_a = plan_staging(in_a, in_a + plan.n, in_a + first, count, &a.offset);
-        if constexpr (!std::is_same_v<typename F::In2, NoInput>)
-            copy_b = plan_staging(in_b, in_b + plan.n, in_b + first, count, &b.offset);
-    }
-    __device__ __forceinline__ bool by_threads() const
-    {
-        return !EW_HAS_BULK_COPY || copy_a.before + copy_a.after + copy_b.before + copy_b.after > 0;
-    }
 };
 
 template <typename F, int P>
@@ -192,100 +154,70 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
 
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
-    // One stage, or two taken in turn: stage j & stage_mask, its barrier's phase j >> stage_shift
-    // (a run-time division here measured 3-7 % slower: it went to the math pipe in every thread).
-    const int stage_shift = plan.tiles_per_block > 1 ? 1 : 0;
-    const int stages = 1 << stage_shift, stage_mask = stages - 1;
-    const int64_t body = plan.n - plan.head;
-    // The j-th tile of this block, or -1 past its last (no division: each thread does little else).
-    const auto tile_of = [&](int j) -> int64_t {
-        const int64_t t = blockIdx.x + static_cast<int64_t>(j) * gridDim.x;
-        return j < plan.tiles_per_block && t * tile < body ? t : -1;
-    };
-    const auto count_of = [&](int64_t t) {
-        const int64_t left = body - t * tile;
-        return left < tile ? static_cast<int>(left) : tile;
-    };
+    const int64_t first = plan.head + static_cast<int64_t>(blockIdx.x) * tile;
+    const int64_t left = plan.n - first;
+    const int count = left < tile ? static_cast<int>(left) : tile;
 
     if (blockIdx.x == 0 && threadIdx.x < plan.head)
         out[threadIdx.x] = apply(f, a[threadIdx.x], load(b, threadIdx.x));
-    if (tile_of(0) < 0)
+    if (count <= 0)
         return;
+
+    StagedInput staged_a{shared, 0}, staged_b{shared + staged_slot_bytes<In1>(tile), 0};
+    const StagingCopy copy_a = plan_staging(a, a + plan.n, a + first, count, &staged_a.offset);
+    StagingCopy copy_b{};
+    if constexpr (!std::is_same_v<In2, NoInput>)
+        copy_b = plan_staging(b, b + plan.n, b + first, count, &staged_b.offset);
 
 #if EW_HAS_BULK_COPY
     namespace ptx = cuda::ptx;
-    __shared__ uint64_t copies_done[2]; // one per stage
-    // Thread 0 sends the j-th tile's inputs to stage j & stage_mask; its barrier completes on their bytes.
-    const auto issue = [&](int j) {
-        const int64_t t = tile_of(j);
-        const int stage = j & stage_mask;
-        const StagedTile<F> staged(shared + stage * stage_bytes<F>(tile), tile, plan, a, b,
-                                   plan.head + t * tile, count_of(t));
-        ptx::fence_proxy_async(ptx::space_shared); // after the threads' own writes to the stage
-        if (staged.copy_a.bytes != 0)
-            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                               const_cast<unsigned char *>(staged.a.slot) + staged.copy_a.to,
-                               staged.copy_a.from, staged.copy_a.bytes, &copies_done[stage]);
-        if (staged.copy_b.bytes != 0)
-            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                               const_cast<unsigned char *>(staged.b.slot) + staged.copy_b.to,
-                               staged.copy_b.from, staged.copy_b.bytes, &copies_done[stage]);
-        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
-                                       &copies_done[stage], staged.copy_a.bytes + staged.copy_b.bytes);
-    };
-    if (threadIdx.x == 0) {
-        for (int stage = 0; stage < stages; ++stage)
-            ptx::mbarrier_init(&copies_done[stage], 1);
+    __shared__ uint64_t copies_done;
+    const uint32_t engine_bytes = copy_a.bytes + copy_b.bytes;
+    if (engine_bytes != 0 && threadIdx.x == 0) {
+        ptx::mbarrier_init(&copies_done, 1);
         ptx::fence_proxy_async(ptx::space_shared);
-        for (int j = 0; j < stages && tile_of(j) >= 0; ++j)
-            issue(j);
+        if (copy_a.bytes != 0)
+            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
+                               const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from,
+                               copy_a.bytes, &copies_done);
+        if (copy_b.bytes != 0)
+            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
+                               const_cast<unsigned char *>(staged_b.slot) + copy_b.to, copy_b.from,
+                               copy_b.bytes, &copies_done);
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &copies_done,
+                                       engine_bytes);
     }
 #endif
+    stage_by_threads(a + first, count, copy_a, staged_a);
+    if constexpr (!std::is_same_v<In2, NoInput>)
+        stage_by_threads(b + first, count, copy_b, staged_b);
     if constexpr (kHasTable<F>)
         F::fill_table(); // while the copies fly
+    __syncthreads();     // the threads' elements and the table are in place, the barrier initialised
+#if EW_HAS_BULK_COPY
+    if (engine_bytes != 0)
+        while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
+            ;
+#endif
 
     // A packs per access; the plan makes tile_packs a multiple of A and aligns out to the access.
     constexpr int A = EW_PLAN_BULK_ACCESS_PACKS(kWidestElement<F>);
     using OutRun = RunOf<F, P, A, typename F::Out>;
     using In1Run = RunOf<F, P, A, In1>;
     using In2Run = RunOf<F, P, A, In2>;
-    for (int j = 0; tile_of(j) >= 0; ++j) {
-        const int64_t t = tile_of(j);
-        const int64_t first = plan.head + t * tile;
-        const int count = count_of(t);
-        const StagedTile<F> staged(shared + (j & stage_mask) * stage_bytes<F>(tile), tile, plan, a, b, first,
-                                   count);
-        stage_by_threads(a + first, count, staged.copy_a, staged.a);
-        if constexpr (!std::is_same_v<In2, NoInput>)
-            stage_by_threads(b + first, count, staged.copy_b, staged.b);
-        // The first tile: the barriers initialised and the table filled; any: the threads' elements in place.
-        if (j == 0 || staged.by_threads())
-            __syncthreads();
-#if EW_HAS_BULK_COPY
-        while (!ptx::mbarrier_try_wait_parity(&copies_done[j & stage_mask], (j >> stage_shift) & 1))
-            ;
-#endif
-        auto *out_tile = out + first;
-        for (int u = 0; u < plan.tile_packs / A; ++u) {
-            const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
-            if (e + P * A <= count) {
-                const In1Run x = read_staged<In1, P, A, In1Run>(staged.a, e);
-                const In2Run y = read_staged<In2, P, A, In2Run>(staged.b, e);
-                OutRun result;
-                apply_run<F, P, A>(f, result, x, y);
-                store_run(reinterpret_cast<OutRun *>(out_tile + e), result);
-            } else {
-                for (int k = e; k < count; ++k)
-                    out_tile[k] = apply(f, read_staged_element<In1>(staged.a, k),
-                                        read_staged_element<In2>(staged.b, k));
-            }
-        }
-        if (tile_of(j + stages) >= 0) {
-            __syncthreads(); // every thread is done with this stage before the copy engine refills it
-#if EW_HAS_BULK_COPY
-            if (threadIdx.x == 0)
-                issue(j + stages);
-#endif
+    auto *out_tile = out + first;
+    for (int u = 0; u < plan.tile_packs / A; ++u) {
+        const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
+        if (e + P * A <= count) {
+            const In1Run x = read_staged<In1, P, A, In1Run>(staged_a, e);
+            const In2Run y = read_staged<In2, P, A, In2Run>(staged_b, e);
+            OutRun result;
+            apply_run<F, P, A>(f, result, x, y);
+            store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
+        } else {
+            for (int k = e; k < count; ++k)
+                out_tile[k] =
+                    apply(f, read_staged_element<In1>(staged_a, k), read_staged_element<In2>(staged_b, k));
         }
     }
 }
@@ -295,9 +227,9 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
     const ew_plan_t &plan = args->plan;
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const size_t shared_bytes =
-        static_cast<size_t>(stage_bytes<F>(tile)) * (plan.tiles_per_block > 1 ? 2 : 1);
-    return launch_with<&bulk_kernel<F, P>, F>(
-        args, BulkPlan{args->n, plan.head, plan.tile_packs, plan.tiles_per_block}, shared_bytes);
+        staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
+    return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs},
+                                              shared_bytes);
 }
 
 } // namespace ew

@@ -136,7 +136,7 @@ static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t
 }
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
-                      int tile_input_bytes, int tiles_per_block, int flags, ew_plan_t *plan)
+                      int tile_input_bytes, int flags, ew_plan_t *plan)
 {
     const int always = flags & EW_PLAN_BULK_FORCE;
     size_t max_size = widest(count, elem_size), input_bytes = 0;
@@ -181,34 +181,26 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     }
     if (tiles > INT32_MAX || tiles < min_tiles_per_sm * sm_count)
         return 0;
-    /* Two stages a block where both fit EW_PLAN_BULK_STAGED_MAX_BYTES and the grid keeps its blocks. */
-    int64_t stage_bytes = 0;
-    for (int i = 1; i < count; ++i)
-        stage_bytes += EW_PLAN_BULK_SLOT_BYTES(tile * (int64_t)elem_size[i]);
-    if (2 * stage_bytes > EW_PLAN_BULK_STAGED_MAX_BYTES ||
-        (!always && tiles < (int64_t)EW_PLAN_BULK_STAGED_MIN_TILES * sm_count))
-        tiles_per_block = 1;
     *plan = (ew_plan_t){.pack = pack,
                         .access_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size),
                         .unroll = 1,
                         .head = head,
                         .packs = (n - head) / pack,
-                        .blocks = (unsigned)(tiles < 1 ? 1 : ceil_div(tiles, tiles_per_block)),
+                        .blocks = (unsigned)(tiles < 1 ? 1 : tiles),
                         .bulk = 1,
-                        .tile_packs = (int)tile_packs,
-                        .tiles_per_block = tiles_per_block};
+                        .tile_packs = (int)tile_packs};
     return 1;
 }
 
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                          int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
-                         int tile_input_bytes, int tiles_per_block, int block_table)
+                         int tile_input_bytes, int block_table)
 {
     ew_plan_t plan;
     int flags =
         (bulk_mode == EW_PLAN_BULK_ALWAYS ? EW_PLAN_BULK_FORCE : 0) | (block_table ? EW_PLAN_BULK_TABLE : 0);
-    if (bulk_mode != EW_PLAN_BULK_OFF && ew_plan_make_bulk(n, count, address, elem_size, sm_count,
-                                                           tile_input_bytes, tiles_per_block, flags, &plan))
+    if (bulk_mode != EW_PLAN_BULK_OFF &&
+        ew_plan_make_bulk(n, count, address, elem_size, sm_count, tile_input_bytes, flags, &plan))
         return plan;
     return ew_plan_make(n, count, address, elem_size, sm_count, max_threads_per_sm);
 }

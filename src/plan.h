@@ -36,17 +36,6 @@ extern "C" {
 #define EW_PLAN_BULK_SHIFTED_WAVE_TILES 64 /* the same for binary 2- to 8-byte ops at other phases */
 #endif
 
-#ifndef EW_PLAN_BULK_TILES_PER_BLOCK
-#define EW_PLAN_BULK_TILES_PER_BLOCK 2 /* tiles a block of the bulk kernel takes in turn (> 1: two stages) \
-                                        */
-#endif
-#ifndef EW_PLAN_BULK_STAGED_MIN_TILES
-#define EW_PLAN_BULK_STAGED_MIN_TILES 64 /* fewer tiles than this per SM: one a block (more blocks) */
-#endif
-#ifndef EW_PLAN_BULK_STAGED_MAX_BYTES
-#define EW_PLAN_BULK_STAGED_MAX_BYTES 24576 /* shared memory of two stages, at most (8 blocks an SM) */
-#endif
-
 #ifndef EW_PLAN_OUT_ALIGN
 #define EW_PLAN_OUT_ALIGN 128 /* bytes: the head aligns out to whole cache lines (1: to the access) */
 #endif
@@ -74,10 +63,6 @@ enum {
     EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
     EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* per input: two inputs stay within 48 KiB of shared memory */
 };
-/* Shared memory of one input's tile of tile_bytes: its head padding (< EW_PLAN_BULK_ALIGN), tail rounding
- * and one more pack for the splice of the last one, in whole EW_PLAN_BULK_ALIGN. Shared with the kernel. */
-#define EW_PLAN_BULK_SLOT_BYTES(tile_bytes) \
-    (((tile_bytes) + 3 * EW_PLAN_BULK_ALIGN - 1) / EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN)
 
 /* When a call may use the bulk-copy kernel. */
 typedef enum {
@@ -97,7 +82,6 @@ typedef struct {
     unsigned blocks; /* grid size; the kernel strides over the rest (bulk: one tile per block) */
     int bulk;        /* inputs staged in shared memory by bulk copies, one tile per block */
     int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
-    int tiles_per_block; /* bulk: tiles each block takes in turn, the next one's copy in flight (> 1) */
 } ew_plan_t;
 
 /* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and
@@ -154,14 +138,14 @@ enum {
     EW_PLAN_BULK_TABLE = 2  /* the op fills a table per block, which the bulk kernel's tiles amortize */
 };
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
-                      int tile_input_bytes, int tiles_per_block, int flags, ew_plan_t *plan);
+                      int tile_input_bytes, int flags, ew_plan_t *plan);
 
 /* The plan of one call: the bulk-copy kernel's (plan.bulk set) where bulk_mode allows it and
  * ew_plan_make_bulk takes the call, else the direct kernel's (ew_plan_make). block_table: the op
  * fills a table per block (EW_PLAN_BULK_TABLE). */
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                          int sm_count, int max_threads_per_sm, ew_plan_bulk_mode_t bulk_mode,
-                         int tile_input_bytes, int tiles_per_block, int block_table);
+                         int tile_input_bytes, int block_table);
 
 #ifdef __cplusplus
 }

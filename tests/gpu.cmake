@@ -13,19 +13,13 @@ ew_add_test(test_stream_graph_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strea
 set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 600)
 
 # The same checks with the kernel forced: the bulk-copy kernel at every n, with small tiles so the
-# sweeps cross several of them (cc >= 9.0; elsewhere this repeats the default run), one tile a block
-# and three a block in two stages; and the direct kernels at every n. The default run takes whichever
-# the plan picks for each n.
+# sweeps cross several of them (cc >= 9.0; elsewhere this repeats the default run), and the direct
+# kernels at every n. The default run takes whichever the plan picks for each n.
 add_test(NAME test_kernels_gpu_bulk COMMAND test_kernels_gpu)
-add_test(NAME test_kernels_gpu_bulk_staged COMMAND test_kernels_gpu)
 add_test(NAME test_kernels_gpu_direct COMMAND test_kernels_gpu)
-set_tests_properties(test_kernels_gpu_bulk PROPERTIES
-                     ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024;EW_BULK_TILES_PER_BLOCK=1")
-set_tests_properties(test_kernels_gpu_bulk_staged PROPERTIES
-                     ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024;EW_BULK_TILES_PER_BLOCK=3")
+set_tests_properties(test_kernels_gpu_bulk PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024")
 set_tests_properties(test_kernels_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0")
-set_tests_properties(test_kernels_gpu_bulk test_kernels_gpu_bulk_staged PROPERTIES LABELS gpu
-                     SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(test_kernels_gpu_bulk PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 # Label direct: left out of compute-sanitizer, where the default run's small sizes take the direct
 # kernels already.
 set_tests_properties(test_kernels_gpu_direct PROPERTIES LABELS "gpu;direct" SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -572,7 +572,7 @@ static void test_bulk(void **state)
     ew_plan_t plan = {.pack = -1};
 
     /* add f32 aligned, 8 KiB of inputs a tile: 1024 elements, one 16-byte pack per thread */
-    assert_true(ew_plan_make_bulk(1 << 24, 3, aligned, f32, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 24, 3, aligned, f32, 132, 8192, 0, &plan));
     assert_true(plan.bulk);
     assert_false(plan.shifted);
     assert_int_equal(plan.pack, 4);
@@ -580,154 +580,140 @@ static void test_bulk(void **state)
     assert_int_equal(plan.head, 0);
     assert_int_equal(plan.blocks, 1 << 14);
     /* aligned needs 24 tiles per SM: 3168 tiles of 1024 */
-    assert_true(ew_plan_make_bulk(3168 * 1024, 3, aligned, f32, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(3168 * 1024, 3, aligned, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 3168);
     plan = (ew_plan_t){.pack = -1};
-    assert_false(ew_plan_make_bulk(3167 * 1024, 3, aligned, f32, 132, 8192, 1, 0, &plan));
+    assert_false(ew_plan_make_bulk(3167 * 1024, 3, aligned, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, -1); /* left alone */
-    /* two tiles a block from 64 tiles per SM, the next one's copy in flight: 2^16 tiles in 2^15 blocks */
-    assert_true(ew_plan_make_bulk(1 << 26, 3, aligned, f32, 132, 8192, 2, 0, &plan));
-    assert_int_equal(plan.tiles_per_block, 2);
-    assert_int_equal(plan.blocks, 1 << 15);
-    assert_true(ew_plan_make_bulk(64 * 132 * 1024 + 1, 3, aligned, f32, 132, 8192, 3, 0, &plan));
-    assert_int_equal(plan.tiles_per_block, 3);
-    assert_int_equal(plan.blocks, (64 * 132 + 1 + 2) / 3);
-    assert_true(ew_plan_make_bulk((64 * 132 - 1) * 1024, 3, aligned, f32, 132, 8192, 2, 0, &plan));
-    assert_int_equal(plan.tiles_per_block, 1);
-    assert_int_equal(plan.blocks, 64 * 132 - 1);
-    /* but one where two stages would pass EW_PLAN_BULK_STAGED_MAX_BYTES: 16 KiB tiles of two inputs */
-    assert_true(ew_plan_make_bulk(1 << 28, 3, aligned, f32, 132, 32768, 2, 0, &plan));
-    assert_int_equal(plan.tile_packs, 4);
-    assert_int_equal(plan.tiles_per_block, 1);
     /* always: any n the grid holds */
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, 1, &plan));
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, &plan));
     assert_int_equal(plan.blocks, 1025);
     /* inputs at other phases, 8 KiB of inputs a tile: 1024 elements, as aligned; one tile per SM is
      * enough */
-    assert_true(ew_plan_make_bulk(1 << 26, 3, phases, f32, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 3, phases, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 1);
     /* with 16 KiB: 2 packs a thread while 64 tiles per SM remain (8448 tiles of 2048 after the head
      * of 31), else half that */
-    assert_true(ew_plan_make_bulk(31 + 8448 * 2048, 3, phases, f32, 132, 16384, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(31 + 8448 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 8448);
-    assert_true(ew_plan_make_bulk(31 + 8447 * 2048, 3, phases, f32, 132, 16384, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(31 + 8447 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.blocks, 2 * 8447);
-    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 16384, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 16384, 0, &plan));
     assert_int_equal(plan.tile_packs, 1); /* 512 tiles of 2048 would be under 8 per SM */
     assert_int_equal(plan.blocks, 1024);
     assert_int_equal(plan.packs, 262137); /* (2^20 + 3 - 31) / 4 */
     /* unary ops that do not widen 2-byte or wider inputs stay direct, unless always */
     uintptr_t pair[2] = {0x1000, 0x2004};
-    assert_false(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, 0, &plan));
-    assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, 1, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 1, &plan));
     /* but 2-byte inputs narrowed to 1 byte take it at other phases than out: i8 <- f16, i8 <- f32 */
     size_t i8_f16[2] = {1, 2}, i8_f32[2] = {1, 4};
     uintptr_t same_phase[2] = {0x1000, 0x2000}, other_phase[2] = {0x1001, 0x2000};
-    assert_false(ew_plan_make_bulk(1 << 26, 2, same_phase, i8_f16, 132, 8192, 1, 0, &plan));
-    assert_true(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f16, 132, 8192, 1, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, same_phase, i8_f16, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     /* with the aligned threshold, 24 tiles per SM (of 16 KiB of f16 at other phases: 2-byte inputs
      * take twice the tile there), not one */
-    assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 132 * 24);
-    assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 1, 0, &plan));
+    assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     /* binary f16 at other phases: 16 KiB tiles (2 packs a thread) while 64 tiles per SM remain */
     size_t f16_3[3] = {2, 2, 2};
     uintptr_t f16_phases[3] = {0x1002, 0x2004, 0x3000};
-    assert_true(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 2);
-    assert_true(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 1);
-    assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 1, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));
     /* and 4- or 8-byte inputs narrowed to half their size (f16 <- f32, f32 <- f64), from 24 tiles per SM
      * of 8 KiB of inputs (aligned: direct) */
     size_t f16_f32[2] = {2, 4}, f32_f64[2] = {4, 8}, i16_f64[2] = {2, 8};
     uintptr_t wide_phases[2] = {0x1002, 0x2008};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, wide_phases, f16_f32, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, wide_phases, f16_f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 2); /* 2048 elements */
-    assert_true(ew_plan_make_bulk(132 * 24 * 2048, 2, wide_phases, f16_f32, 132, 8192, 1, 0, &plan));
-    assert_false(ew_plan_make_bulk(132 * 24 * 2048 - 2048, 2, wide_phases, f16_f32, 132, 8192, 1, 0, &plan));
-    assert_false(ew_plan_make_bulk(1 << 26, 2, aligned, f16_f32, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(132 * 24 * 2048, 2, wide_phases, f16_f32, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(132 * 24 * 2048 - 2048, 2, wide_phases, f16_f32, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, aligned, f16_f32, 132, 8192, 0, &plan));
     uintptr_t f64_phases[2] = {0x1004, 0x2000};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, f64_phases, f32_f64, 132, 8192, 1, 0, &plan));
-    assert_false(ew_plan_make_bulk(1 << 26, 2, f64_phases, i16_f64, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, f64_phases, f32_f64, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, f64_phases, i16_f64, 132, 8192, 0, &plan));
     /* relu u8 at other phases: 1-byte and shifted, 8 KiB of inputs a tile: 4 packs a thread; out
      * aligned to its 128-byte line */
     uintptr_t bytes[2] = {0x10003, 0x20000};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 8);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.head, 125);
     assert_int_equal(plan.blocks, 8192); /* (2^26 - 125) / 8192 -> 8192 tiles */
     /* unary, so 8 tiles per SM keep the full size: 1056 tiles of 8192, not 1055 */
-    assert_true(ew_plan_make_bulk(125 + 1056 * 8192, 2, bytes, u8, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(125 + 1056 * 8192, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 4);
-    assert_true(ew_plan_make_bulk(125 + 1055 * 8192, 2, bytes, u8, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(125 + 1055 * 8192, 2, bytes, u8, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 2);
     /* the same at out's phase 8: one phase, so the direct kernel's; when forced, 8 KiB tiles (unary),
      * and the head is the rest of the line */
     uintptr_t half_access[2] = {0x10008, 0x20008};
-    assert_false(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 1, 0, &plan));
-    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 1, EW_PLAN_BULK_FORCE, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.head, 120);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.access_packs, 2);
     /* ops with a table per block keep the bulk kernel there, from 24 tiles per SM (3168 of 8192) */
     ew_plan_t table = {.pack = -1};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, 1, EW_PLAN_BULK_TABLE, &table));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_TABLE, &table));
     assert_memory_equal(&table, &plan, sizeof plan);
     assert_true(
-        ew_plan_make_bulk(120 + 3168 * 8192, 2, half_access, u8, 132, 8192, 1, EW_PLAN_BULK_TABLE, &plan));
+        ew_plan_make_bulk(120 + 3168 * 8192, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_TABLE, &plan));
     assert_false(
-        ew_plan_make_bulk(120 + 3167 * 8192, 2, half_access, u8, 132, 8192, 1, EW_PLAN_BULK_TABLE, &plan));
+        ew_plan_make_bulk(120 + 3167 * 8192, 2, half_access, u8, 132, 8192, EW_PLAN_BULK_TABLE, &plan));
     /* at phases 8 apart the 16-byte accesses disagree: bulk, spliced */
     uintptr_t half_apart[2] = {0x10008, 0x20000};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, half_apart, u8, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, half_apart, u8, 132, 8192, 0, &plan));
     /* binary 1-byte ops, forced: 16 KiB of inputs a tile, 8 KiB each */
     size_t u8_3[3] = {1, 1, 1};
     uintptr_t bytes_3[3] = {0x10000, 0x20000, 0x30000};
-    assert_false(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 1, 0, &plan));
-    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 1, 1, &plan));
+    assert_false(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 1, &plan));
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 8192);
     /* and at other phases the same; binary 1-byte ops keep the full size while 8 tiles per SM remain,
      * not 64 */
     uintptr_t bytes_3_phases[3] = {0x10000, 0x20001, 0x30002};
-    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3_phases, u8_3, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3_phases, u8_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 8192);
     /* f16 -> f32: half the tile, 4 KiB of f16 */
     size_t f32_f16[2] = {4, 2};
-    assert_true(ew_plan_make_bulk(1 << 26, 2, aligned, f32_f16, 132, 8192, 1, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 2, aligned, f32_f16, 132, 8192, 0, &plan));
     assert_int_equal(plan.pack, 4);
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 1 << 15);
     /* 1-byte tiles smaller than one access a thread: still one access (2 packs) a thread */
-    assert_true(ew_plan_make_bulk(100000, 2, half_access, u8, 132, 1024, 1, 1, &plan));
+    assert_true(ew_plan_make_bulk(100000, 2, half_access, u8, 132, 1024, 1, &plan));
     assert_int_equal(plan.tile_packs, EW_PLAN_BULK_BYTE_ACCESS / 8);
     /* too small a call for the fewest tiles: no plan */
-    assert_false(ew_plan_make_bulk(100000, 2, bytes, u8, 132, 8192, 1, 0, &plan));
+    assert_false(ew_plan_make_bulk(100000, 2, bytes, u8, 132, 8192, 0, &plan));
     /* f64 with tiles smaller than one pack a thread: still one pack a thread */
-    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 132, 1024, 1, 1, &plan));
+    assert_true(ew_plan_make_bulk(1000, 3, aligned, f64, 132, 1024, 1, &plan));
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.blocks, 2);
     /* cast f64 <- u8: the 1-byte input would allow more, the f64 output caps it at 4 packs a thread */
     uintptr_t cast[2] = {0x10000, 0x20001};
-    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 132, 8192, 1, 1, &plan));
+    assert_true(ew_plan_make_bulk(5000, 2, cast, f64_u8, 132, 8192, 1, &plan));
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 3);
     /* fewer elements than out's head: all in the head, one block */
     uintptr_t late[2] = {0x1001, 0x2000};
-    assert_true(ew_plan_make_bulk(3, 2, late, u8, 132, 8192, 1, 1, &plan));
+    assert_true(ew_plan_make_bulk(3, 2, late, u8, 132, 8192, 1, &plan));
     assert_int_equal(plan.head, 3);
     assert_int_equal(plan.blocks, 1);
     /* more tiles than a grid holds: no plan even when always */
-    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 132, 8192, 1, 1, &plan));
+    assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 132, 8192, 1, &plan));
 }
 
 /* Every bulk plan over phases, sizes and tile sizes: the tiles cover the body exactly once, out is
@@ -743,29 +729,19 @@ static void test_bulk_all_phases(void **state)
             for (uintptr_t phase = 0; phase < 16; phase += sizes[so])
                 for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k)
                     for (size_t t = 0; t < 3; ++t)
-                        for (int always = 0; always < 4; ++always) {
-                            /* always & 2: three tiles a block, two stages */
-                            int per_block = always & 2 ? 3 : 1;
+                        for (int always = 0; always < 2; ++always) {
                             uintptr_t address[2] = {0x100000 + phase, 0x200000 + 3 * sizes[si]};
                             size_t elem[2] = {sizes[so], sizes[si]};
                             ew_plan_t plan;
                             int64_t n = ns[k];
-                            if (!ew_plan_make_bulk(n, 2, address, elem, 132, tile_bytes[t], per_block,
-                                                   always & 1, &plan)) {
-                                assert_false(always & 1);
+                            if (!ew_plan_make_bulk(n, 2, address, elem, 132, tile_bytes[t], always, &plan)) {
+                                assert_false(always);
                                 continue;
                             }
                             size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
                             assert_int_equal(plan.pack, ew_plan_max_pack(widest));
                             int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
                             assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
-                            /* two stages where they fit and (unless forced) the grid keeps 64 tiles an SM */
-                            int64_t tiles = (n - plan.head + tile - 1) / tile;
-                            int64_t stage_bytes = (tile * (int64_t)sizes[si] + 3 * 128 - 1) / 128 * 128;
-                            int staged = per_block > 1 && 2 * stage_bytes <= 24576 &&
-                                         ((always & 1) || tiles >= 64 * 132);
-                            assert_int_equal(plan.tiles_per_block, staged ? per_block : 1);
-                            per_block = plan.tiles_per_block;
                             int access = EW_PLAN_BULK_ACCESS_PACKS(widest);
                             assert_int_equal(plan.tile_packs % access, 0);
                             assert_true(plan.tile_packs == access ||
@@ -777,11 +753,10 @@ static void test_bulk_all_phases(void **state)
                                         plan.head <= n);
                             if (plan.head < n)
                                 assert_int_equal((address[0] + plan.head * sizes[so]) % line, 0);
-                            /* every tile in some block's turn, and no block without one */
-                            assert_true((int64_t)plan.blocks * per_block >= tiles);
-                            assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * per_block < tiles);
-                            if (!(always & 1)) /* never fewer tiles than one per SM */
-                                assert_true(tiles >= 132);
+                            assert_true((int64_t)plan.blocks * tile >= n - plan.head);
+                            assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
+                            if (!always) /* never fewer tiles than one per SM */
+                                assert_true(plan.blocks >= 132);
                         }
 }
 
@@ -795,27 +770,26 @@ static void test_choose(void **state)
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k) {
         int64_t n = ns[k];
         ew_plan_t direct = ew_plan_make(n, 3, aligned, f32, 132, 2048);
-        ew_plan_t off = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_OFF, 8192, 1, 0);
+        ew_plan_t off = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_OFF, 8192, 0);
         assert_memory_equal(&off, &direct, sizeof off);
-        ew_plan_t bulk,
-            always = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_ALWAYS, 8192, 1, 0);
-        assert_true(ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 1, 1, &bulk));
+        ew_plan_t bulk, always = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_ALWAYS, 8192, 0);
+        assert_true(ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 1, &bulk));
         assert_memory_equal(&always, &bulk, sizeof bulk);
-        ew_plan_t automatic = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1, 0);
-        int taken = ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 1, 0, &bulk);
+        ew_plan_t automatic = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
+        int taken = ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 0, &bulk);
         assert_int_equal(automatic.bulk, taken);
         assert_memory_equal(&automatic, taken ? &bulk : &direct, sizeof automatic);
     }
     /* 1-byte types at one phase: the direct kernel's 16-byte accesses, but the bulk kernel for ops
      * with a table per block */
     size_t u8[2] = {1, 1};
-    ew_plan_t bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1, 0);
+    ew_plan_t bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
     assert_false(bytes.bulk);
     assert_int_equal(bytes.access_packs, 2);
-    bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1, 1);
+    bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1);
     assert_true(bytes.bulk);
     /* a unary op the bulk kernel leaves to the direct one, even at the largest n */
-    ew_plan_t relu = ew_plan_choose(1 << 26, 2, aligned, f32_f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1, 0);
+    ew_plan_t relu = ew_plan_choose(1 << 26, 2, aligned, f32_f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
     assert_false(relu.bulk);
     assert_int_equal(relu.pack, 4);
 }

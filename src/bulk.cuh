@@ -42,7 +42,7 @@ template <typename Run> __device__ __forceinline__ Run load_staged(const unsigne
 // The run of A packs at element e of the tile out of shared memory. Aligned runs are one vector
 // load; others are spliced from the two aligned runs around them (runs of whole words) or read
 // element by element.
-template <typename T, int P, int A, typename Run = PackRun<T, P, A>>
+template <typename T, int P, int A, typename Run>
 __device__ __forceinline__ Run read_staged(const StagedInput &in, int e)
 {
     static_assert(sizeof(Run) == sizeof(PackRun<T, P, A>));
@@ -57,8 +57,8 @@ __device__ __forceinline__ Run read_staged(const StagedInput &in, int e)
             return load_staged<Run>(aligned);
         if constexpr (kRunBytes % 4 == 0) {
             using Words = WordPack<kRunBytes / 4>;
-            return splice_words<Run, kStorageSize<T> % 4 == 0>(
-                load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes), shift);
+            return splice_words<Run, T>(load_staged<Words>(aligned), load_staged<Words>(aligned + kRunBytes),
+                                        shift);
         } else {
             Run result;
             auto *bytes = reinterpret_cast<unsigned char *>(&result);
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     stage_by_threads(a + first, count, copy_a, staged_a);
     if constexpr (!std::is_same_v<In2, NoInput>)
         stage_by_threads(b + first, count, copy_b, staged_b);
-    if constexpr (kHasTable<F>)
+    if constexpr (kFillsTable<F, P>)
         F::fill_table(); // while the copies fly
     __syncthreads();     // the threads' elements and the table are in place, the barrier initialised
 #if EW_HAS_BULK_COPY

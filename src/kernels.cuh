@@ -111,13 +111,14 @@ template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
 };
 
-// The Result (a pack, or packs) that starts shift_bytes into the aligned words lo and runs on into
-// hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and bit,
-// no run-time register indexing), then byte permutes, which shifts of whole words skip.
-template <typename Result, bool WholeWordShift, int Words>
+// The Result (a pack, or packs, of T) that starts shift_bytes into the aligned words lo and runs on
+// into hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and
+// bit, no run-time register indexing), then byte permutes, which types of whole words never need.
+template <typename Result, typename T, int Words>
 __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
                                                int shift_bytes)
 {
+    constexpr bool kWholeWordShift = kStorageSize<T> % 4 == 0;
     static_assert(sizeof(Result) == sizeof(WordPack<Words>));
     uint32_t joined[2 * Words];
 #pragma unroll
@@ -136,7 +137,7 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
     WordPack<Words> spliced;
 #pragma unroll
     for (int k = 0; k < Words; ++k)
-        spliced.w[k] = WholeWordShift ? joined[k] : __byte_perm(joined[k], joined[k + 1], selector);
+        spliced.w[k] = kWholeWordShift ? joined[k] : __byte_perm(joined[k], joined[k + 1], selector);
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
@@ -147,6 +148,9 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
 // each word into bytes and joined them again: add bool's bulk step took 210 instructions per 16
 // bytes, 72 without (bench/NOTES.md §18). Narrower packs take the scalar form.
 template <typename F, int P> inline constexpr bool kWordwise = P % 4 == 0 && F::kHasQuad;
+
+// Only the word form looks codes up in a per-block table (kHasTable): those kernels fill it first.
+template <typename F, int P> inline constexpr bool kFillsTable = kHasTable<F> &&kWordwise<F, P>;
 
 // What a thread holds of A packs of an input or of out: words for wordwise functors, else the packs.
 template <typename T, int P, int A> constexpr int run_words()
@@ -187,7 +191,7 @@ __device__ __forceinline__ void apply_run(const F &f, RunOf<F, P, A, typename F:
 // pack that starts shift bytes into aligned pack i, spliced from aligned packs i and i + 1 with byte
 // permutes, so that every memory access stays a whole aligned pack whatever the input's misalignment
 // relative to out.
-template <typename T, int P, bool Shifted, int A = 1, typename Run = PackRun<T, P, A>> struct PackReader {
+template <typename T, int P, bool Shifted, int A, typename Run> struct PackReader {
     static_assert(A == 1 || !Shifted);
     static_assert(sizeof(Run) == sizeof(PackRun<T, P, A>));
     static constexpr int kWords = (sizeof(Run) + 3) / 4;
@@ -211,7 +215,7 @@ template <typename T, int P, bool Shifted, int A = 1, typename Run = PackRun<T, 
                 lo = load_pack(words + i);
                 hi = load_pack(words + i + 1); // the plan keeps it inside the input
             }
-            return splice_words<Run, kStorageSize<T> % 4 == 0>(lo, hi, shift_bytes);
+            return splice_words<Run, T>(lo, hi, shift_bytes);
         }
     }
 };
@@ -236,7 +240,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
     const int64_t head = body.head, runs = body.packs / A;
-    if constexpr (kHasTable<F> && kWordwise<F, P>) { // only the word form looks the table up
+    if constexpr (kFillsTable<F, P>) {
         F::fill_table();
         __syncthreads();
     }

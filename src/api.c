@@ -29,6 +29,7 @@ struct ew_handle_s {
     atomic_int adoption_tried;
     ew_plan_bulk_mode_t bulk_copy;
     int bulk_tile_bytes;
+    int dependent_launch; /* cc >= 9.0, unless EW_DEPENDENT_LAUNCH=0 at create */
     struct ew_handle_s *next_free;
 };
 
@@ -175,6 +176,13 @@ static void bulk_settings(struct ew_handle_s *h)
         h->bulk_tile_bytes = (int)value;
 }
 
+/* EW_DEPENDENT_LAUNCH=0 launches every call in plain stream order (measurements). Read once, at create. */
+static int dependent_launch_setting(void)
+{
+    const char *mode = getenv("EW_DEPENDENT_LAUNCH");
+    return mode == NULL || strcmp(mode, "0") != 0;
+}
+
 ew_status_t ew_handle_create(int device, ew_handle_t *handle)
 {
     if (handle == NULL)
@@ -205,8 +213,10 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     ew_status_t status = ewi_handle_make(device, sm_count, threads, handle);
     if (status == EW_SUCCESS) {
         (*handle)->check_pointers = ewi_pointer_checks_requested(&(*handle)->address_range_query);
-        if (major >= 9) /* cp.async.bulk */
+        if (major >= 9) { /* cp.async.bulk, griddepcontrol */
             bulk_settings(*handle);
+            (*handle)->dependent_launch = dependent_launch_setting();
+        }
         pthread_once(&driver_once, find_driver_functions);
     }
     return status;
@@ -374,6 +384,7 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
     args->plan =
         ew_plan_choose(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm,
                        handle->bulk_copy, handle->bulk_tile_bytes, launcher->block_table);
+    args->dependent_launch = handle->dependent_launch;
     const ew_plan_t *plan = &args->plan;
     ew_launch_fn launch = plan->bulk      ? launcher->bulk
                           : plan->shifted ? launcher->shifted

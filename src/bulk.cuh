@@ -152,6 +152,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     using In1 = typename F::In1;
     using In2 = typename F::In2;
     extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
+    follow_previous_grid();
 
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const int64_t first = plan.head + static_cast<int64_t>(blockIdx.x) * tile;

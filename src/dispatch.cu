@@ -23,6 +23,13 @@ DriverLaunch driver_launch()
         reinterpret_cast<DriverLaunch>(ewi_driver_function("cuLaunchKernel"));
     return function;
 }
+
+DriverLaunchEx driver_launch_ex()
+{
+    static const DriverLaunchEx function =
+        reinterpret_cast<DriverLaunchEx>(ewi_driver_function("cuLaunchKernelEx"));
+    return function;
+}
 } // namespace ew
 
 extern "C" const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)

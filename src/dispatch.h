@@ -22,6 +22,7 @@ typedef struct {
     int64_t n;
     ew_plan_t plan;
     cudaStream_t stream;
+    int dependent_launch;   /* launch as a programmatic dependent of the stream's previous kernel */
     double alpha;           /* scale_add on floating dtypes */
     uint64_t alpha_integer; /* scale_add on integer dtypes and bool, already validated */
 } ew_launch_args_t;

@@ -226,6 +226,19 @@ struct BodyPlan {
     int shift_bytes[2];
 };
 
+// First thing in every kernel. A dependent launch (cc >= 9.0) lets this grid start while the
+// stream's previous kernel finishes: the wait holds every thread until that kernel has completed
+// and its writes are visible, so nothing is read or written early; once every block of this grid
+// has started, the stream's next dependent kernel may take the SM slots this one frees. Both are
+// no-ops in an ordinary launch.
+__device__ __forceinline__ void follow_previous_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 // Elements [0, head) one by one, so that out is pack-aligned after them; then whole runs of A packs
 // (one vector access each), each thread loading `Unroll` independent runs before computing any (bytes
 // in flight); then the tail past the last whole run, one by one, with the same functor.
@@ -240,6 +253,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
     const int64_t head = body.head, runs = body.packs / A;
+    follow_previous_grid();
     if constexpr (kFillsTable<F, P>) {
         F::fill_table();
         __syncthreads();
@@ -284,9 +298,11 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
 
 // Launches Kernel straight through the driver with its context-independent handle: the runtime's
 // own launch path measured about 0.3 us more per call from inside this library (bench/NOTES.md).
-// Any failure is retried through cudaLaunchKernel, so errors read as the runtime's.
+// A dependent launch may start while the stream's previous kernel finishes (follow_previous_grid
+// keeps the order). Any failure is retried through the runtime, so errors read as the runtime's.
 template <auto Kernel>
-cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t stream, void **params)
+cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t stream, void **params,
+                          bool dependent)
 {
     static const cudaKernel_t handle = [] {
         cudaKernel_t found = nullptr;
@@ -296,6 +312,30 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
         }
         return found;
     }();
+    if (dependent) {
+        CUlaunchAttribute attribute{};
+        attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        const CUlaunchConfig config{blocks,
+                                    1,
+                                    1,
+                                    EW_PLAN_BLOCK_THREADS,
+                                    1,
+                                    1,
+                                    static_cast<unsigned>(shared_bytes),
+                                    reinterpret_cast<CUstream>(stream),
+                                    &attribute,
+                                    1};
+        const DriverLaunchEx driver = driver_launch_ex();
+        if (handle != nullptr && driver != nullptr && driver(&config, handle, params, nullptr) == 0)
+            return cudaSuccess;
+        cudaLaunchAttribute runtime_attribute{};
+        runtime_attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        runtime_attribute.val.programmaticStreamSerializationAllowed = 1;
+        const cudaLaunchConfig_t runtime_config{dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS), shared_bytes,
+                                                stream,       &runtime_attribute,          1};
+        return cudaLaunchKernelExC(&runtime_config, reinterpret_cast<const void *>(Kernel), params);
+    }
     const DriverLaunch driver = driver_launch();
     if (handle != nullptr && driver != nullptr &&
         driver(handle, blocks, 1, 1, EW_PLAN_BLOCK_THREADS, 1, 1, static_cast<unsigned>(shared_bytes), stream,
@@ -314,7 +354,8 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, size_t shared_b
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
     void *params[] = {&f, &body, &out, &a, &b};
-    return launch_kernel<Kernel>(args->plan.blocks, shared_bytes, args->stream, params);
+    return launch_kernel<Kernel>(args->plan.blocks, shared_bytes, args->stream, params,
+                                 args->dependent_launch);
 }
 
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)

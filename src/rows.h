@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include <cuda.h> // the driver's launch types only: the library does not link libcuda
+
 #include "dispatch.h"
 
 namespace ew {
@@ -13,6 +15,9 @@ using DriverLaunch = int (*)(void *kernel, unsigned grid_x, unsigned grid_y, uns
                              unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared_bytes,
                              void *stream, void **params, void **extra);
 DriverLaunch driver_launch();
+// Its cuLaunchKernelEx, for launches with attributes.
+using DriverLaunchEx = int (*)(const CUlaunchConfig *config, void *kernel, void **params, void **extra);
+DriverLaunchEx driver_launch_ex();
 
 extern const DispatchRow add_row, mul_row, relu_row, scale_add_row;
 

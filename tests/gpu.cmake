@@ -23,3 +23,9 @@ set_tests_properties(test_kernels_gpu_bulk PROPERTIES LABELS gpu SKIP_RETURN_COD
 # Label direct: left out of compute-sanitizer, where the default run's small sizes take the direct
 # kernels already.
 set_tests_properties(test_kernels_gpu_direct PROPERTIES LABELS "gpu;direct" SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# Calls on streams and in graphs launched in plain stream order too (the default on cc >= 9.0 is a
+# programmatic dependent launch; elsewhere this repeats the default run).
+add_test(NAME test_stream_graph_gpu_plain COMMAND test_stream_graph_gpu)
+set_tests_properties(test_stream_graph_gpu_plain PROPERTIES ENVIRONMENT "EW_DEPENDENT_LAUNCH=0" LABELS gpu
+                     SKIP_RETURN_CODE 77 TIMEOUT 600)

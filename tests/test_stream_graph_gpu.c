@@ -1,7 +1,8 @@
 /*
  * The library on the caller's streams: calls on a non-blocking stream (and the per-thread default
  * stream) are ordered after earlier work on that stream; a chain of calls captured into a CUDA graph
- * (global capture mode) replays correctly with new inputs each time; the handle refuses to run while
+ * (global capture mode) replays correctly with new inputs each time; eight dependent calls queued
+ * back to back see each other's results; the handle refuses to run while
  * another device is current (needs two GPUs; skipped visibly with one).
  * Results are checked bit for bit against the CPU reference (tests/ref, rules in docs/semantics.md).
  */
@@ -160,6 +161,84 @@ static void test_per_thread_default_stream(void **state)
     /* The per-thread stream does not wait for the legacy default stream the library would wrongly use. */
     check_call_on_stream(&stream_calls[0], cudaStreamPerThread, "cudaStreamPerThread", gu_seed() + 100);
     check_call_on_stream(&stream_calls[4], cudaStreamPerThread, "cudaStreamPerThread", gu_seed() + 101);
+}
+
+/* ---- calls back to back on one stream ---- */
+
+/* Each call reads what the one before wrote, or writes what it read, queued with no wait between:
+ * on cc >= 9.0 a call may start while the previous one finishes (docs/using.md), so a call that did
+ * not wait for its predecessor would read the poison or the old values and fail the comparison.
+ * Buffers keep one offset each, so the calls mix aligned, same-phase and mixed-phase plans. */
+enum { B_A, B_B, B_P, B_Q, B_H, B_COUNT };
+static const ew_dtype_t back_dtype[B_COUNT] = {EW_F32, EW_F32, EW_F32, EW_F32, EW_F16};
+static const int back_offset[B_COUNT] = {0, 2, 0, 1, 3};
+
+static void check_back_to_back(int64_t n, uint64_t seed)
+{
+    ew_handle_t h = gu_handle();
+    gu_buffer_t *buffer[B_COUNT];
+    void *host[B_COUNT];
+    for (int t = 0; t < B_COUNT; ++t) {
+        buffer[t] = gu_buffer_new(back_dtype[t], n);
+        host[t] = gu_host_alloc((size_t)gu_buffer_region_elems(buffer[t]) * ew_dtype_size(back_dtype[t]));
+    }
+    gu_rng_t rng = gu_rng(seed);
+    for (int t = B_A; t <= B_B; ++t) {
+        gu_fill_random(back_dtype[t], gu_buffer_region_elems(buffer[t]), host[t], &rng);
+        gu_buffer_load(buffer[t], host[t], gu_buffer_region_elems(buffer[t]));
+    }
+    const float *a = (const float *)host[B_A] + back_offset[B_A];
+    const float *b = (const float *)host[B_B] + back_offset[B_B];
+    float *p = host[B_P], *q = host[B_Q];
+    uint16_t *half = host[B_H];
+    const double alpha = -0.75;
+
+    cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
+#define AT(t) gu_at(buffer[t], back_offset[t])
+    GU_EW(ew_binary(h, EW_OP_ADD, EW_F32, n, AT(B_P), AT(B_A), AT(B_B), stream)); /* P = A + B */
+    GU_EW(ew_unary(h, EW_OP_RELU, EW_F32, n, AT(B_Q), AT(B_P), stream));          /* Q = relu(P) */
+    GU_EW(ew_binary(h, EW_OP_MUL, EW_F32, n, AT(B_P), AT(B_Q), AT(B_A), stream)); /* P = Q * A */
+    GU_EW(ew_scale_add(h, EW_F32, alpha, n, AT(B_Q), AT(B_P), AT(B_B), stream));  /* Q = a P + B */
+    GU_EW(ew_cast(h, EW_F16, EW_F32, n, AT(B_H), AT(B_Q), stream));               /* H = Q */
+    GU_EW(ew_cast(h, EW_F32, EW_F16, n, AT(B_P), AT(B_H), stream));               /* P = H */
+    GU_EW(ew_binary(h, EW_OP_ADD, EW_F32, n, AT(B_P), AT(B_P), AT(B_A), stream)); /* P += A */
+    GU_EW(ew_unary(h, EW_OP_RELU, EW_F32, n, AT(B_Q), AT(B_Q), stream));          /* Q = relu(Q) */
+#undef AT
+    ref_binary(EW_OP_ADD, EW_F32, n, p, a, b);
+    ref_unary(EW_OP_RELU, EW_F32, n, q, p);
+    ref_binary(EW_OP_MUL, EW_F32, n, p, q, a);
+    ref_scale_add(EW_F32, alpha, n, q, p, b);
+    ref_cast(EW_F16, EW_F32, n, half, q);
+    ref_cast(EW_F32, EW_F16, n, p, half);
+    void *sum = gu_host_alloc((size_t)n * sizeof(float));
+    memcpy(sum, p, (size_t)n * sizeof(float));
+    ref_binary(EW_OP_ADD, EW_F32, n, p, sum, a);
+    void *scaled = gu_host_alloc((size_t)n * sizeof(float));
+    memcpy(scaled, q, (size_t)n * sizeof(float));
+    ref_unary(EW_OP_RELU, EW_F32, n, q, scaled);
+    GU_CUDA(cudaStreamSynchronize(stream));
+
+    const gu_inputs_t p_inputs = {2, {EW_F32, EW_F32}, {sum, a}}, q_inputs = {1, {EW_F32}, {scaled}},
+                      h_inputs = {0, {EW_F32}, {NULL}};
+    char what[160];
+    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): P, last P += A", n);
+    GU_CHECK_OUTPUT(buffer[B_P], back_offset[B_P], n, p, &p_inputs, what);
+    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): Q, last relu(Q) in place", n);
+    GU_CHECK_OUTPUT(buffer[B_Q], back_offset[B_Q], n, q, &q_inputs, what);
+    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): H = f16(Q)", n);
+    GU_CHECK_OUTPUT(buffer[B_H], back_offset[B_H], n, half, &h_inputs, what);
+    for (int t = B_A; t <= B_B; ++t)
+        GU_CHECK_UNCHANGED(buffer[t], "8 calls back to back: an input");
+    for (int t = 0; t < B_COUNT; ++t)
+        gu_buffer_free(buffer[t]);
+}
+
+static void test_back_to_back_calls(void **state)
+{
+    (void)state;
+    const int64_t sizes[] = {4099, gu_small_scale() ? 65537 : (1 << 22) + 5};
+    for (size_t i = 0; i < COUNT(sizes); ++i)
+        check_back_to_back(sizes[i], gu_seed() + 200 + i);
 }
 
 /* ---- a chain captured into a graph, replayed ---- */
@@ -337,6 +416,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_non_blocking_stream, gu_teardown),
         cmocka_unit_test_teardown(test_per_thread_default_stream, gu_teardown),
+        cmocka_unit_test_teardown(test_back_to_back_calls, gu_teardown),
         cmocka_unit_test_teardown(test_graph_capture_and_replay, gu_teardown),
         cmocka_unit_test_teardown(test_device_mismatch, gu_teardown),
     };

@@ -159,10 +159,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     const int64_t left = plan.n - first;
     const int count = left < tile ? static_cast<int>(left) : tile;
 
-    if (blockIdx.x == 0 && threadIdx.x < plan.head)
-        out[threadIdx.x] = apply(f, a[threadIdx.x], load(b, threadIdx.x));
-    if (count <= 0)
+    if (count <= 0) { // the block after the last tile: the head (launch_bulk; see edge_elements)
+        edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; });
         return;
+    }
 
     StagedInput staged_a{shared, 0}, staged_b{shared + staged_slot_bytes<In1>(tile), 0};
     const StagingCopy copy_a = plan_staging(a, a + plan.n, a + first, count, &staged_a.offset);
@@ -229,8 +229,9 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const size_t shared_bytes =
         staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
+    // The tiles cover [head, n); one more block for the head, if any.
     return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs},
-                                              shared_bytes);
+                                              plan.blocks + (plan.head > 0), shared_bytes);
 }
 
 } // namespace ew

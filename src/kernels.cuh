@@ -224,7 +224,19 @@ template <typename T, int P, bool Shifted, int A, typename Run> struct PackReade
 struct BodyPlan {
     int64_t n, head, packs;
     int shift_bytes[2];
+    int edge_block; // 1: the grid's last block does the head and tail (launch), the others the body
 };
+
+// The head and the tail, element by element, in a block of their own after the body's: done by
+// body threads before or after their packs, their round trips to memory would add to those
+// threads' time, which in a one-wave grid is the kernel's. index(j) is edge j's element.
+template <typename F, typename Index>
+__device__ __forceinline__ void edge_elements(const F &f, typename F::Out *out, const typename F::In1 *a,
+                                              const typename F::In2 *b, int64_t edges, Index index)
+{
+    for (int64_t j = threadIdx.x; j < edges; j += blockDim.x)
+        out[index(j)] = apply(f, a[index(j)], load(b, index(j)));
+}
 
 // First thing in every kernel. A dependent launch (cc >= 9.0) lets this grid start while the
 // stream's previous kernel finishes: the wait holds every thread until that kernel has completed
@@ -239,9 +251,9 @@ __device__ __forceinline__ void follow_previous_grid()
 #endif
 }
 
-// Elements [0, head) one by one, so that out is pack-aligned after them; then whole runs of A packs
-// (one vector access each), each thread loading `Unroll` independent runs before computing any (bytes
-// in flight); then the tail past the last whole run, one by one, with the same functor.
+// Whole runs of A packs after the head's elements, which leave out pack-aligned (one vector access
+// each), each thread loading `Unroll` independent runs before computing any (bytes in flight); the
+// head and the tail past the last whole run one by one, with the same functor, in the last block.
 template <typename F, int P, int Unroll, bool Shifted, int A = 1>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
@@ -250,17 +262,19 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
-    const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    const int64_t head = body.head, runs = body.packs / A;
+    const int64_t head = body.head, runs = body.packs / A, tail = head + runs * A * P;
     follow_previous_grid();
+    if (body.edge_block && blockIdx.x == gridDim.x - 1) {
+        edge_elements(f, out, a, b, head + (body.n - tail),
+                      [=](int64_t j) { return j < head ? j : tail + (j - head); });
+        return;
+    }
+    const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t threads = static_cast<int64_t>(gridDim.x - body.edge_block) * blockDim.x;
     if constexpr (kFillsTable<F, P>) {
         F::fill_table();
         __syncthreads();
     }
-
-    if (thread < head)
-        out[thread] = apply(f, a[thread], load(b, thread));
 
     using OutRun = RunOf<F, P, A, Out>;
     using In1Run = RunOf<F, P, A, In1>;
@@ -290,10 +304,6 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
             }
         }
     }
-
-    const int64_t tail = head + runs * A * P;
-    if (thread < body.n - tail)
-        out[tail + thread] = apply(f, a[tail + thread], load(b, tail + thread));
 }
 
 // Launches Kernel straight through the driver with its context-independent handle: the runtime's
@@ -345,17 +355,16 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
                             params, shared_bytes, stream);
 }
 
-// Launches Kernel(f, body, out, a, b), with f built from the call's run-time values.
+// Launches Kernel(f, body, out, a, b) on `blocks` blocks, with f built from the call's run-time values.
 template <auto Kernel, typename F, typename Body>
-cudaError_t launch_with(const ew_launch_args_t *args, Body body, size_t shared_bytes)
+cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned blocks, size_t shared_bytes)
 {
     F f = F::make(*args);
     auto *out = static_cast<typename F::Out *>(args->out);
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
     void *params[] = {&f, &body, &out, &a, &b};
-    return launch_kernel<Kernel>(args->plan.blocks, shared_bytes, args->stream, params,
-                                 args->dependent_launch);
+    return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
 }
 
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
@@ -366,14 +375,23 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
                   plan.head,
                   plan.packs,
                   {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
-                   plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
+                   plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)},
+                  0};
+    // One more block for the head and the tail, where there are any (runs of `access` packs).
+    const auto with_edges = [&](int access) {
+        body.edge_block = plan.head > 0 || plan.packs % access != 0 || args->n > plan.head + plan.packs * P;
+        return std::min<unsigned>(plan.blocks, INT32_MAX - 1) + body.edge_block; // the grid's limit
+    };
     // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
     constexpr int A = EW_PLAN_DIRECT_ACCESS_PACKS(kWidestElement<F>);
     if constexpr (A > 1 && !Shifted && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
-        if (plan.access_packs == A)
+        if (plan.access_packs == A) {
+            const unsigned blocks = with_edges(A);
             return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), false, A>, F>(
-                args, body, 0);
-    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, 0);
+                args, body, blocks, 0);
+        }
+    const unsigned blocks = with_edges(1);
+    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, blocks, 0);
 }
 
 } // namespace ew

@@ -179,7 +179,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
             break;
         bytes /= 2;
     }
-    if (tiles > INT32_MAX || tiles < min_tiles_per_sm * sm_count)
+    if (tiles >= INT32_MAX || tiles < min_tiles_per_sm * sm_count) /* the kernel adds a block for the head */
         return 0;
     *plan = (ew_plan_t){.pack = pack,
                         .access_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size),

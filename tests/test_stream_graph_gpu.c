@@ -2,9 +2,9 @@
  * The library on the caller's streams: calls on a non-blocking stream (and the per-thread default
  * stream) are ordered after earlier work on that stream; a chain of calls captured into a CUDA graph
  * (global capture mode) replays correctly with new inputs each time; eight dependent calls queued
- * back to back see each other's results; the handle refuses to run while
- * another device is current (needs two GPUs; skipped visibly with one).
- * Results are checked bit for bit against the CPU reference (tests/ref, rules in docs/semantics.md).
+ * back to back, the small ones reading the end of the large ones, see each other's results; the handle
+ * refuses to run while another device is current (needs two GPUs; skipped visibly with one). Results are
+ * checked bit for bit against the CPU reference (tests/ref, rules in docs/semantics.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -165,10 +165,11 @@ static void test_per_thread_default_stream(void **state)
 
 /* ---- calls back to back on one stream ---- */
 
-/* Each call reads what the one before wrote, or writes what it read, queued with no wait between:
- * on cc >= 9.0 a call may start while the previous one finishes (docs/using.md), so a call that did
- * not wait for its predecessor would read the poison or the old values and fail the comparison.
- * Buffers keep one offset each, so the calls mix aligned, same-phase and mixed-phase plans. */
+/* Calls queued with no wait between, each reading what the one before wrote: on cc >= 9.0 a call
+ * may start while the previous one finishes (docs/using.md). The small calls read the end of the
+ * large call before them, which its last blocks write, while their own first blocks start first:
+ * a call that did not wait for its predecessor would read the poison there and fail. Buffers keep
+ * one offset each, so the calls mix aligned, same-phase and mixed-phase plans. */
 enum { B_A, B_B, B_P, B_Q, B_H, B_COUNT };
 static const ew_dtype_t back_dtype[B_COUNT] = {EW_F32, EW_F32, EW_F32, EW_F32, EW_F16};
 static const int back_offset[B_COUNT] = {0, 2, 0, 1, 3};
@@ -176,6 +177,7 @@ static const int back_offset[B_COUNT] = {0, 2, 0, 1, 3};
 static void check_back_to_back(int64_t n, uint64_t seed)
 {
     ew_handle_t h = gu_handle();
+    const int64_t m = n / 8 + 1, end = n - m; /* the small calls: m elements, the last ones of n */
     gu_buffer_t *buffer[B_COUNT];
     void *host[B_COUNT];
     for (int t = 0; t < B_COUNT; ++t) {
@@ -194,39 +196,40 @@ static void check_back_to_back(int64_t n, uint64_t seed)
     const double alpha = -0.75;
 
     cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
-#define AT(t) gu_at(buffer[t], back_offset[t])
-    GU_EW(ew_binary(h, EW_OP_ADD, EW_F32, n, AT(B_P), AT(B_A), AT(B_B), stream)); /* P = A + B */
-    GU_EW(ew_unary(h, EW_OP_RELU, EW_F32, n, AT(B_Q), AT(B_P), stream));          /* Q = relu(P) */
-    GU_EW(ew_binary(h, EW_OP_MUL, EW_F32, n, AT(B_P), AT(B_Q), AT(B_A), stream)); /* P = Q * A */
-    GU_EW(ew_scale_add(h, EW_F32, alpha, n, AT(B_Q), AT(B_P), AT(B_B), stream));  /* Q = a P + B */
-    GU_EW(ew_cast(h, EW_F16, EW_F32, n, AT(B_H), AT(B_Q), stream));               /* H = Q */
-    GU_EW(ew_cast(h, EW_F32, EW_F16, n, AT(B_P), AT(B_H), stream));               /* P = H */
-    GU_EW(ew_binary(h, EW_OP_ADD, EW_F32, n, AT(B_P), AT(B_P), AT(B_A), stream)); /* P += A */
-    GU_EW(ew_unary(h, EW_OP_RELU, EW_F32, n, AT(B_Q), AT(B_Q), stream));          /* Q = relu(Q) */
-#undef AT
+    float *dp = gu_at(buffer[B_P], back_offset[B_P]), *dq = gu_at(buffer[B_Q], back_offset[B_Q]);
+    const float *da = gu_at(buffer[B_A], back_offset[B_A]), *db = gu_at(buffer[B_B], back_offset[B_B]);
+    uint16_t *dh = gu_at(buffer[B_H], back_offset[B_H]);
+    GU_EW(ew_binary(h, EW_OP_ADD, EW_F32, n, dp, da, db, stream));               /* P = A + B */
+    GU_EW(ew_unary(h, EW_OP_RELU, EW_F32, m, dq, dp + end, stream));             /* Q[0, m) = relu(P end) */
+    GU_EW(ew_binary(h, EW_OP_MUL, EW_F32, n, dp, dp, da, stream));               /* P *= A */
+    GU_EW(ew_scale_add(h, EW_F32, alpha, m, dq + m, dp + end, db, stream));      /* Q[m, 2m) = a P end + B */
+    GU_EW(ew_cast(h, EW_F16, EW_F32, n, dh, dp, stream));                        /* H = P */
+    GU_EW(ew_cast(h, EW_F32, EW_F16, m, dq + 2 * m, dh + end, stream));          /* Q[2m, 3m) = H end */
+    GU_EW(ew_binary(h, EW_OP_ADD, EW_F32, n, dp, dp, da, stream));               /* P += A */
+    GU_EW(ew_binary(h, EW_OP_MUL, EW_F32, m, dq + 3 * m, dp + end, dq, stream)); /* Q[3m, 4m) = P end * Q */
+
     ref_binary(EW_OP_ADD, EW_F32, n, p, a, b);
-    ref_unary(EW_OP_RELU, EW_F32, n, q, p);
-    ref_binary(EW_OP_MUL, EW_F32, n, p, q, a);
-    ref_scale_add(EW_F32, alpha, n, q, p, b);
-    ref_cast(EW_F16, EW_F32, n, half, q);
-    ref_cast(EW_F32, EW_F16, n, p, half);
-    void *sum = gu_host_alloc((size_t)n * sizeof(float));
-    memcpy(sum, p, (size_t)n * sizeof(float));
-    ref_binary(EW_OP_ADD, EW_F32, n, p, sum, a);
-    void *scaled = gu_host_alloc((size_t)n * sizeof(float));
-    memcpy(scaled, q, (size_t)n * sizeof(float));
-    ref_unary(EW_OP_RELU, EW_F32, n, q, scaled);
+    ref_unary(EW_OP_RELU, EW_F32, m, q, p + end);
+    float *before = gu_host_alloc((size_t)n * sizeof(float));
+    memcpy(before, p, (size_t)n * sizeof(float));
+    ref_binary(EW_OP_MUL, EW_F32, n, p, before, a);
+    ref_scale_add(EW_F32, alpha, m, q + m, p + end, b);
+    ref_cast(EW_F16, EW_F32, n, half, p);
+    ref_cast(EW_F32, EW_F16, m, q + 2 * m, half + end);
+    memcpy(before, p, (size_t)n * sizeof(float));
+    ref_binary(EW_OP_ADD, EW_F32, n, p, before, a);
+    ref_binary(EW_OP_MUL, EW_F32, m, q + 3 * m, p + end, q);
     GU_CUDA(cudaStreamSynchronize(stream));
 
-    const gu_inputs_t p_inputs = {2, {EW_F32, EW_F32}, {sum, a}}, q_inputs = {1, {EW_F32}, {scaled}},
-                      h_inputs = {0, {EW_F32}, {NULL}};
+    const gu_inputs_t p_inputs = {2, {EW_F32, EW_F32}, {before, a}}, q_inputs = {0, {EW_F32}, {NULL}};
     char what[160];
-    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): P, last P += A", n);
+    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): P after P += A", n);
     GU_CHECK_OUTPUT(buffer[B_P], back_offset[B_P], n, p, &p_inputs, what);
-    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): Q, last relu(Q) in place", n);
-    GU_CHECK_OUTPUT(buffer[B_Q], back_offset[B_Q], n, q, &q_inputs, what);
-    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): H = f16(Q)", n);
-    GU_CHECK_OUTPUT(buffer[B_H], back_offset[B_H], n, half, &h_inputs, what);
+    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 "): H = f16(P)", n);
+    GU_CHECK_OUTPUT(buffer[B_H], back_offset[B_H], n, half, &q_inputs, what);
+    snprintf(what, sizeof what, "8 calls back to back (n=%" PRId64 ", m=%" PRId64 "): Q, four small calls", n,
+             m);
+    GU_CHECK_OUTPUT(buffer[B_Q], back_offset[B_Q], 4 * m, q, &q_inputs, what);
     for (int t = B_A; t <= B_B; ++t)
         GU_CHECK_UNCHANGED(buffer[t], "8 calls back to back: an input");
     for (int t = 0; t < B_COUNT; ++t)
@@ -236,8 +239,10 @@ static void check_back_to_back(int64_t n, uint64_t seed)
 static void test_back_to_back_calls(void **state)
 {
     (void)state;
-    const int64_t sizes[] = {4099, gu_small_scale() ? 65537 : (1 << 22) + 5};
-    for (size_t i = 0; i < COUNT(sizes); ++i)
+    const int64_t full[] = {4099, (1 << 20) + 5, (1 << 24) + 5}, small[] = {4099, 65537};
+    const int64_t *sizes = gu_small_scale() ? small : full;
+    size_t count = gu_small_scale() ? COUNT(small) : COUNT(full);
+    for (size_t i = 0; i < count; ++i)
         check_back_to_back(sizes[i], gu_seed() + 200 + i);
 }
 

@@ -229,7 +229,7 @@ def judge(results, bit_exact):
     ew, raw = results.host.get("ew"), results.host.get("raw")
     if ew is not None and raw is not None:
         status = "met" if ew <= raw + 0.15 else "missed"
-        detail = "ew_binary %.3f µs, raw cudaLaunchKernel %.3f µs: +%.3f µs (limit +0.15)" % (
+        detail = "ew_binary %.3f µs, raw cudaLaunchKernel %.3f µs: %+.3f µs (limit +0.15)" % (
             ew,
             raw,
             ew - raw,
@@ -237,7 +237,7 @@ def judge(results, bit_exact):
         # CUB's figures come from the CUB peer's own process: set against that process's raw launch.
         cub, raw_cub = results.host.get("cub"), results.host.get("raw_cub")
         if cub is not None and raw_cub is not None:
-            detail += "; CUB %.3f µs, +%.3f µs over a raw cudaLaunchKernel in its own process" % (
+            detail += "; CUB %.3f µs, %+.3f µs over a raw cudaLaunchKernel in its own process" % (
                 cub,
                 cub - raw_cub,
             )

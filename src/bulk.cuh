@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     const int64_t left = plan.n - first;
     const int count = left < tile ? static_cast<int>(left) : tile;
 
-    if (count <= 0) { // the block after the last tile: the head (launch_bulk; see edge_elements)
+    if (count <= 0) { // the block after the last tile, or the only block: the head (launch_bulk)
         edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; });
         return;
     }
@@ -229,9 +229,12 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const size_t shared_bytes =
         staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
-    // The tiles cover [head, n); one more block for the head, if any.
+    // The tiles cover [head, n); one more block for the head, if any. Where n == head the plan's one
+    // block has no tile and does the head itself: never two blocks on it (an in-place call would
+    // then compute some elements twice).
+    const unsigned head_block = plan.head > 0 && args->n > plan.head;
     return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs},
-                                              plan.blocks + (plan.head > 0), shared_bytes);
+                                              plan.blocks + head_block, shared_bytes);
 }
 
 } // namespace ew

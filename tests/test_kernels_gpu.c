@@ -35,8 +35,9 @@ static const int64_t sweep_n_full[] = {1,  2,   3,   7,   8,    9,     15,      
 static const int64_t sweep_n_small[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 255, 256, 257, 4095};
 static const int64_t offset_n_full[] = {257, 4095, 12289};
 static const int64_t offset_n_small[] = {257};
-static const int64_t in_place_n_full[] = {4095, 65537};
-static const int64_t in_place_n_small[] = {4095};
+/* 5: all head at misaligned offsets (the bulk kernel forced: one block, no tile) */
+static const int64_t in_place_n_full[] = {5, 4095, 65537};
+static const int64_t in_place_n_small[] = {5, 4095};
 
 typedef struct {
     ew_op_t op;

@@ -233,8 +233,8 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
     // block has no tile and does the head itself: never two blocks on it (an in-place call would
     // then compute some elements twice).
     const unsigned head_block = plan.head > 0 && args->n > plan.head;
-    return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs},
-                                              plan.blocks + head_block, shared_bytes);
+    return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs}, head_block,
+                                              shared_bytes);
 }
 
 } // namespace ew

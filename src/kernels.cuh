@@ -339,32 +339,41 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
         const DriverLaunchEx driver = driver_launch_ex();
         if (handle != nullptr && driver != nullptr && driver(&config, handle, params, nullptr) == 0)
             return cudaSuccess;
-        cudaLaunchAttribute runtime_attribute{};
-        runtime_attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        runtime_attribute.val.programmaticStreamSerializationAllowed = 1;
-        const cudaLaunchConfig_t runtime_config{dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS), shared_bytes,
-                                                stream,       &runtime_attribute,          1};
-        return cudaLaunchKernelExC(&runtime_config, reinterpret_cast<const void *>(Kernel), params);
+    } else {
+        const DriverLaunch driver = driver_launch();
+        if (handle != nullptr && driver != nullptr &&
+            driver(handle, blocks, 1, 1, EW_PLAN_BLOCK_THREADS, 1, 1, static_cast<unsigned>(shared_bytes),
+                   stream, params, nullptr) == 0)
+            return cudaSuccess;
     }
-    const DriverLaunch driver = driver_launch();
-    if (handle != nullptr && driver != nullptr &&
-        driver(handle, blocks, 1, 1, EW_PLAN_BLOCK_THREADS, 1, 1, static_cast<unsigned>(shared_bytes), stream,
-               params, nullptr) == 0)
-        return cudaSuccess;
-    return cudaLaunchKernel(reinterpret_cast<const void *>(Kernel), dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS),
-                            params, shared_bytes, stream);
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    const cudaLaunchConfig_t config{dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS), shared_bytes, stream,
+                                    &attribute,   dependent ? 1u : 0u};
+    return cudaLaunchKernelExC(&config, reinterpret_cast<const void *>(Kernel), params);
 }
 
-// Launches Kernel(f, body, out, a, b) on `blocks` blocks, with f built from the call's run-time values.
+// Launches Kernel(f, body, out, a, b) on the plan's grid and `extra_blocks` after it (the kernel's own:
+// the edge block, the bulk kernel's head block), with f built from the call's run-time values. Only a
+// direct grid reaches the limit (bulk plans leave room), and its grid-stride loop covers the cut.
 template <auto Kernel, typename F, typename Body>
-cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned blocks, size_t shared_bytes)
+cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes)
 {
     F f = F::make(*args);
     auto *out = static_cast<typename F::Out *>(args->out);
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
     void *params[] = {&f, &body, &out, &a, &b};
+    const unsigned blocks = std::min<unsigned>(args->plan.blocks, INT32_MAX - extra_blocks) + extra_blocks;
     return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
+}
+
+// 1 where the direct kernel has elements to do one by one: the head, or what its last whole run of
+// `run` elements leaves (the kernel's tail).
+inline int has_edges(const ew_plan_t &plan, int64_t n, int pack, int run)
+{
+    return plan.head > 0 || n > plan.head + plan.packs * pack / run * run;
 }
 
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
@@ -377,21 +386,16 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
                   {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
                    plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)},
                   0};
-    // One more block for the head and the tail, where there are any (runs of `access` packs).
-    const auto with_edges = [&](int access) {
-        body.edge_block = plan.head > 0 || plan.packs % access != 0 || args->n > plan.head + plan.packs * P;
-        return std::min<unsigned>(plan.blocks, INT32_MAX - 1) + body.edge_block; // the grid's limit
-    };
     // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
     constexpr int A = EW_PLAN_DIRECT_ACCESS_PACKS(kWidestElement<F>);
     if constexpr (A > 1 && !Shifted && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
         if (plan.access_packs == A) {
-            const unsigned blocks = with_edges(A);
+            body.edge_block = has_edges(plan, args->n, P, P * A);
             return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), false, A>, F>(
-                args, body, blocks, 0);
+                args, body, body.edge_block, 0);
         }
-    const unsigned blocks = with_edges(1);
-    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, blocks, 0);
+    body.edge_block = has_edges(plan, args->n, P, P);
+    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, body.edge_block, 0);
 }
 
 } // namespace ew

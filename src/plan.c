@@ -121,18 +121,26 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
 }
 
 /* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
- * (bench/NOTES.md §6, §13, §17, §19), or -1 where it never did: unary ops that do not widen a 2-byte
- * or wider input, but for inputs narrowed to half their size (2 -> 1, 4 -> 2, 8 -> 4 bytes) at other
- * phases than out; 1-byte types at one phase, which the direct kernel moves 16 bytes an access,
- * unless a table per block costs the direct kernel's smaller blocks more. */
+ * (bench/NOTES.md §6, §13, §17, §19, §25), or -1 where it never did. At other phases than out the
+ * direct kernel's shifted windows keep up with it where the grid is short of tiles for binary 2- to
+ * 8-byte ops and unary ops of one size, and for every size where a unary op narrows its input to less
+ * than half; at one phase, unary ops that do not widen a 2-byte or wider input, and 1-byte types (the
+ * direct kernel moves them 16 bytes an access) unless a table per block costs its smaller blocks more. */
 static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted,
                                      int block_table)
 {
     if (max_size == 1 && !shifted && !block_table)
         return -1;
-    if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2)
-        return shifted && 2 * elem_size[0] == elem_size[1] ? EW_PLAN_BULK_MIN_TILES : -1;
-    return shifted ? EW_PLAN_BULK_SHIFTED_MIN_TILES : EW_PLAN_BULK_MIN_TILES;
+    if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2) {
+        if (!shifted)
+            return -1;
+        if (elem_size[1] == elem_size[0])
+            return EW_PLAN_BULK_SPLICED_MIN_TILES;
+        return 2 * elem_size[0] == elem_size[1] ? EW_PLAN_BULK_MIN_TILES : -1;
+    }
+    if (!shifted)
+        return EW_PLAN_BULK_MIN_TILES;
+    return count == 3 && max_size >= 2 ? EW_PLAN_BULK_SPLICED_MIN_TILES : EW_PLAN_BULK_SHIFTED_MIN_TILES;
 }
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
@@ -155,12 +163,12 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     int64_t head =
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 
-    /* Measured shapes (bench/NOTES.md §6, §10, §17, §19): larger tiles for binary 1-byte ops; smaller
+    /* Measured shapes (bench/NOTES.md §6, §10, §17, §19, §25): larger tiles for binary 1-byte ops; smaller
      * ones for 2-byte inputs widened to 4 bytes; inputs spliced into place start at twice the aligned
      * size where every input is 2 bytes and out no wider (the per-element float work of scale_add and
      * of narrowing casts wants more bytes in flight), else at the aligned size, and take half of it
      * where the grid would keep fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM (binary ops on 2- to
-     * 8-byte types: EW_PLAN_BULK_SHIFTED_WAVE_TILES). */
+     * 8-byte types: as many as they need to take the bulk kernel at all). */
     int two_byte_inputs = elem_size[0] <= 2;
     for (int i = 1; i < count; ++i)
         two_byte_inputs = two_byte_inputs && elem_size[i] == 2;
@@ -169,7 +177,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         (shifted && !two_byte_inputs ? 2 : 1);
     int64_t bytes = least * (max_size == 1 && count == 3 ? 2 : 1) * (shifted ? 2 : 1);
     int64_t wave_tiles =
-        shifted && count == 3 && max_size >= 2 ? EW_PLAN_BULK_SHIFTED_WAVE_TILES : EW_PLAN_BULK_WAVE_TILES;
+        shifted && count == 3 && max_size >= 2 ? EW_PLAN_BULK_SPLICED_MIN_TILES : EW_PLAN_BULK_WAVE_TILES;
     int64_t tile_packs, tile, tiles;
     for (;;) {
         tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);

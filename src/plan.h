@@ -29,11 +29,11 @@ extern "C" {
 #ifndef EW_PLAN_BULK_SHIFTED_MIN_TILES
 #define EW_PLAN_BULK_SHIFTED_MIN_TILES 1 /* the same when inputs sit at other phases than out */
 #endif
+#ifndef EW_PLAN_BULK_SPLICED_MIN_TILES
+#define EW_PLAN_BULK_SPLICED_MIN_TILES 96 /* the same for binary 2- to 8-byte and same-size unary ops */
+#endif
 #ifndef EW_PLAN_BULK_WAVE_TILES
 #define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
-#endif
-#ifndef EW_PLAN_BULK_SHIFTED_WAVE_TILES
-#define EW_PLAN_BULK_SHIFTED_WAVE_TILES 64 /* the same for binary 2- to 8-byte ops at other phases */
 #endif
 
 #ifndef EW_PLAN_OUT_ALIGN
@@ -125,14 +125,15 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes, twice
  * that for binary 1-byte ops; inputs at other phases than out take twice that where every input is 2 bytes
  * and out no wider, and half of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per
- * SM, EW_PLAN_BULK_SHIFTED_WAVE_TILES for binary 2- to 8-byte ops) and whose widest type fits in
+ * SM, EW_PLAN_BULK_SPLICED_MIN_TILES for binary 2- to 8-byte ops) and whose widest type fits in
  * EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
  * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
- * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (EW_PLAN_BULK_SHIFTED_MIN_TILES at other phases), a
- * unary op that does not widen its 2-byte or wider input (but inputs narrowed to half their size, 2 -> 1,
- * 4 -> 2 or 8 -> 4 bytes, at other phases than out, with EW_PLAN_BULK_MIN_TILES), or 1-byte types at one
- * phase of the access (the direct kernel moves them 16 bytes an access), unless the op fills a table per
- * block. flags: EW_PLAN_BULK_*. */
+ * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (at other phases than out: EW_PLAN_BULK_SHIFTED_MIN_TILES,
+ * or EW_PLAN_BULK_SPLICED_MIN_TILES for binary 2- to 8-byte ops and unary ops of one size), a unary op
+ * that does not widen its 2-byte or wider input at one phase, or narrows it to less than half its size
+ * (inputs narrowed to half, 2 -> 1, 4 -> 2 or 8 -> 4 bytes, take it at other phases than out with
+ * EW_PLAN_BULK_MIN_TILES), or 1-byte types at one phase of the access (the direct kernel moves them 16
+ * bytes an access), unless the op fills a table per block. flags: EW_PLAN_BULK_*. */
 enum {
     EW_PLAN_BULK_FORCE = 1, /* plan it whenever the grid allows (tests) */
     EW_PLAN_BULK_TABLE = 2  /* the op fills a table per block, which the bulk kernel's tiles amortize */

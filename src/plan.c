@@ -167,8 +167,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
      * ones for 2-byte inputs widened to 4 bytes; inputs spliced into place start at twice the aligned
      * size where every input is 2 bytes and out no wider (the per-element float work of scale_add and
      * of narrowing casts wants more bytes in flight), else at the aligned size, and take half of it
-     * where the grid would keep fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM (binary ops on 2- to
-     * 8-byte types: as many as they need to take the bulk kernel at all). */
+     * where the grid would keep fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM. */
     int two_byte_inputs = elem_size[0] <= 2;
     for (int i = 1; i < count; ++i)
         two_byte_inputs = two_byte_inputs && elem_size[i] == 2;
@@ -176,14 +175,12 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         (count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes) /
         (shifted && !two_byte_inputs ? 2 : 1);
     int64_t bytes = least * (max_size == 1 && count == 3 ? 2 : 1) * (shifted ? 2 : 1);
-    int64_t wave_tiles =
-        shifted && count == 3 && max_size >= 2 ? EW_PLAN_BULK_SPLICED_MIN_TILES : EW_PLAN_BULK_WAVE_TILES;
     int64_t tile_packs, tile, tiles;
     for (;;) {
         tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
         tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
         tiles = ceil_div(n - head, tile);
-        if (bytes <= least || tiles >= wave_tiles * sm_count)
+        if (bytes <= least || tiles >= EW_PLAN_BULK_WAVE_TILES * sm_count)
             break;
         bytes /= 2;
     }

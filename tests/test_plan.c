@@ -563,7 +563,7 @@ static void test_bulk(void **state)
 {
     (void)state;
     if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 ||
-        EW_PLAN_BULK_SPLICED_MIN_TILES != 96 || EW_PLAN_BULK_WAVE_TILES != 8 ||
+        EW_PLAN_BULK_SPLICED_MIN_TILES != 192 || EW_PLAN_BULK_WAVE_TILES != 8 ||
         EW_PLAN_BULK_BYTE_ACCESS != 16 || OUT_ALIGN != 128) {
         printf("# hand-checked bulk plans assume the default EW_PLAN_BULK_* knobs\n");
         skip();
@@ -590,35 +590,37 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, &plan));
     assert_int_equal(plan.blocks, 1025);
     /* inputs at other phases, 8 KiB of inputs a tile: 1024 elements, as aligned; binary 2- to 8-byte ops
-     * need 96 tiles per SM there (12672 tiles after the head of 31) */
+     * need 192 tiles per SM there (25344 tiles after the head of 31) */
     assert_true(ew_plan_make_bulk(1 << 26, 3, phases, f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 1);
-    assert_true(ew_plan_make_bulk(31 + 12672 * 1024, 3, phases, f32, 132, 8192, 0, &plan));
-    assert_int_equal(plan.blocks, 12672);
-    assert_false(ew_plan_make_bulk(31 + 12671 * 1024, 3, phases, f32, 132, 8192, 0, &plan));
-    /* with 16 KiB: 2 packs a thread while 96 tiles per SM remain (12672 tiles of 2048 after the head
-     * of 31), else half that */
-    assert_true(ew_plan_make_bulk(31 + 12672 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
+    assert_true(ew_plan_make_bulk(31 + 25344 * 1024, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.blocks, 25344);
+    assert_false(ew_plan_make_bulk(31 + 25343 * 1024, 3, phases, f32, 132, 8192, 0, &plan));
+    /* with 16 KiB: 2 packs a thread while 8 tiles per SM remain (1056 tiles of 2048 after the head of
+     * 31), else half that */
+    assert_true(ew_plan_make_bulk(31 + 25344 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
+    assert_int_equal(plan.tile_packs, 2);
+    assert_true(ew_plan_make_bulk(31 + 1056 * 2048, 3, phases, f32, 132, 16384, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.tile_packs, 2);
-    assert_int_equal(plan.blocks, 12672);
-    assert_true(ew_plan_make_bulk(31 + 12671 * 2048, 3, phases, f32, 132, 16384, 0, &plan));
+    assert_int_equal(plan.blocks, 1056);
+    assert_true(ew_plan_make_bulk(31 + 1055 * 2048, 3, phases, f32, 132, 16384, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.tile_packs, 1);
-    assert_int_equal(plan.blocks, 2 * 12671);
+    assert_int_equal(plan.blocks, 2 * 1055);
     assert_false(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 16384, 0, &plan));
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, phases, f32, 132, 16384, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.tile_packs, 1); /* 512 tiles of 2048 would be under 8 per SM */
     assert_int_equal(plan.blocks, 1024);
     assert_int_equal(plan.packs, 262137); /* (2^20 + 3 - 31) / 4 */
-    /* unary ops of one size take it at other phases from 96 tiles per SM (of 2048 f32), else stay
+    /* unary ops of one size take it at other phases from 192 tiles per SM (of 2048 f32), else stay
      * direct, unless always; at one phase they stay direct */
     uintptr_t pair[2] = {0x1000, 0x2004}, pair_aligned[2] = {0x1000, 0x2000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 2);
-    assert_true(ew_plan_make_bulk(132 * 96 * 2048, 2, pair, f32_f32, 132, 8192, 0, &plan));
-    assert_int_equal(plan.blocks, 132 * 96);
-    assert_false(ew_plan_make_bulk(132 * 96 * 2048 - 2048, 2, pair, f32_f32, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(132 * 192 * 2048, 2, pair, f32_f32, 132, 8192, 0, &plan));
+    assert_int_equal(plan.blocks, 132 * 192);
+    assert_false(ew_plan_make_bulk(132 * 192 * 2048 - 2048, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 20, 2, pair, f32_f32, 132, 8192, 1, &plan));
     assert_false(ew_plan_make_bulk(1 << 28, 2, pair_aligned, f32_f32, 132, 8192, 0, &plan));
     /* but 2-byte inputs narrowed to 1 byte take it at other phases than out: i8 <- f16, i8 <- f32 */
@@ -631,12 +633,14 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 132 * 24);
     assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
-    /* binary f16 at other phases: 16 KiB tiles (2 packs a thread) while 96 tiles per SM remain */
+    /* binary f16 at other phases: 16 KiB tiles (2 packs a thread, 4096 elements) while 8 tiles per SM
+     * remain; the bulk kernel from 192 tiles per SM */
     size_t f16_3[3] = {2, 2, 2};
     uintptr_t f16_phases[3] = {0x1002, 0x2004, 0x3000};
-    assert_true(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 27, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 2);
-    assert_false(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 0, &plan)); /* 2048 of 2048 */
+    assert_false(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_false(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.tile_packs, 1);
     assert_false(ew_plan_make_bulk(1 << 26, 2, other_phase, i8_f32, 132, 8192, 0, &plan));

@@ -112,27 +112,32 @@ template <int Words> struct alignas(4 * Words) WordPack {
 };
 
 // The Result (a pack, or packs, of T) that starts shift_bytes into the aligned words lo and runs on
-// into hi: whole words picked by shift_bytes / 4, then byte permutes, which types of whole words never
-// need. shift_bytes is one input's phase against out, the same for every thread of a call, so one
-// branch per word shift diverges nowhere; picking words by the shift's bits took a select per word and
-// bit instead (13 per 16-byte run) in the compute after each load.
-template <typename Result, typename T, int Words, int WordShift = 0>
+// into hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and
+// bit, no run-time register indexing), then byte permutes, which types of whole words never need.
+template <typename Result, typename T, int Words>
 __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
                                                int shift_bytes)
 {
-    static_assert(sizeof(Result) == sizeof(WordPack<Words>));
-    if constexpr (WordShift + 1 < Words) {
-        if ((shift_bytes >> 2) != WordShift)
-            return splice_words<Result, T, Words, WordShift + 1>(lo, hi, shift_bytes);
-    }
     constexpr bool kWholeWordShift = kStorageSize<T> % 4 == 0;
-    const auto word = [&](int k) { return k < Words ? lo.w[k] : hi.w[k - Words]; };
+    static_assert(sizeof(Result) == sizeof(WordPack<Words>));
+    uint32_t joined[2 * Words];
+#pragma unroll
+    for (int k = 0; k < Words; ++k) {
+        joined[k] = lo.w[k];
+        joined[Words + k] = hi.w[k];
+    }
+    const int word_shift = shift_bytes >> 2;
+#pragma unroll
+    for (int bit = Words / 2; bit >= 1; bit /= 2) {
+#pragma unroll
+        for (int k = 0; k + bit < 2 * Words; ++k)
+            joined[k] = (word_shift & bit) ? joined[k + bit] : joined[k];
+    }
     const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
     WordPack<Words> spliced;
 #pragma unroll
     for (int k = 0; k < Words; ++k)
-        spliced.w[k] = kWholeWordShift ? word(WordShift + k)
-                                       : __byte_perm(word(WordShift + k), word(WordShift + k + 1), selector);
+        spliced.w[k] = kWholeWordShift ? joined[k] : __byte_perm(joined[k], joined[k + 1], selector);
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;

@@ -498,26 +498,36 @@ static int time_batch(timed_t *t, int calls, double *ms)
 }
 
 /* Warm-up, then a short probe sizes the batches to about batch_ms each (at least 10 calls), then the
- * median of `batches` batches, as microseconds per call. */
-static int time_calls(timed_t *t, const options_t *o, double *us_per_call, int *calls_per_batch)
+ * median of `batches` batches, as microseconds per call, for each of a group (the offsets of one op,
+ * dtypes and n). The members' batches take turns, each first in turn, so that a drift of the host's
+ * launch rate, which decides the figures where a call takes a few microseconds, falls on every member
+ * alike and their ratios (target 4) compare like with like. */
+static int time_calls(timed_t group[], int members, const options_t *o, double us_per_call[])
 {
     enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000 };
-    double probe_ms, batch_ms[1000];
-    if (flush_l2(t->device) != 0)
+    int calls[EWB_OFFSET_MODES];
+    double batch_ms[EWB_OFFSET_MODES][1000];
+    if (members > EWB_OFFSET_MODES || flush_l2(group[0].device) != 0)
         return -1;
-    for (int i = 0; i < WARMUP_CALLS; ++i)
-        if (t->enqueue(t) != 0)
+    for (int m = 0; m < members; ++m) {
+        double probe_ms;
+        for (int i = 0; i < WARMUP_CALLS; ++i)
+            if (group[m].enqueue(&group[m]) != 0)
+                return -1;
+        if (time_batch(&group[m], PROBE_CALLS, &probe_ms) != 0)
             return -1;
-    if (time_batch(t, PROBE_CALLS, &probe_ms) != 0)
-        return -1;
-    double per_call_ms = probe_ms / PROBE_CALLS;
-    int calls = per_call_ms > 0 ? (int)ceil(o->batch_ms / per_call_ms) : MAX_CALLS;
-    calls = calls < MIN_CALLS ? MIN_CALLS : calls > MAX_CALLS ? MAX_CALLS : calls;
+        double per_call_ms = probe_ms / PROBE_CALLS;
+        int wanted = per_call_ms > 0 ? (int)ceil(o->batch_ms / per_call_ms) : MAX_CALLS;
+        calls[m] = wanted < MIN_CALLS ? MIN_CALLS : wanted > MAX_CALLS ? MAX_CALLS : wanted;
+    }
     for (int b = 0; b < o->batches; ++b)
-        if (time_batch(t, calls, &batch_ms[b]) != 0)
-            return -1;
-    *us_per_call = median(batch_ms, o->batches) * 1000.0 / calls;
-    *calls_per_batch = calls;
+        for (int turn = 0; turn < members; ++turn) {
+            int m = (turn + b) % members;
+            if (time_batch(&group[m], calls[m], &batch_ms[m][b]) != 0)
+                return -1;
+        }
+    for (int m = 0; m < members; ++m)
+        us_per_call[m] = median(batch_ms[m], o->batches) * 1000.0 / calls[m];
     return 0;
 }
 
@@ -685,8 +695,13 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
         impl->name, count, (double)pool_bytes / GiB, o->batches, o->batch_ms);
     printf("%-5s %-9s %-7s %-7s %-5s %-8s %11s %9s %11s %9s  %s\n", "impl", "op", "out", "in", "n", "offsets",
            "us/call", "GB/s", "memcpy GB/s", "vs_memcpy", "check");
-    for (int i = 0; i < count && copies; ++i) {
+    for (int i = 0, members = 1; i < count && copies; i += members) {
+        /* The cases of one entry and n (build_cases keeps their offsets together) are timed as a group. */
         const case_t *c = &cases[i];
+        for (members = 1; i + members < count && cases[i + members].n == c->n &&
+                          memcmp(&cases[i + members].entry, &c->entry, sizeof c->entry) == 0;
+             ++members)
+            ;
         progress(i, count, c, tty, i ? &cases[i - 1] : NULL);
         if (fill_pool(&d, 1, c->entry.in) != 0 ||
             (arity(c->entry.op) > 1 && fill_pool(&d, 2, c->entry.in) != 0)) {
@@ -700,8 +715,7 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
             ++j;
         if (j == copy_count) {
             timed_t m = {.enqueue = enqueue_memcpy, .device = &d, .copy_bytes = copy_bytes};
-            int calls;
-            if (time_calls(&m, o, &copies[j].us, &calls) != 0) {
+            if (time_calls(&m, 1, o, &copies[j].us) != 0) {
                 failures++;
                 break;
             }
@@ -710,36 +724,40 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
         }
         double memcpy_gbps = 2.0 * (double)copy_bytes / copies[j].us / 1e3;
 
-        timed_t t = {.enqueue = enqueue_case, .device = &d, .impl = impl, .c = c};
-        double us;
-        int calls;
-        if (time_calls(&t, o, &us, &calls) != 0) {
+        timed_t group[EWB_OFFSET_MODES];
+        double us[EWB_OFFSET_MODES];
+        for (int m = 0; m < members; ++m)
+            group[m] = (timed_t){.enqueue = enqueue_case, .device = &d, .impl = impl, .c = &cases[i + m]};
+        if (time_calls(group, members, o, us) != 0) {
             progress(i, count, NULL, tty, NULL);
-            fprintf(stderr, "%s: %s %s<-%s n=%lld %s failed\n", impl->name, ewb_op_name(c->entry.op),
-                    ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), (long long)c->n,
-                    offset_names[c->offsets]);
+            fprintf(stderr, "%s: %s %s<-%s n=%lld failed\n", impl->name, ewb_op_name(c->entry.op),
+                    ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), (long long)c->n);
             failures++;
             /* A sticky error poisons the context: nothing after it can be measured. */
             if (cudaDeviceSynchronize() != cudaSuccess)
                 break;
             continue;
         }
-        char why[160] = "skipped";
-        if (!o->no_check) {
-            checked++;
-            if (!check_case(&t, why, sizeof why))
-                failures++;
-        }
-        double gbps = (double)case_bytes(c) / us / 1e3;
-        char n_text[32];
-        log2_text(c->n, n_text, sizeof n_text);
         progress(i, count, NULL, tty, NULL);
-        printf("%-5s %-9s %-7s %-7s %-5s %-8s %11.3f %9.1f %11.1f %9.3f  %s\n", impl->name,
-               ewb_op_name(c->entry.op), ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), n_text,
-               offset_names[c->offsets], us, gbps, memcpy_gbps, gbps / memcpy_gbps, why);
-        fflush(stdout);
-        write_csv_row(csv, impl->name, c, us, gbps, gbps / memcpy_gbps);
-        write_csv_row(csv, impl->memcpy_name, c, copies[j].us, memcpy_gbps, 1.0);
+        for (int m = 0; m < members; ++m) {
+            const case_t *member = &cases[i + m];
+            char why[160] = "skipped";
+            if (!o->no_check) {
+                checked++;
+                if (!check_case(&group[m], why, sizeof why))
+                    failures++;
+            }
+            double gbps = (double)case_bytes(member) / us[m] / 1e3;
+            char n_text[32];
+            log2_text(member->n, n_text, sizeof n_text);
+            printf("%-5s %-9s %-7s %-7s %-5s %-8s %11.3f %9.1f %11.1f %9.3f  %s\n", impl->name,
+                   ewb_op_name(member->entry.op), ewb_dtype_name(member->entry.out),
+                   ewb_dtype_name(member->entry.in), n_text, offset_names[member->offsets], us[m], gbps,
+                   memcpy_gbps, gbps / memcpy_gbps, why);
+            fflush(stdout);
+            write_csv_row(csv, impl->name, member, us[m], gbps, gbps / memcpy_gbps);
+            write_csv_row(csv, impl->memcpy_name, member, copies[j].us, memcpy_gbps, 1.0);
+        }
     }
     progress(0, 0, NULL, tty, NULL);
     printf("# %s: %d cases, %d checked bit-exact against the CPU reference, %d failures\n", impl->name, count,

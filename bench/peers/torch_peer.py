@@ -5,7 +5,8 @@ Cases come from `ew-bench --list` (one "op out_dtype in_dtype n offsets" per lin
 exactly the library's cases. Method (bench/NOTES.md): preallocated pools sliced so every call reads
 fresh slices (a cursor per pool walks the whole pool before it wraps; L2 never serves a repeated
 input), an L2 flush between cases, torch.cuda.Event timing, a warm-up, batches of many calls sized by a
-short probe, the median of >= 5 batches as microseconds per call, GB/s counting bytes read + written,
+short probe, the median of >= 5 batches as microseconds per call (the offsets of one op, dtypes and n
+taking turns batch by batch), GB/s counting bytes read + written,
 and cudaMemcpy D2D (a same-dtype tensor copy_) moving the same bytes, measured the same way.
 
 With --lib it also loads libelementwise through ctypes: a few calls are compared bit for bit with
@@ -16,6 +17,7 @@ torch in this process, and add f32 at 2^26 is timed by both here.
 
 import argparse
 import ctypes
+import itertools
 import statistics
 import sys
 
@@ -199,15 +201,28 @@ class Bench:
 
     def time_calls(self, fn, make_views):
         """Warm-up, probe, then the median of the batches: microseconds per call."""
+        return self.time_group([(fn, make_views)])[0]
+
+    def time_group(self, members):
+        """time_calls for each (fn, make_views) of a group (the offsets of one case), their batches
+        taking turns, each first in turn, as ew-bench does: a drift of the host's launch rate falls on
+        every member alike."""
         self.flush_buffer.fill_(0x3C)
-        for v in make_views(WARMUP_CALLS):
-            fn(*v)
-        probe_ms = self.time_batch(fn, make_views(PROBE_CALLS))
-        per_call = probe_ms / PROBE_CALLS
-        calls = MAX_CALLS if per_call <= 0 else int(-(-self.batch_ms // per_call))
-        calls = min(MAX_CALLS, max(MIN_CALLS, calls))
-        times = [self.time_batch(fn, make_views(calls)) for _ in range(self.batches)]
-        return statistics.median(times) * 1000.0 / calls
+        calls = []
+        for fn, make_views in members:
+            for v in make_views(WARMUP_CALLS):
+                fn(*v)
+            probe_ms = self.time_batch(fn, make_views(PROBE_CALLS))
+            per_call = probe_ms / PROBE_CALLS
+            wanted = MAX_CALLS if per_call <= 0 else int(-(-self.batch_ms // per_call))
+            calls.append(min(MAX_CALLS, max(MIN_CALLS, wanted)))
+        times = [[] for _ in members]
+        for b in range(self.batches):
+            for turn in range(len(members)):
+                m = (turn + b) % len(members)
+                fn, make_views = members[m]
+                times[m].append(self.time_batch(fn, make_views(calls[m])))
+        return [statistics.median(t) * 1000.0 / k for t, k in zip(times, calls)]
 
 
 def torch_op(torch, c):
@@ -401,15 +416,18 @@ def main():
     failures = 0
     tty = sys.stderr.isatty()
     previous = None
-    for index, c in enumerate(cases):
-        entry = (c["op"], c["out"], c["in"])
+    index = 0
+    # The offsets of one op, dtypes and n (ew-bench lists them together) are timed as a group.
+    for key, group in itertools.groupby(cases, key=lambda c: (c["op"], c["out"], c["in"], c["n"])):
+        group = list(group)
+        c = group[0]
+        entry = key[:3]
         if tty:
-            sys.stderr.write(
-                "\r[%d/%d] %s %s<-%s n=%d %s\033[K" % (index + 1, len(cases), *entry, c["n"], c["offsets"])
-            )
+            sys.stderr.write("\r[%d/%d] %s %s<-%s n=%d\033[K" % (index + 1, len(cases), *entry, c["n"]))
         elif entry != previous:
             sys.stderr.write("[%d/%d] %s %s<-%s\n" % (index + 1, len(cases), *entry))
         previous = entry
+        index += len(group)
         if bench.dtypes[c["out"]] is None or bench.dtypes[c["in"]] is None:
             continue
         fn = torch_op(torch, c)
@@ -422,7 +440,7 @@ def main():
                 memcpy_us[copy_bytes] = bench.time_calls(
                     lambda d, s: d.copy_(s), lambda k: bench.memcpy_views(copy_bytes, k)
                 )
-            us = bench.time_calls(fn, lambda k: bench.case_views(c, k))
+            times = bench.time_group([(fn, lambda k, m=m: bench.case_views(m, k)) for m in group])
         except (RuntimeError, TypeError) as error:
             # An op torch lacks for these dtypes: say so and go on.
             if tty:
@@ -430,28 +448,29 @@ def main():
             sys.stderr.write("torch: %s %s<-%s: not run: %s\n" % (*entry, str(error).splitlines()[0]))
             torch.cuda.synchronize()
             continue
-        gbps = case_bytes(c) / us / 1e3
-        memcpy_gbps = 2 * copy_bytes / memcpy_us[copy_bytes] / 1e3
-        rows.append(("torch", c, us, gbps, gbps / memcpy_gbps))
-        rows.append(("memcpy_torch", c, memcpy_us[copy_bytes], memcpy_gbps, 1.0))
         if tty:
             sys.stderr.write("\r\033[K")
-        print(
-            "%-5s %-9s %-7s %-7s %-11d %-8s %11.3f %9.1f %11.1f %9.3f"
-            % (
-                "torch",
-                c["op"],
-                c["out"],
-                c["in"],
-                c["n"],
-                c["offsets"],
-                us,
-                gbps,
-                memcpy_gbps,
-                gbps / memcpy_gbps,
-            ),
-            flush=True,
-        )
+        memcpy_gbps = 2 * copy_bytes / memcpy_us[copy_bytes] / 1e3
+        for member, us in zip(group, times):
+            gbps = case_bytes(member) / us / 1e3
+            rows.append(("torch", member, us, gbps, gbps / memcpy_gbps))
+            rows.append(("memcpy_torch", member, memcpy_us[copy_bytes], memcpy_gbps, 1.0))
+            print(
+                "%-5s %-9s %-7s %-7s %-11d %-8s %11.3f %9.1f %11.1f %9.3f"
+                % (
+                    "torch",
+                    member["op"],
+                    member["out"],
+                    member["in"],
+                    member["n"],
+                    member["offsets"],
+                    us,
+                    gbps,
+                    memcpy_gbps,
+                    gbps / memcpy_gbps,
+                ),
+                flush=True,
+            )
 
     if args.lib:
         try:

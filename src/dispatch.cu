@@ -20,14 +20,7 @@ namespace ew {
 DriverLaunch driver_launch()
 {
     static const DriverLaunch function =
-        reinterpret_cast<DriverLaunch>(ewi_driver_function("cuLaunchKernel"));
-    return function;
-}
-
-DriverLaunchEx driver_launch_ex()
-{
-    static const DriverLaunchEx function =
-        reinterpret_cast<DriverLaunchEx>(ewi_driver_function("cuLaunchKernelEx"));
+        reinterpret_cast<DriverLaunch>(ewi_driver_function("cuLaunchKernelEx"));
     return function;
 }
 } // namespace ew

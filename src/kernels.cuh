@@ -322,35 +322,30 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
         }
         return found;
     }();
-    if (dependent) {
-        CUlaunchAttribute attribute{};
-        attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attribute.value.programmaticStreamSerializationAllowed = 1;
-        const CUlaunchConfig config{blocks,
-                                    1,
-                                    1,
-                                    EW_PLAN_BLOCK_THREADS,
-                                    1,
-                                    1,
-                                    static_cast<unsigned>(shared_bytes),
-                                    reinterpret_cast<CUstream>(stream),
-                                    &attribute,
-                                    1};
-        const DriverLaunchEx driver = driver_launch_ex();
-        if (handle != nullptr && driver != nullptr && driver(&config, handle, params, nullptr) == 0)
-            return cudaSuccess;
-    } else {
-        const DriverLaunch driver = driver_launch();
-        if (handle != nullptr && driver != nullptr &&
-            driver(handle, blocks, 1, 1, EW_PLAN_BLOCK_THREADS, 1, 1, static_cast<unsigned>(shared_bytes),
-                   stream, params, nullptr) == 0)
-            return cudaSuccess;
-    }
+    // The dependent launch's one attribute; a plain launch passes none, where cuLaunchKernelEx does
+    // what cuLaunchKernel does.
+    const unsigned attributes = dependent ? 1u : 0u;
+    CUlaunchAttribute driver_attribute{};
+    driver_attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    driver_attribute.value.programmaticStreamSerializationAllowed = 1;
+    const CUlaunchConfig driver_config{blocks,
+                                       1,
+                                       1,
+                                       EW_PLAN_BLOCK_THREADS,
+                                       1,
+                                       1,
+                                       static_cast<unsigned>(shared_bytes),
+                                       reinterpret_cast<CUstream>(stream),
+                                       &driver_attribute,
+                                       attributes};
+    const DriverLaunch driver = driver_launch();
+    if (handle != nullptr && driver != nullptr && driver(&driver_config, handle, params, nullptr) == 0)
+        return cudaSuccess;
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute.val.programmaticStreamSerializationAllowed = 1;
-    const cudaLaunchConfig_t config{dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS), shared_bytes, stream,
-                                    &attribute,   dependent ? 1u : 0u};
+    const cudaLaunchConfig_t config{
+        dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS), shared_bytes, stream, &attribute, attributes};
     return cudaLaunchKernelExC(&config, reinterpret_cast<const void *>(Kernel), params);
 }
 

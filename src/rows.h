@@ -10,14 +10,9 @@
 namespace ew {
 using DispatchRow = std::array<ew_launcher_t, EW_DTYPE_END>;
 
-// The driver's cuLaunchKernel (found once; NULL if the driver lacks it), for launch_kernel.
-using DriverLaunch = int (*)(void *kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-                             unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared_bytes,
-                             void *stream, void **params, void **extra);
+// The driver's cuLaunchKernelEx (found once; NULL if the driver lacks it), for launch_kernel.
+using DriverLaunch = int (*)(const CUlaunchConfig *config, void *kernel, void **params, void **extra);
 DriverLaunch driver_launch();
-// Its cuLaunchKernelEx, for launches with attributes.
-using DriverLaunchEx = int (*)(const CUlaunchConfig *config, void *kernel, void **params, void **extra);
-DriverLaunchEx driver_launch_ex();
 
 extern const DispatchRow add_row, mul_row, relu_row, scale_add_row;
 

@@ -163,6 +163,16 @@ static void test_per_thread_default_stream(void **state)
     check_call_on_stream(&stream_calls[4], cudaStreamPerThread, "cudaStreamPerThread", gu_seed() + 101);
 }
 
+/* A device buffer of each dtype for n elements at any offset, poisoned, and a host array the size of
+ * its region. */
+static void buffers_new(int count, const ew_dtype_t dtype[], int64_t n, gu_buffer_t *buffer[], void *host[])
+{
+    for (int t = 0; t < count; ++t) {
+        buffer[t] = gu_buffer_new(dtype[t], n);
+        host[t] = gu_host_alloc((size_t)gu_buffer_region_elems(buffer[t]) * ew_dtype_size(dtype[t]));
+    }
+}
+
 /* ---- calls back to back on one stream ---- */
 
 /* Calls queued with no wait between, each reading what the one before wrote: on cc >= 9.0 a call
@@ -180,10 +190,7 @@ static void check_back_to_back(int64_t n, uint64_t seed)
     const int64_t m = n / 256 + 1, end = n - m; /* the small calls: m elements, the last ones of n */
     gu_buffer_t *buffer[B_COUNT];
     void *host[B_COUNT];
-    for (int t = 0; t < B_COUNT; ++t) {
-        buffer[t] = gu_buffer_new(back_dtype[t], n);
-        host[t] = gu_host_alloc((size_t)gu_buffer_region_elems(buffer[t]) * ew_dtype_size(back_dtype[t]));
-    }
+    buffers_new(B_COUNT, back_dtype, n, buffer, host);
     gu_rng_t rng = gu_rng(seed);
     for (int t = B_A; t <= B_B; ++t) {
         gu_fill_random(back_dtype[t], gu_buffer_region_elems(buffer[t]), host[t], &rng);
@@ -279,10 +286,7 @@ static void test_graph_capture_and_replay(void **state)
     int replays = 4;
     gu_buffer_t *buffer[T_COUNT];
     void *host[T_COUNT];
-    for (int t = 0; t < T_COUNT; ++t) {
-        buffer[t] = gu_buffer_new(chain_dtype[t], n);
-        host[t] = gu_host_alloc((size_t)gu_buffer_region_elems(buffer[t]) * ew_dtype_size(chain_dtype[t]));
-    }
+    buffers_new(T_COUNT, chain_dtype, n, buffer, host);
 
     cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
     GU_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));

@@ -161,9 +161,11 @@ static void release_primary_context(struct ew_handle_s *h)
         driver.primary_release(device);
 }
 
-/* EW_BULK_COPY=0 turns the bulk-copy kernel off, =always uses it at every n (tests);
- * EW_BULK_TILE_BYTES (1024 to 32768) sizes its tiles. Read once, at create. */
-static void bulk_settings(struct ew_handle_s *h)
+/* Settings of GPUs of cc >= 9.0 (cp.async.bulk, griddepcontrol), read once, at create:
+ * EW_BULK_COPY=0 turns the bulk-copy kernel off, =always uses it at every n (tests);
+ * EW_BULK_TILE_BYTES (1024 to 32768) sizes its tiles;
+ * EW_DEPENDENT_LAUNCH=0 launches every call in plain stream order (measurements). */
+static void hopper_settings(struct ew_handle_s *h)
 {
     const char *mode = getenv("EW_BULK_COPY");
     h->bulk_copy = mode == NULL || *mode == '\0' ? EW_PLAN_BULK_AUTO
@@ -174,13 +176,8 @@ static void bulk_settings(struct ew_handle_s *h)
     long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
     if (value >= 1024 && value <= 32768)
         h->bulk_tile_bytes = (int)value;
-}
-
-/* EW_DEPENDENT_LAUNCH=0 launches every call in plain stream order (measurements). Read once, at create. */
-static int dependent_launch_setting(void)
-{
-    const char *mode = getenv("EW_DEPENDENT_LAUNCH");
-    return mode == NULL || strcmp(mode, "0") != 0;
+    const char *dependent = getenv("EW_DEPENDENT_LAUNCH");
+    h->dependent_launch = dependent == NULL || strcmp(dependent, "0") != 0;
 }
 
 ew_status_t ew_handle_create(int device, ew_handle_t *handle)
@@ -213,10 +210,8 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     ew_status_t status = ewi_handle_make(device, sm_count, threads, handle);
     if (status == EW_SUCCESS) {
         (*handle)->check_pointers = ewi_pointer_checks_requested(&(*handle)->address_range_query);
-        if (major >= 9) { /* cp.async.bulk, griddepcontrol */
-            bulk_settings(*handle);
-            (*handle)->dependent_launch = dependent_launch_setting();
-        }
+        if (major >= 9)
+            hopper_settings(*handle);
         pthread_once(&driver_once, find_driver_functions);
     }
     return status;

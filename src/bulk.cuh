@@ -144,6 +144,10 @@ struct BulkPlan {
     int tile_packs;
 };
 
+// The head is done one by one in an extra block, the grid's last, as the direct kernel's edges are;
+// the tiles end with n, so there is no tail.
+__host__ __device__ __forceinline__ unsigned edge_blocks(const BulkPlan &plan) { return plan.head > 0; }
+
 template <typename F, int P>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
@@ -159,10 +163,12 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     const int64_t left = plan.n - first;
     const int count = left < tile ? static_cast<int>(left) : tile;
 
-    if (count <= 0) { // the block after the last tile, or the only block: the head (launch_bulk)
+    if (edge_blocks(plan) && blockIdx.x == gridDim.x - 1) {
         edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; });
         return;
     }
+    if (count <= 0) // n == head: the plan's one block has no tile
+        return;
 
     StagedInput staged_a{shared, 0}, staged_b{shared + staged_slot_bytes<In1>(tile), 0};
     const StagingCopy copy_a = plan_staging(a, a + plan.n, a + first, count, &staged_a.offset);
@@ -229,12 +235,9 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const size_t shared_bytes =
         staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
-    // The tiles cover [head, n); one more block for the head, if any. Where n == head the plan's one
-    // block has no tile and does the head itself: never two blocks on it (an in-place call would
-    // then compute some elements twice).
-    const unsigned head_block = plan.head > 0 && args->n > plan.head;
-    return launch_with<&bulk_kernel<F, P>, F>(args, BulkPlan{args->n, plan.head, plan.tile_packs}, head_block,
-                                              shared_bytes);
+    // The tiles cover [head, n), one block each; one more block for the head, if any.
+    const BulkPlan bulk{args->n, plan.head, plan.tile_packs};
+    return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), shared_bytes);
 }
 
 } // namespace ew

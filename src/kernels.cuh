@@ -111,12 +111,35 @@ template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
 };
 
+#ifndef EW_TUNE_SPLICE_BRANCH_BELOW
+#define EW_TUNE_SPLICE_BRANCH_BELOW 0 /* types narrower than this many bytes: one branch per word shift */
+#endif
+
+template <typename Result, typename T, int Words, int WordShift>
+__device__ __forceinline__ Result splice_words_branch(const WordPack<Words> &lo, const WordPack<Words> &hi,
+                                                      int shift_bytes)
+{
+    if constexpr (WordShift + 1 < Words) {
+        if ((shift_bytes >> 2) != WordShift)
+            return splice_words_branch<Result, T, Words, WordShift + 1>(lo, hi, shift_bytes);
+    }
+    const auto word = [&](int k) { return k < Words ? lo.w[k] : hi.w[k - Words]; };
+    const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
+    WordPack<Words> spliced;
+#pragma unroll
+    for (int k = 0; k < Words; ++k)
+        spliced.w[k] = __byte_perm(word(WordShift + k), word(WordShift + k + 1), selector);
+    Result result;
+    memcpy(&result, &spliced, sizeof result);
+    return result;
+}
+
 // The Result (a pack, or packs, of T) that starts shift_bytes into the aligned words lo and runs on
 // into hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and
 // bit, no run-time register indexing), then byte permutes, which types of whole words never need.
 template <typename Result, typename T, int Words>
-__device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
-                                               int shift_bytes)
+__device__ __forceinline__ Result splice_words_select(const WordPack<Words> &lo, const WordPack<Words> &hi,
+                                                      int shift_bytes)
 {
     constexpr bool kWholeWordShift = kStorageSize<T> % 4 == 0;
     static_assert(sizeof(Result) == sizeof(WordPack<Words>));
@@ -141,6 +164,16 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
+}
+
+template <typename Result, typename T, int Words>
+__device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
+                                               int shift_bytes)
+{
+    if constexpr (kStorageSize<T> < EW_TUNE_SPLICE_BRANCH_BELOW)
+        return splice_words_branch<Result, T, Words, 0>(lo, hi, shift_bytes);
+    else
+        return splice_words_select<Result, T, Words>(lo, hi, shift_bytes);
 }
 
 // Functors with a quad form (four 1-byte inputs of a word at once) at packs of whole words: their
@@ -220,12 +253,24 @@ template <typename T, int P, bool Shifted, int A, typename Run> struct PackReade
     }
 };
 
-// Where the body of a call lies: elements [0, head) and [head + packs * P, n) are done one by one.
+// Where the body of a call lies: elements [0, head) and [body_tail, n) are done one by one.
 struct BodyPlan {
     int64_t n, head, packs;
     int shift_bytes[2];
-    int edge_block; // 1: the grid's last block does the head and tail (launch), the others the body
 };
+
+// The end of the last whole run of A packs: the body's threads stop there.
+template <int P, int A> __host__ __device__ __forceinline__ int64_t body_tail(const BodyPlan &body)
+{
+    return body.head + body.packs / A * A * P;
+}
+
+// 1 where the call has elements to do one by one (the head, the tail), 0 else. Both kernels put them
+// in an extra block, the grid's last, which the host counts into the grid by this same function.
+template <int P, int A> __host__ __device__ __forceinline__ unsigned edge_blocks(const BodyPlan &body)
+{
+    return body.head > 0 || body.n > body_tail<P, A>(body);
+}
 
 // The head and the tail, element by element, in a block of their own after the body's: done by
 // body threads before or after their packs, their round trips to memory would add to those
@@ -262,15 +307,16 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
-    const int64_t head = body.head, runs = body.packs / A, tail = head + runs * A * P;
+    const int64_t head = body.head, runs = body.packs / A, tail = body_tail<P, A>(body);
+    const unsigned edge_block = edge_blocks<P, A>(body);
     follow_previous_grid();
-    if (body.edge_block && blockIdx.x == gridDim.x - 1) {
+    if (edge_block && blockIdx.x == gridDim.x - 1) {
         edge_elements(f, out, a, b, head + (body.n - tail),
                       [=](int64_t j) { return j < head ? j : tail + (j - head); });
         return;
     }
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int64_t threads = static_cast<int64_t>(gridDim.x - body.edge_block) * blockDim.x;
+    const int64_t threads = static_cast<int64_t>(gridDim.x - edge_block) * blockDim.x;
     if constexpr (kFillsTable<F, P>) {
         F::fill_table();
         __syncthreads();
@@ -349,8 +395,8 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
     return cudaLaunchKernelExC(&config, reinterpret_cast<const void *>(Kernel), params);
 }
 
-// Launches Kernel(f, body, out, a, b) on the plan's grid and `extra_blocks` after it (the kernel's own:
-// the edge block, the bulk kernel's head block), with f built from the call's run-time values. Only a
+// Launches Kernel(f, body, out, a, b) on the plan's grid and `extra_blocks` after it (the kernel's edge
+// block: edge_blocks), with f built from the call's run-time values. Only a
 // direct grid reaches the limit (bulk plans leave room), and its grid-stride loop covers the cut.
 template <auto Kernel, typename F, typename Body>
 cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes)
@@ -364,13 +410,6 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_
     return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
 }
 
-// 1 where the direct kernel has elements to do one by one: the head, or what its last whole run of
-// `run` elements leaves (the kernel's tail).
-inline int has_edges(const ew_plan_t &plan, int64_t n, int pack, int run)
-{
-    return plan.head > 0 || n > plan.head + plan.packs * pack / run * run;
-}
-
 template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
 {
     constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted);
@@ -379,18 +418,14 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
                   plan.head,
                   plan.packs,
                   {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
-                   plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)},
-                  0};
+                   plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
     // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
     constexpr int A = EW_PLAN_DIRECT_ACCESS_PACKS(kWidestElement<F>);
     if constexpr (A > 1 && !Shifted && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
-        if (plan.access_packs == A) {
-            body.edge_block = has_edges(plan, args->n, P, P * A);
+        if (plan.access_packs == A)
             return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), false, A>, F>(
-                args, body, body.edge_block, 0);
-        }
-    body.edge_block = has_edges(plan, args->n, P, P);
-    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, body.edge_block, 0);
+                args, body, edge_blocks<P, A>(body), 0);
+    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, edge_blocks<P, 1>(body), 0);
 }
 
 } // namespace ew

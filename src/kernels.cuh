@@ -111,35 +111,12 @@ template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
 };
 
-#ifndef EW_TUNE_SPLICE_BRANCH_BELOW
-#define EW_TUNE_SPLICE_BRANCH_BELOW 0 /* types narrower than this many bytes: one branch per word shift */
-#endif
-
-template <typename Result, typename T, int Words, int WordShift>
-__device__ __forceinline__ Result splice_words_branch(const WordPack<Words> &lo, const WordPack<Words> &hi,
-                                                      int shift_bytes)
-{
-    if constexpr (WordShift + 1 < Words) {
-        if ((shift_bytes >> 2) != WordShift)
-            return splice_words_branch<Result, T, Words, WordShift + 1>(lo, hi, shift_bytes);
-    }
-    const auto word = [&](int k) { return k < Words ? lo.w[k] : hi.w[k - Words]; };
-    const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
-    WordPack<Words> spliced;
-#pragma unroll
-    for (int k = 0; k < Words; ++k)
-        spliced.w[k] = __byte_perm(word(WordShift + k), word(WordShift + k + 1), selector);
-    Result result;
-    memcpy(&result, &spliced, sizeof result);
-    return result;
-}
-
 // The Result (a pack, or packs, of T) that starts shift_bytes into the aligned words lo and runs on
 // into hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and
 // bit, no run-time register indexing), then byte permutes, which types of whole words never need.
 template <typename Result, typename T, int Words>
-__device__ __forceinline__ Result splice_words_select(const WordPack<Words> &lo, const WordPack<Words> &hi,
-                                                      int shift_bytes)
+__device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
+                                               int shift_bytes)
 {
     constexpr bool kWholeWordShift = kStorageSize<T> % 4 == 0;
     static_assert(sizeof(Result) == sizeof(WordPack<Words>));
@@ -164,16 +141,6 @@ __device__ __forceinline__ Result splice_words_select(const WordPack<Words> &lo,
     Result result;
     memcpy(&result, &spliced, sizeof result);
     return result;
-}
-
-template <typename Result, typename T, int Words>
-__device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
-                                               int shift_bytes)
-{
-    if constexpr (kStorageSize<T> < EW_TUNE_SPLICE_BRANCH_BELOW)
-        return splice_words_branch<Result, T, Words, 0>(lo, hi, shift_bytes);
-    else
-        return splice_words_select<Result, T, Words>(lo, hi, shift_bytes);
 }
 
 // Functors with a quad form (four 1-byte inputs of a word at once) at packs of whole words: their
@@ -396,8 +363,8 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
 }
 
 // Launches Kernel(f, body, out, a, b) on the plan's grid and `extra_blocks` after it (the kernel's edge
-// block: edge_blocks), with f built from the call's run-time values. Only a
-// direct grid reaches the limit (bulk plans leave room), and its grid-stride loop covers the cut.
+// block: edge_blocks), with f built from the call's run-time values. Only a direct grid reaches the
+// limit (bulk plans leave room), and its grid-stride loop covers the cut.
 template <auto Kernel, typename F, typename Body>
 cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes)
 {
@@ -414,11 +381,11 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
 {
     constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted);
     const ew_plan_t &plan = args->plan;
-    BodyPlan body{args->n,
-                  plan.head,
-                  plan.packs,
-                  {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
-                   plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
+    const BodyPlan body{args->n,
+                        plan.head,
+                        plan.packs,
+                        {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
+                         plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
     // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
     constexpr int A = EW_PLAN_DIRECT_ACCESS_PACKS(kWidestElement<F>);
     if constexpr (A > 1 && !Shifted && P == EW_PLAN_MAX_PACK(kWidestElement<F>))

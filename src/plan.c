@@ -120,14 +120,9 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
     return tile_packs;
 }
 
-/* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape
- * (bench/NOTES.md §6, §13, §17, §19, §25), or -1 where it never did. At other phases than out: binary 2-
- * to 8-byte ops and unary ops of one size from EW_PLAN_BULK_SPLICED_MIN_TILES (the direct kernel's
- * shifted windows are faster on a grid short of tiles), unary ops that narrow a 2-byte or wider input
- * to half its size from EW_PLAN_BULK_MIN_TILES and to less never, the rest from
- * EW_PLAN_BULK_SHIFTED_MIN_TILES. At one phase: EW_PLAN_BULK_MIN_TILES, but never for unary ops that do
- * not widen a 2-byte or wider input, nor for 1-byte types (the direct kernel moves them 16 bytes an
- * access) unless a table per block costs the direct kernel's smaller blocks more. */
+/* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape, or -1
+ * where it never did: the rule ew_plan_make_bulk states (plan.h; bench/NOTES.md §6, §13, §17, §19,
+ * §25). */
 static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted,
                                      int block_table)
 {

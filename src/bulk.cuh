@@ -167,8 +167,6 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; });
         return;
     }
-    if (count <= 0) // n == head: the plan's one block has no tile
-        return;
 
     StagedInput staged_a{shared, 0}, staged_b{shared + staged_slot_bytes<In1>(tile), 0};
     const StagingCopy copy_a = plan_staging(a, a + plan.n, a + first, count, &staged_a.offset);
@@ -201,11 +199,6 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     if constexpr (kFillsTable<F, P>)
         F::fill_table(); // while the copies fly
     __syncthreads();     // the threads' elements and the table are in place, the barrier initialised
-#if EW_HAS_BULK_COPY
-    if (engine_bytes != 0)
-        while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
-            ;
-#endif
 
     // A packs per access; the plan makes tile_packs a multiple of A and aligns out to the access.
     constexpr int A = EW_PLAN_BULK_ACCESS_PACKS(kWidestElement<F>);
@@ -214,6 +207,14 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     using In2Run = RunOf<F, P, A, In2>;
     auto *out_tile = out + first;
     for (int u = 0; u < plan.tile_packs / A; ++u) {
+#if EW_HAS_BULK_COPY
+        // The wait stands at the first read of the tile, inside the loop: the compiler then works out
+        // the run's addresses before it, while the copies fly, where a wait before the loop kept that
+        // work after it (grids of one wave: +1 to +4.6 %, bench/NOTES.md §29).
+        if (u == 0 && engine_bytes != 0)
+            while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
+                ;
+#endif
         const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
         if (e + P * A <= count) {
             const In1Run x = read_staged<In1, P, A, In1Run>(staged_a, e);

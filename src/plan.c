@@ -188,7 +188,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
                         .unroll = 1,
                         .head = head,
                         .packs = (n - head) / pack,
-                        .blocks = (unsigned)(tiles < 1 ? 1 : tiles),
+                        .blocks = (unsigned)tiles, /* 0 where n == head: the head block alone */
                         .bulk = 1,
                         .tile_packs = (int)tile_packs};
     return 1;

@@ -79,7 +79,7 @@ typedef struct {
     int64_t packs;   /* whole packs after the head; the tail after them is done one by one */
     int shifted;     /* inputs sit at other phases than out: read through shifted windows */
     int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */
-    unsigned blocks; /* grid size; the kernel strides over the rest (bulk: one tile per block) */
+    unsigned blocks; /* grid size; the kernel strides over the rest (bulk: tiles, one a block, 0 if n == head) */
     int bulk;        /* inputs staged in shared memory by bulk copies, one tile per block */
     int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;

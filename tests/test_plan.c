@@ -723,11 +723,11 @@ static void test_bulk(void **state)
     assert_int_equal(plan.pack, 2);
     assert_int_equal(plan.tile_packs, 4);
     assert_int_equal(plan.blocks, 3);
-    /* fewer elements than out's head: all in the head, one block */
+    /* fewer elements than out's head: all in the head, no tile (the kernel's head block alone) */
     uintptr_t late[2] = {0x1001, 0x2000};
     assert_true(ew_plan_make_bulk(3, 2, late, u8, 132, 8192, 1, &plan));
     assert_int_equal(plan.head, 3);
-    assert_int_equal(plan.blocks, 1);
+    assert_int_equal(plan.blocks, 0);
     /* more tiles than a grid holds: no plan even when always */
     assert_false(ew_plan_make_bulk((int64_t)1 << 45, 3, aligned, f32, 132, 8192, 1, &plan));
 }
@@ -770,7 +770,8 @@ static void test_bulk_all_phases(void **state)
                             if (plan.head < n)
                                 assert_int_equal((address[0] + plan.head * sizes[so]) % line, 0);
                             assert_true((int64_t)plan.blocks * tile >= n - plan.head);
-                            assert_true(plan.blocks == 1 || (int64_t)(plan.blocks - 1) * tile < n - plan.head);
+                            /* one block per tile, none idle: none at all where the head is the whole call */
+                            assert_true((int64_t)plan.blocks * tile < n - plan.head + tile);
                             if (!always) /* never fewer tiles than one per SM */
                                 assert_true(plan.blocks >= 132);
                         }

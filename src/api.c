@@ -381,9 +381,10 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
                        handle->bulk_copy, handle->bulk_tile_bytes, launcher->block_table);
     args->dependent_launch = handle->dependent_launch;
     const ew_plan_t *plan = &args->plan;
-    ew_launch_fn launch = plan->bulk      ? launcher->bulk
-                          : plan->shifted ? launcher->shifted
-                                          : launcher->by_pack[ew_pack_index(plan->pack)];
+    ew_launch_fn launch = plan->bulk          ? launcher->bulk
+                          : plan->shifted     ? launcher->shifted
+                          : plan->out_shifted ? launcher->out_shifted
+                                              : launcher->by_pack[ew_pack_index(plan->pack)];
     cudaError_t error = launch(args);
     if (error != cudaSuccess) {
         cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */

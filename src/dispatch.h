@@ -31,10 +31,13 @@ typedef cudaError_t (*ew_launch_fn)(const ew_launch_args_t *args);
 
 /* by_pack[k] runs pack width 1 << k; NULL where 1 << k is wider than 16 bytes allow.
  * shifted runs the widest pack with inputs read through shifted windows (plan.shifted); NULL where
- * ew_plan_can_shift says no. bulk runs the widest pack through shared memory (plan.bulk). */
+ * ew_plan_can_shift says no. out_shifted runs it with out written element by element
+ * (plan.out_shifted); NULL but where EW_PLAN_SHIFTS_OUT says so. bulk runs the widest pack through
+ * shared memory (plan.bulk). */
 typedef struct {
     ew_launch_fn by_pack[EW_PACK_WIDTHS];
     ew_launch_fn shifted;
+    ew_launch_fn out_shifted;
     ew_launch_fn bulk;
     int block_table; /* the functor fills a table per block (the plan's EW_PLAN_BULK_TABLE) */
 } ew_launcher_t;

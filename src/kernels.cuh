@@ -263,10 +263,43 @@ __device__ __forceinline__ void follow_previous_grid()
 #endif
 }
 
+// A run of out at an address aligned to its element only (out-shifted plans). Four 1-byte elements
+// (f32 -> fp8) go as 16-bit stores where the address allows (two at phase 2, a byte, a half and a
+// byte at odd phases; measured 3 to 4 % faster than four byte stores, bench/NOTES.md §29); others one
+// element a store, each moved as an integer of its size. Byte stores of each f16 result's two bytes
+// (the compiler's lowering of a memcpy) gave wrong low bytes on the H200 (nvcc 13.0) though their PTX
+// read right; not isolated further.
+template <typename Out, typename Run> __device__ __forceinline__ void store_unaligned(Out *p, const Run &run)
+{
+    if constexpr (sizeof(Run) == 4 && sizeof(Out) == 1) {
+        const uint32_t word = bits_as<uint32_t>(run);
+        auto *bytes = reinterpret_cast<unsigned char *>(p);
+        if ((reinterpret_cast<uintptr_t>(p) & 1) == 0) {
+            *reinterpret_cast<uint16_t *>(bytes) = static_cast<uint16_t>(word);
+            *reinterpret_cast<uint16_t *>(bytes + 2) = static_cast<uint16_t>(word >> 16);
+        } else {
+            bytes[0] = static_cast<unsigned char>(word);
+            *reinterpret_cast<uint16_t *>(bytes + 1) = static_cast<uint16_t>(word >> 8);
+            bytes[3] = static_cast<unsigned char>(word >> 24);
+        }
+    } else {
+        using Unit = typename VectorOf<sizeof(Out)>::Type;
+        struct Units {
+            Unit unit[sizeof(Run) / sizeof(Out)];
+        };
+        const Units units = bits_as<Units>(run);
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(Run) / sizeof(Out)); ++k)
+            reinterpret_cast<Unit *>(p)[k] = units.unit[k];
+    }
+}
+
 // Whole runs of A packs after the head's elements, which leave out pack-aligned (one vector access
 // each), each thread loading `Unroll` independent runs before computing any (bytes in flight); the
 // head and the tail past the last whole run one by one, with the same functor, in the last block.
-template <typename F, int P, int Unroll, bool Shifted, int A = 1>
+// OutShifted (EW_PLAN_SHIFTS_OUT): the head aligned the input instead, and out's runs are written
+// element by element.
+template <typename F, int P, int Unroll, bool Shifted, int A = 1, bool OutShifted = false>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
                        const typename F::In2 *__restrict__ b)
@@ -313,7 +346,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
             if (i < runs) {
                 OutRun result;
                 apply_run<F, P, A>(f, result, a_in[u], b_in[u]);
-                store_pack(out_runs + i, result);
+                if constexpr (OutShifted)
+                    store_unaligned(out + head + i * P * A, result);
+                else
+                    store_pack(out_runs + i, result);
             }
         }
     }
@@ -377,7 +413,8 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_
     return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
 }
 
-template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_args_t *args)
+template <typename F, int P, bool Shifted, bool OutShifted = false>
+cudaError_t launch(const ew_launch_args_t *args)
 {
     constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted);
     const ew_plan_t &plan = args->plan;
@@ -392,7 +429,8 @@ template <typename F, int P, bool Shifted> cudaError_t launch(const ew_launch_ar
         if (plan.access_packs == A)
             return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), false, A>, F>(
                 args, body, edge_blocks<P, A>(body), 0);
-    return launch_with<&elementwise_kernel<F, P, unroll, Shifted>, F>(args, body, edge_blocks<P, 1>(body), 0);
+    return launch_with<&elementwise_kernel<F, P, unroll, Shifted, 1, OutShifted>, F>(
+        args, body, edge_blocks<P, 1>(body), 0);
 }
 
 } // namespace ew
@@ -416,7 +454,11 @@ template <typename F> constexpr ew_launcher_t make_launcher()
         constexpr bool words_in = EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In1>) &&
                                   (std::is_same_v<typename F::In2, NoInput> ||
                                    EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In2>));
-        if constexpr (words_in)
+        constexpr int pointers = std::is_same_v<typename F::In2, NoInput> ? 2 : 3;
+        if constexpr (EW_PLAN_SHIFTS_OUT(pointers, kStorageSize<typename F::Out>,
+                                         kStorageSize<typename F::In1>))
+            launcher.out_shifted = &launch<F, widest_pack, false, true>;
+        else if constexpr (words_in)
             launcher.shifted = &launch<F, widest_pack, true>;
         launcher.bulk = &launch_bulk<F, widest_pack>;
         launcher.block_table = kHasTable<F>;

@@ -51,6 +51,30 @@ static size_t widest(int count, const size_t elem_size[])
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Blocks to give each thread one unrolled step; shifted windows are capped at EW_PLAN_WAVES full
+ * loads of the device (measured faster: bench/NOTES.md); past a cap the grid-stride loop takes over. */
+static unsigned grid_blocks(int64_t packs, int unroll, int shifted, int sm_count, int max_threads_per_sm)
+{
+    int64_t wanted = ceil_div(ceil_div(packs, unroll), EW_PLAN_BLOCK_THREADS);
+    int64_t resident = (int64_t)sm_count * max_threads_per_sm / EW_PLAN_BLOCK_THREADS * EW_PLAN_WAVES;
+    int64_t blocks = min64(shifted ? min64(wanted, resident) : wanted, INT32_MAX);
+    return (unsigned)(blocks < 1 ? 1 : blocks);
+}
+
+/* A unary narrowing call at other phases (EW_PLAN_SHIFTS_OUT): the head aligns the input to its
+ * pack, or to EW_PLAN_OUT_ALIGN bytes if more; the body is read as aligned packs, the aligned
+ * kernel's packs per thread and grid, and written element by element. */
+static ew_plan_t out_shifted_plan(int64_t n, uintptr_t input, size_t input_size, int pack, int sm_count,
+                                  int max_threads_per_sm)
+{
+    ew_plan_t plan = {.pack = pack, .access_packs = 1, .out_shifted = 1};
+    plan.head = min64(out_head(input, input_size, out_alignment((int64_t)pack * (int64_t)input_size)), n);
+    plan.packs = (n - plan.head) / pack;
+    plan.unroll = ew_plan_unroll(pack, input_size, 0);
+    plan.blocks = grid_blocks(plan.packs, plan.unroll, 0, sm_count, max_threads_per_sm);
+    return plan;
+}
+
 static int phases_agree(int count, const uintptr_t address[], const size_t elem_size[], int pack)
 {
     for (int i = 1; i < count; ++i)
@@ -65,6 +89,9 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
     size_t max_size = widest(count, elem_size);
     ew_plan_t plan = {.pack = ew_plan_max_pack(max_size)};
     int pack = plan.pack;
+    if (EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]) &&
+        !phases_agree(count, address, elem_size, pack))
+        return out_shifted_plan(n, address[1], elem_size[1], pack, sm_count, max_threads_per_sm);
     plan.shifted =
         !phases_agree(count, address, elem_size, pack) && ew_plan_can_shift(pack, count, elem_size);
     if (!plan.shifted)
@@ -99,13 +126,7 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
         plan.packs = 0;
     plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
 
-    /* Blocks to give each thread one unrolled step; shifted windows are capped at EW_PLAN_WAVES full
-     * loads of the device (measured faster: bench/NOTES.md); past a cap the grid-stride loop takes
-     * over. */
-    int64_t wanted = ceil_div(ceil_div(plan.packs, plan.unroll), EW_PLAN_BLOCK_THREADS);
-    int64_t resident = (int64_t)sm_count * max_threads_per_sm / EW_PLAN_BLOCK_THREADS * EW_PLAN_WAVES;
-    int64_t blocks = min64(plan.shifted ? min64(wanted, resident) : wanted, INT32_MAX);
-    plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
+    plan.blocks = grid_blocks(plan.packs, plan.unroll, plan.shifted, sm_count, max_threads_per_sm);
     return plan;
 }
 

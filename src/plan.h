@@ -79,6 +79,7 @@ typedef struct {
     int64_t packs;   /* whole packs after the head; the tail after them is done one by one */
     int shifted;     /* inputs sit at other phases than out: read through shifted windows */
     int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */
+    int out_shifted; /* the input aligned by the head, out at another phase (EW_PLAN_SHIFTS_OUT) */
     unsigned blocks; /* grid size; the kernel strides over the rest (bulk: tiles, one a block, 0 if n == head) */
     int bulk;        /* inputs staged in shared memory by bulk copies, one tile per block */
     int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
@@ -102,6 +103,12 @@ int ew_plan_max_pack(size_t max_elem_size);
                                                       : (int)(EW_PLAN_STEP_BYTES(shifted) / (pack_bytes)))
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
+/* 1 where a unary op narrows its input to a quarter of its size or less (f32 -> fp8, f64 -> f16): at
+ * other phases than out, such a call aligns the input instead of out and writes out element by
+ * element (out_shifted), since out is the small part of its bytes. The rule, shared with the
+ * kernels, which take it at compile time. */
+#define EW_PLAN_SHIFTS_OUT(count, out_size, in_size) ((count) == 2 && (in_size) >= 4 * (out_size))
+
 /* 1 if a shifted-window kernel exists for this pack: every input's pack is whole 32-bit words
  * (EW_PLAN_WHOLE_WORDS, the rule the kernels take at compile time). */
 #define EW_PLAN_WHOLE_WORDS(pack, elem_size) ((pack) * (elem_size) % 4 == 0)
@@ -113,8 +120,10 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
  *   of the body is a whole aligned pack;
  * - different phases: the head aligns out, and each input is read as aligned packs shifted into
  *   place (ew_plan_can_shift), so every access is still a whole aligned pack;
- * - otherwise the largest P at which the phases agree.
- * The head runs on in whole packs until out is EW_PLAN_OUT_ALIGN-aligned too. */
+ * - otherwise the largest P at which the phases agree;
+ * - unary ops that narrow to a quarter or less (EW_PLAN_SHIFTS_OUT) at different phases: the head
+ *   aligns the input, and out is written element by element (out_shifted).
+ * The head runs on in whole packs until out (out_shifted: the input) is EW_PLAN_OUT_ALIGN-aligned too. */
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
 

@@ -1,8 +1,9 @@
 /* Dispatch-table completeness (issue 2, "The catalogue" and "Pack"): for every op, out dtype and in
  * dtype, valid or not, ew_dispatch_find has an entry exactly for the catalogue, written out again
  * here from the issue's text; each entry holds a kernel for every legal pack width and none for an
- * illegal one, and the shifted-window kernel exactly where the input's widest pack is whole 32-bit
- * words (src/plan.h, ew_plan_can_shift); ew_is_supported agrees; and the public calls answer
+ * illegal one, the shifted-window kernel exactly where the input's widest pack is whole 32-bit
+ * words (src/plan.h, ew_plan_can_shift) but for unary ops narrowing to a quarter or less, which have
+ * the out-shifted kernel instead (EW_PLAN_SHIFTS_OUT); ew_is_supported agrees; and the public calls answer
  * EW_ERROR_NOT_SUPPORTED exactly for what the catalogue lacks.
  *
  * The public calls use a handle from ewi_handle_make; with a GPU present it names a device that does
@@ -107,11 +108,15 @@ static void test_table_matches_catalogue(void **state)
                 /* the shifted-window kernel runs the widest pack; it splices 32-bit words, so it exists
                  * exactly when the input's pack is whole words */
                 int widest_pack = widest == 1 ? 8 : (int)(16 / widest);
-                int can_shift = (widest_pack * size_of(in)) % 4 == 0;
-                if ((entry->shifted != NULL) != can_shift) {
-                    print_error("op %d, out dtype %d, in dtype %d: shifted kernel is %s, expected %s\n", op,
-                                out, in, entry->shifted ? "present" : "missing",
-                                can_shift ? "present" : "absent");
+                int unary = op == EW_OP_RELU || op == EW_OP_CAST;
+                int shifts_out = unary && size_of(in) >= 4 * size_of(out);
+                int can_shift = (widest_pack * size_of(in)) % 4 == 0 && !shifts_out;
+                if ((entry->shifted != NULL) != can_shift || (entry->out_shifted != NULL) != shifts_out) {
+                    print_error("op %d, out dtype %d, in dtype %d: shifted kernel is %s, expected %s; "
+                                "out-shifted kernel is %s, expected %s\n",
+                                op, out, in, entry->shifted ? "present" : "missing",
+                                can_shift ? "present" : "absent", entry->out_shifted ? "present" : "missing",
+                                shifts_out ? "present" : "absent");
                     fail();
                 }
                 for (int index = 0; index < EW_PACK_WIDTHS; ++index) {
@@ -140,7 +145,7 @@ static void test_table_matches_catalogue(void **state)
 static void test_kernels_distinct(void **state)
 {
     (void)state;
-    enum { MAX = (3 * 10 + 9 + 144) * (EW_PACK_WIDTHS + 1) };
+    enum { MAX = (3 * 10 + 9 + 144) * (EW_PACK_WIDTHS + 2) };
     ew_launch_fn seen[MAX];
     int where[MAX][3];
     int count = 0;
@@ -150,18 +155,20 @@ static void test_kernels_distinct(void **state)
                 const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
                 if (!entry)
                     continue;
-                for (int index = 0; index <= EW_PACK_WIDTHS; ++index) {
-                    /* index EW_PACK_WIDTHS stands for the shifted kernel */
-                    ew_launch_fn fn = index < EW_PACK_WIDTHS ? entry->by_pack[index] : entry->shifted;
+                for (int index = 0; index <= EW_PACK_WIDTHS + 1; ++index) {
+                    /* indexes EW_PACK_WIDTHS and EW_PACK_WIDTHS + 1 stand for the shifted kernels */
+                    ew_launch_fn fn = index < EW_PACK_WIDTHS    ? entry->by_pack[index]
+                                      : index == EW_PACK_WIDTHS ? entry->shifted
+                                                                : entry->out_shifted;
                     if (!fn)
                         continue;
                     for (int s = 0; s < count; ++s)
                         if (seen[s] == fn) {
                             print_error(
                                 "op %d (%d <- %d) kernel %d shares its launcher with op %d (%d <- %d) "
-                                "kernel %d (kernel k: pack 1 << k; %d: shifted)\n",
+                                "kernel %d (kernel k: pack 1 << k; %d: shifted; %d: out-shifted)\n",
                                 op, out, in, index, where[s][0], where[s][1], where[s][2] >> 4,
-                                where[s][2] & 15, EW_PACK_WIDTHS);
+                                where[s][2] & 15, EW_PACK_WIDTHS, EW_PACK_WIDTHS + 1);
                             fail();
                         }
                     assert_true(count < MAX);

@@ -109,6 +109,17 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
         widest = size[i] > widest ? size[i] : widest;
     ew_plan_t plan = {.pack = model_max_pack(widest)};
     int64_t head = common_head(count, address, size, plan.pack);
+    if (head < 0 && count == 2 && size[1] >= 4 * size[0]) {
+        /* narrowing to a quarter or less: the head aligns the input to its pack and line instead */
+        plan.out_shifted = 1;
+        plan.access_packs = 1;
+        plan.head = min_of(aligning_head(address[1], size[1], out_step(plan.pack, size[1])), n);
+        plan.packs = (n - plan.head) / plan.pack;
+        plan.unroll = model_unroll(plan.pack, widest, 0);
+        int64_t blocks = min_of(div_up(div_up(plan.packs, plan.unroll), BLOCK), INT32_MAX);
+        plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
+        return plan;
+    }
     if (head < 0 && model_can_shift(plan.pack, count, size)) {
         plan.shifted = 1;
         head = aligning_head(address[0], size[0], plan.pack);
@@ -154,7 +165,7 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
 
 /* ---- one case: the model, then the properties on their own ---- */
 
-static uint64_t cases, shifted_cases;
+static uint64_t cases, shifted_cases, out_shifted_cases;
 
 static void print_case(const char *what, int64_t n, int count, const uintptr_t address[], const size_t size[],
                        int sm, int tps, const ew_plan_t *got, const ew_plan_t *want)
@@ -164,10 +175,11 @@ static void print_case(const char *what, int64_t n, int count, const uintptr_t a
         print_error(" %#llx (size %zu)", (unsigned long long)address[i], size[i]);
     const ew_plan_t *plans[2] = {got, want};
     for (int k = 0; k < 2 && plans[k]; ++k)
-        print_error("\n  %s pack %d x%d head %lld packs %lld shifted %d shift %d,%d unroll %d blocks %u",
+        print_error("\n  %s pack %d x%d head %lld packs %lld shifted %d shift %d,%d out_shifted %d unroll %d "
+                    "blocks %u",
                     k ? "want" : "got ", plans[k]->pack, plans[k]->access_packs, (long long)plans[k]->head,
                     (long long)plans[k]->packs, plans[k]->shifted, plans[k]->shift[0], plans[k]->shift[1],
-                    plans[k]->unroll, plans[k]->blocks);
+                    plans[k]->out_shifted, plans[k]->unroll, plans[k]->blocks);
     print_error("\n");
 }
 
@@ -185,8 +197,10 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     ew_plan_t want = model_plan(n, count, address, size, sm, tps);
     ++cases;
     shifted_cases += got.shifted != 0;
+    out_shifted_cases += got.out_shifted != 0;
     int same = got.pack == want.pack && got.access_packs == want.access_packs && got.head == want.head &&
-               got.packs == want.packs && !got.shifted == !want.shifted && got.unroll == want.unroll &&
+               got.packs == want.packs && !got.shifted == !want.shifted &&
+               !got.out_shifted == !want.out_shifted && got.unroll == want.unroll &&
                got.blocks == want.blocks;
     for (int i = 1; i < count && want.shifted; ++i)
         same = same && got.shift[i - 1] == want.shift[i - 1];
@@ -206,7 +220,9 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     const int64_t A = got.access_packs;
     PROPERTY(A == 1 || (A == DIRECT_BYTE_ACCESS / 8 && !got.shifted && widest == 1));
     PROPERTY((size_t)(P * A) * widest <= MAX_BYTES);
-    const int64_t step = out_step((int)(P * A), size[0]);
+    /* the pointer the head aligns: out, or for out-shifted plans the input */
+    const int aligned = got.out_shifted ? 1 : 0;
+    const int64_t step = out_step((int)(P * A), size[aligned]);
     PROPERTY(got.head >= 0 && got.head <= n && got.head < (got.shifted ? 2 * step : step));
     PROPERTY(got.packs >= 0 && got.head + got.packs * P <= n);
     int64_t tail = n - got.head - got.packs * P;
@@ -214,7 +230,9 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     PROPERTY(got.head <= BLOCK && tail <= BLOCK); /* one element per thread of the first block */
     PROPERTY(n - got.head - got.packs / A * A * P <= BLOCK); /* the kernel's tail after whole runs */
     if (got.packs > 0)
-        PROPERTY((address[0] + (uintptr_t)got.head * size[0]) % ((uintptr_t)step * size[0]) == 0);
+        PROPERTY((address[aligned] + (uintptr_t)got.head * size[aligned]) %
+                     ((uintptr_t)step * size[aligned]) ==
+                 0);
     for (int i = 1; i < count && got.packs > 0; ++i) {
         int shift = got.shifted ? got.shift[i - 1] : 0;
         PROPERTY(shift >= 0 && shift < P);
@@ -225,7 +243,13 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
         /* the last one read (one past the last body pack when shift > 0) ends inside the input */
         PROPERTY(got.head - shift + (got.packs + (shift > 0)) * P <= n);
     }
-    if (got.shifted) {
+    /* unary ops narrowing to a quarter or less take the out-shifted plan exactly where phases differ */
+    const int narrows = count == 2 && size[1] >= 4 * size[0];
+    PROPERTY(!got.out_shifted == !(narrows && common_head(count, address, size, model_max_pack(widest)) < 0));
+    if (got.out_shifted) {
+        PROPERTY(!got.shifted && A == 1);
+        PROPERTY(P == model_max_pack(widest));
+    } else if (got.shifted) {
         PROPERTY(ew_plan_can_shift((int)P, count, size));
         PROPERTY(P == model_max_pack(widest));
         PROPERTY(common_head(count, address, size, (int)P) < 0); /* plain would not do */
@@ -525,6 +549,21 @@ static void test_hand_checked(void **state)
     plan = ew_plan_make((int64_t)1 << 40, 2, wide_shifted, f64_f16, 132, 2048);
     assert_true(plan.shifted);
     assert_int_equal(plan.blocks, 132 * 8 * 32);
+    /* f32 -> fp8 at other phases: the input aligned (to its 128-byte line), out written element by
+     * element, the aligned kernel's two packs per thread and grid */
+    uintptr_t narrow[2] = {0x10001, 0x20040};
+    size_t u8_f32[2] = {1, 4};
+    plan = ew_plan_make(1 << 20, 2, narrow, u8_f32, 132, 2048);
+    assert_true(plan.out_shifted && !plan.shifted);
+    assert_int_equal(plan.pack, 4);
+    assert_int_equal(plan.head, 16); /* (0x20080 - 0x20040) / 4 */
+    assert_int_equal(plan.packs, ((1 << 20) - 16) / 4);
+    assert_int_equal(plan.unroll, 2);
+    assert_int_equal(plan.blocks, 512); /* ceil(ceil(262140 / 2) / 256) */
+    /* the same phases modulo the pack: the plain plan */
+    narrow[0] = 0x10040;
+    plan = ew_plan_make(1 << 20, 2, narrow, u8_f32, 132, 2048);
+    assert_true(!plan.out_shifted && !plan.shifted);
     /* bytes: P = 8 moves only 8 bytes, so two packs per step */
     uintptr_t bytes[2] = {0x10003, 0x20003};
     size_t u8[2] = {1, 1};
@@ -814,8 +853,9 @@ static void test_choose(void **state)
 static int report_cases(void **state)
 {
     (void)state;
-    printf("# %llu plans checked against the model, %llu of them shifted\n", (unsigned long long)cases,
-           (unsigned long long)shifted_cases);
+    printf("# %llu plans checked against the model, %llu of them shifted, %llu out-shifted\n",
+           (unsigned long long)cases, (unsigned long long)shifted_cases,
+           (unsigned long long)out_shifted_cases);
     return 0;
 }
 

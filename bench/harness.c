@@ -675,6 +675,17 @@ static void progress(int done, int total, const case_t *c, int tty, const case_t
                 ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in));
 }
 
+/* Cases from cases[0] on with its entry and n: its offsets, which build_cases keeps together and the
+ * sweep times as a group. */
+static int group_size(const case_t *cases, int count)
+{
+    int members = 1;
+    while (members < count && cases[members].n == cases[0].n &&
+           memcmp(&cases[members].entry, &cases[0].entry, sizeof cases[0].entry) == 0)
+        ++members;
+    return members;
+}
+
 static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *cases, int count)
 {
     device_state_t d;
@@ -696,12 +707,8 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
     printf("%-5s %-9s %-7s %-7s %-5s %-8s %11s %9s %11s %9s  %s\n", "impl", "op", "out", "in", "n", "offsets",
            "us/call", "GB/s", "memcpy GB/s", "vs_memcpy", "check");
     for (int i = 0, members = 1; i < count && copies; i += members) {
-        /* The cases of one entry and n (build_cases keeps their offsets together) are timed as a group. */
         const case_t *c = &cases[i];
-        for (members = 1; i + members < count && cases[i + members].n == c->n &&
-                          memcmp(&cases[i + members].entry, &c->entry, sizeof c->entry) == 0;
-             ++members)
-            ;
+        members = group_size(cases + i, count - i);
         progress(i, count, c, tty, i ? &cases[i - 1] : NULL);
         if (fill_pool(&d, 1, c->entry.in) != 0 ||
             (arity(c->entry.op) > 1 && fill_pool(&d, 2, c->entry.in) != 0)) {

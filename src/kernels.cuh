@@ -265,10 +265,10 @@ __device__ __forceinline__ void follow_previous_grid()
 
 // A run of out at an address aligned to its element only (out-shifted plans). Four 1-byte elements
 // (f32 -> fp8) go as 16-bit stores where the address allows (two at phase 2, a byte, a half and a
-// byte at odd phases; measured 3 to 4 % faster than four byte stores, bench/NOTES.md §29); others one
-// element a store, each moved as an integer of its size. Byte stores of each f16 result's two bytes
-// (the compiler's lowering of a memcpy) gave wrong low bytes on the H200 (nvcc 13.0) though their PTX
-// read right; not isolated further.
+// byte at odd phases; measured 2.6 to 3.4 % faster than four byte stores, bench/NOTES.md §29); others
+// one element a store, each moved as an integer of its size: ptxas 13.0 compiles byte stores of an
+// f16 or bf16 result (a memcpy's lowering) wrong, for f16 as a conversion of the value to u8 instead
+// of its low byte (scripts/gpu/repro/f16_byte_store.cu).
 template <typename Out, typename Run> __device__ __forceinline__ void store_unaligned(Out *p, const Run &run)
 {
     if constexpr (sizeof(Run) == 4 && sizeof(Out) == 1) {

@@ -89,11 +89,10 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
     size_t max_size = widest(count, elem_size);
     ew_plan_t plan = {.pack = ew_plan_max_pack(max_size)};
     int pack = plan.pack;
-    if (EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]) &&
-        !phases_agree(count, address, elem_size, pack))
+    const int agree = phases_agree(count, address, elem_size, pack);
+    if (!agree && EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]))
         return out_shifted_plan(n, address[1], elem_size[1], pack, sm_count, max_threads_per_sm);
-    plan.shifted =
-        !phases_agree(count, address, elem_size, pack) && ew_plan_can_shift(pack, count, elem_size);
+    plan.shifted = !agree && ew_plan_can_shift(pack, count, elem_size);
     if (!plan.shifted)
         while (!phases_agree(count, address, elem_size, pack))
             pack /= 2;

@@ -80,7 +80,7 @@ typedef struct {
     int shifted;     /* inputs sit at other phases than out: read through shifted windows */
     int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */
     int out_shifted; /* the input aligned by the head, out at another phase (EW_PLAN_SHIFTS_OUT) */
-    unsigned blocks; /* grid size; the kernel strides over the rest (bulk: tiles, one a block, 0 if n == head) */
+    unsigned blocks; /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
     int bulk;        /* inputs staged in shared memory by bulk copies, one tile per block */
     int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;

@@ -3,19 +3,22 @@
  * - pack P: P * (widest element) <= 16, P <= 8. When one common head h < P brings every pointer to a
  *   multiple of P * its element size, P is the largest such (plain plan). When the pointers' phases
  *   differ at the largest legal P and every input's pack is whole 32-bit words (ew_plan_can_shift),
- *   P is the largest legal one and the inputs are read through shifted windows (shifted plan).
- * - head: elements done one by one first; after them every pointer is P-aligned (shifted plans: out),
- *   and out is aligned to max(P * its size, EW_PLAN_OUT_ALIGN) bytes, so warps store whole cache
- *   lines. In a shifted plan each input's window starts `shift` elements before the body and never
- *   before the input itself (head >= shift). Clamped to n.
+ *   P is the largest legal one and the inputs are read through shifted windows (shifted plan), but
+ *   for unary ops that narrow to a quarter or less (EW_PLAN_SHIFTS_OUT), whose out is written element
+ *   by element instead (out-shifted plan).
+ * - head: elements done one by one first; after them every pointer is P-aligned (shifted plans: out;
+ *   out-shifted plans: the input), and that pointer is aligned to max(P * its size,
+ *   EW_PLAN_OUT_ALIGN) bytes, so warps store (out-shifted: load) whole cache lines. In a shifted plan each
+ * input's window starts `shift` elements before the body and never before the input itself (head >= shift).
+ * Clamped to n.
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
  * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of
  *   the widest type in flight.
  * - blocks = max(1, min(ceil(ceil(packs / unroll) / 256), INT32_MAX, and when shifted
  *   sm * threads_per_sm / 256 * EW_PLAN_WAVES)):
- *   the head (at most 2 * 128 elements) and the tail (shorter than 2P) are done by the first threads
- *   of the grid, so they never need a block of their own. */
+ *   the head (at most 2 * 128 elements) and the tail (shorter than 2P) are done by one extra block
+ *   after these (the kernels' edge_blocks). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -227,7 +230,7 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     PROPERTY(got.packs >= 0 && got.head + got.packs * P <= n);
     int64_t tail = n - got.head - got.packs * P;
     PROPERTY(tail >= 0 && tail < (got.shifted ? 2 * P : P));
-    PROPERTY(got.head <= BLOCK && tail <= BLOCK); /* one element per thread of the first block */
+    PROPERTY(got.head <= BLOCK && tail <= BLOCK);            /* a few elements per thread of the edge block */
     PROPERTY(n - got.head - got.packs / A * A * P <= BLOCK); /* the kernel's tail after whole runs */
     if (got.packs > 0)
         PROPERTY((address[aligned] + (uintptr_t)got.head * size[aligned]) %

@@ -8,9 +8,9 @@
  *   by element instead (out-shifted plan).
  * - head: elements done one by one first; after them every pointer is P-aligned (shifted plans: out;
  *   out-shifted plans: the input), and that pointer is aligned to max(P * its size,
- *   EW_PLAN_OUT_ALIGN) bytes, so warps store (out-shifted: load) whole cache lines. In a shifted plan each
- * input's window starts `shift` elements before the body and never before the input itself (head >= shift).
- * Clamped to n.
+ *   EW_PLAN_OUT_ALIGN) bytes, so warps store (out-shifted: load) whole cache lines. In a shifted
+ *   plan each input's window starts `shift` elements before the body and never before the input
+ *   itself (head >= shift). Clamped to n.
  * - packs: whole packs of the body; a shifted input with shift > 0 reads one aligned pack past each
  *   body pack, which must still lie inside its n elements.
  * - unroll: packs per thread per step, EW_PLAN_THREAD_BYTES (shifted: EW_PLAN_SHIFTED_THREAD_BYTES) of

@@ -61,20 +61,6 @@ static unsigned grid_blocks(int64_t packs, int unroll, int shifted, int sm_count
     return (unsigned)(blocks < 1 ? 1 : blocks);
 }
 
-/* A unary narrowing call at other phases (EW_PLAN_SHIFTS_OUT): the head aligns the input to its
- * pack, or to EW_PLAN_OUT_ALIGN bytes if more; the body is read as aligned packs, the aligned
- * kernel's packs per thread and grid, and written element by element. */
-static ew_plan_t out_shifted_plan(int64_t n, uintptr_t input, size_t input_size, int pack, int sm_count,
-                                  int max_threads_per_sm)
-{
-    ew_plan_t plan = {.pack = pack, .access_packs = 1, .out_shifted = 1};
-    plan.head = min64(out_head(input, input_size, out_alignment((int64_t)pack * (int64_t)input_size)), n);
-    plan.packs = (n - plan.head) / pack;
-    plan.unroll = ew_plan_unroll(pack, input_size, 0);
-    plan.blocks = grid_blocks(plan.packs, plan.unroll, 0, sm_count, max_threads_per_sm);
-    return plan;
-}
-
 static int phases_agree(int count, const uintptr_t address[], const size_t elem_size[], int pack)
 {
     for (int i = 1; i < count; ++i)
@@ -83,39 +69,52 @@ static int phases_agree(int count, const uintptr_t address[], const size_t elem_
     return 1;
 }
 
+/* Where the body starts: the pack (the largest at which the phases agree, unless shifted), the
+ * packs per access and the head that aligns out, and each shifted input's phase after it. agree:
+ * the phases agree at the widest pack, which plan->pack holds on entry. */
+static void place_body(ew_plan_t *plan, int count, const uintptr_t address[], const size_t elem_size[],
+                       size_t max_size, int agree)
+{
+    int pack = plan->pack;
+    if (!plan->shifted && !agree)
+        do
+            pack /= 2;
+        while (!phases_agree(count, address, elem_size, pack));
+    plan->pack = pack;
+    /* Whole packs two to a 16-byte access (1-byte types) where every pointer sits at one phase of it. */
+    const int access = EW_PLAN_DIRECT_ACCESS_PACKS(max_size);
+    plan->access_packs = !plan->shifted && access > 1 && pack == ew_plan_max_pack(max_size) &&
+                                 phases_agree(count, address, elem_size, pack * access)
+                             ? access
+                             : 1;
+    const int64_t alignment = out_alignment((int64_t)pack * plan->access_packs * (int64_t)elem_size[0]);
+    plan->head = out_head(address[0], elem_size[0], alignment);
+    if (!plan->shifted)
+        return;
+    int widest_shift = 0;
+    for (int i = 1; i < count; ++i) {
+        plan->shift[i - 1] = (int)((phase_of(address[i], elem_size[i], pack) + plan->head) % pack);
+        if (plan->shift[i - 1] > widest_shift)
+            widest_shift = plan->shift[i - 1];
+    }
+    if (plan->head < widest_shift) /* a shifted input's first aligned pack starts before it */
+        plan->head += alignment / (int64_t)elem_size[0];
+}
+
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm)
 {
     size_t max_size = widest(count, elem_size);
-    ew_plan_t plan = {.pack = ew_plan_max_pack(max_size)};
-    int pack = plan.pack;
-    const int agree = phases_agree(count, address, elem_size, pack);
-    if (!agree && EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]))
-        return out_shifted_plan(n, address[1], elem_size[1], pack, sm_count, max_threads_per_sm);
-    plan.shifted = !agree && ew_plan_can_shift(pack, count, elem_size);
-    if (!plan.shifted)
-        while (!phases_agree(count, address, elem_size, pack))
-            pack /= 2;
-    plan.pack = pack;
-    /* Whole packs two to a 16-byte access (1-byte types) where every pointer sits at one phase of it. */
-    const int access = EW_PLAN_DIRECT_ACCESS_PACKS(max_size);
-    plan.access_packs = !plan.shifted && access > 1 && pack == ew_plan_max_pack(max_size) &&
-                                phases_agree(count, address, elem_size, pack * access)
-                            ? access
-                            : 1;
-    const int64_t alignment = out_alignment((int64_t)pack * plan.access_packs * (int64_t)elem_size[0]);
-    plan.head = out_head(address[0], elem_size[0], alignment);
-
-    if (plan.shifted) {
-        int widest_shift = 0;
-        for (int i = 1; i < count; ++i) {
-            plan.shift[i - 1] = (int)((phase_of(address[i], elem_size[i], pack) + plan.head) % pack);
-            if (plan.shift[i - 1] > widest_shift)
-                widest_shift = plan.shift[i - 1];
-        }
-        if (plan.head < widest_shift) /* a shifted input's first aligned pack starts before it */
-            plan.head += alignment / (int64_t)elem_size[0];
-    }
+    ew_plan_t plan = {.pack = ew_plan_max_pack(max_size), .access_packs = 1};
+    const int agree = phases_agree(count, address, elem_size, plan.pack);
+    plan.out_shifted = !agree && EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]);
+    plan.shifted = !agree && !plan.out_shifted && ew_plan_can_shift(plan.pack, count, elem_size);
+    if (plan.out_shifted) /* the input aligned to its pack, or to EW_PLAN_OUT_ALIGN bytes if more */
+        plan.head =
+            out_head(address[1], elem_size[1], out_alignment((int64_t)plan.pack * (int64_t)elem_size[1]));
+    else
+        place_body(&plan, count, address, elem_size, max_size, agree);
+    const int pack = plan.pack;
     plan.head = min64(plan.head, n);
     plan.packs = (n - plan.head) / pack;
     for (int i = 0; plan.shifted && i < count - 1; ++i)
@@ -124,7 +123,6 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
     if (plan.packs < 0)
         plan.packs = 0;
     plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
-
     plan.blocks = grid_blocks(plan.packs, plan.unroll, plan.shifted, sm_count, max_threads_per_sm);
     return plan;
 }

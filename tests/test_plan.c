@@ -104,6 +104,49 @@ static int64_t min_of(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
+/* The model's pack, packs per access, shifts and kind of plan (into *plan, whose pack starts at the
+ * widest), and its head before the clamp to n. */
+static int64_t model_head(ew_plan_t *plan, int count, const uintptr_t address[], const size_t size[],
+                          size_t widest)
+{
+    int64_t head = common_head(count, address, size, plan->pack);
+    if (head < 0 && count == 2 && size[1] >= 4 * size[0]) {
+        /* narrowing to a quarter or less: the head aligns the input to its pack and line instead */
+        plan->out_shifted = 1;
+        plan->access_packs = 1;
+        return aligning_head(address[1], size[1], out_step(plan->pack, size[1]));
+    }
+    if (head < 0 && model_can_shift(plan->pack, count, size)) {
+        plan->shifted = 1;
+        head = aligning_head(address[0], size[0], plan->pack);
+        /* the input element at the body's start lies `shift` elements into its aligned pack */
+        for (int i = 1; i < count; ++i) {
+            int shift = 0;
+            while ((address[i] + (uintptr_t)(head - shift) * size[i]) % ((uintptr_t)plan->pack * size[i]) !=
+                   0)
+                ++shift;
+            plan->shift[i - 1] = shift;
+        }
+    }
+    while (head < 0) {
+        plan->pack /= 2;
+        head = common_head(count, address, size, plan->pack);
+    }
+    /* 1-byte packs of the widest width go two to an access when one head aligns every pointer to it */
+    int access = widest == 1 ? DIRECT_BYTE_ACCESS / 8 : 1;
+    plan->access_packs = !plan->shifted && access > 1 && plan->pack == model_max_pack(widest) &&
+                                 common_head(count, address, size, plan->pack * access) >= 0
+                             ? access
+                             : 1;
+    /* the common head plus whole accesses, up to out's alignment; shifted: past every shift */
+    int step = out_step(plan->pack * plan->access_packs, size[0]);
+    head = aligning_head(address[0], size[0], step);
+    for (int i = 1; plan->shifted && i < count; ++i)
+        if (head < plan->shift[i - 1])
+            head = aligning_head(address[0], size[0], step) + step;
+    return head;
+}
+
 static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], const size_t size[], int sm,
                             int threads_per_sm)
 {
@@ -111,46 +154,7 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
     for (int i = 0; i < count; ++i)
         widest = size[i] > widest ? size[i] : widest;
     ew_plan_t plan = {.pack = model_max_pack(widest)};
-    int64_t head = common_head(count, address, size, plan.pack);
-    if (head < 0 && count == 2 && size[1] >= 4 * size[0]) {
-        /* narrowing to a quarter or less: the head aligns the input to its pack and line instead */
-        plan.out_shifted = 1;
-        plan.access_packs = 1;
-        plan.head = min_of(aligning_head(address[1], size[1], out_step(plan.pack, size[1])), n);
-        plan.packs = (n - plan.head) / plan.pack;
-        plan.unroll = model_unroll(plan.pack, widest, 0);
-        int64_t blocks = min_of(div_up(div_up(plan.packs, plan.unroll), BLOCK), INT32_MAX);
-        plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
-        return plan;
-    }
-    if (head < 0 && model_can_shift(plan.pack, count, size)) {
-        plan.shifted = 1;
-        head = aligning_head(address[0], size[0], plan.pack);
-        /* the input element at the body's start lies `shift` elements into its aligned pack */
-        for (int i = 1; i < count; ++i) {
-            int shift = 0;
-            while ((address[i] + (uintptr_t)(head - shift) * size[i]) % ((uintptr_t)plan.pack * size[i]) != 0)
-                ++shift;
-            plan.shift[i - 1] = shift;
-        }
-    }
-    while (head < 0) {
-        plan.pack /= 2;
-        head = common_head(count, address, size, plan.pack);
-    }
-    /* 1-byte packs of the widest width go two to an access when one head aligns every pointer to it */
-    int access = widest == 1 ? DIRECT_BYTE_ACCESS / 8 : 1;
-    plan.access_packs = !plan.shifted && access > 1 && plan.pack == model_max_pack(widest) &&
-                                common_head(count, address, size, plan.pack * access) >= 0
-                            ? access
-                            : 1;
-    /* the common head plus whole accesses, up to out's alignment; shifted: past every shift */
-    int step = out_step(plan.pack * plan.access_packs, size[0]);
-    head = aligning_head(address[0], size[0], step);
-    for (int i = 1; plan.shifted && i < count; ++i)
-        if (head < plan.shift[i - 1])
-            head = aligning_head(address[0], size[0], step) + step;
-    plan.head = min_of(head, n);
+    plan.head = min_of(model_head(&plan, count, address, size, widest), n);
     plan.packs = (n - plan.head) / plan.pack;
     for (int i = 1; plan.shifted && i < count; ++i) {
         int shift = plan.shift[i - 1];

@@ -156,14 +156,17 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     using In1 = typename F::In1;
     using In2 = typename F::In2;
     extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
-    follow_previous_grid();
 
+    // Everything up to the copies depends on the parameters only, not on memory the stream's previous
+    // kernel writes: it runs before the dependent launch's wait, which stands right before the first
+    // read of the inputs (the copies, the edge block's loads).
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const int64_t first = plan.head + static_cast<int64_t>(blockIdx.x) * tile;
     const int64_t left = plan.n - first;
     const int count = left < tile ? static_cast<int>(left) : tile;
 
     if (edge_blocks(plan) && blockIdx.x == gridDim.x - 1) {
+        follow_previous_grid();
         edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; });
         return;
     }
@@ -181,6 +184,11 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     if (engine_bytes != 0 && threadIdx.x == 0) {
         ptx::mbarrier_init(&copies_done, 1);
         ptx::fence_proxy_async(ptx::space_shared);
+    }
+#endif
+    follow_previous_grid();
+#if EW_HAS_BULK_COPY
+    if (engine_bytes != 0 && threadIdx.x == 0) {
         if (copy_a.bytes != 0)
             ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
                                const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from,

@@ -284,13 +284,11 @@ template <typename Out, typename Run> __device__ __forceinline__ void store_unal
         }
     } else {
         using Unit = typename VectorOf<sizeof(Out)>::Type;
-        struct Units {
-            Unit unit[sizeof(Run) / sizeof(Out)];
-        };
-        const Units units = bits_as<Units>(run);
+        constexpr int kUnits = static_cast<int>(sizeof(Run) / sizeof(Out));
+        const auto units = bits_as<Pack<Unit, kUnits>>(run);
 #pragma unroll
-        for (int k = 0; k < static_cast<int>(sizeof(Run) / sizeof(Out)); ++k)
-            reinterpret_cast<Unit *>(p)[k] = units.unit[k];
+        for (int k = 0; k < kUnits; ++k)
+            reinterpret_cast<Unit *>(p)[k] = units.v[k];
     }
 }
 

@@ -131,10 +131,10 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * access (EW_PLAN_BULK_ACCESS_PACKS packs of the widest pack) or EW_PLAN_OUT_ALIGN if more, each block stages
  * its tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
  * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of two,
- * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes, twice
- * that for binary 1-byte ops; inputs at other phases than out take twice that where every input is 2 bytes
- * and out no wider, and half of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per
- * SM) and whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
+ * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes;
+ * inputs at other phases than out take twice that where every input is 2 bytes and out no wider, and half
+ * of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM) and whose widest type
+ * fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
  * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
  * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (at other phases than out: EW_PLAN_BULK_SHIFTED_MIN_TILES,
  * or EW_PLAN_BULK_SPLICED_MIN_TILES for binary 2- to 8-byte ops and unary ops of one size), a unary op

@@ -380,11 +380,7 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         ew_plan_choose(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm,
                        handle->bulk_copy, handle->bulk_tile_bytes, launcher->block_table);
     args->dependent_launch = handle->dependent_launch;
-    const ew_plan_t *plan = &args->plan;
-    ew_launch_fn launch = plan->bulk          ? launcher->bulk
-                          : plan->shifted     ? launcher->shifted
-                          : plan->out_shifted ? launcher->out_shifted
-                                              : launcher->by_pack[ew_pack_index(plan->pack)];
+    ew_launch_fn launch = ew_launcher_pick(launcher, &args->plan);
     cudaError_t error = launch(args);
     if (error != cudaSuccess) {
         cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */

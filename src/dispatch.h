@@ -29,11 +29,11 @@ typedef struct {
 
 typedef cudaError_t (*ew_launch_fn)(const ew_launch_args_t *args);
 
-/* by_pack[k] runs pack width 1 << k; NULL where 1 << k is wider than 16 bytes allow.
- * shifted runs the widest pack with inputs read through shifted windows (plan.shifted); NULL where
- * ew_plan_can_shift says no. out_shifted runs it with out written element by element
- * (plan.out_shifted); NULL but where EW_PLAN_SHIFTS_OUT says so. bulk runs the widest pack through
- * shared memory (plan.bulk). */
+/* One slot per plan.kernel (ew_launcher_pick). by_pack[k] runs EW_PLAN_KERNEL_ALIGNED at pack width
+ * 1 << k; NULL where 1 << k is wider than 16 bytes allow. shifted runs the widest pack with inputs read
+ * through shifted windows (EW_PLAN_KERNEL_SHIFTED); NULL where ew_plan_can_shift says no. out_shifted
+ * runs it with out written element by element (EW_PLAN_KERNEL_OUT_SHIFTED); NULL but where
+ * EW_PLAN_SHIFTS_OUT says so. bulk runs the widest pack through shared memory (EW_PLAN_KERNEL_BULK). */
 typedef struct {
     ew_launch_fn by_pack[EW_PACK_WIDTHS];
     ew_launch_fn shifted;
@@ -48,6 +48,19 @@ const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype
 
 /* log2 of a pack width, the index into by_pack. */
 static inline int ew_pack_index(int pack) { return pack == 8 ? 3 : pack == 4 ? 2 : pack == 2 ? 1 : 0; }
+
+/* The launcher's kernel for a plan: the slot of plan->kernel, by_pack at plan->pack for the aligned one.
+ * Inline, so that the CPU tests check the pick the C ABI layer makes. */
+static inline ew_launch_fn ew_launcher_pick(const ew_launcher_t *launcher, const ew_plan_t *plan)
+{
+    switch (plan->kernel) {
+    case EW_PLAN_KERNEL_SHIFTED: return launcher->shifted;
+    case EW_PLAN_KERNEL_OUT_SHIFTED: return launcher->out_shifted;
+    case EW_PLAN_KERNEL_BULK: return launcher->bulk;
+    case EW_PLAN_KERNEL_ALIGNED: break;
+    }
+    return launcher->by_pack[ew_pack_index(plan->pack)];
+}
 
 #ifdef __cplusplus
 }

@@ -187,6 +187,12 @@ __device__ __forceinline__ void apply_run(const F &f, RunOf<F, P, A, typename F:
     }
 }
 
+// How the direct kernel reaches its pointers (plan.kernel, src/plan.h): Aligned, every pointer at one phase
+// after the head (EW_PLAN_KERNEL_ALIGNED); Shifted, out aligned and the inputs read through shifted
+// windows (EW_PLAN_KERNEL_SHIFTED); OutShifted, the input aligned and out's runs stored element by
+// element (EW_PLAN_KERNEL_OUT_SHIFTED). One value, since the three exclude each other.
+enum class Window { Aligned, Shifted, OutShifted };
+
 // Reads input runs of A packs (A > 1 only unshifted). Aligned: run i of the input. Shifted: the
 // pack that starts shift bytes into aligned pack i, spliced from aligned packs i and i + 1 with byte
 // permutes, so that every memory access stays a whole aligned pack whatever the input's misalignment
@@ -295,13 +301,14 @@ template <typename Out, typename Run> __device__ __forceinline__ void store_unal
 // Whole runs of A packs after the head's elements, which leave out pack-aligned (one vector access
 // each), each thread loading `Unroll` independent runs before computing any (bytes in flight); the
 // head and the tail past the last whole run one by one, with the same functor, in the last block.
-// OutShifted (EW_PLAN_SHIFTS_OUT): the head aligned the input instead, and out's runs are written
+// Window::OutShifted (EW_PLAN_SHIFTS_OUT): the head aligned the input instead, and out's runs are written
 // element by element.
-template <typename F, int P, int Unroll, bool Shifted, int A = 1, bool OutShifted = false>
+template <typename F, int P, int Unroll, Window W, int A = 1>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
                        const typename F::In2 *__restrict__ b)
 {
+    static_assert(A == 1 || W == Window::Aligned); // runs of several packs only where every pointer allows
     using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
@@ -323,10 +330,13 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     using OutRun = RunOf<F, P, A, Out>;
     using In1Run = RunOf<F, P, A, In1>;
     using In2Run = RunOf<F, P, A, In2>;
-    auto *out_runs = reinterpret_cast<OutRun *>(out + head);
-    const PackReader<In1, P, Shifted, A, In1Run> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
-                                                        body.shift_bytes[0]};
-    const PackReader<In2, P, Shifted, A, In2Run> read_b{
+    OutRun *out_runs = nullptr; // out + head is run-aligned only where the head aligned out
+    if constexpr (W != Window::OutShifted)
+        out_runs = reinterpret_cast<OutRun *>(out + head);
+    constexpr bool kShifted = W == Window::Shifted;
+    const PackReader<In1, P, kShifted, A, In1Run> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
+                                                         body.shift_bytes[0]};
+    const PackReader<In2, P, kShifted, A, In2Run> read_b{
         std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>,
         body.shift_bytes[1]};
     for (int64_t first = thread; first < runs; first += threads * Unroll) {
@@ -344,7 +354,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
             if (i < runs) {
                 OutRun result;
                 apply_run<F, P, A>(f, result, a_in[u], b_in[u]);
-                if constexpr (OutShifted)
+                if constexpr (W == Window::OutShifted)
                     store_unaligned(out + head + i * P * A, result);
                 else
                     store_pack(out_runs + i, result);
@@ -411,10 +421,9 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_
     return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
 }
 
-template <typename F, int P, bool Shifted, bool OutShifted = false>
-cudaError_t launch(const ew_launch_args_t *args)
+template <typename F, int P, Window W> cudaError_t launch(const ew_launch_args_t *args)
 {
-    constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, Shifted);
+    constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, W == Window::Shifted);
     const ew_plan_t &plan = args->plan;
     const BodyPlan body{args->n,
                         plan.head,
@@ -423,12 +432,11 @@ cudaError_t launch(const ew_launch_args_t *args)
                          plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
     // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
     constexpr int A = EW_PLAN_DIRECT_ACCESS_PACKS(kWidestElement<F>);
-    if constexpr (A > 1 && !Shifted && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
+    if constexpr (A > 1 && W == Window::Aligned && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
         if (plan.access_packs == A)
-            return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), false, A>, F>(
-                args, body, edge_blocks<P, A>(body), 0);
-    return launch_with<&elementwise_kernel<F, P, unroll, Shifted, 1, OutShifted>, F>(
-        args, body, edge_blocks<P, 1>(body), 0);
+            return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), Window::Aligned, A>,
+                               F>(args, body, edge_blocks<P, A>(body), 0);
+    return launch_with<&elementwise_kernel<F, P, unroll, W>, F>(args, body, edge_blocks<P, 1>(body), 0);
 }
 
 } // namespace ew
@@ -437,27 +445,28 @@ cudaError_t launch(const ew_launch_args_t *args)
 
 namespace ew {
 
-// One kernel per legal pack width, the shifted-window kernel and the bulk-copy kernel for the widest.
+// One kernel per legal pack width, the shifted-window (or out-shifted) kernel and the bulk-copy kernel for
+// the widest: a launcher slot per plan.kernel (ew_launcher_pick).
 template <typename F> constexpr ew_launcher_t make_launcher()
 {
     ew_launcher_t launcher{};
     if constexpr (F::kSupported) {
         constexpr int widest_pack = EW_PLAN_MAX_PACK(kWidestElement<F>);
-        launcher.by_pack[0] = &launch<F, 1, false>;
-        launcher.by_pack[1] = &launch<F, 2, false>;
+        launcher.by_pack[0] = &launch<F, 1, Window::Aligned>;
+        launcher.by_pack[1] = &launch<F, 2, Window::Aligned>;
         if constexpr (widest_pack >= 4)
-            launcher.by_pack[2] = &launch<F, 4, false>;
+            launcher.by_pack[2] = &launch<F, 4, Window::Aligned>;
         if constexpr (widest_pack >= 8)
-            launcher.by_pack[3] = &launch<F, 8, false>;
+            launcher.by_pack[3] = &launch<F, 8, Window::Aligned>;
         constexpr bool words_in = EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In1>) &&
                                   (std::is_same_v<typename F::In2, NoInput> ||
                                    EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In2>));
         constexpr int pointers = std::is_same_v<typename F::In2, NoInput> ? 2 : 3;
         if constexpr (EW_PLAN_SHIFTS_OUT(pointers, kStorageSize<typename F::Out>,
                                          kStorageSize<typename F::In1>))
-            launcher.out_shifted = &launch<F, widest_pack, false, true>;
+            launcher.out_shifted = &launch<F, widest_pack, Window::OutShifted>;
         else if constexpr (words_in)
-            launcher.shifted = &launch<F, widest_pack, true>;
+            launcher.shifted = &launch<F, widest_pack, Window::Shifted>;
         launcher.bulk = &launch_bulk<F, widest_pack>;
         launcher.block_table = kHasTable<F>;
     }

@@ -75,21 +75,22 @@ static int phases_agree(int count, const uintptr_t address[], const size_t elem_
 static void place_body(ew_plan_t *plan, int count, const uintptr_t address[], const size_t elem_size[],
                        size_t max_size, int agree)
 {
+    const int shifted = plan->kernel == EW_PLAN_KERNEL_SHIFTED;
     int pack = plan->pack;
-    if (!plan->shifted && !agree)
+    if (!shifted && !agree)
         do
             pack /= 2;
         while (!phases_agree(count, address, elem_size, pack));
     plan->pack = pack;
     /* Whole packs two to a 16-byte access (1-byte types) where every pointer sits at one phase of it. */
     const int access = EW_PLAN_DIRECT_ACCESS_PACKS(max_size);
-    plan->access_packs = !plan->shifted && access > 1 && pack == ew_plan_max_pack(max_size) &&
+    plan->access_packs = !shifted && access > 1 && pack == ew_plan_max_pack(max_size) &&
                                  phases_agree(count, address, elem_size, pack * access)
                              ? access
                              : 1;
     const int64_t alignment = out_alignment((int64_t)pack * plan->access_packs * (int64_t)elem_size[0]);
     plan->head = out_head(address[0], elem_size[0], alignment);
-    if (!plan->shifted)
+    if (!shifted)
         return;
     int widest_shift = 0;
     for (int i = 1; i < count; ++i) {
@@ -105,11 +106,16 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
                        int sm_count, int max_threads_per_sm)
 {
     size_t max_size = widest(count, elem_size);
-    ew_plan_t plan = {.pack = ew_plan_max_pack(max_size), .access_packs = 1};
+    ew_plan_t plan = {
+        .kernel = EW_PLAN_KERNEL_ALIGNED, .pack = ew_plan_max_pack(max_size), .access_packs = 1};
     const int agree = phases_agree(count, address, elem_size, plan.pack);
-    plan.out_shifted = !agree && EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]);
-    plan.shifted = !agree && !plan.out_shifted && ew_plan_can_shift(plan.pack, count, elem_size);
-    if (plan.out_shifted) /* the input aligned to its pack, or to EW_PLAN_OUT_ALIGN bytes if more */
+    if (!agree && EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]))
+        plan.kernel = EW_PLAN_KERNEL_OUT_SHIFTED;
+    else if (!agree && ew_plan_can_shift(plan.pack, count, elem_size))
+        plan.kernel = EW_PLAN_KERNEL_SHIFTED;
+    const int shifted = plan.kernel == EW_PLAN_KERNEL_SHIFTED;
+    /* out-shifted: the input aligned to its pack, or to EW_PLAN_OUT_ALIGN bytes if more */
+    if (plan.kernel == EW_PLAN_KERNEL_OUT_SHIFTED)
         plan.head =
             out_head(address[1], elem_size[1], out_alignment((int64_t)plan.pack * (int64_t)elem_size[1]));
     else
@@ -117,13 +123,13 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
     const int pack = plan.pack;
     plan.head = min64(plan.head, n);
     plan.packs = (n - plan.head) / pack;
-    for (int i = 0; plan.shifted && i < count - 1; ++i)
+    for (int i = 0; shifted && i < count - 1; ++i)
         if (plan.shift[i] > 0) /* pack j also reads the input's aligned pack j + 1 */
             plan.packs = min64(plan.packs, (n - plan.head + plan.shift[i]) / pack - 1);
     if (plan.packs < 0)
         plan.packs = 0;
-    plan.unroll = ew_plan_unroll(pack, max_size, plan.shifted);
-    plan.blocks = grid_blocks(plan.packs, plan.unroll, plan.shifted, sm_count, max_threads_per_sm);
+    plan.unroll = ew_plan_unroll(pack, max_size, shifted);
+    plan.blocks = grid_blocks(plan.packs, plan.unroll, shifted, sm_count, max_threads_per_sm);
     return plan;
 }
 
@@ -201,13 +207,13 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     }
     if (tiles >= INT32_MAX || tiles < min_tiles_per_sm * sm_count) /* the kernel adds a block for the head */
         return 0;
-    *plan = (ew_plan_t){.pack = pack,
+    *plan = (ew_plan_t){.kernel = EW_PLAN_KERNEL_BULK,
+                        .pack = pack,
                         .access_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size),
                         .unroll = 1,
                         .head = head,
                         .packs = (n - head) / pack,
                         .blocks = (unsigned)tiles, /* 0 where n == head: the head block alone */
-                        .bulk = 1,
                         .tile_packs = (int)tile_packs};
     return 1;
 }

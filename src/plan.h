@@ -71,18 +71,25 @@ typedef enum {
     EW_PLAN_BULK_ALWAYS = 2, /* whenever the grid allows (tests) */
 } ew_plan_bulk_mode_t;
 
+/* The kernel a plan runs, one launcher slot each (src/dispatch.h). Zero is the aligned kernel, so that a
+ * plan initialized with its pack alone runs it. */
+typedef enum {
+    EW_PLAN_KERNEL_ALIGNED = 0,     /* the direct kernel at plan.pack, every pointer at one phase */
+    EW_PLAN_KERNEL_SHIFTED = 1,     /* the same at the widest pack, inputs read through shifted windows */
+    EW_PLAN_KERNEL_OUT_SHIFTED = 2, /* the same, the head aligning the input, out stored element by element */
+    EW_PLAN_KERNEL_BULK = 3         /* the bulk-copy kernel: inputs staged in shared memory, a tile a block */
+} ew_plan_kernel_t;
+
 typedef struct {
-    int pack;         /* elements per pack: 1, 2, 4 or 8 (a pack is at most 16 bytes) */
+    ew_plan_kernel_t kernel; /* which kernel runs the plan: one value, as the kernels exclude each other */
+    int pack;                /* elements per pack: 1, 2, 4 or 8 (a pack is at most 16 bytes) */
     int access_packs; /* packs moved by one vector access: 2 for 1-byte packs where every pointer allows */
-    int unroll;      /* packs each thread loads before it computes */
-    int64_t head;    /* leading elements done one by one, after which out is aligned (ew_plan_make) */
-    int64_t packs;   /* whole packs after the head; the tail after them is done one by one */
-    int shifted;     /* inputs sit at other phases than out: read through shifted windows */
-    int shift[2];    /* per input, its phase in elements past pack alignment (0 when !shifted) */
-    int out_shifted; /* the input aligned by the head, out at another phase (EW_PLAN_SHIFTS_OUT) */
-    unsigned blocks; /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
-    int bulk;        /* inputs staged in shared memory by bulk copies, one tile per block */
-    int tile_packs;  /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
+    int unroll;       /* packs each thread loads before it computes */
+    int64_t head;     /* leading elements done one by one, after which out is aligned (ew_plan_make) */
+    int64_t packs;    /* whole packs after the head; the tail after them is done one by one */
+    int shift[2];     /* per input, its phase in elements past pack alignment (0 but for shifted windows) */
+    unsigned blocks;  /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
+    int tile_packs;   /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;
 
 /* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and
@@ -104,8 +111,8 @@ int ew_plan_max_pack(size_t max_elem_size);
 int ew_plan_unroll(int pack, size_t max_elem_size, int shifted);
 
 /* 1 where a unary op narrows its input to a quarter of its size or less (f32 -> fp8, f64 -> f16): at
- * other phases than out, such a call aligns the input instead of out and writes out element by
- * element (out_shifted), since out is the small part of its bytes. The rule, shared with the
+ * other phases than out, such a call aligns the input instead of out and writes out element by element
+ * (EW_PLAN_KERNEL_OUT_SHIFTED), since out is the small part of its bytes. The rule, shared with the
  * kernels, which take it at compile time. */
 #define EW_PLAN_SHIFTS_OUT(count, out_size, in_size) ((count) == 2 && (in_size) >= 4 * (out_size))
 
@@ -117,13 +124,13 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
 /* Plan a call over n elements (n > 0) with count pointers (out first), each aligned to its
  * element size. The pack is always the largest legal one when possible:
  * - all pointers at the same element phase modulo P: the head peels that phase and every access
- *   of the body is a whole aligned pack;
+ *   of the body is a whole aligned pack (EW_PLAN_KERNEL_ALIGNED);
  * - different phases: the head aligns out, and each input is read as aligned packs shifted into
- *   place (ew_plan_can_shift), so every access is still a whole aligned pack;
- * - otherwise the largest P at which the phases agree;
+ *   place (ew_plan_can_shift), so every access is still a whole aligned pack (EW_PLAN_KERNEL_SHIFTED);
+ * - otherwise the largest P at which the phases agree (EW_PLAN_KERNEL_ALIGNED);
  * - unary ops that narrow to a quarter or less (EW_PLAN_SHIFTS_OUT) at different phases: the head
- *   aligns the input, and out is written element by element (out_shifted).
- * The head runs on in whole packs until out (out_shifted: the input) is EW_PLAN_OUT_ALIGN-aligned too. */
+ *   aligns the input, and out is written element by element (EW_PLAN_KERNEL_OUT_SHIFTED).
+ * The head runs on in whole packs until out (out-shifted: the input) is EW_PLAN_OUT_ALIGN-aligned too. */
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
 
@@ -149,7 +156,7 @@ enum {
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int flags, ew_plan_t *plan);
 
-/* The plan of one call: the bulk-copy kernel's (plan.bulk set) where bulk_mode allows it and
+/* The plan of one call: the bulk-copy kernel's (EW_PLAN_KERNEL_BULK) where bulk_mode allows it and
  * ew_plan_make_bulk takes the call, else the direct kernel's (ew_plan_make). block_table: the op
  * fills a table per block (EW_PLAN_BULK_TABLE). */
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],

@@ -3,8 +3,9 @@
  * here from the issue's text; each entry holds a kernel for every legal pack width and none for an
  * illegal one, the shifted-window kernel exactly where the input's widest pack is whole 32-bit
  * words (src/plan.h, ew_plan_can_shift) but for unary ops narrowing to a quarter or less, which have
- * the out-shifted kernel instead (EW_PLAN_SHIFTS_OUT); ew_is_supported agrees; and the public calls answer
- * EW_ERROR_NOT_SUPPORTED exactly for what the catalogue lacks.
+ * the out-shifted kernel instead (EW_PLAN_SHIFTS_OUT); ew_is_supported agrees; ew_launcher_pick runs each
+ * plan.kernel from its own slot, and finds a kernel for every plan of every entry; and the public calls
+ * answer EW_ERROR_NOT_SUPPORTED exactly for what the catalogue lacks.
  *
  * The public calls use a handle from ewi_handle_make; with a GPU present it names a device that does
  * not exist, so a supported call stops at the device check instead of launching on fake addresses. */
@@ -182,6 +183,93 @@ static void test_kernels_distinct(void **state)
     assert_true(count > 0);
 }
 
+/* ew_launcher_pick, the pick the C ABI layer makes: each plan.kernel runs its own slot whatever the pack,
+ * the aligned kernel the one of plan.pack. */
+static void test_launcher_pick(void **state)
+{
+    (void)state;
+    int picks = 0;
+    for (int op = 1; op <= 5; ++op)
+        for (int out = 1; out <= 12; ++out)
+            for (int in = 1; in <= 12; ++in) {
+                const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
+                if (!entry)
+                    continue;
+                for (int index = 0; index < EW_PACK_WIDTHS; ++index) {
+                    if (!entry->by_pack[index])
+                        continue;
+                    /* the slot of each kernel, in the order of the enum's explicit values */
+                    const ew_launch_fn slot[] = {entry->by_pack[index], entry->shifted, entry->out_shifted,
+                                                 entry->bulk};
+                    for (int kernel = EW_PLAN_KERNEL_ALIGNED; kernel <= EW_PLAN_KERNEL_BULK; ++kernel) {
+                        ew_plan_t plan = {.kernel = (ew_plan_kernel_t)kernel, .pack = 1 << index};
+                        if (ew_launcher_pick(entry, &plan) != slot[kernel]) {
+                            print_error("op %d, out dtype %d, in dtype %d: kernel %d at pack %d picks the "
+                                        "wrong slot\n",
+                                        op, out, in, kernel, plan.pack);
+                            fail();
+                        }
+                        ++picks;
+                    }
+                }
+            }
+    /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 452 for the casts */
+    assert_int_equal(picks, 4 * (3 * 34 + 30 + 452));
+}
+
+/* Every plan the planner makes for an entry (src/plan.c: ew_plan_choose, bulk copies off and always) at
+ * every phase of its pointers within 16 bytes has a kernel in the entry: the planner and the table
+ * (src/kernels.cuh: make_launcher) agree on where shifted and out-shifted kernels exist. */
+static void test_every_plan_has_a_kernel(void **state)
+{
+    (void)state;
+    static const int64_t ns[] = {1000, (1 << 20) + 3};
+    static const ew_plan_bulk_mode_t modes[] = {EW_PLAN_BULK_OFF, EW_PLAN_BULK_ALWAYS};
+    int64_t plans = 0, by_kernel[4] = {0};
+    for (int op = 1; op <= 5; ++op)
+        for (int out = 1; out <= 12; ++out)
+            for (int in = 1; in <= 12; ++in) {
+                const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
+                if (!entry)
+                    continue;
+                const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
+                const size_t size[3] = {size_of(out), size_of(in), size_of(in)};
+                int phases = 1;
+                for (int i = 0; i < count; ++i)
+                    phases *= 16 / (int)size[i];
+                for (int pc = 0; pc < phases; ++pc) {
+                    uintptr_t address[3];
+                    for (int i = 0, rest = pc; i < count; ++i) {
+                        int per = 16 / (int)size[i];
+                        address[i] = (uintptr_t)(i + 1) * 0x100000 + (uintptr_t)(rest % per) * size[i];
+                        rest /= per;
+                    }
+                    for (size_t k = 0; k < COUNT(ns); ++k)
+                        for (size_t m = 0; m < COUNT(modes); ++m) {
+                            ew_plan_t plan = ew_plan_choose(ns[k], count, address, size, 132, 2048, modes[m],
+                                                            8192, entry->block_table);
+                            if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
+                                ew_launcher_pick(entry, &plan) == NULL) {
+                                print_error("op %d, out dtype %d, in dtype %d, pointers %#lx %#lx %#lx, n = "
+                                            "%lld: kernel %d at pack %d has no launcher\n",
+                                            op, out, in, (unsigned long)address[0], (unsigned long)address[1],
+                                            count == 3 ? (unsigned long)address[2] : 0ul, (long long)ns[k],
+                                            (int)plan.kernel, plan.pack);
+                                fail();
+                            }
+                            ++plans;
+                            ++by_kernel[plan.kernel];
+                        }
+                }
+            }
+    /* every kernel is planned somewhere */
+    for (int k = 0; k < 4; ++k)
+        assert_true(by_kernel[k] > 0);
+    printf("# %lld plans, each with a kernel: %lld aligned, %lld shifted, %lld out-shifted, %lld bulk\n",
+           (long long)plans, (long long)by_kernel[0], (long long)by_kernel[1], (long long)by_kernel[2],
+           (long long)by_kernel[3]);
+}
+
 /* ---- the public calls ---- */
 
 static int gpu_present;
@@ -260,10 +348,9 @@ static void test_public_calls(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_catalogue_size),
-        cmocka_unit_test(test_table_matches_catalogue),
-        cmocka_unit_test(test_kernels_distinct),
-        cmocka_unit_test(test_public_calls),
+        cmocka_unit_test(test_catalogue_size),          cmocka_unit_test(test_table_matches_catalogue),
+        cmocka_unit_test(test_kernels_distinct),        cmocka_unit_test(test_launcher_pick),
+        cmocka_unit_test(test_every_plan_has_a_kernel), cmocka_unit_test(test_public_calls),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

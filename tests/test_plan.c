@@ -1,11 +1,12 @@
 /* The launch plan (src/plan.c) as pure functions, checked against an independent brute-force model
  * written here and against the properties the kernel (src/kernels.cuh) relies on:
  * - pack P: P * (widest element) <= 16, P <= 8. When one common head h < P brings every pointer to a
- *   multiple of P * its element size, P is the largest such (plain plan). When the pointers' phases
- *   differ at the largest legal P and every input's pack is whole 32-bit words (ew_plan_can_shift),
- *   P is the largest legal one and the inputs are read through shifted windows (shifted plan), but
- *   for unary ops that narrow to a quarter or less (EW_PLAN_SHIFTS_OUT), whose out is written element
- *   by element instead (out-shifted plan).
+ *   multiple of P * its element size, P is the largest such (plain plan, EW_PLAN_KERNEL_ALIGNED). When
+ *   the pointers' phases differ at the largest legal P and every input's pack is whole 32-bit words
+ *   (ew_plan_can_shift), P is the largest legal one and the inputs are read through shifted windows
+ *   (shifted plan, EW_PLAN_KERNEL_SHIFTED), but for unary ops that narrow to a quarter or less
+ *   (EW_PLAN_SHIFTS_OUT), whose out is written element by element instead (out-shifted plan,
+ *   EW_PLAN_KERNEL_OUT_SHIFTED). plan.kernel names the kind of plan.
  * - head: elements done one by one first; after them every pointer is P-aligned (shifted plans: out;
  *   out-shifted plans: the input), and that pointer is aligned to max(P * its size,
  *   EW_PLAN_OUT_ALIGN) bytes, so warps store (out-shifted: load) whole cache lines. In a shifted
@@ -112,12 +113,12 @@ static int64_t model_head(ew_plan_t *plan, int count, const uintptr_t address[],
     int64_t head = common_head(count, address, size, plan->pack);
     if (head < 0 && count == 2 && size[1] >= 4 * size[0]) {
         /* narrowing to a quarter or less: the head aligns the input to its pack and line instead */
-        plan->out_shifted = 1;
+        plan->kernel = EW_PLAN_KERNEL_OUT_SHIFTED;
         plan->access_packs = 1;
         return aligning_head(address[1], size[1], out_step(plan->pack, size[1]));
     }
     if (head < 0 && model_can_shift(plan->pack, count, size)) {
-        plan->shifted = 1;
+        plan->kernel = EW_PLAN_KERNEL_SHIFTED;
         head = aligning_head(address[0], size[0], plan->pack);
         /* the input element at the body's start lies `shift` elements into its aligned pack */
         for (int i = 1; i < count; ++i) {
@@ -132,16 +133,17 @@ static int64_t model_head(ew_plan_t *plan, int count, const uintptr_t address[],
         plan->pack /= 2;
         head = common_head(count, address, size, plan->pack);
     }
+    const int shifted = plan->kernel == EW_PLAN_KERNEL_SHIFTED;
     /* 1-byte packs of the widest width go two to an access when one head aligns every pointer to it */
     int access = widest == 1 ? DIRECT_BYTE_ACCESS / 8 : 1;
-    plan->access_packs = !plan->shifted && access > 1 && plan->pack == model_max_pack(widest) &&
+    plan->access_packs = !shifted && access > 1 && plan->pack == model_max_pack(widest) &&
                                  common_head(count, address, size, plan->pack * access) >= 0
                              ? access
                              : 1;
     /* the common head plus whole accesses, up to out's alignment; shifted: past every shift */
     int step = out_step(plan->pack * plan->access_packs, size[0]);
     head = aligning_head(address[0], size[0], step);
-    for (int i = 1; plan->shifted && i < count; ++i)
+    for (int i = 1; shifted && i < count; ++i)
         if (head < plan->shift[i - 1])
             head = aligning_head(address[0], size[0], step) + step;
     return head;
@@ -153,18 +155,19 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
     size_t widest = 0;
     for (int i = 0; i < count; ++i)
         widest = size[i] > widest ? size[i] : widest;
-    ew_plan_t plan = {.pack = model_max_pack(widest)};
+    ew_plan_t plan = {.kernel = EW_PLAN_KERNEL_ALIGNED, .pack = model_max_pack(widest)};
     plan.head = min_of(model_head(&plan, count, address, size, widest), n);
+    const int shifted = plan.kernel == EW_PLAN_KERNEL_SHIFTED;
     plan.packs = (n - plan.head) / plan.pack;
-    for (int i = 1; plan.shifted && i < count; ++i) {
+    for (int i = 1; shifted && i < count; ++i) {
         int shift = plan.shift[i - 1];
         /* largest k with the window's last aligned pack inside the input: head - shift + (k + 1) P <= n */
         while (shift > 0 && plan.packs > 0 && plan.head - shift + (plan.packs + 1) * plan.pack > n)
             --plan.packs;
     }
-    plan.unroll = model_unroll(plan.pack, widest, plan.shifted);
+    plan.unroll = model_unroll(plan.pack, widest, shifted);
     int64_t wanted = div_up(div_up(plan.packs, plan.unroll), BLOCK);
-    int64_t cap = plan.shifted ? (int64_t)sm * threads_per_sm / BLOCK * WAVES : INT32_MAX;
+    int64_t cap = shifted ? (int64_t)sm * threads_per_sm / BLOCK * WAVES : INT32_MAX;
     int64_t blocks = min_of(min_of(wanted, cap), INT32_MAX);
     plan.blocks = (unsigned)(blocks < 1 ? 1 : blocks);
     return plan;
@@ -174,6 +177,17 @@ static ew_plan_t model_plan(int64_t n, int count, const uintptr_t address[], con
 
 static uint64_t cases, shifted_cases, out_shifted_cases;
 
+static const char *kernel_name(ew_plan_kernel_t kernel)
+{
+    switch (kernel) {
+    case EW_PLAN_KERNEL_ALIGNED: return "aligned";
+    case EW_PLAN_KERNEL_SHIFTED: return "shifted";
+    case EW_PLAN_KERNEL_OUT_SHIFTED: return "out-shifted";
+    case EW_PLAN_KERNEL_BULK: return "bulk";
+    }
+    return "not a kernel";
+}
+
 static void print_case(const char *what, int64_t n, int count, const uintptr_t address[], const size_t size[],
                        int sm, int tps, const ew_plan_t *got, const ew_plan_t *want)
 {
@@ -182,11 +196,10 @@ static void print_case(const char *what, int64_t n, int count, const uintptr_t a
         print_error(" %#llx (size %zu)", (unsigned long long)address[i], size[i]);
     const ew_plan_t *plans[2] = {got, want};
     for (int k = 0; k < 2 && plans[k]; ++k)
-        print_error("\n  %s pack %d x%d head %lld packs %lld shifted %d shift %d,%d out_shifted %d unroll %d "
-                    "blocks %u",
-                    k ? "want" : "got ", plans[k]->pack, plans[k]->access_packs, (long long)plans[k]->head,
-                    (long long)plans[k]->packs, plans[k]->shifted, plans[k]->shift[0], plans[k]->shift[1],
-                    plans[k]->out_shifted, plans[k]->unroll, plans[k]->blocks);
+        print_error("\n  %s kernel %d (%s) pack %d x%d head %lld packs %lld shift %d,%d unroll %d blocks %u",
+                    k ? "want" : "got ", (int)plans[k]->kernel, kernel_name(plans[k]->kernel), plans[k]->pack,
+                    plans[k]->access_packs, (long long)plans[k]->head, (long long)plans[k]->packs,
+                    plans[k]->shift[0], plans[k]->shift[1], plans[k]->unroll, plans[k]->blocks);
     print_error("\n");
 }
 
@@ -202,14 +215,15 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
 {
     ew_plan_t got = ew_plan_make(n, count, address, size, sm, tps);
     ew_plan_t want = model_plan(n, count, address, size, sm, tps);
+    const int shifted = got.kernel == EW_PLAN_KERNEL_SHIFTED,
+              out_shifted = got.kernel == EW_PLAN_KERNEL_OUT_SHIFTED;
     ++cases;
-    shifted_cases += got.shifted != 0;
-    out_shifted_cases += got.out_shifted != 0;
-    int same = got.pack == want.pack && got.access_packs == want.access_packs && got.head == want.head &&
-               got.packs == want.packs && !got.shifted == !want.shifted &&
-               !got.out_shifted == !want.out_shifted && got.unroll == want.unroll &&
+    shifted_cases += shifted;
+    out_shifted_cases += out_shifted;
+    int same = got.kernel == want.kernel && got.pack == want.pack && got.access_packs == want.access_packs &&
+               got.head == want.head && got.packs == want.packs && got.unroll == want.unroll &&
                got.blocks == want.blocks;
-    for (int i = 1; i < count && want.shifted; ++i)
+    for (int i = 1; i < count && want.kernel == EW_PLAN_KERNEL_SHIFTED; ++i)
         same = same && got.shift[i - 1] == want.shift[i - 1];
     if (!same) {
         print_case("the plan differs from the model", n, count, address, size, sm, tps, &got, &want);
@@ -220,20 +234,22 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     size_t widest = 0;
     for (int i = 0; i < count; ++i)
         widest = size[i] > widest ? size[i] : widest;
+    /* a direct kernel, one of three (ew_plan_make never plans the bulk-copy kernel) */
+    PROPERTY(got.kernel == EW_PLAN_KERNEL_ALIGNED || shifted || out_shifted);
     const int64_t P = got.pack;
     PROPERTY(P == 1 || P == 2 || P == 4 || P == 8);
     PROPERTY((size_t)P * widest <= MAX_BYTES);
     /* runs of access_packs packs, one vector access each: only unshifted, at most 16 bytes */
     const int64_t A = got.access_packs;
-    PROPERTY(A == 1 || (A == DIRECT_BYTE_ACCESS / 8 && !got.shifted && widest == 1));
+    PROPERTY(A == 1 || (A == DIRECT_BYTE_ACCESS / 8 && !shifted && widest == 1));
     PROPERTY((size_t)(P * A) * widest <= MAX_BYTES);
     /* the pointer the head aligns: out, or for out-shifted plans the input */
-    const int aligned = got.out_shifted ? 1 : 0;
+    const int aligned = out_shifted ? 1 : 0;
     const int64_t step = out_step((int)(P * A), size[aligned]);
-    PROPERTY(got.head >= 0 && got.head <= n && got.head < (got.shifted ? 2 * step : step));
+    PROPERTY(got.head >= 0 && got.head <= n && got.head < (shifted ? 2 * step : step));
     PROPERTY(got.packs >= 0 && got.head + got.packs * P <= n);
     int64_t tail = n - got.head - got.packs * P;
-    PROPERTY(tail >= 0 && tail < (got.shifted ? 2 * P : P));
+    PROPERTY(tail >= 0 && tail < (shifted ? 2 * P : P));
     PROPERTY(got.head <= BLOCK && tail <= BLOCK);            /* a few elements per thread of the edge block */
     PROPERTY(n - got.head - got.packs / A * A * P <= BLOCK); /* the kernel's tail after whole runs */
     if (got.packs > 0)
@@ -241,7 +257,7 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
                      ((uintptr_t)step * size[aligned]) ==
                  0);
     for (int i = 1; i < count && got.packs > 0; ++i) {
-        int shift = got.shifted ? got.shift[i - 1] : 0;
+        int shift = shifted ? got.shift[i - 1] : 0;
         PROPERTY(shift >= 0 && shift < P);
         /* the window's first aligned pack (run): aligned, and not before the input */
         PROPERTY((address[i] + (uintptr_t)(got.head - shift) * size[i]) % ((uintptr_t)(P * A) * size[i]) ==
@@ -252,11 +268,11 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
     }
     /* unary ops narrowing to a quarter or less take the out-shifted plan exactly where phases differ */
     const int narrows = count == 2 && size[1] >= 4 * size[0];
-    PROPERTY(!got.out_shifted == !(narrows && common_head(count, address, size, model_max_pack(widest)) < 0));
-    if (got.out_shifted) {
-        PROPERTY(!got.shifted && A == 1);
+    PROPERTY(!out_shifted == !(narrows && common_head(count, address, size, model_max_pack(widest)) < 0));
+    if (out_shifted) {
+        PROPERTY(!shifted && A == 1);
         PROPERTY(P == model_max_pack(widest));
-    } else if (got.shifted) {
+    } else if (shifted) {
         PROPERTY(ew_plan_can_shift((int)P, count, size));
         PROPERTY(P == model_max_pack(widest));
         PROPERTY(common_head(count, address, size, (int)P) < 0); /* plain would not do */
@@ -266,13 +282,13 @@ static void check_case(int64_t n, int count, const uintptr_t address[], const si
         PROPERTY(!model_can_shift(model_max_pack(widest), count, size));
     }
     /* shifted plans leave at most one pack more than plain ones to the one-by-one tail */
-    if (got.shifted && n - got.head >= 2 * P)
+    if (shifted && n - got.head >= 2 * P)
         PROPERTY(got.packs >= (n - got.head) / P - 1);
     PROPERTY(got.unroll >= 1);
-    PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(got.shifted) || got.unroll == 4 ||
-             (got.unroll == 1 && P * widest >= model_thread_bytes(got.shifted)));
+    PROPERTY((size_t)got.unroll * P * widest == model_thread_bytes(shifted) || got.unroll == 4 ||
+             (got.unroll == 1 && P * widest >= model_thread_bytes(shifted)));
     /* the grid covers every whole pack with one unrolled step per thread, unless capped */
-    int64_t cap = got.shifted ? (int64_t)sm * tps / BLOCK * WAVES : INT32_MAX;
+    int64_t cap = shifted ? (int64_t)sm * tps / BLOCK * WAVES : INT32_MAX;
     cap = cap > 1 ? cap : 1; /* a device with fewer than 256 resident threads still gets one block */
     PROPERTY(got.blocks >= 1);
     PROPERTY((int64_t)got.blocks * BLOCK * got.unroll >= got.packs || (int64_t)got.blocks == cap);
@@ -506,7 +522,7 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.pack, 4);
     assert_int_equal(plan.head, 0);
     assert_int_equal(plan.packs, 1 << 18);
-    assert_false(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_ALIGNED);
     assert_int_equal(plan.unroll, 2);    /* 16-byte packs, 32 bytes per thread */
     assert_int_equal(plan.blocks, 512); /* 2^18 packs / 2 per thread / 256 threads */
     /* the same shifted by one element each: 31 head elements bring out to the next 128-byte line */
@@ -515,13 +531,13 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.pack, 4);
     assert_int_equal(plan.head, 31);
     assert_int_equal(plan.packs, 262137); /* (2^20 + 3 - 31) / 4 */
-    assert_false(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_ALIGNED);
     assert_int_equal(plan.blocks, 512);
     /* out at phase 0, a at phase 1, b at phase 2 (of 4): shifted windows, no head */
     uintptr_t phases[3] = {0x1000, 0x2004, 0x3008};
     plan = ew_plan_make(1000, 3, phases, f32, 132, 2048);
     assert_int_equal(plan.pack, 4);
-    assert_true(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_SHIFTED);
     assert_int_equal(plan.shift[0], 1);
     assert_int_equal(plan.shift[1], 2);
     /* the windows would start 1 and 2 elements before a and b: one 128-byte line of head first */
@@ -530,7 +546,7 @@ static void test_hand_checked(void **state)
     /* out 12 bytes into a line, a at phase 0: the head of 29 already covers a's shift of 1 */
     uintptr_t late_out[2] = {0x100c, 0x2000};
     plan = ew_plan_make(1000, 2, late_out, f32, 132, 2048);
-    assert_true(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_SHIFTED);
     assert_int_equal(plan.head, 29);
     assert_int_equal(plan.shift[0], 1);
     assert_int_equal(plan.packs, 242); /* the last window pack read ends at 29 - 1 + 243 * 4 = 1000 */
@@ -538,7 +554,7 @@ static void test_hand_checked(void **state)
     uintptr_t cast[2] = {0x10000, 0x20001};
     size_t f64_u8[2] = {8, 1};
     plan = ew_plan_make(1000, 2, cast, f64_u8, 132, 2048);
-    assert_false(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_ALIGNED);
     assert_int_equal(plan.pack, 1);
     assert_int_equal(plan.unroll, 4);
     /* cast f16 -> f64: widest 8 bytes, so P = 2; aligned, a huge n gets a block per 1024 elements
@@ -554,14 +570,14 @@ static void test_hand_checked(void **state)
     /* shifted windows stop at 32 waves: 132 * 2048 / 256 * 32 blocks */
     uintptr_t wide_shifted[2] = {0x10000, 0x20002};
     plan = ew_plan_make((int64_t)1 << 40, 2, wide_shifted, f64_f16, 132, 2048);
-    assert_true(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_SHIFTED);
     assert_int_equal(plan.blocks, 132 * 8 * 32);
     /* f32 -> fp8 at other phases: the input aligned (to its 128-byte line), out written element by
      * element, the aligned kernel's two packs per thread and grid */
     uintptr_t narrow[2] = {0x10001, 0x20040};
     size_t u8_f32[2] = {1, 4};
     plan = ew_plan_make(1 << 20, 2, narrow, u8_f32, 132, 2048);
-    assert_true(plan.out_shifted && !plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_OUT_SHIFTED);
     assert_int_equal(plan.pack, 4);
     assert_int_equal(plan.head, 16); /* (0x20080 - 0x20040) / 4 */
     assert_int_equal(plan.packs, ((1 << 20) - 16) / 4);
@@ -570,7 +586,7 @@ static void test_hand_checked(void **state)
     /* the same phases modulo the pack: the plain plan */
     narrow[0] = 0x10040;
     plan = ew_plan_make(1 << 20, 2, narrow, u8_f32, 132, 2048);
-    assert_true(!plan.out_shifted && !plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_ALIGNED);
     /* bytes: P = 8 moves only 8 bytes, so two packs per step */
     uintptr_t bytes[2] = {0x10003, 0x20003};
     size_t u8[2] = {1, 1};
@@ -584,7 +600,7 @@ static void test_hand_checked(void **state)
     uintptr_t half_apart[2] = {0x10003, 0x2000b};
     plan = ew_plan_make(1000, 2, half_apart, u8, 132, 2048);
     assert_int_equal(plan.pack, 8);
-    assert_false(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_ALIGNED);
     assert_int_equal(plan.access_packs, 1);
     /* wider types: one pack an access */
     plan = ew_plan_make((1 << 20) + 3, 3, aligned, f32, 132, 2048);
@@ -596,7 +612,7 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.blocks, 1);
     /* a device too small for one block per wave still gets one block of shifted windows */
     plan = ew_plan_make(1 << 20, 3, phases, f32, 1, 128);
-    assert_true(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_SHIFTED);
     assert_int_equal(plan.blocks, 1);
 }
 
@@ -620,8 +636,7 @@ static void test_bulk(void **state)
 
     /* add f32 aligned, 8 KiB of inputs a tile: 1024 elements, one 16-byte pack per thread */
     assert_true(ew_plan_make_bulk(1 << 24, 3, aligned, f32, 132, 8192, 0, &plan));
-    assert_true(plan.bulk);
-    assert_false(plan.shifted);
+    assert_int_equal(plan.kernel, EW_PLAN_KERNEL_BULK);
     assert_int_equal(plan.pack, 4);
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.head, 0);
@@ -804,6 +819,7 @@ static void test_bulk_all_phases(void **state)
                                 continue;
                             }
                             size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
+                            assert_int_equal(plan.kernel, EW_PLAN_KERNEL_BULK);
                             assert_int_equal(plan.pack, ew_plan_max_pack(widest));
                             int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
                             assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
@@ -843,20 +859,20 @@ static void test_choose(void **state)
         assert_memory_equal(&always, &bulk, sizeof bulk);
         ew_plan_t automatic = ew_plan_choose(n, 3, aligned, f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
         int taken = ew_plan_make_bulk(n, 3, aligned, f32, 132, 8192, 0, &bulk);
-        assert_int_equal(automatic.bulk, taken);
+        assert_int_equal(automatic.kernel == EW_PLAN_KERNEL_BULK, taken);
         assert_memory_equal(&automatic, taken ? &bulk : &direct, sizeof automatic);
     }
     /* 1-byte types at one phase: the direct kernel's 16-byte accesses, but the bulk kernel for ops
      * with a table per block */
     size_t u8[2] = {1, 1};
     ew_plan_t bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
-    assert_false(bytes.bulk);
+    assert_int_equal(bytes.kernel, EW_PLAN_KERNEL_ALIGNED);
     assert_int_equal(bytes.access_packs, 2);
     bytes = ew_plan_choose(1 << 26, 2, aligned, u8, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 1);
-    assert_true(bytes.bulk);
+    assert_int_equal(bytes.kernel, EW_PLAN_KERNEL_BULK);
     /* a unary op the bulk kernel leaves to the direct one, even at the largest n */
     ew_plan_t relu = ew_plan_choose(1 << 26, 2, aligned, f32_f32, 132, 2048, EW_PLAN_BULK_AUTO, 8192, 0);
-    assert_false(relu.bulk);
+    assert_int_equal(relu.kernel, EW_PLAN_KERNEL_ALIGNED);
     assert_int_equal(relu.pack, 4);
 }
 

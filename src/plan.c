@@ -159,9 +159,9 @@ static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t
             return EW_PLAN_BULK_SPLICED_MIN_TILES;
         return 2 * elem_size[0] == elem_size[1] ? EW_PLAN_BULK_MIN_TILES : -1;
     }
-    if (!shifted)
+    if (!shifted || (count == 3 && max_size == 2)) /* binary 2-byte ops: the same at any phase (§30) */
         return EW_PLAN_BULK_MIN_TILES;
-    return count == 3 && max_size >= 2 ? EW_PLAN_BULK_SPLICED_MIN_TILES : EW_PLAN_BULK_SHIFTED_MIN_TILES;
+    return count == 3 && max_size > 2 ? EW_PLAN_BULK_SPLICED_MIN_TILES : EW_PLAN_BULK_SHIFTED_MIN_TILES;
 }
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
@@ -185,16 +185,14 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 
     /* Measured shapes (bench/NOTES.md §6, §17, §19, §25, §30): smaller tiles for 2-byte inputs widened
-     * to 4 bytes; inputs spliced into place start at twice the aligned size where every input is 2
-     * bytes and out no wider (the per-element float work of scale_add and of narrowing casts wants
-     * more bytes in flight), else at the aligned size, and take half of it where the grid would keep
-     * fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM. */
-    int two_byte_inputs = elem_size[0] <= 2;
-    for (int i = 1; i < count; ++i)
-        two_byte_inputs = two_byte_inputs && elem_size[i] == 2;
+     * to 4 bytes; inputs spliced into place start at twice the aligned size where a unary op's input is
+     * 2 bytes and out no wider (the per-element float work of narrowing casts wants more bytes in
+     * flight), else at the aligned size, and take half of it where the grid would keep fewer than
+     * EW_PLAN_BULK_WAVE_TILES tiles per SM. */
+    const int two_byte_input = count == 2 && elem_size[1] == 2 && elem_size[0] <= 2;
     int64_t least =
         (count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes) /
-        (shifted && !two_byte_inputs ? 2 : 1);
+        (shifted && !two_byte_input ? 2 : 1);
     int64_t bytes = least * (shifted ? 2 : 1);
     int64_t tile_packs, tile, tiles;
     for (;;) {

@@ -30,7 +30,7 @@ extern "C" {
 #define EW_PLAN_BULK_SHIFTED_MIN_TILES 1 /* the same when inputs sit at other phases than out */
 #endif
 #ifndef EW_PLAN_BULK_SPLICED_MIN_TILES
-#define EW_PLAN_BULK_SPLICED_MIN_TILES 192 /* the same for binary 2- to 8-byte and same-size unary ops */
+#define EW_PLAN_BULK_SPLICED_MIN_TILES 192 /* the same for binary 4- and 8-byte and same-size unary ops */
 #endif
 #ifndef EW_PLAN_BULK_WAVE_TILES
 #define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
@@ -139,12 +139,13 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * its tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
  * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of two,
  * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes;
- * inputs at other phases than out take twice that where every input is 2 bytes and out no wider, and half
- * of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM) and whose widest type
- * fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
+ * inputs at other phases than out take twice that where a unary op's input is 2 bytes and out no
+ * wider, and half of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM) and
+ * whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
  * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
  * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (at other phases than out: EW_PLAN_BULK_SHIFTED_MIN_TILES,
- * or EW_PLAN_BULK_SPLICED_MIN_TILES for binary 2- to 8-byte ops and unary ops of one size), a unary op
+ * or EW_PLAN_BULK_SPLICED_MIN_TILES for binary 4- and 8-byte ops and unary ops of one size; binary
+ * 2-byte ops keep EW_PLAN_BULK_MIN_TILES), a unary op
  * that does not widen its 2-byte or wider input at one phase, or narrows it to less than half its size
  * (inputs narrowed to half, 2 -> 1, 4 -> 2 or 8 -> 4 bytes, take it at other phases than out with
  * EW_PLAN_BULK_MIN_TILES), or 1-byte types at one phase of the access (the direct kernel moves them 16

@@ -694,13 +694,17 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk(132 * 24 * 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 132 * 24);
     assert_false(ew_plan_make_bulk(132 * 24 * 8192 - 8192, 2, other_phase, i8_f16, 132, 8192, 0, &plan));
-    /* binary f16 at other phases: 16 KiB tiles (2 packs a thread, 4096 elements) while 8 tiles per SM
-     * remain; the bulk kernel from 192 tiles per SM */
+    /* binary f16 at other phases, as at one phase (§30): 8 KiB tiles (1 pack a thread, 2048 elements),
+     * the bulk kernel from 24 tiles per SM (3168 tiles after the head of 63) */
     size_t f16_3[3] = {2, 2, 2};
     uintptr_t f16_phases[3] = {0x1002, 0x2004, 0x3000};
-    assert_true(ew_plan_make_bulk(1 << 27, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
-    assert_int_equal(plan.tile_packs, 2);
-    assert_false(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_true(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_int_equal(plan.tile_packs, 1);
+    assert_int_equal(plan.blocks, 32768);
+    assert_true(ew_plan_make_bulk(63 + 3168 * 2048, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
+    assert_int_equal(plan.head, 63);
+    assert_int_equal(plan.blocks, 3168);
+    assert_false(ew_plan_make_bulk(63 + 3167 * 2048, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_false(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_true(ew_plan_make_bulk(1 << 22, 3, f16_phases, f16_3, 132, 8192, EW_PLAN_BULK_FORCE, &plan));
     assert_int_equal(plan.tile_packs, 1);

@@ -24,7 +24,7 @@
 #include "handle.h"
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
-#define ADDR(x) ((void *)(uintptr_t)(x))
+#define ADDR(x)      ((void *)(uintptr_t)(x))
 
 /* Valid values 1..12 (dtypes) and 1..5 (ops), their neighbours and some wild ones. */
 static const int dtype_values[] = {INT_MIN, -1000, -1, 0,  1,  2,  3,  4,   5,   6,    7,      8,
@@ -39,18 +39,9 @@ static size_t size_of(int dtype)
                                      /*f16*/ 2, /*bf16*/ 2, /*f32*/ 4, /*f64*/ 8, /*e4m3*/ 1, /*e5m2*/ 1};
     return dtype >= 1 && dtype <= 12 ? sizes[dtype] : 0;
 }
-static int valid_dtype(int d)
-{
-    return d >= 1 && d <= 12;
-}
-static int is_fp8(int d)
-{
-    return d == 11 || d == 12;
-}
-static int is_bool(int d)
-{
-    return d == 1;
-}
+static int valid_dtype(int d) { return d >= 1 && d <= 12; }
+static int is_fp8(int d) { return d == 11 || d == 12; }
+static int is_bool(int d) { return d == 1; }
 
 /* The catalogue, from the issue: add, mul, scale_add on every dtype but fp8; relu on every dtype
  * but bool and fp8; cast on all 144 ordered pairs. Ops other than cast need out == in. */
@@ -61,14 +52,10 @@ static int in_catalogue(int op, int out, int in)
     switch (op) {
     case 1: /* add */
     case 2: /* mul */
-    case 5: /* scale_add */
-        return out == in && !is_fp8(out);
-    case 3: /* relu */
-        return out == in && !is_fp8(out) && !is_bool(out);
-    case 4: /* cast */
-        return 1;
-    default:
-        return 0;
+    case 5: /* scale_add */ return out == in && !is_fp8(out);
+    case 3: /* relu */ return out == in && !is_fp8(out) && !is_bool(out);
+    case 4: /* cast */ return 1;
+    default: return 0;
     }
 }
 
@@ -141,6 +128,16 @@ static void test_table_matches_catalogue(void **state)
     assert_int_equal(ew_pack_index(8), 3);
 }
 
+/* Every entry of the table with its op and dtypes; the body runs once per entry (`continue` goes on
+ * to the next one). */
+#define FOR_EACH_ENTRY(op, out, in, entry)                                               \
+    for (int op = 1; op <= 5; ++op)                                                      \
+        for (int out = 1; out <= 12; ++out)                                              \
+            for (int in = 1; in <= 12; ++in)                                             \
+                for (const ew_launcher_t *entry =                                        \
+                         ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in); \
+                     entry != NULL; entry = NULL)
+
 /* Every kernel of the table is its own: a row wired twice, or one op's row standing in for
  * another's, would show as two slots holding the same launcher. */
 static void test_kernels_distinct(void **state)
@@ -150,36 +147,30 @@ static void test_kernels_distinct(void **state)
     ew_launch_fn seen[MAX];
     int where[MAX][3];
     int count = 0;
-    for (int op = 1; op <= 5; ++op)
-        for (int out = 1; out <= 12; ++out)
-            for (int in = 1; in <= 12; ++in) {
-                const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
-                if (!entry)
-                    continue;
-                for (int index = 0; index <= EW_PACK_WIDTHS + 1; ++index) {
-                    /* indexes EW_PACK_WIDTHS and EW_PACK_WIDTHS + 1 stand for the shifted kernels */
-                    ew_launch_fn fn = index < EW_PACK_WIDTHS    ? entry->by_pack[index]
-                                      : index == EW_PACK_WIDTHS ? entry->shifted
-                                                                : entry->out_shifted;
-                    if (!fn)
-                        continue;
-                    for (int s = 0; s < count; ++s)
-                        if (seen[s] == fn) {
-                            print_error(
-                                "op %d (%d <- %d) kernel %d shares its launcher with op %d (%d <- %d) "
+    FOR_EACH_ENTRY (op, out, in, entry) {
+        for (int index = 0; index <= EW_PACK_WIDTHS + 1; ++index) {
+            /* indexes EW_PACK_WIDTHS and EW_PACK_WIDTHS + 1 stand for the shifted kernels */
+            ew_launch_fn fn = index < EW_PACK_WIDTHS    ? entry->by_pack[index]
+                              : index == EW_PACK_WIDTHS ? entry->shifted
+                                                        : entry->out_shifted;
+            if (!fn)
+                continue;
+            for (int s = 0; s < count; ++s)
+                if (seen[s] == fn) {
+                    print_error("op %d (%d <- %d) kernel %d shares its launcher with op %d (%d <- %d) "
                                 "kernel %d (kernel k: pack 1 << k; %d: shifted; %d: out-shifted)\n",
                                 op, out, in, index, where[s][0], where[s][1], where[s][2] >> 4,
                                 where[s][2] & 15, EW_PACK_WIDTHS, EW_PACK_WIDTHS + 1);
-                            fail();
-                        }
-                    assert_true(count < MAX);
-                    seen[count] = fn;
-                    where[count][0] = op;
-                    where[count][1] = out;
-                    where[count][2] = (in << 4) | index;
-                    ++count;
+                    fail();
                 }
-            }
+            assert_true(count < MAX);
+            seen[count] = fn;
+            where[count][0] = op;
+            where[count][1] = out;
+            where[count][2] = (in << 4) | index;
+            ++count;
+        }
+    }
     assert_true(count > 0);
 }
 
@@ -189,30 +180,25 @@ static void test_launcher_pick(void **state)
 {
     (void)state;
     int picks = 0;
-    for (int op = 1; op <= 5; ++op)
-        for (int out = 1; out <= 12; ++out)
-            for (int in = 1; in <= 12; ++in) {
-                const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
-                if (!entry)
-                    continue;
-                for (int index = 0; index < EW_PACK_WIDTHS; ++index) {
-                    if (!entry->by_pack[index])
-                        continue;
-                    /* the slot of each kernel, in the order of the enum's explicit values */
-                    const ew_launch_fn slot[] = {entry->by_pack[index], entry->shifted, entry->out_shifted,
-                                                 entry->bulk};
-                    for (int kernel = EW_PLAN_KERNEL_ALIGNED; kernel <= EW_PLAN_KERNEL_BULK; ++kernel) {
-                        ew_plan_t plan = {.kernel = (ew_plan_kernel_t)kernel, .pack = 1 << index};
-                        if (ew_launcher_pick(entry, &plan) != slot[kernel]) {
-                            print_error("op %d, out dtype %d, in dtype %d: kernel %d at pack %d picks the "
-                                        "wrong slot\n",
-                                        op, out, in, kernel, plan.pack);
-                            fail();
-                        }
-                        ++picks;
-                    }
+    FOR_EACH_ENTRY (op, out, in, entry) {
+        for (int index = 0; index < EW_PACK_WIDTHS; ++index) {
+            if (!entry->by_pack[index])
+                continue;
+            /* the slot of each kernel, in the order of the enum's explicit values */
+            const ew_launch_fn slot[] = {entry->by_pack[index], entry->shifted, entry->out_shifted,
+                                         entry->bulk};
+            for (int kernel = EW_PLAN_KERNEL_ALIGNED; kernel <= EW_PLAN_KERNEL_BULK; ++kernel) {
+                ew_plan_t plan = {.kernel = (ew_plan_kernel_t)kernel, .pack = 1 << index};
+                if (ew_launcher_pick(entry, &plan) != slot[kernel]) {
+                    print_error("op %d, out dtype %d, in dtype %d: kernel %d at pack %d picks the "
+                                "wrong slot\n",
+                                op, out, in, kernel, plan.pack);
+                    fail();
                 }
+                ++picks;
             }
+        }
+    }
     /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 452 for the casts */
     assert_int_equal(picks, 4 * (3 * 34 + 30 + 452));
 }
@@ -226,42 +212,37 @@ static void test_every_plan_has_a_kernel(void **state)
     static const int64_t ns[] = {1000, (1 << 20) + 3};
     static const ew_plan_bulk_mode_t modes[] = {EW_PLAN_BULK_OFF, EW_PLAN_BULK_ALWAYS};
     int64_t plans = 0, by_kernel[4] = {0};
-    for (int op = 1; op <= 5; ++op)
-        for (int out = 1; out <= 12; ++out)
-            for (int in = 1; in <= 12; ++in) {
-                const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
-                if (!entry)
-                    continue;
-                const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
-                const size_t size[3] = {size_of(out), size_of(in), size_of(in)};
-                int phases = 1;
-                for (int i = 0; i < count; ++i)
-                    phases *= 16 / (int)size[i];
-                for (int pc = 0; pc < phases; ++pc) {
-                    uintptr_t address[3];
-                    for (int i = 0, rest = pc; i < count; ++i) {
-                        int per = 16 / (int)size[i];
-                        address[i] = (uintptr_t)(i + 1) * 0x100000 + (uintptr_t)(rest % per) * size[i];
-                        rest /= per;
-                    }
-                    for (size_t k = 0; k < COUNT(ns); ++k)
-                        for (size_t m = 0; m < COUNT(modes); ++m) {
-                            ew_plan_t plan = ew_plan_choose(ns[k], count, address, size, 132, 2048, modes[m],
-                                                            8192, entry->block_table);
-                            if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
-                                ew_launcher_pick(entry, &plan) == NULL) {
-                                print_error("op %d, out dtype %d, in dtype %d, pointers %#lx %#lx %#lx, n = "
-                                            "%lld: kernel %d at pack %d has no launcher\n",
-                                            op, out, in, (unsigned long)address[0], (unsigned long)address[1],
-                                            count == 3 ? (unsigned long)address[2] : 0ul, (long long)ns[k],
-                                            (int)plan.kernel, plan.pack);
-                                fail();
-                            }
-                            ++plans;
-                            ++by_kernel[plan.kernel];
-                        }
-                }
+    FOR_EACH_ENTRY (op, out, in, entry) {
+        const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
+        const size_t size[3] = {size_of(out), size_of(in), size_of(in)};
+        int phases = 1;
+        for (int i = 0; i < count; ++i)
+            phases *= 16 / (int)size[i];
+        for (int pc = 0; pc < phases; ++pc) {
+            uintptr_t address[3];
+            for (int i = 0, rest = pc; i < count; ++i) {
+                int per = 16 / (int)size[i];
+                address[i] = (uintptr_t)(i + 1) * 0x100000 + (uintptr_t)(rest % per) * size[i];
+                rest /= per;
             }
+            for (size_t k = 0; k < COUNT(ns); ++k)
+                for (size_t m = 0; m < COUNT(modes); ++m) {
+                    ew_plan_t plan = ew_plan_choose(ns[k], count, address, size, 132, 2048, modes[m], 8192,
+                                                    entry->block_table);
+                    if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
+                        ew_launcher_pick(entry, &plan) == NULL) {
+                        print_error("op %d, out dtype %d, in dtype %d, pointers %#lx %#lx %#lx, n = "
+                                    "%lld: kernel %d at pack %d has no launcher\n",
+                                    op, out, in, (unsigned long)address[0], (unsigned long)address[1],
+                                    count == 3 ? (unsigned long)address[2] : 0ul, (long long)ns[k],
+                                    (int)plan.kernel, plan.pack);
+                        fail();
+                    }
+                    ++plans;
+                    ++by_kernel[plan.kernel];
+                }
+        }
+    }
     /* every kernel is planned somewhere */
     for (int k = 0; k < 4; ++k)
         assert_true(by_kernel[k] > 0);

@@ -1,13 +1,13 @@
 // Probe (bench/NOTES.md §30): how far above cudaMemcpy D2D can any kernel design move memory with the
 // read/write mix of relu (1:1), of the widening casts (1:2, 1:4) and of add (2:1)? Target 1 asks
 // 1.02x memcpy of every op at n >= 2^26; this measures the designs a library could take, in one
-// process, against the same memcpy and the library itself. Build and run on the H200:
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I build-gpu/include scripts/gpu/probe/ceiling.cu \
-//        -L build-gpu -lelementwise -Xlinker -rpath=$PWD/build-gpu -o /tmp/ceiling && /tmp/ceiling
-// Each design's output is compared bit for bit with the library's; a mismatch is printed and the
-// exit status is 1. Timing: CUDA events, 3 warm-up calls, then 11 rounds in which every design times a
-// batch of calls in turn (the first to go rotating), the median batch per call. Two slices per
-// buffer alternate, each far larger than the 50 MiB L2.
+// process, against the same memcpy and the library itself. Built with the bench (target
+// ceiling-probe, so it builds in CI and never rots); run it on a GPU of cc >= 9.0:
+//   build/bench/probes/ceiling-probe
+// Without such a GPU it says so and exits 0. Each design's output is compared bit for bit with the
+// library's; a mismatch is printed and the exit status is 1. Timing: CUDA events, 3 warm-up calls,
+// then 11 rounds in which every design times a batch of calls in turn (the first to go rotating), the
+// median batch per call. Two slices per buffer alternate, each far larger than the 50 MiB L2.
 #include <cuda/ptx>
 #include <cuda_fp16.h>
 #include <elementwise.h>
@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cudaError_t e_ = (x);                                                                                \
-        if (e_ != cudaSuccess) {                                                                             \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                \
-            std::exit(2);                                                                                    \
-        }                                                                                                    \
+#define CHECK(x)                                                                            \
+    do {                                                                                    \
+        cudaError_t e_ = (x);                                                               \
+        if (e_ != cudaSuccess) {                                                            \
+            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+            std::exit(2);                                                                   \
+        }                                                                                   \
     } while (0)
 
 struct Relu {
@@ -88,7 +88,8 @@ template <int L, typename T, int N> __device__ __forceinline__ Pack<T, N> load_p
     }
     return r;
 }
-template <int S, typename T, int N> __device__ __forceinline__ void store_pack(Pack<T, N> *p, const Pack<T, N> &v)
+template <int S, typename T, int N>
+__device__ __forceinline__ void store_pack(Pack<T, N> *p, const Pack<T, N> &v)
 {
     static_assert(sizeof(v) == 16, "stores are 16 bytes");
     uint4 u;
@@ -102,8 +103,8 @@ template <int S, typename T, int N> __device__ __forceinline__ void store_pack(P
 // U packs of 16 output bytes a thread, all loads issued before the first store; Stride: a grid-stride
 // loop over a grid of resident blocks instead of one step over a full grid.
 template <typename F, int U, int L, int S, bool Stride>
-__global__ void __launch_bounds__(256) direct(float *out, const typename F::In *a, const typename F::In *b,
-                                              int64_t n)
+__global__ void __launch_bounds__(256)
+    direct(float *out, const typename F::In *a, const typename F::In *b, int64_t n)
 {
     constexpr int P = 16 / sizeof(float);
     using InPack = Pack<typename F::In, P>;
@@ -141,9 +142,11 @@ __global__ void __launch_bounds__(256) direct(float *out, const typename F::In *
 // The copy engine both ways: a tile of inputs into shared memory by cp.async.bulk, computed in place
 // into an output tile, which cp.async.bulk writes back. One tile a block, full grid.
 constexpr int kTileOut = 8192; // output bytes a tile
-template <typename F> __global__ void __launch_bounds__(256) engine(float *out, const typename F::In *a,
-                                                                   const typename F::In *b, int64_t n)
+template <typename F>
+__global__ void __launch_bounds__(256)
+    engine(float *out, const typename F::In *a, const typename F::In *b, int64_t n)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 // cp.async.bulk; main() runs it only there
     namespace ptx = cuda::ptx;
     using In = typename F::In;
     constexpr int kElems = kTileOut / sizeof(float);
@@ -174,11 +177,13 @@ template <typename F> __global__ void __launch_bounds__(256) engine(float *out, 
         ptx::cp_async_bulk_commit_group();
         ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
     }
+#endif
 }
 
 __global__ void fill(unsigned char *p, size_t bytes, unsigned seed)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < bytes; i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < bytes;
+         i += (size_t)gridDim.x * blockDim.x) {
         unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
         h ^= h >> 15;
         h *= 2246822519u;
@@ -191,7 +196,8 @@ __global__ void fill(unsigned char *p, size_t bytes, unsigned seed)
 
 __global__ void count_diffs(const unsigned *x, const unsigned *y, size_t words, unsigned long long *diffs)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+         i += (size_t)gridDim.x * blockDim.x)
         if (x[i] != y[i])
             atomicAdd(diffs, 1ull);
 }
@@ -278,15 +284,15 @@ static int probe(const char *label, int64_t n, ew_handle_t h, ew_dtype_t in_dtyp
         if (d == 1)
             CHECK(cudaMemcpyAsync(check, out, out_bytes, cudaMemcpyDeviceToDevice, s));
         CHECK(cudaMemsetAsync(diffs, 0, sizeof *diffs, s));
-        count_diffs<<<1024, 256, 0, s>>>(reinterpret_cast<unsigned *>(out), reinterpret_cast<unsigned *>(check),
-                                         out_bytes / 4, diffs);
+        count_diffs<<<1024, 256, 0, s>>>(reinterpret_cast<unsigned *>(out),
+                                         reinterpret_cast<unsigned *>(check), out_bytes / 4, diffs);
         unsigned long long host = 0;
         CHECK(cudaMemcpyAsync(&host, diffs, sizeof host, cudaMemcpyDeviceToHost, s));
         CHECK(cudaStreamSynchronize(s));
         CHECK(cudaGetLastError());
         if (host != 0) {
-            std::printf("MISMATCH %s %s: %llu words differ from the library's\n", label, designs[d].name.c_str(),
-                        host);
+            std::printf("MISMATCH %s %s: %llu words differ from the library's\n", label,
+                        designs[d].name.c_str(), host);
             failed = 1;
         }
     }
@@ -334,6 +340,12 @@ static int probe(const char *label, int64_t n, ew_handle_t h, ew_dtype_t in_dtyp
 
 int main()
 {
+    int devices = 0, major = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 9) {
+        std::printf("ceiling-probe: no GPU of compute capability 9.0 or later; nothing measured\n");
+        return 0;
+    }
     CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
     ew_handle_t h;
     if (ew_handle_create(0, &h) != EW_SUCCESS)

@@ -1,34 +1,21 @@
 // Probe (bench/NOTES.md §30): how far above cudaMemcpy D2D can any kernel design move memory with the
 // read/write mix of relu (1:1), of the widening casts (1:2, 1:4) and of add (2:1)? Target 1 asks
-// 1.02x memcpy of every op at n >= 2^26; this measures the designs a library could take, in one
-// process, against the same memcpy and the library itself. Built with the bench (target
-// ceiling-probe, so it builds in CI and never rots); run it on a GPU of cc >= 9.0:
-//   build/bench/probes/ceiling-probe
-// Without such a GPU it says so and exits 0. Each design's output is compared bit for bit with the
-// library's; a mismatch is printed and the exit status is 1. Timing: CUDA events, 3 warm-up calls,
-// then 11 rounds in which every design times a batch of calls in turn (the first to go rotating), the
-// median batch per call. Two slices per buffer alternate, each far larger than the 50 MiB L2.
+// 1.02x memcpy of every op at n >= 2^26; this times the designs a library could take on relu f32,
+// add f32 and cast f32 <- f16 / f32 <- u8, one design a process, through the benchmark's harness
+// (bench/harness.h: the same pools, timing, memcpy reference and bit-for-bit spot checks as ew-bench):
+//   ceiling-probe --design NAME [ew-bench options]      (aligned offsets only)
+// bench/probes/ceiling.sh runs every design and ew-bench on the same cases and prints the ratios.
+// Built with the bench, so it builds in CI and never rots; the copy-engine design needs cc >= 9.0.
 #include <cuda/ptx>
 #include <cuda_fp16.h>
-#include <elementwise.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <string>
-#include <vector>
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        cudaError_t e_ = (x);                                                               \
-        if (e_ != cudaSuccess) {                                                            \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(2);                                                                   \
-        }                                                                                   \
-    } while (0)
+#include "harness.h"
+
+namespace {
 
 struct Relu {
     using In = float;
@@ -146,7 +133,7 @@ template <typename F>
 __global__ void __launch_bounds__(256)
     engine(float *out, const typename F::In *a, const typename F::In *b, int64_t n)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 // cp.async.bulk; main() runs it only there
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 // cp.async.bulk; setup() refuses older GPUs
     namespace ptx = cuda::ptx;
     using In = typename F::In;
     constexpr int kElems = kTileOut / sizeof(float);
@@ -180,184 +167,136 @@ __global__ void __launch_bounds__(256)
 #endif
 }
 
-__global__ void fill(unsigned char *p, size_t bytes, unsigned seed)
+using Launch = void (*)(float *out, const void *a, const void *b, int64_t n, cudaStream_t stream);
+
+int sm_count;
+
+template <typename F, int U, int L, int S, bool Stride>
+void launch_direct(float *out, const void *a, const void *b, int64_t n, cudaStream_t stream)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < bytes;
-         i += (size_t)gridDim.x * blockDim.x) {
-        unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        if (i & 1)
-            h &= ~0x40u; // the high byte of every f16 and f32: exponent below all ones, so finite
-        p[i] = static_cast<unsigned char>(h | 1); // never zero
-    }
-}
-
-__global__ void count_diffs(const unsigned *x, const unsigned *y, size_t words, unsigned long long *diffs)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
-         i += (size_t)gridDim.x * blockDim.x)
-        if (x[i] != y[i])
-            atomicAdd(diffs, 1ull);
-}
-
-struct Design {
-    std::string name;
-    std::function<void(float *, const void *, const void *, cudaStream_t)> run;
-};
-
-static int sm_count;
-
-template <typename F, int U, int L, int S, bool Stride> Design direct_design(const char *name, int64_t n)
-{
-    const int64_t packs = n / 4;
-    const unsigned grid = Stride ? static_cast<unsigned>(sm_count * 8)
-                                 : static_cast<unsigned>((packs + 256LL * U - 1) / (256LL * U));
-    return {name, [=](float *o, const void *a, const void *b, cudaStream_t s) {
-                direct<F, U, L, S, Stride><<<grid, 256, 0, s>>>(o, static_cast<const typename F::In *>(a),
-                                                                static_cast<const typename F::In *>(b), n);
-            }};
+    const int64_t blocks = Stride ? int64_t{sm_count} * 8 : (n / 4 + 256LL * U - 1) / (256LL * U);
+    direct<F, U, L, S, Stride><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+        out, static_cast<const typename F::In *>(a), static_cast<const typename F::In *>(b), n);
 }
 
 template <typename F>
-static int probe(const char *label, int64_t n, ew_handle_t h, ew_dtype_t in_dtype, int log2n)
+void launch_engine(float *out, const void *a, const void *b, int64_t n, cudaStream_t stream)
 {
-    using In = typename F::In;
-    const size_t in_bytes = n * sizeof(In), out_bytes = n * sizeof(float);
-    const size_t moved = in_bytes * F::inputs + out_bytes;
-    unsigned char *a, *b, *out, *check, *copy_src, *copy_dst;
-    CHECK(cudaMalloc(&a, 2 * in_bytes));
-    CHECK(cudaMalloc(&b, F::inputs == 2 ? 2 * in_bytes : 16));
-    CHECK(cudaMalloc(&out, 2 * out_bytes));
-    CHECK(cudaMalloc(&check, out_bytes));
-    CHECK(cudaMalloc(&copy_src, moved)); // memcpy moves half the bytes: two slices of moved / 2
-    CHECK(cudaMalloc(&copy_dst, moved));
-    fill<<<1024, 256>>>(a, 2 * in_bytes, 17u);
-    if (F::inputs == 2)
-        fill<<<1024, 256>>>(b, 2 * in_bytes, 91u);
-    fill<<<1024, 256>>>(copy_src, moved, 5u);
-    CHECK(cudaDeviceSynchronize());
-
-    std::vector<Design> designs;
-    designs.push_back({"cudaMemcpy", nullptr});
-    designs.push_back({"library", [=](float *o, const void *x, const void *y, cudaStream_t s) {
-                           ew_status_t st;
-                           if (F::inputs == 2)
-                               st = ew_binary(h, EW_OP_ADD, EW_F32, n, o, x, y, s);
-                           else if (std::is_same_v<In, float>)
-                               st = ew_unary(h, EW_OP_RELU, EW_F32, n, o, x, s);
-                           else
-                               st = ew_cast(h, EW_F32, in_dtype, n, o, x, s);
-                           if (st != EW_SUCCESS)
-                               std::exit(3);
-                       }});
-    designs.push_back(direct_design<F, 1, kLoadPlain, kStorePlain, false>("1 pack, full grid", n));
-    designs.push_back(direct_design<F, 2, kLoadPlain, kStorePlain, false>("2 packs, full grid", n));
-    designs.push_back(direct_design<F, 4, kLoadPlain, kStorePlain, false>("4 packs, full grid", n));
-    designs.push_back(direct_design<F, 2, kLoadNc, kStorePlain, false>("2 packs, ld.nc", n));
-    designs.push_back(direct_design<F, 2, kLoadStreaming, kStoreStreaming, false>("2 packs, ld.cs st.cs", n));
-    designs.push_back(direct_design<F, 2, kLoadPlain, kStoreStreaming, false>("2 packs, st.cs", n));
-    designs.push_back(direct_design<F, 2, kLoadPlain, kStorePlain, true>("2 packs, grid-stride 8/SM", n));
-    designs.push_back({"copy engine both ways", [=](float *o, const void *x, const void *y, cudaStream_t s) {
-                           engine<F><<<static_cast<unsigned>(out_bytes / kTileOut), 256, 0, s>>>(
-                               o, static_cast<const In *>(x), static_cast<const In *>(y), n);
-                       }});
-
-    cudaStream_t s;
-    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    auto call = [&](size_t d, int slice) {
-        if (d == 0)
-            CHECK(cudaMemcpyAsync(copy_dst + slice * (moved / 2), copy_src + slice * (moved / 2), moved / 2,
-                                  cudaMemcpyDeviceToDevice, s));
-        else
-            designs[d].run(reinterpret_cast<float *>(out + slice * out_bytes), a + slice * in_bytes,
-                           F::inputs == 2 ? b + slice * in_bytes : nullptr, s);
-    };
-
-    int failed = 0;
-    unsigned long long *diffs;
-    CHECK(cudaMalloc(&diffs, sizeof *diffs));
-    for (size_t d = 1; d < designs.size(); ++d) { // outputs against the library's, on slice 0
-        CHECK(cudaMemsetAsync(out, 0xA5, out_bytes, s));
-        call(d, 0);
-        if (d == 1)
-            CHECK(cudaMemcpyAsync(check, out, out_bytes, cudaMemcpyDeviceToDevice, s));
-        CHECK(cudaMemsetAsync(diffs, 0, sizeof *diffs, s));
-        count_diffs<<<1024, 256, 0, s>>>(reinterpret_cast<unsigned *>(out),
-                                         reinterpret_cast<unsigned *>(check), out_bytes / 4, diffs);
-        unsigned long long host = 0;
-        CHECK(cudaMemcpyAsync(&host, diffs, sizeof host, cudaMemcpyDeviceToHost, s));
-        CHECK(cudaStreamSynchronize(s));
-        CHECK(cudaGetLastError());
-        if (host != 0) {
-            std::printf("MISMATCH %s %s: %llu words differ from the library's\n", label,
-                        designs[d].name.c_str(), host);
-            failed = 1;
-        }
-    }
-
-    const int calls = log2n >= 28 ? 20 : 80, rounds = 11;
-    std::vector<std::vector<float>> per_call(designs.size());
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    for (size_t d = 0; d < designs.size(); ++d)
-        for (int w = 0; w < 3; ++w)
-            call(d, w & 1);
-    for (int r = 0; r < rounds; ++r)
-        for (size_t k = 0; k < designs.size(); ++k) {
-            const size_t d = (k + r) % designs.size();
-            CHECK(cudaEventRecord(start, s));
-            for (int c = 0; c < calls; ++c)
-                call(d, c & 1);
-            CHECK(cudaEventRecord(stop, s));
-            CHECK(cudaEventSynchronize(stop));
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, start, stop));
-            per_call[d].push_back(ms / calls);
-        }
-    CHECK(cudaGetLastError());
-    double memcpy_gbps = 0;
-    for (size_t d = 0; d < designs.size(); ++d) {
-        std::vector<float> t = per_call[d];
-        std::sort(t.begin(), t.end());
-        const double ms = t[t.size() / 2];
-        const double gbps = moved / (ms * 1e6);
-        if (d == 0)
-            memcpy_gbps = gbps;
-        std::printf("%-10s n=2^%d  %-26s %9.1f us %8.1f GB/s  %.3fx memcpy  (spread %.1f %%)\n", label, log2n,
-                    designs[d].name.c_str(), ms * 1e3, gbps, gbps / memcpy_gbps,
-                    100.0 * (t.back() - t.front()) / t.front());
-    }
-    std::fflush(stdout);
-    CHECK(cudaStreamDestroy(s));
-    for (void *p : {(void *)a, (void *)b, (void *)out, (void *)check, (void *)copy_src, (void *)copy_dst,
-                    (void *)diffs})
-        CHECK(cudaFree(p));
-    return failed;
+    engine<F><<<static_cast<unsigned>(n * sizeof(float) / kTileOut), 256, 0, stream>>>(
+        out, static_cast<const typename F::In *>(a), static_cast<const typename F::In *>(b), n);
 }
 
-int main()
+// One design: its kernel for each of the four cases.
+struct Design {
+    const char *name;
+    Launch relu, add, widen_f16, widen_u8;
+    bool engine; // cp.async.bulk both ways: cc >= 9.0, whole tiles
+};
+
+template <template <typename> class Make> constexpr Design design(const char *name, bool engine = false)
 {
-    int devices = 0, major = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 9) {
-        std::printf("ceiling-probe: no GPU of compute capability 9.0 or later; nothing measured\n");
+    return {name,  Make<Relu>::launch, Make<Add>::launch, Make<WidenF16>::launch, Make<WidenU8>::launch,
+            engine};
+}
+template <int U, int L, int S, bool Stride> struct Direct {
+    template <typename F> struct Of {
+        static constexpr Launch launch = &launch_direct<F, U, L, S, Stride>;
+    };
+};
+template <typename F> struct Engine {
+    static constexpr Launch launch = &launch_engine<F>;
+};
+
+const Design kDesigns[] = {
+    design<Direct<1, kLoadPlain, kStorePlain, false>::Of>("pack1"),
+    design<Direct<2, kLoadPlain, kStorePlain, false>::Of>("pack2"),
+    design<Direct<4, kLoadPlain, kStorePlain, false>::Of>("pack4"),
+    design<Direct<2, kLoadNc, kStorePlain, false>::Of>("pack2-nc"),
+    design<Direct<2, kLoadStreaming, kStoreStreaming, false>::Of>("pack2-cs"),
+    design<Direct<2, kLoadPlain, kStoreStreaming, false>::Of>("pack2-stcs"),
+    design<Direct<2, kLoadPlain, kStorePlain, true>::Of>("pack2-stride"),
+    design<Engine>("engine", true),
+};
+const Design *chosen;
+
+Launch find(const ewb_entry_t *e)
+{
+    if (e->op == EW_OP_RELU && e->out == EW_F32)
+        return chosen->relu;
+    if (e->op == EW_OP_ADD && e->out == EW_F32)
+        return chosen->add;
+    if (e->op == EW_OP_CAST && e->out == EW_F32 && e->in == EW_F16)
+        return chosen->widen_f16;
+    if (e->op == EW_OP_CAST && e->out == EW_F32 && e->in == EW_U8)
+        return chosen->widen_u8;
+    return nullptr;
+}
+
+int supports(void *, const ewb_entry_t *e) { return find(e) != nullptr; }
+
+int setup(void *, int device)
+{
+    int major = 0;
+    if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+        return -1;
+    if (chosen->engine && major < 9) {
+        std::fprintf(stderr, "ceiling-probe: design %s needs cc >= 9.0\n", chosen->name);
+        return -1;
+    }
+    return 0;
+}
+
+// The designs move whole 16-byte packs (the copy engine whole tiles) from aligned pointers only.
+int call(void *, const ewb_entry_t *e, int64_t n, void *out, const void *a, const void *b,
+         cudaStream_t stream)
+{
+    const uintptr_t any =
+        reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b);
+    if (any % 16 != 0 || n % 4 != 0 || (chosen->engine && n * sizeof(float) % kTileOut != 0)) {
+        std::fprintf(stderr, "ceiling-probe: aligned pointers and whole %s only\n",
+                     chosen->engine ? "tiles" : "packs");
+        return -1;
+    }
+    find(e)(static_cast<float *>(out), a, b, n, stream);
+    const cudaError_t error = cudaPeekAtLastError();
+    if (error == cudaSuccess)
         return 0;
+    std::fprintf(stderr, "ceiling-probe %s: %s\n", chosen->name, cudaGetErrorName(error));
+    return -1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // --design NAME, taken out of the options before the harness parses the rest.
+    const char *name = nullptr;
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--design") == 0 && i + 1 < argc)
+            name = argv[++i];
+        else
+            argv[kept++] = argv[i];
     }
-    CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-    ew_handle_t h;
-    if (ew_handle_create(0, &h) != EW_SUCCESS)
+    for (const Design &d : kDesigns)
+        if (name != nullptr && std::strcmp(d.name, name) == 0)
+            chosen = &d;
+    if (chosen == nullptr) {
+        std::fprintf(stderr, "usage: ceiling-probe --design NAME [ew-bench options]; designs:");
+        for (const Design &d : kDesigns)
+            std::fprintf(stderr, " %s", d.name);
+        std::fprintf(stderr, "\n");
         return 2;
-    int failed = 0;
-    for (int log2n : {26, 28}) {
-        const int64_t n = int64_t{1} << log2n;
-        failed |= probe<Relu>("relu f32", n, h, EW_F32, log2n);
-        failed |= probe<WidenF16>("f32<-f16", n, h, EW_F16, log2n);
-        failed |= probe<WidenU8>("f32<-u8", n, h, EW_U8, log2n);
-        failed |= probe<Add>("add f32", n, h, EW_F32, log2n);
     }
-    ew_handle_destroy(h);
-    return failed;
+    static char impl_name[64], memcpy_name[80];
+    std::snprintf(impl_name, sizeof impl_name, "probe-%s", chosen->name);
+    std::snprintf(memcpy_name, sizeof memcpy_name, "memcpy_probe-%s", chosen->name);
+    ewb_impl_t impl{};
+    impl.name = impl_name;
+    impl.memcpy_name = memcpy_name;
+    impl.supports = supports;
+    impl.setup = setup;
+    impl.call = call;
+    return ewb_main(kept, argv, &impl);
 }

@@ -50,9 +50,9 @@ __device__ __forceinline__ Run read_staged(const StagedInput &in, int e)
         return {};
     } else {
         constexpr int kRunBytes = sizeof(Run);
-        const int byte = in.offset + e * static_cast<int>(sizeof(T));
-        const int shift = byte & (kRunBytes - 1);
-        const unsigned char *aligned = in.slot + (byte - shift);
+        // e is a whole number of runs: the shift is the input's alone, the same in every thread.
+        const int shift = in.offset & (kRunBytes - 1);
+        const unsigned char *aligned = in.slot + (in.offset - shift) + e * static_cast<int>(sizeof(T));
         if (shift == 0)
             return load_staged<Run>(aligned);
         if constexpr (kRunBytes % 4 == 0) {
@@ -231,6 +231,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
             apply_run<F, P, A>(f, result, x, y);
             store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
         } else {
+#pragma unroll 1
             for (int k = e; k < count; ++k)
                 out_tile[k] =
                     apply(f, read_staged_element<In1>(staged_a, k), read_staged_element<In2>(staged_b, k));

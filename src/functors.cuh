@@ -29,6 +29,26 @@ template <typename T> __device__ __forceinline__ const typename PairOf<T>::Type 
     return *reinterpret_cast<const typename PairOf<T>::Type *>(x);
 }
 
+// Two adjacent 16-bit floats to floats and back, each lane as the scalar widen() and narrow() give it
+// (the same rounding and NaN bits): one instruction a pair where the scalar forms take one a lane.
+template <typename T> __device__ __forceinline__ float2 widen_pair(const T *x)
+{
+    if constexpr (std::is_same_v<T, __half>) {
+        return __half22float2(as_pair(x));
+    } else { // from the word, which the intrinsic first splits into two 16-bit registers
+        uint32_t word;
+        memcpy(&word, x, sizeof word);
+        return make_float2(__uint_as_float(word << 16), __uint_as_float(word & 0xFFFF0000u));
+    }
+}
+template <typename T> __device__ __forceinline__ void narrow_pair(T *out, float2 value)
+{
+    if constexpr (std::is_same_v<T, __half>)
+        as_pair(out) = __float22half2_rn(value);
+    else
+        as_pair(out) = __float22bfloat162_rn(value);
+}
+
 // Integer arithmetic without UB: unsigned, and at least 32 bits so small types are not promoted to int.
 template <typename T> using Wrapping = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
 
@@ -217,7 +237,9 @@ template <typename T> struct ScaleAdd {
     using In1 = T;
     using In2 = T;
     static constexpr bool kSupported = !kIsFp8<T>;
-    static constexpr bool kHasPair = false; // no fused pair form that rounds like fmaf then narrow
+    // Pairs: 16-bit floats widened and narrowed two at a time around two fmaf (no fused bf16x2/half2
+    // form rounds once to float first); i16 two lanes of a word at once.
+    static constexpr bool kHasPair = kIsHalfLike<T> || std::is_same_v<T, int16_t>;
     static constexpr bool kHasQuad = kIsBool<T>;
     using Alpha = typename AlphaOf<T>::Type;
     Alpha alpha;
@@ -233,6 +255,24 @@ template <typename T> struct ScaleAdd {
     __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
     {
         return bools_of(b | (alpha != 0 ? a : 0u));
+    }
+
+    __device__ __forceinline__ void pair(T *out, const T *a, const T *b) const
+    {
+        if constexpr (kIsHalfLike<T>) {
+            const float2 x = widen_pair(a), y = widen_pair(b);
+            narrow_pair(out, make_float2(__fmaf_rn(alpha, x.x, y.x), __fmaf_rn(alpha, x.y, y.y)));
+        } else {
+            // Each lane's bits are its low 16 of alpha * a + b. The low lane's sum ignores the high lanes,
+            // which only reach higher bits; with a's low lane cleared, the high lane's sum gets no carry
+            // from b's low lane, which stays as it is below it.
+            uint32_t a_word, b_word;
+            memcpy(&a_word, a, sizeof a_word);
+            memcpy(&b_word, b, sizeof b_word);
+            const uint32_t low = alpha * a_word + b_word, high = alpha * (a_word & 0xFFFF0000u) + b_word;
+            const uint32_t word = __byte_perm(low, high, 0x7610); // low half of low, high half of high
+            memcpy(out, &word, sizeof word);
+        }
     }
 
     __device__ __forceinline__ T operator()(T a, T b) const
@@ -427,14 +467,10 @@ template <typename OutT, typename InT> struct Cast {
                 out[0] = convert<Out>(x[0]);
                 out[1] = convert<Out>(x[1]);
             }
-        } else if constexpr (std::is_same_v<Out, __half>)
-            as_pair(out) = __float22half2_rn(*reinterpret_cast<const float2 *>(x));
-        else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
-            as_pair(out) = __float22bfloat162_rn(*reinterpret_cast<const float2 *>(x));
-        else if constexpr (std::is_same_v<In1, __half>)
-            *reinterpret_cast<float2 *>(out) = __half22float2(as_pair(x));
+        } else if constexpr (kIsHalfLike<Out>)
+            narrow_pair(out, *reinterpret_cast<const float2 *>(x));
         else
-            *reinterpret_cast<float2 *>(out) = __bfloat1622float2(as_pair(x));
+            *reinterpret_cast<float2 *>(out) = widen_pair(x);
     }
 };
 

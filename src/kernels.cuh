@@ -111,34 +111,14 @@ template <int Words> struct alignas(4 * Words) WordPack {
     uint32_t w[Words];
 };
 
-#ifndef EW_TUNE_SPLICE_BRANCH
-#define EW_TUNE_SPLICE_BRANCH 1 /* 1: a branch per word shift; 0: a select per word and bit of it */
-#endif
-
-// The Result words that start WordShift words and byte_selector's bytes into lo and run on into hi.
-template <typename Result, typename T, int Words, int WordShift>
-__device__ __forceinline__ Result splice_at(const uint32_t (&joined)[2 * Words], unsigned byte_selector)
-{
-    constexpr bool kWholeWordShift = kStorageSize<T> % 4 == 0;
-    WordPack<Words> spliced;
-#pragma unroll
-    for (int k = 0; k < Words; ++k)
-        spliced.w[k] = kWholeWordShift
-                           ? joined[k + WordShift]
-                           : __byte_perm(joined[k + WordShift], joined[k + WordShift + 1], byte_selector);
-    Result result;
-    memcpy(&result, &spliced, sizeof result);
-    return result;
-}
-
 // The Result (a pack, or packs, of T) that starts shift_bytes into the aligned words lo and runs on
-// into hi: the words moved down by shift_bytes / 4, then byte permutes, which types of whole words
-// never need. Every caller's shift is the same across the block, so a branch per word shift costs no
-// divergence and leaves only the permutes (EW_TUNE_SPLICE_BRANCH); no run-time register indexing.
+// into hi: the words moved down by shift_bytes / 4 one bit of it at a time (a select per word and
+// bit, no run-time register indexing), then byte permutes, which types of whole words never need.
 template <typename Result, typename T, int Words>
 __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const WordPack<Words> &hi,
                                                int shift_bytes)
 {
+    constexpr bool kWholeWordShift = kStorageSize<T> % 4 == 0;
     static_assert(sizeof(Result) == sizeof(WordPack<Words>));
     uint32_t joined[2 * Words];
 #pragma unroll
@@ -147,25 +127,20 @@ __device__ __forceinline__ Result splice_words(const WordPack<Words> &lo, const 
         joined[Words + k] = hi.w[k];
     }
     const int word_shift = shift_bytes >> 2;
-    const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
-#if EW_TUNE_SPLICE_BRANCH
-    static_assert(Words <= 4);
-    if (Words > 1 && word_shift == 1)
-        return splice_at<Result, T, Words, (Words > 1 ? 1 : 0)>(joined, selector);
-    if (Words > 2 && word_shift == 2)
-        return splice_at<Result, T, Words, (Words > 2 ? 2 : 0)>(joined, selector);
-    if (Words > 3 && word_shift == 3)
-        return splice_at<Result, T, Words, (Words > 3 ? 3 : 0)>(joined, selector);
-    return splice_at<Result, T, Words, 0>(joined, selector);
-#else
 #pragma unroll
     for (int bit = Words / 2; bit >= 1; bit /= 2) {
 #pragma unroll
         for (int k = 0; k + bit < 2 * Words; ++k)
             joined[k] = (word_shift & bit) ? joined[k + bit] : joined[k];
     }
-    return splice_at<Result, T, Words, 0>(joined, selector);
-#endif
+    const unsigned selector = 0x3210u + 0x1111u * static_cast<unsigned>(shift_bytes & 3);
+    WordPack<Words> spliced;
+#pragma unroll
+    for (int k = 0; k < Words; ++k)
+        spliced.w[k] = kWholeWordShift ? joined[k] : __byte_perm(joined[k], joined[k + 1], selector);
+    Result result;
+    memcpy(&result, &spliced, sizeof result);
+    return result;
 }
 
 // Functors with a quad form (four 1-byte inputs of a word at once) at packs of whole words: their

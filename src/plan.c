@@ -144,25 +144,45 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
     return tile_packs;
 }
 
-/* Tiles per SM from which the bulk kernel measured faster than the direct one for this shape, or -1
- * where it never did: the rule ew_plan_make_bulk states (plan.h; bench/NOTES.md §6, §13, §17, §19,
- * §25). */
-static int64_t bulk_min_tiles_per_sm(int count, const size_t elem_size[], size_t max_size, int shifted,
-                                     int block_table)
+/* The shapes the bulk rules tell apart: by arity and element sizes alone, out first. */
+typedef enum {
+    SHAPE_BYTES,          /* every type 1 byte (add i8, i8 -> u8) */
+    SHAPE_UNARY_SAME,     /* unary, the input 2 bytes or wider and out as wide (relu f32, f16 -> bf16) */
+    SHAPE_UNARY_HALVING,  /* unary, out half the input's width (f32 -> f16, f16 -> i8) */
+    SHAPE_UNARY_NARROWER, /* unary, out a quarter of the input's width or less (f32 -> fp8) */
+    SHAPE_UNARY_WIDENING, /* unary, out wider than the input (f16 -> f32, u8 -> f32) */
+    SHAPE_BINARY_2BYTE,   /* binary on 2-byte types */
+    SHAPE_BINARY_WIDE,    /* binary on 4- or 8-byte types */
+    SHAPE_COUNT
+} bulk_shape_t;
+
+static bulk_shape_t bulk_shape(int count, const size_t elem_size[], size_t max_size)
 {
-    if (max_size == 1 && !shifted && !block_table)
-        return -1;
-    if (count == 2 && elem_size[1] >= elem_size[0] && elem_size[1] >= 2) {
-        if (!shifted)
-            return -1;
-        if (elem_size[1] == elem_size[0])
-            return EW_PLAN_BULK_SPLICED_MIN_TILES;
-        return 2 * elem_size[0] == elem_size[1] ? EW_PLAN_BULK_MIN_TILES : -1;
-    }
-    if (!shifted || (count == 3 && max_size == 2)) /* binary 2-byte ops: the same at any phase (§30) */
-        return EW_PLAN_BULK_MIN_TILES;
-    return count == 3 && max_size > 2 ? EW_PLAN_BULK_SPLICED_MIN_TILES : EW_PLAN_BULK_SHIFTED_MIN_TILES;
+    if (max_size == 1)
+        return SHAPE_BYTES;
+    if (count == 3)
+        return max_size == 2 ? SHAPE_BINARY_2BYTE : SHAPE_BINARY_WIDE;
+    const size_t out = elem_size[0], in = elem_size[1];
+    return in < out        ? SHAPE_UNARY_WIDENING
+           : in == out     ? SHAPE_UNARY_SAME
+           : in == 2 * out ? SHAPE_UNARY_HALVING
+                           : SHAPE_UNARY_NARROWER;
 }
+
+/* Tiles per SM from which the bulk kernel measured faster than the direct one, every pointer at one
+ * phase of the access or not; NEVER where it never did (bench/NOTES.md §6, §13, §17, §19, §25, §30). */
+enum { NEVER = -1 };
+static const struct {
+    int one_phase, other_phases;
+} bulk_min_tiles[SHAPE_COUNT] = {
+    [SHAPE_BYTES] = {NEVER, EW_PLAN_BULK_SHIFTED_MIN_TILES}, /* the direct kernel moves 16 bytes an access */
+    [SHAPE_UNARY_SAME] = {NEVER, EW_PLAN_BULK_SPLICED_MIN_TILES},
+    [SHAPE_UNARY_HALVING] = {NEVER, EW_PLAN_BULK_MIN_TILES},
+    [SHAPE_UNARY_NARROWER] = {NEVER, NEVER},
+    [SHAPE_UNARY_WIDENING] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SHIFTED_MIN_TILES},
+    [SHAPE_BINARY_2BYTE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_MIN_TILES},
+    [SHAPE_BINARY_WIDE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SPLICED_MIN_TILES},
+};
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int flags, ew_plan_t *plan)
@@ -177,31 +197,31 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
-    int64_t min_tiles_per_sm =
-        always ? 0 : bulk_min_tiles_per_sm(count, elem_size, max_size, shifted, flags & EW_PLAN_BULK_TABLE);
-    if (min_tiles_per_sm < 0)
+    const bulk_shape_t shape = bulk_shape(count, elem_size, max_size);
+    int64_t min_tiles_per_sm = shifted ? bulk_min_tiles[shape].other_phases : bulk_min_tiles[shape].one_phase;
+    if (shape == SHAPE_BYTES && !shifted && (flags & EW_PLAN_BULK_TABLE))
+        min_tiles_per_sm = EW_PLAN_BULK_MIN_TILES; /* the tiles amortize the op's table */
+    if (always)
+        min_tiles_per_sm = 0;
+    else if (min_tiles_per_sm == NEVER)
         return 0;
     int64_t head =
         min64(out_head(address[0], elem_size[0], out_alignment((int64_t)access * (int64_t)elem_size[0])), n);
 
-    /* Measured shapes (bench/NOTES.md §6, §17, §19, §25, §30): smaller tiles for 2-byte inputs widened
-     * to 4 bytes; inputs spliced into place start at twice the aligned size where a unary op's input is
-     * 2 bytes and out no wider (the per-element float work of narrowing casts wants more bytes in
-     * flight), else at the aligned size, and take half of it where the grid would keep fewer than
-     * EW_PLAN_BULK_WAVE_TILES tiles per SM. */
-    const int two_byte_input = count == 2 && elem_size[1] == 2 && elem_size[0] <= 2;
-    int64_t least =
-        (count == 2 && elem_size[1] == 2 && elem_size[0] == 4 ? tile_input_bytes / 2 : tile_input_bytes) /
-        (shifted && !two_byte_input ? 2 : 1);
-    int64_t bytes = least * (shifted ? 2 : 1);
-    int64_t tile_packs, tile, tiles;
-    for (;;) {
-        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
+    /* Tiles of tile_input_bytes of inputs, halved for 2-byte inputs widened to 4 bytes; at other phases
+     * doubled for unary ops from 2 bytes to 2 or fewer (the per-element float work of narrowing casts
+     * wants more bytes in flight), and halved once where the grid would keep fewer than
+     * EW_PLAN_BULK_WAVE_TILES tiles per SM (bench/NOTES.md §6, §17, §19, §25, §30). */
+    const int two_byte_unary = count == 2 && elem_size[1] == 2;
+    int64_t bytes = two_byte_unary && elem_size[0] == 4              ? tile_input_bytes / 2
+                    : shifted && two_byte_unary && elem_size[0] <= 2 ? 2 * (int64_t)tile_input_bytes
+                                                                     : tile_input_bytes;
+    int64_t tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
+    int64_t tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack, tiles = ceil_div(n - head, tile);
+    if (shifted && tiles < EW_PLAN_BULK_WAVE_TILES * sm_count) {
+        tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes / 2);
         tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
         tiles = ceil_div(n - head, tile);
-        if (bytes <= least || tiles >= EW_PLAN_BULK_WAVE_TILES * sm_count)
-            break;
-        bytes /= 2;
     }
     if (tiles >= INT32_MAX || tiles < min_tiles_per_sm * sm_count) /* the kernel adds a block for the head */
         return 0;

@@ -134,22 +134,15 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
 ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],
                        int sm_count, int max_threads_per_sm);
 
-/* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to one
- * access (EW_PLAN_BULK_ACCESS_PACKS packs of the widest pack) or EW_PLAN_OUT_ALIGN if more, each block stages
- * its tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
- * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of two,
- * at least one) whose inputs fit in tile_input_bytes (half that for 2-byte inputs widened to 4 bytes;
- * inputs at other phases than out take twice that where a unary op's input is 2 bytes and out no
- * wider, and half of it where the full size leaves fewer than EW_PLAN_BULK_WAVE_TILES tiles per SM) and
- * whose widest type fits in EW_PLAN_BULK_MAX_TILE_BYTES, and at least one access.
- * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster (bench/NOTES.md):
- * fewer than EW_PLAN_BULK_MIN_TILES tiles per SM (at other phases than out: EW_PLAN_BULK_SHIFTED_MIN_TILES,
- * or EW_PLAN_BULK_SPLICED_MIN_TILES for binary 4- and 8-byte ops and unary ops of one size; binary
- * 2-byte ops keep EW_PLAN_BULK_MIN_TILES), a unary op
- * that does not widen its 2-byte or wider input at one phase, or narrows it to less than half its size
- * (inputs narrowed to half, 2 -> 1, 4 -> 2 or 8 -> 4 bytes, take it at other phases than out with
- * EW_PLAN_BULK_MIN_TILES), or 1-byte types at one phase of the access (the direct kernel moves them 16
- * bytes an access), unless the op fills a table per block. flags: EW_PLAN_BULK_*. */
+/* Plan a call for the bulk-copy kernel (GPUs with cp.async.bulk): out's head is peeled to one access
+ * (EW_PLAN_BULK_ACCESS_PACKS packs of the widest pack) or EW_PLAN_OUT_ALIGN if more, each block stages its
+ * tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
+ * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of
+ * two, at least one access) whose inputs fit its bytes and whose widest type fits
+ * EW_PLAN_BULK_MAX_TILE_BYTES; its bytes are tile_input_bytes but for the shapes plan.c names.
+ * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster: below the tiles
+ * per SM that plan.c's table gives the call's shape (by arity and element sizes, with every pointer at
+ * one phase of the access or not; bench/NOTES.md has the measurements). flags: EW_PLAN_BULK_*. */
 enum {
     EW_PLAN_BULK_FORCE = 1, /* plan it whenever the grid allows (tests) */
     EW_PLAN_BULK_TABLE = 2  /* the op fills a table per block, which the bulk kernel's tiles amortize */

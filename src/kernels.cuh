@@ -330,9 +330,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
     using OutRun = RunOf<F, P, A, Out>;
     using In1Run = RunOf<F, P, A, In1>;
     using In2Run = RunOf<F, P, A, In2>;
-    OutRun *out_runs = nullptr; // out + head is run-aligned only where the head aligned out
-    if constexpr (W != Window::OutShifted)
-        out_runs = reinterpret_cast<OutRun *>(out + head);
+    Out *const out_body = out + head; // run-aligned but where the head aligned the input (OutShifted)
     constexpr bool kShifted = W == Window::Shifted;
     const PackReader<In1, P, kShifted, A, In1Run> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
                                                          body.shift_bytes[0]};
@@ -355,9 +353,9 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
                 OutRun result;
                 apply_run<F, P, A>(f, result, a_in[u], b_in[u]);
                 if constexpr (W == Window::OutShifted)
-                    store_unaligned(out + head + i * P * A, result);
+                    store_unaligned(out_body + i * P * A, result);
                 else
-                    store_pack(out_runs + i, result);
+                    store_pack(reinterpret_cast<OutRun *>(out_body) + i, result);
             }
         }
     }

@@ -30,7 +30,8 @@ template <typename T> __device__ __forceinline__ const typename PairOf<T>::Type 
 }
 
 // Two adjacent 16-bit floats to floats and back, each lane as the scalar widen() and narrow() give it
-// (the same rounding and NaN bits): one instruction a pair where the scalar forms take one a lane.
+// (the same rounding and NaN bits); narrowing is one instruction a pair, where the scalar form takes
+// one a lane and a permute to join them.
 template <typename T> __device__ __forceinline__ float2 widen_pair(const T *x)
 {
     if constexpr (std::is_same_v<T, __half>) {
@@ -263,9 +264,9 @@ template <typename T> struct ScaleAdd {
             const float2 x = widen_pair(a), y = widen_pair(b);
             narrow_pair(out, make_float2(__fmaf_rn(alpha, x.x, y.x), __fmaf_rn(alpha, x.y, y.y)));
         } else {
-            // Each lane's bits are its low 16 of alpha * a + b. The low lane's sum ignores the high lanes,
-            // which only reach higher bits; with a's low lane cleared, the high lane's sum gets no carry
-            // from b's low lane, which stays as it is below it.
+            // Each lane is the low 16 bits of alpha * a + b. In low, the high lanes add only above bit
+            // 15; in high, a's low lane is cleared, so below bit 16 stands b's low lane alone, which
+            // carries nothing into the high lane.
             uint32_t a_word, b_word;
             memcpy(&a_word, a, sizeof a_word);
             memcpy(&b_word, b, sizeof b_word);

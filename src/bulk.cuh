@@ -149,7 +149,7 @@ struct BulkPlan {
 __host__ __device__ __forceinline__ unsigned edge_blocks(const BulkPlan &plan) { return plan.head > 0; }
 
 template <typename F, int P>
-__global__ void __launch_bounds__(EW_PLAN_BULK_BLOCK_THREADS)
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
                 const typename F::In2 *__restrict__ b)
 {
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(EW_PLAN_BULK_BLOCK_THREADS)
     // Everything up to the copies depends on the parameters only, not on memory the stream's previous
     // kernel writes: it runs before the dependent launch's wait, which stands right before the first
     // read of the inputs (the copies, the edge block's loads).
-    const int tile = EW_PLAN_BULK_BLOCK_THREADS * plan.tile_packs * P;
+    const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const int64_t first = plan.head + static_cast<int64_t>(blockIdx.x) * tile;
     const int64_t left = plan.n - first;
     const int count = left < tile ? static_cast<int>(left) : tile;
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(EW_PLAN_BULK_BLOCK_THREADS)
             while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
                 ;
 #endif
-        const int e = (u * EW_PLAN_BULK_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
+        const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
         if (e + P * A <= count) {
             const In1Run x = read_staged<In1, P, A, In1Run>(staged_a, e);
             const In2Run y = read_staged<In2, P, A, In2Run>(staged_b, e);
@@ -242,13 +242,12 @@ __global__ void __launch_bounds__(EW_PLAN_BULK_BLOCK_THREADS)
 template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *args)
 {
     const ew_plan_t &plan = args->plan;
-    const int tile = EW_PLAN_BULK_BLOCK_THREADS * plan.tile_packs * P;
+    const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
     const size_t shared_bytes =
         staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
     // The tiles cover [head, n), one block each; one more block for the head, if any.
     const BulkPlan bulk{args->n, plan.head, plan.tile_packs};
-    return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), shared_bytes,
-                                              EW_PLAN_BULK_BLOCK_THREADS);
+    return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), shared_bytes);
 }
 
 } // namespace ew

@@ -366,8 +366,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, EW_TUNE_MIN_BLOCKS)
 // A dependent launch may start while the stream's previous kernel finishes (follow_previous_grid
 // keeps the order). Any failure is retried through the runtime, so errors read as the runtime's.
 template <auto Kernel>
-cudaError_t launch_kernel(unsigned blocks, unsigned threads, size_t shared_bytes, cudaStream_t stream,
-                          void **params, bool dependent)
+cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t stream, void **params,
+                          bool dependent)
 {
     static const cudaKernel_t handle = [] {
         cudaKernel_t found = nullptr;
@@ -386,7 +386,7 @@ cudaError_t launch_kernel(unsigned blocks, unsigned threads, size_t shared_bytes
     const CUlaunchConfig driver_config{blocks,
                                        1,
                                        1,
-                                       threads,
+                                       EW_PLAN_BLOCK_THREADS,
                                        1,
                                        1,
                                        static_cast<unsigned>(shared_bytes),
@@ -399,8 +399,8 @@ cudaError_t launch_kernel(unsigned blocks, unsigned threads, size_t shared_bytes
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute.val.programmaticStreamSerializationAllowed = 1;
-    const cudaLaunchConfig_t config{dim3(blocks), dim3(threads), shared_bytes,
-                                    stream,       &attribute,    attributes};
+    const cudaLaunchConfig_t config{
+        dim3(blocks), dim3(EW_PLAN_BLOCK_THREADS), shared_bytes, stream, &attribute, attributes};
     return cudaLaunchKernelExC(&config, reinterpret_cast<const void *>(Kernel), params);
 }
 
@@ -408,8 +408,7 @@ cudaError_t launch_kernel(unsigned blocks, unsigned threads, size_t shared_bytes
 // block: edge_blocks), with f built from the call's run-time values. Only a direct grid reaches the
 // limit (bulk plans leave room), and its grid-stride loop covers the cut.
 template <auto Kernel, typename F, typename Body>
-cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes,
-                        unsigned threads = EW_PLAN_BLOCK_THREADS)
+cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes)
 {
     F f = F::make(*args);
     auto *out = static_cast<typename F::Out *>(args->out);
@@ -417,7 +416,7 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
     void *params[] = {&f, &body, &out, &a, &b};
     const unsigned blocks = std::min<unsigned>(args->plan.blocks, INT32_MAX - extra_blocks) + extra_blocks;
-    return launch_kernel<Kernel>(blocks, threads, shared_bytes, args->stream, params, args->dependent_launch);
+    return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
 }
 
 template <typename F, int P, Window W> cudaError_t launch(const ew_launch_args_t *args)

@@ -138,9 +138,8 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
 static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, int64_t tile_input_bytes)
 {
     int64_t tile_packs = EW_PLAN_BULK_ACCESS_PACKS(max_size);
-    while (EW_PLAN_BULK_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
-           EW_PLAN_BULK_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <=
-               EW_PLAN_BULK_MAX_TILE_BYTES)
+    while (EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)input_bytes <= tile_input_bytes &&
+           EW_PLAN_BLOCK_THREADS * 2 * tile_packs * pack * (int64_t)max_size <= EW_PLAN_BULK_MAX_TILE_BYTES)
         tile_packs *= 2;
     return tile_packs;
 }
@@ -194,7 +193,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         input_bytes += elem_size[i];
     int pack = ew_plan_max_pack(max_size);
     /* Too small for the fewest tiles even at the smallest tile: done before anything else. */
-    if (!always && n < (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count * EW_PLAN_BULK_BLOCK_THREADS * pack)
+    if (!always && n < (int64_t)EW_PLAN_BULK_SHIFTED_MIN_TILES * sm_count * EW_PLAN_BLOCK_THREADS * pack)
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
@@ -218,10 +217,10 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
                     : shifted && two_byte_unary && elem_size[0] <= 2 ? 2 * (int64_t)tile_input_bytes
                                                                      : tile_input_bytes;
     int64_t tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);
-    int64_t tile = EW_PLAN_BULK_BLOCK_THREADS * tile_packs * pack, tiles = ceil_div(n - head, tile);
+    int64_t tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack, tiles = ceil_div(n - head, tile);
     if (shifted && tiles < EW_PLAN_BULK_WAVE_TILES * sm_count) {
         tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes / 2);
-        tile = EW_PLAN_BULK_BLOCK_THREADS * tile_packs * pack;
+        tile = EW_PLAN_BLOCK_THREADS * tile_packs * pack;
         tiles = ceil_div(n - head, tile);
     }
     if (tiles >= INT32_MAX || tiles < min_tiles_per_sm * sm_count) /* the kernel adds a block for the head */

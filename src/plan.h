@@ -32,10 +32,6 @@ extern "C" {
 #ifndef EW_PLAN_BULK_SPLICED_MIN_TILES
 #define EW_PLAN_BULK_SPLICED_MIN_TILES 192 /* the same for binary 4- and 8-byte and same-size unary ops */
 #endif
-#ifndef EW_PLAN_BULK_BLOCK_THREADS
-#define EW_PLAN_BULK_BLOCK_THREADS 256 /* threads of a bulk-copy block: a tile is this many times its packs \
-                                        */
-#endif
 #ifndef EW_PLAN_BULK_WAVE_TILES
 #define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
 #endif
@@ -93,7 +89,7 @@ typedef struct {
     int64_t packs;    /* whole packs after the head; the tail after them is done one by one */
     int shift[2];     /* per input, its phase in elements past pack alignment (0 but for shifted windows) */
     unsigned blocks;  /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
-    int tile_packs; /* bulk: packs per thread per tile (a tile is EW_PLAN_BULK_BLOCK_THREADS * this packs) */
+    int tile_packs;   /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;
 
 /* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and

@@ -825,7 +825,7 @@ static void test_bulk_all_phases(void **state)
                             size_t widest = sizes[so] > sizes[si] ? sizes[so] : sizes[si];
                             assert_int_equal(plan.kernel, EW_PLAN_KERNEL_BULK);
                             assert_int_equal(plan.pack, ew_plan_max_pack(widest));
-                            int64_t tile = (int64_t)EW_PLAN_BULK_BLOCK_THREADS * plan.tile_packs * plan.pack;
+                            int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
                             assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
                             int access = EW_PLAN_BULK_ACCESS_PACKS(widest);
                             assert_int_equal(plan.tile_packs % access, 0);

@@ -124,7 +124,7 @@ static void usage(FILE *to, const char *program, const char *impl)
         "                    mixed = out +1, a +2, b +0 elements)\n"
         "  --log2 LIST       n = 2^k for each k in LIST (default 20,22,24,26,28)\n"
         "  --min-log2 A --max-log2 B   every n = 2^k, A <= k <= B (defaults 10 and 28 when one is given)\n"
-        "  --batches N       timed batches per case, median reported (default 5, at least 5)\n"
+        "  --batches N       timed batches per case, median reported (default 15, at least 5)\n"
         "  --batch-ms T      aim for batches of about T ms of calls (default 2; at least 10 calls)\n"
         "  --host-overhead   host time per call at n = 1024, batches of 256 calls, against a raw launch\n"
         "  --no-check        skip the bit-exact spot check of each case against the CPU reference\n"
@@ -187,7 +187,7 @@ static int parse_int(const char *text, int low, int high, int *value)
 
 static int parse_options(int argc, char **argv, const char *impl, options_t *o)
 {
-    *o = (options_t){.op_mask = ~0u, .dtype_mask = ~0u, .offset_mask = ~0u, .batches = 5, .batch_ms = 2.0};
+    *o = (options_t){.op_mask = ~0u, .dtype_mask = ~0u, .offset_mask = ~0u, .batches = 15, .batch_ms = 2.0};
     int min_log2 = -1, max_log2 = -1;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];

@@ -373,7 +373,7 @@ def main():
     parser.add_argument("--csv", help="write impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy")
     parser.add_argument("--lib", help="libelementwise.so: cross-check a few calls and time one via ctypes")
     parser.add_argument(
-        "--batches", type=int, default=5, help="timed batches per case (>= 5), median reported"
+        "--batches", type=int, default=15, help="timed batches per case (>= 5), median reported"
     )
     parser.add_argument("--batch-ms", type=float, default=2.0, help="aim for batches of about this many ms")
     parser.add_argument("--device", type=int, default=0)

@@ -144,9 +144,11 @@ static int64_t bulk_tile_packs(int pack, size_t max_size, size_t input_bytes, in
     return tile_packs;
 }
 
-/* The shapes the bulk rules tell apart: by arity and element sizes alone, out first. */
+/* The shapes the bulk rules tell apart: by arity and element sizes, out first, and for 1-byte types by
+ * whether the op fills a table per block. */
 typedef enum {
     SHAPE_BYTES,          /* every type 1 byte (add i8, i8 -> u8) */
+    SHAPE_BYTES_TABLE,    /* the same, the op filling a table per block (fp8 -> i8), which tiles amortize */
     SHAPE_UNARY_SAME,     /* unary, the input 2 bytes or wider and out as wide (relu f32, f16 -> bf16) */
     SHAPE_UNARY_HALVING,  /* unary, out half the input's width (f32 -> f16, f16 -> i8) */
     SHAPE_UNARY_NARROWER, /* unary, out a quarter of the input's width or less (f32 -> fp8) */
@@ -156,10 +158,10 @@ typedef enum {
     SHAPE_COUNT
 } bulk_shape_t;
 
-static bulk_shape_t bulk_shape(int count, const size_t elem_size[], size_t max_size)
+static bulk_shape_t bulk_shape(int count, const size_t elem_size[], size_t max_size, int block_table)
 {
     if (max_size == 1)
-        return SHAPE_BYTES;
+        return block_table ? SHAPE_BYTES_TABLE : SHAPE_BYTES;
     if (count == 3)
         return max_size == 2 ? SHAPE_BINARY_2BYTE : SHAPE_BINARY_WIDE;
     const size_t out = elem_size[0], in = elem_size[1];
@@ -176,6 +178,7 @@ static const struct {
     int one_phase, other_phases;
 } bulk_min_tiles[SHAPE_COUNT] = {
     [SHAPE_BYTES] = {NEVER, EW_PLAN_BULK_SHIFTED_MIN_TILES}, /* the direct kernel moves 16 bytes an access */
+    [SHAPE_BYTES_TABLE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SHIFTED_MIN_TILES},
     [SHAPE_UNARY_SAME] = {NEVER, EW_PLAN_BULK_SPLICED_MIN_TILES},
     [SHAPE_UNARY_HALVING] = {NEVER, EW_PLAN_BULK_MIN_TILES},
     [SHAPE_UNARY_NARROWER] = {NEVER, NEVER},
@@ -197,10 +200,8 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
         return 0;
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
-    const bulk_shape_t shape = bulk_shape(count, elem_size, max_size);
+    const bulk_shape_t shape = bulk_shape(count, elem_size, max_size, flags & EW_PLAN_BULK_TABLE);
     int64_t min_tiles_per_sm = shifted ? bulk_min_tiles[shape].other_phases : bulk_min_tiles[shape].one_phase;
-    if (shape == SHAPE_BYTES && !shifted && (flags & EW_PLAN_BULK_TABLE))
-        min_tiles_per_sm = EW_PLAN_BULK_MIN_TILES; /* the tiles amortize the op's table */
     if (always)
         min_tiles_per_sm = 0;
     else if (min_tiles_per_sm == NEVER)

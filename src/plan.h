@@ -141,8 +141,9 @@ ew_plan_t ew_plan_make(int64_t n, int count, const uintptr_t address[], const si
  * two, at least one access) whose inputs fit its bytes and whose widest type fits
  * EW_PLAN_BULK_MAX_TILE_BYTES; its bytes are tile_input_bytes but for the shapes plan.c names.
  * Returns 0, leaving *plan alone, where the direct kernel measured as fast or faster: below the tiles
- * per SM that plan.c's table gives the call's shape (by arity and element sizes, with every pointer at
- * one phase of the access or not; bench/NOTES.md has the measurements). flags: EW_PLAN_BULK_*. */
+ * per SM that plan.c's table gives the call's shape (by arity and element sizes, and for 1-byte types by
+ * EW_PLAN_BULK_TABLE; with every pointer at one phase of the access or not; bench/NOTES.md has the
+ * measurements). flags: EW_PLAN_BULK_*. */
 enum {
     EW_PLAN_BULK_FORCE = 1, /* plan it whenever the grid allows (tests) */
     EW_PLAN_BULK_TABLE = 2  /* the op fills a table per block, which the bulk kernel's tiles amortize */

@@ -181,14 +181,16 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     namespace ptx = cuda::ptx;
     __shared__ uint64_t copies_done;
     const uint32_t engine_bytes = copy_a.bytes + copy_b.bytes;
-    if (engine_bytes != 0 && threadIdx.x == 0) {
+    // Thread 0 sets up the barrier and, once the previous kernel is done, sends the copies.
+    const bool sends_copies = engine_bytes != 0 && threadIdx.x == 0;
+    if (sends_copies) {
         ptx::mbarrier_init(&copies_done, 1);
         ptx::fence_proxy_async(ptx::space_shared);
     }
 #endif
     follow_previous_grid();
 #if EW_HAS_BULK_COPY
-    if (engine_bytes != 0 && threadIdx.x == 0) {
+    if (sends_copies) {
         if (copy_a.bytes != 0)
             ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
                                const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from,

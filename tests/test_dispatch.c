@@ -328,10 +328,16 @@ static void test_public_calls(void **state)
 
 int main(void)
 {
+    /* one test a line, as in the other test files */
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_catalogue_size),          cmocka_unit_test(test_table_matches_catalogue),
-        cmocka_unit_test(test_kernels_distinct),        cmocka_unit_test(test_launcher_pick),
-        cmocka_unit_test(test_every_plan_has_a_kernel), cmocka_unit_test(test_public_calls),
+        cmocka_unit_test(test_catalogue_size),
+        cmocka_unit_test(test_table_matches_catalogue),
+        cmocka_unit_test(test_kernels_distinct),
+        cmocka_unit_test(test_launcher_pick),
+        cmocka_unit_test(test_every_plan_has_a_kernel),
+        cmocka_unit_test(test_public_calls),
     };
+    /* clang-format on */
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

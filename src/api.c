@@ -30,6 +30,7 @@ struct ew_handle_s {
     ew_plan_bulk_mode_t bulk_copy;
     int bulk_tile_bytes;
     int dependent_launch; /* cc >= 9.0, unless EW_DEPENDENT_LAUNCH=0 at create */
+    int capped_shared;    /* bulk: shared memory a block asks so that EW_PLAN_BULK_CAPPED_BLOCKS fit an SM */
     struct ew_handle_s *next_free;
 };
 
@@ -206,12 +207,21 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     int major = 0;
     if ((error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess)
         return fail_cuda(error, "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+    int shared_per_sm = 0, reserved_shared = 0;
+    if ((error = cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                        device)) != cudaSuccess)
+        return fail_cuda(error, "cudaDeviceGetAttribute(MaxSharedMemoryPerMultiprocessor)");
+    if ((error = cudaDeviceGetAttribute(&reserved_shared, cudaDevAttrReservedSharedMemoryPerBlock, device)) !=
+        cudaSuccess)
+        return fail_cuda(error, "cudaDeviceGetAttribute(ReservedSharedMemoryPerBlock)");
 
     ew_status_t status = ewi_handle_make(device, sm_count, threads, handle);
     if (status == EW_SUCCESS) {
         (*handle)->check_pointers = ewi_pointer_checks_requested(&(*handle)->address_range_query);
-        if (major >= 9)
+        if (major >= 9) {
             hopper_settings(*handle);
+            (*handle)->capped_shared = ew_plan_capped_shared_bytes(shared_per_sm, reserved_shared);
+        }
         pthread_once(&driver_once, find_driver_functions);
     }
     return status;
@@ -380,6 +390,7 @@ static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_lau
         ew_plan_choose(args->n, count, address, elem_size, handle->sm_count, handle->max_threads_per_sm,
                        handle->bulk_copy, handle->bulk_tile_bytes, launcher->block_table);
     args->dependent_launch = handle->dependent_launch;
+    args->bulk_shared_min = args->plan.capped ? (size_t)handle->capped_shared : 0;
     ew_launch_fn launch = ew_launcher_pick(launcher, &args->plan);
     cudaError_t error = launch(args);
     if (error != cudaSuccess) {

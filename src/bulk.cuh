@@ -245,8 +245,10 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
 {
     const ew_plan_t &plan = args->plan;
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
+    // A capped plan asks for more shared memory than its tiles use, which keeps blocks off the SM.
     const size_t shared_bytes =
-        staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
+        std::max<size_t>(staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile),
+                         args->bulk_shared_min);
     // The tiles cover [head, n), one block each; one more block for the head, if any.
     const BulkPlan bulk{args->n, plan.head, plan.tile_packs};
     return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), shared_bytes);

@@ -23,6 +23,7 @@ typedef struct {
     ew_plan_t plan;
     cudaStream_t stream;
     int dependent_launch;   /* launch as a programmatic dependent of the stream's previous kernel */
+    size_t bulk_shared_min; /* bulk: shared memory a block asks at least (plan.capped; 0: its tiles') */
     double alpha;           /* scale_add on floating dtypes */
     uint64_t alpha_integer; /* scale_add on integer dtypes and bool, already validated */
 } ew_launch_args_t;

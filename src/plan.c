@@ -187,6 +187,11 @@ static const struct {
     [SHAPE_BINARY_WIDE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SPLICED_MIN_TILES},
 };
 
+/* Shapes whose calls at one phase ran faster with EW_PLAN_BULK_CAPPED_BLOCKS blocks an SM than with
+ * as many as fit (8: 64 KiB of inputs in flight, where 7 keep 56 KiB), from EW_PLAN_BULK_CAP_MIN_TILES
+ * tiles per SM (bench/NOTES.md §33). */
+static const int bulk_capped[SHAPE_COUNT] = {[SHAPE_BINARY_2BYTE] = 1, [SHAPE_BINARY_WIDE] = 1};
+
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int flags, ew_plan_t *plan)
 {
@@ -233,8 +238,18 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
                         .head = head,
                         .packs = (n - head) / pack,
                         .blocks = (unsigned)tiles, /* 0 where n == head: the head block alone */
-                        .tile_packs = (int)tile_packs};
+                        .tile_packs = (int)tile_packs,
+                        .capped = !shifted && bulk_capped[shape] &&
+                                  tiles >= (int64_t)EW_PLAN_BULK_CAP_MIN_TILES * sm_count};
     return 1;
+}
+
+int ew_plan_capped_shared_bytes(int shared_per_sm, int reserved_per_block)
+{
+    enum { UNIT = 128, STATIC_ALLOWANCE = 256 }; /* allocation unit; the kernel's own shared memory */
+    int bytes =
+        shared_per_sm / EW_PLAN_BULK_CAPPED_BLOCKS / UNIT * UNIT - reserved_per_block - STATIC_ALLOWANCE;
+    return shared_per_sm > 0 && bytes > 0 ? bytes : 0;
 }
 
 ew_plan_t ew_plan_choose(int64_t n, int count, const uintptr_t address[], const size_t elem_size[],

@@ -35,6 +35,12 @@ extern "C" {
 #ifndef EW_PLAN_BULK_WAVE_TILES
 #define EW_PLAN_BULK_WAVE_TILES 8 /* larger tiles only while they leave this many per SM */
 #endif
+#ifndef EW_PLAN_BULK_CAPPED_BLOCKS
+#define EW_PLAN_BULK_CAPPED_BLOCKS 7 /* binary ops at one phase with many tiles: blocks an SM holds */
+#endif
+#ifndef EW_PLAN_BULK_CAP_MIN_TILES
+#define EW_PLAN_BULK_CAP_MIN_TILES 192 /* tiles per SM from which those calls keep to that many */
+#endif
 
 #ifndef EW_PLAN_OUT_ALIGN
 #define EW_PLAN_OUT_ALIGN 128 /* bytes: the head aligns out to whole cache lines (1: to the access) */
@@ -90,6 +96,7 @@ typedef struct {
     int shift[2];     /* per input, its phase in elements past pack alignment (0 but for shifted windows) */
     unsigned blocks;  /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
     int tile_packs;   /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
+    int capped;       /* bulk: the launch lets an SM hold EW_PLAN_BULK_CAPPED_BLOCKS blocks at most */
 } ew_plan_t;
 
 /* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and
@@ -150,6 +157,12 @@ enum {
 };
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int flags, ew_plan_t *plan);
+
+/* Dynamic shared memory a bulk-copy block asks where its plan is capped, so that
+ * EW_PLAN_BULK_CAPPED_BLOCKS blocks fit an SM and one more does not: the SM's share for each, in whole
+ * 128-byte allocation units, less the block's reserved memory and an allowance for the kernel's own.
+ * From the device's figures, read once per handle; 0 (no cap) where they are unknown. */
+int ew_plan_capped_shared_bytes(int shared_per_sm, int reserved_per_block);
 
 /* The plan of one call: the bulk-copy kernel's (EW_PLAN_KERNEL_BULK) where bulk_mode allows it and
  * ew_plan_make_bulk takes the call, else the direct kernel's (ew_plan_make). block_table: the op

@@ -7,7 +7,8 @@
  *     (all combinations, or for three 1-byte pointers a pairwise-covering subset plus all equal ones);
  *   - in place (out == an input) for every non-cast entry and every cast between equal sizes;
  *   - scale_add with several alphas, one of which makes fma differ from multiply-then-add;
- *   - n = 0 with NULL pointers: EW_SUCCESS and nothing enqueued.
+ *   - n = 0 with NULL pointers: EW_SUCCESS and nothing enqueued;
+ *   - binary ops on 2- to 8-byte types: one call of 128 MiB an operand (a plan of its own, below).
  * Outputs start poisoned (0xA5, and 0x5A where an expected element is 0xA5...), guard bytes around every
  * buffer are checked, inputs must come back unchanged.
  * EW_TEST_SCALE=small does about a tenth of the work (for compute-sanitizer); EW_TEST_SEED changes the
@@ -555,6 +556,31 @@ static void check_fma_is_observable(work_t *w)
         GU_FAIL("%s: no input tells fma from multiply-then-add; the test cannot check the rule", e->name);
 }
 
+/* ---- one large call ---- */
+
+/* Binary ops on 2- to 8-byte types at one phase run, from about 192 tiles per SM, a bulk-copy plan
+ * that asks for more shared memory than its tiles use, so that fewer blocks share an SM (src/plan.c).
+ * One call of 128 MiB an operand and a 3-element tail: 32768 tiles, enough for such a plan on any GPU
+ * of up to 170 SMs. Its whole output is checked; not at small scale. */
+enum { LARGE_OPERAND_BYTES = 1 << 27 };
+
+static void large_call(const entry_t *e, double alpha)
+{
+    const int64_t n = LARGE_OPERAND_BYTES / (int64_t)ew_dtype_size(e->in) + 3;
+    const void *a_host = random_inputs(e->in, 0, n + GU_MAX_OFFSET_BYTES);
+    const void *b_host = random_inputs(e->in, 1, n + GU_MAX_OFFSET_BYTES);
+    void *expected = gu_host_alloc((size_t)n * ew_dtype_size(e->out));
+    reference_parallel(e, alpha, n, expected, a_host, b_host);
+    gu_buffer_t *a = gu_buffer_new(e->in, n), *b = gu_buffer_new(e->in, n), *out = gu_buffer_new(e->out, n);
+    gu_buffer_load(a, a_host, gu_buffer_region_elems(a));
+    gu_buffer_load(b, b_host, gu_buffer_region_elems(b));
+    char what[256];
+    describe(what, sizeof what, e, alpha, n, 0, 0, 0, "(large call)");
+    run_and_check(e, alpha, n, out, 0, a, 0, b, 0, expected, a_host, b_host, what);
+    describe(what, sizeof what, e, alpha, n, 0, 0, 0, "(large call: inputs must be untouched)");
+    check_inputs_and_free(out, a, b, what);
+}
+
 static void test_entry(void **state)
 {
     const entry_t *e = *state;
@@ -569,6 +595,8 @@ static void test_entry(void **state)
     sweep_n(&w);
     sweep_offsets(&w);
     sweep_in_place(&w);
+    if (!w.small && arity(e) == 2 && ew_dtype_size(e->in) >= 2)
+        large_call(e, w.alphas[0]);
 }
 
 /* ---- catalogue-wide tests ---- */

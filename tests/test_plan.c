@@ -616,6 +616,28 @@ static void test_hand_checked(void **state)
     assert_int_equal(plan.blocks, 1);
 }
 
+/* The shared memory that caps a bulk-copy block's residency: with the kernel's own memory (at most the
+ * 256-byte allowance) and the reserved kilobyte, EW_PLAN_BULK_CAPPED_BLOCKS blocks fit an SM of the
+ * H200 (228 KiB) and one more does not, in whole 128-byte units; nothing where the device figures are
+ * unknown (handles made without a device query) or too small. */
+static void test_capped_shared_bytes(void **state)
+{
+    (void)state;
+    const int per_sm = 228 * 1024, reserved = 1024;
+    int bytes = ew_plan_capped_shared_bytes(per_sm, reserved);
+    assert_int_equal(bytes % 128, 0);
+    for (int own = 0; own <= 256; own += 128) {
+        int block = bytes + reserved + own;
+        assert_true(EW_PLAN_BULK_CAPPED_BLOCKS * block <= per_sm);
+        assert_true((EW_PLAN_BULK_CAPPED_BLOCKS + 1) * (bytes + reserved) > per_sm);
+    }
+    if (EW_PLAN_BULK_CAPPED_BLOCKS == 7)
+        assert_int_equal(bytes, 32000); /* 33280 (the SM's seventh, in units) - 1024 - 256 */
+    assert_true(bytes > 8192 + 2 * 2 * EW_PLAN_BULK_ALIGN); /* more than a default binary tile takes */
+    assert_int_equal(ew_plan_capped_shared_bytes(0, 0), 0);
+    assert_int_equal(ew_plan_capped_shared_bytes(1024, 1024), 0);
+}
+
 /* Bulk-copy plans: out's head peeled to a 128-byte line (EW_PLAN_OUT_ALIGN), one tile of 256
  * threads x tile_packs packs per block, tiles sized by input bytes (halved for f16 -> f32 shapes,
  * doubled for binary 1-byte ops and for 2-byte inputs at other phases than out, halved for inputs at
@@ -626,7 +648,7 @@ static void test_bulk(void **state)
     (void)state;
     if (EW_PLAN_BULK_MIN_TILES != 24 || EW_PLAN_BULK_SHIFTED_MIN_TILES != 1 ||
         EW_PLAN_BULK_SPLICED_MIN_TILES != 192 || EW_PLAN_BULK_WAVE_TILES != 8 ||
-        EW_PLAN_BULK_BYTE_ACCESS != 16 || OUT_ALIGN != 128) {
+        EW_PLAN_BULK_BYTE_ACCESS != 16 || OUT_ALIGN != 128 || EW_PLAN_BULK_CAP_MIN_TILES != 192) {
         printf("# hand-checked bulk plans assume the default EW_PLAN_BULK_* knobs\n");
         skip();
     }
@@ -650,6 +672,17 @@ static void test_bulk(void **state)
     /* always: any n the grid holds */
     assert_true(ew_plan_make_bulk((1 << 20) + 3, 3, aligned, f32, 132, 8192, 1, &plan));
     assert_int_equal(plan.blocks, 1025);
+    /* binary ops at one phase keep to EW_PLAN_BULK_CAPPED_BLOCKS blocks an SM from 192 tiles per SM
+     * (25344 tiles of 1024); not below, not at other phases, not unary or 1-byte ops (below) */
+    assert_true(ew_plan_make_bulk(25344 * 1024, 3, aligned, f32, 132, 8192, 0, &plan));
+    assert_true(plan.capped);
+    assert_true(ew_plan_make_bulk(25343 * 1024, 3, aligned, f32, 132, 8192, 0, &plan));
+    assert_false(plan.capped);
+    assert_true(ew_plan_make_bulk(1 << 28, 3, aligned, f64, 132, 8192, 0, &plan));
+    assert_true(plan.capped);
+    assert_true(ew_plan_make_bulk(1 << 28, 3, phases, f32, 132, 8192, 0, &plan));
+    assert_false(plan.capped);
+
     /* inputs at other phases, 8 KiB of inputs a tile: 1024 elements, as aligned; binary 2- to 8-byte ops
      * need 192 tiles per SM there (25344 tiles after the head of 31) */
     assert_true(ew_plan_make_bulk(1 << 26, 3, phases, f32, 132, 8192, 0, &plan));
@@ -679,6 +712,7 @@ static void test_bulk(void **state)
     uintptr_t pair[2] = {0x1000, 0x2004}, pair_aligned[2] = {0x1000, 0x2000};
     assert_true(ew_plan_make_bulk(1 << 26, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 2);
+    assert_false(plan.capped);
     assert_true(ew_plan_make_bulk(132 * 192 * 2048, 2, pair, f32_f32, 132, 8192, 0, &plan));
     assert_int_equal(plan.blocks, 132 * 192);
     assert_false(ew_plan_make_bulk(132 * 192 * 2048 - 2048, 2, pair, f32_f32, 132, 8192, 0, &plan));
@@ -701,6 +735,10 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk(1 << 26, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.tile_packs, 1);
     assert_int_equal(plan.blocks, 32768);
+    assert_false(plan.capped);
+    uintptr_t f16_aligned[3] = {0x1000, 0x2000, 0x3000};
+    assert_true(ew_plan_make_bulk(1 << 26, 3, f16_aligned, f16_3, 132, 8192, 0, &plan));
+    assert_true(plan.capped); /* 32768 tiles of 2048: 248 per SM */
     assert_true(ew_plan_make_bulk(63 + 3168 * 2048, 3, f16_phases, f16_3, 132, 8192, 0, &plan));
     assert_int_equal(plan.head, 63);
     assert_int_equal(plan.blocks, 3168);
@@ -760,6 +798,8 @@ static void test_bulk(void **state)
     assert_true(ew_plan_make_bulk(1 << 26, 3, bytes_3, u8_3, 132, 8192, 1, &plan));
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 16384);
+    assert_true(ew_plan_make_bulk(1 << 28, 3, bytes_3, u8_3, 132, 8192, 1, &plan));
+    assert_false(plan.capped); /* 496 tiles per SM, but a 1-byte op */
     /* and at other phases the same, 8 KiB of inputs, not the 16 KiB that §30 measured 1 to 3.6 % slower
      * from 2^24; at 2^22 one access a thread is the least a tile holds: 1024 tiles, under 8 per SM */
     uintptr_t bytes_3_phases[3] = {0x10000, 0x20001, 0x30002};
@@ -899,6 +939,7 @@ int main(void)
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_bulk),
+        cmocka_unit_test(test_capped_shared_bytes),
         cmocka_unit_test(test_bulk_all_phases),
         cmocka_unit_test(test_choose),
     };

@@ -171,26 +171,24 @@ static bulk_shape_t bulk_shape(int count, const size_t elem_size[], size_t max_s
                            : SHAPE_UNARY_NARROWER;
 }
 
-/* Tiles per SM from which the bulk kernel measured faster than the direct one, every pointer at one
- * phase of the access or not; NEVER where it never did (bench/NOTES.md §6, §13, §17, §19, §25, §30). */
+/* The bulk rules per shape (bench/NOTES.md §6, §13, §17, §19, §25, §30, §33): the tiles per SM from
+ * which the bulk kernel measured faster than the direct one, every pointer at one phase of the access
+ * or not (NEVER where it never did); and whether calls at one phase from EW_PLAN_BULK_CAP_MIN_TILES
+ * tiles per SM ran faster with EW_PLAN_BULK_CAPPED_BLOCKS blocks an SM than with as many as fit (8: 64
+ * KiB of inputs in flight, where 7 keep 56 KiB). */
 enum { NEVER = -1 };
 static const struct {
-    int one_phase, other_phases;
-} bulk_min_tiles[SHAPE_COUNT] = {
+    int one_phase, other_phases, capped;
+} bulk_rules[SHAPE_COUNT] = {
     [SHAPE_BYTES] = {NEVER, EW_PLAN_BULK_SHIFTED_MIN_TILES}, /* the direct kernel moves 16 bytes an access */
     [SHAPE_BYTES_TABLE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SHIFTED_MIN_TILES},
     [SHAPE_UNARY_SAME] = {NEVER, EW_PLAN_BULK_SPLICED_MIN_TILES},
     [SHAPE_UNARY_HALVING] = {NEVER, EW_PLAN_BULK_MIN_TILES},
     [SHAPE_UNARY_NARROWER] = {NEVER, NEVER},
     [SHAPE_UNARY_WIDENING] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SHIFTED_MIN_TILES},
-    [SHAPE_BINARY_2BYTE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_MIN_TILES},
-    [SHAPE_BINARY_WIDE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SPLICED_MIN_TILES},
+    [SHAPE_BINARY_2BYTE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_MIN_TILES, .capped = 1},
+    [SHAPE_BINARY_WIDE] = {EW_PLAN_BULK_MIN_TILES, EW_PLAN_BULK_SPLICED_MIN_TILES, .capped = 1},
 };
-
-/* Shapes whose calls at one phase ran faster with EW_PLAN_BULK_CAPPED_BLOCKS blocks an SM than with
- * as many as fit (8: 64 KiB of inputs in flight, where 7 keep 56 KiB), from EW_PLAN_BULK_CAP_MIN_TILES
- * tiles per SM (bench/NOTES.md §33). */
-static const int bulk_capped[SHAPE_COUNT] = {[SHAPE_BINARY_2BYTE] = 1, [SHAPE_BINARY_WIDE] = 1};
 
 int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const size_t elem_size[], int sm_count,
                       int tile_input_bytes, int flags, ew_plan_t *plan)
@@ -206,7 +204,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
     int access = pack * EW_PLAN_BULK_ACCESS_PACKS(max_size); /* elements per access */
     int shifted = !phases_agree(count, address, elem_size, access);
     const bulk_shape_t shape = bulk_shape(count, elem_size, max_size, flags & EW_PLAN_BULK_TABLE);
-    int64_t min_tiles_per_sm = shifted ? bulk_min_tiles[shape].other_phases : bulk_min_tiles[shape].one_phase;
+    int64_t min_tiles_per_sm = shifted ? bulk_rules[shape].other_phases : bulk_rules[shape].one_phase;
     if (always)
         min_tiles_per_sm = 0;
     else if (min_tiles_per_sm == NEVER)
@@ -239,7 +237,7 @@ int ew_plan_make_bulk(int64_t n, int count, const uintptr_t address[], const siz
                         .packs = (n - head) / pack,
                         .blocks = (unsigned)tiles, /* 0 where n == head: the head block alone */
                         .tile_packs = (int)tile_packs,
-                        .capped = !shifted && bulk_capped[shape] &&
+                        .capped = !shifted && bulk_rules[shape].capped &&
                                   tiles >= (int64_t)EW_PLAN_BULK_CAP_MIN_TILES * sm_count};
     return 1;
 }

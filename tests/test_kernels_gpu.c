@@ -325,27 +325,36 @@ static void check_inputs_and_free(gu_buffer_t *out, gu_buffer_t *a, gu_buffer_t 
 
 /* ---- n sweep at offset 0, each n in its own exactly sized buffers ---- */
 
+/* One n at offset 0 in buffers of exactly n elements (guards right after the last), each alpha against
+ * its expected output; then the inputs (b_host NULL for unary ops) must come back untouched. */
+static void call_exactly_sized(const entry_t *e, int64_t n, const void *a_host, const void *b_host,
+                               const double *alphas, int alpha_count, void *const *expected,
+                               const char *label)
+{
+    gu_buffer_t *a = gu_buffer_new(e->in, n), *b = NULL, *out = gu_buffer_new(e->out, n);
+    gu_buffer_load(a, a_host, gu_buffer_region_elems(a));
+    if (b_host != NULL) {
+        b = gu_buffer_new(e->in, n);
+        gu_buffer_load(b, b_host, gu_buffer_region_elems(b));
+    }
+    char what[256], extra[96];
+    snprintf(extra, sizeof extra, "(%s)", label);
+    for (int j = 0; j < alpha_count; ++j) {
+        describe(what, sizeof what, e, alphas[j], n, 0, 0, 0, extra);
+        run_and_check(e, alphas[j], n, out, 0, a, 0, b, 0, expected[j], a_host, b_host, what);
+    }
+    snprintf(extra, sizeof extra, "(%s: inputs must be untouched)", label);
+    describe(what, sizeof what, e, 0, n, 0, 0, 0, extra);
+    check_inputs_and_free(out, a, b, what);
+}
+
 static void sweep_n(work_t *w)
 {
-    const entry_t *e = w->e;
     const int64_t *list = w->small ? sweep_n_small : sweep_n_full;
     size_t count = w->small ? COUNT(sweep_n_small) : COUNT(sweep_n_full);
-    char what[256];
-    for (size_t k = 0; k < count; ++k) {
-        int64_t n = list[k];
-        gu_buffer_t *a = gu_buffer_new(e->in, n), *b = NULL, *out = gu_buffer_new(e->out, n);
-        gu_buffer_load(a, w->a_host, gu_buffer_region_elems(a));
-        if (w->b_host != NULL) {
-            b = gu_buffer_new(e->in, n);
-            gu_buffer_load(b, w->b_host, gu_buffer_region_elems(b));
-        }
-        for (int j = 0; j < w->alpha_count; ++j) {
-            describe(what, sizeof what, e, w->alphas[j], n, 0, 0, 0, "(n sweep)");
-            run_and_check(e, w->alphas[j], n, out, 0, a, 0, b, 0, w->expected[j], w->a_host, w->b_host, what);
-        }
-        describe(what, sizeof what, e, 0, n, 0, 0, 0, "(n sweep: inputs must be untouched)");
-        check_inputs_and_free(out, a, b, what);
-    }
+    for (size_t k = 0; k < count; ++k)
+        call_exactly_sized(w->e, list[k], w->a_host, w->b_host, w->alphas, w->alpha_count, w->expected,
+                           "n sweep");
 }
 
 /* ---- every offset of every pointer ---- */
@@ -578,14 +587,7 @@ static void large_call(const entry_t *e, double alpha)
     const void *b_host = random_inputs(e->in, 1, n + GU_MAX_OFFSET_BYTES);
     void *expected = gu_host_alloc((size_t)n * ew_dtype_size(e->out));
     reference_parallel(e, alpha, n, expected, a_host, b_host);
-    gu_buffer_t *a = gu_buffer_new(e->in, n), *b = gu_buffer_new(e->in, n), *out = gu_buffer_new(e->out, n);
-    gu_buffer_load(a, a_host, gu_buffer_region_elems(a));
-    gu_buffer_load(b, b_host, gu_buffer_region_elems(b));
-    char what[256];
-    describe(what, sizeof what, e, alpha, n, 0, 0, 0, "(large call)");
-    run_and_check(e, alpha, n, out, 0, a, 0, b, 0, expected, a_host, b_host, what);
-    describe(what, sizeof what, e, alpha, n, 0, 0, 0, "(large call: inputs must be untouched)");
-    check_inputs_and_free(out, a, b, what);
+    call_exactly_sized(e, n, a_host, b_host, &alpha, 1, &expected, "large call");
 }
 
 static void test_entry(void **state)

@@ -626,11 +626,9 @@ static void test_capped_shared_bytes(void **state)
     const int per_sm = 228 * 1024, reserved = 1024;
     int bytes = ew_plan_capped_shared_bytes(per_sm, reserved);
     assert_int_equal(bytes % 128, 0);
-    for (int own = 0; own <= 256; own += 128) {
-        int block = bytes + reserved + own;
-        assert_true(EW_PLAN_BULK_CAPPED_BLOCKS * block <= per_sm);
-        assert_true((EW_PLAN_BULK_CAPPED_BLOCKS + 1) * (bytes + reserved) > per_sm);
-    }
+    for (int own = 0; own <= 256; own += 128)
+        assert_true(EW_PLAN_BULK_CAPPED_BLOCKS * (bytes + reserved + own) <= per_sm);
+    assert_true((EW_PLAN_BULK_CAPPED_BLOCKS + 1) * (bytes + reserved) > per_sm);
     if (EW_PLAN_BULK_CAPPED_BLOCKS == 7)
         assert_int_equal(bytes, 32000); /* 33280 (the SM's seventh, in units) - 1024 - 256 */
     assert_true(bytes > 8192 + 2 * 2 * EW_PLAN_BULK_ALIGN); /* more than a default binary tile takes */

@@ -2,8 +2,17 @@
 // memory with cp.async.bulk, then computes whole packs out of shared memory and stores them to out,
 // which the head made pack-aligned. Copies start at EW_PLAN_BULK_ALIGN-aligned addresses, so the
 // inputs' phases relative to out cost only a byte permute in shared memory, not a second global
-// load; the copy engine keeps a whole tile in flight without holding registers.
+// load; the copy engine keeps a whole tile in flight without holding registers. Only GPUs of
+// cc >= 9.0 have the copies: below, the kernel is empty and the policy never plans it.
 #pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "edges.cuh"
+#include "pack.cuh"
+#include "plan.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cuda/ptx>
@@ -123,15 +132,15 @@ __device__ __forceinline__ StagingCopy plan_staging(const T *begin, const T *end
     return copy;
 }
 
-// The elements of an edge tile the copy engine leaves (all of them on GPUs without it).
+// The elements of an edge tile the copy engine leaves.
 template <typename T>
 __device__ __forceinline__ void stage_by_threads(const T *first, int count, const StagingCopy &copy,
                                                  const StagedInput &in)
 {
     if constexpr (!std::is_same_v<T, NoInput>) {
         unsigned char *slot = const_cast<unsigned char *>(in.slot) + in.offset;
-        const int before = EW_HAS_BULK_COPY ? copy.before : count;
-        const int after = EW_HAS_BULK_COPY ? copy.after : 0;
+        const int before = copy.before;
+        const int after = copy.after;
         for (int k = threadIdx.x; k < before + after; k += blockDim.x) {
             const int e = k < before ? k : count - after + (k - before);
             memcpy(slot + e * sizeof(T), first + e, sizeof(T));
@@ -153,6 +162,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
                 const typename F::In2 *__restrict__ b)
 {
+#if EW_HAS_BULK_COPY
     using In1 = typename F::In1;
     using In2 = typename F::In2;
     extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
@@ -177,7 +187,6 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     if constexpr (!std::is_same_v<In2, NoInput>)
         copy_b = plan_staging(b, b + plan.n, b + first, count, &staged_b.offset);
 
-#if EW_HAS_BULK_COPY
     namespace ptx = cuda::ptx;
     __shared__ uint64_t copies_done;
     const uint32_t engine_bytes = copy_a.bytes + copy_b.bytes;
@@ -187,9 +196,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         ptx::mbarrier_init(&copies_done, 1);
         ptx::fence_proxy_async(ptx::space_shared);
     }
-#endif
     follow_previous_grid();
-#if EW_HAS_BULK_COPY
     if (sends_copies) {
         if (copy_a.bytes != 0)
             ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
@@ -202,7 +209,6 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &copies_done,
                                        engine_bytes);
     }
-#endif
     stage_by_threads(a + first, count, copy_a, staged_a);
     if constexpr (!std::is_same_v<In2, NoInput>)
         stage_by_threads(b + first, count, copy_b, staged_b);
@@ -211,20 +217,18 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     __syncthreads();     // the threads' elements and the table are in place, the barrier initialised
 
     // A packs per access; the plan makes tile_packs a multiple of A and aligns out to the access.
-    constexpr int A = EW_PLAN_BULK_ACCESS_PACKS(kWidestElement<F>);
+    constexpr int A = EW_PLAN_ACCESS_PACKS(kWidestElement<F>);
     using OutRun = RunOf<F, P, A, typename F::Out>;
     using In1Run = RunOf<F, P, A, In1>;
     using In2Run = RunOf<F, P, A, In2>;
     auto *out_tile = out + first;
     for (int u = 0; u < plan.tile_packs / A; ++u) {
-#if EW_HAS_BULK_COPY
         // The wait stands at the first read of the tile, inside the loop: the compiler then works out
         // the run's addresses before it, while the copies fly, where a wait before the loop kept that
-        // work after it (grids of one wave: +1 to +4.6 %, bench/NOTES.md §29).
+        // work after it (grids of one wave: +1 to +4.6 %).
         if (u == 0 && engine_bytes != 0)
             while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
                 ;
-#endif
         const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
         if (e + P * A <= count) {
             const In1Run x = read_staged<In1, P, A, In1Run>(staged_a, e);
@@ -239,19 +243,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
                     apply(f, read_staged_element<In1>(staged_a, k), read_staged_element<In2>(staged_b, k));
         }
     }
-}
-
-template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *args)
-{
-    const ew_plan_t &plan = args->plan;
-    const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
-    // A capped plan asks for more shared memory than its tiles use, which keeps blocks off the SM.
-    const size_t shared_bytes =
-        std::max<size_t>(staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile),
-                         args->bulk_shared_min);
-    // The tiles cover [head, n), one block each; one more block for the head, if any.
-    const BulkPlan bulk{args->n, plan.head, plan.tile_packs};
-    return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), shared_bytes);
+#endif
 }
 
 } // namespace ew

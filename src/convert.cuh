@@ -20,7 +20,7 @@ __device__ __forceinline__ F8E4M3 f32_to_e4m3(float f)
     const uint32_t bits = __float_as_uint(f);
     const uint32_t sign = (bits >> 24) & 0x80u;
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
     if (magnitude > 0x43E80000u)
         return F8E4M3{static_cast<uint8_t>(0x7Fu | sign)};
     return F8E4M3{__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3)};
@@ -44,7 +44,7 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
     const uint32_t bits = __float_as_uint(f);
     const uint32_t sign = (bits >> 24) & 0x80u;
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
     if (magnitude > 0x7F800000u)
         return F8E5M2{static_cast<uint8_t>(0x7Fu | sign)};
     if (magnitude >= 0x47700000u)
@@ -70,7 +70,7 @@ __device__ __forceinline__ F8E5M2 f32_to_e5m2(float f)
 template <typename Fp8> inline constexpr uint32_t kFp8Nan = std::is_same_v<Fp8, F8E4M3> ? 0x7Fu : 0x7Du;
 
 __device__ __forceinline__ bool e4m3_is_nan(F8E4M3 x) { return (x.bits & 0x7Fu) >= kFp8Nan<F8E4M3>; }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
 // Every e4m3 value but NaN is exact in f16, which the cc 8.9 instruction gives.
 __device__ __forceinline__ __half e4m3_as_f16(F8E4M3 x)
 {
@@ -83,7 +83,7 @@ __device__ __forceinline__ float e4m3_to_f32(F8E4M3 x)
     const uint32_t sign = static_cast<uint32_t>(x.bits & 0x80u) << 24;
     if (e4m3_is_nan(x))
         return __uint_as_float(sign | 0x7FF00000u); // PyTorch's widening of the NaN code
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
     return __half2float(e4m3_as_f16(x));
 #else
     const uint32_t exponent = (x.bits >> 3) & 0xFu, mantissa = x.bits & 7u;
@@ -174,7 +174,7 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
         return static_cast<float>(working_value(x));
     } else if constexpr (std::is_same_v<Out, __half> && std::is_same_v<In, F8E5M2>) {
         return e5m2_is_nan(x) ? narrow<__half>(e5m2_to_f32(x)) : e5m2_as_f16(x); // exact but NaN
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
     } else if constexpr (std::is_same_v<Out, __half> && std::is_same_v<In, F8E4M3>) {
         return e4m3_is_nan(x) ? narrow<__half>(e4m3_to_f32(x)) : e4m3_as_f16(x); // exact but NaN
 #endif

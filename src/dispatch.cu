@@ -1,36 +1,27 @@
-#include "driver.h"
+// The dispatch table: the rows of src/rows.h, looked up by op and dtypes.
 #include "rows.h"
 
 namespace {
 using ew::DispatchRow;
 
-// Indexed by op; the cast entry is unused (casts are indexed by their source dtype instead).
-const DispatchRow *const op_rows[EW_OP_END] = {
-    nullptr, &ew::add_row, &ew::mul_row, &ew::relu_row, nullptr, &ew::scale_add_row,
-};
+// Indexed by op; NULL for the cast, whose rows are indexed by their source dtype instead.
+#define EW_OP_ROW_ADDRESS(value, name, call, functor, kinds) EW_ROW_OF_##call(name),
+const DispatchRow *const op_rows[EW_OP_END] = {nullptr, EW_CATALOGUE_OPS(EW_OP_ROW_ADDRESS)};
+#undef EW_OP_ROW_ADDRESS
 
-#define EW_CAST_ROW_ADDRESS(name, dtype) &ew::cast_row_##name,
-const DispatchRow *const cast_rows_by_source[EW_DTYPE_END] = {nullptr, EW_CAST_SOURCES(EW_CAST_ROW_ADDRESS)};
+#define EW_CAST_ROW_ADDRESS(value, name, type, size, kind) &ew::cast_row_##name,
+const DispatchRow *const cast_rows_by_source[EW_DTYPE_END] = {nullptr, EW_CATALOGUE_DTYPES(EW_CAST_ROW_ADDRESS)};
 #undef EW_CAST_ROW_ADDRESS
 
 bool in_range(int value, int end) { return value > 0 && value < end; }
 } // namespace
-
-namespace ew {
-DriverLaunch driver_launch()
-{
-    static const DriverLaunch function =
-        reinterpret_cast<DriverLaunch>(ewi_driver_function("cuLaunchKernelEx"));
-    return function;
-}
-} // namespace ew
 
 extern "C" const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
 {
     if (!in_range(op, EW_OP_END) || !in_range(out_dtype, EW_DTYPE_END) || !in_range(in_dtype, EW_DTYPE_END))
         return nullptr;
     const ew_launcher_t *entry;
-    if (op == EW_OP_CAST)
+    if (ewi_op_call(op) == EW_CALL_CAST)
         entry = &(*cast_rows_by_source[in_dtype])[out_dtype];
     else if (out_dtype == in_dtype)
         entry = &(*op_rows[op])[out_dtype];

@@ -6,26 +6,26 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include "catalogue.h"
 #include "elementwise.h"
+#include "params.h"
 #include "plan.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { EW_DTYPE_END = EW_F8E5M2 + 1, EW_OP_END = EW_OP_SCALE_ADD + 1, EW_PACK_WIDTHS = 4 };
+enum { EW_PACK_WIDTHS = 4 };
 
-/* Everything one launch needs; the launcher builds the op's functor from it. */
+/* Everything one launch needs; the launcher builds the op's functor from params. */
 typedef struct {
     void *out;
     const void *in[2];
     int64_t n;
     ew_plan_t plan;
     cudaStream_t stream;
-    int dependent_launch;   /* launch as a programmatic dependent of the stream's previous kernel */
-    size_t bulk_shared_min; /* bulk: shared memory a block asks at least (plan.capped; 0: its tiles') */
-    double alpha;           /* scale_add on floating dtypes */
-    uint64_t alpha_integer; /* scale_add on integer dtypes and bool, already validated */
+    int dependent_launch; /* launch as a programmatic dependent of the stream's previous kernel */
+    ew_op_params_t params;
 } ew_launch_args_t;
 
 typedef cudaError_t (*ew_launch_fn)(const ew_launch_args_t *args);

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "convert.cuh"
-#include "dispatch.h"
+#include "params.h"
 
 namespace ew {
 
@@ -74,7 +74,7 @@ template <> struct FloatBits<double> {
 
 // f64 results that are NaN: the first NaN operand, quieted, in the order given; else the hardware's
 // default NaN. Explicit because the hardware's pick between two NaN operands depends on the operand
-// order the compiler chose; the orders are PyTorch's (docs/semantics.md §6).
+// order the compiler chose; the orders are PyTorch's (docs/semantics.md).
 __device__ __forceinline__ double quiet_nan(double x)
 {
     return __longlong_as_double(__double_as_longlong(x) | 0x0008000000000000ll);
@@ -100,12 +100,10 @@ template <typename T> struct Add {
     using Out = T;
     using In1 = T;
     using In2 = T;
-    static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
-    // i8/u8 in byte lanes of a word: slower than bytewise while runs went through byte arrays (§2,
-    // §15), faster since they stay words (bench/NOTES.md §18).
+    // i8/u8 in byte lanes of a word: faster than bytewise since runs stay in word registers.
     static constexpr bool kHasQuad = kIsBool<T> || kIsByteInteger<T>;
-    static Add make(const ew_launch_args_t &) { return {}; }
+    static Add make(const ew_op_params_t &) { return {}; }
 
     // Bytes wrap: the low seven bits of each lane add without a carry out of it, the top bit is the
     // sum's parity.
@@ -142,10 +140,9 @@ template <typename T> struct Mul {
     using Out = T;
     using In1 = T;
     using In2 = T;
-    static constexpr bool kSupported = !kIsFp8<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
     static constexpr bool kHasQuad = kIsBool<T>;
-    static Mul make(const ew_launch_args_t &) { return {}; }
+    static Mul make(const ew_op_params_t &) { return {}; }
 
     __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
     {
@@ -176,10 +173,9 @@ template <typename T> struct Relu {
     using Out = T;
     using In1 = T;
     using In2 = NoInput;
-    static constexpr bool kSupported = !kIsFp8<T> && !kIsBool<T>;
     static constexpr bool kHasPair = kIsHalfLike<T>;
     static constexpr bool kHasQuad = kIsByteInteger<T>;
-    static Relu make(const ew_launch_args_t &) { return {}; }
+    static Relu make(const ew_op_params_t &) { return {}; }
 
     // Bytes with the sign bit set become 0: plain word arithmetic, not the emulated __vmaxs4.
     __device__ __forceinline__ uint32_t quad(uint32_t x) const
@@ -237,7 +233,6 @@ template <typename T> struct ScaleAdd {
     using Out = T;
     using In1 = T;
     using In2 = T;
-    static constexpr bool kSupported = !kIsFp8<T>;
     // Pairs: 16-bit floats widened and narrowed two at a time around two fmaf (no fused bf16x2/half2
     // form rounds once to float first); i16 two lanes of a word at once.
     static constexpr bool kHasPair = kIsHalfLike<T> || std::is_same_v<T, int16_t>;
@@ -245,12 +240,12 @@ template <typename T> struct ScaleAdd {
     using Alpha = typename AlphaOf<T>::Type;
     Alpha alpha;
 
-    static ScaleAdd make(const ew_launch_args_t &args)
+    static ScaleAdd make(const ew_op_params_t &params)
     {
         if constexpr (kIsFloat<T>)
-            return {static_cast<Alpha>(args.alpha)};
+            return {static_cast<Alpha>(params.alpha)};
         else
-            return {static_cast<Alpha>(args.alpha_integer)};
+            return {static_cast<Alpha>(params.alpha_integer)};
     }
 
     __device__ __forceinline__ uint32_t quad(uint32_t a, uint32_t b) const
@@ -306,7 +301,7 @@ template <typename Fp8> __device__ __forceinline__ uint2 fp8x4_to_halves(uint32_
     if constexpr (std::is_same_v<Fp8, F8E5M2>) {
         return make_uint2(__byte_perm(x, 0, 0x1404), __byte_perm(x, 0, 0x3424));
     } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if EW_HAS_FP8_CVT
         return make_uint2(bits_as<uint32_t>(__nv_cvt_fp8x2_to_halfraw2(x & 0xFFFFu, __NV_E4M3)),
                           bits_as<uint32_t>(__nv_cvt_fp8x2_to_halfraw2(x >> 16, __NV_E4M3)));
 #else
@@ -317,17 +312,11 @@ template <typename Fp8> __device__ __forceinline__ uint2 fp8x4_to_halves(uint32_
 
 // From cc 8.9 the f16 -> fp8 instruction rounds an f16 as convert() rounds its exact f32 value;
 // fp8 -> f16 is exact. Ranges PyTorch sends to NaN (e4m3) or infinity (e5m2) take convert()'s rule.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-#define EW_HAS_FP8_CVT 1
-#else
-#define EW_HAS_FP8_CVT 0
-#endif
 
 template <typename OutT, typename InT> struct Cast {
     using Out = OutT;
     using In1 = InT;
     using In2 = NoInput;
-    static constexpr bool kSupported = true;
     // f16 -> fp8, and every other input convert() takes through one float (f32, f64, bf16, i16, i32,
     // i64), two at a time (cc 8.9).
     static constexpr bool kToFp8Pair = kIsFp8<OutT> && !kIsFp8<InT> && !kIsBool<InT> && !kIsByteInteger<InT>;
@@ -337,17 +326,17 @@ template <typename OutT, typename InT> struct Cast {
     static constexpr bool kOutIsByte = kIsBool<OutT> || kIsByteInteger<OutT>;
     // fp8 -> f16, bf16 and i16: four at once through f16 (fp8x4_to_halves).
     static constexpr bool kFromFp8Quad = kIsFp8<InT> && (kIsHalfLike<OutT> || std::is_same_v<OutT, int16_t>);
-    // fp8 -> bool: a code is zero when its magnitude bits are (measured faster than the table, §16).
+    // fp8 -> bool: a code is zero when its magnitude bits are (measured faster than the table).
     static constexpr bool kFp8ToBool = kIsBool<OutT> && kIsFp8<InT>;
     // Other 1-byte -> 1-byte casts with an fp8 side (fp8 <-> the other fp8, i8, u8; bool -> fp8): an
     // input byte has 256 values, so each block fills a table with convert()'s results (the same bits
     // by construction) and looks codes up. Through the conversion instructions these casts were
-    // compute-bound at 0.74-0.92x memcpy (bench/NOTES.md §13, §16).
+    // compute-bound at 0.74-0.92x memcpy.
     static constexpr bool kByteTable = sizeof(OutT) == 1 && sizeof(InT) == 1 && !std::is_same_v<OutT, InT> &&
                                        !kFp8ToBool && (kIsFp8<InT> || kIsFp8<OutT>);
     static constexpr bool kHasQuad =
         (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kFp8ToBool || kByteTable;
-    static Cast make(const ew_launch_args_t &) { return {}; }
+    static Cast make(const ew_op_params_t &) { return {}; }
 
     // The block's table (a shared variable of this function: one per block and instantiation).
     __device__ __forceinline__ static unsigned char *byte_table()

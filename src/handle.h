@@ -1,16 +1,42 @@
-/* Internal (not exported): a handle from given device figures, with no device query. The C ABI's
- * ew_handle_create queries the device and calls it; the CPU tests call it to reach validation
- * and dispatch without a GPU. */
+/* The handle: the device's figures and the architecture's tuning policy, fixed at creation, and the
+ * device's primary context, retained by the first call that finds it current. */
 #ifndef EW_HANDLE_H
 #define EW_HANDLE_H
 
+#include <stdatomic.h>
+
 #include "elementwise.h"
+#include "plan.h"
+#include "pointer_check.h"
+#include "policy.h"
+
+struct ew_handle_s {
+    unsigned magic;
+    int device;
+    ew_device_t figures;
+    ew_policy_t policy;                       /* the architecture's, with the environment's overrides */
+    int check_pointers;                       /* EW_CHECK_POINTERS=1 at create */
+    ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
+    void *_Atomic context;                    /* the device's primary context, retained; NULL: not yet */
+    atomic_int adoption_tried;
+    struct ew_handle_s *next_free;
+};
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* A handle from given device figures, with no device query and the policy of GPUs before cc 9.0
+ * (the direct kernel, plain launches). ew_handle_create queries the device and calls it; the CPU
+ * tests call it to reach validation and dispatch without a GPU. */
 ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle);
+
+/* EW_SUCCESS for a live handle; EW_ERROR_INVALID_HANDLE with the message set otherwise. */
+ew_status_t ewi_handle_check(ew_handle_t handle);
+
+/* EW_SUCCESS when the calling thread's current device is the handle's; EW_ERROR_DEVICE_MISMATCH or
+ * EW_ERROR_CUDA with the message set otherwise. */
+ew_status_t ewi_handle_check_device(ew_handle_t handle);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-// Storage types of the 12 dtypes and the dtype -> type map the dispatch table is built from.
+// Storage types of the dtypes and the dtype -> type map (from src/catalogue.h) the dispatch table is
+// built from.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,7 +9,16 @@
 #include <cstring>
 #include <type_traits>
 
-#include "elementwise.h"
+#include "catalogue.h"
+
+// The cc 8.9 conversion instructions (fp8x2 <-> f16x2, f32x2 -> fp8x2). A build with
+// EW_GENERIC_CONVERSIONS (CMake option EW_GENERIC_CONVERSIONS) compiles the paths of older GPUs for
+// every GPU, so that a newer one runs the same tests over them.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !defined(EW_GENERIC_CONVERSIONS)
+#define EW_HAS_FP8_CVT 1
+#else
+#define EW_HAS_FP8_CVT 0
+#endif
 
 namespace ew {
 
@@ -28,22 +38,12 @@ struct F8E5M2 {
 struct NoInput {};
 
 template <ew_dtype_t D> struct DtypeType;
-#define EW_DTYPE_TYPE(dtype, type)        \
-    template <> struct DtypeType<dtype> { \
-        using Type = type;                \
+#define EW_DTYPE_TYPE(value, name, type, size, kind) \
+    template <> struct DtypeType<value> {           \
+        using Type = type;                          \
+        static_assert(sizeof(Type) == size);        \
     };
-EW_DTYPE_TYPE(EW_BOOL, Bool8)
-EW_DTYPE_TYPE(EW_I8, int8_t)
-EW_DTYPE_TYPE(EW_U8, uint8_t)
-EW_DTYPE_TYPE(EW_I16, int16_t)
-EW_DTYPE_TYPE(EW_I32, int32_t)
-EW_DTYPE_TYPE(EW_I64, int64_t)
-EW_DTYPE_TYPE(EW_F16, __half)
-EW_DTYPE_TYPE(EW_BF16, __nv_bfloat16)
-EW_DTYPE_TYPE(EW_F32, float)
-EW_DTYPE_TYPE(EW_F64, double)
-EW_DTYPE_TYPE(EW_F8E4M3, F8E4M3)
-EW_DTYPE_TYPE(EW_F8E5M2, F8E5M2)
+EW_CATALOGUE_DTYPES(EW_DTYPE_TYPE)
 #undef EW_DTYPE_TYPE
 
 template <ew_dtype_t D> using TypeOf = typename DtypeType<D>::Type;

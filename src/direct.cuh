@@ -1,0 +1,166 @@
+// The direct kernel: each thread loads whole packs of every input straight from global memory (a few
+// independent runs in flight), applies the functor and stores whole packs of out; the plan's head
+// makes out (or, out-shifted, the input) aligned, and inputs at other phases are read through shifted
+// windows. Runs on every GPU.
+#pragma once
+
+#include <cstdint>
+
+#include "edges.cuh"
+#include "pack.cuh"
+#include "plan.h"
+
+namespace ew {
+
+// How the direct kernel reaches its pointers (plan.kernel, src/plan.h): Aligned, every pointer at one phase
+// after the head (EW_PLAN_KERNEL_ALIGNED); Shifted, out aligned and the inputs read through shifted
+// windows (EW_PLAN_KERNEL_SHIFTED); OutShifted, the input aligned and out's runs stored element by
+// element (EW_PLAN_KERNEL_OUT_SHIFTED). One value, since the three exclude each other.
+enum class Window { Aligned, Shifted, OutShifted };
+
+// Reads input runs of A packs (A > 1 only unshifted). Aligned: run i of the input. Shifted: the
+// pack that starts shift bytes into aligned pack i, spliced from aligned packs i and i + 1 with byte
+// permutes, so that every memory access stays a whole aligned pack whatever the input's misalignment
+// relative to out.
+template <typename T, int P, bool Shifted, int A, typename Run> struct PackReader {
+    static_assert(A == 1 || !Shifted);
+    static_assert(sizeof(Run) == sizeof(PackRun<T, P, A>));
+    static constexpr int kWords = (sizeof(Run) + 3) / 4;
+    const T *base; // the input at the body's first element; for Shifted, rounded down to a pack
+    int shift_bytes;
+
+    // Run i when i < runs; past the end, loads nothing.
+    __device__ __forceinline__ Run operator()(int64_t i, int64_t runs) const
+    {
+        const auto *aligned = reinterpret_cast<const Run *>(base);
+        if constexpr (std::is_same_v<T, NoInput>) {
+            return {};
+        } else if constexpr (!Shifted || sizeof(Run) % 4 != 0) {
+            return i < runs ? load_pack(aligned + i) : Run{};
+        } else {
+            if (shift_bytes == 0)
+                return i < runs ? load_pack(aligned + i) : Run{};
+            const auto *words = reinterpret_cast<const WordPack<kWords> *>(base);
+            WordPack<kWords> lo{}, hi{};
+            if (i < runs) {
+                lo = load_pack(words + i);
+                hi = load_pack(words + i + 1); // the plan keeps it inside the input
+            }
+            return splice_words<Run, T>(lo, hi, shift_bytes);
+        }
+    }
+};
+
+// Where the body of a call lies: elements [0, head) and [body_tail, n) are done one by one.
+struct BodyPlan {
+    int64_t n, head, packs;
+    int shift_bytes[2];
+};
+
+// The end of the last whole run of A packs: the body's threads stop there.
+template <int P, int A> __host__ __device__ __forceinline__ int64_t body_tail(const BodyPlan &body)
+{
+    return body.head + body.packs / A * A * P;
+}
+
+// 1 where the call has elements to do one by one (the head, the tail), 0 else. Both kernels put them
+// in an extra block, the grid's last, which the host counts into the grid by this same function.
+template <int P, int A> __host__ __device__ __forceinline__ unsigned edge_blocks(const BodyPlan &body)
+{
+    return body.head > 0 || body.n > body_tail<P, A>(body);
+}
+
+// A run of out at an address aligned to its element only (out-shifted plans). Four 1-byte elements
+// (f32 -> fp8) go as 16-bit stores where the address allows (two at phase 2, a byte, a half and a
+// byte at odd phases; measured 2.6 to 3.4 % faster than four byte stores); others one element a
+// store, each moved as an integer of its size: ptxas 13.0 compiles byte stores of an f16 or bf16
+// result (a memcpy's lowering) wrong, for f16 as a conversion of the value to u8 instead of its low
+// byte (tests/repro/f16_byte_store.cu).
+template <typename Out, typename Run> __device__ __forceinline__ void store_unaligned(Out *p, const Run &run)
+{
+    if constexpr (sizeof(Run) == 4 && sizeof(Out) == 1) {
+        const uint32_t word = bits_as<uint32_t>(run);
+        auto *bytes = reinterpret_cast<unsigned char *>(p);
+        if ((reinterpret_cast<uintptr_t>(p) & 1) == 0) {
+            *reinterpret_cast<uint16_t *>(bytes) = static_cast<uint16_t>(word);
+            *reinterpret_cast<uint16_t *>(bytes + 2) = static_cast<uint16_t>(word >> 16);
+        } else {
+            bytes[0] = static_cast<unsigned char>(word);
+            *reinterpret_cast<uint16_t *>(bytes + 1) = static_cast<uint16_t>(word >> 8);
+            bytes[3] = static_cast<unsigned char>(word >> 24);
+        }
+    } else {
+        using Unit = typename VectorOf<sizeof(Out)>::Type;
+        constexpr int kUnits = static_cast<int>(sizeof(Run) / sizeof(Out));
+        const auto units = bits_as<Pack<Unit, kUnits>>(run);
+#pragma unroll
+        for (int k = 0; k < kUnits; ++k)
+            reinterpret_cast<Unit *>(p)[k] = units.v[k];
+    }
+}
+
+// Whole runs of A packs after the head's elements, which leave out pack-aligned (one vector access
+// each), each thread loading `Unroll` independent runs before computing any (bytes in flight); the
+// head and the tail past the last whole run one by one, with the same functor, in the last block.
+// Window::OutShifted (EW_PLAN_SHIFTS_OUT): the head aligned the input instead, and out's runs are written
+// element by element. The launch bounds' one block per SM is the register budget these kernels were
+// measured with.
+template <typename F, int P, int Unroll, Window W, int A = 1>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
+    elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
+                       const typename F::In2 *__restrict__ b)
+{
+    static_assert(A == 1 || W == Window::Aligned); // runs of several packs only where every pointer allows
+    using Out = typename F::Out;
+    using In1 = typename F::In1;
+    using In2 = typename F::In2;
+    const int64_t head = body.head, runs = body.packs / A, tail = body_tail<P, A>(body);
+    const unsigned edge_block = edge_blocks<P, A>(body);
+    follow_previous_grid();
+    if (edge_block && blockIdx.x == gridDim.x - 1) {
+        edge_elements(f, out, a, b, head + (body.n - tail),
+                      [=](int64_t j) { return j < head ? j : tail + (j - head); });
+        return;
+    }
+    const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t threads = static_cast<int64_t>(gridDim.x - edge_block) * blockDim.x;
+    if constexpr (kFillsTable<F, P>) {
+        F::fill_table();
+        __syncthreads();
+    }
+
+    using OutRun = RunOf<F, P, A, Out>;
+    using In1Run = RunOf<F, P, A, In1>;
+    using In2Run = RunOf<F, P, A, In2>;
+    Out *const out_body = out + head; // run-aligned but where the head aligned the input (OutShifted)
+    constexpr bool kShifted = W == Window::Shifted;
+    const PackReader<In1, P, kShifted, A, In1Run> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
+                                                         body.shift_bytes[0]};
+    const PackReader<In2, P, kShifted, A, In2Run> read_b{
+        std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>,
+        body.shift_bytes[1]};
+    for (int64_t first = thread; first < runs; first += threads * Unroll) {
+        In1Run a_in[Unroll];
+        In2Run b_in[Unroll];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int64_t i = first + u * threads;
+            a_in[u] = read_a(i, runs);
+            b_in[u] = read_b(i, runs);
+        }
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int64_t i = first + u * threads;
+            if (i < runs) {
+                OutRun result;
+                apply_run<F, P, A>(f, result, a_in[u], b_in[u]);
+                if constexpr (W == Window::OutShifted)
+                    store_unaligned(out_body + i * P * A, result);
+                else
+                    store_pack(reinterpret_cast<OutRun *>(out_body) + i, result);
+            }
+        }
+    }
+}
+
+} // namespace ew

@@ -1,0 +1,154 @@
+/* The handle: create, destroy, getters, and the current-device check every call makes. */
+#include "handle.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+
+#include "driver.h"
+#include "error.h"
+
+enum { HANDLE_LIVE = 0x65776831u /* "ewh1" */, HANDLE_DEAD = 0xDEADu };
+
+/* Destroyed handles are kept for reuse, never freed, so a stale handle reads as dead instead of
+ * touching freed memory. Only create and destroy take the lock; calls never do. */
+static pthread_mutex_t free_handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ew_handle_s *free_handles;
+
+ew_status_t ewi_handle_check(ew_handle_t handle)
+{
+    if (handle == NULL)
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "handle is NULL");
+    if (handle->magic != HANDLE_LIVE)
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "handle %p is not a live handle (destroyed?)", (void *)handle);
+    return EW_SUCCESS;
+}
+
+/* The first call that finds the handle's device current from its primary context (the runtime's)
+ * retains that context, once per handle, so it stays the same context until destroy; later calls
+ * compare the current context with it. Other contexts always take the runtime's answer. */
+ew_status_t ewi_handle_check_device(ew_handle_t handle)
+{
+    void *primary = atomic_load_explicit(&handle->context, memory_order_relaxed);
+    if (primary != NULL && ewi_current_context() == primary)
+        return EW_SUCCESS;
+    int current = -1;
+    cudaError_t error = cudaGetDevice(&current);
+    if (error != cudaSuccess)
+        return ewi_fail_cuda(error, "cudaGetDevice");
+    if (current != handle->device)
+        return ewi_fail(EW_ERROR_DEVICE_MISMATCH, "the current device is %d but the handle is for device %d",
+                        current, handle->device);
+    if (primary == NULL && !atomic_exchange(&handle->adoption_tried, 1)) {
+        void *adopted = ewi_retain_current_primary_context(handle->device);
+        if (adopted != NULL)
+            atomic_store(&handle->context, adopted);
+    }
+    return EW_SUCCESS;
+}
+
+ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle)
+{
+    pthread_mutex_lock(&free_handles_lock);
+    struct ew_handle_s *h = free_handles;
+    if (h != NULL)
+        free_handles = h->next_free;
+    pthread_mutex_unlock(&free_handles_lock);
+    if (h == NULL && (h = malloc(sizeof *h)) == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
+    *h = (struct ew_handle_s){.magic = HANDLE_LIVE,
+                              .device = device,
+                              .figures = {.sm_count = sm_count, .max_threads_per_sm = max_threads_per_sm},
+                              .policy = ew_policy_for(0, 0)};
+    *handle = h;
+    return EW_SUCCESS;
+}
+
+/* The device queries of ew_handle_create, in order. */
+static const struct {
+    enum cudaDeviceAttr attribute;
+    const char *call;
+} queries[] = {
+    {cudaDevAttrMultiProcessorCount, "cudaDeviceGetAttribute(MultiProcessorCount)"},
+    {cudaDevAttrMaxThreadsPerMultiProcessor, "cudaDeviceGetAttribute(MaxThreadsPerMultiProcessor)"},
+    {cudaDevAttrComputeCapabilityMajor, "cudaDeviceGetAttribute(ComputeCapabilityMajor)"},
+    {cudaDevAttrComputeCapabilityMinor, "cudaDeviceGetAttribute(ComputeCapabilityMinor)"},
+};
+enum { SM_COUNT, THREADS_PER_SM, MAJOR, MINOR, QUERIES };
+
+ew_status_t ew_handle_create(int device, ew_handle_t *handle)
+{
+    if (handle == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "handle: the output pointer is NULL");
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver || error == cudaErrorStubLibrary ||
+        (error == cudaSuccess && count == 0)) {
+        cudaGetLastError(); /* the failed query leaves nothing behind for the caller */
+        return ewi_fail(EW_ERROR_NO_DEVICE, "no CUDA device or driver: %s", cudaGetErrorName(error));
+    }
+    if (error != cudaSuccess)
+        return ewi_fail_cuda(error, "cudaGetDeviceCount");
+    if (device < 0 || device >= count)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "device: %d is not in [0, %d)", device, count);
+
+    _Static_assert(sizeof queries / sizeof queries[0] == QUERIES, "one query per figure");
+    int figure[QUERIES];
+    for (int i = 0; i < QUERIES; ++i)
+        if ((error = cudaDeviceGetAttribute(&figure[i], queries[i].attribute, device)) != cudaSuccess)
+            return ewi_fail_cuda(error, queries[i].call);
+
+    ew_status_t status = ewi_handle_make(device, figure[SM_COUNT], figure[THREADS_PER_SM], handle);
+    if (status != EW_SUCCESS)
+        return status;
+    struct ew_handle_s *h = *handle;
+    h->check_pointers = ewi_pointer_checks_requested(&h->address_range_query);
+    h->policy = ew_policy_for(figure[MAJOR], figure[MINOR]);
+    ew_policy_apply_environment(&h->policy);
+    return EW_SUCCESS;
+}
+
+ew_status_t ew_handle_destroy(ew_handle_t handle)
+{
+    if (handle == NULL)
+        return EW_SUCCESS;
+    ew_status_t status = ewi_handle_check(handle);
+    if (status != EW_SUCCESS)
+        return status;
+    if (atomic_exchange(&handle->context, NULL) != NULL)
+        ewi_release_primary_context(handle->device);
+    pthread_mutex_lock(&free_handles_lock);
+    handle->magic = HANDLE_DEAD;
+    handle->next_free = free_handles;
+    free_handles = handle;
+    pthread_mutex_unlock(&free_handles_lock);
+    return EW_SUCCESS;
+}
+
+/* The getters: each a figure of the handle, by name. */
+static ew_status_t get_figure(ew_handle_t handle, const char *what, int *value, int figure)
+{
+    ew_status_t status = ewi_handle_check(handle);
+    if (status != EW_SUCCESS)
+        return status;
+    if (value == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s: the output pointer is NULL", what);
+    *value = figure;
+    return EW_SUCCESS;
+}
+
+ew_status_t ew_handle_get_device(ew_handle_t handle, int *device)
+{
+    return get_figure(handle, "device", device, handle != NULL ? handle->device : 0);
+}
+
+ew_status_t ew_handle_get_sm_count(ew_handle_t handle, int *count)
+{
+    return get_figure(handle, "count", count, handle != NULL ? handle->figures.sm_count : 0);
+}
+
+ew_status_t ew_handle_get_max_threads_per_sm(ew_handle_t handle, int *threads)
+{
+    return get_figure(handle, "threads", threads, handle != NULL ? handle->figures.max_threads_per_sm : 0);
+}

@@ -1,0 +1,13 @@
+/* The run-time values an op's functor is built from (its make()), and nothing else of the call: no
+ * functor sees the plan or the launch. */
+#ifndef EW_PARAMS_H
+#define EW_PARAMS_H
+
+#include <stdint.h>
+
+typedef struct {
+    double alpha;           /* scale_add on floating dtypes */
+    uint64_t alpha_integer; /* scale_add on integer dtypes and bool, validated and wrapped to 64 bits */
+} ew_op_params_t;
+
+#endif

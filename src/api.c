@@ -154,12 +154,13 @@ ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtyp
     return run(handle, launcher, &args, operands, 2);
 }
 
-/* Integer dtypes take alpha as an exact integer of the dtype (bool: 0 or 1), as a wrapping multiplier. */
+/* Integer dtypes take alpha as an exact integer, a wrapping multiplier, as PyTorch does: a signed
+ * dtype in its own range, an unsigned one in [-max, max] (taken modulo 2^N), bool 0 or 1. */
 static ew_status_t integer_alpha(ew_dtype_t dtype, double alpha, uint64_t *alpha_integer)
 {
     const int kind = ewi_dtype_kind(dtype);
     const double values = ldexp(1.0, 8 * (int)ew_dtype_size(dtype)); /* 2^N */
-    const double min = kind == EW_KIND_BOOL || kind == EW_KIND_UINT ? 0 : -values / 2;
+    const double min = kind == EW_KIND_BOOL ? 0 : kind == EW_KIND_UINT ? -(values - 1) : -values / 2;
     const double max = kind == EW_KIND_BOOL ? 1 : kind == EW_KIND_UINT ? values - 1 : values / 2 - 1;
     /* max + 1 is exact where max itself may not be a double (i64) */
     if (!(alpha >= min && alpha < max + 1) || alpha != floor(alpha))

@@ -81,6 +81,7 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
 {
     if (handle == NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "handle: the output pointer is NULL");
+    *handle = NULL;
     int count = 0;
     cudaError_t error = cudaGetDeviceCount(&count);
     if (error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver || error == cudaErrorStubLibrary ||

@@ -914,7 +914,7 @@ static void test_scale_add_integers_and_bool(void **state)
         a[i] = (uint8_t)(i >> 8);
         b[i] = (uint8_t)i;
     }
-    const double alphas_i8[] = {-128, -1, 0, 1, 2, 127}, alphas_u8[] = {0, 1, 2, 255};
+    const double alphas_i8[] = {-128, -1, 0, 1, 2, 127}, alphas_u8[] = {-255, -2, -1, 0, 1, 2, 255};
     for (int k = 0; k < 6; k++) {
         ref_scale_add(EW_I8, alphas_i8[k], N, out, a, b);
         for (size_t i = 0; i < N; i++) {
@@ -922,7 +922,7 @@ static void test_scale_add_integers_and_bool(void **state)
             expect_bits(&log, out[i], low_bits((int64_t)alphas_i8[k] * x + y, 8), "i8 scale_add", i);
         }
     }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 7; k++) {
         ref_scale_add(EW_U8, alphas_u8[k], N, out, a, b);
         for (size_t i = 0; i < N; i++)
             expect_bits(&log, out[i], low_bits((int64_t)alphas_u8[k] * a[i] + b[i], 8), "u8 scale_add", i);
@@ -1332,6 +1332,7 @@ static const edge_row EDGE_TABLE[] = {
     SCALE_ADD(I8, -1, 0x80, 0x00, 0x80, "-1 * -128 wraps"),
     SCALE_ADD(I8, 2, 0x64, 0x64, 0x2C, "2*100 + 100 = 300 -> 44"),
     SCALE_ADD(U8, 255, 0x02, 0x03, 0x01, "513 mod 256"),
+    SCALE_ADD(U8, -2, 0x03, 0x10, 0x0A, "alpha -2 is 254 modulo 2^8: 762 + 16 mod 256"),
     SCALE_ADD(I32, 2, 0x7FFFFFFF, 0x00000001, 0xFFFFFFFF, "2^32 - 1 wraps to -1"),
     SCALE_ADD(I64, -1, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF,
               "INT64_MIN * -1 - 1 wraps"),

@@ -13,42 +13,25 @@
 
 static ew_handle_t shared_handle;
 
-/* EW_REQUIRE_GPU=1 (scripts/gpu-check sets it) turns a missing GPU into a failure: on the GPU machine
- * a driver problem must not pass as "skipped". */
-static void no_gpu(const char *format, ...)
+int gu_require_gpu(const char *program)
 {
-    const char *require = getenv("EW_REQUIRE_GPU");
-    int required = require != NULL && strcmp(require, "") != 0 && strcmp(require, "0") != 0;
-    va_list args;
-    va_start(args, format);
-    printf(required ? "FAIL (EW_REQUIRE_GPU is set): " : "SKIP: ");
-    vprintf(format, args);
-    printf("\n");
-    va_end(args);
-    fflush(stdout);
-    exit(required ? 1 : 77);
-}
-
-int gu_require_gpu(void)
-{
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess)
-        no_gpu("no usable CUDA device: cudaGetDeviceCount returned %s (%s)", cudaGetErrorName(error),
-               cudaGetErrorString(error));
-    if (count == 0)
-        no_gpu("no CUDA device: cudaGetDeviceCount found 0");
+    int count = gu_device_count_or_exit(program);
     ew_status_t status = ew_handle_create(0, &shared_handle);
-    if (status == EW_ERROR_NO_DEVICE)
-        no_gpu("ew_handle_create(0) returned EW_ERROR_NO_DEVICE: %s", ew_get_last_error_message());
     if (status != EW_SUCCESS) {
-        printf("FAIL: ew_handle_create(0) returned %s: %s\n", ew_status_string(status),
-               ew_get_last_error_message());
+        printf("FAIL: %s: cudaGetDeviceCount found %d device(s), but ew_handle_create(0) returned %s: %s\n",
+               program, count, ew_status_string(status), ew_get_last_error_message());
+        fflush(stdout);
         exit(1);
     }
     struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-        printf("GPU 0: %s (sm_%d%d), %d device(s)\n", prop.name, prop.major, prop.minor, count);
+    cudaError_t error = cudaGetDeviceProperties(&prop, 0);
+    if (error != cudaSuccess) {
+        printf("FAIL: %s: cudaGetDeviceProperties(0) returned %s (%s)\n", program, cudaGetErrorName(error),
+               cudaGetErrorString(error));
+        fflush(stdout);
+        exit(1);
+    }
+    printf("GPU 0: %s (sm_%d%d), %d device(s)\n", prop.name, prop.major, prop.minor, count);
     return count;
 }
 
@@ -75,6 +58,60 @@ uint64_t gu_seed(void)
 {
     const char *value = getenv("EW_TEST_SEED");
     return value != NULL && *value != '\0' ? strtoull(value, NULL, 0) : UINT64_C(0x5EEDE1E3E17A15E);
+}
+
+/* ======================================================================================== */
+/* Running the tests                                                                         */
+/* ======================================================================================== */
+
+static int skipped_tests; /* gu_skip calls since gu_run_tests began */
+
+void gu_skip(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    printf("SKIP: ");
+    vprintf(format, args);
+    printf("\n");
+    va_end(args);
+    fflush(stdout);
+    skipped_tests++;
+    skip();
+    abort(); /* skip() does not return; this keeps the compiler sure of it */
+}
+
+int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, int argc, char **argv)
+{
+    const struct CMUnitTest *selected = tests;
+    size_t selected_count = count;
+    if (argc > 2) {
+        fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
+        return 2;
+    }
+    if (argc == 2) {
+        selected = NULL;
+        for (size_t k = 0; k < count; ++k)
+            if (strcmp(argv[1], tests[k].name) == 0)
+                selected = &tests[k];
+        if (selected == NULL) {
+            fprintf(stderr, "%s: no test named \"%s\"; the tests are:\n", argv[0], argv[1]);
+            for (size_t k = 0; k < count; ++k)
+                fprintf(stderr, "    %s\n", tests[k].name);
+            return 2;
+        }
+        selected_count = 1;
+    }
+    skipped_tests = 0;
+    int failed = _cmocka_run_group_tests(group, selected, selected_count, NULL, NULL);
+    if (failed)
+        return 1;
+    if (selected_count > 0 && (size_t)skipped_tests == selected_count) {
+        printf("SKIP: every test that ran was skipped (%d of %zu)\n", skipped_tests, selected_count);
+        return 77;
+    }
+    if (skipped_tests > 0)
+        printf("%s: %d of %zu tests skipped, the rest passed\n", group, skipped_tests, selected_count);
+    return 0;
 }
 
 /* ======================================================================================== */

@@ -1,7 +1,8 @@
 /*
- * Shared by the GPU tests: skip without a GPU, CUDA and ew_* checks that fail the CMocka test at the
- * caller's file:line, device buffers with poisoned guard zones, random inputs full of special values,
- * and bitwise comparison that prints the first mismatches.
+ * Shared by the GPU tests: skip only where there is no GPU, CUDA and ew_* checks that fail the CMocka
+ * test at the caller's file:line, a runner whose exit status shows skips to ctest, device buffers with
+ * poisoned guard zones, random inputs full of special values, and bitwise comparison that prints the
+ * first mismatches.
  *
  * Every device buffer is one cudaMalloc laid out as
  *     [64-byte front guard][region: capacity * size + 16 bytes][64-byte back guard]
@@ -17,6 +18,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
@@ -30,11 +34,58 @@ enum {
     GU_POISON_ALT = 0x5A      /* a second poison, for elements whose expected value is the first */
 };
 
+/* ---- when a GPU test may skip ----
+ * Header-only, so that test_reliability_gpu, which does not link gpu_util.c, keeps the same rule.
+ * A test skips (prints "SKIP: <reason>", exits 77, which ctest counts as skipped) only where the machine
+ * really has no GPU: cudaGetDeviceCount finds 0 devices or answers cudaErrorNoDevice, or there is no
+ * usable driver (cudaErrorInsufficientDriver, or cudaErrorStubLibrary: only the toolkit's stub
+ * libcuda). Any other CUDA error means a GPU or driver that is there but broken: a failure (exit 1).
+ * EW_REQUIRE_GPU set to anything but "" or "0" (the GPU script sets it) makes a missing GPU a failure
+ * too, so that on the GPU machine nothing passes as "skipped". */
+
+static inline int gu_gpu_required(void)
+{
+    const char *require = getenv("EW_REQUIRE_GPU");
+    return require != NULL && strcmp(require, "") != 0 && strcmp(require, "0") != 0;
+}
+
+/* The errors of cudaGetDeviceCount that mean "no GPU here" rather than "a GPU that fails". */
+static inline int gu_error_means_no_gpu(cudaError_t error)
+{
+    return error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
+           error == cudaErrorStubLibrary;
+}
+
+/* The number of CUDA devices (at least 1); else never returns: exits 77 with "SKIP: <why>" where the
+ * rule above allows a skip, 1 with "FAIL: <why>" otherwise. `program` prefixes the line. */
+static inline int gu_device_count_or_exit(const char *program)
+{
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    const char *name = cudaGetErrorName(error), *text = cudaGetErrorString(error);
+    if (error == cudaSuccess && count > 0)
+        return count;
+    int broken = error != cudaSuccess && !gu_error_means_no_gpu(error);
+    if (broken)
+        printf("FAIL: %s: cudaGetDeviceCount returned %s (%s): a GPU or driver that is present but does not "
+               "work is a failure, not a skip\n",
+               program, name, text);
+    else if (gu_gpu_required())
+        printf("FAIL: %s: no GPU (cudaGetDeviceCount: %s, %d devices) and EW_REQUIRE_GPU is set\n", program,
+               error != cudaSuccess ? name : "cudaSuccess", count);
+    else
+        printf("SKIP: %s: no GPU on this machine (cudaGetDeviceCount: %s, %d devices)\n", program,
+               error != cudaSuccess ? name : "cudaSuccess", count);
+    fflush(stdout);
+    exit(broken || gu_gpu_required() ? 1 : 77);
+}
+
 /* ---- setup ---- */
 
-/* Unless a CUDA device and an ew handle for device 0 can be had: print one line "SKIP: <reason>" and
- * exit 77, which ctest reports as skipped. Returns the number of CUDA devices. */
-int gu_require_gpu(void);
+/* gu_device_count_or_exit(program), then an ew handle for device 0, which must succeed: on a machine
+ * with a GPU any ew_handle_create error (EW_ERROR_NO_DEVICE included) is a failure, exit 1. Returns the
+ * number of CUDA devices. */
+int gu_require_gpu(const char *program);
 
 /* The handle for device 0 made by gu_require_gpu. */
 ew_handle_t gu_handle(void);
@@ -45,6 +96,22 @@ int gu_small_scale(void);
 
 /* Base seed of every random input: EW_TEST_SEED (any strtoull base-0 number) or a fixed default. */
 uint64_t gu_seed(void);
+
+/* ---- running the tests ---- */
+
+/* Ends the running CMocka test as skipped, after printing "SKIP: <reason>". Only for a part whose
+ * hardware this machine lacks although it has a GPU (a second GPU); never for "no GPU". */
+void gu_skip(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
+/* Runs the tests and returns main's exit status. With no argument every test in `tests` runs; with
+ * one, only the test of that name (ctest gives a test that may skip an entry of its own, so that its
+ * skip shows). Exit status: 1 if any test failed, 77 (ctest: skipped) if every test that ran was
+ * skipped, else 0; 2 on a bad argument. */
+int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, int argc, char **argv);
 
 /* ---- checks: fail the running CMocka test at the caller's file:line ---- */
 

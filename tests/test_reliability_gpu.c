@@ -3,8 +3,12 @@
  * two GPUs, sticky context errors, the pointer-check mode, and no hidden costs per call.
  *
  * Each part is its own CMocka test. `test_reliability_gpu NAME` runs only test NAME (ctest registers
- * one entry per part); a part whose hardware is missing then prints "SKIP: <reason>" and exits 77.
- * With no argument every part runs, and a part that cannot run is reported as skipped by CMocka.
+ * one entry per part); a part that cannot run here then prints "SKIP: <reason>" and exits 77, which
+ * ctest counts as skipped. With no argument every part runs, and the run exits 77 only if every part
+ * skipped. A part skips only for what a machine with a GPU may lack: a second GPU, or (for the parts a
+ * CUDA tool would disturb) a tool in the process; free device memory too, but not with EW_REQUIRE_GPU
+ * set, where it fails. Without a GPU the rule of tests/gpu_util.h applies (skip only where there really
+ * is none, and not with EW_REQUIRE_GPU set).
  * EW_TEST_SCALE=small cuts the repetition counts about 10x (for compute-sanitizer runs).
  *
  * Expected values come from the independent CPU reference in tests/ref (docs/semantics.md); the
@@ -32,6 +36,7 @@
 
 #include "checksum.h"
 #include "elementwise.h"
+#include "gpu_util.h" /* only its header-only rule for a machine without a GPU: gpu_util.c is not linked */
 #include "ref/ref.h"
 
 /* ---- host allocation counter: malloc and friends interposed for the whole process ---- */
@@ -112,20 +117,38 @@ enum { POISON = 0xA5 };
 
 static int device_count;
 static int running_one_test; /* a skip then exits 77, so ctest shows the part as skipped */
+static int skipped_parts;    /* parts that skipped in a run of them all */
 static int small_scale;      /* EW_TEST_SCALE=small */
 
+/* Ends the running part as skipped: only for a second GPU or a CUDA tool in the process, which a
+ * machine with a GPU may lack or have without anything being wrong. */
 static void skip_part(const char *format, ...)
 {
+    char reason[512];
     va_list args;
     va_start(args, format);
-    printf("SKIP: ");
-    vprintf(format, args);
-    printf("\n");
+    vsnprintf(reason, sizeof reason, format, args);
     va_end(args);
+    printf("SKIP: %s\n", reason);
     fflush(stdout);
     if (running_one_test)
         exit(77);
+    skipped_parts++;
     skip();
+}
+
+/* Something the GPU machine must have (free device memory): a skip elsewhere, a failure with
+ * EW_REQUIRE_GPU set. */
+static void skip_part_unless_required(const char *format, ...)
+{
+    char reason[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(reason, sizeof reason, format, args);
+    va_end(args);
+    if (gu_gpu_required())
+        fail_msg("%s, and EW_REQUIRE_GPU is set: this part must run here", reason);
+    skip_part("%s", reason);
 }
 
 #define CUDA_OK(call)                                                                                        \
@@ -242,8 +265,8 @@ static void require_free_device_memory(uint64_t bytes)
     size_t free_bytes = 0, total_bytes = 0;
     CUDA_OK(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (free_bytes < bytes)
-        skip_part("needs %.1f GiB of free device memory, %.1f GiB free", bytes / 1073741824.0,
-                  free_bytes / 1073741824.0);
+        skip_part_unless_required("needs %.1f GiB of free device memory, %.1f GiB free", bytes / 1073741824.0,
+                                  free_bytes / 1073741824.0);
 }
 
 /* ---- huge n ---- */
@@ -997,15 +1020,12 @@ static void sticky_expect(int ok, const char *format, ...)
     sticky_failures += !ok;
 }
 
-/* Runs in a fresh process (exec'd by sticky_errors): exit 0 when every check holds, 77 without a GPU. */
+/* Runs in a fresh process (exec'd by sticky_errors): exit 0 when every check holds, anything else when
+ * not (77 if it saw no GPU, which the parent, having seen one, counts as a failure). */
 static int sticky_errors_child(void)
 {
     enum { N = 4096 };
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        printf("SKIP: no CUDA device in the child\n");
-        return 77;
-    }
+    gu_device_count_or_exit("sticky-error child");
     ew_handle_t handle = NULL;
     ew_status_t status = ew_handle_create(0, &handle);
     if (status != EW_SUCCESS) {
@@ -1110,7 +1130,7 @@ static void sticky_errors(void **state)
                  strsignal(WTERMSIG(wait_status)));
     assert_true(WIFEXITED(wait_status));
     if (WEXITSTATUS(wait_status) == 77)
-        skip_part("the sticky-error child saw no GPU");
+        fail_msg("the sticky-error child saw no GPU, though this process has %d", device_count);
     if (WEXITSTATUS(wait_status) != 0)
         fail_msg("the sticky-error child exited with %d; its lines above say which check failed",
                  WEXITSTATUS(wait_status));
@@ -1429,22 +1449,23 @@ int main(int argc, char **argv)
     }
     small_scale = scale != NULL && strcmp(scale, "small") == 0;
 
-    cudaError_t error = cudaGetDeviceCount(&device_count);
-    if (error != cudaSuccess || device_count == 0) {
-        printf("SKIP: no CUDA device (%s)\n", error != cudaSuccess ? cudaGetErrorName(error) : "0 devices");
-        return 77;
-    }
+    device_count = gu_device_count_or_exit("test_reliability_gpu");
     ew_handle_t probe = NULL;
     ew_status_t status = ew_handle_create(0, &probe);
-    if (status == EW_ERROR_NO_DEVICE) {
-        printf("SKIP: ew_handle_create: %s\n", ew_get_last_error_message());
-        return 77;
-    }
     if (status != EW_SUCCESS) {
-        fprintf(stderr, "ew_handle_create(0): %s: %s\n", ew_status_string(status),
-                ew_get_last_error_message());
+        printf("FAIL: cudaGetDeviceCount found %d device(s), but ew_handle_create(0) returned %s: %s\n",
+               device_count, ew_status_string(status), ew_get_last_error_message());
         return 1;
     }
     ew_handle_destroy(probe);
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    size_t part_count = sizeof tests / sizeof tests[0];
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed)
+        return 1;
+    /* Run one at a time, a part that skipped has exited 77 already. */
+    if (!running_one_test && (size_t)skipped_parts == part_count) {
+        printf("SKIP: every part skipped\n");
+        return 77;
+    }
+    return 0;
 }

@@ -210,7 +210,7 @@ static void test_every_plan_has_a_kernel(void **state)
 {
     (void)state;
     static const int64_t ns[] = {1000, (1 << 20) + 3};
-    static const ew_plan_bulk_mode_t modes[] = {EW_PLAN_BULK_OFF, EW_PLAN_BULK_ALWAYS};
+    static const ew_bulk_mode_t modes[] = {EW_BULK_OFF, EW_BULK_ALWAYS};
     int64_t plans = 0, by_kernel[4] = {0};
     FOR_EACH_ENTRY (op, out, in, entry) {
         const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
@@ -227,8 +227,15 @@ static void test_every_plan_has_a_kernel(void **state)
             }
             for (size_t k = 0; k < COUNT(ns); ++k)
                 for (size_t m = 0; m < COUNT(modes); ++m) {
-                    ew_plan_t plan = ew_plan_choose(ns[k], count, address, size, 132, 2048, modes[m], 8192,
-                                                    entry->block_table);
+                    ew_policy_t policy = ew_policy_for(9, 0);
+                    policy.bulk = modes[m];
+                    const ew_device_t device = {.sm_count = 132, .max_threads_per_sm = 2048};
+                    ew_call_t call = {.n = ns[k], .count = count, .block_table = entry->block_table};
+                    for (int i = 0; i < count; ++i) {
+                        call.address[i] = address[i];
+                        call.elem_size[i] = size[i];
+                    }
+                    ew_plan_t plan = ew_plan_choose(&policy, &device, &call);
                     if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
                         ew_launcher_pick(entry, &plan) == NULL) {
                         print_error("op %d, out dtype %d, in dtype %d, pointers %#lx %#lx %#lx, n = "

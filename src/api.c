@@ -65,6 +65,7 @@ static ew_status_t check_operands(int64_t n, const operand_t *operands, int coun
 static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
                            ew_dtype_t in_dtype, int64_t n, const ew_launcher_t **launcher)
 {
+    *launcher = NULL;
     ew_status_t status = ewi_handle_check(handle);
     if (status != EW_SUCCESS)
         return status;

@@ -205,7 +205,7 @@ static void test_launcher_pick(void **state)
 
 /* Every plan the planner makes for an entry (src/plan.c: ew_plan_choose, bulk copies off and always) at
  * every phase of its pointers within 16 bytes has a kernel in the entry: the planner and the table
- * (src/kernels.cuh: make_launcher) agree on where shifted and out-shifted kernels exist. */
+ * (src/table.cuh: make_launcher) agree on where shifted and out-shifted kernels exist. */
 static void test_every_plan_has_a_kernel(void **state)
 {
     (void)state;

@@ -22,7 +22,8 @@ out=$(cd "$out" && pwd)
 
 ew_bench=$build/bench/ew-bench
 cub_peer=$build/bench/peers/cub-peer
-library=$build/libelementwise.so
+library=$build/src/libelementwise.so # the ctypes cross-check's; older trees built it at the top
+[ -e "$library" ] || library=$build/libelementwise.so
 for f in "$ew_bench" "$cub_peer" "$library"; do
     [ -e "$f" ] || { echo "run-all: $f is missing: build with -DEW_BUILD_BENCH=ON first" >&2; exit 2; }
 done

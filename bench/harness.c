@@ -1,4 +1,4 @@
-/* The measurement harness shared by ew-bench and the CUB peer (see harness.h and bench/NOTES.md). */
+/* The measurement harness shared by ew-bench and the CUB peer (see harness.h; method: docs/design.md). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -39,6 +39,9 @@ static const struct {
 };
 static const char *const op_names[OP_END] = {"invalid", "add", "mul", "relu", "cast", "scale_add"};
 static const char *const offset_names[EWB_OFFSET_MODES] = {"aligned", "same", "mixed"};
+/* The two columns every case is timed in (harness.h). */
+typedef enum { BACK_TO_BACK = 0, ISOLATED = 1, TIMINGS = 2 } timing_t;
+static const char *const timing_names[TIMINGS] = {"back-to-back", "isolated"};
 /* Element offsets of out, first input, second input: "same" moves every pointer by one element,
  * "mixed" gives each its own (+1/+2/+0), so no common vector width fits all three. */
 static const int offset_elements[EWB_OFFSET_MODES][MAX_POINTERS] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 0}};
@@ -102,6 +105,7 @@ typedef struct {
     int host_overhead;
     int device;
     int no_check;
+    unsigned timing_mask; /* bit per timing_t */
 } options_t;
 
 typedef struct {
@@ -115,8 +119,12 @@ static void usage(FILE *to, const char *program, const char *impl)
     fprintf(
         to,
         "usage: %s [options]\n"
-        "Times %s on rotating slices of device pools (see bench/NOTES.md) against cudaMemcpy D2D.\n"
-        "  --csv FILE        also write CSV: impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy\n"
+        "Times %s on rotating slices of device pools (method: docs/design.md) against cudaMemcpy D2D,\n"
+        "each case in two columns: back-to-back calls, and isolated calls (plain stream order, an event\n"
+        "between calls, the stream held until the host has queued the batch).\n"
+        "  --csv FILE        also write CSV: impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy,\n"
+        "                    us_isolated,gbps_isolated,vs_memcpy_isolated,check (us..vs_memcpy: back-to-back)\n"
+        "  --timing LIST     back-to-back,isolated (default both): the columns to time\n"
         "  --all             every catalogue entry (all 144 cast pairs) instead of the default set\n"
         "  --ops LIST        only these ops (add,mul,relu,cast,scale_add)\n"
         "  --dtypes LIST     only entries whose dtypes are all in LIST (bool,i8,...,f8e5m2)\n"
@@ -124,12 +132,14 @@ static void usage(FILE *to, const char *program, const char *impl)
         "                    mixed = out +1, a +2, b +0 elements)\n"
         "  --log2 LIST       n = 2^k for each k in LIST (default 20,22,24,26,28)\n"
         "  --min-log2 A --max-log2 B   every n = 2^k, A <= k <= B (defaults 10 and 28 when one is given)\n"
-        "  --batches N       timed batches per case, median reported (default 15, at least 5)\n"
-        "  --batch-ms T      aim for batches of about T ms of calls (default 2; at least 10 calls)\n"
+        "  --batches N       timed batches per case and column, median reported (default 15, at least 5)\n"
+        "  --batch-ms T      aim for batches of about T ms of calls (default 2; at least 10 calls; isolated\n"
+        "                    batches at most 200 calls, which the launch queue holds while the stream waits)\n"
         "  --host-overhead   host time per call at n = 1024, batches of 256 calls, against a raw launch\n"
         "  --no-check        skip the bit-exact spot check of each case against the CPU reference\n"
         "  --device D        CUDA device (default 0)\n"
-        "  --list            print the cases (op out_dtype in_dtype n offsets), run nothing, need no GPU\n",
+        "  --list            print the cases (op out_dtype in_dtype n offsets) after one '# settings:' line\n"
+        "                    (--batches, --batch-ms, --timing, for the PyTorch peer), run nothing, need no GPU\n",
         program, impl);
 }
 
@@ -149,7 +159,8 @@ static int index_from_name(const char *const *names, int count, const char *name
     return -1;
 }
 
-/* Parse a comma-separated list into a bit mask; kind selects the name table. */
+/* Parse a comma-separated list into a bit mask; kind selects the name table (ops, dtypes, offsets,
+ * timings). */
 static int parse_mask(const char *list, int kind, unsigned *mask)
 {
     *mask = 0;
@@ -157,8 +168,9 @@ static int parse_mask(const char *list, int kind, unsigned *mask)
         size_t length = strcspn(p, ",");
         int bit = kind == 0   ? index_from_name(op_names, OP_END, p, length)
                   : kind == 1 ? (int)dtype_from_name(p, length)
-                              : index_from_name(offset_names, EWB_OFFSET_MODES, p, length);
-        if (bit <= 0 && !(kind == 2 && bit == 0)) {
+                  : kind == 2 ? index_from_name(offset_names, EWB_OFFSET_MODES, p, length)
+                              : index_from_name(timing_names, TIMINGS, p, length);
+        if (bit <= 0 && !(kind >= 2 && bit == 0)) {
             fprintf(stderr, "unknown name '%.*s' in '%s'\n", (int)length, p, list);
             return -1;
         }
@@ -183,11 +195,16 @@ static int parse_int(const char *text, int low, int high, int *value)
 
 /* Options that take a value, each followed by a space. */
 #define VALUE_OPTIONS                                                                                        \
-    "--csv --ops --dtypes --offsets --log2 --min-log2 --max-log2 --batches --batch-ms --device "
+    "--csv --ops --dtypes --offsets --log2 --min-log2 --max-log2 --batches --batch-ms --device --timing "
 
 static int parse_options(int argc, char **argv, const char *impl, options_t *o)
 {
-    *o = (options_t){.op_mask = ~0u, .dtype_mask = ~0u, .offset_mask = ~0u, .batches = 15, .batch_ms = 2.0};
+    *o = (options_t){.op_mask = ~0u,
+                     .dtype_mask = ~0u,
+                     .offset_mask = ~0u,
+                     .batches = 15,
+                     .batch_ms = 2.0,
+                     .timing_mask = (1u << TIMINGS) - 1};
     int min_log2 = -1, max_log2 = -1;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
@@ -218,6 +235,8 @@ static int parse_options(int argc, char **argv, const char *impl, options_t *o)
             bad = parse_mask(value, 1, &o->dtype_mask);
         } else if (strcmp(a, "--offsets") == 0) {
             bad = parse_mask(value, 2, &o->offset_mask);
+        } else if (strcmp(a, "--timing") == 0) {
+            bad = parse_mask(value, 3, &o->timing_mask);
         } else if (strcmp(a, "--log2") == 0) {
             char copy[256];
             snprintf(copy, sizeof copy, "%s", value);
@@ -272,27 +291,40 @@ static int entry_selected(const options_t *o, const ewb_entry_t *e)
     return (o->op_mask >> e->op & 1) && (o->dtype_mask >> e->out & 1) && (o->dtype_mask >> e->in & 1);
 }
 
-/* The cases of the sweep in run order: entry, then n, then offsets (pools are refilled per entry). */
-static case_t *build_cases(const options_t *o, const ewb_impl_t *impl, int *count)
+enum { MAX_ENTRIES = OP_END * DTYPE_END * DTYPE_END };
+
+/* The entries the options select (--all or the default set, --ops, --dtypes), supported or not. */
+static int selected_entries(const options_t *o, ewb_entry_t entries[MAX_ENTRIES])
 {
-    ewb_entry_t entries[OP_END * DTYPE_END * DTYPE_END];
-    int entry_count = 0;
+    int count = 0;
     if (o->all) {
         for (int op = 1; op < OP_END; ++op)
             for (int in = 1; in < DTYPE_END; ++in)
-                for (int out = 1; out < DTYPE_END; ++out)
-                    if (in_catalogue((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in))
-                        entries[entry_count++] = (ewb_entry_t){(ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in};
+                for (int out = 1; out < DTYPE_END; ++out) {
+                    ewb_entry_t e = {(ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in};
+                    if (in_catalogue(e.op, e.out, e.in) && entry_selected(o, &e))
+                        entries[count++] = e;
+                }
     } else {
-        entry_count = (int)(sizeof default_entries / sizeof default_entries[0]);
-        memcpy(entries, default_entries, sizeof default_entries);
+        for (size_t i = 0; i < sizeof default_entries / sizeof default_entries[0]; ++i)
+            if (entry_selected(o, &default_entries[i]))
+                entries[count++] = default_entries[i];
     }
-    case_t *cases = malloc(sizeof *cases * (size_t)entry_count * (size_t)o->log2_count * EWB_OFFSET_MODES);
+    return count;
+}
+
+/* The cases of the selected entries impl supports (supported != 0) or those it does not (== 0), in
+ * run order: entry, then n, then offsets (pools are refilled per entry). */
+static case_t *build_cases(const options_t *o, const ewb_impl_t *impl, int supported, int *count)
+{
+    ewb_entry_t entries[MAX_ENTRIES];
+    int entry_count = selected_entries(o, entries);
+    case_t *cases = malloc(sizeof *cases * ((size_t)entry_count * (size_t)o->log2_count * EWB_OFFSET_MODES + 1));
     *count = 0;
     if (cases == NULL)
         return NULL;
     for (int e = 0; e < entry_count; ++e) {
-        if (!entry_selected(o, &entries[e]) || !impl->supports(impl->ctx, &entries[e]))
+        if (!impl->supports(impl->ctx, &entries[e]) != !supported)
             continue;
         for (int k = 0; k < o->log2_count; ++k)
             for (int m = 0; m < EWB_OFFSET_MODES; ++m)
@@ -324,6 +356,7 @@ typedef struct {
     ew_dtype_t filled[MAX_POINTERS]; /* dtype the input pools hold now (0: none) */
     cudaStream_t stream;
     cudaEvent_t start, stop;
+    cudaEvent_t between; /* recorded between the calls of an isolated batch (no timing) */
 } device_state_t;
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -368,6 +401,8 @@ static void device_state_free(device_state_t *d)
         cudaEventDestroy(d->start);
     if (d->stop)
         cudaEventDestroy(d->stop);
+    if (d->between)
+        cudaEventDestroy(d->between);
     if (d->stream)
         cudaStreamDestroy(d->stream);
     memset(d, 0, sizeof *d);
@@ -383,6 +418,7 @@ static int device_state_init(device_state_t *d, size_t pool_bytes, int device)
     if (!cuda_ok(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
         !cuda_ok(cudaEventCreate(&d->start), "cudaEventCreate") ||
         !cuda_ok(cudaEventCreate(&d->stop), "cudaEventCreate") ||
+        !cuda_ok(cudaEventCreateWithFlags(&d->between, cudaEventDisableTiming), "cudaEventCreateWithFlags") ||
         !cuda_ok(cudaMalloc((void **)&d->flush, d->flush_bytes), "cudaMalloc(L2 flush buffer)")) {
         device_state_free(d);
         return -1;
@@ -431,17 +467,29 @@ static unsigned char *next_slice(device_state_t *d, int p, size_t stride)
 
 /* ---- timing ---- */
 
-/* Something to time: enqueue() queues one call on the next slices. */
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+/* Something to time in one column: enqueue() queues one call on the next slices. */
 typedef struct timed timed_t;
 struct timed {
     int (*enqueue)(timed_t *t);
     device_state_t *device;
+    timing_t timing;
     /* a case */
     const ewb_impl_t *impl;
     const case_t *c;
     unsigned char *last[MAX_POINTERS]; /* pointers of the last call, for the check */
     /* a memcpy */
     size_t copy_bytes;
+    /* set by time_calls */
+    int calls;           /* per batch; 0 until the warm-up and probe have run */
+    double host_us;      /* isolated: the host's time to queue one call and its event, last measured */
+    int host_behind;     /* isolated batches whose queueing outlasted the hold (see time_batch_isolated) */
 };
 
 static int enqueue_case(timed_t *t)
@@ -453,8 +501,9 @@ static int enqueue_case(timed_t *t)
     for (int p = 0; p < pointers; ++p)
         t->last[p] = next_slice(t->device, p, slice_stride(c->n, size[p])) +
                      (size_t)offset_elements[c->offsets][p] * size[p];
-    return t->impl->call(t->impl->ctx, &c->entry, c->n, t->last[0], t->last[1],
-                         pointers > 2 ? t->last[2] : NULL, t->device->stream);
+    ewb_call_fn call = t->timing == ISOLATED && t->impl->call_isolated ? t->impl->call_isolated : t->impl->call;
+    return call(t->impl->ctx, &c->entry, c->n, t->last[0], t->last[1], pointers > 2 ? t->last[2] : NULL,
+                t->device->stream);
 }
 
 static int enqueue_memcpy(timed_t *t)
@@ -479,8 +528,19 @@ static double median(double *values, int count)
     return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
 }
 
-/* Milliseconds of `calls` back-to-back calls, between two events on the stream. */
-static int time_batch(timed_t *t, int calls, double *ms)
+/* Wait for the stop event and read the milliseconds since start. */
+static int elapsed_ms(device_state_t *d, double *ms)
+{
+    float elapsed = 0;
+    if (!cuda_ok(cudaEventSynchronize(d->stop), "cudaEventSynchronize (a call failed on the GPU)") ||
+        !cuda_ok(cudaEventElapsedTime(&elapsed, d->start, d->stop), "cudaEventElapsedTime"))
+        return -1;
+    *ms = elapsed;
+    return 0;
+}
+
+/* Back-to-back: milliseconds of `calls` calls queued one after the other, between two events. */
+static int time_batch_back_to_back(timed_t *t, int calls, double *ms)
 {
     device_state_t *d = t->device;
     if (!cuda_ok(cudaEventRecord(d->start, d->stream), "cudaEventRecord"))
@@ -488,46 +548,103 @@ static int time_batch(timed_t *t, int calls, double *ms)
     for (int i = 0; i < calls; ++i)
         if (t->enqueue(t) != 0)
             return -1;
-    float elapsed = 0;
-    if (!cuda_ok(cudaEventRecord(d->stop, d->stream), "cudaEventRecord") ||
-        !cuda_ok(cudaEventSynchronize(d->stop), "cudaEventSynchronize (a call failed on the GPU)") ||
-        !cuda_ok(cudaEventElapsedTime(&elapsed, d->start, d->stop), "cudaEventElapsedTime"))
+    if (!cuda_ok(cudaEventRecord(d->stop, d->stream), "cudaEventRecord"))
         return -1;
-    *ms = elapsed;
+    return elapsed_ms(d, ms);
+}
+
+/* The hold: HOLD_FACTOR times the host's last measured time to queue the batch, plus a margin. */
+#define HOLD_FACTOR 1.5
+enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
+
+/* Isolated: milliseconds of `calls` calls, each followed by an event, queued behind a kernel that holds
+ * the stream for 1.5 times the host's last measured time to queue that many (the stream is idle when a
+ * batch starts: each batch waits for its stop event). The whole batch is then queued before the GPU
+ * reaches its first call, so no call waits on the host inside the timed window, and the figure is the
+ * GPU's time per call (its launch included) at any n, whatever the implementation's host cost. Where
+ * the queueing outlasted the hold (the host was slowed down), the batch is timed once more with a hold
+ * sized from that; if that fails too, it counts in host_behind and its figure stands. */
+static int time_batch_isolated(timed_t *t, int calls, double *ms)
+{
+    device_state_t *d = t->device;
+    for (int attempt = 0;; ++attempt) {
+        double hold_us = HOLD_FACTOR * t->host_us * calls + HOLD_MARGIN_US;
+        hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
+        if (!cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), d->stream), "hold-back kernel") ||
+            !cuda_ok(cudaEventRecord(d->start, d->stream), "cudaEventRecord"))
+            return -1;
+        double t0 = now_us();
+        for (int i = 0; i < calls; ++i)
+            if (t->enqueue(t) != 0 ||
+                !cuda_ok(cudaEventRecord(i + 1 < calls ? d->between : d->stop, d->stream), "cudaEventRecord"))
+                return -1;
+        double queued_us = now_us() - t0;
+        if (elapsed_ms(d, ms) != 0)
+            return -1;
+        t->host_us = queued_us / calls;
+        if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
+            return 0;
+        if (attempt > 0 || hold_us >= HOLD_MAX_US) {
+            t->host_behind++;
+            return 0;
+        }
+    }
+}
+
+static int time_batch(timed_t *t, int calls, double *ms)
+{
+    return t->timing == ISOLATED ? time_batch_isolated(t, calls, ms) : time_batch_back_to_back(t, calls, ms);
+}
+
+enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_ISOLATED_CALLS = 200 };
+
+/* Warm-up calls (isolated: with their events, timed on the host for the first hold), then a short probe
+ * that sizes the batches to about batch_ms each: at least MIN_CALLS calls, at most MAX_CALLS, and for
+ * isolated batches MAX_ISOLATED_CALLS, fewer than the ~1000 launches a stream queues before the host
+ * blocks (a blocked host would outlast the hold). */
+static int prepare(timed_t *t, const options_t *o)
+{
+    device_state_t *d = t->device;
+    double t0 = now_us();
+    for (int i = 0; i < WARMUP_CALLS; ++i)
+        if (t->enqueue(t) != 0 ||
+            (t->timing == ISOLATED && !cuda_ok(cudaEventRecord(d->between, d->stream), "cudaEventRecord")))
+            return -1;
+    t->host_us = (now_us() - t0) / WARMUP_CALLS;
+    double probe_ms;
+    if (time_batch(t, PROBE_CALLS, &probe_ms) != 0)
+        return -1;
+    t->host_behind = 0; /* the warm-up's first calls may have loaded code: the probe does not count */
+    double per_call_ms = probe_ms / PROBE_CALLS;
+    int most = t->timing == ISOLATED ? MAX_ISOLATED_CALLS : MAX_CALLS;
+    int wanted = per_call_ms > 0 ? (int)ceil(o->batch_ms / per_call_ms) : most;
+    t->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
     return 0;
 }
 
-/* Warm-up, then a short probe sizes the batches to about batch_ms each (at least 10 calls), then the
- * median of `batches` batches, as microseconds per call, for each of a group (the offsets of one op,
- * dtypes and n). The members' batches take turns, each first in turn, so that a drift of the host's
- * launch rate, which decides the figures where a call takes a few microseconds, falls on every member
- * alike and their ratios (target 4) compare like with like. */
+enum { MAX_MEMBERS = EWB_OFFSET_MODES * TIMINGS };
+
+/* The median of `batches` batches, as microseconds per call, for each member of a group (the offsets of
+ * one op, dtypes and n, in each timed column). The L2 flush, then batches in turn, each member first in
+ * turn, so that a drift of the host's launch rate, which decides the back-to-back figures where a call
+ * takes a few microseconds, falls on every member alike and their ratios compare like with like. Each
+ * member's warm-up and probe run just before its first batch. */
 static int time_calls(timed_t group[], int members, const options_t *o, double us_per_call[])
 {
-    enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000 };
-    int calls[EWB_OFFSET_MODES];
-    double batch_ms[EWB_OFFSET_MODES][1000];
-    if (members > EWB_OFFSET_MODES || flush_l2(group[0].device) != 0)
+    static double batch_ms[MAX_MEMBERS][1000];
+    if (members > MAX_MEMBERS || flush_l2(group[0].device) != 0)
         return -1;
-    for (int m = 0; m < members; ++m) {
-        double probe_ms;
-        for (int i = 0; i < WARMUP_CALLS; ++i)
-            if (group[m].enqueue(&group[m]) != 0)
-                return -1;
-        if (time_batch(&group[m], PROBE_CALLS, &probe_ms) != 0)
-            return -1;
-        double per_call_ms = probe_ms / PROBE_CALLS;
-        int wanted = per_call_ms > 0 ? (int)ceil(o->batch_ms / per_call_ms) : MAX_CALLS;
-        calls[m] = wanted < MIN_CALLS ? MIN_CALLS : wanted > MAX_CALLS ? MAX_CALLS : wanted;
-    }
+    for (int m = 0; m < members; ++m)
+        group[m].calls = 0;
     for (int b = 0; b < o->batches; ++b)
         for (int turn = 0; turn < members; ++turn) {
             int m = (turn + b) % members;
-            if (time_batch(&group[m], calls[m], &batch_ms[m][b]) != 0)
+            if ((group[m].calls == 0 && prepare(&group[m], o) != 0) ||
+                time_batch(&group[m], group[m].calls, &batch_ms[m][b]) != 0)
                 return -1;
         }
     for (int m = 0; m < members; ++m)
-        us_per_call[m] = median(batch_ms[m], o->batches) * 1000.0 / calls[m];
+        us_per_call[m] = median(batch_ms[m], o->batches) * 1000.0 / group[m].calls;
     return 0;
 }
 
@@ -547,14 +664,19 @@ static void reference(const ewb_entry_t *e, int64_t count, void *out, const void
 }
 #endif
 
-/* One more call on fresh slices with a poisoned output, then elements at the start, the middle and
- * the end (where heads and tails are) compared bit for bit with the CPU reference. 1 if they match. */
-static int check_case(timed_t *t, char *why, size_t why_size)
+/* The spot check's verdicts, as the CSV's check column writes them; a case takes the worst of its
+ * columns' (the order below). */
+typedef enum { CHECK_OK, CHECK_NO_REFERENCE, CHECK_MISMATCH, CHECK_FAILED } check_t;
+static const char *const check_names[] = {"ok", "no-reference", "mismatch", "failed"};
+
+/* One more call (in t's column) on fresh slices with a poisoned output, then elements at the start,
+ * the middle and the end (where heads and tails are) compared bit for bit with the CPU reference. */
+static check_t check_case(timed_t *t, char *why, size_t why_size)
 {
 #ifdef EWB_NO_REF
     (void)t;
     snprintf(why, why_size, "no reference");
-    return 1;
+    return CHECK_NO_REFERENCE;
 #else
     enum { SPAN = 8, MAX_BYTES = SPAN * 8 };
     const case_t *c = t->c;
@@ -569,7 +691,7 @@ static int check_case(timed_t *t, char *why, size_t why_size)
                  "cudaMemsetAsync") ||
         t->enqueue(t) != 0 || !cuda_ok(cudaStreamSynchronize(d->stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "the checked call failed");
-        return 0;
+        return CHECK_FAILED;
     }
     int64_t span = c->n < SPAN ? c->n : SPAN;
     int64_t starts[3] = {0, c->n / 2 - span / 2, c->n - span};
@@ -578,12 +700,12 @@ static int check_case(timed_t *t, char *why, size_t why_size)
         int64_t first = starts[s];
         if (!cuda_ok(cudaMemcpy(got, t->last[0] + first * out_size, span * out_size, cudaMemcpyDeviceToHost),
                      "cudaMemcpy"))
-            return snprintf(why, why_size, "copy back failed"), 0;
+            return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
         for (int p = 1; p < pointers; ++p)
             if (!cuda_ok(cudaMemcpy(in[p - 1], t->last[p] + first * in_size, span * in_size,
                                     cudaMemcpyDeviceToHost),
                          "cudaMemcpy"))
-                return snprintf(why, why_size, "copy back failed"), 0;
+                return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
         reference(&c->entry, span, want, in[0], in[1]);
         for (int64_t i = 0; i < span; ++i) {
             if (memcmp(got + i * out_size, want + i * out_size, out_size) != 0) {
@@ -594,12 +716,12 @@ static int check_case(timed_t *t, char *why, size_t why_size)
                     w += snprintf(why + w, why_size - (size_t)w, ", reference 0x");
                 for (size_t k = out_size; k-- > 0 && w < (int)why_size;)
                     w += snprintf(why + w, why_size - (size_t)w, "%02x", want[i * out_size + k]);
-                return 0;
+                return CHECK_MISMATCH;
             }
         }
     }
     snprintf(why, why_size, "ok");
-    return 1;
+    return CHECK_OK;
 #endif
 }
 
@@ -628,14 +750,36 @@ static void log2_text(int64_t n, char *text, size_t size)
         snprintf(text, size, "%lld", (long long)n);
 }
 
-static void write_csv_row(FILE *csv, const char *impl, const case_t *c, double us, double gbps,
-                          double vs_memcpy)
+static const char CSV_HEADER[] =
+    "impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy,us_isolated,gbps_isolated,vs_memcpy_isolated,check\n";
+
+/* A column's figures: NAN where it was not timed, which the CSV leaves empty. */
+typedef struct {
+    double us, gbps, vs_memcpy;
+} figures_t;
+
+static const figures_t NOT_TIMED = {NAN, NAN, NAN};
+
+static void csv_field(FILE *csv, const char *format, double value)
+{
+    fputc(',', csv);
+    if (!isnan(value))
+        fprintf(csv, format, value);
+}
+
+static void write_csv_row(FILE *csv, const char *impl, const case_t *c, const char *offsets,
+                          const figures_t column[TIMINGS], const char *check)
 {
     if (csv == NULL)
         return;
-    fprintf(csv, "%s,%s,%s,%s,%lld,%s,%.4f,%.2f,%.4f\n", impl, ewb_op_name(c->entry.op),
-            ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), (long long)c->n,
-            offset_names[c->offsets], us, gbps, vs_memcpy);
+    fprintf(csv, "%s,%s,%s,%s,%lld,%s", impl, ewb_op_name(c->entry.op), ewb_dtype_name(c->entry.out),
+            ewb_dtype_name(c->entry.in), (long long)c->n, offsets ? offsets : offset_names[c->offsets]);
+    for (int k = 0; k < TIMINGS; ++k) {
+        csv_field(csv, "%.4f", column[k].us);
+        csv_field(csv, "%.2f", column[k].gbps);
+        csv_field(csv, "%.4f", column[k].vs_memcpy);
+    }
+    fprintf(csv, ",%s\n", check);
     fflush(csv);
 }
 
@@ -647,15 +791,28 @@ static FILE *open_csv(const char *path)
     if (csv == NULL)
         fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
     else
-        fprintf(csv, "impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy\n");
+        fputs(CSV_HEADER, csv);
     return csv;
+}
+
+/* Rows without figures, check "unsupported", for the selected cases impl does not cover: a report can
+ * then tell an op a peer lacks from a figure a run lost. */
+static int write_unsupported(FILE *csv, const options_t *o, const ewb_impl_t *impl)
+{
+    int count = 0;
+    case_t *cases = csv ? build_cases(o, impl, 0, &count) : NULL;
+    const figures_t none[TIMINGS] = {NOT_TIMED, NOT_TIMED};
+    for (int i = 0; i < count; ++i)
+        write_csv_row(csv, impl->name, &cases[i], NULL, none, "unsupported");
+    free(cases);
+    return count;
 }
 
 /* ---- the sweep ---- */
 
 typedef struct {
     size_t bytes;
-    double us;
+    double us[TIMINGS];
 } memcpy_result_t;
 
 static void progress(int done, int total, const case_t *c, int tty, const case_t *previous)
@@ -686,6 +843,24 @@ static int group_size(const case_t *cases, int count)
     return members;
 }
 
+/* The timed columns in order, from the --timing mask. */
+static int timed_columns(const options_t *o, timing_t columns[TIMINGS])
+{
+    int count = 0;
+    for (int k = 0; k < TIMINGS; ++k)
+        if (o->timing_mask >> k & 1)
+            columns[count++] = (timing_t)k;
+    return count;
+}
+
+static void print_figure(const char *format, int width, double value)
+{
+    if (isnan(value))
+        printf(" %*s", width, "-");
+    else
+        printf(format, width, value);
+}
+
 static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *cases, int count)
 {
     device_state_t d;
@@ -698,14 +873,24 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
             fclose(csv);
         return 1;
     }
+    timing_t columns[TIMINGS];
+    const int column_count = timed_columns(o, columns);
     memcpy_result_t *copies = calloc((size_t)count, sizeof *copies);
     int copy_count = 0, failures = 0, checked = 0, tty = isatty(2);
-    printf(
-        "# %s: %d cases, pools 3 x %.2f GiB, median of %d batches, ~%.1f ms per batch, GB/s = (bytes read + "
-        "written) / time\n",
-        impl->name, count, (double)pool_bytes / GiB, o->batches, o->batch_ms);
-    printf("%-5s %-9s %-7s %-7s %-5s %-8s %11s %9s %11s %9s  %s\n", "impl", "op", "out", "in", "n", "offsets",
-           "us/call", "GB/s", "memcpy GB/s", "vs_memcpy", "check");
+    int isolated_batches = 0, host_behind = 0;
+    printf("# %s: %d cases, pools 3 x %.2f GiB, median of %d batches, ~%.1f ms per batch, GB/s = (bytes read + "
+           "written) / time\n",
+           impl->name, count, (double)pool_bytes / GiB, o->batches, o->batch_ms);
+    printf("# %s: columns:%s%s\n", impl->name,
+           o->timing_mask >> BACK_TO_BACK & 1 ? " back-to-back (calls queued one after another)" : "",
+           o->timing_mask >> ISOLATED & 1
+               ? (impl->call_isolated ? " isolated (plain stream order, an event between calls, the stream held "
+                                        "until the batch is queued)"
+                                      : " isolated (an event between calls, the stream held until the batch is "
+                                        "queued)")
+               : "");
+    printf("%-5s %-9s %-7s %-7s %-5s %-8s %11s %9s %9s %11s %9s %9s %9s  %s\n", "impl", "op", "out", "in", "n",
+           "offsets", "us/call", "GB/s", "vs_memcpy", "iso us/call", "iso GB/s", "iso vs_mc", "memcpy", "check");
     for (int i = 0, members = 1; i < count && copies; i += members) {
         const case_t *c = &cases[i];
         members = group_size(cases + i, count - i);
@@ -715,27 +900,45 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
             failures++;
             break;
         }
-        /* cudaMemcpy D2D moving the same bytes, once per byte count. */
+        /* cudaMemcpy D2D moving the same bytes, once per byte count, in each column. */
         size_t copy_bytes = memcpy_count(c);
         int j = 0;
         while (j < copy_count && copies[j].bytes != copy_bytes)
             ++j;
         if (j == copy_count) {
-            timed_t m = {.enqueue = enqueue_memcpy, .device = &d, .copy_bytes = copy_bytes};
-            if (time_calls(&m, 1, o, &copies[j].us) != 0) {
+            timed_t m[TIMINGS];
+            double us[TIMINGS];
+            for (int k = 0; k < column_count; ++k)
+                m[k] = (timed_t){.enqueue = enqueue_memcpy, .device = &d, .timing = columns[k],
+                                 .copy_bytes = copy_bytes};
+            if (time_calls(m, column_count, o, us) != 0) {
                 failures++;
                 break;
             }
             copies[j].bytes = copy_bytes;
+            for (int k = 0; k < TIMINGS; ++k)
+                copies[j].us[k] = NAN;
+            for (int k = 0; k < column_count; ++k) {
+                copies[j].us[columns[k]] = us[k];
+                if (columns[k] == ISOLATED)
+                    isolated_batches += o->batches, host_behind += m[k].host_behind;
+            }
             copy_count++;
         }
-        double memcpy_gbps = 2.0 * (double)copy_bytes / copies[j].us / 1e3;
+        figures_t copy[TIMINGS];
+        for (int k = 0; k < TIMINGS; ++k) {
+            double gbps = 2.0 * (double)copy_bytes / copies[j].us[k] / 1e3;
+            copy[k] = (figures_t){copies[j].us[k], gbps, isnan(gbps) ? NAN : 1.0};
+        }
 
-        timed_t group[EWB_OFFSET_MODES];
-        double us[EWB_OFFSET_MODES];
+        /* Every offset of the case in every column: member m * column_count + k. */
+        timed_t group[MAX_MEMBERS];
+        double us[MAX_MEMBERS];
         for (int m = 0; m < members; ++m)
-            group[m] = (timed_t){.enqueue = enqueue_case, .device = &d, .impl = impl, .c = &cases[i + m]};
-        if (time_calls(group, members, o, us) != 0) {
+            for (int k = 0; k < column_count; ++k)
+                group[m * column_count + k] = (timed_t){
+                    .enqueue = enqueue_case, .device = &d, .timing = columns[k], .impl = impl, .c = &cases[i + m]};
+        if (time_calls(group, members * column_count, o, us) != 0) {
             progress(i, count, NULL, tty, NULL);
             fprintf(stderr, "%s: %s %s<-%s n=%lld failed\n", impl->name, ewb_op_name(c->entry.op),
                     ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), (long long)c->n);
@@ -748,27 +951,59 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
         progress(i, count, NULL, tty, NULL);
         for (int m = 0; m < members; ++m) {
             const case_t *member = &cases[i + m];
-            char why[160] = "skipped";
+            /* The spot check of the case's call in each column; the row shows the worst. */
+            char why[160], shown[180] = "skipped";
+            const char *check = "skipped";
+            figures_t figures[TIMINGS] = {NOT_TIMED, NOT_TIMED};
+            check_t worst = CHECK_OK;
+            for (int k = 0; k < column_count; ++k) {
+                timed_t *t = &group[m * column_count + k];
+                double u = us[m * column_count + k], gbps = (double)case_bytes(member) / u / 1e3;
+                figures[columns[k]] = (figures_t){u, gbps, gbps / copy[columns[k]].gbps};
+                if (columns[k] == ISOLATED)
+                    isolated_batches += o->batches, host_behind += t->host_behind;
+                if (o->no_check)
+                    continue;
+                check_t verdict = check_case(t, why, sizeof why);
+                if (k == 0 || verdict > worst) {
+                    const char *column = column_count > 1 && verdict != CHECK_OK ? timing_names[columns[k]] : NULL;
+                    snprintf(shown, sizeof shown, "%s%s%s", column ? column : "", column ? ": " : "", why);
+                    worst = verdict > worst ? verdict : worst;
+                }
+            }
             if (!o->no_check) {
                 checked++;
-                if (!check_case(&group[m], why, sizeof why))
-                    failures++;
+                failures += worst == CHECK_MISMATCH || worst == CHECK_FAILED;
+                check = check_names[worst];
             }
-            double gbps = (double)case_bytes(member) / us[m] / 1e3;
             char n_text[32];
             log2_text(member->n, n_text, sizeof n_text);
-            printf("%-5s %-9s %-7s %-7s %-5s %-8s %11.3f %9.1f %11.1f %9.3f  %s\n", impl->name,
-                   ewb_op_name(member->entry.op), ewb_dtype_name(member->entry.out),
-                   ewb_dtype_name(member->entry.in), n_text, offset_names[member->offsets], us[m], gbps,
-                   memcpy_gbps, gbps / memcpy_gbps, why);
+            printf("%-5s %-9s %-7s %-7s %-5s %-8s", impl->name, ewb_op_name(member->entry.op),
+                   ewb_dtype_name(member->entry.out), ewb_dtype_name(member->entry.in), n_text,
+                   offset_names[member->offsets]);
+            print_figure(" %*.3f", 11, figures[BACK_TO_BACK].us);
+            print_figure(" %*.1f", 9, figures[BACK_TO_BACK].gbps);
+            print_figure(" %*.3f", 9, figures[BACK_TO_BACK].vs_memcpy);
+            print_figure(" %*.3f", 11, figures[ISOLATED].us);
+            print_figure(" %*.1f", 9, figures[ISOLATED].gbps);
+            print_figure(" %*.3f", 9, figures[ISOLATED].vs_memcpy);
+            print_figure(" %*.1f", 9, copy[columns[0]].gbps);
+            printf("  %s\n", shown);
             fflush(stdout);
-            write_csv_row(csv, impl->name, member, us[m], gbps, gbps / memcpy_gbps);
-            write_csv_row(csv, impl->memcpy_name, member, copies[j].us, memcpy_gbps, 1.0);
+            write_csv_row(csv, impl->name, member, NULL, figures, check);
+            write_csv_row(csv, impl->memcpy_name, member, NULL, copy, "");
         }
     }
     progress(0, 0, NULL, tty, NULL);
+    int unsupported = write_unsupported(csv, o, impl);
     printf("# %s: %d cases, %d checked bit-exact against the CPU reference, %d failures\n", impl->name, count,
            checked, failures);
+    if (o->timing_mask >> ISOLATED & 1)
+        printf("# %s: isolated column: %d of %d timed batches had the host still queueing when the GPU "
+               "reached them (their figures include some of the host's time)\n",
+               impl->name, host_behind, isolated_batches);
+    if (unsupported)
+        printf("# %s: %d selected cases not covered (CSV rows marked unsupported)\n", impl->name, unsupported);
     free(copies);
     if (csv)
         fclose(csv);
@@ -777,13 +1012,6 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
 }
 
 /* ---- host overhead ---- */
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
 
 int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, const float *b,
                            cudaStream_t stream)
@@ -798,17 +1026,34 @@ int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, con
 }
 
 /* Host microseconds per call at n = 1024: batches of 256 calls, launchers interleaved batch by batch
- * (in turn first) so drift hits all alike, median of the batches. Only the time to queue is counted; the GPU is drained
- * between batches. */
+ * (in turn first) so drift hits all alike, median of the batches. Only the time to queue is counted; the
+ * GPU is drained between batches. Each launcher is timed as the back-to-back column launches it and, where
+ * it has one, as the isolated column does (the library's plain stream-order handle); a launcher with one
+ * launch for both gives its figure in both CSV columns. No events between calls here: they are the
+ * harness's cost, not the call's. */
 static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
 {
-    enum { N = 1024, CALLS = 256, BATCHES = 51 };
-    int launchers = 0;
+    enum { N = 1024, CALLS = 256, BATCHES = 51, MAX_SLOTS = EWB_MAX_HOST_LAUNCHERS * TIMINGS };
+    struct {
+        int launcher;
+        timing_t timing;
+        ewb_host_call_fn call;
+    } slots[MAX_SLOTS];
+    int launchers = 0, slot_count = 0;
     while (launchers < EWB_MAX_HOST_LAUNCHERS && impl->host[launchers].call)
         ++launchers;
     if (launchers == 0) {
         fprintf(stderr, "%s has no host-overhead launchers\n", impl->name);
         return 1;
+    }
+    for (int l = 0; l < launchers; ++l) {
+        const ewb_host_launcher_t *h = &impl->host[l];
+        if ((o->timing_mask >> BACK_TO_BACK & 1) || !h->call_isolated)
+            slots[slot_count].launcher = l, slots[slot_count].timing = BACK_TO_BACK,
+            slots[slot_count++].call = h->call;
+        if ((o->timing_mask >> ISOLATED & 1) && h->call_isolated)
+            slots[slot_count].launcher = l, slots[slot_count].timing = ISOLATED,
+            slots[slot_count++].call = h->call_isolated;
     }
     float *buffer = NULL;
     cudaStream_t stream = NULL;
@@ -820,17 +1065,17 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
     }
     float *out = buffer, *a = buffer + N, *b = buffer + 2 * N;
     int batches = o->batches > BATCHES ? o->batches : BATCHES, failed = 0;
-    double times[EWB_MAX_HOST_LAUNCHERS][1000];
-    for (int l = 0; l < launchers && !failed; ++l)
+    static double times[MAX_SLOTS][1000];
+    for (int l = 0; l < slot_count && !failed; ++l)
         for (int i = 0; i < CALLS && !failed; ++i)
-            failed = impl->host[l].call(impl->ctx, N, out, a, b, stream) != 0;
+            failed = slots[l].call(impl->ctx, N, out, a, b, stream) != 0;
     failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     for (int k = 0; k < batches && !failed; ++k) {
-        for (int turn = 0; turn < launchers && !failed; ++turn) {
-            int l = (turn + k) % launchers;
+        for (int turn = 0; turn < slot_count && !failed; ++turn) {
+            int l = (turn + k) % slot_count;
             double t0 = now_us();
             for (int i = 0; i < CALLS && !failed; ++i)
-                failed = impl->host[l].call(impl->ctx, N, out, a, b, stream) != 0;
+                failed = slots[l].call(impl->ctx, N, out, a, b, stream) != 0;
             times[l][k] = (now_us() - t0) / CALLS;
             failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         }
@@ -840,20 +1085,31 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
         case_t c = {{EW_OP_ADD, EW_F32, EW_F32}, N, EWB_ALIGNED};
         printf("# host time per call, add f32, n = %d, median of %d batches of %d calls\n", N, batches,
                CALLS);
-        printf("%-12s %10s\n", "launcher", "host us");
-        double first = 0;
+        printf("%-12s %14s %14s\n", "launcher", "host us b2b", "host us iso");
+        figures_t first[TIMINGS] = {NOT_TIMED, NOT_TIMED};
         for (int l = 0; l < launchers; ++l) {
-            double us = median(times[l], batches);
-            if (l == 0)
-                first = us;
-            printf("%-12s %10.3f", impl->host[l].name, us);
-            if (l > 0)
-                printf("   (%s - %s = %+.3f us)", impl->host[0].name, impl->host[l].name, first - us);
-            printf("\n");
-            if (csv) {
-                fprintf(csv, "%s,%s,%s,%s,%d,host,%.4f,0,0\n", impl->host[l].name, ewb_op_name(c.entry.op),
-                        ewb_dtype_name(c.entry.out), ewb_dtype_name(c.entry.in), N, us);
+            figures_t column[TIMINGS] = {NOT_TIMED, NOT_TIMED};
+            for (int s = 0; s < slot_count; ++s)
+                if (slots[s].launcher == l)
+                    column[slots[s].timing] = (figures_t){median(times[s], batches), 0, 0};
+            if (!impl->host[l].call_isolated) { /* one launch for both columns */
+                if (o->timing_mask >> ISOLATED & 1)
+                    column[ISOLATED] = column[BACK_TO_BACK];
+                if (!(o->timing_mask >> BACK_TO_BACK & 1))
+                    column[BACK_TO_BACK] = NOT_TIMED;
             }
+            if (l == 0)
+                memcpy(first, column, sizeof first);
+            printf("%-12s", impl->host[l].name);
+            print_figure(" %*.3f", 14, column[BACK_TO_BACK].us);
+            print_figure(" %*.3f", 14, column[ISOLATED].us);
+            if (l > 0)
+                for (int k = 0; k < TIMINGS; ++k)
+                    if (!isnan(first[k].us) && !isnan(column[k].us))
+                        printf("   (%s: %s - %s = %+.3f us)", timing_names[k], impl->host[0].name,
+                               impl->host[l].name, first[k].us - column[k].us);
+            printf("\n");
+            write_csv_row(csv, impl->host[l].name, &c, "host", column, "");
         }
         if (csv)
             fclose(csv);
@@ -883,12 +1139,18 @@ int ewb_main(int argc, char **argv, const ewb_impl_t *impl)
     if (parse_options(argc, argv, impl->name, &o) != 0)
         return 2;
     int count = 0;
-    case_t *cases = o.host_overhead ? NULL : build_cases(&o, impl, &count);
+    case_t *cases = o.host_overhead ? NULL : build_cases(&o, impl, 1, &count);
     if (!o.host_overhead && cases == NULL) {
         fprintf(stderr, "out of host memory\n");
         return 1;
     }
     if (o.list_only) {
+        /* The settings a peer that reads this list (peers/torch_peer.py) times the cases with. */
+        printf("# settings: --batches %d --batch-ms %g --timing ", o.batches, o.batch_ms);
+        for (int k = 0, listed = 0; k < TIMINGS; ++k)
+            if (o.timing_mask >> k & 1)
+                printf("%s%s", listed++ ? "," : "", timing_names[k]);
+        printf("\n");
         for (int i = 0; i < count; ++i)
             printf("%s %s %s %lld %s\n", ewb_op_name(cases[i].entry.op), ewb_dtype_name(cases[i].entry.out),
                    ewb_dtype_name(cases[i].entry.in), (long long)cases[i].n, offset_names[cases[i].offsets]);
@@ -898,8 +1160,14 @@ int ewb_main(int argc, char **argv, const ewb_impl_t *impl)
 
     if (!o.host_overhead && count == 0) {
         printf("# %s: no case matches the filters: nothing to run\n", impl->name);
+        FILE *csv = open_csv(o.csv_path);
+        int unsupported = write_unsupported(csv, &o, impl);
+        if (unsupported)
+            printf("# %s: %d selected cases not covered (CSV rows marked unsupported)\n", impl->name, unsupported);
+        if (csv)
+            fclose(csv);
         free(cases);
-        return 0;
+        return o.csv_path && csv == NULL ? 1 : 0;
     }
 
     int devices = 0;

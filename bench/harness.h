@@ -4,7 +4,16 @@
  * the bit-exact spot check against the CPU reference, and the table and CSV output.
  *
  * An implementation plugs in through ewb_impl_t; everything else is identical between them, so
- * their numbers differ only by the code that runs the op. Method: bench/NOTES.md.
+ * their numbers differ only by the code that runs the op. Method: docs/design.md.
+ *
+ * Each case is timed in two columns:
+ *   back-to-back  calls queued one after the other as fast as the host can, through impl->call: what a
+ *                 stream of calls sees, including any overlap of a call with the one before it (the
+ *                 library's programmatic dependent launches);
+ *   isolated      each call alone: through impl->call_isolated where given (plain stream order), with an
+ *                 event recorded between calls, and the stream held by a short kernel until the host
+ *                 has queued the whole batch, so that neither the previous call nor the host's launch
+ *                 rate is part of any call's time.
  */
 #ifndef EWB_HARNESS_H
 #define EWB_HARNESS_H
@@ -40,7 +49,10 @@ typedef int (*ewb_host_call_fn)(void *ctx, int64_t n, float *out, const float *a
 
 typedef struct {
     const char *name;
-    ewb_host_call_fn call;
+    ewb_host_call_fn call; /* launched as the back-to-back column launches */
+    /* Launched as the isolated column launches (the library: its plain stream-order handle); NULL where
+     * that is the same launch as call (a raw launch, CUB), whose figure then serves both columns. */
+    ewb_host_call_fn call_isolated;
 } ewb_host_launcher_t;
 
 enum { EWB_MAX_HOST_LAUNCHERS = 4 };
@@ -51,12 +63,22 @@ typedef struct {
     int (*supports)(void *ctx, const ewb_entry_t *entry);
     /* Called once a GPU is known to be present (device already current); 0 or -1. May be NULL. */
     int (*setup)(void *ctx, int device);
-    ewb_call_fn call;
+    ewb_call_fn call; /* the back-to-back column's call */
+    /* The isolated column's call: one that launches in plain stream order, never overlapping the
+     * stream's previous kernel (the library: a handle created with EW_DEPENDENT_LAUNCH=0). NULL where
+     * call already launches that way (CUB, PyTorch and cudaMemcpy do). */
+    ewb_call_fn call_isolated;
     ewb_host_launcher_t host[EWB_MAX_HOST_LAUNCHERS]; /* host-overhead mode; unused slots are {0} */
     void *ctx;
 } ewb_impl_t;
 
-/* Parse options, run the sweep (or the host-overhead mode), print and write the CSV.
+/* Parse options, run the sweep (or the host-overhead mode), print and write the CSV:
+ *   impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy,us_isolated,gbps_isolated,vs_memcpy_isolated,check
+ * us, gbps and vs_memcpy are the back-to-back column (as before the isolated one existed), the *_isolated
+ * fields the isolated one; a column not timed (--timing) is left empty. check is the bit-exact spot check
+ * of the case's calls in every timed column: ok, mismatch, failed (the checked call or its copy back),
+ * skipped (--no-check), no-reference (a build without tests/ref); unsupported marks the rows, without
+ * figures, of the selected cases this implementation does not cover; memcpy and host rows leave it empty.
  * Returns the process exit status: 0 (also when no GPU is present), 1 on a failed call or a
  * failed check, 2 on bad options. */
 int ewb_main(int argc, char **argv, const ewb_impl_t *impl);

@@ -56,7 +56,31 @@ __global__ void raw_add_f32(float *out, const float *a, const float *b, int64_t 
         out[i] = a[i] + b[i];
 }
 
+__device__ __forceinline__ uint64_t global_timer_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// One thread, sleeping between reads of the global timer: it holds the stream without loading the GPU.
+__global__ void hold_back(uint64_t ns)
+{
+    const uint64_t start = global_timer_ns();
+    while (global_timer_ns() - start < ns) {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(2000);
+#endif
+    }
+}
+
 } // namespace
+
+extern "C" cudaError_t ewb_hold_back(uint64_t ns, cudaStream_t stream)
+{
+    hold_back<<<1, 1, 0, stream>>>(ns);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t ewb_fill_random(void *dst, int dtype, int64_t count, uint64_t seed,
                                        cudaStream_t stream)

@@ -1,6 +1,7 @@
 /* Device helpers of the benchmark, written in CUDA C++ (bench/raw_kernel.cu) behind a C interface,
- * because C cannot define kernels: the random fill of the input pools and a raw kernel whose launch
- * cost is the floor the host-overhead mode compares against. */
+ * because C cannot define kernels: the random fill of the input pools, a raw kernel whose launch
+ * cost is the floor the host-overhead mode compares against, and the kernel that holds a stream while
+ * the host queues an isolated batch. */
 #ifndef EWB_RAW_KERNEL_H
 #define EWB_RAW_KERNEL_H
 
@@ -21,6 +22,11 @@ cudaError_t ewb_fill_random(void *dst, int dtype, int64_t count, uint64_t seed, 
 /* The kernel void raw_add_f32(float *out, const float *a, const float *b, int64_t n): one element
  * per thread, no grid-stride loop, nothing else. For cudaLaunchKernel from C. */
 const void *ewb_raw_add_f32_kernel(void);
+
+/* Queue on stream one single-thread kernel that returns once ns nanoseconds of the GPU's global timer
+ * have passed since it started: nothing queued after it on that stream starts earlier, so the host can
+ * queue a whole batch before the GPU runs any of it. Returns the launch's error. */
+cudaError_t ewb_hold_back(uint64_t ns, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

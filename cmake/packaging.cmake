@@ -4,9 +4,10 @@
 #       libelementwise-dev  (component dev): elementwise.h, the pkg-config file, the CMake package and
 #                           the libelementwise.so namelink; depends on libelementwise1 (= version)
 #   - one .tar.gz holding both components.
-# The .debs install under the configured CMAKE_INSTALL_PREFIX, which the pkg-config file records too:
-# configure with -DCMAKE_INSTALL_PREFIX=/usr for Debian packages (GNUInstallDirs then puts the library
-# in lib/<multiarch>). scripts/ci/packages.sh builds, installs and consumes them.
+# The .debs install under the configured CMAKE_INSTALL_PREFIX: the package preset sets /usr
+# (GNUInstallDirs then puts the library in lib/<multiarch>) and builds with debug information, which
+# scripts/ci/abi.sh reads; the packaged files are stripped. `cmake --workflow --preset package` makes
+# them; scripts/ci/packages.sh also installs and consumes them.
 include_guard(GLOBAL)
 
 set(CPACK_PACKAGE_NAME "libelementwise")
@@ -29,6 +30,7 @@ endif()
 ")
 # Exactly the library's components, whatever else (tests, bench) may install.
 set(CPACK_COMPONENTS_ALL runtime dev)
+set(CPACK_STRIP_FILES ON)
 
 # ---- Debian: one package per component ----
 set(CPACK_DEB_COMPONENT_INSTALL ON)

@@ -1,9 +1,8 @@
-# EW_SANITIZE: a -fsanitize list (e.g. "address,undefined") applied to the C host code: src/api.c,
-# src/plan.c and every C test. nvcc-compiled objects are left alone (the device side has
-# compute-sanitizer). Include this after project() and before the first add_library/add_executable,
-# because add_compile_options only reaches targets created after it. Also usable without editing
-# CMakeLists.txt as -DCMAKE_PROJECT_INCLUDE=<repo>/cmake/sanitize.cmake (scripts/ci/asan.sh does);
-# the guard makes a second inclusion a no-op.
+# EW_SANITIZE: a -fsanitize list (e.g. "address,undefined") applied to the C host code: the
+# library's C files, every C test and the fuzzer (the asan and fuzz presets set it). nvcc-compiled
+# objects are left alone (the device side has compute-sanitizer). Included by CMakeLists.txt after
+# project() and before the first add_library/add_executable, because add_compile_options only
+# reaches targets created after it.
 include_guard(GLOBAL)
 set(EW_SANITIZE "" CACHE STRING "Sanitizers for the C host code, e.g. address,undefined (empty: none)")
 

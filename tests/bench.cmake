@@ -1,7 +1,5 @@
 # bench/report.py's verdicts on the issue's targets, and bench/RESULTS.md against the CSV it names:
 # Python's standard library only, no GPU.
-find_package(Python3 COMPONENTS Interpreter)
-if(EW_BUILD_BENCH AND Python3_Interpreter_FOUND AND EXISTS ${PROJECT_SOURCE_DIR}/bench/test_report.py)
-  add_test(NAME bench_report COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_report.py)
-  set_tests_properties(bench_report PROPERTIES LABELS bench)
-endif()
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+add_test(NAME bench_report COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_report.py)
+set_tests_properties(bench_report PROPERTIES LABELS bench)

@@ -1,19 +1,14 @@
 #!/usr/bin/env bash
-# Packages end to end, as a user gets them: build the .deb and .tar.gz with CPack, install the .debs
-# with apt-get on this machine (root), build the C example against the installed package through
-# pkg-config and the CMake example through find_package, run both (no GPU here: they say so and
-# exit 0), then consume the .tar.gz through find_package too. The packages are removed again at
-# the end (EW_KEEP_PACKAGES=1 keeps them).
-#
-#   scripts/ci/packages.sh [BUILD_DIR]
-# An existing, built BUILD_DIR (as .ci/run passes) is packaged as it is, with its architectures: it is
-# only reconfigured for the Debian prefix /usr, and its previous prefix is put back at the end. Without
-# one, build-packages is configured and built (EW_CUDA_ARCHITECTURES=90-real for a quick build; by
-# default the project's full list, about 7 minutes on two cores).
+# Packages end to end, as a user gets them: the package preset's workflow (build/package: prefix
+# /usr, every supported GPU, CPack's .debs and .tar.gz), what each package holds, then the .debs
+# installed with apt-get on this machine (root) and the .tar.gz unpacked elsewhere, each consumed
+# through pkg-config and find_package, the README's quick start and the examples among the consumers
+# (tests/scripts/check_install.sh; no GPU here: the programs say so and exit 0). The packages are
+# removed again at the end (EW_KEEP_PACKAGES=1 keeps them).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=$(realpath -m "${1:-$root/build-packages}")
+build=$root/build/package
 work=$(mktemp -d)
 installed=0
 say() { printf '== packages: %s\n' "$*"; }
@@ -21,10 +16,6 @@ cleanup() {
     if [[ $installed == 1 && ${EW_KEEP_PACKAGES:-0} != 1 ]]; then
         say "removing the packages again"
         DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq libelementwise-dev libelementwise1 > /dev/null
-    fi
-    if [[ -n ${previous_prefix:-} ]]; then
-        cmake -DCMAKE_INSTALL_PREFIX="$previous_prefix" -UCMAKE_PROJECT_elementwise_INCLUDE "$build" \
-            > /dev/null
     fi
     rm -rf "$work"
 }
@@ -47,29 +38,9 @@ if ((${#missing[@]})); then
 fi
 
 # ---- build and package ----
-# The top-level CMakeLists.txt includes cmake/packaging.cmake; until it does, inject it right after
-# project() (the file has an include guard, so both together are harmless too).
-inject=()
-grep -q 'cmake/packaging.cmake' "$root/CMakeLists.txt" ||
-    inject=(-DCMAKE_PROJECT_elementwise_INCLUDE="$root/cmake/packaging.cmake")
-if [[ -e $build/CMakeCache.txt ]]; then
-    # The pkg-config file records the configured prefix: /usr while packaging, then back as it was.
-    say "reconfiguring $build for prefix /usr"
-    previous_prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
-    cmake -DCMAKE_INSTALL_PREFIX=/usr "${inject[@]}" "$build" > "$work/configure.log" ||
-        { cat "$work/configure.log"; exit 1; }
-else
-    arch=()
-    [[ -n ${EW_CUDA_ARCHITECTURES:-} ]] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$EW_CUDA_ARCHITECTURES")
-    say "configuring $build (prefix /usr)"
-    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-        -DEW_BUILD_TESTS=OFF -DEW_BUILD_BENCH=OFF "${arch[@]}" "${inject[@]}" > "$work/configure.log" ||
-        { cat "$work/configure.log"; exit 1; }
-fi
-cmake --build "$build"
+cd "$root"
 rm -f "$build"/*.deb "$build"/*.tar.gz
-(cd "$build" && cpack -G "DEB;TGZ" > "$work/cpack.log") || { cat "$work/cpack.log"; exit 1; }
-
+cmake --workflow --preset package > "$work/workflow.log" 2>&1 || { cat "$work/workflow.log"; exit 1; }
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 runtime_deb=$(ls "$build"/libelementwise1_*.deb)
 dev_deb=$(ls "$build"/libelementwise-dev_*.deb)
@@ -98,51 +69,20 @@ say "libelementwise-dev Depends: $dev_depends"
 grep -q "libelementwise1 (= $version" <<< "$dev_depends" || fail "dev must depend on libelementwise1"
 say "libelementwise1 Depends: $(dpkg-deb -f "$runtime_deb" Depends)"
 
-# ---- install as a user would ----
+# ---- install as a user would, and consume ----
 say "apt-get install ./$(basename "$runtime_deb") ./$(basename "$dev_deb")"
 installed=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$runtime_deb" "$dev_deb"
 pc_version=$(pkg-config --modversion elementwise)
 [[ $pc_version == "$version" ]] || fail "pkg-config reports version $pc_version"
-say "pkg-config: $(pkg-config --cflags --libs elementwise)"
-
-# ---- the examples, against the installed package, from a copy outside the tree ----
-cp -r "$root/examples" "$work/examples"
-say "examples/c with pkg-config"
-make -C "$work/examples/c" --no-print-directory
-ldd "$work/examples/c/elementwise_example" | grep -q 'libelementwise.so.1 => /usr/lib' ||
-    fail "the C example does not load the installed library: $(ldd "$work/examples/c/elementwise_example")"
-"$work/examples/c/elementwise_example"
-
-say "examples/cmake with find_package"
-cmake -S "$work/examples/cmake" -B "$work/cmake-build" -G Ninja > "$work/example-configure.log" ||
-    { cat "$work/example-configure.log"; exit 1; }
-grep -q 'elementwise_DIR:PATH=/usr/lib' "$work/cmake-build/CMakeCache.txt" || fail "find_package missed /usr"
-cmake --build "$work/cmake-build"
-"$work/cmake-build/elementwise_example"
+bash "$root/tests/scripts/check_install.sh" /usr pkgconfig find_package examples
 
 # ---- the .tar.gz: unpacked anywhere, found through CMAKE_PREFIX_PATH and PKG_CONFIG_PATH ----
-say "examples/cmake against the unpacked $(basename "$tarball")"
+say "the unpacked $(basename "$tarball")"
 mkdir "$work/tgz"
 tar -xzf "$tarball" -C "$work/tgz"
 header=$(find "$work/tgz" -path '*/include/elementwise.h')
 [[ -n $header ]] || fail "the tarball lacks include/elementwise.h"
-tgz_prefix=$(dirname "$(dirname "$header")")
-cmake -S "$work/examples/cmake" -B "$work/tgz-build" -G Ninja -DCMAKE_PREFIX_PATH="$tgz_prefix" \
-    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
-    -Delementwise_ROOT="$tgz_prefix" > "$work/tgz-configure.log" || { cat "$work/tgz-configure.log"; exit 1; }
-grep -q "elementwise_DIR:PATH=$tgz_prefix" "$work/tgz-build/CMakeCache.txt" || fail "find_package missed it"
-cmake --build "$work/tgz-build"
-ldd "$work/tgz-build/elementwise_example" | grep -q "libelementwise.so.1 => $tgz_prefix" ||
-    fail "the example does not load the unpacked library: $(ldd "$work/tgz-build/elementwise_example")"
-"$work/tgz-build/elementwise_example"
-
-say "examples/c with pkg-config against the unpacked $(basename "$tarball")"
-cp -r "$root/examples/c" "$work/tgz-c"
-tgz_pc_dir=$(dirname "$(find "$work/tgz" -name elementwise.pc)")
-make -C "$work/tgz-c" --no-print-directory PKG_CONFIG_PATH="$tgz_pc_dir"
-ldd "$work/tgz-c/elementwise_example" | grep -q "libelementwise.so.1 => $tgz_prefix" ||
-    fail "the example does not load the unpacked library: $(ldd "$work/tgz-c/elementwise_example")"
-"$work/tgz-c/elementwise_example"
+bash "$root/tests/scripts/check_install.sh" "$(dirname "$(dirname "$header")")" pkgconfig find_package examples
 
 say "ok: packages built, installed and consumed through pkg-config and find_package"

@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
 # Hardware counters (Nsight Compute) of one kernel launch per case, to find what bounds a kernel
-# before changing it (bench/NOTES.md). A case is name|environment|program and options; the program
+# before changing it. A case is name|environment|program and options; the program
 # is ew-bench or peers/cub-peer under BUILD_DIR/bench, run on one case (--log2 one k, one --offsets); the
 # profiled launch is the 8th that the kernel regex matches (after warm-up and probe): the library's
 # kernels and CUB's, or KERNEL_REGEX=... among the case's settings.
 #   scripts/gpu/profile.sh BUILD_DIR OUT_DIR 'name|VAR=value ...|ew-bench --ops add ...' ...
 #   scripts/gpu/profile.sh BUILD_DIR OUT_DIR < scripts/gpu/profile-cases.txt   (a case a line)
-# Writes OUT_DIR/NAME.csv (ncu's details page) per case and prints one table of the key metrics.
-set -uo pipefail
-build=$(cd "${1:?usage: profile.sh BUILD_DIR OUT_DIR CASE...}" && pwd) || exit 2
+# Writes OUT_DIR/NAME.csv (ncu's details page) per case and prints one table of the key metrics; a
+# case ncu cannot profile is named and left out of the table.
+set -euo pipefail
+build=$(cd "${1:?usage: profile.sh BUILD_DIR OUT_DIR CASE...}" && pwd)
 out=${2:?usage: profile.sh BUILD_DIR OUT_DIR CASE...}
 shift 2
-[ $# -gt 0 ] || { mapfile -t lines; set -- $(printf '%s\n' "${lines[@]}" | grep -v '^#' | tr ' ' '\a'); }
+if [ $# -eq 0 ]; then
+    mapfile -t cases < <(grep -v -e '^#' -e '^[[:space:]]*$' || true)
+    set -- "${cases[@]}"
+fi
 mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
 sections=(SpeedOfLight Occupancy LaunchStats WarpStateStats SchedulerStats MemoryWorkloadAnalysis)
 for spec in "$@"; do
-    IFS='|' read -r name environment command <<<"${spec//$'\a'/ }"
+    IFS='|' read -r name environment command <<<"$spec"
     regex='elementwise_kernel|bulk_kernel|transform_kernel'
     for setting in $environment; do # KERNEL_REGEX=... picks other kernels (no spaces: '.' for one)
-        [[ $setting == KERNEL_REGEX=* ]] && regex=${setting#KERNEL_REGEX=}
+        if [[ $setting == KERNEL_REGEX=* ]]; then regex=${setting#KERNEL_REGEX=}; fi
     done
     # Stall reasons too, where this ncu knows them by that name; without them if it does not.
     for extra in "--metrics=regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio" ""; do
-        # shellcheck disable=SC2086
+        status=0
+        # shellcheck disable=SC2086 # the environment, the extra option and the command are lists
         env $environment timeout 300 ncu --clock-control none --kernel-name-base demangled -k "regex:$regex" \
             --launch-skip 7 --launch-count 1 "${sections[@]/#/--section=}" $extra --csv --page details \
-            "$build/bench/"$command --batches 5 --no-check >"$out/$name.csv" 2>"$out/$name.log" && break
-        echo "$name: exit $? with '$extra'"
+            "$build/bench/"$command --batches 5 --no-check >"$out/$name.csv" 2>"$out/$name.log" || status=$?
+        [ "$status" -ne 0 ] || break
+        echo "$name: exit $status with '$extra'"
     done
 done
 python3 - "$out" "$@" <<'PY'

@@ -1,7 +1,7 @@
 // Reproducer (bench/NOTES.md §29): the two bytes of an f16 / bf16 conversion result stored as two
 // byte stores (st.global.u8 of the value and of its high byte) came out with a wrong low byte on
 // the H200 with nvcc 13.0, though the PTX reads right. Build and run on a GPU of cc >= 9.0:
-//   nvcc -O3 -arch=sm_90 scripts/gpu/repro/f16_byte_store.cu -o /tmp/repro && /tmp/repro
+//   nvcc -O3 -arch=sm_90 tests/repro/f16_byte_store.cu -o /tmp/repro && /tmp/repro
 // Prints each kernel's mismatches against the same conversion stored as one 16-bit word; exit 1 if any.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -29,3 +29,10 @@ set_tests_properties(test_kernels_gpu_direct PROPERTIES LABELS "gpu;direct" SKIP
 add_test(NAME test_stream_graph_gpu_plain COMMAND test_stream_graph_gpu)
 set_tests_properties(test_stream_graph_gpu_plain PROPERTIES ENVIRONMENT "EW_DEPENDENT_LAUNCH=0" LABELS gpu
                      SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# The device-mismatch test alone: it needs two GPUs and skips, visibly, on one.
+add_test(NAME test_stream_graph_gpu.device_mismatch COMMAND test_stream_graph_gpu test_device_mismatch)
+set_tests_properties(test_stream_graph_gpu.device_mismatch PROPERTIES LABELS "gpu;twogpu" SKIP_RETURN_CODE 77
+                     TIMEOUT 600)
+# The edge-value table is read from the document itself.
+target_compile_definitions(test_kernels_gpu PRIVATE EW_SEMANTICS_MD="${PROJECT_SOURCE_DIR}/docs/semantics.md")

@@ -28,11 +28,13 @@ foreach(part IN LISTS EW_RELIABILITY_GPU_PARTS)
   add_test(NAME reliability_gpu.${part} COMMAND test_reliability_gpu ${part})
   set_tests_properties(reliability_gpu.${part} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
-# Labels to leave out of compute-sanitizer runs (scripts/gpu-check: -LE 'huge|faults|costs'):
+# Labels to leave out of compute-sanitizer runs (scripts/gpu-check: -LE 'huge|faults|costs|twogpu'):
 # huge: 4 GiB buffers; faults: the part faults the context on purpose (in a child process);
 # costs: counts device memory and host allocations, which the tool's own would spoil (the part also
 # skips by itself when it sees a CUDA tool injected into the process).
 set_tests_properties(reliability_gpu.huge_add_u8 reliability_gpu.huge_cast_i8_f16
   PROPERTIES LABELS "gpu;huge")
 set_tests_properties(reliability_gpu.sticky_errors PROPERTIES LABELS "gpu;faults")
+# twogpu: needs two GPUs and skips, visibly, on one (left out of compute-sanitizer, where a skip fails).
+set_tests_properties(reliability_gpu.two_gpus PROPERTIES LABELS "gpu;twogpu")
 set_tests_properties(reliability_gpu.no_hidden_costs PROPERTIES LABELS "gpu;costs")

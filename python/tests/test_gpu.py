@@ -3,7 +3,8 @@ PyTorch where the semantics match (docs/semantics.md), on PyTorch tensors and Cu
 the arrays' streams honoured and the library's errors raised as exceptions.
 
 Each test is skipped, with its reason, when there is no GPU (or no PyTorch/CuPy);
-scripts/gpu/python.sh sets ELEMENTWISE_REQUIRE_GPU=1 so that on the GPU machine they fail instead.
+the GPU script (scripts/ci/python.sh under EW_REQUIRE_GPU=1) sets ELEMENTWISE_REQUIRE_GPU=1 so that on the GPU
+machine they fail instead.
 """
 
 import os

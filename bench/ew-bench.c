@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ew-bench: times libelementwise over op x dtype x n x alignment against cudaMemcpy D2D (method:
  * docs/design.md; the harness is shared with the CUB peer), in two columns: back-to-back calls on a
  * handle as the environment makes it (programmatic dependent launches on cc >= 9.0 by default), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The measurement harness shared by ew-bench and the CUB peer (see harness.h; method: docs/design.md). */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The measurement harness shared by ew-bench (the library) and the CUB peer: the sweep of cases,
  * the rotating-slice pools, the timing method, the cudaMemcpy reference, the host-overhead mode,

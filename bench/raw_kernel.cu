@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark's device helpers (see raw_kernel.h). CUDA C++ because C cannot define kernels.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

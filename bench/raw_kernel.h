@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device helpers of the benchmark, written in CUDA C++ (bench/raw_kernel.cu) behind a C interface,
  * because C cannot define kernels: the random fill of the input pools, a raw kernel whose launch
  * cost is the floor the host-overhead mode compares against, and the kernel that holds a stream while

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Merge the CSVs of one bench/run-all.sh run into ratio tables, judge the issue's targets 1-6, and
 write OUT_DIR/results.md (the targets, the cases of the issue's table of peers, every case),
 OUT_DIR/merged.csv and OUT_DIR/bench.png (GB/s against n).

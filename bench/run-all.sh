@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One run of the library and every peer on this machine's GPU, then the report:
 #   bench/run-all.sh BUILD_DIR OUT_DIR [sweep options for ew-bench and the peers, e.g. --all, --ops add]
 # BUILD_DIR is a CMake build of this repository (EW_BUILD_BENCH=ON). Writes OUT_DIR/{ew,cub,torch}.csv,

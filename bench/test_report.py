@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """report.py's verdicts on the issue's targets, on rows made up so that each verdict is known by
 construction: each target on both sides of its threshold, judged on its column (isolated for 1-4 and
 6, both for the host-time target 5), and with figures missing, which must read "no data", never "met".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # EW_BUILD_FUZZ (the fuzz preset): the libFuzzer target fuzz/fuzz_api.c and its ctest entry.
 # The harness links the library's own objects: the C files compiled by clang with the preset's
 # -fsanitize=fuzzer-no-link and EW_SANITIZE's address,undefined (cmake/sanitize.cmake), the CUDA

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Packages, made by `cpack` in the build directory:
 #   - two Debian packages from the install components:
 #       libelementwise1     (component runtime): libelementwise.so.1.0.0 and its SONAME link .so.1

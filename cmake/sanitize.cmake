@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # EW_SANITIZE: a -fsanitize list (e.g. "address,undefined") applied to the C host code: the
 # library's C files, every C test and the fuzzer (the asan and fuzz presets set it). nvcc-compiled
 # objects are left alone (the device side has compute-sanitizer). Included by CMakeLists.txt after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for the whole C API of libelementwise (issue 4), on a machine WITHOUT a GPU.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpus fuzz/corpus/ for fuzz/fuzz_api.c: one small file per scenario, in the
 harness's input format (an action byte, then its argument bytes; see the take_* readers there).
 Run from anywhere: python3 fuzz/make_seeds.py. The files are committed; rerun after a format change."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare two builds' benchmark results case by case: new GB/s over old GB/s.
 
     ab-compare.py --old OLD.csv [OLD.csv ...] --new NEW.csv [NEW.csv ...] [--threshold 0.99]

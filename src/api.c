@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C ABI's operations: argument validation, the dispatch table's entry, the plan, the launch. The
  * handle is in src/handle.c, the catalogue's names and sizes in src/catalogue.c, error text in
  * src/error.c. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bulk-copy kernel (ew_plan_make_bulk): each block stages one tile of every input in shared
 // memory with cp.async.bulk, then computes whole packs out of shared memory and stores them to out,
 // which the head made pack-aligned. Copies start at EW_PLAN_BULK_ALIGN-aligned addresses, so the

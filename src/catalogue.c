@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The catalogue's lookups for the C ABI layer: dtype names and sizes, op names and how each op is
  * called, all read from src/catalogue.h. */
 #include "catalogue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The catalogue, declared once: every dtype and every op of the library. The C ABI layer takes names,
  * sizes and arities from it, the kernels their device types and which entries exist, and CMake the
  * list of dispatch rows to compile (one translation unit per row), so adding an op is a functor and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar conversions between the 12 dtypes, as docs/semantics.md defines them (PyTorch on CUDA).
 #pragma once
 

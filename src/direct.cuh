@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The direct kernel: each thread loads whole packs of every input straight from global memory (a few
 // independent runs in flight), applies the functor and stores whole packs of out; the plan's head
 // makes out (or, out-shifted, the input) aligned, and inputs at other phases are read through shifted

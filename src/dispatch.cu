@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dispatch table: the rows of src/rows.h, looked up by op and dtypes.
 #include "rows.h"
 

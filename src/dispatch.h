@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Dispatch table: op x dtype (cast: out dtype x in dtype) -> launcher holding one precompiled
  * kernel per legal pack width. Shared by the C ABI layer and the CUDA instantiation files. */
 #ifndef EW_DISPATCH_H

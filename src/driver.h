@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The driver, reached without a link to libcuda: its functions are found at run time through the
  * runtime's entry-point query. Besides the launch (src/launch.cuh) and the pointer checks, the handle
  * uses it to tell the current device by its context, a thread-local read in the driver, instead of

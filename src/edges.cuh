@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both kernels share about the grid: the dependent launch's wait, and the elements done one by
 // one (the head and the tail) in a block of their own, the grid's last.
 #pragma once

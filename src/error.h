@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The calling thread's last error message and the helpers that set it. */
 #ifndef EW_ERROR_H
 #define EW_ERROR_H

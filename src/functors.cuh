@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Op functors. Each is built on the host from the call's run-time values by its static make()
 // (the factory) and travels to the kernel by value. A functor with kHasPair gets elements two at a
 // time (16-bit floats through the half2 / bfloat162 intrinsics, fp8 results through the fp8x2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The handle: create, destroy, getters, and the current-device check every call makes. */
 #include "handle.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The handle: the device's figures and the architecture's tuning policy, fixed at creation, and the
  * device's primary context, retained by the first call that finds it current. */
 #ifndef EW_HANDLE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launching: a kernel of src/direct.cuh or src/bulk.cuh on a plan's grid, straight through the
 // driver, with the op's functor built from the call's parameters.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Packs and vector memory: P elements moved by one access of up to 16 bytes, runs of packs, the
 // splice that shifts aligned words into place, and the functor applied to a pack or a run of them.
 // The bottom layer of both kernels (src/direct.cuh, src/bulk.cuh).

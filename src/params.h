@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The run-time values an op's functor is built from (its make()), and nothing else of the call: no
  * functor sees the plan or the launch. */
 #ifndef EW_PARAMS_H

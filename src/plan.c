@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "plan.h"
 
 int ew_plan_max_pack(size_t max_elem_size) { return EW_PLAN_MAX_PACK(max_elem_size); }

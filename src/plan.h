@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Launch plan: which kernel, pack width, scalar head and grid for one call, as pure functions of the
  * pointers, n, the device's figures and the architecture's policy (src/policy.h). C, so the CPU tests
  * check it. The macros here fix the kernels' shape at compile time; the kernels and the plan share them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Opt-in pointer checks (EW_CHECK_POINTERS=1 at handle creation): each call asks the driver
  * whether every pointer is device memory of the handle's device and whether [p, p + bytes) lies
  * inside its allocation, so a host pointer passed by mistake is refused instead of faulting the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tuning policy: every figure the launch plan tunes by, one policy per architecture family, chosen
  * once per handle from the device's compute capability, apart from the kernels that obey it (as
  * CUB's policies are). What the kernels fix at compile time (pack widths, block size, bytes in flight

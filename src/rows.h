@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The dispatch table's rows, one per op called on one dtype (indexed by it) and, for casts, one per
 // source dtype (indexed by the target). Each is defined in a translation unit of its own, which CMake
 // generates from src/catalogue.h, so the kernels compile in parallel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dispatch table's rows: for each entry of the catalogue, a launcher slot per kernel the plan
 // may pick, each a launch function of src/launch.cuh instantiated for the entry's functor.
 #pragma once

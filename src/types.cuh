@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storage types of the dtypes and the dtype -> type map (from src/catalogue.h) the dispatch table is
 // built from.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/report.py's verdicts on the issue's targets, and bench/RESULTS.md against the CSV it names:
 # Python's standard library only, no GPU.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device helpers for the reliability tests (see checksum.h). Written apart from src/ on purpose:
 // these kernels check the library's output, so they share nothing with its kernels.
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test helpers on the device for the reliability tests, independent of the library's kernels:
  * a hash fill for inputs too large to upload, a position-weighted checksum of a whole output,
  * a kernel that faults the context on purpose, and a kernel that keeps a stream busy.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPU tests (label cpu): run everywhere, no GPU needed. Included by tests/CMakeLists.txt.
 find_package(Threads REQUIRED)
 

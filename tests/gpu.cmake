@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # GPU tests (label gpu): every catalogue entry against the CPU reference (ew_ref, tests/ref.cmake),
 # calls on streams and in CUDA graphs. With no GPU each prints "SKIP: <reason>" and exits 77.
 # EW_TEST_SCALE=small shrinks them about tenfold for compute-sanitizer; EW_REQUIRE_GPU=1 makes a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the GPU tests: skip only where there is no GPU, CUDA and ew_* checks that fail the CMocka
  * test at the caller's file:line, a runner whose exit status shows skips to ctest, device buffers with

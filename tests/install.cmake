@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The shared library and its install tree (label cpu), as the ABI contract and consumers see them:
 # tests/scripts/check_library.sh on the built library, then tests/scripts/check_install.sh on a fresh
 # install of this build, one ctest entry per way of consuming it (the README's quick start among them).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # For tests/ref.cmake (included by tests/CMakeLists.txt): the independent CPU reference and its CMocka test.
 # Plain C11 + libm, no CUDA; elementwise.h comes from the `elementwise` target's include directories.
 add_library(ew_ref STATIC ${CMAKE_CURRENT_SOURCE_DIR}/ref/ref.c)

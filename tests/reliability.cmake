@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reliability (issue 4). CPU: the handle lifecycle (also run under ASan/LSan by scripts/ci/asan.sh).
 # GPU: huge n, one handle shared by threads, graph replay, two GPUs, sticky errors, the pointer-check
 # mode and per-call costs; one ctest entry per part so each runs, skips and times out on its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C ABI's argument checking, run without a GPU (issue 2, "Bad input"): every bad input gives its
  * status and a message naming the argument, before anything reaches the device; n == 0 is a no-op;
  * a fully valid call gets as far as the device check. Also the name/size/status tables, the version,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The catalogue's one declaration (src/catalogue.h) against the public header: every enumerator of
  * ew_dtype_t and ew_op_t, read from the header's text, is an entry of the table with the same value,
  * in the same order, and no entry is missing from the header; the C layer's lookups (names, sizes,

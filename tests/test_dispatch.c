@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Dispatch-table completeness (issue 2, "The catalogue" and "Pack"): for every op, out dtype and in
  * dtype, valid or not, ew_dispatch_find has an entry exactly for the catalogue, written out again
  * here from the issue's text; each entry holds a kernel for every legal pack width and none for an

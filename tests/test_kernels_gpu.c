@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every catalogue entry on the GPU against the independent CPU reference (tests/ref), bit for bit,
  * as docs/semantics.md defines the results:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Handle lifecycle on the CPU (issue 4): create/destroy in loops through ewi_handle_make (no GPU
  * needed), double destroy refused, a destroyed handle refused by every call before anything reaches

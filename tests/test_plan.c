@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The launch plan (src/plan.c) as pure functions, checked against an independent brute-force model
  * written here and against the properties the kernels (src/direct.cuh, src/bulk.cuh) rely on; and the
  * tuning policy the plan reads (src/policy.c). The model takes its tuning figures from the policy it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CMocka tests of the independent CPU reference (tests/ref/ref.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reliability on the GPU (issue 4): huge n, one handle shared by many threads, CUDA graph replay,
  * two GPUs, sticky context errors, the pointer-check mode, and no hidden costs per call.

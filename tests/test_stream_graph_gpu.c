@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The library on the caller's streams: calls on a non-blocking stream (and the per-thread default
  * stream) are ordered after earlier work on that stream; a chain of calls captured into a CUDA graph

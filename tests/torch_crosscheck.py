@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cross-check libelementwise against PyTorch on CUDA, bit for bit.
 
     python3 tests/torch_crosscheck.py build/libelementwise.so [--seed N] [--random N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cub-peer: the cases of ew-bench run by CUB's cub::DeviceTransform::Transform (CCCL, shipped with the
 // CUDA toolkit), with functors whose results are bit-identical to libelementwise's (docs/semantics.md),
 // on the same rotating-slice pools with the same timing method: the harness is shared with ew-bench,

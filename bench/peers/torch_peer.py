@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch peer of ew-bench: the same cases, buffers scheme and timing method, with PyTorch ops.
 
 Cases come from `ew-bench --list` (one "op out_dtype in_dtype n offsets" per line, after a

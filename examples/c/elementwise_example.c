@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libelementwise from C: add, relu, scale-add and a cast on the GPU, checked on the host.
  *
  * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)

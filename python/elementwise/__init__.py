@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python binding of libelementwise: elementwise ops on GPU arrays, without copies.
 
 A thin ctypes layer over the C library (no compiled code). It takes any object exposing

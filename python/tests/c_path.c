@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's C path, for the Python tests to compare the binding against: the same call made
  * from C on the same input bytes. One job per line on stdin:
  *     OP OUT_DTYPE IN_DTYPE ALPHA N IN1_FILE IN2_FILE|- OUT_FILE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared set-up: import the binding from this checkout, and say how GPU tests give up.
 
 Environment:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The binding without a GPU: import and library lookup, dtype and stream resolution from the CUDA
 array interface, argument marshalling, and the error path through the real library."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The binding on a GPU: bit-identical to the library's C path (the same calls made from C) and to
 PyTorch where the semantics match (docs/semantics.md), on PyTorch tensors and CuPy arrays, with
 the arrays' streams honoured and the library's errors raised as exceptions.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ABI check of libelementwise.so as it is packaged: the package preset's build (build/package, which
 # carries debug information for libabigail; the packages are stripped), then
 #   1. abidiff against the committed baseline abi/libelementwise.abi: fail on an incompatible change

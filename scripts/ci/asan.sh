@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ASan + UBSan + LeakSanitizer over the library's C host code and the CPU tests: the asan preset's
 # workflow (build/asan: EW_SANITIZE=address,undefined, every report fatal; `ctest -L cpu` with the
 # sanitizers' options). The count printed at the end is taken from ctest's full log, which keeps the

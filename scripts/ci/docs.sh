@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The API reference: Doxygen over the generated public header, with every warning an error (an
 # undocumented function, parameter or return value fails the run). Installs doxygen if missing.
 # The header comes from configuring the default preset (build/), which refreshes it when

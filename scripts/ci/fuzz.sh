@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The libFuzzer target fuzz/fuzz_api.c, through the fuzz preset's workflow (build/fuzz; the target
 # and its test: cmake/fuzz.cmake): clang with ASan and UBSan over the library's C files and the
 # harness, EW_FUZZ_SECONDS (default 60) of fuzzing from the committed seeds fuzz/corpus. Fails on any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packages end to end, as a user gets them: the package preset's workflow (build/package: prefix
 # /usr, every supported GPU, CPack's .debs and .tar.gz), what each package holds, then the .debs
 # installed with apt-get on this machine (root) and the .tar.gz unpacked elsewhere, each consumed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Python binding's tests (python/tests) against a built library. Here, without a GPU: import,
 # library lookup, dtype and stream handling, and the error path through the real library (creating
 # a handle raises EW_ERROR_NO_DEVICE); the GPU tests are skipped, each with its reason (-rs).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Hardware counters (Nsight Compute) of one kernel launch per case, to find what bounds a kernel
 # before changing it. A case is name|environment|program and options; the program
 # is ew-bench or peers/cub-peer under BUILD_DIR/bench, run on one case (--log2 one k, one --offsets); the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program built against the installed libelementwise only (no CUDA toolkit: the library carries
  * the CUDA runtime inside). It prints the version, checks a few catalogue and size answers, and
  * creates a handle: with no GPU it says so and exits 0; with a GPU it runs one f32 add and checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public header on its own, with no CUDA include path: compiled as strict C99 and, with -x c++,
  * as C++11 (-pedantic -Wall -Wextra -Werror). It also pins the ABI: the numeric values of the issue
  * and the exact type of every function, so a changed prototype or value fails the build. */

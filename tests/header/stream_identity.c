@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ew_stream_t is exactly the type cudaStream_t names, so either may be passed without a cast.
  * Compiled with the CUDA headers, as C11 (_Generic) and, with -x c++, as C++11 (std::is_same).
  * Built with -DEW_EXPECT_MISMATCH it asserts a different type instead and must fail to compile,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Independent CPU reference of the libelementwise catalogue. The rules are docs/semantics.md; the
  * section names quoted in comments below are that document's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Independent CPU reference of the libelementwise catalogue, for tests only.
  *

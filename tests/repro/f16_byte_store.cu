@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reproducer: the two bytes of an f16 / bf16 conversion result stored as two
 // byte stores (st.global.u8 of the value and of its high byte) came out with a wrong low byte on
 // the H200 with nvcc 13.0, though the PTX reads right. Build and run on a GPU of cc >= 9.0:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The installed library used as a consumer uses it, every program built from a copy outside the tree:
 #   tree          the installed files (header, library and its links, pkg-config file, CMake package),
 #                 the library itself (check_library.sh), and no trace of the CUDA runtime;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shared library as the ABI contract fixes it (README, "ABI policy"), the version read from the
 # header it comes with:
 #   - files: libelementwise.so -> libelementwise.so.MAJOR -> libelementwise.so.MAJOR.MINOR.PATCH;

@@ -200,10 +200,11 @@ static int catalogue_has(int op, int out, int in)
     }
 }
 
-/* Integer dtypes take alpha only as an integer representable in the dtype (bool: 0 or 1). */
+/* Integer dtypes take alpha only as an integer: a signed dtype in its range, u8 in [-255, 255] (taken
+ * modulo 2^8, as PyTorch takes it), bool 0 or 1. */
 static int alpha_fits(int dtype, double alpha)
 {
-    static const double low[] = {0, 0, -128, 0, -32768, -2147483648.0, -9223372036854775808.0};
+    static const double low[] = {0, 0, -128, -255, -32768, -2147483648.0, -9223372036854775808.0};
     static const double high_exclusive[] = {0, 2, 128, 256, 32768, 2147483648.0, 9223372036854775808.0};
     if (dtype > EW_I64)
         return 1; /* floating dtypes take any alpha */

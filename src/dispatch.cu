@@ -14,6 +14,11 @@ const DispatchRow *const op_rows[EW_OP_END] = {nullptr, EW_CATALOGUE_OPS(EW_OP_R
 const DispatchRow *const cast_rows_by_source[EW_DTYPE_END] = {nullptr, EW_CATALOGUE_DTYPES(EW_CAST_ROW_ADDRESS)};
 #undef EW_CAST_ROW_ADDRESS
 
+// Which ops convert between dtypes: the cast's rows are indexed by source (no call into the C layer).
+#define EW_OP_IS_CAST(value, name, call, functor, kinds) call == EW_CALL_CAST,
+constexpr bool is_cast[EW_OP_END] = {false, EW_CATALOGUE_OPS(EW_OP_IS_CAST)};
+#undef EW_OP_IS_CAST
+
 bool in_range(int value, int end) { return value > 0 && value < end; }
 } // namespace
 
@@ -22,7 +27,7 @@ extern "C" const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtyp
     if (!in_range(op, EW_OP_END) || !in_range(out_dtype, EW_DTYPE_END) || !in_range(in_dtype, EW_DTYPE_END))
         return nullptr;
     const ew_launcher_t *entry;
-    if (ewi_op_call(op) == EW_CALL_CAST)
+    if (is_cast[op])
         entry = &(*cast_rows_by_source[in_dtype])[out_dtype];
     else if (out_dtype == in_dtype)
         entry = &(*op_rows[op])[out_dtype];

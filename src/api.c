@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The C ABI's operations: argument validation, the dispatch table's entry, the plan, the launch. The
- * handle is in src/handle.c, the catalogue's names and sizes in src/catalogue.c, error text in
- * src/error.c. */
+/* The C ABI's flat operations: argument validation, the dispatch table's entry, the plan, the launch,
+ * and the checks every call family shares (src/api.h). The handle is in src/handle.c, the catalogue's
+ * names and sizes in src/catalogue.c, error text in src/error.c; the strided and batched calls in
+ * src/api_strided.c and src/api_batched.c. */
 #include <math.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
+#include "api.h"
 #include "catalogue.h"
 #include "dispatch.h"
 #include "elementwise.h"
@@ -22,18 +24,12 @@ int ew_is_supported(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
     return ew_dispatch_find(op, out_dtype, in_dtype) != NULL;
 }
 
-typedef struct {
-    const char *name;
-    const void *address;
-    size_t elem_size;
-} operand_t;
-
 /* Overlap rules: out may equal an input of the same element size; any other overlap is refused. */
-static ew_status_t check_operands(int64_t n, const operand_t *operands, int count)
+ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count)
 {
     uintptr_t end[EW_PLAN_MAX_POINTERS];
     for (int i = 0; i < count; ++i) {
-        const operand_t *p = &operands[i];
+        const ewi_operand_t *p = &operands[i];
         uintptr_t address = (uintptr_t)p->address;
         if (p->address == NULL)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with n = %lld", p->name, (long long)n);
@@ -60,11 +56,8 @@ static ew_status_t check_operands(int64_t n, const operand_t *operands, int coun
     return EW_SUCCESS;
 }
 
-/* Validate a call on the handle and look its kernels up; *launcher is NULL when n == 0. call: how the
- * entry point takes its op (EW_CALL_*); entry: its name, for ew_unary and ew_binary, which take the op
- * as an argument. */
-static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                           ew_dtype_t in_dtype, int64_t n, const ew_launcher_t **launcher)
+ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
+                     ew_dtype_t in_dtype, const ew_launcher_t **launcher)
 {
     *launcher = NULL;
     ew_status_t status = ewi_handle_check(handle);
@@ -80,6 +73,16 @@ static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_o
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "op %d (%s) on dtype %d (%s) is not in the catalogue", (int)op,
                         ewi_op_name(op), (int)out_dtype, ew_dtype_name(out_dtype));
     }
+    return EW_SUCCESS;
+}
+
+/* ewi_find, then n: *launcher is NULL when n == 0. */
+static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
+                           ew_dtype_t in_dtype, int64_t n, const ew_launcher_t **launcher)
+{
+    ew_status_t status = ewi_find(handle, entry, call, op, out_dtype, in_dtype, launcher);
+    if (status != EW_SUCCESS)
+        return status;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
     if (n == 0)
@@ -87,10 +90,10 @@ static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_o
     return EW_SUCCESS;
 }
 
-static ew_status_t run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
-                       const operand_t *operands, int count)
+ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
+                    const ewi_operand_t *operands, int count)
 {
-    ew_status_t status = check_operands(args->n, operands, count);
+    ew_status_t status = ewi_check_operands(args->n, operands, count);
     if (status != EW_SUCCESS)
         return status;
     if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
@@ -126,9 +129,9 @@ ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n
     if (status != EW_SUCCESS || launcher == NULL)
         return status;
     size_t size = ew_dtype_size(dtype);
-    operand_t operands[] = {{"out", out, size}, {"x", x, size}};
+    ewi_operand_t operands[] = {{"out", out, size}, {"x", x, size}};
     ew_launch_args_t args = {.out = out, .in = {x, NULL}, .n = n, .stream = (cudaStream_t)stream};
-    return run(handle, launcher, &args, operands, 2);
+    return ewi_run(handle, launcher, &args, operands, 2);
 }
 
 ew_status_t ew_binary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *a,
@@ -139,9 +142,9 @@ ew_status_t ew_binary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t 
     if (status != EW_SUCCESS || launcher == NULL)
         return status;
     size_t size = ew_dtype_size(dtype);
-    operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
+    ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
     ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream};
-    return run(handle, launcher, &args, operands, 3);
+    return ewi_run(handle, launcher, &args, operands, 3);
 }
 
 ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out,
@@ -151,9 +154,9 @@ ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtyp
     ew_status_t status = prepare(handle, "ew_cast", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, n, &launcher);
     if (status != EW_SUCCESS || launcher == NULL)
         return status;
-    operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"x", x, ew_dtype_size(in_dtype)}};
+    ewi_operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"x", x, ew_dtype_size(in_dtype)}};
     ew_launch_args_t args = {.out = out, .in = {x, NULL}, .n = n, .stream = (cudaStream_t)stream};
-    return run(handle, launcher, &args, operands, 2);
+    return ewi_run(handle, launcher, &args, operands, 2);
 }
 
 /* Integer dtypes take alpha as an exact integer, a wrapping multiplier, as PyTorch does: a signed
@@ -172,6 +175,15 @@ static ew_status_t integer_alpha(ew_dtype_t dtype, double alpha, uint64_t *alpha
     return EW_SUCCESS;
 }
 
+ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t *params)
+{
+    params->alpha = alpha;
+    params->alpha_integer = 0;
+    if ((ewi_dtype_kind(dtype) & (EW_KIND_BOOL | EW_KINDS_INTEGER)) == 0)
+        return EW_SUCCESS;
+    return integer_alpha(dtype, alpha, &params->alpha_integer);
+}
+
 ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t n, void *out,
                          const void *a, const void *b, ew_stream_t stream)
 {
@@ -180,18 +192,13 @@ ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int
         prepare(handle, "ew_scale_add", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, n, &launcher);
     if (status != EW_SUCCESS)
         return status;
-    ew_launch_args_t args = {.out = out,
-                             .in = {a, b},
-                             .n = n,
-                             .stream = (cudaStream_t)stream,
-                             .params = {.alpha = alpha}};
-    const int is_integer = (ewi_dtype_kind(dtype) & (EW_KIND_BOOL | EW_KINDS_INTEGER)) != 0;
+    ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream};
     /* alpha is part of the op, so it is checked even when n == 0 (as PyTorch does on empty tensors) */
-    if (is_integer && (status = integer_alpha(dtype, alpha, &args.params.alpha_integer)) != EW_SUCCESS)
+    if ((status = ewi_scale_add_params(dtype, alpha, &args.params)) != EW_SUCCESS)
         return status;
     if (launcher == NULL)
         return EW_SUCCESS;
     size_t size = ew_dtype_size(dtype);
-    operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
-    return run(handle, launcher, &args, operands, 3);
+    ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
+    return ewi_run(handle, launcher, &args, operands, 3);
 }

@@ -31,6 +31,12 @@ typedef struct {
 
 typedef cudaError_t (*ew_launch_fn)(const ew_launch_args_t *args);
 
+/* The strided calls' launch (src/strided.h) and the batched calls' (src/batched.h). */
+struct ew_strided_args_s;
+struct ew_batched_args_s;
+typedef cudaError_t (*ew_strided_fn)(const struct ew_strided_args_s *args);
+typedef cudaError_t (*ew_batched_fn)(const struct ew_batched_args_s *args);
+
 /* One slot per plan.kernel (ew_launcher_pick). by_pack[k] runs EW_PLAN_KERNEL_ALIGNED at pack width
  * 1 << k; NULL where 1 << k is wider than 16 bytes allow. shifted runs the widest pack with inputs read
  * through shifted windows (EW_PLAN_KERNEL_SHIFTED); NULL where ew_plan_can_shift says no. out_shifted
@@ -41,6 +47,9 @@ typedef struct {
     ew_launch_fn shifted;
     ew_launch_fn out_shifted;
     ew_launch_fn bulk;
+    ew_strided_fn gather; /* strided: out walked in packs, each input loaded whole or by its offsets */
+    ew_strided_fn tiled;  /* strided: an input transposed against out, through shared-memory tiles */
+    ew_batched_fn batched; /* a list of flat calls in one launch */
     int block_table; /* the functor fills a table per block (the plan's EW_PLAN_BULK_TABLE) */
 } ew_launcher_t;
 

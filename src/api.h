@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the C ABI's call families (flat, strided, batched) share: finding the entry, checking operands,
+ * scale_add's alpha, and the flat call's plan and launch. Defined in src/api.c. */
+#ifndef EW_API_INTERNAL_H
+#define EW_API_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+#include "elementwise.h"
+#include "params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One pointer of a call, named for error messages ("out", "a", ...). */
+typedef struct {
+    const char *name;
+    const void *address;
+    size_t elem_size;
+} ewi_operand_t;
+
+/* Checks the handle and finds op on (out_dtype, in_dtype) in the dispatch table. call: how the entry
+ * point takes its op (EW_CALL_*); entry: its name, for messages. *launcher is never NULL on success. */
+ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
+                     ew_dtype_t in_dtype, const ew_launcher_t **launcher);
+
+/* Flat operands of n > 0 elements (out first): non-NULL, aligned to their element size, inside the
+ * address space, and out overlapping an input only exactly in place with equal element sizes. */
+ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count);
+
+/* scale_add's parameters from alpha: integer dtypes take it as an exact integer in their range. */
+ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t *params);
+
+/* A flat call of args->n > 0 elements: checks the operands, the device and (EW_CHECK_POINTERS) the
+ * pointers, plans and launches. */
+ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
+                    const ewi_operand_t *operands, int count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared set-up: import the binding from this checkout, and say how GPU tests give up.
+"""Shared set-up: import the binding from this checkout (or the installed package), and say how GPU
+tests give up.
 
 Environment:
+  ELEMENTWISE_TEST_INSTALLED  "1": test the installed package (a wheel), never this checkout's python/
   ELEMENTWISE_LIBRARY      path of libelementwise.so.1 to test (else the binding's own search)
   ELEMENTWISE_INCLUDE_DIR  directory of elementwise.h, for the C-path driver of the GPU tests
   ELEMENTWISE_REQUIRE_GPU  "1" on the GPU machine: a GPU test that cannot run fails instead of skipping
@@ -13,7 +15,8 @@ import sys
 import pytest
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if PYTHON_DIR not in sys.path:
+INSTALLED = os.environ.get("ELEMENTWISE_TEST_INSTALLED") == "1"
+if not INSTALLED and PYTHON_DIR not in sys.path:
     sys.path.insert(0, PYTHON_DIR)
 
 REQUIRE_GPU = os.environ.get("ELEMENTWISE_REQUIRE_GPU") == "1"

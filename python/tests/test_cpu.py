@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The binding without a GPU: import and library lookup, dtype and stream resolution from the CUDA
-array interface, argument marshalling, and the error path through the real library."""
+array interface and DLPack, strides and broadcasting, outputs made for out=None, tensor lists, the
+arguments that reach each C function, and the error path through the real library."""
 
 import ctypes
 import math
@@ -9,11 +10,12 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 
 import pytest
 
 import elementwise as ew
-from conftest import PYTHON_DIR, FakeArray
+from conftest import INSTALLED, PYTHON_DIR, FakeArray
 
 ROOT = os.path.dirname(PYTHON_DIR)
 FLOAT8 = (ew.DType.F8E4M3, ew.DType.F8E5M2)
@@ -27,7 +29,7 @@ def project_version():
 
 def run_python(code, cwd, **env_changes):
     """Run code in a fresh interpreter; cwd matters, since `python -c` imports from it first."""
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    env = dict(os.environ) if INSTALLED else dict(os.environ, PYTHONPATH=PYTHON_DIR)
     for name, value in env_changes.items():
         if value is None:
             env.pop(name, None)
@@ -53,13 +55,36 @@ def test_a_wrong_ELEMENTWISE_LIBRARY_fails_the_import_and_names_the_path(tmp_pat
 
 def test_a_copy_in_the_package_directory_is_found_without_the_variable(tmp_path):
     package = tmp_path / "elementwise"
-    shutil.copytree(os.path.join(PYTHON_DIR, "elementwise"), package,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(os.path.dirname(ew.__file__), package,
+                    ignore=shutil.ignore_patterns("__pycache__", "libelementwise.so*"))
     shutil.copy(ew.library_path, package / "libelementwise.so.1")
     result = run_python("import elementwise; print(elementwise.library_path)", tmp_path,
                         ELEMENTWISE_LIBRARY=None, PYTHONPATH=str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(package / "libelementwise.so.1")
+
+
+@pytest.mark.skipif(not INSTALLED, reason="tests this checkout's python/, not an installed wheel")
+def test_the_installed_wheel_carries_and_finds_its_own_library():
+    package = os.path.dirname(os.path.abspath(ew.__file__))
+    assert not package.startswith(PYTHON_DIR + os.sep), "the source tree was imported, not the wheel"
+    assert "ELEMENTWISE_LIBRARY" not in os.environ
+    assert ew.library_path == os.path.join(package, "libelementwise.so.1")
+    assert not os.path.islink(ew.library_path)
+    assert os.path.exists(os.path.join(package, "py.typed"))
+    # The version names the CUDA toolkit that built it: MAJOR.MINOR.PATCH+cuXY.
+    assert re.fullmatch(r"%d\.%d\.%d\+cu[0-9]{3,}" % project_version(), ew.__version__), ew.__version__
+    result = run_python("import elementwise as ew; print(ew.library_version())", "/", ELEMENTWISE_LIBRARY=None)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(project_version())
+
+
+def test_help_shows_the_docstrings():
+    assert "DLPack" in ew.__doc__ and "None" in ew.add.__doc__
+    for function in (ew.add, ew.mul, ew.relu, ew.cast, ew.scale_add, ew.add_batched, ew.cast_batched,
+                     ew.Handle.add, ew.Handle.binary, ew.Handle.binary_batched):
+        assert function.__doc__ and function.__doc__.strip(), function.__name__
+    assert "Optional" in str(ew.add.__annotations__["out"])
 
 
 # ---- the error path through the library ----
@@ -205,16 +230,17 @@ def test_element_types_outside_the_library_are_refused(typestr):
         ew._Operand(FakeArray(typestr=typestr), "x")
 
 
-@pytest.mark.parametrize("shape, strides, contiguous", [
-    ((2, 3), None, True), ((2, 3), (12, 4), True), ((2, 3), (4, 8), False), ((3, 1), (4, 999), True),
-    ((6,), (8,), False), ((0, 5), (4, 4), True), ((), None, True)])
-def test_only_c_contiguous_arrays_are_accepted(shape, strides, contiguous):
-    array = FakeArray(shape=shape, strides=strides)
-    if contiguous:
-        assert ew._Operand(array, "x").count == math.prod(shape)
-    else:
-        with pytest.raises(ValueError, match="contiguous"):
-            ew._Operand(array, "x")
+@pytest.mark.parametrize("shape, byte_strides, strides", [
+    ((2, 3), None, (3, 1)), ((2, 3), (12, 4), (3, 1)), ((2, 3), (4, 8), (1, 2)), ((3, 1), (4, 999 * 4), (1, 999)),
+    ((6,), (8,), (2,)), ((6,), (-4,), (-1,)), ((0, 5), (4, 4), (1, 1)), ((), None, ())])
+def test_strides_are_read_in_elements(shape, byte_strides, strides):
+    operand = ew._Operand(FakeArray(shape=shape, strides=byte_strides), "x")
+    assert operand.strides == strides and operand.count == math.prod(shape)
+
+
+def test_strides_that_split_an_element_are_refused():
+    with pytest.raises(ValueError, match="multiples of the 4-byte element"):
+        ew._Operand(FakeArray(shape=(3,), strides=(6,)), "x")
 
 
 def test_masked_and_read_only_outputs_are_refused():
@@ -225,15 +251,17 @@ def test_masked_and_read_only_outputs_are_refused():
     assert ew._Operand(FakeArray(read_only=True), "a").pointer == 0x10000  # inputs may be read-only
 
 
-def test_an_object_without_the_interface_is_a_type_error():
-    with pytest.raises(TypeError, match="__cuda_array_interface__"):
+def test_an_object_without_either_interface_is_a_type_error():
+    with pytest.raises(TypeError, match="neither __cuda_array_interface__ nor __dlpack__"):
         ew.Handle._from_raw(None).relu(FakeArray(), object())
 
 
-def test_shapes_and_dtypes_must_agree():
+def test_shapes_must_broadcast_and_dtypes_agree():
     handle = ew.Handle._from_raw(None)
     with pytest.raises(ValueError, match="shape"):
         handle.add(FakeArray(shape=(4,)), FakeArray(shape=(4,)), FakeArray(shape=(2, 2)))
+    with pytest.raises(ValueError, match=r"b has shape \(3,\), which does not broadcast to out's shape \(2, 4\)"):
+        handle.add(FakeArray(shape=(2, 4)), FakeArray(shape=(2, 4)), FakeArray(shape=(3,)))
     with pytest.raises(TypeError, match="cast"):
         handle.add(FakeArray(), FakeArray(typestr="<i4"), FakeArray())
 
@@ -304,17 +332,27 @@ class Recorder:
         self.status = status
 
     def __call__(self, *args):
-        self.args = args
+        # ctypes arrays (shape, strides, the lists' n and pointers) are read now, as the C side would.
+        self.args = tuple(tuple(arg) if isinstance(arg, ctypes.Array) else arg for arg in args)
         return self.status
+
+
+FAMILIES = ("unary", "binary", "cast", "scale_add")
 
 
 @pytest.fixture
 def recorded(monkeypatch):
     recorders = {}
-    for name in ("ew_unary", "ew_binary", "ew_cast", "ew_scale_add"):
-        recorders[name] = Recorder()
-        monkeypatch.setattr(ew._lib, name, recorders[name])
+    for family in FAMILIES:
+        for name in ("ew_" + family, "ew_%s_strided" % family, "ew_%s_batched" % family):
+            recorders[name] = Recorder()
+            # raising=False: a library from before 1.1 has no strided or batched calls to replace.
+            monkeypatch.setattr(ew._lib, name, recorders[name], raising=False)
     return recorders
+
+
+def called(recorded):
+    return sorted(name for name, recorder in recorded.items() if recorder.args is not None)
 
 
 def test_arguments_reach_the_library_as_the_c_api_orders_them(recorded):
@@ -348,3 +386,366 @@ def test_a_failing_status_becomes_an_exception_with_the_library_text(recorded):
     assert caught.value.function == "ew_binary"
     assert "EW_ERROR_DEVICE_MISMATCH" in str(caught.value)
     assert caught.value.message == ew._last_error_message()
+
+
+# ---- strides and broadcasting: the strided calls ----
+
+def test_a_transposed_input_goes_through_the_strided_call_as_it_is(recorded):
+    out = FakeArray(shape=(3, 5), pointer=0x100)
+    a = FakeArray(shape=(3, 5), pointer=0x200, strides=(4, 12))  # a (5, 3) array, transposed
+    b = FakeArray(shape=(3, 5), pointer=0x300)
+    ew.Handle._from_raw(None).add(out, a, b, stream=7)
+    assert called(recorded) == ["ew_binary_strided"]
+    assert recorded["ew_binary_strided"].args[1:] == (
+        ew.Op.ADD, ew.DType.F32, 2, (3, 5), 0x100, (5, 1), 0x200, (1, 3), 0x300, (5, 1), 7)
+
+
+def test_a_row_broadcast_against_a_matrix_has_stride_zero(recorded):
+    out, a = FakeArray(shape=(4, 6), pointer=0x100), FakeArray(shape=(4, 6), pointer=0x200)
+    bias = FakeArray(shape=(6,), pointer=0x300)
+    ew.Handle._from_raw(None).add(out, a, bias, stream=7)
+    assert recorded["ew_binary_strided"].args[3:] == (2, (4, 6), 0x100, (6, 1), 0x200, (6, 1), 0x300, (0, 1), 7)
+    column = FakeArray(shape=(4, 1), pointer=0x400)
+    ew.Handle._from_raw(None).scale_add(out, 2, column, a, stream=7)
+    assert recorded["ew_scale_add_strided"].args[1:] == (
+        ew.DType.F32, 2.0, 2, (4, 6), 0x100, (6, 1), 0x400, (1, 0), 0x200, (6, 1), 7)
+
+
+def test_an_input_broadcasts_into_a_larger_out_as_numpy_allows(recorded):
+    out = FakeArray(shape=(2, 3), pointer=0x100)
+    ew.Handle._from_raw(None).relu(out, FakeArray(shape=(3,), pointer=0x200), stream=7)
+    assert recorded["ew_unary_strided"].args[1:] == (ew.Op.RELU, ew.DType.F32, 2, (2, 3), 0x100, (3, 1), 0x200,
+                                                     (0, 1), 7)
+
+
+def test_a_cast_of_a_strided_view_counts_strides_in_each_operands_own_elements(recorded):
+    out = FakeArray(shape=(4,), typestr="<f8", pointer=0x100)
+    x = FakeArray(shape=(4,), typestr="<f2", pointer=0x200, strides=(6,))  # every third half
+    ew.Handle._from_raw(None).cast(out, x, stream=7)
+    assert recorded["ew_cast_strided"].args[1:] == (ew.DType.F64, ew.DType.F16, 1, (4,), 0x100, (1,), 0x200,
+                                                    (3,), 7)
+
+
+def test_negative_strides_pass_through(recorded):
+    out = FakeArray(shape=(5,), pointer=0x100)
+    reversed_x = FakeArray(shape=(5,), pointer=0x210, strides=(-4,))
+    ew.Handle._from_raw(None).relu(out, reversed_x, stream=7)
+    assert recorded["ew_unary_strided"].args[3:] == (1, (5,), 0x100, (1,), 0x210, (-1,), 7)
+
+
+def test_dimensions_contiguous_in_every_operand_merge_and_a_contiguous_call_is_flat(recorded):
+    handle = ew.Handle._from_raw(None)
+    shape = (2,) * 10  # more dimensions than the library takes, but contiguous: one flat call
+    handle.add(*(FakeArray(shape=shape, pointer=p) for p in (0x100, 0x200, 0x300)), stream=7)
+    assert called(recorded) == ["ew_binary"]
+    assert recorded["ew_binary"].args[3] == 1024
+    # (2, 3, 4) with a broadcast along the middle: the last two merge only where the strides allow.
+    out = FakeArray(shape=(2, 3, 4), pointer=0x100)
+    b = FakeArray(shape=(2, 1, 4), pointer=0x300)
+    handle.mul(out, FakeArray(shape=(2, 3, 4), pointer=0x200), b, stream=7)
+    assert recorded["ew_binary_strided"].args[3:] == (3, (2, 3, 4), 0x100, (12, 4, 1), 0x200, (12, 4, 1),
+                                                      0x300, (4, 0, 1), 7)
+    # Extent-1 dimensions are dropped, and a sliced row merges with its neighbours.
+    out = FakeArray(shape=(3, 1, 4), pointer=0x100)
+    rows = FakeArray(shape=(3, 1, 4), pointer=0x200, strides=(32, 999, 4))  # every other row of 8
+    handle.relu(out, rows, stream=7)
+    assert recorded["ew_unary_strided"].args[3:] == (2, (3, 4), 0x100, (4, 1), 0x200, (8, 1), 7)
+
+
+def test_more_dimensions_than_the_library_takes_are_refused():
+    shape = (2,) * 9
+    strided = FakeArray(shape=shape, strides=tuple(8 * 4 ** k for k in reversed(range(9))))
+    with pytest.raises(ValueError, match="at most 8"):
+        ew.Handle._from_raw(None).relu(FakeArray(shape=shape), strided)
+
+
+@pytest.mark.parametrize("shape, strides, what", [
+    ((4, 3), (0, 4), "broadcast"), ((3,), (0,), "broadcast"), ((2, 2), (4, 4), "overlaps itself"),
+    ((3, 3), (4, 8), "overlaps itself"), ((2, 3), (8, 4), "overlaps itself")])
+def test_an_out_that_would_write_an_element_twice_is_refused(recorded, shape, strides, what):
+    out = FakeArray(shape=shape, strides=strides)
+    with pytest.raises(ValueError, match=what):
+        ew.Handle._from_raw(None).relu(out, FakeArray(shape=shape, pointer=0x9000))
+    assert called(recorded) == []
+
+
+@pytest.mark.parametrize("shape, strides", [((4, 3), (12, 4)), ((4, 3), (4, 16)), ((3, 1), (4, 0)),
+                                            ((2, 3), (-12, 4)), ((1, 5), (0, 4))])
+def test_an_out_with_distinct_elements_is_accepted(recorded, shape, strides):
+    ew.Handle._from_raw(None).relu(FakeArray(shape=shape, strides=strides), FakeArray(shape=shape, pointer=0x9000))
+    assert len(called(recorded)) == 1
+
+
+def test_a_library_without_the_strided_calls_says_which_version_is_needed(monkeypatch):
+    monkeypatch.setattr(ew, "_lib", types.SimpleNamespace(ew_get_version=lambda: 10000))
+    with pytest.raises(NotImplementedError, match="ew_binary_strided.*1.1 or later"):
+        ew._function("ew_binary_strided")
+
+
+# ---- DLPack ----
+
+PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+PyCapsule_New.restype, PyCapsule_New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+DLPACK_CODES = {ew.DType.I8: (0, 8), ew.DType.I32: (0, 32), ew.DType.U8: (1, 8), ew.DType.F16: (2, 16),
+                ew.DType.F32: (2, 32), ew.DType.F64: (2, 64), ew.DType.BF16: (4, 16), ew.DType.BOOL: (6, 8),
+                ew.DType.F8E4M3: (10, 8), ew.DType.F8E5M2: (12, 8)}
+
+
+class FakeDLPack:
+    """A DLPack producer with no real memory: __dlpack_device__, and __dlpack__ exporting a capsule
+    built here (with no destructor: the structures live as long as this object). Records each call's
+    keywords. ``accepts`` lists the keywords its __dlpack__ takes beyond stream, as older producers
+    take fewer."""
+
+    def __init__(self, shape=(4,), code=(2, 32), pointer=0x10000, strides=None, device=(2, 0), byte_offset=0,
+                 read_only=False, accepts=("max_version", "copy"), lanes=1):
+        self.shape, self.code, self.pointer, self.strides = shape, code, pointer, strides
+        self.device, self.byte_offset, self.read_only, self.accepts, self.lanes = (
+            device, byte_offset, read_only, accepts, lanes)
+        self.calls = []
+        self._keep = []
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None, **keywords):
+        unknown = set(keywords) - set(self.accepts)
+        if unknown:
+            raise TypeError("__dlpack__() got an unexpected keyword argument %r" % sorted(unknown)[0])
+        self.calls.append(dict(stream=stream, **keywords))
+        ndim = len(self.shape)
+        shape = (ctypes.c_int64 * max(ndim, 1))(*self.shape)
+        strides = None if self.strides is None else (ctypes.c_int64 * max(ndim, 1))(*self.strides)
+        tensor = ew._DLTensor(data=self.pointer, device=ew._DLDevice(*self.device), ndim=ndim,
+                              dtype=ew._DLDataType(self.code[0], self.code[1], self.lanes),
+                              shape=ctypes.cast(shape, ew._c_i64p),
+                              strides=ctypes.cast(strides, ew._c_i64p) if strides is not None else None,
+                              byte_offset=self.byte_offset)
+        if "max_version" in keywords:
+            managed = ew._DLManagedTensorVersioned(major=1, minor=1, flags=int(self.read_only), dl_tensor=tensor)
+            name = b"dltensor_versioned"
+        else:
+            managed = ew._DLManagedTensor(dl_tensor=tensor)
+            name = b"dltensor"
+        self._keep += [shape, strides, managed]
+        return PyCapsule_New(ctypes.addressof(managed), name, None)
+
+
+@pytest.mark.parametrize("dtype", sorted(DLPACK_CODES), ids=lambda d: d.name)
+def test_dlpack_dtypes(dtype):
+    operand = ew._Operand(FakeDLPack(code=DLPACK_CODES[dtype]), "x")
+    operand.materialize(0)
+    assert operand.dtype == dtype
+
+
+def test_a_dlpack_tensor_is_read_in_place(recorded):
+    x = FakeDLPack(shape=(3, 4), code=(2, 16), pointer=0x4000, byte_offset=64, strides=(1, 3))
+    out = FakeArray(shape=(3, 4), typestr="<f2", pointer=0x100)
+    ew.Handle._from_raw(None).relu(out, x, stream=0x77)
+    assert recorded["ew_unary_strided"].args[1:] == (ew.Op.RELU, ew.DType.F16, 2, (3, 4), 0x100, (4, 1),
+                                                     0x4040, (1, 3), 0x77)
+    # Asked for the data on the call's stream, as a versioned capsule, never a copy.
+    assert x.calls == [dict(stream=0x77, max_version=(1, 0), copy=False)]
+
+
+def test_dlpack_is_asked_for_the_legacy_default_stream_as_1_not_0(recorded):
+    x, y = FakeDLPack(pointer=0x4000), FakeDLPack(pointer=0x5000)
+    ew.Handle._from_raw(None).add(FakeArray(), x, y)
+    assert x.calls[0]["stream"] == 1 and y.calls[0]["stream"] == 1
+    assert recorded["ew_binary"].args[-1] == 0  # the library's NULL stream: the legacy default
+    z = FakeDLPack(pointer=0x6000)
+    ew.Handle._from_raw(None).relu(FakeArray(stream=2), z)  # the per-thread default stream, named by out
+    assert z.calls[0]["stream"] == 2 and recorded["ew_unary"].args[-1] == 2
+
+
+@pytest.mark.parametrize("accepts, versioned", [(("max_version",), True), ((), False)])
+def test_older_dlpack_producers_are_called_the_way_they_understand(recorded, accepts, versioned):
+    x = FakeDLPack(accepts=accepts, pointer=0x4000)
+    ew.Handle._from_raw(None).relu(FakeArray(), x, stream=5)
+    assert x.calls[-1] == dict(stream=5, **({"max_version": (1, 0)} if versioned else {}))
+    assert recorded["ew_unary"].args[4:6] == (0x10000, 0x4000)
+
+
+def test_a_read_only_dlpack_output_is_refused(recorded):
+    with pytest.raises(ValueError, match="read-only"):
+        ew.Handle._from_raw(None).relu(FakeDLPack(read_only=True), FakeArray())
+    ew.Handle._from_raw(None).relu(FakeArray(), FakeDLPack(read_only=True))  # inputs may be
+    assert called(recorded) == ["ew_unary"]
+
+
+@pytest.mark.parametrize("device, name", [((1, 0), "CPU"), ((3, 0), "CUDA host"), ((10, 0), "ROCm"),
+                                          ((99, 0), "device type 99")])
+def test_dlpack_arrays_outside_gpu_memory_are_refused_clearly(recorded, device, name):
+    x = FakeDLPack(device=device)
+    with pytest.raises(TypeError, match="is a %s.* array.*move it to the GPU" % name):
+        ew.Handle._from_raw(None).relu(FakeArray(), x)
+    assert x.calls == [] and called(recorded) == []
+
+
+def test_numpy_arrays_are_refused_as_host_arrays():
+    numpy = pytest.importorskip("numpy")
+    host = numpy.ones(4, dtype=numpy.float32)
+    if not hasattr(host, "__dlpack_device__"):
+        pytest.skip("this NumPy has no DLPack")
+    with pytest.raises(TypeError, match="CPU array"):
+        ew.Handle._from_raw(None).relu(FakeArray(), host)
+
+
+def test_cuda_managed_memory_is_accepted(recorded):
+    ew.Handle._from_raw(None).relu(FakeArray(), FakeDLPack(device=(13, 0), pointer=0x4000), stream=3)
+    assert recorded["ew_unary"].args[5] == 0x4000
+
+
+@pytest.mark.parametrize("code, lanes", [((1, 16), 1), ((5, 64), 1), ((2, 32), 4), ((17, 4), 1)])
+def test_dlpack_element_types_outside_the_library_are_refused(code, lanes):
+    operand = ew._Operand(FakeDLPack(code=code, lanes=lanes), "x")
+    with pytest.raises(TypeError):
+        operand.materialize(0)
+
+
+def test_a_dlpack_array_picks_the_default_handle_of_its_device(monkeypatch):
+    chosen = []
+    monkeypatch.setattr(ew, "default_handle", lambda device=0: chosen.append(device) or ew.Handle._from_raw(None))
+    with pytest.raises(ew.ElementwiseError):
+        ew.relu(FakeDLPack(device=(2, 3)), FakeDLPack(device=(2, 3)))
+    assert chosen == [3]
+
+
+# ---- out=None: made by the input's own framework ----
+
+class FakeCupyArray(FakeArray):
+    pass
+
+
+FakeCupyArray.__module__ = "cupy"
+
+
+class FakeCupy(types.ModuleType):
+    """Enough of CuPy for _allocate: empty_like and empty, recorded, under the array's device."""
+
+    def __init__(self):
+        super().__init__("cupy")
+        self.made = []
+        self.float32 = "float32"
+        self.float16 = "float16"  # no bfloat16, as in CuPy
+
+    def empty_like(self, like, dtype=None):
+        self.made.append(("empty_like", like.__cuda_array_interface__["shape"], dtype))
+        return FakeCupyArray(shape=like.__cuda_array_interface__["shape"], typestr=TYPESTRS[dtype], pointer=0xA000)
+
+    def empty(self, shape, dtype=None):
+        self.made.append(("empty", shape, dtype))
+        return FakeCupyArray(shape=shape, typestr=TYPESTRS[dtype], pointer=0xB000)
+
+
+TYPESTRS = {"float32": "<f4", "float16": "<f2"}
+
+
+class FakeDevice:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    module = FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", module)
+    return module
+
+
+def cupy_array(**kw):
+    array = FakeCupyArray(**kw)
+    array.dtype = "float32" if kw.get("typestr", "<f4") == "<f4" else "float16"
+    array.shape = kw.get("shape", (4,))
+    array.device = FakeDevice()
+    return array
+
+
+def test_out_none_is_made_by_empty_like_and_returned(recorded, fake_cupy):
+    a, b = cupy_array(shape=(3, 5), pointer=0x200), cupy_array(shape=(3, 5), pointer=0x300)
+    result = ew.Handle._from_raw(None).add(None, a, b, stream=7)
+    assert fake_cupy.made == [("empty_like", (3, 5), "float32")]
+    assert recorded["ew_binary"].args[1:] == (ew.Op.ADD, ew.DType.F32, 15, 0xA000, 0x200, 0x300, 7)
+    assert result.__cuda_array_interface__["data"][0] == 0xA000
+
+
+def test_out_none_takes_the_broadcast_shape(recorded, fake_cupy):
+    a, bias = cupy_array(shape=(4, 6), pointer=0x200), cupy_array(shape=(6,), pointer=0x300)
+    ew.Handle._from_raw(None).add(None, bias, a, stream=7)
+    assert fake_cupy.made == [("empty", (4, 6), "float32")]
+    assert recorded["ew_binary_strided"].args[3:6] == (2, (4, 6), 0xB000)
+
+
+def test_a_cast_with_out_none_needs_and_uses_out_dtype(recorded, fake_cupy):
+    x = cupy_array(shape=(4,), pointer=0x200)
+    with pytest.raises(TypeError, match="out_dtype"):
+        ew.Handle._from_raw(None).cast(None, x)
+    ew.Handle._from_raw(None).cast(None, x, out_dtype="f16", stream=7)
+    assert fake_cupy.made == [("empty_like", (4,), "float16")]
+    assert recorded["ew_cast"].args[1:] == (ew.DType.F16, ew.DType.F32, 4, 0xA000, 0x200, 7)
+    with pytest.raises(TypeError, match="CuPy has no BF16"):
+        ew.Handle._from_raw(None).cast(None, x, out_dtype="bf16")
+
+
+def test_out_none_with_an_array_of_no_known_framework_asks_for_out(recorded):
+    with pytest.raises(TypeError, match="out=None: cannot allocate.*pass out"):
+        ew.Handle._from_raw(None).relu(None, FakeArray())
+    assert called(recorded) == []
+
+
+# ---- tensor lists: the batched calls ----
+
+def test_lists_reach_the_batched_call_entry_by_entry(recorded):
+    handle = ew.Handle._from_raw(None)
+    shapes = [(3,), (2, 5), (0,), (7,)]
+    outs = [FakeArray(shape=s, typestr="<f2", pointer=0x1000 * (i + 1)) for i, s in enumerate(shapes)]
+    as_ = [FakeArray(shape=s, typestr="<f2", pointer=0x1000 * (i + 1) + 0x100) for i, s in enumerate(shapes)]
+    bs = [FakeArray(shape=s, typestr="<f2", pointer=0x1000 * (i + 1) + 0x200) for i, s in enumerate(shapes)]
+    assert handle.add_batched(outs, as_, bs, stream=9) == outs
+    assert recorded["ew_binary_batched"].args[1:] == (
+        ew.Op.ADD, ew.DType.F16, 4, (3, 10, 0, 7), (0x1000, 0x2000, None, 0x4000),
+        (0x1100, 0x2100, None, 0x4100), (0x1200, 0x2200, None, 0x4200), 9)
+    handle.scale_add_batched(outs, -2, as_, bs, stream=9)
+    assert recorded["ew_scale_add_batched"].args[1:4] == (ew.DType.F16, -2.0, 4)
+    handle.relu_batched(outs, as_, stream=9)
+    assert recorded["ew_unary_batched"].args[1:5] == (ew.Op.RELU, ew.DType.F16, 4, (3, 10, 0, 7))
+    wide = [FakeArray(shape=s, typestr="<f8", pointer=0x1000 * (i + 1) + 0x300) for i, s in enumerate(shapes)]
+    handle.cast_batched(wide, as_, stream=9)
+    assert recorded["ew_cast_batched"].args[1:4] == (ew.DType.F64, ew.DType.F16, 4)
+
+
+def test_an_empty_list_is_one_call_of_no_entries(recorded):
+    assert ew.Handle._from_raw(None).mul_batched([], [], [], dtype="i32") == []
+    assert recorded["ew_binary_batched"].args[1:5] == (ew.Op.MUL, ew.DType.I32, 0, ())
+
+
+def test_lists_refuse_what_a_flat_call_would_not_take(recorded):
+    handle = ew.Handle._from_raw(None)
+    with pytest.raises(ValueError, match="bs has 1 entries but as_ has 2"):
+        handle.add_batched([FakeArray()] * 2, [FakeArray()] * 2, [FakeArray()])
+    with pytest.raises(ValueError, match=r"as_\[0\] has shape \(2,\).*not broadcast"):
+        handle.add_batched([FakeArray(shape=(4,))], [FakeArray(shape=(2,))], [FakeArray(shape=(4,))])
+    with pytest.raises(ValueError, match=r"xs\[1\] is not contiguous"):
+        handle.relu_batched([FakeArray()] * 2, [FakeArray(), FakeArray(strides=(8,))])
+    with pytest.raises(TypeError, match=r"outs\[1\] is F64 but the first entry's is F32"):
+        handle.cast_batched([FakeArray(), FakeArray(typestr="<f8")], [FakeArray()] * 2)
+    with pytest.raises(TypeError, match=r"as_\[0\] is I32 but out is F32"):
+        handle.add_batched([FakeArray()], [FakeArray(typestr="<i4")], [FakeArray()])
+    assert called(recorded) == []
+
+
+def test_lists_out_none_are_made_entry_by_entry(recorded, fake_cupy):
+    xs = [cupy_array(shape=(3,), pointer=0x200), cupy_array(shape=(5,), pointer=0x300)]
+    results = ew.Handle._from_raw(None).relu_batched(None, xs, stream=4)
+    assert len(results) == 2 and fake_cupy.made == [("empty_like", (3,), "float32"), ("empty_like", (5,), "float32")]
+    assert recorded["ew_unary_batched"].args[4:6] == ((3, 5), (0xA000, 0xA000))
+
+
+def test_a_failing_batched_call_raises_with_its_name(recorded):
+    recorded["ew_binary_batched"].status = int(ew.Status.INVALID_VALUE)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.Handle._from_raw(None).add_batched([FakeArray()], [FakeArray()], [FakeArray()])
+    assert caught.value.function == "ew_binary_batched" and caught.value.status == ew.Status.INVALID_VALUE

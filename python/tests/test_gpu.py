@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The binding on a GPU: bit-identical to the library's C path (the same calls made from C) and to
-PyTorch where the semantics match (docs/semantics.md), on PyTorch tensors and CuPy arrays, with
-the arrays' streams honoured and the library's errors raised as exceptions.
+PyTorch where the semantics match (docs/semantics.md), on PyTorch tensors and CuPy arrays, read
+through __cuda_array_interface__ and through DLPack, flat, strided and broadcast, one by one and in
+lists, with outputs made for out=None, the arrays' streams honoured and the library's errors raised
+as exceptions.
 
 Each test is skipped, with its reason, when there is no GPU (or no PyTorch/CuPy);
 the GPU script (scripts/ci/python.sh under EW_REQUIRE_GPU=1) sets ELEMENTWISE_REQUIRE_GPU=1 so that on the GPU
@@ -426,3 +428,282 @@ def test_the_binding_matches_the_c_path_on_the_whole_catalogue(torch, handle, c_
             if to_bytes(torch, out) != file.read():
                 wrong.append("%s %s <- %s" % (op.name, out_dtype.name, in_dtype.name))
     assert not wrong, "the binding and the C path differ on: " + ", ".join(wrong)
+
+
+# ---- comparing views: element by element, in the output's index order ----
+
+def assert_view_matches(torch, got, want, inputs, what):
+    """assert_matches_torch on N-d views: both flattened in index order, the inputs broadcast to
+    got's shape first (copies made for the comparison only)."""
+    flat = lambda t: t.expand(got.shape).contiguous().reshape(-1)  # noqa: E731
+    assert tuple(got.shape) == tuple(want.shape), (what, got.shape, want.shape)
+    assert_matches_torch(torch, flat(got), flat(want), [flat(t) for t in inputs], what)
+
+
+def poisoned_base(torch, dtype, n):
+    base = torch.empty(n, dtype=torch_dtype(torch, dtype), device="cuda")
+    bits(torch, base).fill_(0x5A)
+    return base
+
+
+ROWS, COLUMNS = 67, 129  # odd extents: tails everywhere
+
+
+def view_case(torch, dtype, case, seed):
+    """(out, a, b) for one layout case: views into poisoned or random storage."""
+    n = ROWS * COLUMNS
+    new = lambda k, count=n: random_tensor(torch, dtype, count, seed + k, torch_semantics=True)  # noqa: E731
+    out = poisoned_base(torch, dtype, n).view(ROWS, COLUMNS)
+    if case == "transposed input":
+        return out, new(1).view(COLUMNS, ROWS).t(), new(2).view(ROWS, COLUMNS)
+    if case == "every other column":
+        return out, new(1, 2 * n).view(ROWS, 2 * COLUMNS)[:, ::2], new(2, 2 * n).view(ROWS, 2 * COLUMNS)[:, 1::2]
+    if case == "row broadcast":
+        return out, new(1).view(ROWS, COLUMNS), new(2, COLUMNS)
+    if case == "column broadcast":
+        return out, new(1, ROWS).view(ROWS, 1), new(2).view(ROWS, COLUMNS)
+    if case == "one element broadcast":
+        return out, new(1).view(ROWS, COLUMNS), new(2, 1)
+    if case == "transposed out":
+        return poisoned_base(torch, dtype, n).view(COLUMNS, ROWS).t(), new(1).view(ROWS, COLUMNS), new(2, COLUMNS)
+    if case == "every other out column":
+        out = poisoned_base(torch, dtype, 2 * n).view(ROWS, 2 * COLUMNS)[:, 1::2]
+        return out, new(1).view(ROWS, COLUMNS), new(2).view(ROWS, COLUMNS)
+    if case == "permuted 3-d":
+        a = new(1).view(COLUMNS, ROWS, 1).permute(1, 0, 2).expand(ROWS, COLUMNS, 3)
+        out = poisoned_base(torch, dtype, 3 * n).view(ROWS, COLUMNS, 3)
+        return out, a, new(2, 3 * n).view(3, ROWS, COLUMNS).permute(1, 2, 0)
+    raise AssertionError(case)
+
+
+VIEW_CASES = ["transposed input", "every other column", "row broadcast", "column broadcast",
+              "one element broadcast", "transposed out", "every other out column", "permuted 3-d"]
+VIEW_DTYPES = [D.BOOL, D.I8, D.U8, D.I32, D.I64, D.F16, D.BF16, D.F32, D.F64]
+
+
+def assert_gaps_untouched(torch, out, what):
+    """The storage around a strided out keeps its poison: nothing was written outside the view."""
+    storage = torch.empty(0, dtype=out.dtype, device="cuda").set_(out.untyped_storage())
+    mask = torch.ones(storage.numel(), dtype=torch.bool, device="cuda")
+    inside = torch.arange(storage.numel(), device="cuda").as_strided(out.shape, out.stride(), out.storage_offset())
+    mask[inside.reshape(-1)] = False
+    outside = bits(torch, storage)[mask]
+    poison = {1: 0x5A, 2: 0x5A5A, 4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}[out.element_size()]
+    assert bool((outside == poison).all()), "%s: written outside the out view" % what
+
+
+@pytest.mark.parametrize("case", VIEW_CASES)
+@pytest.mark.parametrize("dtype", VIEW_DTYPES, ids=names)
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_strided_and_broadcast_views_match_torch(torch, handle, op, dtype, case):
+    out, a, b = view_case(torch, dtype, case, 40)
+    assert getattr(handle, op)(out, a, b) is out
+    want = torch.add(a, b) if op == "add" else torch.mul(a, b)
+    what = "%s %s, %s" % (op, dtype.name, case)
+    assert_view_matches(torch, out, want, [a, b], what)
+    assert_gaps_untouched(torch, out, what)
+
+
+@pytest.mark.parametrize("case", VIEW_CASES)
+@pytest.mark.parametrize("dtype, alpha", [(D.F16, 0.3), (D.BF16, -1.75), (D.F32, 0.3), (D.I32, 3)],
+                         ids=lambda value: value.name.lower() if isinstance(value, D) else str(value))
+def test_strided_scale_add_and_relu_match_torch(torch, handle, dtype, alpha, case):
+    out, a, b = view_case(torch, dtype, case, 50)
+    handle.scale_add(out, alpha, a, b)
+    assert_view_matches(torch, out, torch.add(b, a, alpha=alpha), [a, b], "scale_add %s, %s" % (dtype.name, case))
+    handle.relu(out, a)
+    assert_view_matches(torch, out, torch.relu(a).expand(out.shape), [a], "relu %s, %s" % (dtype.name, case))
+    assert_gaps_untouched(torch, out, "%s %s" % (dtype.name, case))
+
+
+@pytest.mark.parametrize("case", ["transposed input", "every other column", "row broadcast", "transposed out"])
+@pytest.mark.parametrize("source, target", [(D.F32, D.F16), (D.F16, D.BF16), (D.BF16, D.F64), (D.I32, D.F32),
+                                            (D.U8, D.I64), (D.F32, D.F8E4M3), (D.F8E5M2, D.F32)], ids=names)
+def test_strided_casts_match_torch(torch, handle, source, target, case):
+    _, a, b = view_case(torch, source, case, 60)
+    x = b if case == "row broadcast" else a  # the strided or broadcast input of the case
+    shape = (ROWS, COLUMNS)
+    out = poisoned_base(torch, target, ROWS * COLUMNS).view(COLUMNS, ROWS).t() if case == "transposed out" \
+        else poisoned_base(torch, target, ROWS * COLUMNS).view(shape)
+    handle.cast(out, x)
+    assert_view_matches(torch, out, x.to(torch_dtype(torch, target)).expand(shape), [x],
+                        "cast %s -> %s, %s" % (source.name, target.name, case))
+
+
+def test_out_none_allocates_with_torch_and_broadcasts(torch, handle):
+    a = random_tensor(torch, D.F16, ROWS * COLUMNS, 70).view(ROWS, COLUMNS)
+    bias = random_tensor(torch, D.F16, COLUMNS, 71)
+    result = ew.add(None, a, bias)
+    assert isinstance(result, torch.Tensor) and result.shape == a.shape and result.dtype == torch.float16
+    assert_view_matches(torch, result, a + bias, [a, bias], "add(None, a, bias)")
+    transposed = a.t()
+    result = ew.relu(None, transposed)  # empty_like keeps the input's layout
+    assert result.stride() == transposed.stride()
+    assert_view_matches(torch, result, torch.relu(transposed), [transposed], "relu(None, a.t())")
+    for target in (D.BF16, D.F8E4M3, D.I32):
+        x = random_tensor(torch, D.F32, 4099, 72)
+        if target == D.I32:
+            x = x.nan_to_num(0.0, 0.0, 0.0).clamp(-1e9, 1e9)
+        converted = ew.cast(None, x, out_dtype=target)
+        assert converted.dtype == torch_dtype(torch, target)
+        assert_matches_torch(torch, converted, x.to(torch_dtype(torch, target)), [x], "cast(None) -> " + target.name)
+    result = ew.scale_add(None, 2.0, a, bias)
+    assert_view_matches(torch, result, torch.add(bias, a, alpha=2.0), [a, bias], "scale_add(None)")
+
+
+def test_out_none_allocates_with_cupy(cupy, handle):
+    a = cupy.random.standard_normal((ROWS, COLUMNS), dtype=cupy.float32)
+    bias = cupy.random.standard_normal(COLUMNS, dtype=cupy.float32)
+    result = ew.add(None, a, bias)
+    assert isinstance(result, cupy.ndarray) and result.shape == a.shape
+    assert bool((result.view(cupy.uint32) == (a + bias).view(cupy.uint32)).all())
+    reversed_a = a[::-1, ::-1]  # negative strides
+    result = ew.mul(None, reversed_a, reversed_a)
+    assert bool((result.view(cupy.uint32) == (reversed_a * reversed_a).view(cupy.uint32)).all())
+    half = ew.cast(None, a, out_dtype="f16")
+    assert half.dtype == cupy.float16
+    assert bool((half.view(cupy.uint16) == a.astype(cupy.float16).view(cupy.uint16)).all())
+
+
+def test_an_out_that_would_be_written_twice_is_refused(torch, handle):
+    a = torch.ones(ROWS, COLUMNS, device="cuda")
+    with pytest.raises(ValueError, match="broadcast"):
+        ew.add(torch.empty(1, COLUMNS, device="cuda").expand(ROWS, COLUMNS), a, a)
+    with pytest.raises(ValueError, match="overlaps itself"):
+        ew.relu(torch.empty(64, device="cuda").as_strided((8, 8), (1, 1)), a[:8, :8])
+
+
+def test_an_out_overlapping_a_strided_input_is_refused_by_the_library(torch, handle):
+    base = torch.zeros(2 * 4099, device="cuda")
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.relu(base[1:4100], base[0:8198:2])
+    assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.function == "ew_unary_strided"
+
+
+# ---- DLPack: objects that speak only the DLPack protocol ----
+
+class DLPackOnly:
+    """Only the DLPack protocol of a tensor or array, so the binding must read it through __dlpack__."""
+
+    def __init__(self, array):
+        self.array = array
+        self.streams = []
+
+    def __dlpack__(self, **keywords):
+        capsule = self.array.__dlpack__(**keywords)  # an older producer refuses newer keywords first
+        self.streams.append(keywords.get("stream"))
+        return capsule
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+@pytest.mark.parametrize("dtype", [D.I8, D.I32, D.F16, D.BF16, D.F32, D.F64], ids=names)
+def test_dlpack_tensors_match_torch(torch, handle, dtype):
+    a = random_tensor(torch, dtype, N, 80, torch_semantics=True)
+    b = random_tensor(torch, dtype, N, 81, torch_semantics=True)
+    out = torch.empty_like(a)
+    bits(torch, out).fill_(0x5A)
+    wrapped = [DLPackOnly(t) for t in (out, a, b)]
+    handle.add(*wrapped)
+    assert_matches_torch(torch, out, torch.add(a, b), [a, b], "add %s through DLPack" % dtype.name)
+    assert all(w.streams == [1] for w in wrapped)  # the legacy default stream, as the protocol writes it
+
+
+def test_dlpack_strided_views(torch, handle):
+    a = random_tensor(torch, D.F32, ROWS * COLUMNS, 82).view(COLUMNS, ROWS).t()
+    bias = random_tensor(torch, D.F32, COLUMNS, 83)
+    out = torch.empty(ROWS, COLUMNS, device="cuda")
+    ew.add(DLPackOnly(out), DLPackOnly(a), DLPackOnly(bias))
+    assert_view_matches(torch, out, a + bias, [a, bias], "strided add through DLPack")
+
+
+def test_dlpack_producers_make_their_data_ready_on_the_callers_stream(torch, handle):
+    """The add is queued on the legacy default stream; torch, asked for its tensors on that stream,
+    makes it wait for the fill pending on torch's current stream (a non-blocking one)."""
+    stream = torch.cuda.Stream()
+    a, b = torch.ones(N, device="cuda"), torch.rand(N, device="cuda")
+    out = torch.zeros(N, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(SPIN_CYCLES)
+        a.fill_(3.0)
+        ew.add(DLPackOnly(out), DLPackOnly(a), DLPackOnly(b))
+    torch.cuda.synchronize()
+    assert torch.equal(out, b + 3.0)
+    # With stream= the producer is asked for that stream instead, and makes it wait.
+    other = torch.cuda.Stream()
+    wrapped = DLPackOnly(a)
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(SPIN_CYCLES)
+        a.fill_(5.0)
+        handle.add(DLPackOnly(out), wrapped, DLPackOnly(b), stream=other)
+    assert wrapped.streams == [other.cuda_stream]
+    torch.cuda.synchronize()
+    assert torch.equal(out, b + 5.0)
+
+
+def test_cupy_arrays_through_dlpack(cupy, handle):
+    a = cupy.random.standard_normal(N, dtype=cupy.float32)
+    b = cupy.random.standard_normal(N, dtype=cupy.float32)
+    out = cupy.empty_like(a)
+    handle.mul(DLPackOnly(out), DLPackOnly(a), DLPackOnly(b))
+    cupy.cuda.Device().synchronize()
+    assert bool((out.view(cupy.uint32) == (a * b).view(cupy.uint32)).all())
+
+
+def test_host_tensors_are_refused_clearly(torch, handle):
+    host = torch.ones(8)
+    with pytest.raises(TypeError, match="CPU array"):
+        ew.relu(torch.empty(8, device="cuda"), host)
+    with pytest.raises(TypeError, match="CPU array"):
+        ew.relu(torch.empty(8, device="cuda"), DLPackOnly(host))
+
+
+# ---- tensor lists ----
+
+LIST_SIZES = [4099, 0, 1, 33, 100_003, 257]
+
+
+@pytest.mark.parametrize("dtype", [D.F16, D.BF16, D.F32, D.I32, D.U8], ids=names)
+def test_batched_lists_match_torch(torch, handle, dtype):
+    as_ = [random_tensor(torch, dtype, n, 90 + i, torch_semantics=True) for i, n in enumerate(LIST_SIZES)]
+    bs = [random_tensor(torch, dtype, n, 100 + i, torch_semantics=True) for i, n in enumerate(LIST_SIZES)]
+
+    def poisoned():
+        outs = [torch.empty_like(a) for a in as_]
+        for out in outs:
+            bits(torch, out).fill_(0x5A)
+        return outs
+
+    outs = poisoned()
+    assert ew.add_batched(outs, as_, bs) == outs
+    for i, (out, a, b) in enumerate(zip(outs, as_, bs)):
+        assert_matches_torch(torch, out, torch.add(a, b), [a, b], "add_batched %s [%d]" % (dtype.name, i))
+    outs = poisoned()
+    handle.mul_batched(outs, as_, bs)
+    for i, (out, a, b) in enumerate(zip(outs, as_, bs)):
+        assert_matches_torch(torch, out, torch.mul(a, b), [a, b], "mul_batched %s [%d]" % (dtype.name, i))
+    alpha = 3 if dtype in INTEGERS else 0.3
+    outs = poisoned()
+    handle.scale_add_batched(outs, alpha, as_, bs)
+    for i, (out, a, b) in enumerate(zip(outs, as_, bs)):
+        assert_matches_torch(torch, out, torch.add(b, a, alpha=alpha), [a, b], "scale_add_batched [%d]" % i)
+    outs = poisoned()
+    handle.relu_batched(outs, as_)
+    for i, (out, a) in enumerate(zip(outs, as_)):
+        assert_matches_torch(torch, out, torch.relu(a), [a], "relu_batched %s [%d]" % (dtype.name, i))
+    made = ew.cast_batched(None, as_, out_dtype="f64")
+    for i, (out, a) in enumerate(zip(made, as_)):
+        assert out.dtype == torch.float64
+        assert_matches_torch(torch, out, a.to(torch.float64), [a], "cast_batched %s [%d]" % (dtype.name, i))
+    made = ew.add_batched(None, as_, bs)
+    assert [tuple(m.shape) for m in made] == [(n,) for n in LIST_SIZES]
+    assert_matches_torch(torch, made[0], torch.add(as_[0], bs[0]), [as_[0], bs[0]], "add_batched(None)")
+
+
+def test_batched_lists_refuse_strided_entries(torch, handle):
+    a = torch.ones(64, device="cuda")
+    with pytest.raises(ValueError, match="not contiguous"):
+        ew.relu_batched([torch.empty(32, device="cuda")], [a[::2]])
+    assert ew.relu_batched([], []) == []

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "batched.cuh"
 #include "functors.cuh"
 #include "launch.cuh"
 #include "rows.h"
@@ -36,6 +37,7 @@ template <typename F, bool Supported> constexpr ew_launcher_t make_launcher()
         else if constexpr (words_in)
             launcher.shifted = &launch<F, widest_pack, Window::Shifted>;
         launcher.bulk = &launch_bulk<F, widest_pack>;
+        launcher.batched = &launch_batched<F, widest_pack>;
         launcher.block_table = kHasTable<F>;
     }
     return launcher;

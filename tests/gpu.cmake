@@ -13,6 +13,14 @@ ew_add_test(test_stream_graph_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strea
             LIBS ew_gpu_util GPU)
 set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 600)
 
+# Tensor lists (src/batched.h), and again with the 4 KiB kernel alone (as drivers before CUDA 12.1 run).
+ew_add_test(test_batched_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_batched_gpu.c LIBS ew_gpu_util GPU)
+target_include_directories(test_batched_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src)
+add_test(NAME test_batched_gpu_small_params COMMAND test_batched_gpu)
+set_tests_properties(test_batched_gpu_small_params PROPERTIES ENVIRONMENT "EW_BATCHED_PARAMS=4096" LABELS gpu
+                     SKIP_RETURN_CODE 77)
+set_tests_properties(test_batched_gpu test_batched_gpu_small_params PROPERTIES TIMEOUT 600)
+
 # The same checks with the kernel forced: the bulk-copy kernel at every n, with small tiles so the
 # sweeps cross several of them (cc >= 9.0; elsewhere this repeats the default run), and the direct
 # kernels at every n. The default run takes whichever the plan picks for each n.

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tensor lists on the GPU, bit for bit against the CPU reference (tests/ref): random lists of counts 0,
+ * 1 and across the launches' capacities (src/batched.h), sizes 0 to millions, every element offset of
+ * every pointer (rows at one phase run whole packs, others element by element), every op and a sample
+ * of dtypes with the f16 -> f32 cast, in place, and a list captured in a CUDA graph and replayed with
+ * new inputs. ctest runs it again with EW_BATCHED_PARAMS=4096 (the 4 KiB kernel only).
+ *
+ * Each operand of a list is one device allocation holding every entry at its own offset with gaps
+ * between them; the output allocation starts poisoned (twice, with two poisons) and must afterwards
+ * equal its image: the reference at every entry, poison everywhere else. Inputs must be unchanged.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batched.h"
+#include "gpu_util.h"
+#include "ref/ref.h"
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+typedef struct {
+    ew_op_t op;
+    ew_dtype_t out, in;
+    double alpha;
+} op_t;
+
+static int op_inputs(const op_t *op) { return op->op == EW_OP_RELU || op->op == EW_OP_CAST ? 1 : 2; }
+
+/* A list on the device: per operand one allocation; entry i at byte at[j][i] of operand j. */
+typedef struct {
+    op_t op;
+    int64_t count;
+    int64_t *n;
+    size_t size[3], bytes[3];
+    size_t *at[3];
+    unsigned char *device[3], *host[3]; /* host: inputs as uploaded; out: the expected image */
+    void **out_ptr;
+    const void **in_ptr[2];
+} list_t;
+
+/* offsets: 0 every entry aligned, 1 one random offset shared by the entry's pointers, 2 random per
+ * pointer, 3 a mix of the three per entry. in_place: out is the first input (equal sizes). */
+static list_t *list_new(const op_t *op, int64_t count, const int64_t *n, int offsets, int in_place, gu_rng_t *rng)
+{
+    list_t *l = gu_host_alloc(sizeof *l);
+    memset(l, 0, sizeof *l);
+    l->op = *op;
+    l->count = count;
+    l->n = gu_host_alloc((size_t)(count ? count : 1) * sizeof *l->n);
+    memcpy(l->n, n, (size_t)count * sizeof *n);
+    const int roles = 1 + op_inputs(op);
+    l->size[0] = ew_dtype_size(op->out);
+    l->size[1] = l->size[2] = ew_dtype_size(op->in);
+    for (int j = 0; j < roles; ++j) {
+        l->at[j] = gu_host_alloc((size_t)(count ? count : 1) * sizeof(size_t));
+        l->bytes[j] = 64;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+        const int mode = offsets == 3 ? (int)(gu_rng_next(rng) % 3) : offsets;
+        const int shared = (int)(gu_rng_next(rng) % 16);
+        for (int j = 0; j < roles; ++j) {
+            const int choices = (int)(16 / l->size[j]);
+            const int k = mode == 0 ? 0 : mode == 1 ? shared % choices : (int)(gu_rng_next(rng) % choices);
+            const size_t start = (l->bytes[j] + 255) / 256 * 256 + (size_t)k * l->size[j];
+            l->at[j][i] = start;
+            l->bytes[j] = start + (size_t)n[i] * l->size[j] + 64; /* a gap the call must not write */
+        }
+    }
+    for (int j = 0; j < roles; ++j) {
+        if (j == 0 && in_place)
+            continue;
+        GU_CUDA(cudaMalloc((void **)&l->device[j], l->bytes[j]));
+        l->host[j] = gu_host_alloc(l->bytes[j]);
+    }
+    l->out_ptr = gu_host_alloc((size_t)(count ? count : 1) * sizeof(void *));
+    for (int j = 1; j < roles; ++j)
+        l->in_ptr[j - 1] = gu_host_alloc((size_t)(count ? count : 1) * sizeof(void *));
+    if (in_place) { /* out is input a: same allocation and offsets */
+        l->at[0] = l->at[1];
+        l->bytes[0] = l->bytes[1];
+        l->device[0] = l->device[1];
+        l->host[0] = gu_host_alloc(l->bytes[0]);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+        l->out_ptr[i] = l->device[0] + l->at[0][i];
+        for (int j = 1; j < roles; ++j)
+            l->in_ptr[j - 1][i] = l->device[j] + l->at[j][i];
+    }
+    return l;
+}
+
+static void list_free(list_t *l)
+{
+    for (int j = 1; j < 3; ++j)
+        if (l->device[j] != NULL)
+            cudaFree(l->device[j]);
+    if (l->device[0] != l->device[1])
+        cudaFree(l->device[0]);
+}
+
+/* New random inputs, uploaded; the out allocation poisoned with `poison` (in place: the inputs). */
+static void list_load(list_t *l, uint8_t poison, gu_rng_t *rng)
+{
+    const int roles = 1 + op_inputs(&l->op);
+    const int in_place = l->device[0] == l->device[1];
+    for (int j = 1; j < roles; ++j) {
+        gu_fill_random(l->op.in, (int64_t)(l->bytes[j] / l->size[j]), l->host[j], rng);
+        GU_CUDA(cudaMemcpy(l->device[j], l->host[j], l->bytes[j], cudaMemcpyHostToDevice));
+    }
+    if (!in_place)
+        GU_CUDA(cudaMemset(l->device[0], poison, l->bytes[0]));
+    /* the expected image: the out allocation as it is, then every entry's reference */
+    if (in_place)
+        memcpy(l->host[0], l->host[1], l->bytes[0]);
+    else
+        memset(l->host[0], poison, l->bytes[0]);
+    for (int64_t i = 0; i < l->count; ++i) {
+        void *out = l->host[0] + l->at[0][i];
+        const void *a = l->host[1] + l->at[1][i];
+        const void *b = roles == 3 ? l->host[2] + l->at[2][i] : NULL;
+        switch (l->op.op) {
+        case EW_OP_ADD:
+        case EW_OP_MUL: ref_binary(l->op.op, l->op.out, l->n[i], out, a, b); break;
+        case EW_OP_RELU: ref_unary(l->op.op, l->op.out, l->n[i], out, a); break;
+        case EW_OP_CAST: ref_cast(l->op.out, l->op.in, l->n[i], out, a); break;
+        case EW_OP_SCALE_ADD: ref_scale_add(l->op.out, l->op.alpha, l->n[i], out, a, b); break;
+        }
+    }
+}
+
+static ew_status_t list_call(const list_t *l, cudaStream_t stream)
+{
+    const op_t *op = &l->op;
+    switch (op->op) {
+    case EW_OP_ADD:
+    case EW_OP_MUL:
+        return ew_binary_batched(gu_handle(), op->op, op->out, l->count, l->n, l->out_ptr, l->in_ptr[0],
+                                 l->in_ptr[1], stream);
+    case EW_OP_RELU: return ew_unary_batched(gu_handle(), op->op, op->out, l->count, l->n, l->out_ptr, l->in_ptr[0], stream);
+    case EW_OP_CAST:
+        return ew_cast_batched(gu_handle(), op->out, op->in, l->count, l->n, l->out_ptr, l->in_ptr[0], stream);
+    case EW_OP_SCALE_ADD:
+        return ew_scale_add_batched(gu_handle(), op->out, op->alpha, l->count, l->n, l->out_ptr, l->in_ptr[0],
+                                    l->in_ptr[1], stream);
+    }
+    return EW_ERROR_NOT_SUPPORTED;
+}
+
+static const char *op_text(const op_t *op, char *text, size_t size)
+{
+    if (op->op == EW_OP_CAST)
+        snprintf(text, size, "cast %s->%s", ew_dtype_name(op->in), ew_dtype_name(op->out));
+    else
+        snprintf(text, size, "%s %s alpha=%g", ref_op_name(op->op), ew_dtype_name(op->out), op->alpha);
+    return text;
+}
+
+/* The out allocation equals its image; the inputs their upload. Names the first entry at fault. */
+static void list_check(const list_t *l, const char *what)
+{
+    const int roles = 1 + op_inputs(&l->op);
+    char name[96];
+    op_text(&l->op, name, sizeof name);
+    for (int j = 0; j < roles; ++j) {
+        if (j > 0 && l->device[j] == l->device[0])
+            continue;
+        unsigned char *got = gu_host_alloc(l->bytes[j]);
+        GU_CUDA(cudaMemcpy(got, l->device[j], l->bytes[j], cudaMemcpyDeviceToHost));
+        if (memcmp(got, l->host[j], l->bytes[j]) == 0)
+            continue;
+        size_t byte = 0;
+        while (got[byte] == l->host[j][byte])
+            ++byte;
+        int64_t entry = -1;
+        for (int64_t i = 0; i < l->count; ++i)
+            if (l->at[j][i] <= byte && byte < l->at[j][i] + (size_t)l->n[i] * l->size[j])
+                entry = i;
+        if (entry >= 0 && j == 0) {
+            const gu_inputs_t inputs = {roles - 1,
+                                        {l->op.in, l->op.in},
+                                        {l->host[1] + l->at[1][entry], roles == 3 ? l->host[2] + l->at[2][entry] : NULL}};
+            gu_compare(l->op.out, l->n[entry], l->host[0] + l->at[0][entry], got + l->at[0][entry], &inputs, name);
+        }
+        GU_FAIL("%s, %s, count %" PRId64 ": %s byte %zu differs (entry %" PRId64 ", n = %" PRId64
+                "; -1: outside every entry)",
+                what, name, l->count, j == 0 ? "out" : "an input", byte, entry, entry >= 0 ? l->n[entry] : 0);
+    }
+}
+
+/* Runs the list twice, out poisoned with each poison, and checks each. */
+static void list_run_checked(list_t *l, const char *what, gu_rng_t *rng)
+{
+    const uint8_t poisons[] = {GU_POISON, GU_POISON_ALT};
+    for (size_t p = 0; p < COUNT(poisons); ++p) {
+        list_load(l, poisons[p], rng);
+        GU_EW(list_call(l, NULL));
+        GU_CUDA(cudaDeviceSynchronize());
+        list_check(l, what);
+        if (l->device[0] == l->device[1])
+            break; /* in place: the inputs are the poison */
+    }
+}
+
+/* count random sizes: mostly below `small`, a few up to `large`, some 0. */
+static int64_t *random_sizes(int64_t count, int64_t small, int64_t large, gu_rng_t *rng)
+{
+    int64_t *n = gu_host_alloc((size_t)(count ? count : 1) * sizeof *n);
+    for (int64_t i = 0; i < count; ++i) {
+        const int kind = (int)(gu_rng_next(rng) % 16);
+        n[i] = kind == 0 ? 0 : kind == 1 && large > small ? small + (int64_t)(gu_rng_next(rng) % (uint64_t)(large - small))
+                                                         : (int64_t)(gu_rng_next(rng) % (uint64_t)small);
+    }
+    return n;
+}
+
+static void run_case(const op_t *op, int64_t count, const int64_t *n, int offsets, int in_place, const char *what,
+                     gu_rng_t *rng)
+{
+    list_t *l = list_new(op, count, n, offsets, in_place, rng);
+    list_run_checked(l, what, rng);
+    list_free(l);
+}
+
+/* ---- the tests ---- */
+
+/* Counts 0 and 1, and around each capacity: where the 4 KiB block fills, where the 32 KiB one does, and
+ * several launches of either. */
+static void test_counts(void **state)
+{
+    (void)state;
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x11);
+    const op_t add = {EW_OP_ADD, EW_F32, EW_F32, 0};
+    const op_t relu = {EW_OP_RELU, EW_F16, EW_F16, 0};
+    const op_t *ops[] = {&add, &relu};
+    for (size_t o = 0; o < COUNT(ops); ++o) {
+        const int pointers = 1 + op_inputs(ops[o]);
+        const int64_t small = EW_BATCHED_CAPACITY(EW_BATCHED_SMALL_BLOCK, pointers);
+        const int64_t large = EW_BATCHED_CAPACITY(EW_BATCHED_LARGE_BLOCK, pointers);
+        const int64_t counts[] = {0, 1, 2, small - 1, small, small + 1, large - 1, large, large + 1, 2 * large + 5};
+        for (size_t c = 0; c < COUNT(counts); ++c) {
+            if (gu_small_scale() && counts[c] > large + 1)
+                continue;
+            int64_t *n = gu_host_alloc((size_t)(counts[c] ? counts[c] : 1) * sizeof *n);
+            for (int64_t i = 0; i < counts[c]; ++i)
+                n[i] = 1 + (int64_t)(gu_rng_next(&rng) % 700); /* no empty entry: every row counts */
+            char what[64];
+            snprintf(what, sizeof what, "count %" PRId64, counts[c]);
+            run_case(ops[o], counts[c], n, 3, 0, what, &rng);
+        }
+    }
+}
+
+/* Sizes from 0 to millions in one list, at every kind of offset. */
+static void test_sizes(void **state)
+{
+    (void)state;
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x22);
+    const int64_t large = gu_small_scale() ? 300000 : 3000000;
+    const op_t ops[] = {{EW_OP_ADD, EW_F32, EW_F32, 0}, {EW_OP_CAST, EW_F32, EW_F16, 0}, {EW_OP_ADD, EW_I8, EW_I8, 0}};
+    for (size_t o = 0; o < COUNT(ops); ++o)
+        for (int offsets = 0; offsets < 4; ++offsets) {
+            const int64_t count = 40 + (int64_t)(gu_rng_next(&rng) % 60);
+            int64_t *n = random_sizes(count, 5000, large, &rng);
+            n[0] = large + 17; /* at least one entry of millions */
+            n[count - 1] = 0;
+            char what[64];
+            snprintf(what, sizeof what, "sizes to %" PRId64 ", offsets mode %d", large, offsets);
+            run_case(&ops[o], count, n, offsets, 0, what, &rng);
+        }
+}
+
+/* Every op, a sample of dtypes (the catalogue's sizes and kinds, the table and word forms of 1-byte
+ * casts), every offset, and in place where sizes allow. */
+static void test_ops(void **state)
+{
+    (void)state;
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x33);
+    const op_t ops[] = {
+        {EW_OP_ADD, EW_F32, EW_F32, 0},         {EW_OP_ADD, EW_F16, EW_F16, 0},
+        {EW_OP_ADD, EW_BF16, EW_BF16, 0},       {EW_OP_ADD, EW_F64, EW_F64, 0},
+        {EW_OP_ADD, EW_I64, EW_I64, 0},         {EW_OP_ADD, EW_U8, EW_U8, 0},
+        {EW_OP_ADD, EW_BOOL, EW_BOOL, 0},       {EW_OP_MUL, EW_F32, EW_F32, 0},
+        {EW_OP_MUL, EW_I16, EW_I16, 0},         {EW_OP_MUL, EW_BF16, EW_BF16, 0},
+        {EW_OP_RELU, EW_F32, EW_F32, 0},        {EW_OP_RELU, EW_F16, EW_F16, 0},
+        {EW_OP_RELU, EW_I8, EW_I8, 0},          {EW_OP_RELU, EW_I32, EW_I32, 0},
+        {EW_OP_SCALE_ADD, EW_F32, EW_F32, 0.75}, {EW_OP_SCALE_ADD, EW_F16, EW_F16, -1.5},
+        {EW_OP_SCALE_ADD, EW_I32, EW_I32, 3},   {EW_OP_SCALE_ADD, EW_U8, EW_U8, 3},
+        {EW_OP_SCALE_ADD, EW_BOOL, EW_BOOL, 1}, {EW_OP_CAST, EW_F32, EW_F16, 0},
+        {EW_OP_CAST, EW_F16, EW_F32, 0},        {EW_OP_CAST, EW_BF16, EW_F32, 0},
+        {EW_OP_CAST, EW_F8E4M3, EW_F32, 0},     {EW_OP_CAST, EW_F16, EW_F8E5M2, 0},
+        {EW_OP_CAST, EW_F8E4M3, EW_I8, 0},      {EW_OP_CAST, EW_F8E5M2, EW_F8E4M3, 0},
+        {EW_OP_CAST, EW_F32, EW_BOOL, 0},       {EW_OP_CAST, EW_I32, EW_F64, 0},
+        {EW_OP_CAST, EW_U8, EW_F16, 0},
+    };
+    for (size_t o = 0; o < COUNT(ops); ++o) {
+        char what[96];
+        const int64_t count = 50 + (int64_t)(gu_rng_next(&rng) % 250);
+        int64_t *n = random_sizes(count, 3000, gu_small_scale() ? 20000 : 200000, &rng);
+        snprintf(what, sizeof what, "every offset");
+        run_case(&ops[o], count, n, 3, 0, what, &rng);
+        if (ew_dtype_size(ops[o].out) == ew_dtype_size(ops[o].in)) {
+            snprintf(what, sizeof what, "in place");
+            run_case(&ops[o], count, n, 3, 1, what, &rng);
+        }
+    }
+}
+
+/* A list captured into a graph: only kernel nodes, nothing run at capture, correct at each replay with
+ * new inputs. Large enough for several launches of the largest block. */
+static void test_graph(void **state)
+{
+    (void)state;
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x44);
+    const op_t op = {EW_OP_SCALE_ADD, EW_F32, EW_F32, 0.75};
+    const int64_t count = 2 * EW_BATCHED_CAPACITY(EW_BATCHED_LARGE_BLOCK, 3) + 7;
+    int64_t *n = random_sizes(count, 2000, gu_small_scale() ? 20000 : 500000, &rng);
+    list_t *l = list_new(&op, count, n, 3, 0, &rng);
+    cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
+    list_load(l, GU_POISON, &rng);
+    GU_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const ew_status_t status = list_call(l, stream);
+    cudaGraph_t graph = NULL;
+    GU_CUDA(cudaStreamEndCapture(stream, &graph));
+    gu_track_graph(graph);
+    GU_EW(status);
+    GU_CUDA(cudaDeviceSynchronize());
+    unsigned char *out = gu_host_alloc(l->bytes[0]);
+    GU_CUDA(cudaMemcpy(out, l->device[0], l->bytes[0], cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < l->bytes[0]; ++i)
+        if (out[i] != GU_POISON)
+            GU_FAIL("the capture ran the call: out byte %zu is 0x%02x", i, out[i]);
+    size_t nodes = 0;
+    GU_CUDA(cudaGraphGetNodes(graph, NULL, &nodes));
+    cudaGraphNode_t *node = gu_host_alloc((nodes ? nodes : 1) * sizeof *node);
+    GU_CUDA(cudaGraphGetNodes(graph, node, &nodes));
+    if (nodes < 2)
+        GU_FAIL("a list of %" PRId64 " entries captured %zu nodes; expected a launch per 32 KiB block", count, nodes);
+    for (size_t i = 0; i < nodes; ++i) {
+        enum cudaGraphNodeType type;
+        GU_CUDA(cudaGraphNodeGetType(node[i], &type));
+        if (type != cudaGraphNodeTypeKernel)
+            GU_FAIL("graph node %zu is of type %d, not a kernel", i, (int)type);
+    }
+    cudaGraphExec_t exec = NULL;
+    GU_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    gu_track_graph_exec(exec);
+    for (int replay = 0; replay < 3; ++replay) {
+        list_load(l, replay % 2 ? GU_POISON_ALT : GU_POISON, &rng);
+        GU_CUDA(cudaGraphLaunch(exec, stream));
+        GU_CUDA(cudaStreamSynchronize(stream));
+        char what[32];
+        snprintf(what, sizeof what, "graph replay %d", replay);
+        list_check(l, what);
+    }
+    list_free(l);
+}
+
+int main(int argc, char **argv)
+{
+    gu_require_gpu("test_batched_gpu");
+    const char *params = getenv("EW_BATCHED_PARAMS");
+    printf("test_batched_gpu: EW_TEST_SCALE=%s, EW_TEST_SEED=0x%" PRIx64 ", EW_BATCHED_PARAMS=%s\n",
+           gu_small_scale() ? "small" : "full", gu_seed(), params ? params : "(unset)");
+    fflush(stdout);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_counts, gu_teardown),
+        cmocka_unit_test_teardown(test_sizes, gu_teardown),
+        cmocka_unit_test_teardown(test_ops, gu_teardown),
+        cmocka_unit_test_teardown(test_graph, gu_teardown),
+    };
+    int status = gu_run_tests("batched_gpu", tests, COUNT(tests), argc, argv);
+    ew_handle_destroy(gu_handle());
+    return status;
+}

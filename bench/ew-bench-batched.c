@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The tensor-list targets of the issue, on this machine's GPU, one CSV row each:
+ *   loguniform  1,000 f32 tensors of seeded log-uniform sizes 2^10-2^20, add: ew_binary_batched against
+ *               ew_binary over one buffer of the same total (GPU time, CUDA events);
+ *   cast        the same sizes, f16 -> f32: ew_cast_batched against the flat ew_cast;
+ *   e2e4096     1,000 x 4,096 f32 add from the host call to its completion (host clock around the call
+ *               and a stream synchronize): the list call against a C loop of 1,000 ew_binary calls;
+ *   host        host time of one ew_binary_batched call (its launches queued, not run) at counts 1,
+ *               100, 1,000 and 10,000 entries of 4,096 elements.
+ * Method as bench/harness.c: warm-up calls, then batches of calls between two events, the median batch
+ * divided by its calls. The sizes come from xorshift64 seeded with --seed, which
+ * bench/peers/torch_foreach.py repeats, so its lists are these.
+ *   ew-bench-batched [--csv FILE] [--seed N] [--batches N]
+ * Columns: case,impl,count,elements,us,gbps. Without a GPU it says so and exits 0.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "elementwise.h"
+
+enum { COUNT = 1000, WARMUP = 3, CALLS_PER_BATCH = 10 };
+
+static int batches = 15;
+static FILE *csv;
+static ew_handle_t handle;
+static cudaStream_t stream;
+
+#define CHECK_CUDA(call)                                                                                     \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+#define CHECK_EW(call)                                                                                       \
+    do {                                                                                                     \
+        ew_status_t s_ = (call);                                                                             \
+        if (s_ != EW_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, ew_status_string(s_),         \
+                    ew_get_last_error_message());                                                            \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+/* The sizes: xorshift64 (13, 7, 17), u = top 53 bits / 2^53, n = round(2^(10 + 10 u)). */
+static void loguniform_sizes(uint64_t seed, int64_t *n, int count)
+{
+    uint64_t x = seed ? seed : 1;
+    for (int i = 0; i < count; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const double u = (double)(x >> 11) / 9007199254740992.0;
+        n[i] = (int64_t)llround(pow(2.0, 10.0 + 10.0 * u));
+    }
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double median(double *v, int count)
+{
+    qsort(v, (size_t)count, sizeof *v, by_value);
+    return count % 2 ? v[count / 2] : (v[count / 2 - 1] + v[count / 2]) / 2;
+}
+
+typedef void (*call_fn)(void *ctx);
+
+/* GPU time of one call: the median batch of CALLS_PER_BATCH calls between two events, divided. */
+static double gpu_us(call_fn call, void *ctx)
+{
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    for (int w = 0; w < WARMUP; ++w)
+        call(ctx);
+    double *t = malloc((size_t)batches * sizeof *t);
+    for (int b = 0; b < batches; ++b) {
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        for (int c = 0; c < CALLS_PER_BATCH; ++c)
+            call(ctx);
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        t[b] = ms * 1e3 / CALLS_PER_BATCH;
+    }
+    const double result = median(t, batches);
+    free(t);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return result;
+}
+
+/* Host clock from the call to its completion: median of single calls, each followed by a synchronize. */
+static double end_to_end_us(call_fn call, void *ctx)
+{
+    for (int w = 0; w < WARMUP; ++w)
+        call(ctx);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const int runs = batches * CALLS_PER_BATCH;
+    double *t = malloc((size_t)runs * sizeof *t);
+    for (int r = 0; r < runs; ++r) {
+        const double t0 = now_us();
+        call(ctx);
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        t[r] = now_us() - t0;
+    }
+    const double result = median(t, runs);
+    free(t);
+    return result;
+}
+
+/* Host time of the call alone (its work queued), the stream drained between batches so it never fills. */
+static double host_us(call_fn call, void *ctx)
+{
+    for (int w = 0; w < WARMUP; ++w)
+        call(ctx);
+    const int runs = batches * CALLS_PER_BATCH;
+    double *t = malloc((size_t)runs * sizeof *t);
+    for (int r = 0; r < runs; ++r) {
+        if (r % CALLS_PER_BATCH == 0)
+            CHECK_CUDA(cudaStreamSynchronize(stream));
+        const double t0 = now_us();
+        call(ctx);
+        t[r] = now_us() - t0;
+    }
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const double result = median(t, runs);
+    free(t);
+    return result;
+}
+
+/* A list over three (two for casts) allocations, each entry 256-byte aligned. */
+typedef struct {
+    int count;
+    int64_t *n, total;
+    ew_dtype_t out_dtype, in_dtype;
+    void **out;
+    const void **a, **b;
+    unsigned char *base[3];
+} list_t;
+
+static list_t list_new(int count, const int64_t *n, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int inputs)
+{
+    list_t l = {.count = count, .out_dtype = out_dtype, .in_dtype = in_dtype};
+    l.n = malloc((size_t)count * sizeof *l.n);
+    l.out = malloc((size_t)count * sizeof *l.out);
+    l.a = malloc((size_t)count * sizeof *l.a);
+    l.b = malloc((size_t)count * sizeof *l.b);
+    memcpy(l.n, n, (size_t)count * sizeof *n);
+    size_t bytes[3] = {0, 0, 0};
+    const size_t size[3] = {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype), ew_dtype_size(in_dtype)};
+    for (int i = 0; i < count; ++i) {
+        l.total += n[i];
+        for (int j = 0; j < 3; ++j)
+            bytes[j] += ((size_t)n[i] * size[j] + 255) / 256 * 256;
+    }
+    for (int j = 0; j <= inputs; ++j) {
+        CHECK_CUDA(cudaMalloc((void **)&l.base[j], bytes[j]));
+        CHECK_CUDA(cudaMemset(l.base[j], 0x3C, bytes[j])); /* finite values of every type */
+    }
+    size_t at[3] = {0, 0, 0};
+    for (int i = 0; i < count; ++i) {
+        l.out[i] = l.base[0] + at[0];
+        l.a[i] = l.base[1] + at[1];
+        l.b[i] = inputs == 2 ? l.base[2] + at[2] : NULL;
+        for (int j = 0; j < 3; ++j)
+            at[j] += ((size_t)n[i] * size[j] + 255) / 256 * 256;
+    }
+    return l;
+}
+
+static void list_free(list_t *l)
+{
+    for (int j = 0; j < 3; ++j)
+        cudaFree(l->base[j]);
+    free(l->n), free(l->out), free(l->a), free(l->b);
+}
+
+static void add_list(void *ctx)
+{
+    list_t *l = ctx;
+    CHECK_EW(ew_binary_batched(handle, EW_OP_ADD, EW_F32, l->count, l->n, l->out, l->a, l->b, stream));
+}
+static void add_loop(void *ctx)
+{
+    list_t *l = ctx;
+    for (int i = 0; i < l->count; ++i)
+        CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, l->n[i], l->out[i], l->a[i], l->b[i], stream));
+}
+static void cast_list(void *ctx)
+{
+    list_t *l = ctx;
+    CHECK_EW(ew_cast_batched(handle, l->out_dtype, l->in_dtype, l->count, l->n, l->out, l->a, stream));
+}
+
+/* The flat call over one buffer of the list's total. */
+typedef struct {
+    int64_t n;
+    ew_dtype_t out_dtype, in_dtype;
+    void *out, *a, *b;
+} flat_t;
+static void add_flat(void *ctx)
+{
+    flat_t *f = ctx;
+    CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, f->n, f->out, f->a, f->b, stream));
+}
+static void cast_flat(void *ctx)
+{
+    flat_t *f = ctx;
+    CHECK_EW(ew_cast(handle, f->out_dtype, f->in_dtype, f->n, f->out, f->a, stream));
+}
+
+static void row(const char *name, const char *impl, int count, int64_t elements, double us, double bytes)
+{
+    const double gbps = bytes > 0 ? bytes / (us * 1e3) : 0;
+    printf("%-12s %-16s count %6d  elements %11" PRId64 "  %10.2f us  %8.1f GB/s\n", name, impl, count, elements,
+           us, gbps);
+    if (csv)
+        fprintf(csv, "%s,%s,%d,%" PRId64 ",%.3f,%.1f\n", name, impl, count, elements, us, gbps);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 1;
+    const char *csv_path = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            csv_path = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--batches") == 0 && i + 1 < argc)
+            batches = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--csv FILE] [--seed N] [--batches N]\n", argv[0]);
+            return 2;
+        }
+    }
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        printf("no CUDA device: nothing to measure\n");
+        return 0;
+    }
+    CHECK_CUDA(cudaSetDevice(0));
+    CHECK_EW(ew_handle_create(0, &handle));
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (csv_path && (csv = fopen(csv_path, "w")) == NULL) {
+        perror(csv_path);
+        return 1;
+    }
+    if (csv)
+        fprintf(csv, "case,impl,count,elements,us,gbps\n");
+
+    int64_t sizes[COUNT];
+    loguniform_sizes(seed, sizes, COUNT);
+    /* 1: log-uniform f32 add, list against flat */
+    list_t l = list_new(COUNT, sizes, EW_F32, EW_F32, 2);
+    const double add_bytes = 12.0 * (double)l.total;
+    row("loguniform", "ew_batched", COUNT, l.total, gpu_us(add_list, &l), add_bytes);
+    flat_t flat = {l.total, EW_F32, EW_F32, l.base[0], l.base[1], l.base[2]};
+    row("loguniform", "ew_flat", 1, l.total, gpu_us(add_flat, &flat), add_bytes);
+    list_free(&l);
+
+    /* 4: f16 -> f32 casts of the same sizes */
+    l = list_new(COUNT, sizes, EW_F32, EW_F16, 1);
+    const double cast_bytes = 6.0 * (double)l.total;
+    row("cast", "ew_batched", COUNT, l.total, gpu_us(cast_list, &l), cast_bytes);
+    flat = (flat_t){l.total, EW_F32, EW_F16, l.base[0], l.base[1], NULL};
+    row("cast", "ew_flat", 1, l.total, gpu_us(cast_flat, &flat), cast_bytes);
+    list_free(&l);
+
+    /* 2: 1,000 x 4,096 end to end, and the C loop */
+    int64_t *n4096 = malloc(10000 * sizeof *n4096);
+    for (int i = 0; i < 10000; ++i)
+        n4096[i] = 4096;
+    l = list_new(COUNT, n4096, EW_F32, EW_F32, 2);
+    row("e2e4096", "ew_batched", COUNT, l.total, end_to_end_us(add_list, &l), 12.0 * (double)l.total);
+    row("e2e4096", "ew_binary_loop", COUNT, l.total, end_to_end_us(add_loop, &l), 12.0 * (double)l.total);
+    row("gpu4096", "ew_batched", COUNT, l.total, gpu_us(add_list, &l), 12.0 * (double)l.total);
+    list_free(&l);
+
+    /* 3: host time per call by count */
+    const int counts[] = {1, 100, 1000, 10000};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+        l = list_new(counts[c], n4096, EW_F32, EW_F32, 2);
+        row("host", "ew_batched", counts[c], l.total, host_us(add_list, &l), 0);
+        list_free(&l);
+    }
+    free(n4096);
+    if (csv)
+        fclose(csv);
+    ew_handle_destroy(handle);
+    cudaStreamDestroy(stream);
+    return 0;
+}

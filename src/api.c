@@ -113,12 +113,15 @@ ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch
     }
     args->plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
     args->dependent_launch = handle->policy.dependent_launch;
-    cudaError_t error = ew_launcher_pick(launcher, &args->plan)(args);
-    if (error != cudaSuccess) {
-        cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
-        return ewi_fail_cuda(error, "cudaLaunchKernel");
-    }
-    return EW_SUCCESS;
+    return ewi_launch_status(ew_launcher_pick(launcher, &args->plan)(args));
+}
+
+ew_status_t ewi_launch_status(cudaError_t error)
+{
+    if (error == cudaSuccess)
+        return EW_SUCCESS;
+    cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
+    return ewi_fail_cuda(error, "cudaLaunchKernel");
 }
 
 ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x,

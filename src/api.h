@@ -39,6 +39,10 @@ ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t 
 ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
                     const ewi_operand_t *operands, int count);
 
+/* A launch function's result as the call's status: a failed launch's error is cleared from the
+ * runtime and reported with EW_ERROR_CUDA. */
+ew_status_t ewi_launch_status(cudaError_t error);
+
 #ifdef __cplusplus
 }
 #endif

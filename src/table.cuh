@@ -10,6 +10,7 @@
 #include "functors.cuh"
 #include "launch.cuh"
 #include "rows.h"
+#include "strided.cuh"
 
 namespace ew {
 
@@ -37,6 +38,8 @@ template <typename F, bool Supported> constexpr ew_launcher_t make_launcher()
         else if constexpr (words_in)
             launcher.shifted = &launch<F, widest_pack, Window::Shifted>;
         launcher.bulk = &launch_bulk<F, widest_pack>;
+        launcher.gather = &launch_gather<F, widest_pack>;
+        launcher.tiled = &launch_tiled<F>;
         launcher.batched = &launch_batched<F, widest_pack>;
         launcher.block_table = kHasTable<F>;
     }

@@ -11,9 +11,10 @@ ew_add_test(test_plan SOURCES test_plan.c LIBS ${EW_CPU_TEST_LIBS})
 ew_add_test(test_catalogue SOURCES test_catalogue.c LIBS ${EW_CPU_TEST_LIBS})
 ew_add_test(test_batched SOURCES test_batched.c LIBS ${EW_CPU_TEST_LIBS})
 set_target_properties(test_batched PROPERTIES LINKER_LANGUAGE CXX)
+ew_add_test(test_layout SOURCES test_layout.c LIBS ${EW_CPU_TEST_LIBS})
 target_compile_definitions(test_catalogue PRIVATE EW_PUBLIC_HEADER="${EW_GENERATED_INCLUDE_DIR}/elementwise.h")
 # The objects hold C++ (the table) and CUDA host code: link with the C++ driver.
-set_target_properties(test_api test_dispatch test_plan test_catalogue PROPERTIES LINKER_LANGUAGE CXX)
+set_target_properties(test_api test_dispatch test_plan test_catalogue test_layout PROPERTIES LINKER_LANGUAGE CXX)
 
 # ---- the public header: compiled at test time, so a broken header fails a test ----
 # No CUDA include path and none from the environment: the header must stand alone.

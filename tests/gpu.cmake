@@ -12,6 +12,9 @@ ew_add_test(test_kernels_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_gp
 ew_add_test(test_stream_graph_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_stream_graph_gpu.c
             LIBS ew_gpu_util GPU)
 set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 600)
+# The strided calls: random layouts, each kernel at its boundaries, a call past 2^32 elements.
+ew_add_test(test_strided_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strided_gpu.c LIBS ew_gpu_util GPU)
+set_tests_properties(test_strided_gpu PROPERTIES TIMEOUT 600)
 
 # Tensor lists (src/batched.h), and again with the 4 KiB kernel alone (as drivers before CUDA 12.1 run).
 ew_add_test(test_batched_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_batched_gpu.c LIBS ew_gpu_util GPU)

@@ -8,7 +8,8 @@
 #     the libpthread, libdl, librt of older glibc); never the CUDA runtime or driver library: cudart is
 #     linked in statically and the driver is loaded at run time;
 #   - exported: exactly the functions the header declares (EW_API), each at version node
-#     ELEMENTWISE_1, plus that node; no undefined CUDA runtime or driver symbol;
+#     ELEMENTWISE_1 or at the node of the minor release that added it (ELEMENTWISE_1.1, ...), plus
+#     those nodes; no undefined CUDA runtime or driver symbol;
 #   - with SYMBOL_LIST (abi/symbols.txt, scripts/ci/abi.sh): the exported symbols with their versions
 #     are exactly that list, so a new one is added on purpose.
 # Usage: check_library.sh LIBRARY_DIR HEADER [SYMBOL_LIST]
@@ -59,8 +60,8 @@ exported=$(exported_symbols "$library")
 # Functions the header declares: every EW_API line names one.
 declared=$(grep 'EW_API' "$header" | grep -o 'ew_[a-z0-9_]*[[:space:]]*(' | tr -d '( \t' | LC_ALL=C sort -u)
 [ -n "$declared" ] || fail "found no EW_API declaration in $header"
-stray=$(grep -Ev '^(ELEMENTWISE_1|ew_[a-z0-9_]+@@ELEMENTWISE_1)$' <<<"$exported" || true)
-[ -z "$stray" ] || fail "exported symbols other than ew_* at ELEMENTWISE_1 and the node itself:
+stray=$(grep -Ev '^(ELEMENTWISE_1(\.[0-9]+)?|ew_[a-z0-9_]+@@ELEMENTWISE_1(\.[0-9]+)?)$' <<<"$exported" || true)
+[ -z "$stray" ] || fail "exported symbols other than ew_* at ELEMENTWISE_1 or ELEMENTWISE_1.<minor>, and the nodes:
 $stray"
 grep -qx ELEMENTWISE_1 <<<"$exported" || fail "no version node ELEMENTWISE_1"
 functions=$(grep '^ew_' <<<"$exported" | sed 's/@.*//' | LC_ALL=C sort -u)
@@ -79,5 +80,5 @@ if [ -n "$symbol_list" ]; then
     diff -u --label "$symbol_list (listed)" --label "$real (exported)" <(echo "$listed") <(echo "$exported") ||
         fail "exported symbols differ from $symbol_list (- listed, + exported); add new ones on purpose"
 fi
-echo "OK: $real exports exactly the $(wc -l <<<"$declared") functions of the header at ELEMENTWISE_1" \
+echo "OK: $real exports exactly the $(wc -l <<<"$declared") functions of the header at ELEMENTWISE_1[.minor]" \
      "${symbol_list:+(as $symbol_list lists them)}"

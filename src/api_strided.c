@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The C ABI's strided operations: the views checked and coalesced (src/layout.c), a layout contiguous
+ * alike in every operand handed to the flat call, any other planned and launched on the gather or the
+ * tiled kernel. */
+#include <stdint.h>
+
+#include "api.h"
+#include "catalogue.h"
+#include "error.h"
+#include "handle.h"
+#include "layout.h"
+#include "pointer_check.h"
+#include "strided.h"
+
+static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher, int ndim, const int64_t *shape,
+                               const ew_view_t *views, int count, const ew_op_params_t *params,
+                               ew_stream_t stream)
+{
+    ew_layout_t layout;
+    ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
+    if (status != EW_SUCCESS || layout.n == 0)
+        return status;
+    if (ew_layout_is_flat(&layout)) {
+        ewi_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
+        for (int k = 0; k < count; ++k)
+            operands[k] = (ewi_operand_t){views[k].name, (const void *)layout.base[k], views[k].elem_size};
+        ew_launch_args_t args = {.out = (void *)layout.base[0],
+                                 .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
+                                 .n = layout.n,
+                                 .stream = (cudaStream_t)stream,
+                                 .params = *params};
+        return ewi_run(handle, launcher, &args, operands, count);
+    }
+    if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
+        return status;
+    size_t sizes[EW_LAYOUT_MAX_OPERANDS] = {0};
+    for (int k = 0; k < count; ++k) {
+        sizes[k] = views[k].elem_size;
+        if (!handle->check_pointers)
+            continue;
+        uintptr_t lo, hi;
+        char why[256];
+        ew_layout_span(&layout, k, sizes[k], &lo, &hi);
+        if (!ewi_pointer_ok(handle->device, handle->address_range_query, (const void *)lo, hi - lo, why, sizeof why))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", views[k].name, views[k].address, why);
+    }
+    ew_strided_args_t args = {.out = (void *)layout.base[0],
+                              .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
+                              .plan = ew_strided_plan_make(&handle->figures, &layout, sizes),
+                              .stream = (cudaStream_t)stream,
+                              .dependent_launch = handle->policy.dependent_launch,
+                              .params = *params};
+    const ew_strided_fn launch = args.plan.kernel == EW_STRIDED_TILED ? launcher->tiled : launcher->gather;
+    return ewi_launch_status(launch(&args));
+}
+
+ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
+                             void *out, const int64_t *out_strides, const void *x, const int64_t *x_strides,
+                             ew_stream_t stream)
+{
+    const ew_launcher_t *launcher;
+    ew_status_t status = ewi_find(handle, "ew_unary_strided", EW_CALL_UNARY, op, dtype, dtype, &launcher);
+    if (status != EW_SUCCESS)
+        return status;
+    const size_t size = ew_dtype_size(dtype);
+    const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size}, {"x", "x_strides", x, x_strides, size}};
+    const ew_op_params_t params = {0};
+    return run_strided(handle, launcher, ndim, shape, views, 2, &params, stream);
+}
+
+ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
+                              void *out, const int64_t *out_strides, const void *a, const int64_t *a_strides,
+                              const void *b, const int64_t *b_strides, ew_stream_t stream)
+{
+    const ew_launcher_t *launcher;
+    ew_status_t status = ewi_find(handle, "ew_binary_strided", EW_CALL_BINARY, op, dtype, dtype, &launcher);
+    if (status != EW_SUCCESS)
+        return status;
+    const size_t size = ew_dtype_size(dtype);
+    const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size},
+                               {"a", "a_strides", a, a_strides, size},
+                               {"b", "b_strides", b, b_strides, size}};
+    const ew_op_params_t params = {0};
+    return run_strided(handle, launcher, ndim, shape, views, 3, &params, stream);
+}
+
+ew_status_t ew_cast_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int ndim,
+                            const int64_t *shape, void *out, const int64_t *out_strides, const void *x,
+                            const int64_t *x_strides, ew_stream_t stream)
+{
+    const ew_launcher_t *launcher;
+    ew_status_t status =
+        ewi_find(handle, "ew_cast_strided", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &launcher);
+    if (status != EW_SUCCESS)
+        return status;
+    const ew_view_t views[] = {{"out", "out_strides", out, out_strides, ew_dtype_size(out_dtype)},
+                               {"x", "x_strides", x, x_strides, ew_dtype_size(in_dtype)}};
+    const ew_op_params_t params = {0};
+    return run_strided(handle, launcher, ndim, shape, views, 2, &params, stream);
+}
+
+ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double alpha, int ndim,
+                                 const int64_t *shape, void *out, const int64_t *out_strides, const void *a,
+                                 const int64_t *a_strides, const void *b, const int64_t *b_strides,
+                                 ew_stream_t stream)
+{
+    const ew_launcher_t *launcher;
+    ew_status_t status =
+        ewi_find(handle, "ew_scale_add_strided", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, &launcher);
+    if (status != EW_SUCCESS)
+        return status;
+    ew_op_params_t params;
+    if ((status = ewi_scale_add_params(dtype, alpha, &params)) != EW_SUCCESS)
+        return status;
+    const size_t size = ew_dtype_size(dtype);
+    const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size},
+                               {"a", "a_strides", a, a_strides, size},
+                               {"b", "b_strides", b, b_strides, size}};
+    return run_strided(handle, launcher, ndim, shape, views, 3, &params, stream);
+}

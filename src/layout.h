@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Strided layouts: the checks a strided call's views must pass, their coalescing into the fewest
+ * dimensions that address the same elements, and the strided launch plan (which kernel, how its
+ * operands are read, its grid). Pure C, so the CPU tests check it against a brute-force model; the
+ * kernels (src/strided.cuh) take the plan as it is. */
+#ifndef EW_LAYOUT_H
+#define EW_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elementwise.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    EW_LAYOUT_MAX_OPERANDS = 3, /* out and up to two inputs */
+    EW_TILE = 32,               /* the tiled kernel's tile: EW_TILE x EW_TILE elements */
+    EW_TILE_ROWS = 8,           /* its block: EW_TILE x EW_TILE_ROWS threads, EW_TILE / EW_TILE_ROWS rows each */
+    EW_TILE_MIN_EXTENT = 8      /* both tiled dimensions at least this long, else the gather kernel */
+};
+
+/* One operand of a strided call as the caller gave it: strides in elements (NULL: C-contiguous). */
+typedef struct {
+    const char *name;       /* "out", "a", "b", "x" */
+    const char *strides_name; /* "out_strides", ... */
+    const void *address;
+    const int64_t *strides;
+    size_t elem_size;
+} ew_view_t;
+
+/* The views coalesced: dimension 0 is out's innermost (smallest stride), extents all >= 2, every
+ * stride of out positive, adjacent dimensions merged wherever every operand allows. Operand k's element
+ * at index (i_0, ..., i_{ndim-1}) is at base[k] + sum_d i_d * stride[k][d] elements. */
+typedef struct {
+    int ndim; /* 0 (one element) to EW_MAX_DIMS */
+    int count;
+    int64_t n; /* elements */
+    int64_t shape[EW_MAX_DIMS];
+    int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
+    uintptr_t base[EW_LAYOUT_MAX_OPERANDS]; /* byte addresses of the elements at index 0 */
+} ew_layout_t;
+
+/* Checks views of shape (ndim extents, outermost first, as the caller gives it) and coalesces them.
+ * views[0] is out. On failure returns the status with the message set (naming the operand and the
+ * dimension); on success *layout holds n (0: nothing to do, and nothing else is filled). */
+ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_view_t views[], ew_layout_t *layout);
+
+/* 1 if every operand is contiguous over the layout, in the same order: the flat call does it. */
+int ew_layout_is_flat(const ew_layout_t *layout);
+
+/* The byte range [*lo, *hi) operand k spans. */
+void ew_layout_span(const ew_layout_t *layout, int k, size_t elem_size, uintptr_t *lo, uintptr_t *hi);
+
+/* Division by a fixed divisor d in [1, 2^63) as a multiply-high, an add and a shift, exact for every
+ * dividend in [0, 2^63): q = (mulhi(n, magic) + n) >> shift (round-up method, as PyTorch's IntDivider
+ * does in 32 bits). */
+typedef struct {
+    uint64_t divisor;
+    uint64_t magic;
+    int shift;
+} ew_divider_t;
+ew_divider_t ew_divider_make(uint64_t divisor);
+static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
+{
+    const uint64_t high = (uint64_t)(((unsigned __int128)n * d->magic) >> 64);
+    return (high + n) >> d->shift;
+}
+
+/* How a kernel reaches one operand. */
+typedef enum {
+    EW_ACCESS_PACKED = 0,  /* contiguous with out at out's index and pack phase: whole aligned packs */
+    EW_ACCESS_LINEAR = 1,  /* contiguous with out at another phase: element by element at out's index */
+    EW_ACCESS_SCALAR = 2,  /* one element for all (every stride 0): loaded once */
+    EW_ACCESS_INDEXED = 3, /* by its strides from the element's coordinates */
+    EW_ACCESS_TILED = 4    /* tiled kernel: read along the tile's other dimension into shared memory */
+} ew_access_t;
+
+typedef enum {
+    EW_STRIDED_FLAT = 0,   /* every operand contiguous alike: the flat call (ew_layout_is_flat) */
+    EW_STRIDED_GATHER = 1, /* out walked in packs of its flat index; inputs as their access says */
+    EW_STRIDED_TILED = 2   /* an input transposed against out: tiles of dimensions 0 and tile_dim */
+} ew_strided_kernel_t;
+
+/* The strided plan: the coalesced layout, as the kernels index it, and the grid. */
+typedef struct {
+    ew_strided_kernel_t kernel;
+    int ndim;
+    int64_t n;
+    int64_t shape[EW_MAX_DIMS];
+    ew_divider_t divider[EW_MAX_DIMS]; /* by shape[d] */
+    int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
+    ew_access_t access[EW_LAYOUT_MAX_OPERANDS];
+    int pack;      /* gather: elements per pack (the direct kernel's widest) */
+    int64_t head;  /* gather: elements before out's first whole pack (0 where out is indexed) */
+    int64_t packs; /* gather: whole packs from head; the rest, up to n, are the tail */
+    int tile_dim;  /* tiled: the dimension tiled with dimension 0 */
+    int64_t tiles; /* tiled: tiles in all */
+    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the tile index split by tiles along 0, tile_dim, others */
+    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: those extents, in that order (tiles for 0 and tile_dim) */
+    int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
+    unsigned blocks;
+} ew_strided_plan_t;
+
+/* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'. */
+ew_strided_plan_t ew_strided_plan_make(const ew_device_t *device, const ew_layout_t *layout,
+                                       const size_t elem_size[]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

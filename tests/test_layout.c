@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Strided layouts (src/layout.c) against a brute-force model written here: over random views (ndim 0-8,
+ * extents 0-5, permuted, broadcast, flipped and gapped strides, inputs in place or overlapping out),
+ * - a layout accepted has no two out elements at one address, and no input overlapping out unless it is
+ *   out exactly (the same pointer, strides and element size);
+ * - the coalesced layout pairs exactly the elements the views pair: the sorted lists of (out, a, b)
+ *   addresses over every index agree; its extents are >= 2, out's strides positive and increasing;
+ * - the plan: a flat layout is contiguous alike in every operand; the gather plan's packed operands are
+ *   contiguous at out's flat index and pack-aligned after the head, its scalar operands all-zero
+ *   strides; the tiled plan's tiled inputs contiguous along the tile's second dimension.
+ * Then the division the kernels index with, and named layouts with their plans and messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "layout.h"
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+static const ew_device_t h200 = {.sm_count = 132, .max_threads_per_sm = 2048};
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static uint64_t next_random(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static int64_t random_below(int64_t bound) { return (int64_t)(next_random() % (uint64_t)bound); }
+
+/* ---- the model ---- */
+
+typedef struct {
+    int ndim, count;
+    int64_t shape[EW_MAX_DIMS];
+    int64_t strides[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
+    uintptr_t address[EW_LAYOUT_MAX_OPERANDS];
+    size_t size[EW_LAYOUT_MAX_OPERANDS];
+} views_t;
+
+typedef struct {
+    uintptr_t a[EW_LAYOUT_MAX_OPERANDS];
+} tuple_t;
+
+static int compare_tuples(const void *x, const void *y)
+{
+    const tuple_t *p = x, *q = y;
+    for (int k = 0; k < EW_LAYOUT_MAX_OPERANDS; ++k)
+        if (p->a[k] != q->a[k])
+            return p->a[k] < q->a[k] ? -1 : 1;
+    return 0;
+}
+
+static int compare_addresses(const void *x, const void *y)
+{
+    uintptr_t p = *(const uintptr_t *)x, q = *(const uintptr_t *)y;
+    return p < q ? -1 : p > q;
+}
+
+static int64_t elements_of(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; ++d)
+        n *= shape[d];
+    return n;
+}
+
+/* The addresses of every index, index by index, from explicit strides (dimension ndim - 1 fastest). */
+static tuple_t *enumerate(int ndim, const int64_t *shape, int count, const int64_t strides[][EW_MAX_DIMS],
+                          const uintptr_t *base, const size_t *size, int64_t n)
+{
+    tuple_t *list = calloc((size_t)(n > 0 ? n : 1), sizeof *list);
+    int64_t index[EW_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; ++i) {
+        for (int k = 0; k < count; ++k) {
+            int64_t offset = 0;
+            for (int d = 0; d < ndim; ++d)
+                offset += index[d] * strides[k][d];
+            list[i].a[k] = base[k] + (uintptr_t)(offset * (int64_t)size[k]);
+        }
+        for (int d = ndim - 1; d >= 0; --d) {
+            if (++index[d] < shape[d])
+                break;
+            index[d] = 0;
+        }
+    }
+    return list;
+}
+
+static void random_views(views_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->count = 2 + (int)random_below(2);
+    v->ndim = (int)random_below(9);
+    if (random_below(2))
+        v->ndim = (int)random_below(4);
+    for (int d = 0; d < v->ndim; ++d)
+        v->shape[d] = random_below(8) == 0 ? 0 : 1 + random_below(random_below(3) == 0 ? 5 : 3);
+    static const size_t sizes[] = {1, 2, 4, 8};
+    const size_t size = sizes[random_below(4)];
+    for (int k = 0; k < v->count; ++k) {
+        v->size[k] = v->count == 2 && random_below(2) ? sizes[random_below(4)] : size;
+        /* a permutation of the dimensions, contiguous in that order */
+        int order[EW_MAX_DIMS];
+        for (int d = 0; d < v->ndim; ++d)
+            order[d] = d;
+        if (random_below(2))
+            for (int d = v->ndim - 1; d > 0; --d) {
+                int j = (int)random_below(d + 1), t = order[d];
+                order[d] = order[j];
+                order[j] = t;
+            }
+        int64_t step = 1 + (random_below(4) == 0);
+        for (int j = v->ndim - 1; j >= 0; --j) {
+            const int d = order[j];
+            v->strides[k][d] = step;
+            step *= v->shape[d] > 0 ? v->shape[d] : 1;
+            if (random_below(6) == 0)
+                step += random_below(3); /* a gap */
+        }
+        for (int d = 0; d < v->ndim; ++d) {
+            if (random_below(6) == 0)
+                v->strides[k][d] = -v->strides[k][d];
+            if (k > 0 && random_below(5) == 0)
+                v->strides[k][d] = 0; /* broadcast */
+            if (random_below(25) == 0)
+                v->strides[k][d] = random_below(9) - 4;
+        }
+        v->address[k] = ((uintptr_t)(k + 1) << 36) + (uintptr_t)random_below(64) * v->size[k] * 64;
+    }
+    if (random_below(6) == 0) { /* an input at out, in place or not */
+        int k = 1 + (int)random_below(v->count - 1);
+        v->size[k] = v->size[0];
+        v->address[k] = v->address[0] + (random_below(3) == 0 ? v->size[0] * (uintptr_t)random_below(3) : 0);
+        if (random_below(2))
+            memcpy(v->strides[k], v->strides[0], sizeof v->strides[k]);
+    }
+}
+
+/* Hull of an operand's bytes. */
+static void hull(const views_t *v, int k, uintptr_t *lo, uintptr_t *hi)
+{
+    int64_t first = 0, last = 0;
+    for (int d = 0; d < v->ndim; ++d) {
+        int64_t reach = v->strides[k][d] * (v->shape[d] - 1);
+        *(reach < 0 ? &first : &last) += reach;
+    }
+    *lo = v->address[k] + (uintptr_t)(first * (int64_t)v->size[k]);
+    *hi = v->address[k] + (uintptr_t)((last + 1) * (int64_t)v->size[k]);
+}
+
+static int same_view(const views_t *v, int k)
+{
+    if (v->address[k] != v->address[0] || v->size[k] != v->size[0])
+        return 0;
+    for (int d = 0; d < v->ndim; ++d)
+        if (v->shape[d] > 1 && v->strides[k][d] != v->strides[0][d])
+            return 0;
+    return 1;
+}
+
+static ew_status_t make(const views_t *v, ew_layout_t *layout)
+{
+    static const char *names[] = {"out", "a", "b"};
+    static const char *stride_names[] = {"out_strides", "a_strides", "b_strides"};
+    ew_view_t views[EW_LAYOUT_MAX_OPERANDS];
+    for (int k = 0; k < v->count; ++k)
+        views[k] = (ew_view_t){names[k], stride_names[k], (const void *)v->address[k], v->strides[k], v->size[k]};
+    return ew_layout_make(v->ndim, v->shape, v->count, views, layout);
+}
+
+/* Every property of one accepted layout and its plan; returns 1 where it is flat. */
+static int check_layout(const views_t *v, const ew_layout_t *l)
+{
+    const int64_t n = elements_of(v->ndim, v->shape);
+    assert_int_equal(l->n, n);
+    if (n == 0)
+        return 0;
+    tuple_t *want = enumerate(v->ndim, v->shape, v->count, v->strides, v->address, v->size, n);
+
+    /* no two out elements at one address; no input overlapping out but exactly in place */
+    uintptr_t *outs = malloc((size_t)n * sizeof *outs);
+    for (int64_t i = 0; i < n; ++i)
+        outs[i] = want[i].a[0];
+    qsort(outs, (size_t)n, sizeof *outs, compare_addresses);
+    for (int64_t i = 1; i < n; ++i)
+        assert_true(outs[i] != outs[i - 1]);
+    free(outs);
+    uintptr_t out_lo, out_hi;
+    hull(v, 0, &out_lo, &out_hi);
+    for (int k = 1; k < v->count; ++k) {
+        uintptr_t lo, hi;
+        hull(v, k, &lo, &hi);
+        assert_true(!(lo < out_hi && out_lo < hi) || same_view(v, k));
+    }
+
+    /* the coalesced layout pairs the same elements */
+    assert_in_range(l->ndim, 0, v->ndim);
+    for (int d = 0; d < l->ndim; ++d) {
+        assert_true(l->shape[d] >= 2);
+        assert_true(l->stride[0][d] > 0);
+        if (d > 0)
+            assert_true(l->stride[0][d] > l->stride[0][d - 1]);
+    }
+    /* enumerate's order is outermost-first: hand it the layout's dimensions reversed */
+    int64_t shape[EW_MAX_DIMS], strides[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
+    for (int d = 0; d < l->ndim; ++d) {
+        shape[d] = l->shape[l->ndim - 1 - d];
+        for (int k = 0; k < v->count; ++k)
+            strides[k][d] = l->stride[k][l->ndim - 1 - d];
+    }
+    tuple_t *got = enumerate(l->ndim, shape, v->count, strides, l->base, v->size, n);
+    qsort(want, (size_t)n, sizeof *want, compare_tuples);
+    qsort(got, (size_t)n, sizeof *got, compare_tuples);
+    assert_memory_equal(want, got, (size_t)n * sizeof *want);
+    free(want);
+    free(got);
+
+    /* the plan */
+    const ew_strided_plan_t plan = ew_strided_plan_make(&h200, l, v->size);
+    if (plan.kernel == EW_STRIDED_FLAT) {
+        assert_true(ew_layout_is_flat(l));
+        for (int k = 0; k < v->count && l->ndim == 1; ++k)
+            assert_int_equal(l->stride[k][0], 1);
+        return 1;
+    }
+    assert_false(ew_layout_is_flat(l));
+    assert_true(plan.blocks >= 1);
+    for (int d = 0; d < l->ndim; ++d)
+        assert_int_equal(plan.divider[d].divisor, (uint64_t)l->shape[d]);
+    if (plan.kernel == EW_STRIDED_TILED) {
+        const int t = plan.tile_dim;
+        assert_in_range(t, 1, l->ndim - 1);
+        assert_int_equal(l->stride[0][0], 1);
+        int tiled = 0;
+        for (int k = 1; k < v->count; ++k)
+            if (plan.access[k] == EW_ACCESS_TILED) {
+                ++tiled;
+                assert_true(llabs(l->stride[k][t]) == 1);
+            }
+        assert_true(tiled >= 1);
+        int64_t tiles = 1;
+        for (int e = 0; e < l->ndim; ++e)
+            tiles *= plan.tile_extent[e];
+        assert_int_equal(plan.tiles, tiles);
+        return 0;
+    }
+    assert_int_equal(plan.kernel, EW_STRIDED_GATHER);
+    int64_t dense_step = 1, dense = 1;
+    for (int d = 0; d < l->ndim; ++d) {
+        dense &= l->stride[0][d] == dense_step;
+        dense_step *= l->shape[d];
+    }
+    assert_int_equal(plan.access[0], dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED);
+    assert_int_equal(plan.head + plan.packs * plan.pack <= n, 1);
+    assert_true(n - plan.head - plan.packs * plan.pack < plan.pack);
+    if (dense) {
+        assert_true(plan.head < plan.pack || plan.head == n);
+        if (plan.packs > 0)
+            assert_int_equal((l->base[0] + (uintptr_t)plan.head * v->size[0]) % (plan.pack * v->size[0]), 0);
+    } else {
+        assert_int_equal(plan.head, 0);
+    }
+    for (int k = 1; k < v->count; ++k) {
+        int same = 1, zero = 1;
+        for (int d = 0; d < l->ndim; ++d) {
+            same &= l->stride[k][d] == l->stride[0][d];
+            zero &= l->stride[k][d] == 0;
+        }
+        switch (plan.access[k]) {
+        case EW_ACCESS_PACKED:
+            assert_true(dense && same);
+            assert_int_equal((l->base[k] + (uintptr_t)plan.head * v->size[k]) % (plan.pack * v->size[k]), 0);
+            break;
+        case EW_ACCESS_LINEAR: assert_true(dense && same); break;
+        case EW_ACCESS_SCALAR: assert_true(zero); break;
+        case EW_ACCESS_INDEXED: assert_false(zero); break;
+        default: fail_msg("input %d: access %d in a gather plan", k, plan.access[k]);
+        }
+    }
+    return 0;
+}
+
+static void test_random_layouts(void **state)
+{
+    (void)state;
+    int accepted = 0, refused = 0, flat = 0;
+    for (int trial = 0; trial < 40000; ++trial) {
+        views_t v;
+        random_views(&v);
+        ew_layout_t layout;
+        ew_status_t status = make(&v, &layout);
+        if (status == EW_SUCCESS) {
+            ++accepted;
+            flat += check_layout(&v, &layout);
+        } else {
+            ++refused;
+            assert_int_equal(status, EW_ERROR_INVALID_VALUE);
+        }
+    }
+    printf("# %d layouts accepted (%d flat), %d refused\n", accepted, flat, refused);
+    assert_true(accepted > 10000 && refused > 1000 && flat > 1000);
+}
+
+/* Views that are certainly valid: out a flipped permutation of a contiguous block, inputs anywhere
+ * apart from it. All must be accepted. */
+static void test_valid_layouts_are_accepted(void **state)
+{
+    (void)state;
+    for (int trial = 0; trial < 10000; ++trial) {
+        views_t v;
+        do
+            random_views(&v);
+        while (0);
+        /* out: contiguous in a permuted order with flips, no gaps or zeros */
+        int64_t step = 1;
+        for (int d = v.ndim - 1; d >= 0; --d) {
+            v.strides[0][d] = random_below(2) ? step : -step;
+            step *= v.shape[d] > 0 ? v.shape[d] : 1;
+        }
+        for (int k = 1; k < v.count; ++k)
+            v.address[k] = ((uintptr_t)(k + 1) << 36);
+        ew_layout_t layout;
+        ew_status_t status = make(&v, &layout);
+        if (status != EW_SUCCESS)
+            fail_msg("trial %d refused: %s", trial, ew_get_last_error_message());
+        check_layout(&v, &layout);
+    }
+}
+
+/* ---- the division ---- */
+
+static void check_division(uint64_t d, uint64_t n)
+{
+    const ew_divider_t divider = ew_divider_make(d);
+    const uint64_t q = ew_divider_div(&divider, n);
+    if (q != n / d)
+        fail_msg("%llu / %llu: %llu, expected %llu", (unsigned long long)n, (unsigned long long)d,
+                 (unsigned long long)q, (unsigned long long)(n / d));
+}
+
+static void test_divider(void **state)
+{
+    (void)state;
+    const uint64_t top = ((uint64_t)1 << 63) - 1;
+    for (int s = 0; s < 63; ++s) {
+        const uint64_t p = (uint64_t)1 << s;
+        const uint64_t divisors[] = {p, p + 1, p > 1 ? p - 1 : 1, p * 3 / 2 + 1};
+        for (size_t i = 0; i < COUNT(divisors); ++i) {
+            const uint64_t d = divisors[i] > top ? top : divisors[i];
+            const uint64_t dividends[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, top, top - 1, top / d * d,
+                                          top / d * d - 1, next_random() >> 1};
+            for (size_t j = 0; j < COUNT(dividends); ++j)
+                check_division(d, dividends[j] > top ? top : dividends[j]);
+        }
+    }
+    for (int i = 0; i < 2000000; ++i) {
+        uint64_t d = next_random() >> (1 + next_random() % 63);
+        check_division(d ? d : 1, next_random() >> (1 + next_random() % 63));
+    }
+}
+
+/* ---- named layouts ---- */
+
+static ew_strided_plan_t plan_of(int ndim, const int64_t *shape, int count, const int64_t *const *strides,
+                                 const size_t *size, ew_layout_t *layout)
+{
+    views_t v = {.ndim = ndim, .count = count};
+    memcpy(v.shape, shape, (size_t)ndim * sizeof *shape);
+    for (int k = 0; k < count; ++k) {
+        v.address[k] = ((uintptr_t)(k + 1) << 36);
+        v.size[k] = size[k];
+        int64_t step = 1;
+        for (int d = ndim - 1; d >= 0; --d) {
+            v.strides[k][d] = strides[k] ? strides[k][d] : step;
+            step *= shape[d];
+        }
+    }
+    if (make(&v, layout) != EW_SUCCESS)
+        fail_msg("refused: %s", ew_get_last_error_message());
+    check_layout(&v, layout);
+    return ew_strided_plan_make(&h200, layout, size);
+}
+
+static void test_named_plans(void **state)
+{
+    (void)state;
+    ew_layout_t l;
+    const size_t f32[] = {4, 4, 4}, f16[] = {2, 2, 2}, cast[] = {2, 4};
+
+    /* contiguous: the flat call, one dimension of n */
+    const int64_t shape4[] = {2, 3, 4, 5};
+    ew_strided_plan_t p = plan_of(4, shape4, 3, (const int64_t *const[]){NULL, NULL, NULL}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_FLAT);
+    assert_int_equal(l.n, 120);
+
+    /* [N,C] + [C]: gather, a packed, b indexed along the row */
+    const int64_t nc[] = {1000, 768};
+    p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 1}}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(l.ndim, 2);
+    assert_int_equal(p.access[0], EW_ACCESS_PACKED);
+    assert_int_equal(p.access[1], EW_ACCESS_PACKED);
+    assert_int_equal(p.access[2], EW_ACCESS_INDEXED);
+    assert_int_equal(p.pack, 4);
+
+    /* [N,C] + [N,1] in f16: b steps once a row */
+    p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 0}}, f16, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(l.stride[2][0], 0);
+    assert_int_equal(l.stride[2][1], 1);
+    assert_int_equal(p.pack, 8);
+
+    /* a scalar operand */
+    p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 0}}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(l.ndim, 1);
+    assert_int_equal(p.access[2], EW_ACCESS_SCALAR);
+
+    /* [N,C] + [C,N]^T: tiled along the input's rows */
+    const int64_t square[] = {8192, 8192};
+    p = plan_of(2, square, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 8192}}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_TILED);
+    assert_int_equal(p.tile_dim, 1);
+    assert_int_equal(p.access[1], EW_ACCESS_INDEXED);
+    assert_int_equal(p.access[2], EW_ACCESS_TILED);
+    assert_int_equal(p.tiles, 256 * 256);
+
+    /* NCHW f32 -> NHWC f16: out (n, h, w, c) contiguous, x strided as NCHW */
+    const int64_t nhwc[] = {32, 64, 64, 256};
+    const int64_t nchw_strides[] = {256 * 64 * 64, 64, 1, 64 * 64};
+    p = plan_of(4, nhwc, 2, (const int64_t *const[]){NULL, nchw_strides}, cast, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_TILED);
+    assert_int_equal(l.ndim, 3); /* h and w merge */
+    assert_int_equal(l.shape[0], 256);
+    assert_int_equal(l.shape[1], 64 * 64);
+    assert_int_equal(l.shape[2], 32);
+    assert_int_equal(p.access[1], EW_ACCESS_TILED);
+
+    /* every other column of out: out indexed */
+    const int64_t gapped[] = {2 * 768, 1};
+    p = plan_of(2, nc, 3, (const int64_t *const[]){(const int64_t[]){2 * 768, 2}, gapped, NULL}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(p.access[0], EW_ACCESS_INDEXED);
+
+    /* reversed alike in every operand: the flat call over the reversed memory */
+    const int64_t reversed[] = {-1};
+    const int64_t n[] = {100};
+    p = plan_of(1, n, 2, (const int64_t *const[]){reversed, reversed}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_FLAT);
+    assert_int_equal(l.base[0], ((uintptr_t)1 << 36) - 99 * 4);
+}
+
+/* Refusals name the operand and the dimension. */
+static void expect_refusal(int ndim, const int64_t *shape, const int64_t *out_strides, const int64_t *a_strides,
+                           uintptr_t a_address, const char *const *words)
+{
+    ew_view_t views[] = {{"out", "out_strides", (const void *)((uintptr_t)1 << 36), out_strides, 4},
+                         {"a", "a_strides", (const void *)a_address, a_strides, 4}};
+    ew_layout_t layout;
+    ew_status_t status = ew_layout_make(ndim, shape, 2, views, &layout);
+    assert_int_equal(status, EW_ERROR_INVALID_VALUE);
+    for (; *words; ++words)
+        if (strstr(ew_get_last_error_message(), *words) == NULL)
+            fail_msg("message \"%s\" lacks \"%s\"", ew_get_last_error_message(), *words);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    const uintptr_t apart = (uintptr_t)2 << 36, out = (uintptr_t)1 << 36;
+    const int64_t shape[] = {4, 5};
+    expect_refusal(9, shape, NULL, NULL, apart, (const char *const[]){"ndim = 9", NULL});
+    expect_refusal(-1, shape, NULL, NULL, apart, (const char *const[]){"ndim = -1", NULL});
+    expect_refusal(2, (const int64_t[]){4, -5}, NULL, NULL, apart, (const char *const[]){"shape[1] = -5", NULL});
+    expect_refusal(2, shape, (const int64_t[]){5, 0}, NULL, apart,
+                   (const char *const[]){"out_strides[1] = 0", "share an address", NULL});
+    expect_refusal(2, shape, (const int64_t[]){2, 1}, NULL, apart,
+                   (const char *const[]){"out: dimension 0", "dimension 1", NULL});
+    expect_refusal(2, shape, NULL, (const int64_t[]){1, 4}, out,
+                   (const char *const[]){"out overlaps a", NULL});
+    expect_refusal(2, shape, NULL, NULL, out + 4, (const char *const[]){"out overlaps a", NULL});
+    expect_refusal(2, shape, NULL, NULL, apart + 2, (const char *const[]){"a = ", "aligned", NULL});
+    expect_refusal(2, (const int64_t[]){(int64_t)1 << 40, (int64_t)1 << 40}, NULL, NULL, apart,
+                   (const char *const[]){"overflows int64", NULL});
+    expect_refusal(2, shape, NULL, (const int64_t[]){INT64_MAX / 2, 1}, apart,
+                   (const char *const[]){"a:", "a_strides[0]", NULL});
+    expect_refusal(2, shape, NULL, (const int64_t[]){-((int64_t)1 << 40), 1}, apart,
+                   (const char *const[]){"a:", "address space", NULL});
+    /* accepted: in place, a broadcast input over out, an empty shape with NULL pointers */
+    ew_layout_t layout;
+    ew_view_t in_place[] = {{"out", "out_strides", (const void *)out, NULL, 4},
+                            {"a", "a_strides", (const void *)out, NULL, 4}};
+    assert_int_equal(ew_layout_make(2, shape, 2, in_place, &layout), EW_SUCCESS);
+    ew_view_t empty[] = {{"out", "out_strides", NULL, NULL, 4}, {"a", "a_strides", NULL, NULL, 4}};
+    assert_int_equal(ew_layout_make(2, (const int64_t[]){0, 5}, 2, empty, &layout), EW_SUCCESS);
+    assert_int_equal(layout.n, 0);
+    ew_view_t scalar[] = {{"out", "out_strides", (const void *)out, NULL, 4},
+                          {"a", "a_strides", (const void *)apart, NULL, 4}};
+    assert_int_equal(ew_layout_make(0, NULL, 2, scalar, &layout), EW_SUCCESS);
+    assert_int_equal(layout.n, 1);
+    assert_true(ew_layout_is_flat(&layout));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_divider),
+        cmocka_unit_test(test_named_plans),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_valid_layouts_are_accepted),
+        cmocka_unit_test(test_random_layouts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,34 +1,72 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Python binding's tests (python/tests) against a built library. Here, without a GPU: import,
-# library lookup, dtype and stream handling, and the error path through the real library (creating
-# a handle raises EW_ERROR_NO_DEVICE); the GPU tests are skipped, each with its reason (-rs).
-# With EW_REQUIRE_GPU=1 (scripts/gpu-check, where torch and CuPy are installed) every GPU test must
-# run: a would-be skip (no GPU, no torch, no CuPy, no compiler for the C-path driver) fails instead,
-# and nothing is installed. Elsewhere pytest is installed with pip when missing.
+# The Python package, as a user gets it. With no argument (CI): build the wheel from the repository
+# root with pip (scikit-build-core and CMake; one architecture, 90-real, to be quick on two cores),
+# install it into a fresh virtual environment, check that `import elementwise` finds its bundled
+# library with no environment variable, and run the Python CPU tests against the installed package,
+# never the source tree (python/tests with ELEMENTWISE_TEST_INSTALLED=1, from another directory).
+# Without a GPU the GPU tests skip, each with its reason (-rs). Prints the time of each step.
 #
-#   scripts/ci/python.sh [BUILD_DIR [pytest options]]
-# BUILD_DIR defaults to build/ (the default preset), where the library is built if it is missing.
+#   scripts/ci/python.sh                              the wheel, as above (needs PyPI for the build)
+#   scripts/ci/python.sh BUILD_DIR [pytest options]   the source tree's binding against BUILD_DIR's
+#                                                     library (gpu-check's python stage)
+# In the second form, with EW_REQUIRE_GPU=1 (scripts/gpu-check, where torch and CuPy are installed)
+# every GPU test must run: a would-be skip (no GPU, no torch, no CuPy, no compiler for the C-path
+# driver) fails instead, and nothing is installed. Elsewhere pytest is installed with pip when missing.
+# The wheel on the GPU machine, offline: scripts/gpu/python-wheel.sh.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=$(realpath -m "${1:-$root/build}")
-shift $(($# > 0 ? 1 : 0))
 python=${PYTHON:-python3}
 
-if [[ ! -e $build/libelementwise.so.1 ]]; then
-    [[ $build == "$root/build" ]] || { echo "no $build/libelementwise.so.1: build it first" >&2; exit 1; }
-    echo "== python: building the library with the default preset"
-    (cd "$root" && cmake --preset default > /dev/null && cmake --build --preset default --target elementwise)
-fi
-if [[ ${EW_REQUIRE_GPU:-0} == 1 ]]; then
-    export ELEMENTWISE_REQUIRE_GPU=1
-elif ! "$python" -c 'import pytest' 2> /dev/null; then
-    echo "== python: installing pytest"
-    "$python" -m pip install --quiet pytest
+if [[ $# -gt 0 ]]; then
+    build=$(realpath -m "$1")
+    shift
+    [[ -e $build/libelementwise.so.1 ]] || { echo "no $build/libelementwise.so.1: build it first" >&2; exit 1; }
+    if [[ ${EW_REQUIRE_GPU:-0} == 1 ]]; then
+        export ELEMENTWISE_REQUIRE_GPU=1
+    elif ! "$python" -c 'import pytest' 2> /dev/null; then
+        echo "== python: installing pytest"
+        "$python" -m pip install --quiet pytest
+    fi
+    export ELEMENTWISE_LIBRARY=$build/libelementwise.so.1
+    export ELEMENTWISE_INCLUDE_DIR=$build/include
+    cd "$root/python"
+    exec "$python" -m pytest -rs -v -p no:cacheprovider "$@" tests
 fi
 
-export ELEMENTWISE_LIBRARY=$build/libelementwise.so.1
-export ELEMENTWISE_INCLUDE_DIR=$build/include
-cd "$root/python"
-exec "$python" -m pytest -rs -v -p no:cacheprovider "$@" tests
+work=$root/build/python-ci
+rm -rf "$work"
+mkdir -p "$work"
+unset ELEMENTWISE_LIBRARY ELEMENTWISE_REQUIRE_GPU
+start=$SECONDS
+step() { echo "== python: $* (at $((SECONDS - start)) s)"; }
+
+step "building the wheel (CMAKE_CUDA_ARCHITECTURES=90-real) into $work/dist"
+"$python" -m venv "$work/build-venv"
+"$work/build-venv/bin/python" -m pip install --quiet --upgrade pip
+# The CMake build directory is kept for the log and the generated header.
+CMAKE_CUDA_ARCHITECTURES=90-real SKBUILD_BUILD_DIR=$work/cmake \
+    "$work/build-venv/bin/python" -m pip wheel --no-deps --wheel-dir "$work/dist" "$root" > "$work/wheel.log" 2>&1 ||
+    { tail -n 40 "$work/wheel.log"; exit 1; }
+wheel_seconds=$((SECONDS - start))
+wheel=$(ls "$work"/dist/elementwise-*.whl)
+echo "   $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB: $(python3 -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}' | grep -v dist-info | tr '\n' ' ')"
+
+step "installing it into a fresh virtual environment"
+"$python" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --upgrade pip
+"$work/venv/bin/python" -m pip install --quiet "$wheel" pytest
+install_seconds=$((SECONDS - start - wheel_seconds))
+
+step "importing it from outside the source tree, with no environment variable"
+cd "$work"
+"$work/venv/bin/python" -c 'import elementwise as ew; print(ew.library_version())'
+"$work/venv/bin/python" -c 'import elementwise as ew; print("  ", ew.__version__, ew.library_path)'
+
+step "the Python tests against the installed package"
+test_start=$SECONDS
+status=0
+ELEMENTWISE_TEST_INSTALLED=1 "$work/venv/bin/python" -m pytest -rs -p no:cacheprovider "$root/python/tests" || status=$?
+echo "== python: wheel ${wheel_seconds} s, install ${install_seconds} s, tests $((SECONDS - test_start)) s, total $((SECONDS - start)) s"
+exit $status

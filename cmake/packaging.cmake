@@ -9,6 +9,10 @@
 # (GNUInstallDirs then puts the library in lib/<multiarch>) and builds with debug information, which
 # scripts/ci/abi.sh reads; the packaged files are stripped. `cmake --workflow --preset package` makes
 # them; scripts/ci/packages.sh also installs and consumes them.
+# Each package names the CUDA toolkit it was built with (EW_CUDA_TAG, e.g. cu130: cmake/toolkit.cmake),
+# since the runtime linked in decides which drivers run it: in the .debs' Debian revision
+# (libelementwise1_1.1.0-1+cu130_amd64.deb; the package names stay, so one replaces the other) and in
+# the .tar.gz's name (libelementwise-1.1.0-cu130-Linux-x86_64.tar.gz).
 include_guard(GLOBAL)
 
 set(CPACK_PACKAGE_NAME "libelementwise")
@@ -36,7 +40,7 @@ set(CPACK_STRIP_FILES ON)
 # ---- Debian: one package per component ----
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_PACKAGE_RELEASE "1+${EW_CUDA_TAG}")
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libelementwise${PROJECT_VERSION_MAJOR}")
@@ -50,7 +54,8 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "${PROJECT_DESCRIPTION} - shared library
 Precompiled, vectorized CUDA kernels for add, mul, relu, scale_add and casts over 12 dtypes, behind a
-stable C ABI (SONAME libelementwise.so.${PROJECT_VERSION_MAJOR}).")
+stable C ABI (SONAME libelementwise.so.${PROJECT_VERSION_MAJOR}). Built with CUDA ${EW_CUDA_VERSION}, whose
+runtime it carries: needs an NVIDIA driver of the ${EW_CUDA_DRIVER_SERIES} series or newer.")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME "libelementwise-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
@@ -61,7 +66,7 @@ The C header elementwise.h, the pkg-config file elementwise.pc and the CMake pac
 # ---- tar.gz: everything in one archive ----
 set(CPACK_ARCHIVE_COMPONENT_INSTALL OFF)
 set(CPACK_PACKAGE_FILE_NAME
-  "libelementwise-${PROJECT_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
+  "libelementwise-${PROJECT_VERSION}-${EW_CUDA_TAG}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
 
 include(CPack)
 

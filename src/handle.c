@@ -78,6 +78,30 @@ static const struct {
 };
 enum { SM_COUNT, THREADS_PER_SM, MAJOR, MINOR, QUERIES };
 
+/* The oldest driver series that runs the runtime of CUDA version `runtime` (CUDART_VERSION's form):
+ * CUDA's minor-version compatibility lets a 12.x runtime run on the drivers of 12.0 (525) on; 13.x
+ * needs 580. */
+static int driver_series_needed(int runtime)
+{
+    return runtime / 1000 == 12 ? 525 : 580;
+}
+
+/* cudaErrorInsufficientDriver: no driver at all, or one older than the runtime linked in. */
+static ew_status_t fail_insufficient_driver(void)
+{
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    cudaGetLastError();
+    if (driver == 0)
+        return ewi_fail(EW_ERROR_NO_DEVICE, "no CUDA device or driver: cudaErrorInsufficientDriver");
+    return ewi_fail(EW_ERROR_NO_DEVICE,
+                    "the NVIDIA driver is too old: it supports CUDA %d.%d, but this library carries the CUDA "
+                    "%d.%d runtime, which needs a driver of the %d series or newer (cudaErrorInsufficientDriver)",
+                    driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10,
+                    driver_series_needed(runtime));
+}
+
 ew_status_t ew_handle_create(int device, ew_handle_t *handle)
 {
     if (handle == NULL)
@@ -85,7 +109,9 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     *handle = NULL;
     int count = 0;
     cudaError_t error = cudaGetDeviceCount(&count);
-    if (error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver || error == cudaErrorStubLibrary ||
+    if (error == cudaErrorInsufficientDriver)
+        return fail_insufficient_driver();
+    if (error == cudaErrorNoDevice || error == cudaErrorStubLibrary ||
         (error == cudaSuccess && count == 0)) {
         cudaGetLastError(); /* the failed query leaves nothing behind for the caller */
         return ewi_fail(EW_ERROR_NO_DEVICE, "no CUDA device or driver: %s", cudaGetErrorName(error));

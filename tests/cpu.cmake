@@ -16,6 +16,18 @@ target_compile_definitions(test_catalogue PRIVATE EW_PUBLIC_HEADER="${EW_GENERAT
 # The objects hold C++ (the table) and CUDA host code: link with the C++ driver.
 set_target_properties(test_api test_dispatch test_plan test_catalogue test_layout PROPERTIES LINKER_LANGUAGE CXX)
 
+# ew_handle_create on a driver older than the runtime: a stub libcuda.so.1 (the test's own source)
+# first on the loader's path, where the static runtime's dlopen finds it before any real driver.
+add_library(ew_stub_driver SHARED test_driver_version.c)
+target_compile_definitions(ew_stub_driver PRIVATE EW_STUB_DRIVER)
+set_target_properties(ew_stub_driver PROPERTIES OUTPUT_NAME cuda SOVERSION 1 C_VISIBILITY_PRESET hidden
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stub_driver)
+ew_add_test(test_driver_version SOURCES test_driver_version.c LIBS ${EW_CPU_TEST_LIBS})
+set_target_properties(test_driver_version PROPERTIES LINKER_LANGUAGE CXX)
+add_dependencies(test_driver_version ew_stub_driver)
+set_tests_properties(test_driver_version PROPERTIES
+  ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:$<TARGET_FILE_DIR:ew_stub_driver>")
+
 # ---- the public header: compiled at test time, so a broken header fails a test ----
 # No CUDA include path and none from the environment: the header must stand alone.
 set(EW_NO_CUDA_ENV ${CMAKE_COMMAND} -E env --unset=CPATH --unset=C_INCLUDE_PATH --unset=CPLUS_INCLUDE_PATH)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The library and its CPU tests built with CUDA 12.9 (the oldest drivers' build, README: "What each
+# build needs"): the toolchain that scripts/install-cuda12 lays out from PyPI's wheels in
+# build/cuda-12.9, the default preset's options for sm_90 alone without the bench (to keep CI short)
+# in build/cuda12, then every CPU test. The old-driver test must name the 12.9 runtime: the build
+# really carries it.
+# Exit status: 0 only when the build and every CPU test passed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$root/build/cuda12
+cd "$root"
+start=$SECONDS
+
+nvcc=$(scripts/install-cuda12 "$root/build/cuda-12.9" | tail -n1)
+echo "== cuda12: toolchain $nvcc ($((SECONDS - start)) s)"
+cmake --preset default -B "$build" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90-real \
+    -DEW_BUILD_BENCH=OFF >"$root/build/cuda12-configure.log" ||
+    { cat "$root/build/cuda12-configure.log"; exit 1; }
+grep -F -- '-- CUDA ' "$root/build/cuda12-configure.log"
+cmake --build "$build"
+echo "== cuda12: built ($((SECONDS - start)) s)"
+ctest --test-dir "$build" -L cpu --output-on-failure --no-tests=error -j "$(nproc)"
+
+# The message of the old-driver test names the runtime linked in.
+message=$(LD_LIBRARY_PATH="$build/tests/stub_driver" "$build/tests/test_driver_version" 2>&1 |
+    sed -n 's/.*ew_handle_create: //p')
+echo "== cuda12: $message"
+grep -q "carries the CUDA 12.9 runtime" <<<"$message" || { echo "cuda12.sh: the build does not carry CUDA 12.9's runtime" >&2; exit 1; }
+echo "== cuda12: ok in $((SECONDS - start)) s"

@@ -237,7 +237,25 @@ static void disjoint_strides(int ndim, const int64_t *shape, int64_t *strides, i
     }
 }
 
-static void random_case(case_t *c, const entry_t *e, int64_t max_extent)
+static void random_layout(case_t *c, const entry_t *e, int64_t max_extent);
+
+/* A random layout of at most max_n elements, each operand spanning at most 4 max_n. */
+static void random_case(case_t *c, const entry_t *e, int64_t max_extent, int64_t max_n)
+{
+    for (;;) {
+        random_layout(c, e, max_extent);
+        int fits = elements(c) <= max_n;
+        for (int k = 0; k <= arity(e) && fits; ++k) {
+            int64_t lo, hi;
+            span(c, k, &lo, &hi);
+            fits = hi - lo < 4 * max_n;
+        }
+        if (fits)
+            return;
+    }
+}
+
+static void random_layout(case_t *c, const entry_t *e, int64_t max_extent)
 {
     memset(c, 0, sizeof *c);
     c->entry = *e;
@@ -287,7 +305,7 @@ static void test_every_entry(void **state)
     for (size_t i = 0; i < entry_count; ++i)
         for (int j = 0; j < layouts; ++j) {
             case_t c;
-            random_case(&c, &all_entries[i], 9);
+            random_case(&c, &all_entries[i], 9, (int64_t)1 << 14);
             run_case(&c);
         }
 }
@@ -302,11 +320,11 @@ static void test_random_layouts(void **state)
                                      {EW_OP_SCALE_ADD, EW_I64, EW_I64}, {EW_OP_RELU, EW_I8, EW_I8},
                                      {EW_OP_CAST, EW_F16, EW_F32},     {EW_OP_CAST, EW_F8E4M3, EW_F32},
                                      {EW_OP_CAST, EW_F64, EW_F8E5M2},  {EW_OP_ADD, EW_BOOL, EW_BOOL}};
-    const int layouts = gu_small_scale() ? 30 : 300;
+    const int layouts = gu_small_scale() ? 20 : 150;
     for (size_t i = 0; i < COUNT(sample); ++i)
         for (int j = 0; j < layouts; ++j) {
             case_t c;
-            random_case(&c, &sample[i], 70);
+            random_case(&c, &sample[i], 70, (int64_t)1 << 19);
             run_case(&c);
         }
 }
@@ -323,7 +341,7 @@ static void test_broadcasts(void **state)
     for (size_t i = 0; i < COUNT(sample); ++i)
         for (size_t r = 0; r < COUNT(rows); ++r)
             for (int form = 0; form < 3; ++form)
-                for (int offset = 0; offset < gu_offset_count(sample[i].out); offset += 3) {
+                for (int offset = 0; offset < gu_offset_count(sample[i].out); offset += 5) {
                     case_t c = {.entry = sample[i], .ndim = 2, .shape = {n_rows, rows[r]}};
                     for (int k = 0; k < 3; ++k) {
                         c.strides[k][0] = rows[r];

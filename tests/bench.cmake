@@ -4,3 +4,6 @@
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 add_test(NAME bench_report COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_report.py)
 set_tests_properties(bench_report PROPERTIES LABELS bench)
+# bench/strided_report.py's verdicts on the strided targets, on made-up CSVs.
+add_test(NAME bench_strided_report COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_strided_report.py)
+set_tests_properties(bench_strided_report PROPERTIES LABELS bench)

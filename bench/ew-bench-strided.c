@@ -1,0 +1,979 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ew-bench-strided: the strided calls (ew_*_strided) on the layouts of the strided targets, each case
+ * timed in one group with its yardstick, the flat call that moves memory at full speed:
+ *   target 1  contiguous 4-d views (explicit strides) through the strided calls vs the flat call, every op;
+ *   target 2  [N,C] + [C] (b strides {0,1}) and [N,C] + [N,1] (b strides {1,0}), add, mul, scale_add,
+ *             f32/f16/bf16, N*C = 2^26 (N rounded down), vs the flat add of the dtype at 2^26;
+ *   target 3  a scalar operand (b strides {0,0}), [8192, 8192] add f32/f16, vs the flat relu at 2^26;
+ *   target 4  [N,C] + [C,N]^T (b strides {1,N}), N = C = 8192, f32/f16, vs the flat add;
+ *   target 5  NCHW f32 -> NHWC f16 cast, (32, 256, 64, 64), vs the flat cast at the same n;
+ *   target 6  host time to queue one 4-d strided call on the gather kernel vs one flat call.
+ * GB/s count the bytes the op must move: each distinct input element once, each output element once.
+ * Method as bench/harness.c (docs/design.md): pools of at least 2 GiB per operand, every call on the next
+ * 4 KiB-aligned slice, inputs from ewb_fill_random (never zero), an L2 flush per group, warm-up and a
+ * probe sizing batches, the median of the batches, CUDA events, the members of a group taking turns batch
+ * by batch so drift falls on the case and its yardstick alike. Two columns: back-to-back (a handle as the
+ * environment makes it) and isolated (a handle with EW_DEPENDENT_LAUNCH=0, an event after each call, the
+ * stream held by ewb_hold_back until the batch is queued). Each case's first and last output elements
+ * are compared bit for bit with the tests' CPU reference, in both columns.
+ *   ew-bench-strided [--csv FILE] [--list] [--targets LIST] [--batches N] [--batch-ms T]
+ *                    [--timing LIST] [--device D] [--no-check]
+ * --list prints the cases' geometry for bench/peers/torch_strided.py and needs no GPU. Without a GPU the
+ * program prints one line and exits 0.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "elementwise.h"
+#include "harness.h"
+#include "raw_kernel.h"
+#ifndef EWB_NO_REF
+#include "ref.h"
+#endif
+
+enum { MAX_NDIM = 4, OPERANDS = 3, MAX_CASES = 160, TARGETS = 6 };
+enum { COL_B2B = 0, COL_ISO = 1, COLUMNS = 2 };
+static const char *const column_names[COLUMNS] = {"back-to-back", "isolated"};
+
+static const size_t SLICE_ALIGN = 4096;
+static const size_t MIN_POOL_BYTES = (size_t)2 << 30; /* the harness's: every input slice far out of L2 */
+static const uint64_t FILL_SEED = 0x5EEDB57Dull;
+static const int64_t N26 = (int64_t)1 << 26;
+
+/* ---- the cases ---- */
+
+/* A flat call: the yardstick of a case. */
+typedef struct {
+    ew_op_t op;
+    ew_dtype_t out, in;
+    int64_t n;
+} flat_t;
+
+typedef struct {
+    int target;
+    char name[48];      /* unique; the CSV's and the peer's key */
+    const char *layout; /* contiguous, row, col, scalar, transposed, nchw-nhwc, host */
+    int64_t c;          /* target 2's C, else 0 */
+    ew_op_t op;
+    ew_dtype_t out, in;
+    int ndim;
+    int64_t shape[MAX_NDIM];
+    int64_t strides[OPERANDS][MAX_NDIM]; /* out, a (x), b; every stride >= 0 here */
+    flat_t yard;
+} scase_t;
+
+static int arity(ew_op_t op) { return op == EW_OP_RELU || op == EW_OP_CAST ? 1 : 2; }
+static int operands_of(const scase_t *c) { return 1 + arity(c->op); }
+static size_t elem_size(const scase_t *c, int k) { return ewb_dtype_size(k == 0 ? c->out : c->in); }
+
+static int64_t elements(const scase_t *c)
+{
+    int64_t n = 1;
+    for (int d = 0; d < c->ndim; ++d)
+        n *= c->shape[d];
+    return n;
+}
+
+/* Elements operand k's allocation holds: one past its farthest element (strides are >= 0). */
+static int64_t alloc_elements(const scase_t *c, int k)
+{
+    int64_t last = 0;
+    for (int d = 0; d < c->ndim; ++d)
+        last += (c->shape[d] - 1) * c->strides[k][d];
+    return last + 1;
+}
+
+/* Distinct elements operand k addresses: a stride of 0 repeats; no other aliasing in these layouts. */
+static int64_t distinct_elements(const scase_t *c, int k)
+{
+    int64_t n = 1;
+    for (int d = 0; d < c->ndim; ++d)
+        if (c->strides[k][d] != 0)
+            n *= c->shape[d];
+    return n;
+}
+
+static double case_bytes(const scase_t *c)
+{
+    double bytes = 0;
+    for (int k = 0; k < operands_of(c); ++k)
+        bytes += (double)distinct_elements(c, k) * (double)elem_size(c, k);
+    return bytes;
+}
+
+static double flat_bytes(const flat_t *f)
+{
+    return (double)f->n * (double)(ewb_dtype_size(f->out) + (size_t)arity(f->op) * ewb_dtype_size(f->in));
+}
+
+static scase_t cases[MAX_CASES];
+static int case_count;
+
+static void contiguous(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t step = 1;
+    for (int d = ndim - 1; d >= 0; --d)
+        strides[d] = step, step *= shape[d];
+}
+
+/* A case whose every operand is C-contiguous over shape; the callers then change the strides. */
+static scase_t *add_case(int target, const char *layout, int64_t c, ew_op_t op, ew_dtype_t out, ew_dtype_t in,
+                         int ndim, const int64_t *shape, flat_t yard)
+{
+    scase_t *s = &cases[case_count++];
+    *s = (scase_t){.target = target,
+                   .layout = layout,
+                   .c = c,
+                   .op = op,
+                   .out = out,
+                   .in = in,
+                   .ndim = ndim,
+                   .yard = yard};
+    memcpy(s->shape, shape, (size_t)ndim * sizeof *shape);
+    for (int k = 0; k < OPERANDS; ++k)
+        contiguous(ndim, shape, s->strides[k]);
+    return s;
+}
+
+static void set_strides(scase_t *s, int k, int64_t s0, int64_t s1)
+{
+    s->strides[k][0] = s0, s->strides[k][1] = s1;
+}
+
+static void build_cases(unsigned target_mask)
+{
+    static const ew_dtype_t t2_dtypes[] = {EW_F32, EW_F16, EW_BF16};
+    static const ew_op_t t2_ops[] = {EW_OP_ADD, EW_OP_MUL, EW_OP_SCALE_ADD};
+    static const int64_t t2_c[] = {1, 3, 64, 768, 4096, 4099};
+    case_count = 0;
+    if (target_mask >> 1 & 1) {
+        static const struct {
+            ew_op_t op;
+            ew_dtype_t out;
+        } ops[] = {{EW_OP_ADD, EW_F32},
+                   {EW_OP_MUL, EW_F32},
+                   {EW_OP_RELU, EW_F32},
+                   {EW_OP_CAST, EW_F16},
+                   {EW_OP_SCALE_ADD, EW_F32}};
+        const int64_t shape[] = {64, 16, 256, 256}; /* 2^26 */
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
+            scase_t *s = add_case(1, "contiguous", 0, ops[i].op, ops[i].out, EW_F32, 4, shape,
+                                  (flat_t){ops[i].op, ops[i].out, EW_F32, N26});
+            if (ops[i].op == EW_OP_CAST)
+                snprintf(s->name, sizeof s->name, "t1-cast-f16-f32");
+            else
+                snprintf(s->name, sizeof s->name, "t1-%s-f32", ewb_op_name(ops[i].op));
+        }
+    }
+    if (target_mask >> 2 & 1)
+        for (size_t d = 0; d < sizeof t2_dtypes / sizeof t2_dtypes[0]; ++d)
+            for (int row = 1; row >= 0; --row)
+                for (size_t o = 0; o < sizeof t2_ops / sizeof t2_ops[0]; ++o)
+                    for (size_t i = 0; i < sizeof t2_c / sizeof t2_c[0]; ++i) {
+                        const int64_t c = t2_c[i], shape[] = {N26 / c, c};
+                        const ew_dtype_t t = t2_dtypes[d];
+                        scase_t *s = add_case(2, row ? "row" : "col", c, t2_ops[o], t, t, 2, shape,
+                                              (flat_t){EW_OP_ADD, t, t, N26});
+                        if (row)
+                            set_strides(s, 2, 0, 1); /* [N,C] + [C] */
+                        else
+                            set_strides(s, 2, 1, 0); /* [N,C] + [N,1] */
+                        snprintf(s->name, sizeof s->name, "t2-%s-%s-%s-C%lld", s->layout,
+                                 ewb_op_name(t2_ops[o]), ewb_dtype_name(t), (long long)c);
+                    }
+    if (target_mask >> 3 & 1)
+        for (int d = 0; d < 2; ++d) {
+            const ew_dtype_t t = d ? EW_F16 : EW_F32;
+            const int64_t shape[] = {8192, 8192};
+            scase_t *s = add_case(3, "scalar", 0, EW_OP_ADD, t, t, 2, shape, (flat_t){EW_OP_RELU, t, t, N26});
+            set_strides(s, 2, 0, 0);
+            snprintf(s->name, sizeof s->name, "t3-scalar-add-%s", ewb_dtype_name(t));
+        }
+    if (target_mask >> 4 & 1)
+        for (int d = 0; d < 2; ++d) {
+            const ew_dtype_t t = d ? EW_F16 : EW_F32;
+            const int64_t shape[] = {8192, 8192};
+            scase_t *s =
+                add_case(4, "transposed", 0, EW_OP_ADD, t, t, 2, shape, (flat_t){EW_OP_ADD, t, t, N26});
+            set_strides(s, 2, 1, 8192); /* [N,C] + [C,N]^T */
+            snprintf(s->name, sizeof s->name, "t4-transposed-add-%s", ewb_dtype_name(t));
+        }
+    if (target_mask >> 5 & 1) {
+        /* (N, C, H, W) = (32, 256, 64, 64): out is NHWC, contiguous; x is NCHW addressed as (n, h, w, c). */
+        const int64_t N = 32, C = 256, H = 64, W = 64, shape[] = {N, H, W, C};
+        scase_t *s = add_case(5, "nchw-nhwc", 0, EW_OP_CAST, EW_F16, EW_F32, 4, shape,
+                              (flat_t){EW_OP_CAST, EW_F16, EW_F32, N * C * H * W});
+        const int64_t x[] = {C * H * W, W, 1, H * W};
+        memcpy(s->strides[1], x, sizeof x);
+        snprintf(s->name, sizeof s->name, "t5-nchw-nhwc-cast-f16-f32");
+    }
+    if (target_mask >> 6 & 1) {
+        /* Small, 4-d after coalescing (b's zero strides block every merge), b indexed: the gather kernel. */
+        const int64_t shape[] = {2, 4, 8, 16};
+        scase_t *s = add_case(6, "host", 0, EW_OP_ADD, EW_F32, EW_F32, 4, shape,
+                              (flat_t){EW_OP_ADD, EW_F32, EW_F32, 1024});
+        const int64_t b[] = {0, 16, 0, 1};
+        memcpy(s->strides[2], b, sizeof b);
+        snprintf(s->name, sizeof s->name, "t6-host-add-f32");
+    }
+}
+
+static void join(char *text, size_t size, const int64_t *v, int count, const char *separator)
+{
+    size_t used = 0;
+    text[0] = 0;
+    for (int i = 0; i < count && used < size; ++i)
+        used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? separator : "", (long long)v[i]);
+}
+
+/* ---- options ---- */
+
+typedef struct {
+    const char *csv_path;
+    int list_only, no_check, device, batches;
+    double batch_ms;
+    unsigned targets; /* bit t for target t */
+    unsigned timing;  /* bit per column */
+} options_t;
+
+static void usage(FILE *to, const char *program)
+{
+    fprintf(to,
+            "usage: %s [options]\n"
+            "Times the strided calls on the strided targets' layouts against their flat yardsticks.\n"
+            "  --csv FILE       write target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,\n"
+            "                   us_isolated,gbps_isolated,check (impl ew: the strided call, ew_flat: its\n"
+            "                   yardstick; target 6: host microseconds per call, no GB/s)\n"
+            "  --list           print the cases' geometry (for bench/peers/torch_strided.py), run nothing\n"
+            "  --targets LIST   only these targets (1-6, default all)\n"
+            "  --batches N      timed batches per member and column, median reported (default 7, >= 5)\n"
+            "  --batch-ms T     batches of about T ms of calls (default 2)\n"
+            "  --timing LIST    back-to-back,isolated (default both)\n"
+            "  --no-check       skip the bit-exact spot check\n"
+            "  --device D       CUDA device (default 0)\n",
+            program);
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.batches = 7, .batch_ms = 2.0, .targets = 0x7E, .timing = 3};
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, argv[0]);
+            exit(0);
+        } else if (strcmp(a, "--list") == 0) {
+            o->list_only = 1;
+            continue;
+        } else if (strcmp(a, "--no-check") == 0) {
+            o->no_check = 1;
+            continue;
+        } else if (v == NULL) {
+            fprintf(stderr, "%s: unknown option or missing value\n", a);
+            return -1;
+        }
+        ++i;
+        errno = 0;
+        if (strcmp(a, "--csv") == 0) {
+            o->csv_path = v;
+        } else if (strcmp(a, "--batches") == 0) {
+            long b = strtol(v, &end, 10);
+            if (*end || b < 5 || b > 1000)
+                return fprintf(stderr, "--batches takes 5-1000\n"), -1;
+            o->batches = (int)b;
+        } else if (strcmp(a, "--batch-ms") == 0) {
+            o->batch_ms = strtod(v, &end);
+            if (*end || !(o->batch_ms > 0 && o->batch_ms <= 1000))
+                return fprintf(stderr, "--batch-ms takes (0, 1000]\n"), -1;
+        } else if (strcmp(a, "--device") == 0) {
+            long d = strtol(v, &end, 10);
+            if (*end || d < 0 || d > 1023)
+                return fprintf(stderr, "--device takes 0-1023\n"), -1;
+            o->device = (int)d;
+        } else if (strcmp(a, "--targets") == 0) {
+            o->targets = 0;
+            for (const char *p = v; *p; ++p) {
+                if (*p >= '1' && *p <= '0' + TARGETS)
+                    o->targets |= 1u << (*p - '0');
+                else if (*p != ',')
+                    return fprintf(stderr, "--targets takes numbers 1-%d separated by commas\n", TARGETS), -1;
+            }
+        } else if (strcmp(a, "--timing") == 0) {
+            o->timing = 0;
+            for (const char *p = v; *p;) {
+                size_t length = strcspn(p, ",");
+                int found = 0;
+                for (int k = 0; k < COLUMNS; ++k)
+                    if (strlen(column_names[k]) == length && strncmp(column_names[k], p, length) == 0)
+                        o->timing |= 1u << k, found = 1;
+                if (!found)
+                    return fprintf(stderr, "--timing takes back-to-back,isolated\n"), -1;
+                p += length + (p[length] == ',');
+            }
+        } else {
+            fprintf(stderr, "unknown option '%s'\n", a);
+            return -1;
+        }
+    }
+    if (!o->targets || !o->timing)
+        return fprintf(stderr, "nothing selected\n"), -1;
+    return 0;
+}
+
+/* One line a case: key=value fields, strides comma-separated, shape 'x'-separated. */
+static void print_list(const options_t *o)
+{
+    printf("# settings: --batches %d --batch-ms %g --timing %s%s%s\n", o->batches, o->batch_ms,
+           o->timing & 1 ? column_names[0] : "", o->timing == 3 ? "," : "",
+           o->timing & 2 ? column_names[1] : "");
+    for (int i = 0; i < case_count; ++i) {
+        const scase_t *c = &cases[i];
+        char shape[96], strides[96];
+        join(shape, sizeof shape, c->shape, c->ndim, "x");
+        printf("target=%d case=%s op=%s out=%s in=%s layout=%s c=%lld shape=%s", c->target, c->name,
+               ewb_op_name(c->op), ewb_dtype_name(c->out), ewb_dtype_name(c->in), c->layout, (long long)c->c,
+               shape);
+        static const char *const names[OPERANDS] = {"out", "a", "b"};
+        for (int k = 0; k < operands_of(c); ++k) {
+            join(strides, sizeof strides, c->strides[k], c->ndim, ",");
+            printf(" %s_strides=%s %s_alloc=%lld", names[k], strides, names[k],
+                   (long long)alloc_elements(c, k));
+        }
+        printf(" alpha=%g bytes=%.0f yard=%s:%s:%s:%lld\n",
+               c->op == EW_OP_SCALE_ADD ? ewb_alpha(c->out) : 0.0, case_bytes(c), ewb_op_name(c->yard.op),
+               ewb_dtype_name(c->yard.out), ewb_dtype_name(c->yard.in), (long long)c->yard.n);
+    }
+}
+
+/* ---- device state ---- */
+
+static int cuda_ok(cudaError_t error, const char *what)
+{
+    if (error == cudaSuccess)
+        return 1;
+    fprintf(stderr, "%s failed: %s (%s)\n", what, cudaGetErrorName(error), cudaGetErrorString(error));
+    return 0;
+}
+
+static int ew_ok(ew_status_t status, const char *what)
+{
+    if (status == EW_SUCCESS)
+        return 1;
+    fprintf(stderr, "%s: %s: %s\n", what, ew_status_string(status), ew_get_last_error_message());
+    return 0;
+}
+
+static struct {
+    ew_handle_t
+        handle[COLUMNS]; /* back-to-back: as the environment makes it; isolated: EW_DEPENDENT_LAUNCH=0 */
+    unsigned char *pool[OPERANDS];
+    size_t pool_bytes, cursor[OPERANDS];
+    ew_dtype_t filled[OPERANDS];
+    unsigned char *flush;
+    size_t flush_bytes;
+    cudaStream_t stream;
+    cudaEvent_t start, stop, between;
+} dev;
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+static unsigned char *next_slice(int p, size_t bytes)
+{
+    const size_t stride = round_up(bytes, SLICE_ALIGN);
+    if (dev.cursor[p] + stride > dev.pool_bytes)
+        dev.cursor[p] = 0;
+    unsigned char *slice = dev.pool[p] + dev.cursor[p];
+    dev.cursor[p] += stride;
+    return slice;
+}
+
+static int fill(int p, ew_dtype_t dtype)
+{
+    if (dev.filled[p] == dtype)
+        return 0;
+    const int64_t count = (int64_t)(dev.pool_bytes / ewb_dtype_size(dtype));
+    if (!cuda_ok(ewb_fill_random(dev.pool[p], (int)dtype, count, FILL_SEED + (uint64_t)p, dev.stream),
+                 "fill kernel"))
+        return -1;
+    dev.filled[p] = dtype;
+    return 0;
+}
+
+/* Two handles, the isolated one created with EW_DEPENDENT_LAUNCH=0 (read at creation only), the
+ * variable put back as it was; pools, stream, events. */
+static int device_init(int device)
+{
+    const char *setting = getenv("EW_DEPENDENT_LAUNCH");
+    char *saved = setting ? strdup(setting) : NULL;
+    int ok =
+        ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create") &&
+        setenv("EW_DEPENDENT_LAUNCH", "0", 1) == 0 &&
+        ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]), "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
+    if (saved ? setenv("EW_DEPENDENT_LAUNCH", saved, 1) : unsetenv("EW_DEPENDENT_LAUNCH"))
+        ok = 0;
+    printf(
+        "# ew-strided: back-to-back column: a handle with EW_DEPENDENT_LAUNCH%s%s; isolated column: a handle "
+        "with EW_DEPENDENT_LAUNCH=0, an event after each call, the stream held until the batch is queued\n",
+        saved ? "=" : " unset", saved ? saved : "");
+    free(saved);
+    if (!ok)
+        return -1;
+    size_t largest = 0;
+    for (int i = 0; i < case_count; ++i) {
+        for (int k = 0; k < operands_of(&cases[i]); ++k) {
+            size_t bytes =
+                round_up((size_t)alloc_elements(&cases[i], k) * elem_size(&cases[i], k), SLICE_ALIGN);
+            largest = bytes > largest ? bytes : largest;
+        }
+        size_t yard = round_up((size_t)cases[i].yard.n * 8, SLICE_ALIGN);
+        largest = yard > largest ? yard : largest;
+    }
+    dev.pool_bytes = 2 * largest > MIN_POOL_BYTES ? 2 * largest : MIN_POOL_BYTES;
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    dev.flush_bytes =
+        round_up(4 * (size_t)l2 > ((size_t)64 << 20) ? 4 * (size_t)l2 : (size_t)64 << 20, SLICE_ALIGN);
+    if (!cuda_ok(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking),
+                 "cudaStreamCreateWithFlags") ||
+        !cuda_ok(cudaEventCreate(&dev.start), "cudaEventCreate") ||
+        !cuda_ok(cudaEventCreate(&dev.stop), "cudaEventCreate") ||
+        !cuda_ok(cudaEventCreateWithFlags(&dev.between, cudaEventDisableTiming),
+                 "cudaEventCreateWithFlags") ||
+        !cuda_ok(cudaMalloc((void **)&dev.flush, dev.flush_bytes), "cudaMalloc (L2 flush)"))
+        return -1;
+    for (int p = 0; p < OPERANDS; ++p)
+        if (!cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
+            return -1;
+    return 0;
+}
+
+static void device_free(void)
+{
+    for (int p = 0; p < OPERANDS; ++p)
+        if (dev.pool[p])
+            cudaFree(dev.pool[p]);
+    if (dev.flush)
+        cudaFree(dev.flush);
+    if (dev.start)
+        cudaEventDestroy(dev.start);
+    if (dev.stop)
+        cudaEventDestroy(dev.stop);
+    if (dev.between)
+        cudaEventDestroy(dev.between);
+    if (dev.stream)
+        cudaStreamDestroy(dev.stream);
+    for (int k = 0; k < COLUMNS; ++k)
+        if (dev.handle[k])
+            ew_handle_destroy(dev.handle[k]);
+}
+
+/* ---- the calls ---- */
+
+static int call_strided(ew_handle_t h, const scase_t *c, void *const p[OPERANDS], cudaStream_t stream)
+{
+    const int64_t *s0 = c->strides[0], *s1 = c->strides[1], *s2 = c->strides[2];
+    switch (c->op) {
+    case EW_OP_ADD:
+    case EW_OP_MUL:
+        return ew_ok(ew_binary_strided(h, c->op, c->out, c->ndim, c->shape, p[0], s0, p[1], s1, p[2], s2,
+                                       stream),
+                     "ew_binary_strided")
+                   ? 0
+                   : -1;
+    case EW_OP_RELU:
+        return ew_ok(ew_unary_strided(h, c->op, c->out, c->ndim, c->shape, p[0], s0, p[1], s1, stream),
+                     "ew_unary_strided")
+                   ? 0
+                   : -1;
+    case EW_OP_CAST:
+        return ew_ok(ew_cast_strided(h, c->out, c->in, c->ndim, c->shape, p[0], s0, p[1], s1, stream),
+                     "ew_cast_strided")
+                   ? 0
+                   : -1;
+    case EW_OP_SCALE_ADD:
+        return ew_ok(ew_scale_add_strided(h, c->out, ewb_alpha(c->out), c->ndim, c->shape, p[0], s0, p[1], s1,
+                                          p[2], s2, stream),
+                     "ew_scale_add_strided")
+                   ? 0
+                   : -1;
+    default: return -1;
+    }
+}
+
+static int call_flat(ew_handle_t h, const flat_t *f, void *const p[OPERANDS], cudaStream_t stream)
+{
+    switch (f->op) {
+    case EW_OP_ADD:
+    case EW_OP_MUL:
+        return ew_ok(ew_binary(h, f->op, f->out, f->n, p[0], p[1], p[2], stream), "ew_binary") ? 0 : -1;
+    case EW_OP_RELU: return ew_ok(ew_unary(h, f->op, f->out, f->n, p[0], p[1], stream), "ew_unary") ? 0 : -1;
+    case EW_OP_CAST: return ew_ok(ew_cast(h, f->out, f->in, f->n, p[0], p[1], stream), "ew_cast") ? 0 : -1;
+    case EW_OP_SCALE_ADD:
+        return ew_ok(ew_scale_add(h, f->out, ewb_alpha(f->out), f->n, p[0], p[1], p[2], stream),
+                     "ew_scale_add")
+                   ? 0
+                   : -1;
+    default: return -1;
+    }
+}
+
+/* ---- timing (bench/harness.c's method) ---- */
+
+typedef struct {
+    const scase_t *c;
+    int yard; /* 1: the case's flat yardstick */
+    int column;
+    int calls;       /* per batch; 0 until warmed up and probed */
+    double host_us;  /* isolated: the host's last time to queue one call and its event */
+    int host_behind; /* isolated batches whose queueing outlasted the hold */
+    void *last[OPERANDS];
+} member_t;
+
+/* One call on the next slices of every pool. */
+static int enqueue(member_t *m)
+{
+    const scase_t *c = m->c;
+    if (m->yard) {
+        const flat_t *f = &c->yard;
+        const size_t size[OPERANDS] = {ewb_dtype_size(f->out), ewb_dtype_size(f->in), ewb_dtype_size(f->in)};
+        for (int k = 0; k < OPERANDS; ++k)
+            m->last[k] = k <= arity(f->op) ? next_slice(k, (size_t)f->n * size[k]) : NULL;
+        return call_flat(dev.handle[m->column], f, m->last, dev.stream);
+    }
+    for (int k = 0; k < OPERANDS; ++k)
+        m->last[k] =
+            k < operands_of(c) ? next_slice(k, (size_t)alloc_elements(c, k) * elem_size(c, k)) : NULL;
+    return call_strided(dev.handle[m->column], c, m->last, dev.stream);
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static int compare_double(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int count)
+{
+    qsort(v, (size_t)count, sizeof *v, compare_double);
+    return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
+}
+
+static int elapsed_ms(double *ms)
+{
+    float elapsed = 0;
+    if (!cuda_ok(cudaEventSynchronize(dev.stop), "cudaEventSynchronize (a call failed on the GPU)") ||
+        !cuda_ok(cudaEventElapsedTime(&elapsed, dev.start, dev.stop), "cudaEventElapsedTime"))
+        return -1;
+    *ms = elapsed;
+    return 0;
+}
+
+static int batch_back_to_back(member_t *m, int calls, double *ms)
+{
+    if (!cuda_ok(cudaEventRecord(dev.start, dev.stream), "cudaEventRecord"))
+        return -1;
+    for (int i = 0; i < calls; ++i)
+        if (enqueue(m) != 0)
+            return -1;
+    if (!cuda_ok(cudaEventRecord(dev.stop, dev.stream), "cudaEventRecord"))
+        return -1;
+    return elapsed_ms(ms);
+}
+
+#define HOLD_FACTOR 1.5
+enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
+
+/* The stream held for 1.5 times the host's last time to queue the batch (plus a margin), so the GPU
+ * reaches the first call only once every call and its event is queued; where the queueing outlasted the
+ * hold, timed once more with a hold sized from that, then counted in host_behind. */
+static int batch_isolated(member_t *m, int calls, double *ms)
+{
+    for (int attempt = 0;; ++attempt) {
+        double hold_us = HOLD_FACTOR * m->host_us * calls + HOLD_MARGIN_US;
+        hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
+        if (!cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), dev.stream), "hold-back kernel") ||
+            !cuda_ok(cudaEventRecord(dev.start, dev.stream), "cudaEventRecord"))
+            return -1;
+        const double t0 = now_us();
+        for (int i = 0; i < calls; ++i)
+            if (enqueue(m) != 0 ||
+                !cuda_ok(cudaEventRecord(i + 1 < calls ? dev.between : dev.stop, dev.stream),
+                         "cudaEventRecord"))
+                return -1;
+        const double queued_us = now_us() - t0;
+        if (elapsed_ms(ms) != 0)
+            return -1;
+        m->host_us = queued_us / calls;
+        if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
+            return 0;
+        if (attempt > 0 || hold_us >= HOLD_MAX_US) {
+            m->host_behind++;
+            return 0;
+        }
+    }
+}
+
+static int batch(member_t *m, int calls, double *ms)
+{
+    return m->column == COL_ISO ? batch_isolated(m, calls, ms) : batch_back_to_back(m, calls, ms);
+}
+
+enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_ISOLATED_CALLS = 200 };
+
+static int prepare(member_t *m, const options_t *o)
+{
+    const double t0 = now_us();
+    for (int i = 0; i < WARMUP_CALLS; ++i)
+        if (enqueue(m) != 0 ||
+            (m->column == COL_ISO && !cuda_ok(cudaEventRecord(dev.between, dev.stream), "cudaEventRecord")))
+            return -1;
+    m->host_us = (now_us() - t0) / WARMUP_CALLS;
+    double probe_ms;
+    if (batch(m, PROBE_CALLS, &probe_ms) != 0)
+        return -1;
+    m->host_behind = 0; /* the first calls may have loaded code: the probe does not count */
+    const double per_call = probe_ms / PROBE_CALLS;
+    const int most = m->column == COL_ISO ? MAX_ISOLATED_CALLS : MAX_CALLS;
+    const int wanted = per_call > 0 ? (int)ceil(o->batch_ms / per_call) : most;
+    m->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
+    return 0;
+}
+
+enum { MAX_MEMBERS = 2 * COLUMNS };
+
+/* Microseconds per call, the median batch, for each member: the L2 flush, then batches in turn, each
+ * member first in turn; each member's warm-up and probe just before its first batch. */
+static int time_group(member_t *group, int members, const options_t *o, double *us)
+{
+    static double ms[MAX_MEMBERS][1000];
+    if (!cuda_ok(cudaMemsetAsync(dev.flush, 0x3C, dev.flush_bytes, dev.stream), "cudaMemsetAsync (L2 flush)"))
+        return -1;
+    for (int m = 0; m < members; ++m)
+        group[m].calls = 0;
+    for (int b = 0; b < o->batches; ++b)
+        for (int turn = 0; turn < members; ++turn) {
+            member_t *m = &group[(turn + b) % members];
+            if ((m->calls == 0 && prepare(m, o) != 0) || batch(m, m->calls, &ms[m - group][b]) != 0)
+                return -1;
+        }
+    for (int m = 0; m < members; ++m)
+        us[m] = median(ms[m], o->batches) * 1e3 / group[m].calls;
+    return 0;
+}
+
+/* ---- the spot check ---- */
+
+typedef enum { CHECK_OK, CHECK_NO_REFERENCE, CHECK_MISMATCH, CHECK_FAILED } check_t;
+static const char *const check_names[] = {"ok", "no-reference", "mismatch", "failed"};
+
+/* One more strided call in the column on fresh slices with a poisoned output, then its first and last
+ * SPAN output elements compared bit for bit with the CPU reference on the inputs they address. */
+static check_t check_case(const scase_t *c, int column, char *why, size_t why_size)
+{
+#ifdef EWB_NO_REF
+    (void)c, (void)column;
+    snprintf(why, why_size, "no reference");
+    return CHECK_NO_REFERENCE;
+#else
+    enum { SPAN = 32 };
+    member_t m = {.c = c, .column = column};
+    const int operands = operands_of(c);
+    const size_t out_bytes = (size_t)alloc_elements(c, 0) * elem_size(c, 0);
+    if (dev.cursor[0] + round_up(out_bytes, SLICE_ALIGN) > dev.pool_bytes)
+        dev.cursor[0] = 0;
+    if (!cuda_ok(cudaMemsetAsync(dev.pool[0] + dev.cursor[0], 0xA5, out_bytes, dev.stream),
+                 "cudaMemsetAsync") ||
+        enqueue(&m) != 0 || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize")) {
+        snprintf(why, why_size, "the checked call failed");
+        return CHECK_FAILED;
+    }
+    const int64_t n = elements(c), span = n < SPAN ? n : SPAN;
+    const int64_t starts[2] = {0, n - span};
+    for (int s = 0; s < 2; ++s) {
+        unsigned char got[SPAN * 8], want[SPAN * 8], in[2][SPAN * 8];
+        for (int64_t j = 0; j < span; ++j) {
+            /* the element's coordinates, last dimension fastest, and each operand's offset */
+            int64_t rest = starts[s] + j, offset[OPERANDS] = {0, 0, 0};
+            for (int d = c->ndim - 1; d >= 0; --d) {
+                const int64_t coordinate = rest % c->shape[d];
+                rest /= c->shape[d];
+                for (int k = 0; k < operands; ++k)
+                    offset[k] += coordinate * c->strides[k][d];
+            }
+            for (int k = 0; k < operands; ++k) {
+                const size_t size = elem_size(c, k);
+                unsigned char *to = k == 0 ? got + j * size : in[k - 1] + j * size;
+                if (!cuda_ok(cudaMemcpy(to, (unsigned char *)m.last[k] + offset[k] * (int64_t)size, size,
+                                        cudaMemcpyDeviceToHost),
+                             "cudaMemcpy (check)")) {
+                    snprintf(why, why_size, "copy back failed");
+                    return CHECK_FAILED;
+                }
+            }
+        }
+        switch (c->op) {
+        case EW_OP_ADD:
+        case EW_OP_MUL: ref_binary(c->op, c->out, span, want, in[0], in[1]); break;
+        case EW_OP_RELU: ref_unary(c->op, c->out, span, want, in[0]); break;
+        case EW_OP_CAST: ref_cast(c->out, c->in, span, want, in[0]); break;
+        case EW_OP_SCALE_ADD: ref_scale_add(c->out, ewb_alpha(c->out), span, want, in[0], in[1]); break;
+        default: break;
+        }
+        const size_t size = elem_size(c, 0);
+        for (int64_t j = 0; j < span; ++j)
+            if (memcmp(got + j * size, want + j * size, size) != 0) {
+                snprintf(why, why_size, "mismatch at output element %lld", (long long)(starts[s] + j));
+                return CHECK_MISMATCH;
+            }
+    }
+    snprintf(why, why_size, "ok");
+    return CHECK_OK;
+#endif
+}
+
+/* ---- output ---- */
+
+static FILE *csv;
+
+static void print_value(FILE *to, const char *format, double value)
+{
+    if (isnan(value))
+        fputc(',', to);
+    else
+        fprintf(to, format, value);
+}
+
+/* us[column], gbps[column]: NAN where not timed. */
+static void csv_row(const scase_t *c, const char *impl, int yard, const double us[COLUMNS],
+                    const double gbps[COLUMNS], const char *check)
+{
+    if (!csv)
+        return;
+    char shape[96];
+    if (yard)
+        snprintf(shape, sizeof shape, "%lld", (long long)c->yard.n);
+    else
+        join(shape, sizeof shape, c->shape, c->ndim, "x");
+    const ew_op_t op = yard ? c->yard.op : c->op;
+    const ew_dtype_t out = yard ? c->yard.out : c->out, in = yard ? c->yard.in : c->in;
+    const double bytes = c->target == 6 ? NAN : yard ? flat_bytes(&c->yard) : case_bytes(c);
+    fprintf(csv, "%d,%s,%s,%s,%s,%s,%s,%s,%lld,", c->target, c->name, impl, ewb_op_name(op),
+            ewb_dtype_name(out), ewb_dtype_name(in), shape, yard ? "flat" : c->layout, (long long)c->c);
+    print_value(csv, "%.0f,", bytes);
+    for (int k = 0; k < COLUMNS; ++k) {
+        print_value(csv, "%.4f,", us[k]);
+        print_value(csv, "%.2f,", gbps[k]);
+    }
+    fprintf(csv, "%s\n", check);
+}
+
+/* ---- target 6: host time per call ---- */
+
+/* Host microseconds to queue one call: batches of CALLS calls timed with clock_gettime, the stream drained
+ * between batches, the four launchers (strided and flat, on each column's handle) taking turns batch by
+ * batch so drift falls on all alike; the median batch. Nothing but the call is timed. */
+static int run_host(const scase_t *c, const options_t *o, int *failures)
+{
+    enum { CALLS = 256, BATCHES = 51, SLOTS = 2 * COLUMNS };
+    static double t[SLOTS][BATCHES];
+    void *p[OPERANDS];
+    for (int k = 0; k < OPERANDS; ++k)
+        p[k] = next_slice(k, 4096); /* 1024 f32 each: room for the strided views and the flat n */
+    int failed = 0;
+    for (int s = 0; s < SLOTS && !failed; ++s)
+        for (int i = 0; i < CALLS && !failed; ++i)
+            failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.stream)
+                            : call_strided(dev.handle[s / 2], c, p, dev.stream)) != 0;
+    failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+    for (int b = 0; b < BATCHES && !failed; ++b)
+        for (int turn = 0; turn < SLOTS && !failed; ++turn) {
+            const int s = (turn + b) % SLOTS;
+            if (!((o->timing >> (s / 2)) & 1)) {
+                t[s][b] = NAN;
+                continue;
+            }
+            const double t0 = now_us();
+            for (int i = 0; i < CALLS && !failed; ++i)
+                failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.stream)
+                                : call_strided(dev.handle[s / 2], c, p, dev.stream)) != 0;
+            t[s][b] = (now_us() - t0) / CALLS;
+            failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+        }
+    if (failed) {
+        ++*failures;
+        return -1;
+    }
+    double us[SLOTS], none[COLUMNS] = {NAN, NAN};
+    for (int s = 0; s < SLOTS; ++s)
+        us[s] = (o->timing >> (s / 2)) & 1 ? median(t[s], BATCHES) : NAN;
+    char why[96] = "skipped";
+    check_t worst = CHECK_OK;
+    if (!o->no_check)
+        for (int k = 0; k < COLUMNS; ++k)
+            if ((o->timing >> k) & 1) {
+                char w[96];
+                check_t v = check_case(c, k, w, sizeof w);
+                if (v >= worst)
+                    worst = v, snprintf(why, sizeof why, "%s", w);
+            }
+    const char *check = o->no_check ? "skipped" : check_names[worst];
+    *failures += !o->no_check && (worst == CHECK_MISMATCH || worst == CHECK_FAILED);
+    printf("# target 6: host time per call (median of %d batches of %d calls), 4-d strided add f32 %s over "
+           "shape 2x4x8x16 (gather kernel) vs flat add f32 n=1024\n",
+           BATCHES, CALLS, "with b strides {0,16,0,1}");
+    for (int k = 0; k < COLUMNS; ++k)
+        if ((o->timing >> k) & 1)
+            printf("%-13s strided %7.3f us  flat %7.3f us  difference %+7.3f us (target <= +0.5)\n",
+                   column_names[k], us[2 * k], us[2 * k + 1], us[2 * k] - us[2 * k + 1]);
+    printf("# target 6 check: %s\n", why);
+    const double strided[COLUMNS] = {us[0], us[2]}, flat[COLUMNS] = {us[1], us[3]};
+    csv_row(c, "ew", 0, strided, none, check);
+    csv_row(c, "ew_flat", 1, flat, none, "");
+    return 0;
+}
+
+/* ---- main ---- */
+
+static int run(const options_t *o)
+{
+    int failures = 0, checked = 0, behind = 0, isolated_batches = 0;
+    int columns[COLUMNS], column_count = 0;
+    for (int k = 0; k < COLUMNS; ++k)
+        if ((o->timing >> k) & 1)
+            columns[column_count++] = k;
+    printf("# ew-strided: %d cases, pools 3 x %.2f GiB, median of %d batches of about %g ms, GB/s = bytes "
+           "the op "
+           "must move (each distinct input element once, each output element once) / time\n",
+           case_count, (double)dev.pool_bytes / (1 << 30), o->batches, o->batch_ms);
+    printf("%-28s %9s %9s %9s %9s %7s %7s  %s\n", "case", "GB/s", "flat", "iso GB/s", "iso flat", "ratio",
+           "iso rat", "check");
+    for (int i = 0; i < case_count; ++i) {
+        const scase_t *c = &cases[i];
+        /* a case and its yardstick read inputs of one dtype */
+        if (fill(1, c->in) != 0 || (arity(c->op) > 1 && fill(2, c->in) != 0)) {
+            ++failures;
+            break;
+        }
+        if (c->target == 6) {
+            run_host(c, o, &failures);
+            continue;
+        }
+        member_t group[MAX_MEMBERS];
+        int members = 0;
+        for (int k = 0; k < column_count; ++k) {
+            group[members++] = (member_t){.c = c, .yard = 0, .column = columns[k]};
+            group[members++] = (member_t){.c = c, .yard = 1, .column = columns[k]};
+        }
+        double us[MAX_MEMBERS];
+        if (time_group(group, members, o, us) != 0) {
+            fprintf(stderr, "%s failed\n", c->name);
+            ++failures;
+            if (cudaDeviceSynchronize() != cudaSuccess)
+                break; /* a sticky error: nothing after it can be measured */
+            continue;
+        }
+        double s_us[COLUMNS] = {NAN, NAN}, s_gbps[COLUMNS] = {NAN, NAN}, f_us[COLUMNS] = {NAN, NAN},
+               f_gbps[COLUMNS] = {NAN, NAN};
+        for (int k = 0; k < column_count; ++k) {
+            const int col = columns[k];
+            s_us[col] = us[2 * k], f_us[col] = us[2 * k + 1];
+            s_gbps[col] = case_bytes(c) / s_us[col] / 1e3;
+            f_gbps[col] = flat_bytes(&c->yard) / f_us[col] / 1e3;
+            if (col == COL_ISO) {
+                behind += group[2 * k].host_behind + group[2 * k + 1].host_behind;
+                isolated_batches += 2 * o->batches;
+            }
+        }
+        char why[128] = "skipped";
+        check_t worst = CHECK_OK;
+        if (!o->no_check) {
+            for (int k = 0; k < column_count; ++k) {
+                char w[96];
+                check_t v = check_case(c, columns[k], w, sizeof w);
+                if (k == 0 || v > worst)
+                    worst = v,
+                    snprintf(why, sizeof why, "%s%s%s", v != CHECK_OK ? column_names[columns[k]] : "",
+                             v != CHECK_OK ? ": " : "", w);
+            }
+            ++checked;
+            failures += worst == CHECK_MISMATCH || worst == CHECK_FAILED;
+        }
+        printf("%-28s %9.1f %9.1f %9.1f %9.1f %7.3f %7.3f  %s\n", c->name, s_gbps[COL_B2B], f_gbps[COL_B2B],
+               s_gbps[COL_ISO], f_gbps[COL_ISO], s_gbps[COL_B2B] / f_gbps[COL_B2B],
+               s_gbps[COL_ISO] / f_gbps[COL_ISO], why);
+        fflush(stdout);
+        csv_row(c, "ew", 0, s_us, s_gbps, o->no_check ? "skipped" : check_names[worst]);
+        csv_row(c, "ew_flat", 1, f_us, f_gbps, "");
+    }
+    printf("# ew-strided: %d cases checked bit-exact against the CPU reference, %d failures\n", checked,
+           failures);
+    if ((o->timing >> COL_ISO) & 1)
+        printf(
+            "# ew-strided: isolated column: %d of %d timed batches had the host still queueing when the GPU "
+            "reached them\n",
+            behind, isolated_batches);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    if (parse_options(argc, argv, &o) != 0) {
+        fprintf(stderr, "%s --help lists the options\n", argv[0]);
+        return 2;
+    }
+    build_cases(o.targets);
+    if (o.list_only) {
+        print_list(&o);
+        return 0;
+    }
+    int devices = 0;
+    cudaError_t error = cudaGetDeviceCount(&devices);
+    if (error != cudaSuccess || devices == 0) {
+        printf("no CUDA GPU found (%s): nothing to run\n",
+               error == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorName(error));
+        return 0;
+    }
+    if (o.device >= devices) {
+        fprintf(stderr, "--device %d: only %d CUDA devices\n", o.device, devices);
+        return 2;
+    }
+    if (!cuda_ok(cudaSetDevice(o.device), "cudaSetDevice"))
+        return 1;
+    if (o.csv_path) {
+        csv = fopen(o.csv_path, "w");
+        if (!csv) {
+            perror(o.csv_path);
+            return 1;
+        }
+        fprintf(csv, "target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,us_isolated,"
+                     "gbps_isolated,check\n");
+    }
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, o.device) == cudaSuccess)
+        printf("# device %d: %s, cc %d.%d, %d SMs, L2 %.0f MiB\n", o.device, prop.name, prop.major,
+               prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0);
+    int status = device_init(o.device) != 0 ? 1 : run(&o);
+    device_free();
+    if (csv && fclose(csv) != 0)
+        status = 1;
+    return status;
+}

@@ -751,6 +751,46 @@ static void test_message_is_thread_local(void **state)
     assert_string_equal(ew_get_last_error_message(), mine); /* untouched by the other thread */
 }
 
+/* ---- the strided calls: the same checks, then the layout's ---- */
+
+static void test_strided_calls(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {10, 100}, row[] = {0, 1}, twice[] = {100, 0}, empty[] = {10, 0};
+    /* the handle and the op, as the flat calls check them */
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                ew_binary_strided(NULL, EW_OP_ADD, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, IN_B, row, NULL),
+                "handle");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_unary_strided(h, EW_OP_ADD, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, NULL), "~add",
+                "ew_unary_strided");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_binary_strided(h, EW_OP_ADD, EW_F8E4M3, 2, shape, OUT, NULL, IN_A, NULL, IN_B, row, NULL),
+                "~catalogue");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_cast_strided(h, EW_F32, (ew_dtype_t)99, 2, shape, OUT, NULL, IN_A, NULL, NULL), "~catalogue");
+    /* alpha is part of the op: checked even on an empty shape */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_scale_add_strided(h, EW_I8, 300, 2, empty, NULL, NULL, NULL, NULL, NULL, NULL, NULL), "alpha");
+    assert_int_equal(ew_scale_add_strided(h, EW_I8, 3, 2, empty, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+                     EW_SUCCESS);
+    /* the layout's checks name the operand and the dimension */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_binary_strided(h, EW_OP_ADD, EW_F32, 2, shape, OUT, twice, IN_A, NULL, IN_B, row, NULL),
+                "out", "~out_strides[1] = 0");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_binary_strided(h, EW_OP_ADD, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, NULL, row, NULL), "b",
+                "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_unary_strided(h, EW_OP_RELU, EW_F32, EW_MAX_DIMS + 1, shape, OUT, NULL, IN_A, NULL, NULL),
+                "ndim");
+    /* valid layouts, flat or not, stop at the device like the flat calls */
+    EXPECT_DEVICE(ew_binary_strided(h, EW_OP_ADD, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, IN_B, row, NULL));
+    EXPECT_DEVICE(ew_binary_strided(h, EW_OP_MUL, EW_F16, 2, shape, OUT, NULL, IN_A, NULL, IN_B, NULL, NULL));
+    EXPECT_DEVICE(ew_cast_strided(h, EW_F16, EW_F32, 2, shape, OUT, NULL, IN_A, (const int64_t[]){1, 10}, NULL));
+    EXPECT_DEVICE(ew_scale_add_strided(h, EW_F64, 0.5, 0, NULL, OUT, NULL, IN_A, NULL, IN_B, NULL, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -772,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_n_zero),
         cmocka_unit_test(test_valid_calls_reach_device),
         cmocka_unit_test(test_message_is_thread_local),
+        cmocka_unit_test(test_strided_calls),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -219,6 +219,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 
         // Tiled inputs in: row r of the tile is x0 + r along 0, column c is y0 + c along t.
         if (access_a == EW_ACCESS_TILED || access_b == EW_ACCESS_TILED) {
+#pragma unroll
             for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
                 if (r < xs && column < ys) {
                     if (access_a == EW_ACCESS_TILED)
@@ -233,6 +234,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
             __syncthreads();
         }
         // out along 0: thread `column` takes x0 + column, its rows y0 + r.
+#pragma unroll
         for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
             if (column < xs && r < ys) {
                 const In1 av = access_a == EW_ACCESS_TILED   ? Tile<In1>::at(tile_a, column, r)

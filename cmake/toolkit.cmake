@@ -30,10 +30,14 @@ if(NOT DEFINED CUDAToolkit_ROOT)
 endif()
 find_package(CUDAToolkit REQUIRED)
 
-file(STRINGS "${CUDAToolkit_INCLUDE_DIRS}/cuda_runtime_api.h" ew_cudart_line
-     REGEX "^#define[ \t]+CUDART_VERSION[ \t]+[0-9]+")
+# CUDAToolkit_INCLUDE_DIRS may list several directories (CCCL's beside the runtime's).
+find_file(ew_cudart_header cuda_runtime_api.h PATHS ${CUDAToolkit_INCLUDE_DIRS} NO_DEFAULT_PATH)
+if(NOT ew_cudart_header)
+  message(FATAL_ERROR "no cuda_runtime_api.h in ${CUDAToolkit_INCLUDE_DIRS}")
+endif()
+file(STRINGS "${ew_cudart_header}" ew_cudart_line REGEX "^#define[ \t]+CUDART_VERSION[ \t]+[0-9]+")
 if(NOT ew_cudart_line MATCHES "CUDART_VERSION[ \t]+([0-9]+)")
-  message(FATAL_ERROR "no CUDART_VERSION in ${CUDAToolkit_INCLUDE_DIRS}/cuda_runtime_api.h")
+  message(FATAL_ERROR "no CUDART_VERSION in ${ew_cudart_header}")
 endif()
 set(EW_CUDA_RUNTIME_VERSION ${CMAKE_MATCH_1})
 math(EXPR ew_major "${EW_CUDA_RUNTIME_VERSION} / 1000")

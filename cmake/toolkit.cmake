@@ -44,9 +44,11 @@ math(EXPR ew_major "${EW_CUDA_RUNTIME_VERSION} / 1000")
 math(EXPR ew_minor "${EW_CUDA_RUNTIME_VERSION} % 1000 / 10")
 set(EW_CUDA_VERSION ${ew_major}.${ew_minor})
 set(EW_CUDA_TAG cu${ew_major}${ew_minor})
-if(EW_CUDA_RUNTIME_VERSION LESS 12040)
+# 12.6: the oldest whose CCCL has the cuda::ptx bulk-copy and mbarrier calls of src/bulk.cuh (12.4's
+# lacks them).
+if(EW_CUDA_RUNTIME_VERSION LESS 12060)
   message(FATAL_ERROR "CUDA ${EW_CUDA_VERSION} (${CUDAToolkit_INCLUDE_DIRS}) is too old: the library "
-                      "needs CUDA 12.4 or newer")
+                      "needs CUDA 12.6 or newer")
 elseif(ew_major EQUAL 12)
   set(EW_CUDA_DRIVER_SERIES 525)
 else()

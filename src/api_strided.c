@@ -46,7 +46,7 @@ static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher
     }
     ew_strided_args_t args = {.out = (void *)layout.base[0],
                               .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
-                              .plan = ew_strided_plan_make(&handle->figures, &layout, sizes),
+                              .plan = ew_strided_plan_make(&layout, sizes),
                               .stream = (cudaStream_t)stream,
                               .dependent_launch = handle->policy.dependent_launch,
                               .params = *params};

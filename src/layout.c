@@ -272,15 +272,16 @@ static int transposed_dim(const ew_layout_t *l, int k)
     return 0;
 }
 
-static unsigned grid_blocks(const ew_device_t *device, int64_t work_per_block, int64_t work)
+/* One pass: every block takes its share once (the kernels' grid-stride loops cover the rest only past
+ * INT32_MAX blocks). A grid capped at the resident blocks left a second, mostly empty wave where not
+ * every block fits at once. */
+static unsigned grid_blocks(int64_t work_per_block, int64_t work)
 {
-    const int64_t wanted = (work + work_per_block - 1) / work_per_block;
-    const int64_t resident = (int64_t)device->sm_count * (device->max_threads_per_sm / EW_PLAN_BLOCK_THREADS);
-    const int64_t cap = resident > 0 ? resident : 1;
-    return (unsigned)(wanted < cap ? (wanted > 0 ? wanted : 1) : cap);
+    const int64_t blocks = (work + work_per_block - 1) / work_per_block;
+    return (unsigned)(blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX);
 }
 
-ew_strided_plan_t ew_strided_plan_make(const ew_device_t *device, const ew_layout_t *l, const size_t elem_size[])
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[])
 {
     ew_strided_plan_t plan;
     memset(&plan, 0, sizeof plan);
@@ -290,6 +291,8 @@ ew_strided_plan_t ew_strided_plan_make(const ew_device_t *device, const ew_layou
     memcpy(plan.stride, l->stride, sizeof plan.stride);
     for (int d = 0; d < l->ndim; ++d)
         plan.divider[d] = ew_divider_make((uint64_t)l->shape[d]);
+    for (int k = 0; k < l->count && l->ndim >= 2; ++k)
+        plan.carry[k] = l->stride[k][1] - (l->shape[0] - 1) * l->stride[k][0];
     if (ew_layout_is_flat(l)) {
         plan.kernel = EW_STRIDED_FLAT;
         return plan;
@@ -322,7 +325,7 @@ ew_strided_plan_t ew_strided_plan_make(const ew_device_t *device, const ew_layou
             plan.tile_divider[i] = ew_divider_make((uint64_t)plan.tile_extent[i]);
             plan.tiles *= plan.tile_extent[i];
         }
-        plan.blocks = grid_blocks(device, 1, plan.tiles);
+        plan.blocks = grid_blocks(1, plan.tiles);
         return plan;
     }
 
@@ -353,6 +356,6 @@ ew_strided_plan_t ew_strided_plan_make(const ew_device_t *device, const ew_layou
             plan.access[k] = EW_ACCESS_INDEXED;
         }
     }
-    plan.blocks = grid_blocks(device, (int64_t)EW_PLAN_BLOCK_THREADS, plan.packs > 0 ? plan.packs : 1);
+    plan.blocks = grid_blocks((int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL, plan.packs > 0 ? plan.packs : 1);
     return plan;
 }

@@ -20,7 +20,8 @@ enum {
     EW_LAYOUT_MAX_OPERANDS = 3, /* out and up to two inputs */
     EW_TILE = 32,               /* the tiled kernel's tile: EW_TILE x EW_TILE elements */
     EW_TILE_ROWS = 8,           /* its block: EW_TILE x EW_TILE_ROWS threads, EW_TILE / EW_TILE_ROWS rows each */
-    EW_TILE_MIN_EXTENT = 8      /* both tiled dimensions at least this long, else the gather kernel */
+    EW_TILE_MIN_EXTENT = 8,     /* both tiled dimensions at least this long, else the gather kernel */
+    EW_GATHER_UNROLL = 2        /* packs a gather thread loads before it computes: 32 bytes an input */
 };
 
 /* One operand of a strided call as the caller gave it: strides in elements (NULL: C-contiguous). */
@@ -93,6 +94,7 @@ typedef struct {
     int64_t shape[EW_MAX_DIMS];
     ew_divider_t divider[EW_MAX_DIMS]; /* by shape[d] */
     int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
+    int64_t carry[EW_LAYOUT_MAX_OPERANDS]; /* offset step from the end of a dimension-0 run to the next */
     ew_access_t access[EW_LAYOUT_MAX_OPERANDS];
     int pack;      /* gather: elements per pack (the direct kernel's widest) */
     int64_t head;  /* gather: elements before out's first whole pack (0 where out is indexed) */
@@ -106,8 +108,7 @@ typedef struct {
 } ew_strided_plan_t;
 
 /* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'. */
-ew_strided_plan_t ew_strided_plan_make(const ew_device_t *device, const ew_layout_t *layout,
-                                       const size_t elem_size[]);
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[]);
 
 #ifdef __cplusplus
 }

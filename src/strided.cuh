@@ -21,10 +21,10 @@ __device__ __forceinline__ uint64_t divide(const ew_divider_t &d, uint64_t n)
     return (__umul64hi(n, d.magic) + n) >> d.shift;
 }
 
-// The element offsets of every operand at one flat index, walked forward one element at a time: the
-// innermost coordinate steps, and where it wraps the offsets are found again from the index.
+// The element offsets of every operand at one flat index, walked forward one element at a time.
 struct Walker {
     int64_t inner;   // coordinate along dimension 0
+    int64_t second;  // along dimension 1
     int64_t off[3];  // out's, then the inputs', in their own elements
 
     __device__ __forceinline__ void seek(const ew_strided_plan_t &plan, int64_t index)
@@ -39,6 +39,8 @@ struct Walker {
             const int64_t coordinate = static_cast<int64_t>(rest - next * static_cast<uint64_t>(plan.shape[d]));
             if (d == 0)
                 inner = coordinate;
+            if (d == 1)
+                second = coordinate;
 #pragma unroll
             for (int k = 0; k < 3; ++k)
                 off[k] += coordinate * plan.stride[k][d];
@@ -46,15 +48,21 @@ struct Walker {
         }
     }
 
-    // From index - 1 to index.
+    // From index - 1 to index: a step along dimension 0, a carry into dimension 1 where it wraps, and
+    // a division again only where that wraps too.
     __device__ __forceinline__ void step(const ew_strided_plan_t &plan, int64_t index)
     {
-        if (++inner == plan.shape[0]) {
-            seek(plan, index);
-        } else {
+        if (++inner < plan.shape[0]) {
 #pragma unroll
             for (int k = 0; k < 3; ++k)
                 off[k] += plan.stride[k][0];
+        } else if (plan.ndim > 2 && ++second == plan.shape[1]) {
+            seek(plan, index);
+        } else {
+            inner = 0;
+#pragma unroll
+            for (int k = 0; k < 3; ++k)
+                off[k] += plan.carry[k];
         }
     }
 };
@@ -269,7 +277,7 @@ template <auto Kernel, typename F> cudaError_t launch_strided(const ew_strided_a
 
 template <typename F, int P> cudaError_t launch_gather(const ew_strided_args_t *args)
 {
-    return launch_strided<&gather_kernel<F, P, 2>, F>(args);
+    return launch_strided<&gather_kernel<F, P, EW_GATHER_UNROLL>, F>(args);
 }
 
 template <typename F> cudaError_t launch_tiled(const ew_strided_args_t *args)

@@ -36,6 +36,12 @@ fi
 CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES:-90-real} SKBUILD_BUILD_DIR=$work/cmake \
     "$work/venv/bin/python" -m pip install -v "$root" > "$out/python-wheel-build.log" 2>&1 ||
     { tail -n 40 "$out/python-wheel-build.log"; exit 1; }
+# The machine's frameworks may live in another environment (the interpreter may be a virtual
+# environment itself, which --system-site-packages does not reach): its site directories go in as a
+# .pth file, after the build (whose isolated environment must not see them) and after the venv's own
+# directories, so the installed wheel wins.
+"$python" -c 'import site; print("\n".join([*site.getsitepackages(), site.getusersitepackages()]))' \
+    > "$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz-base-site.pth"
 "$work/venv/bin/python" -c 'import pytest' 2> /dev/null || "$work/venv/bin/python" -m pip install --quiet pytest
 echo "== python-wheel: built and installed in $((SECONDS - start)) s"
 

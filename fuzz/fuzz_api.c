@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target for the whole C API of libelementwise (issue 4), on a machine WITHOUT a GPU.
+ * libFuzzer target for the whole C API of libelementwise, on a machine WITHOUT a GPU.
  *
  * The input is a little program: each action byte picks an API call, the bytes after it its
  * arguments. Handles are valid ones made with the internal ewi_handle_make (no GPU needed), NULL,
@@ -322,6 +322,8 @@ enum {
     ACTION_CAST,
     ACTION_SCALE_ADD,
     ACTION_INFO,
+    ACTION_STRIDED,
+    ACTION_BATCHED,
     ACTIONS
 };
 
@@ -427,6 +429,178 @@ static void action_operation(input_t *in, int action)
     }
 }
 
+/* What every call's status must satisfy whatever its arguments, and the handle and catalogue rules the
+ * strided and batched calls share with the flat ones. Returns 1 where the call got past them. */
+static int check_common(const char *what, ew_handle_t h, int in_catalogue, ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    CHECK((unsigned)status <= EW_ERROR_OUT_OF_MEMORY, "%s returned %d", what, (int)status);
+    if (status != EW_SUCCESS)
+        CHECK(message[0] != '\0' && strlen(message) < 4096, "%s: %s without a message", what,
+              ew_status_string(status));
+    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NO_DEVICE, "%s: %s (\"%s\")", what,
+          ew_status_string(status), message);
+    if (find_live(h) == NULL) {
+        CHECK(status == EW_ERROR_INVALID_HANDLE, "%s on a dead handle: %s", what, ew_status_string(status));
+        return 0;
+    }
+    if (!in_catalogue) {
+        CHECK(status == EW_ERROR_NOT_SUPPORTED, "%s outside the catalogue: %s (\"%s\")", what,
+              ew_status_string(status), message);
+        return 0;
+    }
+    CHECK(status != EW_ERROR_INVALID_HANDLE && status != EW_ERROR_NOT_SUPPORTED, "%s: %s (\"%s\")", what,
+          ew_status_string(status), message);
+    return 1;
+}
+
+/* A stride: 0, +-1, small, the neighbours of a dimension's span, or anything at all. */
+static int64_t take_stride(input_t *in)
+{
+    uint8_t b = take8(in);
+    switch (b % 8) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return -1;
+    case 3: return (int64_t)(b >> 3) - 16;
+    case 4: return INT64_MIN;
+    case 5: return INT64_MAX;
+    default: return (int64_t)take64(in);
+    }
+}
+
+/* The strided calls on fuzzed views: shape, strides (or NULL) and pointers. Beyond the common rules:
+ * ndim outside [0, EW_MAX_DIMS], a NULL shape or a negative extent is refused; an empty shape
+ * succeeds; anything else fails without a GPU (refused, or stopped at the device). */
+static void action_strided(input_t *in)
+{
+    ew_handle_t h = take_handle(in);
+    const unsigned entry = take8(in) % 4;
+    int op = entry == 2 ? EW_OP_CAST : entry == 3 ? EW_OP_SCALE_ADD : take_enum_value(in);
+    int out_dtype = take_enum_value(in), in_dtype = entry == 2 ? take_enum_value(in) : out_dtype;
+    double alpha = entry == 3 ? take_alpha(in) : 0.0;
+    int ndim = (int)(take8(in) % (EW_MAX_DIMS + 3)) - 1;
+    int64_t shape[EW_MAX_DIMS + 2] = {0}, strides[3][EW_MAX_DIMS + 2] = {{0}};
+    int negative = 0, empty = 0;
+    for (int d = 0; d < EW_MAX_DIMS + 2; ++d) {
+        uint8_t b = take8(in);
+        shape[d] = b < 200 ? b % 6 : b < 250 ? (int64_t)take32(in) : take_n(in);
+        if (d < ndim) {
+            negative |= shape[d] < 0;
+            empty |= shape[d] == 0;
+        }
+        for (int k = 0; k < 3; ++k)
+            strides[k][d] = take_stride(in);
+    }
+    const int shape_null = ndim > 0 && take8(in) < 16;
+    const void *out = take_pointer(in, NULL);
+    const void *a = take_pointer(in, out), *b = take_pointer(in, out);
+    const uint8_t null_strides = take8(in);
+    const int64_t *s[3];
+    for (int k = 0; k < 3; ++k)
+        s[k] = (null_strides >> k & 1) ? NULL : strides[k];
+    const int64_t *sh = shape_null ? NULL : shape;
+    ew_status_t status;
+    int in_catalogue;
+    switch (entry) {
+    case 0:
+        status = ew_unary_strided(h, (ew_op_t)op, (ew_dtype_t)out_dtype, ndim, sh, (void *)out, s[0], a, s[1], NULL);
+        in_catalogue = op == EW_OP_RELU && catalogue_has(op, out_dtype, in_dtype);
+        break;
+    case 1:
+        status = ew_binary_strided(h, (ew_op_t)op, (ew_dtype_t)out_dtype, ndim, sh, (void *)out, s[0], a, s[1], b,
+                                   s[2], NULL);
+        in_catalogue = (op == EW_OP_ADD || op == EW_OP_MUL) && catalogue_has(op, out_dtype, in_dtype);
+        break;
+    case 2:
+        status = ew_cast_strided(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, ndim, sh, (void *)out, s[0], a,
+                                 s[1], NULL);
+        in_catalogue = catalogue_has(op, out_dtype, in_dtype);
+        break;
+    default:
+        status = ew_scale_add_strided(h, (ew_dtype_t)out_dtype, alpha, ndim, sh, (void *)out, s[0], a, s[1], b,
+                                      s[2], NULL);
+        in_catalogue = catalogue_has(op, out_dtype, in_dtype);
+    }
+    if (!check_common("strided call", h, in_catalogue, status))
+        return;
+    if ((entry == 3 && !alpha_fits(out_dtype, alpha)) || ndim < 0 || ndim > EW_MAX_DIMS || shape_null ||
+        negative) {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "strided call: ndim %d, alpha %g, invalid but %s", ndim, alpha,
+              ew_status_string(status));
+        return;
+    }
+    if (empty)
+        CHECK(status == EW_SUCCESS, "strided call on an empty shape: %s (\"%s\")", ew_status_string(status),
+              ew_get_last_error_message());
+    else
+        CHECK(status == EW_ERROR_INVALID_VALUE || status == EW_ERROR_CUDA,
+              "strided call without a GPU: %s (\"%s\")", ew_status_string(status), ew_get_last_error_message());
+}
+
+/* The batched calls on fuzzed lists (count within the arrays, or negative). Beyond the common rules: a
+ * negative count or entry size is refused; an empty list succeeds; a list with elements fails without
+ * a GPU. */
+static void action_batched(input_t *in)
+{
+    enum { MAX_ENTRIES = 6 };
+    ew_handle_t h = take_handle(in);
+    const unsigned entry = take8(in) % 4;
+    int op = entry == 2 ? EW_OP_CAST : entry == 3 ? EW_OP_SCALE_ADD : take_enum_value(in);
+    int out_dtype = take_enum_value(in), in_dtype = entry == 2 ? take_enum_value(in) : out_dtype;
+    double alpha = entry == 3 ? take_alpha(in) : 0.0;
+    const uint8_t c = take8(in);
+    const int64_t count = c < 16 ? -(int64_t)c : c % (MAX_ENTRIES + 1);
+    int64_t n[MAX_ENTRIES];
+    const void *out[MAX_ENTRIES], *a[MAX_ENTRIES], *b[MAX_ENTRIES];
+    int negative = 0, elements = 0;
+    for (int i = 0; i < MAX_ENTRIES; ++i) {
+        uint8_t k = take8(in);
+        n[i] = k < 64 ? 0 : k < 200 ? k % 100 : take_n(in);
+        out[i] = take_pointer(in, NULL);
+        a[i] = take_pointer(in, out[i]);
+        b[i] = take_pointer(in, out[i]);
+        if (i < count) {
+            negative |= n[i] < 0;
+            elements |= n[i] > 0;
+        }
+    }
+    void *const *outs = (void *const *)out;
+    ew_status_t status;
+    int in_catalogue;
+    switch (entry) {
+    case 0:
+        status = ew_unary_batched(h, (ew_op_t)op, (ew_dtype_t)out_dtype, count, n, outs, a, NULL);
+        in_catalogue = op == EW_OP_RELU && catalogue_has(op, out_dtype, in_dtype);
+        break;
+    case 1:
+        status = ew_binary_batched(h, (ew_op_t)op, (ew_dtype_t)out_dtype, count, n, outs, a, b, NULL);
+        in_catalogue = (op == EW_OP_ADD || op == EW_OP_MUL) && catalogue_has(op, out_dtype, in_dtype);
+        break;
+    case 2:
+        status = ew_cast_batched(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, count, n, outs, a, NULL);
+        in_catalogue = catalogue_has(op, out_dtype, in_dtype);
+        break;
+    default:
+        status = ew_scale_add_batched(h, (ew_dtype_t)out_dtype, alpha, count, n, outs, a, b, NULL);
+        in_catalogue = catalogue_has(op, out_dtype, in_dtype);
+    }
+    if (!check_common("batched call", h, in_catalogue, status))
+        return;
+    if ((entry == 3 && !alpha_fits(out_dtype, alpha)) || count < 0 || negative) {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "batched call: count %lld, alpha %g, invalid but %s",
+              (long long)count, alpha, ew_status_string(status));
+        return;
+    }
+    if (count == 0)
+        CHECK(status == EW_SUCCESS, "an empty list: %s (\"%s\")", ew_status_string(status),
+              ew_get_last_error_message());
+    else if (elements)
+        CHECK(status == EW_ERROR_INVALID_VALUE || status == EW_ERROR_CUDA,
+              "a list with elements without a GPU: %s (\"%s\")", ew_status_string(status),
+              ew_get_last_error_message());
+}
+
 static void action_info(input_t *in)
 {
     int op = take_enum_value(in), out = take_enum_value(in), dtype_in = take_enum_value(in);
@@ -471,6 +645,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_CREATE: action_create(&in); break;
         case ACTION_GET: action_get(&in); break;
         case ACTION_INFO: action_info(&in); break;
+        case ACTION_STRIDED: action_strided(&in); break;
+        case ACTION_BATCHED: action_batched(&in); break;
         default: action_operation(&in, action);
         }
     }

@@ -70,7 +70,7 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
         ew_status_t status = ewi_check_operands(n, operands, call->pointers);
         if (status != EW_SUCCESS)
             return fail_entry(status, i);
-        *rows += (n + EW_BATCHED_MAX_ROW - 1) / EW_BATCHED_MAX_ROW;
+        *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
     }
     return EW_SUCCESS;
 }

@@ -95,8 +95,10 @@ static void merge_dims(ew_layout_t *l)
     int kept = 0;
     for (int d = 1; d < l->ndim; ++d) {
         int mergeable = 1;
-        for (int k = 0; k < l->count && mergeable; ++k)
-            mergeable = l->stride[k][d] == l->stride[k][kept] * l->shape[kept];
+        for (int k = 0; k < l->count && mergeable; ++k) {
+            int64_t step; /* may leave int64 where the strides are huge: then not mergeable */
+            mergeable = !__builtin_mul_overflow(l->stride[k][kept], l->shape[kept], &step) && l->stride[k][d] == step;
+        }
         if (mergeable) {
             l->shape[kept] *= l->shape[d];
         } else {
@@ -151,9 +153,9 @@ ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_v
         ew_status_t status = element_span(ndim, shape, strides[k], v, &first, &last);
         if (status != EW_SUCCESS)
             return status;
-        int64_t first_bytes, end_bytes;
-        if (__builtin_mul_overflow(first, (int64_t)v->elem_size, &first_bytes) ||
-            __builtin_mul_overflow(last + 1, (int64_t)v->elem_size, &end_bytes) ||
+        int64_t first_bytes, end, end_bytes;
+        if (__builtin_mul_overflow(first, (int64_t)v->elem_size, &first_bytes) || __builtin_add_overflow(last, 1, &end) ||
+            __builtin_mul_overflow(end, (int64_t)v->elem_size, &end_bytes) || first_bytes == INT64_MIN ||
             (uintptr_t)-first_bytes > address || (uintptr_t)end_bytes > UINTPTR_MAX - address)
             return ewi_fail(EW_ERROR_INVALID_VALUE,
                             "%s: its elements [%lld, %lld] from %p run outside the address space", v->name,
@@ -292,7 +294,8 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
     for (int d = 0; d < l->ndim; ++d)
         plan.divider[d] = ew_divider_make((uint64_t)l->shape[d]);
     for (int k = 0; k < l->count && l->ndim >= 2; ++k)
-        plan.carry[k] = l->stride[k][1] - (l->shape[0] - 1) * l->stride[k][0];
+        /* in wrapping arithmetic, as the kernels add it: spans of over 2^63 bytes would leave int64 */
+        plan.carry[k] = (int64_t)((uint64_t)l->stride[k][1] - (uint64_t)(l->shape[0] - 1) * (uint64_t)l->stride[k][0]);
     if (ew_layout_is_flat(l)) {
         plan.kernel = EW_STRIDED_FLAT;
         return plan;

@@ -492,6 +492,14 @@ static void test_refusals(void **state)
                    (const char *const[]){"a:", "a_strides[0]", NULL});
     expect_refusal(2, shape, NULL, (const int64_t[]){-((int64_t)1 << 40), 1}, apart,
                    (const char *const[]){"a:", "address space", NULL});
+    /* a span of exactly -2^63 bytes (negating it would overflow) */
+    ew_view_t bytes[] = {{"out", "out_strides", (const void *)out, NULL, 1},
+                         {"a", "a_strides", (const void *)apart, (const int64_t[]){INT64_MIN}, 1}};
+    ew_layout_t refused;
+    assert_int_equal(ew_layout_make(1, (const int64_t[]){2}, 2, bytes, &refused), EW_ERROR_INVALID_VALUE);
+    /* the last element at 2^63 - 1: one past it leaves int64 */
+    bytes[1].strides = (const int64_t[]){INT64_MAX};
+    assert_int_equal(ew_layout_make(1, (const int64_t[]){2}, 2, bytes, &refused), EW_ERROR_INVALID_VALUE);
     /* accepted: in place, a broadcast input over out, an empty shape with NULL pointers */
     ew_layout_t layout;
     ew_view_t in_place[] = {{"out", "out_strides", (const void *)out, NULL, 4},

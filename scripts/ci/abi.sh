@@ -31,7 +31,9 @@ if ! command -v abidw >/dev/null || ! command -v abidiff >/dev/null; then
 fi
 
 cd "$root"
-cmake --preset package >/dev/null
+# EW_CI_ARCHITECTURES (.ci/run) builds the package preset for those GPUs alone: the ABI and the
+# packages' contents do not depend on the architecture list, and the default list is the slow build.
+cmake --preset package ${EW_CI_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$EW_CI_ARCHITECTURES} >/dev/null
 cmake --build --preset package
 library=$(readlink -f "$build/libelementwise.so")
 headers=$build/include

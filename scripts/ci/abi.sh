@@ -31,8 +31,9 @@ if ! command -v abidw >/dev/null || ! command -v abidiff >/dev/null; then
 fi
 
 cd "$root"
-# EW_CI_ARCHITECTURES (.ci/run) builds the package preset for those GPUs alone: the ABI and the
-# packages' contents do not depend on the architecture list, and the default list is the slow build.
+# EW_CI_ARCHITECTURES, when set, is the architecture list to build for: .ci/run sets the README
+# build's (the preset's own), whose device code its compiler cache already holds; a quick run by hand
+# may name one GPU (the ABI and the packages' contents do not depend on the list).
 cmake --preset package ${EW_CI_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$EW_CI_ARCHITECTURES} >/dev/null
 cmake --build --preset package
 library=$(readlink -f "$build/libelementwise.so")

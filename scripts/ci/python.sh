@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Python package, as a user gets it. With no argument (CI): build the wheel from the repository
-# root with pip (scikit-build-core and CMake; one architecture, 90-real, to be quick on two cores),
-# install it into a fresh virtual environment, check that `import elementwise` finds its bundled
-# library with no environment variable, and run the Python CPU tests against the installed package,
-# never the source tree (python/tests with ELEMENTWISE_TEST_INSTALLED=1, from another directory).
+# root with pip (scikit-build-core and CMake) for the architectures EW_CI_ARCHITECTURES names, else for
+# 90-real alone to be quick on two cores (.ci/run names the README build's list: the wheel a user's
+# `pip install .` makes, whose device code its compiler cache already holds), install it into a fresh
+# virtual environment, check that `import elementwise` finds its bundled library with no environment
+# variable, and run the Python CPU tests against the installed package, never the source tree
+# (python/tests with ELEMENTWISE_TEST_INSTALLED=1, from another directory).
 # Without a GPU the GPU tests skip, each with its reason (-rs). Prints the time of each step.
 #
 #   scripts/ci/python.sh                              the wheel, as above (needs PyPI for the build)
@@ -42,11 +44,12 @@ unset ELEMENTWISE_LIBRARY ELEMENTWISE_REQUIRE_GPU
 start=$SECONDS
 step() { echo "== python: $* (at $((SECONDS - start)) s)"; }
 
-step "building the wheel (CMAKE_CUDA_ARCHITECTURES=90-real) into $work/dist"
+architectures=${EW_CI_ARCHITECTURES:-90-real}
+step "building the wheel (CMAKE_CUDA_ARCHITECTURES=$architectures) into $work/dist"
 "$python" -m venv "$work/build-venv"
 "$work/build-venv/bin/python" -m pip install --quiet --upgrade pip
 # The CMake build directory is kept for the log and the generated header.
-CMAKE_CUDA_ARCHITECTURES=90-real SKBUILD_BUILD_DIR=$work/cmake \
+CMAKE_CUDA_ARCHITECTURES=$architectures SKBUILD_BUILD_DIR=$work/cmake \
     "$work/build-venv/bin/python" -m pip wheel --no-deps --wheel-dir "$work/dist" "$root" > "$work/wheel.log" 2>&1 ||
     { tail -n 40 "$work/wheel.log"; exit 1; }
 wheel_seconds=$((SECONDS - start))

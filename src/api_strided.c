@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The C ABI's strided operations: the views checked and coalesced (src/layout.c), a layout contiguous
- * alike in every operand handed to the flat call, any other planned and launched on the gather or the
- * tiled kernel. */
+ * alike in every operand handed to the flat call, any other planned and launched on the rows, the
+ * gather or the tiled kernel. */
 #include <stdint.h>
 
 #include "api.h"
@@ -50,7 +50,9 @@ static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher
                               .stream = (cudaStream_t)stream,
                               .dependent_launch = handle->policy.dependent_launch,
                               .params = *params};
-    const ew_strided_fn launch = args.plan.kernel == EW_STRIDED_TILED ? launcher->tiled : launcher->gather;
+    const ew_strided_fn launch = args.plan.kernel == EW_STRIDED_TILED ? launcher->tiled
+                                 : args.plan.kernel == EW_STRIDED_ROWS ? launcher->rows
+                                                                       : launcher->gather;
     return ewi_launch_status(launch(&args));
 }
 

@@ -48,6 +48,7 @@ typedef struct {
     ew_launch_fn out_shifted;
     ew_launch_fn bulk;
     ew_strided_fn gather; /* strided: out walked in packs, each input loaded whole or by its offsets */
+    ew_strided_fn rows;   /* strided: out dense over one or two dimensions, inputs read along the row */
     ew_strided_fn tiled;  /* strided: an input transposed against out, through shared-memory tiles */
     ew_batched_fn batched; /* a list of flat calls in one launch */
     int block_table; /* the functor fills a table per block (the plan's EW_PLAN_BULK_TABLE) */

@@ -83,7 +83,9 @@ typedef enum {
 typedef enum {
     EW_STRIDED_FLAT = 0,   /* every operand contiguous alike: the flat call (ew_layout_is_flat) */
     EW_STRIDED_GATHER = 1, /* out walked in packs of its flat index; inputs as their access says */
-    EW_STRIDED_TILED = 2   /* an input transposed against out: tiles of dimensions 0 and tile_dim */
+    EW_STRIDED_TILED = 2,  /* an input transposed against out: tiles of dimensions 0 and tile_dim */
+    EW_STRIDED_ROWS = 3    /* out dense over at most two dimensions: packs of out; inputs whole, scalar or
+                              read along the row (a broadcast row or column) */
 } ew_strided_kernel_t;
 
 /* The strided plan: the coalesced layout, as the kernels index it, and the grid. */
@@ -96,9 +98,9 @@ typedef struct {
     int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
     int64_t carry[EW_LAYOUT_MAX_OPERANDS]; /* offset step from the end of a dimension-0 run to the next */
     ew_access_t access[EW_LAYOUT_MAX_OPERANDS];
-    int pack;      /* gather: elements per pack (the direct kernel's widest) */
-    int64_t head;  /* gather: elements before out's first whole pack (0 where out is indexed) */
-    int64_t packs; /* gather: whole packs from head; the rest, up to n, are the tail */
+    int pack;      /* gather, rows: elements per pack (the direct kernel's widest) */
+    int64_t head;  /* gather, rows: elements before out's first whole pack (0 where out is indexed) */
+    int64_t packs; /* gather, rows: whole packs from head; the rest, up to n, are the tail */
     int tile_dim;  /* tiled: the dimension tiled with dimension 0 */
     int64_t tiles; /* tiled: tiles in all */
     ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the tile index split by tiles along 0, tile_dim, others */

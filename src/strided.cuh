@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The strided kernels, over a coalesced layout and its plan (src/layout.h): the gather kernel walks
-// out's flat index in packs (whole aligned packs where out is dense) and reads each input as its access
-// says; the tiled kernel moves tiles of dimensions 0 and tile_dim through shared memory so that an
+// The strided kernels, over a coalesced layout and its plan (src/layout.h): the rows kernel takes out
+// dense over one or two dimensions in whole packs and reads each input whole, as a scalar or along the
+// row; the gather kernel walks out's flat index in packs (whole aligned packs where out is dense) and
+// reads each input as its access says; the tiled kernel moves tiles of dimensions 0 and tile_dim through shared memory so that an
 // input transposed against out is read along its own contiguous dimension. Offsets are 64-bit and
 // elements of each operand's own type; the functors are the flat calls'.
 #pragma once
@@ -168,6 +169,129 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     }
 }
 
+// One input's pack at out's flat index i = r * C + c (rows of C = plan.shape[0] elements; r = 0 over one
+// dimension), for an input neither packed nor a scalar: one vector access where the pack lies in the
+// row, contiguous and aligned; one load where the input is broadcast along the row; else element by
+// element, carried into the next row where the row ends.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &plan, int k, const T *p, int64_t c,
+                                                     int64_t r)
+{
+    Pack<T, P> in;
+    const int64_t row = plan.shape[0], step = plan.stride[k][0];
+    int64_t offset = c * step + (plan.ndim > 1 ? r * plan.stride[k][1] : 0);
+    if (c + P <= row) {
+        if (step == 1 && (reinterpret_cast<uintptr_t>(p + offset) & (sizeof(Pack<T, P>) - 1)) == 0)
+            return load_pack(reinterpret_cast<const Pack<T, P> *>(p + offset));
+        if (step == 0) {
+            const T value = p[offset];
+#pragma unroll
+            for (int e = 0; e < P; ++e)
+                in.v[e] = value;
+            return in;
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < P; ++e) {
+        in.v[e] = p[offset];
+        if (++c == row) {
+            c = 0;
+            offset += plan.carry[k];
+        } else {
+            offset += step;
+        }
+    }
+    return in;
+}
+
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &plan, int k, const T *p, int64_t i,
+                                                     int64_t c, int64_t r, T scalar)
+{
+    Pack<T, P> in{};
+    if constexpr (!std::is_same_v<T, NoInput>) {
+        if (plan.access[k] == EW_ACCESS_PACKED)
+            return load_pack(reinterpret_cast<const Pack<T, P> *>(p + i));
+        if (plan.access[k] != EW_ACCESS_SCALAR)
+            return load_along_row<T, P>(plan, k, p, c, r);
+#pragma unroll
+        for (int e = 0; e < P; ++e)
+            in.v[e] = scalar;
+    }
+    return in;
+}
+
+// The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole
+// pack go element by element in one extra block at the end of the grid; every other thread takes
+// Unroll packs of P elements at a time, loads each input's pack (load_row_input), applies the functor
+// and stores the pack whole.
+// Resident blocks the rows kernel asks of ptxas: 8 where every operand is 4 bytes (32 registers, full
+// occupancy: broadcasts of f32 +4 to +11 % over no bound), none (1) otherwise: 2-byte types' packs of 8
+// spilled under a bound of 6 or 8 and ran at half speed.
+template <typename F>
+inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
+                                              (std::is_same_v<typename F::In2, NoInput> ||
+                                               kStorageSize<typename F::In2> == 4)
+                                          ? 8
+                                          : 1;
+
+template <typename F, int P, int Unroll>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>)
+    rows_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
+                const typename F::In2 *__restrict__ b)
+{
+    using Out = typename F::Out;
+    using In1 = typename F::In1;
+    using In2 = typename F::In2;
+    follow_previous_grid();
+    const int64_t body_end = plan.head + plan.packs * P;
+    const int64_t edges = plan.head + (plan.n - body_end);
+    if (edges > 0 && blockIdx.x == gridDim.x - 1) {
+        for (int64_t j = threadIdx.x; j < edges; j += blockDim.x) {
+            const int64_t i = j < plan.head ? j : body_end + (j - plan.head);
+            Walker w{};
+            w.seek(plan, i);
+            out[i] = apply(f, a[w.off[1]], load(b, w.off[2]));
+        }
+        return;
+    }
+    const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t threads = static_cast<int64_t>(gridDim.x - (edges > 0)) * blockDim.x;
+    const bool along_rows = (plan.access[1] != EW_ACCESS_PACKED && plan.access[1] != EW_ACCESS_SCALAR) ||
+                            (!std::is_same_v<In2, NoInput> && plan.access[2] != EW_ACCESS_PACKED &&
+                             plan.access[2] != EW_ACCESS_SCALAR);
+    const In1 a_scalar = plan.access[1] == EW_ACCESS_SCALAR ? a[0] : In1{};
+    const In2 b_scalar = plan.access[2] == EW_ACCESS_SCALAR ? load(b, 0) : In2{};
+
+    for (int64_t first = thread; first < plan.packs; first += threads * Unroll) {
+        Pack<In1, P> a_in[Unroll];
+        Pack<In2, P> b_in[Unroll];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int64_t p = first + u * threads;
+            if (p >= plan.packs)
+                continue;
+            const int64_t i = plan.head + p * P;
+            int64_t r = 0, c = i;
+            if (along_rows) {
+                r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
+                c = i - r * plan.shape[0];
+            }
+            a_in[u] = load_row_input<In1, P>(plan, 1, a, i, c, r, a_scalar);
+            b_in[u] = load_row_input<In2, P>(plan, 2, b, i, c, r, b_scalar);
+        }
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int64_t p = first + u * threads;
+            if (p < plan.packs) {
+                Pack<Out, P> result;
+                apply_pack(f, result, a_in[u], b_in[u]);
+                store_pack(reinterpret_cast<Pack<Out, P> *>(out + plan.head + p * P), result);
+            }
+        }
+    }
+}
+
 // Shared memory for one tiled input: a tile with a column of padding, so that reading it across
 // (a column) touches EW_TILE different banks for 4-byte types.
 template <typename T> struct Tile {
@@ -278,6 +402,11 @@ template <auto Kernel, typename F> cudaError_t launch_strided(const ew_strided_a
 template <typename F, int P> cudaError_t launch_gather(const ew_strided_args_t *args)
 {
     return launch_strided<&gather_kernel<F, P, EW_GATHER_UNROLL>, F>(args);
+}
+
+template <typename F, int P> cudaError_t launch_rows(const ew_strided_args_t *args)
+{
+    return launch_strided<&rows_kernel<F, P, EW_GATHER_UNROLL>, F>(args);
 }
 
 template <typename F> cudaError_t launch_tiled(const ew_strided_args_t *args)

@@ -39,6 +39,7 @@ template <typename F, bool Supported> constexpr ew_launcher_t make_launcher()
             launcher.shifted = &launch<F, widest_pack, Window::Shifted>;
         launcher.bulk = &launch_bulk<F, widest_pack>;
         launcher.gather = &launch_gather<F, widest_pack>;
+        launcher.rows = &launch_rows<F, widest_pack>;
         launcher.tiled = &launch_tiled<F>;
         launcher.batched = &launch_batched<F, widest_pack>;
         launcher.block_table = kHasTable<F>;

@@ -250,11 +250,17 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
         assert_int_equal(plan.tiles, tiles);
         return 0;
     }
-    assert_int_equal(plan.kernel, EW_STRIDED_GATHER);
     int64_t dense_step = 1, dense = 1;
     for (int d = 0; d < l->ndim; ++d) {
         dense &= l->stride[0][d] == dense_step;
         dense_step *= l->shape[d];
+    }
+    /* out dense over one or two dimensions: the rows kernel, its edges in one block past the body's */
+    assert_int_equal(plan.kernel, dense && l->ndim <= 2 ? EW_STRIDED_ROWS : EW_STRIDED_GATHER);
+    if (plan.kernel == EW_STRIDED_ROWS) {
+        const int64_t per_block = (int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL;
+        const int64_t body = (plan.packs + per_block - 1) / per_block;
+        assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
     }
     assert_int_equal(plan.access[0], dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED);
     assert_int_equal(plan.head + plan.packs * plan.pack <= n, 1);
@@ -280,7 +286,7 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
         case EW_ACCESS_LINEAR: assert_true(dense && same); break;
         case EW_ACCESS_SCALAR: assert_true(zero); break;
         case EW_ACCESS_INDEXED: assert_false(zero); break;
-        default: fail_msg("input %d: access %d in a gather plan", k, plan.access[k]);
+        default: fail_msg("input %d: access %d in a gather or rows plan", k, plan.access[k]);
         }
     }
     return 0;
@@ -399,10 +405,11 @@ static void test_named_plans(void **state)
     assert_int_equal(p.kernel, EW_STRIDED_FLAT);
     assert_int_equal(l.n, 120);
 
-    /* [N,C] + [C]: gather, a packed, b indexed along the row */
+    /* [N,C] + [C]: rows, a packed, b indexed along the row */
     const int64_t nc[] = {1000, 768};
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 1}}, f32, &l);
-    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
+    assert_int_equal(p.blocks, 1000 * 768 / 4 / 512); /* no head, no tail: no edge block */
     assert_int_equal(l.ndim, 2);
     assert_int_equal(p.access[0], EW_ACCESS_PACKED);
     assert_int_equal(p.access[1], EW_ACCESS_PACKED);
@@ -411,14 +418,28 @@ static void test_named_plans(void **state)
 
     /* [N,C] + [N,1] in f16: b steps once a row */
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 0}}, f16, &l);
-    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
     assert_int_equal(l.stride[2][0], 0);
     assert_int_equal(l.stride[2][1], 1);
     assert_int_equal(p.pack, 8);
 
+    /* a tail past the last pack: one more block for the edges */
+    const int64_t short_rows[] = {999, 3};
+    p = plan_of(2, short_rows, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 1}}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
+    assert_int_equal(p.packs, 749);
+    assert_int_equal(p.blocks, 2 + 1);
+
+    /* [A,B,C] + [A,1,C]: out dense over three dimensions, the gather kernel */
+    const int64_t abc[] = {4, 5, 6};
+    p = plan_of(3, abc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){6, 0, 1}}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(l.ndim, 3);
+    assert_int_equal(p.access[2], EW_ACCESS_INDEXED);
+
     /* a scalar operand */
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 0}}, f32, &l);
-    assert_int_equal(p.kernel, EW_STRIDED_GATHER);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
     assert_int_equal(l.ndim, 1);
     assert_int_equal(p.access[2], EW_ACCESS_SCALAR);
 

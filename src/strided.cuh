@@ -221,20 +221,20 @@ __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &pl
     return in;
 }
 
-// The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole
-// pack go element by element in one extra block at the end of the grid; every other thread takes
-// Unroll packs of P elements at a time, loads each input's pack (load_row_input), applies the functor
-// and stores the pack whole.
 // Resident blocks the rows kernel asks of ptxas: 8 where every operand is 4 bytes (32 registers, full
-// occupancy: broadcasts of f32 +4 to +11 % over no bound), none (1) otherwise: 2-byte types' packs of 8
-// spilled under a bound of 6 or 8 and ran at half speed.
+// occupancy: f32 broadcasts +4 to +11 % over no bound); 0 otherwise, which leaves ptxas its own choice
+// (f16 add: 56 registers; a bound of 1 gave it 64, bounds of 6 or 8 spilled and ran at half speed).
 template <typename F>
 inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
                                               (std::is_same_v<typename F::In2, NoInput> ||
                                                kStorageSize<typename F::In2> == 4)
                                           ? 8
-                                          : 1;
+                                          : 0;
 
+// The rows kernel: out dense over at most two dimensions. The head and the tail past the last
+// whole pack go element by element in one extra block at the end of the grid; every other thread takes
+// Unroll packs of P elements at a time, loads each input's pack (load_row_input), applies the functor
+// and stores the pack whole.
 template <typename F, int P, int Unroll>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>)
     rows_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,

@@ -2,9 +2,9 @@
 // The strided kernels, over a coalesced layout and its plan (src/layout.h): the rows kernel takes out
 // dense over one or two dimensions in whole packs and reads each input whole, as a scalar or along the
 // row; the gather kernel walks out's flat index in packs (whole aligned packs where out is dense) and
-// reads each input as its access says; the tiled kernel moves tiles of dimensions 0 and tile_dim through shared memory so that an
-// input transposed against out is read along its own contiguous dimension. Offsets are 64-bit and
-// elements of each operand's own type; the functors are the flat calls'.
+// reads each input as its access says; the tiled kernel moves tiles of dimensions 0 and tile_dim through
+// shared memory so that an input transposed against out is read along its own contiguous dimension. Offsets
+// are 64-bit and elements of each operand's own type; the functors are the flat calls'.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +24,9 @@ __device__ __forceinline__ uint64_t divide(const ew_divider_t &d, uint64_t n)
 
 // The element offsets of every operand at one flat index, walked forward one element at a time.
 struct Walker {
-    int64_t inner;   // coordinate along dimension 0
-    int64_t second;  // along dimension 1
-    int64_t off[3];  // out's, then the inputs', in their own elements
+    int64_t inner;  // coordinate along dimension 0
+    int64_t second; // along dimension 1
+    int64_t off[3]; // out's, then the inputs', in their own elements
 
     __device__ __forceinline__ void seek(const ew_strided_plan_t &plan, int64_t index)
     {
@@ -37,7 +37,8 @@ struct Walker {
             if (d == plan.ndim)
                 break;
             const uint64_t next = divide(plan.divider[d], rest);
-            const int64_t coordinate = static_cast<int64_t>(rest - next * static_cast<uint64_t>(plan.shape[d]));
+            const int64_t coordinate =
+                static_cast<int64_t>(rest - next * static_cast<uint64_t>(plan.shape[d]));
             if (d == 0)
                 inner = coordinate;
             if (d == 1)
@@ -79,16 +80,42 @@ __device__ __forceinline__ T element(const T *p, ew_access_t access, int64_t i, 
         return access == EW_ACCESS_SCALAR ? scalar : p[access == EW_ACCESS_LINEAR ? i : offset];
 }
 
-// The gather kernel. out dense (access PACKED): the head aligns it, each thread takes Unroll packs of
-// P elements at a time, loads every input's pack (whole aligned packs, element by element, or once for a
-// broadcast scalar), applies the functor to the pack and stores it whole. out indexed: every element
+// The dense-out body of the gather and rows kernels: each thread takes Unroll packs of P elements at a
+// time from out's head on, has load(i, a_pack, b_pack) fetch the inputs of every one (the pack at flat
+// index i) before it computes any, then applies the functor to each and stores it whole.
+template <typename F, int P, int Unroll, typename Load>
+__device__ __forceinline__ void dense_packs(const F &f, const ew_strided_plan_t &plan, int64_t thread,
+                                            int64_t threads, typename F::Out *out, Load load)
+{
+    for (int64_t first = thread; first < plan.packs; first += threads * Unroll) {
+        Pack<typename F::In1, P> a_in[Unroll];
+        Pack<typename F::In2, P> b_in[Unroll];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int64_t p = first + u * threads;
+            if (p < plan.packs)
+                load(plan.head + p * P, a_in[u], b_in[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int64_t p = first + u * threads;
+            if (p < plan.packs) {
+                Pack<typename F::Out, P> result;
+                apply_pack(f, result, a_in[u], b_in[u]);
+                store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(out + plan.head + p * P), result);
+            }
+        }
+    }
+}
+
+// The gather kernel. out dense (access PACKED): the head aligns it, then dense_packs, every input's pack
+// loaded whole, element by element, or once for a broadcast scalar. out indexed: every element
 // at its walked offset. The head and the tail past the last whole pack go element by element first.
 template <typename F, int P, int Unroll>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     gather_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
                   const typename F::In2 *__restrict__ b)
 {
-    using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
     follow_previous_grid();
@@ -107,8 +134,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         out[w.off[0]] = apply(f, a[w.off[1]], load(b, w.off[2]));
     }
 
-    const bool walks = access_out == EW_ACCESS_INDEXED || access_a == EW_ACCESS_INDEXED ||
-                       access_b == EW_ACCESS_INDEXED;
+    const bool walks =
+        access_out == EW_ACCESS_INDEXED || access_a == EW_ACCESS_INDEXED || access_b == EW_ACCESS_INDEXED;
     if (access_out == EW_ACCESS_INDEXED) {
         for (int64_t p = thread; p < plan.packs; p += threads) {
             const int64_t i = plan.head + p * P;
@@ -125,20 +152,13 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
         return;
     }
 
-    for (int64_t first = thread; first < plan.packs; first += threads * Unroll) {
-        Pack<In1, P> a_in[Unroll];
-        Pack<In2, P> b_in[Unroll];
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-            const int64_t p = first + u * threads;
-            if (p >= plan.packs)
-                continue;
-            const int64_t i = plan.head + p * P;
+    dense_packs<F, P, Unroll>(
+        f, plan, thread, threads, out, [&](int64_t i, Pack<In1, P> &a_in, Pack<In2, P> &b_in) {
             if (access_a == EW_ACCESS_PACKED)
-                a_in[u] = load_pack(reinterpret_cast<const Pack<In1, P> *>(a + i));
+                a_in = load_pack(reinterpret_cast<const Pack<In1, P> *>(a + i));
             if constexpr (!std::is_same_v<In2, NoInput>)
                 if (access_b == EW_ACCESS_PACKED)
-                    b_in[u] = load_pack(reinterpret_cast<const Pack<In2, P> *>(b + i));
+                    b_in = load_pack(reinterpret_cast<const Pack<In2, P> *>(b + i));
             const bool elementwise = access_a != EW_ACCESS_PACKED ||
                                      (!std::is_same_v<In2, NoInput> && access_b != EW_ACCESS_PACKED);
             if (elementwise) {
@@ -148,25 +168,15 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 #pragma unroll
                 for (int k = 0; k < P; ++k) {
                     if (access_a != EW_ACCESS_PACKED)
-                        a_in[u].v[k] = element(a, access_a, i + k, w.off[1], a_scalar);
+                        a_in.v[k] = element(a, access_a, i + k, w.off[1], a_scalar);
                     if constexpr (!std::is_same_v<In2, NoInput>)
                         if (access_b != EW_ACCESS_PACKED)
-                            b_in[u].v[k] = element(b, access_b, i + k, w.off[2], b_scalar);
+                            b_in.v[k] = element(b, access_b, i + k, w.off[2], b_scalar);
                     if (walks && k + 1 < P)
                         w.step(plan, i + k + 1);
                 }
             }
-        }
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-            const int64_t p = first + u * threads;
-            if (p < plan.packs) {
-                Pack<Out, P> result;
-                apply_pack(f, result, a_in[u], b_in[u]);
-                store_pack(reinterpret_cast<Pack<Out, P> *>(out + plan.head + p * P), result);
-            }
-        }
-    }
+        });
 }
 
 // One input's pack at out's flat index i = r * C + c (rows of C = plan.shape[0] elements; r = 0 over one
@@ -174,8 +184,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 // row, contiguous and aligned; one load where the input is broadcast along the row; else element by
 // element, carried into the next row where the row ends.
 template <typename T, int P>
-__device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &plan, int k, const T *p, int64_t c,
-                                                     int64_t r)
+__device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &plan, int k, const T *p,
+                                                     int64_t c, int64_t r)
 {
     Pack<T, P> in;
     const int64_t row = plan.shape[0], step = plan.stride[k][0];
@@ -205,8 +215,8 @@ __device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &pl
 }
 
 template <typename T, int P>
-__device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &plan, int k, const T *p, int64_t i,
-                                                     int64_t c, int64_t r, T scalar)
+__device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &plan, int k, const T *p,
+                                                     int64_t i, int64_t c, int64_t r, T scalar)
 {
     Pack<T, P> in{};
     if constexpr (!std::is_same_v<T, NoInput>) {
@@ -225,22 +235,20 @@ __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &pl
 // occupancy: f32 broadcasts +4 to +11 % over no bound); 0 otherwise, which leaves ptxas its own choice
 // (f16 add: 56 registers; a bound of 1 gave it 64, bounds of 6 or 8 spilled and ran at half speed).
 template <typename F>
-inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
-                                              (std::is_same_v<typename F::In2, NoInput> ||
-                                               kStorageSize<typename F::In2> == 4)
-                                          ? 8
-                                          : 0;
+inline constexpr int
+    kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
+                             (std::is_same_v<typename F::In2, NoInput> || kStorageSize<typename F::In2> == 4)
+                         ? 8
+                         : 0;
 
-// The rows kernel: out dense over at most two dimensions. The head and the tail past the last
-// whole pack go element by element in one extra block at the end of the grid; every other thread takes
-// Unroll packs of P elements at a time, loads each input's pack (load_row_input), applies the functor
-// and stores the pack whole.
+// The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack
+// go element by element in one extra block at the end of the grid; the other blocks run dense_packs,
+// each input's pack loaded by load_row_input.
 template <typename F, int P, int Unroll>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>)
     rows_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
                 const typename F::In2 *__restrict__ b)
 {
-    using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
     follow_previous_grid();
@@ -263,33 +271,16 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>)
     const In1 a_scalar = plan.access[1] == EW_ACCESS_SCALAR ? a[0] : In1{};
     const In2 b_scalar = plan.access[2] == EW_ACCESS_SCALAR ? load(b, 0) : In2{};
 
-    for (int64_t first = thread; first < plan.packs; first += threads * Unroll) {
-        Pack<In1, P> a_in[Unroll];
-        Pack<In2, P> b_in[Unroll];
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-            const int64_t p = first + u * threads;
-            if (p >= plan.packs)
-                continue;
-            const int64_t i = plan.head + p * P;
+    dense_packs<F, P, Unroll>(
+        f, plan, thread, threads, out, [&](int64_t i, Pack<In1, P> &a_in, Pack<In2, P> &b_in) {
             int64_t r = 0, c = i;
             if (along_rows) {
                 r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
                 c = i - r * plan.shape[0];
             }
-            a_in[u] = load_row_input<In1, P>(plan, 1, a, i, c, r, a_scalar);
-            b_in[u] = load_row_input<In2, P>(plan, 2, b, i, c, r, b_scalar);
-        }
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-            const int64_t p = first + u * threads;
-            if (p < plan.packs) {
-                Pack<Out, P> result;
-                apply_pack(f, result, a_in[u], b_in[u]);
-                store_pack(reinterpret_cast<Pack<Out, P> *>(out + plan.head + p * P), result);
-            }
-        }
-    }
+            a_in = load_row_input<In1, P>(plan, 1, a, i, c, r, a_scalar);
+            b_in = load_row_input<In2, P>(plan, 2, b, i, c, r, b_scalar);
+        });
 }
 
 // Shared memory for one tiled input: a tile with a column of padding, so that reading it across
@@ -369,16 +360,16 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 #pragma unroll
         for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
             if (column < xs && r < ys) {
-                const In1 av = access_a == EW_ACCESS_TILED   ? Tile<In1>::at(tile_a, column, r)
-                               : access_a == EW_ACCESS_SCALAR ? a_scalar
-                                                              : a[corner[1] + column * plan.stride[1][0] +
-                                                                  r * plan.stride[1][t]];
+                const In1 av = access_a == EW_ACCESS_TILED ? Tile<In1>::at(tile_a, column, r)
+                               : access_a == EW_ACCESS_SCALAR
+                                   ? a_scalar
+                                   : a[corner[1] + column * plan.stride[1][0] + r * plan.stride[1][t]];
                 In2 bv{};
                 if constexpr (!std::is_same_v<In2, NoInput>)
-                    bv = access_b == EW_ACCESS_TILED   ? Tile<In2>::at(tile_b, column, r)
-                         : access_b == EW_ACCESS_SCALAR ? b_scalar
-                                                        : b[corner[2] + column * plan.stride[2][0] +
-                                                            r * plan.stride[2][t]];
+                    bv = access_b == EW_ACCESS_TILED ? Tile<In2>::at(tile_b, column, r)
+                         : access_b == EW_ACCESS_SCALAR
+                             ? b_scalar
+                             : b[corner[2] + column * plan.stride[2][0] + r * plan.stride[2][t]];
                 out[corner[0] + column * plan.stride[0][0] + r * plan.stride[0][t]] = apply(f, av, bv);
             }
         }

@@ -187,6 +187,13 @@ ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t 
     return integer_alpha(dtype, alpha, &params->alpha_integer);
 }
 
+ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
+                               const ew_launcher_t **launcher, ew_op_params_t *params)
+{
+    ew_status_t status = ewi_find(handle, entry, EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, launcher);
+    return status != EW_SUCCESS ? status : ewi_scale_add_params(dtype, alpha, params);
+}
+
 ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t n, void *out,
                          const void *a, const void *b, ew_stream_t stream)
 {

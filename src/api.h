@@ -34,6 +34,11 @@ ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int cou
 /* scale_add's parameters from alpha: integer dtypes take it as an exact integer in their range. */
 ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t *params);
 
+/* ewi_find for scale_add on dtype, then its parameters from alpha (checked even where nothing runs, as
+ * the flat call checks them at n == 0). */
+ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
+                               const ew_launcher_t **launcher, ew_op_params_t *params);
+
 /* A flat call of args->n > 0 elements: checks the operands, the device and (EW_CHECK_POINTERS) the
  * pointers, plans and launches. */
 ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,

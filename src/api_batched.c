@@ -279,13 +279,9 @@ ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double al
                                  ew_stream_t stream)
 {
     const ew_launcher_t *launcher;
-    ew_status_t status =
-        ewi_find(handle, "ew_scale_add_batched", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, &launcher);
-    if (status != EW_SUCCESS)
-        return status;
     ew_op_params_t params;
-    /* alpha is part of the op, so it is checked even for an empty list, as the flat call does at n == 0 */
-    if ((status = ewi_scale_add_params(dtype, alpha, &params)) != EW_SUCCESS)
+    ew_status_t status = ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &launcher, &params);
+    if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};

@@ -4,18 +4,33 @@
 // which the head made pack-aligned. Copies start at EW_PLAN_BULK_ALIGN-aligned addresses, so the
 // inputs' phases relative to out cost only a byte permute in shared memory, not a second global
 // load; the copy engine keeps a whole tile in flight without holding registers. Only GPUs of
-// cc >= 9.0 have the copies: below, the kernel is empty and the policy never plans it.
+// cc >= 9.0 have the copies: below, the kernel is empty and the policy never plans it. So it is where
+// the toolkit's CCCL lacks the cuda::ptx calls (CUDA 12.4: EW_HAS_BULK_COPY_CALLS is 0).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
+#include <cuda/version> // CCCL_VERSION
+
 #include "edges.cuh"
 #include "pack.cuh"
 #include "plan.h"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// cuda::ptx has cp_async_bulk, fence_proxy_async and mbarrier_init from CCCL 2.4.0 (CUDA 12.5) on;
+// CCCL 2.3 (CUDA 12.4) has only mbarrier_arrive_expect_tx and mbarrier_try_wait_parity. CMake made the
+// same verdict from the same headers (cmake/toolkit.cmake) for the host's policy (src/policy.c).
+#if CCCL_VERSION >= 2004000
+#define EW_CCCL_HAS_BULK_COPY_CALLS 1
+#else
+#define EW_CCCL_HAS_BULK_COPY_CALLS 0
+#endif
+#if !defined(EW_HAS_BULK_COPY_CALLS) || EW_HAS_BULK_COPY_CALLS != EW_CCCL_HAS_BULK_COPY_CALLS
+#error "EW_HAS_BULK_COPY_CALLS (cmake/toolkit.cmake) disagrees with the CCCL_VERSION of the headers compiled"
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && EW_HAS_BULK_COPY_CALLS
 #include <cuda/ptx>
 #define EW_HAS_BULK_COPY 1
 #else

@@ -10,7 +10,11 @@ void *ewi_driver_function(const char *name)
 {
     void *function = NULL;
     enum cudaDriverEntryPointQueryResult found;
+#if CUDART_VERSION >= 12050
     if (cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+#else /* CUDA 12.4: the functions as of the runtime's version, which for these are 12.0's */
+    if (cudaGetDriverEntryPoint(name, &function, cudaEnableDefault, &found) != cudaSuccess ||
+#endif
         found != cudaDriverEntryPointSuccess) {
         cudaGetLastError();
         return NULL;

@@ -231,14 +231,27 @@ __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &pl
     return in;
 }
 
-// Resident blocks the rows kernel asks of ptxas: 8 where every operand is 4 bytes (32 registers, full
-// occupancy: f32 broadcasts +4 to +11 % over no bound); 0 otherwise, which leaves ptxas its own choice
-// (f16 add: 56 registers; a bound of 1 gave it 64, bounds of 6 or 8 spilled and ran at half speed).
+// Threads an SM holds, by the architecture compiled for: 2,048 on sm_70, sm_72, sm_80, sm_90, sm_100
+// and sm_103, 1,024 on Turing, and 1,536 (no SM holds fewer but Turing's) on the others (sm_86, sm_87,
+// sm_89, sm_120, ...). A minimum of resident blocks beyond the SM's threads is an error of ptxas.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 700 || __CUDA_ARCH__ == 720 || __CUDA_ARCH__ == 800 || \
+                               __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
+inline constexpr int kSmThreads = 2048;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+inline constexpr int kSmThreads = 1024;
+#else
+inline constexpr int kSmThreads = 1536;
+#endif
+
+// Resident blocks the rows kernel asks of ptxas: a full SM where every operand is 4 bytes (on sm_90 8
+// blocks, 32 registers: f32 broadcasts +1 to +12 % over no bound); 0 otherwise, which leaves ptxas its
+// own choice (f16 add: 56 registers; a bound of 1 gave it 64, bounds of 6 or 8 spilled and ran at
+// half speed). Measured on sm_90 only; other architectures take the same rule.
 template <typename F>
 inline constexpr int
     kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
                              (std::is_same_v<typename F::In2, NoInput> || kStorageSize<typename F::In2> == 4)
-                         ? 8
+                         ? kSmThreads / EW_PLAN_BLOCK_THREADS
                          : 0;
 
 // The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack

@@ -359,13 +359,15 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
             plan.access[k] = EW_ACCESS_INDEXED;
         }
     }
-    plan.blocks = grid_blocks((int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL, plan.packs > 0 ? plan.packs : 1);
-    if (dense && l->ndim <= 2) {
-        /* the rows kernel: the head and the tail in one more block, the body's blocks each whole */
-        plan.kernel = EW_STRIDED_ROWS;
-        plan.blocks = plan.packs > 0 ? grid_blocks((int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL, plan.packs) : 0;
-        if (plan.packs * plan.pack < l->n && plan.blocks < INT32_MAX)
-            ++plan.blocks;
+    const int64_t packs_per_block = (int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL;
+    if (!dense || l->ndim > 2) {
+        plan.blocks = grid_blocks(packs_per_block, plan.packs > 0 ? plan.packs : 1);
+        return plan;
     }
+    /* out dense over one or two dimensions: the rows kernel, its head and tail in one block past the body's */
+    plan.kernel = EW_STRIDED_ROWS;
+    plan.blocks = plan.packs > 0 ? grid_blocks(packs_per_block, plan.packs) : 0;
+    if (plan.packs * plan.pack < l->n && plan.blocks < INT32_MAX)
+        ++plan.blocks;
     return plan;
 }

@@ -38,4 +38,6 @@ set_tests_properties(reliability_gpu.huge_add_u8 reliability_gpu.huge_cast_i8_f1
 set_tests_properties(reliability_gpu.sticky_errors PROPERTIES LABELS "gpu;faults")
 # twogpu: needs two GPUs and skips, visibly, on one (left out of compute-sanitizer, where a skip fails).
 set_tests_properties(reliability_gpu.two_gpus PROPERTIES LABELS "gpu;twogpu")
-set_tests_properties(reliability_gpu.no_hidden_costs PROPERTIES LABELS "gpu;costs")
+# RUN_SERIAL: the part compares the device's free memory around its calls; a test beside it
+# (ctest -j) would allocate in between.
+set_tests_properties(reliability_gpu.no_hidden_costs PROPERTIES LABELS "gpu;costs" RUN_SERIAL TRUE)

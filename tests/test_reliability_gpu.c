@@ -735,6 +735,8 @@ static void graph_reset(const graph_host_t *h, const graph_device_t *d)
     CUDA_OK(cudaMemset(d->out, POISON, GRAPH_N * 4));
     CUDA_OK(cudaMemset(d->half, POISON, GRAPH_N * 2));
     CUDA_OK(cudaMemset(d->relu, POISON, GRAPH_N * 2));
+    /* done before the non-blocking streams' work starts: they do not wait for the legacy stream */
+    CUDA_OK(cudaDeviceSynchronize());
 }
 
 /* Every buffer of the chain after `runs` runs, against the reference. */
@@ -908,6 +910,8 @@ static void *device_worker(void *argument)
         error = cudaMemcpy(d_inc, host_inc, bytes, cudaMemcpyHostToDevice);
     if (error == cudaSuccess)
         error = cudaMemset(d_half, POISON, bytes / 2);
+    if (error == cudaSuccess) /* the non-blocking stream does not wait for the legacy stream's poison */
+        error = cudaDeviceSynchronize();
     WORKER_CHECK(w, error == cudaSuccess, "device %d upload: %s", w->device, cudaGetErrorName(error));
     for (int k = 0; k < w->calls; ++k) {
         ew_status_t status = ew_binary(w->handle, EW_OP_ADD, EW_F32, TWO_GPU_N, d_acc, d_acc, d_inc, stream);

@@ -458,6 +458,8 @@ static void test_graph_capture(void **state)
         GU_CUDA(cudaMemcpy(a, ha, (size_t)n * sizeof *a, cudaMemcpyHostToDevice));
         GU_CUDA(cudaMemcpy(b, hb, (size_t)cols * sizeof *b, cudaMemcpyHostToDevice));
         GU_CUDA(cudaMemset(out, GU_POISON, (size_t)n * sizeof *out));
+        /* the uploads and the poison ran on the legacy stream, which a non-blocking one does not wait for */
+        GU_CUDA(cudaDeviceSynchronize());
         GU_CUDA(cudaGraphLaunch(exec, stream));
         GU_CUDA(cudaStreamSynchronize(stream));
         GU_CUDA(cudaMemcpy(got, out, (size_t)n * sizeof *out, cudaMemcpyDeviceToHost));

@@ -4,12 +4,16 @@
 // time (16-bit floats through the half2 / bfloat162 intrinsics, fp8 results through the fp8x2
 // conversions), one with kHasQuad four 1-byte elements of a 32-bit word at once (their results as a
 // word, or two words for 2-byte results); the kernel picks the form at compile time.
+// The scalar forms are the shared definitions of src/device/ew_ops.cuh (ew::add, ew::convert, ...),
+// which run-time compiled kernels compile too; the pair and word forms give the same bits each lane.
 #pragma once
+
+#include <cuda_fp8.h>
 
 #include <cstring>
 
-#include "convert.cuh"
 #include "params.h"
+#include "types.cuh"
 
 namespace ew {
 
@@ -51,46 +55,6 @@ template <typename T> __device__ __forceinline__ void narrow_pair(T *out, float2
         as_pair(out) = __float22bfloat162_rn(value);
 }
 
-// Integer arithmetic without UB: unsigned, and at least 32 bits so small types are not promoted to int.
-template <typename T> using Wrapping = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
-
-// A float's bits as an unsigned integer, and the bits of +infinity: magnitudes above it are NaN.
-template <typename T> struct FloatBits;
-template <> struct FloatBits<__half> {
-    using Type = uint16_t;
-    static constexpr Type kInfinity = 0x7C00;
-};
-template <> struct FloatBits<__nv_bfloat16> {
-    using Type = uint16_t;
-    static constexpr Type kInfinity = 0x7F80;
-};
-template <> struct FloatBits<float> {
-    using Type = uint32_t;
-    static constexpr Type kInfinity = 0x7F800000u;
-};
-template <> struct FloatBits<double> {
-    using Type = uint64_t;
-    static constexpr Type kInfinity = 0x7FF0000000000000ull;
-};
-
-// f64 results that are NaN: the first NaN operand, quieted, in the order given; else the hardware's
-// default NaN. Explicit because the hardware's pick between two NaN operands depends on the operand
-// order the compiler chose; the orders are PyTorch's (docs/semantics.md).
-__device__ __forceinline__ double quiet_nan(double x)
-{
-    return __longlong_as_double(__double_as_longlong(x) | 0x0008000000000000ll);
-}
-template <typename... Operands>
-__device__ __forceinline__ double propagate_nan(double result, Operands... operands)
-{
-    if (result == result)
-        return result;
-    double picked = result;
-    bool found = false;
-    ((!found && operands != operands ? (picked = quiet_nan(operands), found = true) : false), ...);
-    return picked;
-}
-
 // Four bools of a word, each 0 or 1: a byte is true when nonzero.
 __device__ __forceinline__ uint32_t bools_of(uint32_t bytes) { return __vcmpne4(bytes, 0u) & 0x01010101u; }
 
@@ -116,20 +80,7 @@ template <typename T> struct Add {
             return ((a & 0x7F7F7F7Fu) + (b & 0x7F7F7F7Fu)) ^ ((a ^ b) & 0x80808080u);
     }
 
-    __device__ __forceinline__ T operator()(T a, T b) const
-    {
-        if constexpr (kIsBool<T>)
-            return Bool8{static_cast<uint8_t>((a.bits | b.bits) != 0)};
-        else if constexpr (kIsInteger<T>)
-            return static_cast<T>(
-                static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) + static_cast<Wrapping<T>>(b)));
-        else if constexpr (kIsHalfLike<T>)
-            return narrow<T>(widen(a) + widen(b));
-        else if constexpr (std::is_same_v<T, double>)
-            return propagate_nan(a + b, a, b);
-        else
-            return a + b;
-    }
+    __device__ __forceinline__ T operator()(T a, T b) const { return ew::add(a, b); }
     // Same bits as the scalar form: one rounding of the exact sum.
     __device__ __forceinline__ void pair(T *out, const T *a, const T *b) const
     {
@@ -150,20 +101,7 @@ template <typename T> struct Mul {
         return bools_of(a) & bools_of(b);
     }
 
-    __device__ __forceinline__ T operator()(T a, T b) const
-    {
-        if constexpr (kIsBool<T>)
-            return Bool8{static_cast<uint8_t>(a.bits != 0 && b.bits != 0)};
-        else if constexpr (kIsInteger<T>)
-            return static_cast<T>(
-                static_cast<Wrapping<T>>(static_cast<Wrapping<T>>(a) * static_cast<Wrapping<T>>(b)));
-        else if constexpr (kIsHalfLike<T>)
-            return narrow<T>(widen(a) * widen(b));
-        else if constexpr (std::is_same_v<T, double>)
-            return propagate_nan(a * b, b, a);
-        else
-            return a * b;
-    }
+    __device__ __forceinline__ T operator()(T a, T b) const { return ew::mul(a, b); }
     __device__ __forceinline__ void pair(T *out, const T *a, const T *b) const
     {
         as_pair(out) = __hmul2(as_pair(a), as_pair(b));
@@ -187,25 +125,7 @@ template <typename T> struct Relu {
             return x & ~(((x & 0x80808080u) >> 7) * 0xFFu);
     }
 
-    __device__ __forceinline__ T operator()(T x) const
-    {
-        if constexpr (std::is_same_v<T, uint8_t>) {
-            return x;
-        } else if constexpr (kIsInteger<T>) {
-            return x > 0 ? x : T(0);
-        } else {
-            // On the bits, so a NaN passes with every bit unchanged and -0.0 becomes +0.0.
-            using Bits = typename FloatBits<T>::Type;
-            constexpr Bits sign = Bits(1) << (8 * sizeof(Bits) - 1);
-            Bits bits;
-            memcpy(&bits, &x, sizeof bits);
-            const bool keep =
-                !(bits & sign) || Bits(bits & ~sign) > FloatBits<T>::kInfinity; // positive or NaN
-            bits = keep ? bits : Bits(0);
-            memcpy(&x, &bits, sizeof bits);
-            return x;
-        }
-    }
+    __device__ __forceinline__ T operator()(T x) const { return ew::relu(x); }
     // Both lanes at once on the 32-bit word: keep a lane if its sign is clear or it is NaN.
     __device__ __forceinline__ void pair(T *out, const T *x) const
     {
@@ -216,20 +136,6 @@ template <typename T> struct Relu {
     }
 };
 
-// f64 keeps alpha in double, other floats round it to float once; integers and bool wrap.
-template <typename T, typename = void> struct AlphaOf {
-    using Type = float;
-};
-template <> struct AlphaOf<double> {
-    using Type = double;
-};
-template <> struct AlphaOf<Bool8> {
-    using Type = uint32_t;
-};
-template <typename T> struct AlphaOf<T, std::enable_if_t<std::is_integral_v<T>>> {
-    using Type = Wrapping<T>;
-};
-
 template <typename T> struct ScaleAdd {
     using Out = T;
     using In1 = T;
@@ -238,7 +144,7 @@ template <typename T> struct ScaleAdd {
     // form rounds once to float first); i16 two lanes of a word at once.
     static constexpr bool kHasPair = kIsHalfLike<T> || std::is_same_v<T, int16_t>;
     static constexpr bool kHasQuad = kIsBool<T>;
-    using Alpha = typename AlphaOf<T>::Type;
+    using Alpha = AlphaType<T>; // f64 keeps alpha in double, other floats round it to float once; integers wrap
     Alpha alpha;
 
     static ScaleAdd make(const ew_op_params_t &params)
@@ -272,19 +178,7 @@ template <typename T> struct ScaleAdd {
         }
     }
 
-    __device__ __forceinline__ T operator()(T a, T b) const
-    {
-        if constexpr (kIsBool<T>)
-            return Bool8{static_cast<uint8_t>(b.bits != 0 || (alpha != 0 && a.bits != 0))};
-        else if constexpr (kIsInteger<T>)
-            return static_cast<T>(static_cast<Alpha>(alpha * static_cast<Alpha>(a) + static_cast<Alpha>(b)));
-        else if constexpr (kIsHalfLike<T>)
-            return narrow<T>(__fmaf_rn(alpha, widen(a), widen(b)));
-        else if constexpr (std::is_same_v<T, float>)
-            return __fmaf_rn(alpha, a, b);
-        else
-            return propagate_nan(__fma_rn(alpha, a, b), b, a, alpha);
-    }
+    __device__ __forceinline__ T operator()(T a, T b) const { return ew::scale_add_by<T>(alpha, a, b); }
 };
 
 // 0xFF in each byte of x whose magnitude (low 7 bits) is `first` or more, 0 in the others; no carry

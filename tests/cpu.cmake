@@ -12,9 +12,16 @@ ew_add_test(test_catalogue SOURCES test_catalogue.c LIBS ${EW_CPU_TEST_LIBS})
 ew_add_test(test_batched SOURCES test_batched.c LIBS ${EW_CPU_TEST_LIBS})
 set_target_properties(test_batched PROPERTIES LINKER_LANGUAGE CXX)
 ew_add_test(test_layout SOURCES test_layout.c LIBS ${EW_CPU_TEST_LIBS})
+# Run-time compiled kernels through NVRTC, for sm_90, no GPU needed: skipped (77) where NVRTC cannot
+# be loaded. The second run points EW_NVRTC_LIBRARY at a missing file and checks the refusal.
+ew_add_test(test_nvrtc SOURCES test_nvrtc.c LIBS ${EW_CPU_TEST_LIBS})
+target_compile_definitions(test_nvrtc PRIVATE EW_DEVICE_HEADER_PATH="${PROJECT_SOURCE_DIR}/src/device/ew_ops.cuh")
+set_tests_properties(test_nvrtc PROPERTIES SKIP_RETURN_CODE 77)
+add_test(NAME test_nvrtc_missing COMMAND test_nvrtc missing)
+set_tests_properties(test_nvrtc_missing PROPERTIES LABELS cpu)
 target_compile_definitions(test_catalogue PRIVATE EW_PUBLIC_HEADER="${EW_GENERATED_INCLUDE_DIR}/elementwise.h")
 # The objects hold C++ (the table) and CUDA host code: link with the C++ driver.
-set_target_properties(test_api test_dispatch test_plan test_catalogue test_layout PROPERTIES LINKER_LANGUAGE CXX)
+set_target_properties(test_api test_dispatch test_plan test_catalogue test_layout test_nvrtc PROPERTIES LINKER_LANGUAGE CXX)
 
 # ew_handle_create on a driver older than the runtime: a stub libcuda.so.1 (the test's own source)
 # first on the loader's path, where the static runtime's dlopen finds it before any real driver.

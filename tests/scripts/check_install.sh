@@ -87,6 +87,7 @@ $deps"; fi
 }
 consumer_line='^consumer: one f32 add of [0-9]+ elements on the GPU: correct$'
 example_line='^all [0-9]+ elements of add, relu, scale_add and cast f32->f16 match the host$'
+kernel_example_line='^all [0-9]+ elements of the kernel match scale_add, relu and cast f32->f16 bit for bit$'
 
 for mode in "$@"; do
     case $mode in
@@ -156,9 +157,11 @@ for mode in "$@"; do
         examples_env make -C "$work/examples/c" --no-print-directory CC="$cc" CUDA_HOME="$cuda_home" \
             >"$work/examples-c.log" 2>&1 || { cat "$work/examples-c.log"; fail "building examples/c"; }
         run examples_env "$work/examples/c/elementwise_example" "$example_line"
+        run examples_env "$work/examples/c/kernel_example" "$kernel_example_line"
         say "examples/cmake with find_package"
         cmake_consumer examples_env "$work/examples/cmake" "$work/examples-build" -DCUDAToolkit_ROOT="$cuda_home"
         run examples_env "$work/examples-build/elementwise_example" "$example_line"
+        run examples_env "$work/examples-build/kernel_example" "$kernel_example_line"
         ;;
     *)
         fail "unknown mode $mode (tree, pkgconfig, find_package, examples)"

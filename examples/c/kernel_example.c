@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libelementwise from C: a user-defined kernel, out = f16(relu(p0·a + b)) in one pass, checked bit for
+ * bit against the same chain of three catalogue calls (scale-add, relu, cast f32 -> f16).
+ *
+ * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)
+ * Run:   ./kernel_example
+ * Without a GPU, or without NVRTC (needed to compile the kernel; the catalogue never needs it), it
+ * says so and exits 0. The CUDA runtime is only needed here for cudaMalloc and the copies;
+ * libelementwise itself carries its own. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#include <elementwise.h>
+
+/* An odd size, so the last elements fall outside whole vector packs. */
+enum { N = 1000003, SPECIAL = 8 };
+
+/* The kernel's body: in0 and in1 are floats (the inputs' dtypes), p0 the double parameter. ew::scale_add,
+ * ew::relu and ew::cast are the catalogue's own functions, so the result has the bits of the three calls. */
+static const char SOURCE[] = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));";
+
+#define CHECK_EW(call)                                                                                   \
+    do {                                                                                                 \
+        ew_status_t status_ = (call);                                                                    \
+        if (status_ != EW_SUCCESS) {                                                                     \
+            fprintf(stderr, "%s failed: %s: %s\n", #call, ew_status_string(status_),                      \
+                    ew_get_last_error_message());                                                        \
+            exit(1);                                                                                     \
+        }                                                                                                \
+    } while (0)
+
+#define CHECK_CUDA(call)                                                                                 \
+    do {                                                                                                 \
+        cudaError_t error_ = (call);                                                                     \
+        if (error_ != cudaSuccess) {                                                                     \
+            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(error_));                         \
+            exit(1);                                                                                     \
+        }                                                                                                \
+    } while (0)
+
+/* Random floats in ±[0.25, 4): a small xorshift so every run checks the same numbers. */
+static float random_value(uint32_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    float magnitude = 0.25f + (float)(*state >> 8) * (3.75f / 16777216.0f);
+    return (*state & 1u) ? -magnitude : magnitude;
+}
+
+/* IEEE binary16 bits -> float, exactly, for printing. */
+static float half_to_float(uint16_t bits)
+{
+    int exponent = (bits >> 10) & 0x1F, mantissa = bits & 0x3FF;
+    float value;
+    if (exponent == 0x1F)
+        value = mantissa ? NAN : INFINITY;
+    else if (exponent == 0)
+        value = ldexpf((float)mantissa, -24);
+    else
+        value = ldexpf((float)(0x400 | mantissa), exponent - 25);
+    return (bits & 0x8000) ? -value : value;
+}
+
+int main(void)
+{
+    printf("libelementwise %u (header %d)\n", ew_get_version(), EW_VERSION);
+
+    ew_handle_t handle;
+    ew_status_t status = ew_handle_create(0, &handle);
+    if (status == EW_ERROR_NO_DEVICE) {
+        printf("no GPU: %s; nothing to run.\n", ew_get_last_error_message());
+        return 0;
+    }
+    CHECK_EW(status);
+
+    /* Compile the kernel for the handle's GPU, or find it in the caches: f32, f32 -> f16, one parameter.
+     * A source that does not compile returns EW_ERROR_INVALID_VALUE with the compiler's first lines in
+     * the message; no NVRTC returns EW_ERROR_NOT_SUPPORTED, saying where it looked. */
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    ew_kernel_t kernel;
+    status = ew_kernel_create(handle, SOURCE, EW_F16, 2, in_dtypes, 1, &kernel);
+    if (status == EW_ERROR_NOT_SUPPORTED) {
+        printf("no NVRTC, so no user-defined kernels here: %s\n", ew_get_last_error_message());
+        CHECK_EW(ew_handle_destroy(handle));
+        return 0;
+    }
+    if (status != EW_SUCCESS) {
+        fprintf(stderr, "ew_kernel_create failed: %s: %s\n", ew_status_string(status), ew_get_last_error_message());
+        ew_handle_destroy(handle);
+        return 1;
+    }
+
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint16_t *fused = malloc(N * sizeof *fused), *chain = malloc(N * sizeof *chain);
+    if (!a || !b || !fused || !chain) {
+        fprintf(stderr, "out of host memory\n");
+        return 1;
+    }
+    uint32_t state = 2463534242u;
+    for (int i = 0; i < N; ++i) {
+        a[i] = random_value(&state);
+        b[i] = random_value(&state);
+    }
+    /* A few values whose bits are easy to get wrong: signed zeros, infinities, NaN, an overflow to
+     * f16 infinity and a result in f16's subnormal range. */
+    const float special_a[SPECIAL] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 40000.0f, 1e-6f, 1.0f};
+    const float special_b[SPECIAL] = {-0.0f, -0.0f, 1.0f, 1.0f, 1.0f, 10000.0f, 0.0f, -1.5f};
+    memcpy(a, special_a, sizeof special_a);
+    memcpy(b, special_b, sizeof special_b);
+
+    float *d_a, *d_b, *d_scaled, *d_relu;
+    uint16_t *d_fused, *d_chain;
+    CHECK_CUDA(cudaMalloc((void **)&d_a, N * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_b, N * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_scaled, N * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_relu, N * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_fused, N * sizeof(uint16_t)));
+    CHECK_CUDA(cudaMalloc((void **)&d_chain, N * sizeof(uint16_t)));
+    cudaStream_t stream;
+    CHECK_CUDA(cudaStreamCreate(&stream));
+    CHECK_CUDA(cudaMemcpyAsync(d_a, a, N * sizeof(float), cudaMemcpyHostToDevice, stream));
+    CHECK_CUDA(cudaMemcpyAsync(d_b, b, N * sizeof(float), cudaMemcpyHostToDevice, stream));
+
+    /* The kernel: reads a and b once and writes the f16 output once. */
+    const double alpha = 1.5;
+    const double params[1] = {alpha};
+    const void *const inputs[2] = {d_a, d_b};
+    CHECK_EW(ew_kernel_launch(kernel, N, d_fused, inputs, params, stream));
+
+    /* The same chain as three catalogue calls, through two f32 temporaries. */
+    CHECK_EW(ew_scale_add(handle, EW_F32, alpha, N, d_scaled, d_a, d_b, stream));
+    CHECK_EW(ew_unary(handle, EW_OP_RELU, EW_F32, N, d_relu, d_scaled, stream));
+    CHECK_EW(ew_cast(handle, EW_F16, EW_F32, N, d_chain, d_relu, stream));
+
+    CHECK_CUDA(cudaMemcpyAsync(fused, d_fused, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaMemcpyAsync(chain, d_chain, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+
+    /* Every element, bit for bit. */
+    long wrong = 0;
+    for (int i = 0; i < N; ++i) {
+        if (fused[i] != chain[i] && wrong++ < 5)
+            fprintf(stderr, "mismatch at %d: a=%g b=%g kernel=0x%04x catalogue=0x%04x\n", i, a[i], b[i], fused[i],
+                    chain[i]);
+        if (i < SPECIAL || i == N - 1)
+            printf("[%7d] a=%+g b=%+g  f16(relu(%.1f*a+b))=%+g (0x%04x)\n", i, a[i], b[i], alpha,
+                   half_to_float(fused[i]), fused[i]);
+    }
+
+    CHECK_CUDA(cudaStreamDestroy(stream));
+    cudaFree(d_a), cudaFree(d_b), cudaFree(d_scaled), cudaFree(d_relu), cudaFree(d_fused), cudaFree(d_chain);
+    free(a), free(b), free(fused), free(chain);
+    CHECK_EW(ew_kernel_destroy(kernel)); /* before its handle */
+    CHECK_EW(ew_handle_destroy(handle));
+
+    if (wrong) {
+        printf("FAILED: %ld of %d elements of the kernel differ from the catalogue calls\n", wrong, N);
+        return 1;
+    }
+    printf("all %d elements of the kernel match scale_add, relu and cast f32->f16 bit for bit\n", N);
+    return 0;
+}

@@ -22,6 +22,13 @@ with the input's own framework (PyTorch, CuPy, Numba) and return it. Strided vie
 inputs go through the library's strided calls: nothing is ever copied. The exact semantics of each
 op (rounding, NaN, wrap-around) are those of docs/semantics.md.
 
+:class:`Kernel` compiles an elementwise body of your own at run time (with NVRTC, for the current
+GPU) and runs it on the same machinery, one pass over memory for a whole chain::
+
+    k = ew.Kernel("return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));",
+                  out_dtype="f16", in_dtypes=("f32", "f32"), n_params=1)
+    y = k(None, a, b, params=(1.5,))     # y = f16(relu(1.5 * a + b)), bit for bit the chain of calls
+
 The library is found through, in order: the ``ELEMENTWISE_LIBRARY`` environment variable (a path
 to ``libelementwise.so.1``), the copy next to this file (what ``pip install`` puts there),
 ``ctypes.util.find_library("elementwise")`` (an installed system package), and finally the dynamic
@@ -46,6 +53,7 @@ __all__ = [
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
     "unary_batched", "binary_batched",
     "default_handle", "is_supported", "dtype_name", "dtype_size", "library_version", "library_path",
+    "Kernel",
 ]
 
 _ABI_MAJOR = 1
@@ -1104,3 +1112,224 @@ def scale_add_batched(outs: Optional[Sequence[Array]], alpha: float, as_: Sequen
                       handle: Optional[Handle] = None) -> List[Array]:
     """outs[i] = alpha * as_[i] + bs[i] in one launch. See Handle.scale_add_batched."""
     return _handle_for(handle, outs, as_).scale_add_batched(outs, alpha, as_, bs, dtype=dtype, stream=stream)
+
+
+# ---- user-defined kernels (libelementwise 1.2) ----
+
+# Bound on first use, not at import: the package must still import against a library without them.
+_KERNEL_SIGNATURES = {
+    "ew_kernel_create": (_c_int, [_c_handle, ctypes.c_char_p, _c_int, _c_int, ctypes.POINTER(_c_int), _c_int,
+                                  ctypes.POINTER(_c_ptr)]),
+    "ew_kernel_launch": (_c_int, [_c_ptr, _c_i64, _c_ptr, _c_ptrs, ctypes.POINTER(_c_double), _c_ptr]),
+    "ew_kernel_destroy": (_c_int, [_c_ptr]),
+}
+
+
+def _kernel_function(name: str) -> Any:
+    """An ew_kernel_* function of the loaded library, its signature set; NotImplementedError when the
+    library predates user-defined kernels."""
+    try:
+        function = getattr(_lib, name)
+    except AttributeError:
+        raise NotImplementedError("%s (version %d.%d.%d) has no %s; user-defined kernels (Kernel) need "
+                                  "libelementwise 1.2 or later" % ((library_path,) + library_version() + (name,))
+                                  ) from None
+    if getattr(function, "argtypes", None) is None:  # CDLL keeps one function object per name
+        function.restype, function.argtypes = _KERNEL_SIGNATURES[name]
+    return function
+
+
+_cuda_driver = None
+
+
+def _current_device() -> int:
+    """The calling thread's current CUDA device as the library sees it (cudaGetDevice): the device of
+    the current context, else 0, the runtime's default. 0 as well without a driver."""
+    global _cuda_driver
+    if _cuda_driver is None:
+        try:
+            _cuda_driver = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            _cuda_driver = False
+    if not _cuda_driver:
+        return 0
+    device = ctypes.c_int()
+    # Fails (not initialized, no current context) exactly when the runtime would choose device 0.
+    if _cuda_driver.cuCtxGetDevice(ctypes.byref(device)) != 0:
+        return 0
+    return device.value
+
+
+class Kernel:
+    """A user-defined elementwise kernel (ew_kernel_t): ``out[i] = body(in0[i], ..., p0, ...)``.
+
+    ``source`` is the body of a device function: the inputs are ``in0`` ... ``in{n-1}`` of their
+    dtypes' device types (``float``, ``__half``, ``__nv_bfloat16``, ``int8_t``, ...), the parameters
+    ``double p0`` ... ``p{n_params-1}``; it returns any of those types, converted to ``out_dtype`` as
+    :func:`cast` converts. ``ew::add``, ``ew::mul``, ``ew::relu``, ``ew::scale_add(alpha, a, b)`` and
+    ``ew::cast<T>(x)`` are the catalogue's own functions, so a chain of them gives the same bits as the
+    same chain of calls. The source is code run with your rights: pass only trusted text.
+
+    It is compiled when created (NVRTC, found at run time; compiled kernels are cached in memory and
+    on disk) for the device of ``handle``, by default the default handle of the current device, and
+    it runs on that device only. Compile errors raise :class:`ElementwiseError` with the compiler's
+    first lines. 1 to 4 inputs, 0 to 8 parameters (the library checks). Close it (or use ``with``)
+    before closing its handle.
+
+    Calls take ``out`` first, then the inputs: ``k(out, a, b, params=(1.5,))``. Operands are, for
+    now, contiguous arrays with one number of elements (no strides, no broadcasting).
+    """
+
+    def __init__(self, source: Union[str, bytes], out_dtype: DTypeLike, in_dtypes: Any, n_params: int = 0, *,
+                 handle: Optional[Handle] = None) -> None:
+        self._raw: Optional[ctypes.c_void_p] = None
+        self._owned = False
+        create = _kernel_function("ew_kernel_create")
+        if isinstance(source, str):
+            encoded = source.encode("utf-8")
+        elif isinstance(source, bytes):
+            encoded, source = source, source.decode("utf-8", "replace")
+        else:
+            raise TypeError("source: the kernel's body as a str, not %s" % type(source).__name__)
+        if b"\0" in encoded:
+            raise ValueError("source: contains a NUL character, where C would end it")
+        if isinstance(in_dtypes, (str, bytes, int)) or not hasattr(in_dtypes, "__iter__"):
+            in_dtypes = (in_dtypes,)  # one dtype, not a sequence of them
+        self._source = source
+        self._out_dtype = _as_dtype(out_dtype)
+        self._in_dtypes = tuple(_as_dtype(dtype) for dtype in in_dtypes)
+        self._n_params = int(n_params)
+        # The library requires the handle's device to be current when compiling: by default, the
+        # current device's default handle.
+        self._handle = default_handle(_current_device()) if handle is None else handle
+        raw = _c_ptr()
+        count = len(self._in_dtypes)
+        status = create(self._handle._live(), encoded, int(self._out_dtype), count,
+                        (_c_int * count)(*[int(dtype) for dtype in self._in_dtypes]), self._n_params,
+                        ctypes.byref(raw))
+        _check(status, "ew_kernel_create")
+        self._raw, self._owned = raw, True
+
+    @classmethod
+    def _from_raw(cls, raw: Optional[int], out_dtype: DTypeLike, in_dtypes: Sequence[DTypeLike], n_params: int = 0,
+                  handle: Optional[Handle] = None, source: str = "") -> "Kernel":
+        # For tests: wrap a raw ew_kernel_t without compiling (NULL reaches the library's
+        # INVALID_HANDLE path with no GPU). close() forgets it without destroying it.
+        kernel = cls.__new__(cls)
+        kernel._raw, kernel._owned = _c_ptr(raw), False
+        kernel._source, kernel._out_dtype = source, _as_dtype(out_dtype)
+        kernel._in_dtypes = tuple(_as_dtype(dtype) for dtype in in_dtypes)
+        kernel._n_params = int(n_params)
+        kernel._handle = handle if handle is not None else Handle._from_raw(None)
+        return kernel
+
+    @property
+    def source(self) -> str:
+        """The body it was compiled from."""
+        return self._source
+
+    @property
+    def out_dtype(self) -> DType:
+        """The output's dtype."""
+        return self._out_dtype
+
+    @property
+    def in_dtypes(self) -> Tuple[DType, ...]:
+        """The inputs' dtypes, in0 first."""
+        return self._in_dtypes
+
+    @property
+    def n_inputs(self) -> int:
+        """How many inputs a call takes."""
+        return len(self._in_dtypes)
+
+    @property
+    def n_params(self) -> int:
+        """How many parameters (p0 ...) a call takes."""
+        return self._n_params
+
+    @property
+    def handle(self) -> Handle:
+        """The handle it was compiled for; it runs on that handle's device."""
+        return self._handle
+
+    def _live(self) -> ctypes.c_void_p:
+        if self._raw is None:
+            raise ValueError("the kernel is closed")
+        return self._raw
+
+    def _check_operand(self, operand: _Operand, expected: DType, count: int) -> None:
+        if operand.dtype != expected:
+            raise ValueError("%s is %s but the kernel %s %s" % (
+                operand.what, operand.dtype.name, "makes" if operand.what == "out" else "takes", expected.name))
+        if not _is_contiguous(operand):
+            raise ValueError("%s is not contiguous (shape %s, strides %s in elements): strided and broadcast "
+                             "operands are not supported by kernels yet; pass contiguous arrays"
+                             % (operand.what, operand.shape, operand.strides))
+        if operand.count != count:
+            raise ValueError("%s has %d elements (shape %s) but in0 has %d: strided and broadcast operands are "
+                             "not supported by kernels yet; pass arrays of one size"
+                             % (operand.what, operand.count, operand.shape, count))
+
+    def __call__(self, out: Optional[Array], *inputs: Array, params: Sequence[float] = (),
+                 stream: StreamLike = None) -> Array:
+        """out[i] = body(inputs[0][i], ..., params) for every element, queued on the stream (resolved
+        as for the other calls: stream=, else the arrays' own). out None: allocated like the first
+        input, of dtype out_dtype. Returns out."""
+        if len(inputs) != self.n_inputs:
+            raise TypeError("the kernel takes %d inputs, %d given" % (self.n_inputs, len(inputs)))
+        params = tuple(float(value) for value in params)
+        if len(params) != self._n_params:
+            raise TypeError("the kernel takes %d params, %d given" % (self._n_params, len(params)))
+        raw = self._live()
+        launch = _kernel_function("ew_kernel_launch")
+        operands = [_Operand(obj, "in%d" % i) for i, obj in enumerate(inputs)]
+        if out is None:
+            # A DLPack input's shape is known once it is read, on the stream the call then keeps.
+            stream = _prepare(stream, operands)
+            count = operands[0].count
+            for operand, expected in zip(operands, self._in_dtypes):
+                self._check_operand(operand, expected, count)
+            out = _allocate(operands[0].obj, operands[0].shape, self._out_dtype)
+        out_ = _Operand(out, "out", writable=True)
+        chosen = _prepare(stream, [out_] + operands)
+        count = operands[0].count
+        for operand, expected in zip(operands, self._in_dtypes):
+            self._check_operand(operand, expected, count)
+        self._check_operand(out_, self._out_dtype, count)
+        # n = 0 is still a call, as for the flat ops: the library checks the kernel and takes NULLs.
+        pointers = (_c_ptr * len(operands))(*[operand.pointer for operand in operands])
+        values = (_c_double * len(params))(*params) if params else None
+        _check(launch(raw, count, out_.pointer, pointers, values, chosen), "ew_kernel_launch")
+        return out
+
+    def close(self) -> None:
+        """Destroy the kernel (launches already queued complete). Idempotent. A kernel whose handle
+        was closed first is only forgotten: the library destroys kernels before their handle."""
+        raw, self._raw = getattr(self, "_raw", None), None
+        if raw is None or not getattr(self, "_owned", False) or _lib is None:
+            return
+        if self._handle._raw is None:
+            return
+        _check(_kernel_function("ew_kernel_destroy")(raw), "ew_kernel_destroy")
+
+    def __enter__(self) -> "Kernel":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing sensible to do
+            pass
+
+    def __repr__(self) -> str:
+        text = " ".join(self._source.split())
+        if len(text) > 48:
+            text = text[:45] + "..."
+        inputs = ", ".join(dtype.name.lower() for dtype in self._in_dtypes)
+        return "<elementwise.Kernel (%s; %d param%s) -> %s, device %d%s: %r>" % (
+            inputs, self._n_params, "" if self._n_params == 1 else "s", self._out_dtype.name.lower(),
+            self._handle.device, " closed" if self._raw is None else "", text)

@@ -749,3 +749,223 @@ def test_a_failing_batched_call_raises_with_its_name(recorded):
     with pytest.raises(ew.ElementwiseError) as caught:
         ew.Handle._from_raw(None).add_batched([FakeArray()], [FakeArray()], [FakeArray()])
     assert caught.value.function == "ew_binary_batched" and caught.value.status == ew.Status.INVALID_VALUE
+
+
+# ---- user-defined kernels: Kernel ----
+
+def needs_kernel_symbols():
+    """Skip visibly where the loaded library predates ew_kernel_* (libelementwise 1.2)."""
+    if not hasattr(ew._lib, "ew_kernel_create"):
+        pytest.skip("%s (version %d.%d.%d) has no ew_kernel_create" % ((ew.library_path,) + ew.library_version()))
+
+
+def test_kernel_is_exported_and_documented():
+    assert "Kernel" in ew.__all__ and "Kernel" in ew.__doc__
+    for member in (ew.Kernel, ew.Kernel.__call__, ew.Kernel.close):
+        assert member.__doc__ and member.__doc__.strip()
+
+
+def test_kernel_functions_are_bound_on_first_use_not_at_import(monkeypatch):
+    # This very import may have loaded a library without them; a library lacking them makes Kernel say so.
+    monkeypatch.setattr(ew, "_lib", types.SimpleNamespace(ew_get_version=lambda: 10100))
+    with pytest.raises(NotImplementedError, match=r"has no ew_kernel_create.*1\.2 or later"):
+        ew.Kernel("return in0;", "f32", ["f32"])
+    with pytest.raises(NotImplementedError, match="ew_kernel_launch"):
+        ew.Kernel._from_raw(0x1, "f32", ["f32"])(FakeArray(), FakeArray(pointer=0x20000))
+
+
+def test_creating_a_kernel_without_a_gpu_raises_an_elementwise_error():
+    needs_kernel_symbols()
+    assert ew._current_device() >= 0
+    try:
+        kernel = ew.Kernel("return in0;", "f32", ["f32"])
+    except ew.ElementwiseError as error:
+        assert error.status in (ew.Status.NO_DEVICE, ew.Status.CUDA, ew.Status.DEVICE_MISMATCH)
+        assert error.message
+    else:
+        kernel.close()
+        pytest.skip("a GPU is present, so the no-device path cannot be reached")
+
+
+def test_a_null_handle_or_kernel_is_refused_by_the_library():
+    needs_kernel_symbols()
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.Kernel("return in0;", "f32", ["f32"], handle=ew.Handle._from_raw(None))
+    assert caught.value.status == ew.Status.INVALID_HANDLE and caught.value.function == "ew_kernel_create"
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.Kernel._from_raw(None, "f32", ["f32"])(FakeArray(), FakeArray(pointer=0x20000))
+    assert caught.value.status == ew.Status.INVALID_HANDLE and caught.value.function == "ew_kernel_launch"
+    assert caught.value.message == ew._last_error_message()
+    assert ew._kernel_function("ew_kernel_destroy")(None) == ew.Status.SUCCESS
+
+
+KERNEL = 0xC0DE
+
+
+class FakeCreate(Recorder):
+    """ew_kernel_create: records, and on success writes KERNEL through its last argument."""
+
+    def __call__(self, *args):
+        status = super().__call__(*args)
+        if status == 0:
+            args[-1]._obj.value = KERNEL  # ctypes.byref(raw): the c_void_p it points to
+        return status
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    recorders = {"ew_kernel_create": FakeCreate(), "ew_kernel_launch": Recorder(),
+                 "ew_kernel_destroy": Recorder()}
+    for name, recorder in recorders.items():
+        # raising=False: a library from before 1.2 has none of them to replace.
+        monkeypatch.setattr(ew._lib, name, recorder, raising=False)
+    return recorders
+
+
+def make_kernel(out_dtype="f32", in_dtypes=("f32", "f32"), n_params=0, source="return ew::add(in0, in1);"):
+    return ew.Kernel(source, out_dtype, in_dtypes, n_params, handle=ew.Handle._from_raw(None))
+
+
+def test_kernel_creation_passes_the_c_api_its_arguments(kernel_calls):
+    source = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
+    kernel = ew.Kernel(source, out_dtype=TorchLikeDtype("float16"), in_dtypes=("float32", ew.DType.F32),
+                       n_params=1, handle=ew.Handle._from_raw(None, device=2))
+    args = kernel_calls["ew_kernel_create"].args
+    assert args[0].value is None and args[1:6] == (source.encode(), ew.DType.F16, 2, (9, 9), 1)
+    assert (kernel.source, kernel.out_dtype, kernel.in_dtypes, kernel.n_inputs, kernel.n_params) == (
+        source, ew.DType.F16, (ew.DType.F32, ew.DType.F32), 2, 1)
+    assert kernel.handle.device == 2
+    for name in ("source", "out_dtype", "in_dtypes", "n_inputs", "n_params", "handle"):
+        with pytest.raises(AttributeError):
+            setattr(kernel, name, None)
+    shown = repr(kernel)
+    assert "(f32, f32; 1 param) -> f16" in shown and "device 2" in shown and "return ew::cast" in shown
+    assert len(shown) < 140
+
+
+def test_kernel_counts_are_left_to_the_library(kernel_calls):
+    kernel = make_kernel(in_dtypes="f16")  # one dtype alone: one input
+    assert kernel.in_dtypes == (ew.DType.F16,)
+    make_kernel(in_dtypes=("f32",) * 5, n_params=9)
+    assert kernel_calls["ew_kernel_create"].args[3:6] == (5, (9,) * 5, 9)
+    kernel_calls["ew_kernel_create"].status = int(ew.Status.INVALID_VALUE)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        make_kernel(in_dtypes=())
+    assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.function == "ew_kernel_create"
+    assert kernel_calls["ew_kernel_create"].args[3:5] == (0, ())
+
+
+def test_kernel_source_must_be_text_without_nul(kernel_calls):
+    with pytest.raises(ValueError, match="NUL"):
+        make_kernel(source="return in0;\0 garbage")
+    with pytest.raises(TypeError, match="source"):
+        make_kernel(source=42)
+    assert make_kernel(source=b"return in0 + in1;").source == "return in0 + in1;"
+
+
+def test_a_kernel_without_handle_uses_the_current_devices_default_handle(kernel_calls, monkeypatch):
+    chosen = []
+    monkeypatch.setattr(ew, "_current_device", lambda: 3)
+    monkeypatch.setattr(ew, "default_handle", lambda device=0: chosen.append(device) or ew.Handle._from_raw(None, 3))
+    kernel = ew.Kernel("return in0;", "f32", ["f32"])
+    assert chosen == [3] and kernel.handle.device == 3
+
+
+def test_kernel_launch_passes_the_c_api_its_arguments(kernel_calls):
+    kernel = make_kernel(out_dtype="f16", n_params=2)
+    out = FakeArray(shape=(3, 5), typestr="<f2", pointer=0x100)
+    a, b = FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(15,), pointer=0x300)  # same size suffices
+    assert kernel(out, a, b, params=(1.5, 2), stream=7) is out
+    args = kernel_calls["ew_kernel_launch"].args
+    assert args[0].value == KERNEL and args[1:] == (15, 0x100, (0x200, 0x300), (1.5, 2.0), 7)
+    # The stream named by the arrays' interfaces, and NULL params for a kernel that takes none.
+    kernel = make_kernel()
+    kernel(FakeArray(stream=0x99), FakeArray(pointer=0x200, stream=0x99), FakeArray(pointer=0x300))
+    assert kernel_calls["ew_kernel_launch"].args[1:] == (4, 0x10000, (0x200, 0x300), None, 0x99)
+
+
+def test_kernel_launch_of_no_elements_is_still_a_call(kernel_calls):
+    empty = FakeArray(shape=(0,))
+    make_kernel()(empty, empty, empty)
+    assert kernel_calls["ew_kernel_launch"].args[1:] == (0, None, (None, None), None, 0)
+
+
+def test_kernel_calls_check_their_arguments_before_the_library(kernel_calls):
+    kernel = make_kernel(out_dtype="f16", n_params=1)
+    out, a, b = FakeArray(typestr="<f2"), FakeArray(pointer=0x200), FakeArray(pointer=0x300)
+    with pytest.raises(TypeError, match="takes 2 inputs, 1 given"):
+        kernel(out, a, params=(1.0,))
+    with pytest.raises(TypeError, match="takes 2 inputs, 3 given"):
+        kernel(out, a, b, b, params=(1.0,))
+    with pytest.raises(TypeError, match="takes 1 params, 0 given"):
+        kernel(out, a, b)
+    with pytest.raises(TypeError, match="takes 1 params, 2 given"):
+        kernel(out, a, b, params=(1.0, 2.0))
+    with pytest.raises(ValueError, match="in1 is F16 but the kernel takes F32"):
+        kernel(out, a, FakeArray(typestr="<f2"), params=(1.0,))
+    with pytest.raises(ValueError, match="out is F32 but the kernel makes F16"):
+        kernel(FakeArray(), a, b, params=(1.0,))
+    with pytest.raises(ValueError, match="in0 is not contiguous.*not supported by kernels yet"):
+        kernel(out, FakeArray(strides=(8,)), b, params=(1.0,))
+    with pytest.raises(ValueError, match="in1 has 1 elements.*not supported by kernels yet"):
+        kernel(out, a, FakeArray(shape=(1,)), params=(1.0,))  # no broadcasting
+    with pytest.raises(ValueError, match="out has 8 elements"):
+        kernel(FakeArray(shape=(8,), typestr="<f2"), a, b, params=(1.0,))
+    with pytest.raises(ValueError, match="read-only"):
+        kernel(FakeArray(typestr="<f2", read_only=True), a, b, params=(1.0,))
+    assert kernel_calls["ew_kernel_launch"].args is None
+
+
+def test_kernel_out_none_is_made_like_the_first_input_of_out_dtype(kernel_calls, fake_cupy):
+    a, b = cupy_array(shape=(2, 3), pointer=0x200), cupy_array(shape=(2, 3), pointer=0x300)
+    result = make_kernel(out_dtype="f16")(None, a, b, stream=5)
+    assert fake_cupy.made == [("empty_like", (2, 3), "float16")]
+    assert result.__cuda_array_interface__["typestr"] == "<f2"
+    assert kernel_calls["ew_kernel_launch"].args[1:] == (6, 0xA000, (0x200, 0x300), None, 5)
+    with pytest.raises(ValueError, match="in1 is not contiguous"):
+        make_kernel(out_dtype="f16")(None, a, cupy_array(shape=(2, 3), strides=(4, 8)))
+    assert len(fake_cupy.made) == 1  # refused before allocating
+
+
+def test_kernel_inputs_through_dlpack_are_read_on_the_calls_stream(kernel_calls):
+    x = FakeDLPack(pointer=0x4000)
+    make_kernel(in_dtypes=["f32"], source="return in0;")(FakeArray(), x, stream=0x77)
+    assert x.calls == [dict(stream=0x77, max_version=(1, 0), copy=False)]
+    assert kernel_calls["ew_kernel_launch"].args[2:4] == (0x10000, (0x4000,))
+
+
+def test_a_failing_kernel_launch_raises_with_its_name(kernel_calls):
+    kernel_calls["ew_kernel_launch"].status = int(ew.Status.DEVICE_MISMATCH)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        make_kernel()(FakeArray(), FakeArray(), FakeArray())
+    assert caught.value.function == "ew_kernel_launch" and caught.value.status == ew.Status.DEVICE_MISMATCH
+
+
+def test_closing_a_kernel_destroys_it_once(kernel_calls):
+    with make_kernel() as kernel:
+        pass
+    assert kernel_calls["ew_kernel_destroy"].args[0].value == KERNEL
+    kernel_calls["ew_kernel_destroy"].args = None
+    kernel.close()
+    assert kernel_calls["ew_kernel_destroy"].args is None and "closed" in repr(kernel)
+    with pytest.raises(ValueError, match="closed"):
+        kernel(FakeArray(), FakeArray(), FakeArray())
+    make_kernel().__del__()  # what garbage collection does
+    assert kernel_calls["ew_kernel_destroy"].args[0].value == KERNEL
+
+
+def test_a_kernel_whose_handle_was_closed_first_is_only_forgotten(kernel_calls):
+    handle = ew.Handle._from_raw(None)
+    kernel = ew.Kernel("return in0;", "f32", ["f32"], handle=handle)
+    handle.close()
+    kernel.close()
+    assert kernel_calls["ew_kernel_destroy"].args is None
+
+
+def test_a_failed_creation_destroys_nothing(kernel_calls):
+    kernel_calls["ew_kernel_create"].status = int(ew.Status.INVALID_VALUE)
+    with pytest.raises(ew.ElementwiseError):
+        make_kernel()
+    import gc
+    gc.collect()
+    assert kernel_calls["ew_kernel_destroy"].args is None

@@ -13,12 +13,13 @@ machine they fail instead.
 import os
 import shutil
 import subprocess
+import sys
 import warnings
 
 import pytest
 
 import elementwise as ew
-from conftest import PYTHON_DIR, FakeArray, unavailable
+from conftest import INSTALLED, PYTHON_DIR, FakeArray, unavailable
 
 D = ew.DType
 ALL = list(D)
@@ -707,3 +708,171 @@ def test_batched_lists_refuse_strided_entries(torch, handle):
     with pytest.raises(ValueError, match="not contiguous"):
         ew.relu_batched([torch.empty(32, device="cuda")], [a[::2]])
     assert ew.relu_batched([], []) == []
+
+
+# ---- user-defined kernels: Kernel ----
+
+ADD_SOURCE = "return ew::add(in0, in1);"
+CHAIN_SOURCE = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
+
+
+@pytest.fixture(scope="session")
+def kernels(handle):
+    """make(source, out_dtype, in_dtypes, n_params): a Kernel on the session's handle, compiled once
+    per session. Without NVRTC (EW_ERROR_NOT_SUPPORTED) the kernel tests give up as GPU tests do."""
+    if not hasattr(ew._lib, "ew_kernel_create"):
+        unavailable("%s has no user-defined kernels (ew_kernel_create)" % ew.library_path)
+    made = {}
+
+    def make(source, out_dtype, in_dtypes, n_params=0):
+        key = (source, out_dtype, tuple(in_dtypes), n_params)
+        if key not in made:
+            try:
+                made[key] = ew.Kernel(source, out_dtype, in_dtypes, n_params, handle=handle)
+            except ew.ElementwiseError as error:
+                if error.status == ew.Status.NOT_SUPPORTED:
+                    unavailable("kernels cannot be compiled here: " + error.message)
+                raise
+        return made[key]
+
+    yield make
+    for kernel in made.values():
+        kernel.close()
+
+
+def poisoned_view(torch, dtype, n, before=0, after=0):
+    """n elements `before` elements into storage poisoned with 0x5A bytes, `after` more past them."""
+    return poisoned_base(torch, dtype, before + n + after)[before:before + n]
+
+
+KERNEL_SIZES = [1, 7, 1000, (1 << 20) + 3]
+
+
+@pytest.mark.parametrize("layout", ["aligned", "misaligned"])
+@pytest.mark.parametrize("n", KERNEL_SIZES)
+@pytest.mark.parametrize("dtype", [D.F32, D.F16, D.BF16, D.I8], ids=names)
+def test_an_add_kernel_matches_ew_add_bit_for_bit(torch, kernels, dtype, n, layout):
+    kernel = kernels(ADD_SOURCE, dtype, (dtype, dtype))
+    # Misaligned: views 1, 3 and 2 elements into larger buffers, so the three differ in alignment.
+    a_skip, b_skip, out_skip = (1, 3, 2) if layout == "misaligned" else (0, 0, 0)
+    a = random_tensor(torch, dtype, n + a_skip, 200)[a_skip:]
+    b = random_tensor(torch, dtype, n + b_skip, 201)[b_skip:]
+    out = poisoned_view(torch, dtype, n, before=out_skip, after=5)
+    assert kernel(out, a, b) is out
+    want = ew.add(None, a, b)
+    what = "kernel %s %s n=%d %s" % (ADD_SOURCE, dtype.name, n, layout)
+    assert_same_bits(torch, out, want, [a, b], what)
+    assert_gaps_untouched(torch, out, what)
+
+
+@pytest.mark.parametrize("skip", [0, 1])
+def test_a_fused_chain_matches_the_chain_of_calls_bit_for_bit(torch, kernels, skip):
+    kernel = kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
+    a = random_tensor(torch, D.F32, N + skip, 210)[skip:]
+    b = random_tensor(torch, D.F32, N + skip, 211)[skip:]
+    out = torch.empty(N, dtype=torch.float16, device="cuda")
+    kernel(out, a, b, params=(1.5,))
+    step = ew.scale_add(None, 1.5, a, b)
+    ew.relu(step, step)
+    want = ew.cast(None, step, out_dtype="f16")
+    assert_same_bits(torch, out, want, [a, b], "fused scale_add -> relu -> cast, offset %d" % skip)
+
+
+def test_a_user_expression_matches_torch(torch, kernels):
+    kernel = kernels("return in0 > 0.f ? in0 : 0.01f * in0;", D.F32, (D.F32,))
+    x = random_tensor(torch, D.F32, N, 220)
+    out = torch.empty_like(x)
+    kernel(out, x)
+    want = torch.where(x > 0, x, x * 0.01)  # float32 throughout: 0.01 rounds to 0.01f
+    assert_matches_torch(torch, out, want, [x], "leaky relu kernel")
+
+
+def test_a_ternary_kernel_matches_mul_then_add(torch, kernels):
+    kernel = kernels("return ew::add(ew::mul(in0, in1), in2);", D.F16, (D.F16, D.F16, D.F16))
+    a, b, c = (random_tensor(torch, D.F16, N, seed) for seed in (230, 231, 232))
+    out = torch.empty_like(a)
+    kernel(out, a, b, c)
+    want = ew.mul(None, a, b)
+    ew.add(want, want, c)
+    assert_same_bits(torch, out, want, [a, b, c], "add(mul(a, b), c) kernel")
+
+
+def test_a_kernel_allocates_out_and_runs_in_place(torch, kernels, handle):
+    kernel = kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
+    a = random_tensor(torch, D.F32, ROWS * COLUMNS, 240).view(ROWS, COLUMNS)
+    b = random_tensor(torch, D.F32, ROWS * COLUMNS, 241).view(ROWS, COLUMNS)
+    made = kernel(None, a, b, params=(1.5,))
+    assert isinstance(made, torch.Tensor) and made.dtype == torch.float16 and made.shape == a.shape
+    want = torch.empty_like(made)
+    kernel(want, a, b, params=(1.5,))
+    assert_same_bits(torch, made, want, [a, b], "kernel(None, ...)")
+
+    add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+    want = ew.add(None, a, b)
+    assert add(a, a, b) is a  # out is in0
+    assert_same_bits(torch, a, want, [b], "in-place add kernel")
+
+    # handle=None: the default handle of the current device, created then.
+    with ew.Kernel("return in0;", "f32", ["f32"]) as copy:
+        assert copy.handle is ew.default_handle(torch.cuda.current_device())
+        x = torch.randn(N, device="cuda")
+        assert torch.equal(copy(None, x), x)
+
+
+def test_kernel_errors(torch, kernels):
+    with pytest.raises(ew.ElementwiseError) as caught:
+        kernels("float t = in0;\nreturn undefined_name(t);", D.F32, (D.F32,))
+    message = caught.value.message
+    assert caught.value.function == "ew_kernel_create" and caught.value.status == ew.Status.INVALID_VALUE
+    assert "error" in message and "source(2)" in message and "undefined_name" in message, message
+
+    add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+    a = torch.ones(64, device="cuda")
+    with pytest.raises(ValueError, match="in1 is F16"):
+        add(torch.empty_like(a), a, a.half())
+    with pytest.raises(ValueError, match="out is F16"):
+        add(a.half(), a, a)
+    with pytest.raises(ValueError, match="not supported by kernels yet"):
+        add(torch.empty(32, device="cuda"), a[::2], a[:32])
+    with pytest.raises(ValueError, match="not supported by kernels yet"):
+        add(torch.empty(64, device="cuda"), a, a[:1])  # no broadcasting
+    with pytest.raises(TypeError, match="takes 2 inputs"):
+        add(a, a)
+
+
+def test_a_kernel_on_cupy_arrays(cupy, kernels):
+    add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+    a = cupy.random.standard_normal(N + 1, dtype=cupy.float32)[1:]
+    b = cupy.random.standard_normal(N, dtype=cupy.float32)
+    out = cupy.empty_like(b)
+    assert add(out, a, b) is out
+    want = ew.add(None, a, b)
+    assert bool((out.view(cupy.uint32) == want.view(cupy.uint32)).all())
+    chain = kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
+    made = chain(None, a, b, params=(1.5,))
+    assert isinstance(made, cupy.ndarray) and made.dtype == cupy.float16 and made.shape == b.shape
+    step = ew.scale_add(None, 1.5, a, b)
+    want = ew.cast(None, ew.relu(step, step), out_dtype="f16")
+    assert bool((made.view(cupy.uint16) == want.view(cupy.uint16)).all())
+
+
+def test_compiled_kernels_are_cached_on_disk(handle, kernels, tmp_path):
+    kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))  # gives up here, as the others do, without NVRTC
+    cache = tmp_path / "cache"
+    code = ("import elementwise as ew\n"
+            "with ew.Kernel('return ew::mul(in0, in1);', 'f32', ('f32', 'f32')):\n"
+            "    pass\n")
+    env = dict(os.environ, EW_KERNEL_CACHE_DIR=str(cache))
+    env.pop("EW_KERNEL_CACHE", None)
+    if not INSTALLED:
+        env["PYTHONPATH"] = PYTHON_DIR
+
+    def run():
+        ran = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
+                             text=True)
+        assert ran.returncode == 0, ran.stderr
+        return sorted(str(path.relative_to(cache)) for path in cache.rglob("*.ewk")) if cache.exists() else []
+
+    first = run()
+    assert first, "the first process left no .ewk file in %s" % cache
+    assert run() == first  # the second found it: nothing new written

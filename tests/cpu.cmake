@@ -22,6 +22,9 @@ set_tests_properties(test_nvrtc_missing PROPERTIES LABELS cpu)
 target_compile_definitions(test_catalogue PRIVATE EW_PUBLIC_HEADER="${EW_GENERATED_INCLUDE_DIR}/elementwise.h")
 # The objects hold C++ (the table) and CUDA host code: link with the C++ driver.
 set_target_properties(test_api test_dispatch test_plan test_catalogue test_layout test_nvrtc PROPERTIES LINKER_LANGUAGE CXX)
+# The on-disk cache of compiled kernels (src/kernel_cache.c), in fresh directories under $TMPDIR.
+ew_add_test(test_kernel_cache SOURCES test_kernel_cache.c LIBS ${EW_CPU_TEST_LIBS})
+set_target_properties(test_kernel_cache PROPERTIES LINKER_LANGUAGE CXX)
 
 # ew_handle_create on a driver older than the runtime: a stub libcuda.so.1 (the test's own source)
 # first on the loader's path, where the static runtime's dlopen finds it before any real driver.

@@ -5,13 +5,16 @@
  * The input is a little program: each action byte picks an API call, the bytes after it its
  * arguments. Handles are valid ones made with the internal ewi_handle_make (no GPU needed), NULL,
  * or destroyed ones; op and dtype values, n, pointers (NULL, misaligned, overlapping, arbitrary
- * fake addresses), alpha and streams are arbitrary. Every call must return one of the ew_status_t
- * values, with a non-empty message on failure, and the status must be the one the rules of
+ * fake addresses), alpha and streams are arbitrary. User-defined kernels likewise: live ones made
+ * without code by the internal ewi_kernel_make, NULL or destroyed ones, on live or destroyed
+ * handles, and ew_kernel_create's arguments. Every call must return one of the ew_status_t values,
+ * with a non-empty message on failure, and the status must be the one the rules of
  * include/elementwise.h and docs/semantics.md give for those arguments (a model below). Any
  * violation aborts, which libFuzzer reports as a crash.
  *
  * Safety: a fully valid call reaches cudaGetDevice, which fails without a GPU, so no pointer is ever
- * dereferenced. With a GPU present a call with fake pointers would launch a kernel on them, so
+ * dereferenced and no kernel source is ever compiled (ew_kernel_create checks the device first).
+ * With a GPU present a call with fake pointers would launch a kernel on them, so
  * LLVMFuzzerInitialize refuses to run when any CUDA device is visible.
  *
  * Input format (fuzz/make_seeds.py writes seeds in it): missing bytes read as 0.
@@ -26,6 +29,7 @@
 
 #include "elementwise.h"
 #include "handle.h"
+#include "kernel.h"
 
 #define CHECK(condition, ...)                                                                                \
     do {                                                                                                     \
@@ -213,13 +217,18 @@ static int alpha_fits(int dtype, double alpha)
 
 typedef enum { VALID, INVALID, EITHER } verdict_t;
 
+/* out and up to a kernel's inputs. */
+enum { MAX_OPERANDS = 1 + EW_KERNEL_MAX_INPUTS };
+_Static_assert(EW_KERNEL_MAX_INPUTS == EWI_KERNEL_MAX_INPUTS && EW_KERNEL_MAX_PARAMS == EWI_KERNEL_MAX_PARAMS,
+               "the public and internal kernel limits agree");
+
 /* Pointers of a call with n > 0: NULL, misaligned, wrapping past the address space or overlapping
  * out (other than exactly in place with equal sizes) make it invalid. Ranges that end within a few
  * bytes of 2^64 are left to the implementation (EITHER). */
 static verdict_t pointers_verdict(int64_t n, int count, const void *const pointers[], const size_t sizes[])
 {
     typedef unsigned __int128 u128;
-    u128 begin[3], end[3];
+    u128 begin[MAX_OPERANDS], end[MAX_OPERANDS];
     const u128 top = (u128)1 << 64, margin = 64;
     verdict_t verdict = VALID;
     for (int i = 0; i < count; ++i) {
@@ -324,6 +333,10 @@ enum {
     ACTION_INFO,
     ACTION_STRIDED,
     ACTION_BATCHED,
+    ACTION_KERNEL_CREATE,
+    ACTION_KERNEL_MAKE,
+    ACTION_KERNEL_LAUNCH,
+    ACTION_KERNEL_DESTROY,
     ACTIONS
 };
 
@@ -601,6 +614,253 @@ static void action_batched(input_t *in)
               ew_get_last_error_message());
 }
 
+/* ---- user-defined kernels: slots, the set of live kernels, and their calls ---- */
+
+enum { KERNEL_SLOTS = 4 };
+
+/* A live kernel and what its launches check: its handle (which may be destroyed, or destroyed and
+ * made again at the same address, while the kernel lives) and its spec. */
+typedef struct {
+    ew_kernel_t kernel;
+    ew_handle_t handle;
+    int out_dtype, n_inputs, n_params;
+    int in_dtypes[EW_KERNEL_MAX_INPUTS];
+} live_kernel_t;
+
+/* NULL, live, or stale (destroyed; kernels' memory is kept for reuse, as handles' is). */
+static ew_kernel_t kernel_slots[KERNEL_SLOTS];
+static live_kernel_t live_kernels[MAX_LIVE];
+static int live_kernel_count;
+
+static const live_kernel_t *find_live_kernel(ew_kernel_t k)
+{
+    for (int i = 0; k != NULL && i < live_kernel_count; ++i)
+        if (live_kernels[i].kernel == k)
+            return &live_kernels[i];
+    return NULL;
+}
+
+static void forget_live_kernel(ew_kernel_t k)
+{
+    for (int i = 0; i < live_kernel_count; ++i)
+        if (live_kernels[i].kernel == k) {
+            live_kernels[i] = live_kernels[--live_kernel_count];
+            return;
+        }
+}
+
+/* 0..KERNEL_SLOTS-1: that slot's kernel (NULL, live or stale); KERNEL_SLOTS: NULL. */
+static ew_kernel_t take_kernel(input_t *in)
+{
+    unsigned k = take8(in) % (KERNEL_SLOTS + 1);
+    return k < KERNEL_SLOTS ? kernel_slots[k] : NULL;
+}
+
+/* A count around [0, max]: -2 .. max + 1 from one byte, sometimes anything. */
+static int take_count(input_t *in, int max)
+{
+    uint8_t b = take8(in);
+    if (b < 240)
+        return (int)(b % (max + 4)) - 2;
+    return (int)take32(in);
+}
+
+/* NULL or a short constant body; never compiled here, so whether it would compile does not matter. */
+static const char *take_source(input_t *in)
+{
+    static const char *const sources[] = {NULL, "return in0;", "", "return ew::scale_add(p0, in0, in1);",
+                                          "} not code {"};
+    return sources[take8(in) % (sizeof sources / sizeof sources[0])];
+}
+
+/* A fuzzed spec for ew_kernel_create and ewi_kernel_make. dtypes always has EW_KERNEL_MAX_INPUTS
+ * entries, so whatever n_inputs the library accepts, it reads inside the array. */
+static void take_spec(input_t *in, ewi_kernel_spec_t *spec, ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS])
+{
+    spec->source = take_source(in);
+    spec->out_dtype = (ew_dtype_t)take_enum_value(in);
+    spec->n_inputs = take_count(in, EW_KERNEL_MAX_INPUTS);
+    const int dtypes_null = take8(in) < 32;
+    for (int i = 0; i < EW_KERNEL_MAX_INPUTS; ++i)
+        dtypes[i] = (ew_dtype_t)take_enum_value(in);
+    spec->in_dtypes = dtypes_null ? NULL : dtypes;
+    spec->n_params = take_count(in, EW_KERNEL_MAX_PARAMS);
+}
+
+/* The spec checks of ew_kernel_create and ewi_kernel_make, in their order: source, n_inputs,
+ * in_dtypes, n_params (EW_ERROR_INVALID_VALUE), then out_dtype and in_dtypes[0 .. n_inputs-1]
+ * (EW_ERROR_NOT_SUPPORTED). */
+static ew_status_t spec_model(const ewi_kernel_spec_t *spec)
+{
+    if (spec->source == NULL || spec->n_inputs < 1 || spec->n_inputs > EW_KERNEL_MAX_INPUTS ||
+        spec->in_dtypes == NULL || spec->n_params < 0 || spec->n_params > EW_KERNEL_MAX_PARAMS)
+        return EW_ERROR_INVALID_VALUE;
+    if (!dtype_valid((int)spec->out_dtype))
+        return EW_ERROR_NOT_SUPPORTED;
+    for (int i = 0; i < spec->n_inputs; ++i)
+        if (!dtype_valid((int)spec->in_dtypes[i]))
+            return EW_ERROR_NOT_SUPPORTED;
+    return EW_SUCCESS;
+}
+
+/* What every kernel call's status must satisfy: an ew_status_t, a message on failure, and nothing a
+ * machine without a GPU cannot produce. */
+static void check_kernel_status(const char *what, ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    CHECK(message != NULL, "%s: NULL message", what);
+    CHECK((unsigned)status <= EW_ERROR_OUT_OF_MEMORY, "%s returned %d", what, (int)status);
+    if (status != EW_SUCCESS)
+        CHECK(message[0] != '\0' && strlen(message) < 4096, "%s: %s without a message", what,
+              ew_status_string(status));
+    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NO_DEVICE &&
+              status != EW_ERROR_OUT_OF_MEMORY,
+          "%s: %s (\"%s\")", what, ew_status_string(status), message);
+    if (status == EW_ERROR_CUDA)
+        CHECK(strstr(message, "cuda") != NULL, "%s: EW_ERROR_CUDA without the CUDA error's name: \"%s\"",
+              what, message);
+}
+
+static void destroy_kernel_checked(ew_kernel_t k)
+{
+    int was_live = find_live_kernel(k) != NULL;
+    ew_status_t status = ew_kernel_destroy(k);
+    if (k == NULL || was_live)
+        CHECK(status == EW_SUCCESS, "destroying a %s kernel: %s", k ? "live" : "NULL",
+              ew_status_string(status));
+    else
+        CHECK(status == EW_ERROR_INVALID_HANDLE && ew_get_last_error_message()[0] != '\0',
+              "destroying a destroyed kernel: %s", ew_status_string(status));
+    forget_live_kernel(k);
+}
+
+/* ew_kernel_create: the output pointer, the handle, the spec, then the device, which is missing here,
+ * so no call succeeds; the output is NULL after every failure. */
+static void action_kernel_create(input_t *in)
+{
+    ew_handle_t h = take_handle(in);
+    ewi_kernel_spec_t spec;
+    ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
+    take_spec(in, &spec, dtypes);
+    const int output_null = take8(in) < 32;
+    ew_kernel_t k = (ew_kernel_t)(uintptr_t)0x5A5A; /* must be overwritten with NULL */
+    ew_status_t status = ew_kernel_create(h, spec.source, spec.out_dtype, spec.n_inputs, spec.in_dtypes,
+                                          spec.n_params, output_null ? NULL : &k);
+    check_kernel_status("ew_kernel_create", status);
+    ew_status_t expected;
+    if (output_null)
+        expected = EW_ERROR_INVALID_VALUE;
+    else if (find_live(h) == NULL)
+        expected = EW_ERROR_INVALID_HANDLE;
+    else if ((expected = spec_model(&spec)) == EW_SUCCESS)
+        expected = EW_ERROR_CUDA; /* the device check */
+    CHECK(status == expected,
+          "ew_kernel_create(%p, source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d, output %s): "
+          "%s, not %s (\"%s\")",
+          (void *)h, spec.source ? "set" : "NULL", (int)spec.out_dtype, spec.n_inputs,
+          spec.in_dtypes ? "set" : "NULL", spec.n_params, output_null ? "NULL" : "set",
+          ew_status_string(status), ew_status_string(expected), ew_get_last_error_message());
+    if (!output_null)
+        CHECK(k == NULL, "ew_kernel_create failed but left the output %p", (void *)k);
+}
+
+/* ewi_kernel_make into a slot: the handle and the spec are checked as by ew_kernel_create; otherwise a
+ * live kernel without code. */
+static void action_kernel_make(input_t *in)
+{
+    unsigned slot = take8(in) % KERNEL_SLOTS;
+    if (find_live_kernel(kernel_slots[slot]) != NULL)
+        destroy_kernel_checked(kernel_slots[slot]);
+    if (live_kernel_count == MAX_LIVE)
+        return;
+    ew_handle_t h = take_handle(in);
+    ewi_kernel_spec_t spec;
+    ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
+    take_spec(in, &spec, dtypes);
+    ew_kernel_t k = NULL;
+    ew_status_t status = ewi_kernel_make(h, &spec, &k);
+    check_kernel_status("ewi_kernel_make", status);
+    ew_status_t expected = find_live(h) == NULL ? EW_ERROR_INVALID_HANDLE : spec_model(&spec);
+    CHECK(status == expected,
+          "ewi_kernel_make(%p, source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d): "
+          "%s, not %s (\"%s\")",
+          (void *)h, spec.source ? "set" : "NULL", (int)spec.out_dtype, spec.n_inputs,
+          spec.in_dtypes ? "set" : "NULL", spec.n_params, ew_status_string(status),
+          ew_status_string(expected), ew_get_last_error_message());
+    if (status != EW_SUCCESS) {
+        CHECK(k == NULL, "ewi_kernel_make failed but returned a kernel %p", (void *)k);
+        return;
+    }
+    CHECK(k != NULL && find_live_kernel(k) == NULL, "ewi_kernel_make returned %p, NULL or still live",
+          (void *)k);
+    live_kernel_t *l = &live_kernels[live_kernel_count++];
+    *l = (live_kernel_t){.kernel = k,
+                         .handle = h,
+                         .out_dtype = (int)spec.out_dtype,
+                         .n_inputs = spec.n_inputs,
+                         .n_params = spec.n_params};
+    for (int i = 0; i < spec.n_inputs; ++i)
+        l->in_dtypes[i] = (int)spec.in_dtypes[i];
+    kernel_slots[slot] = k;
+}
+
+/* ew_kernel_launch: the kernel and its handle, n (0 succeeds with anything), the inputs and params
+ * arrays, the operands as the flat calls check them, then the device, which is missing here. */
+static void action_kernel_launch(input_t *in)
+{
+    static const double params[EW_KERNEL_MAX_PARAMS] = {0.5, -1.0, 2.0, 0.0, 1e300, -0.0, 3.0, 4.0};
+    ew_kernel_t k = take_kernel(in);
+    int64_t n = take_n(in);
+    const void *out = take_pointer(in, NULL);
+    const int inputs_null = take8(in) < 32;
+    const void *inputs[EW_KERNEL_MAX_INPUTS];
+    for (int i = 0; i < EW_KERNEL_MAX_INPUTS; ++i)
+        inputs[i] = take_pointer(in, out);
+    const int params_null = take8(in) < 64;
+    ew_stream_t stream = take_stream(in);
+    ew_status_t status =
+        ew_kernel_launch(k, n, (void *)out, inputs_null ? NULL : inputs, params_null ? NULL : params, stream);
+    check_kernel_status("ew_kernel_launch", status);
+    const char *message = ew_get_last_error_message();
+
+    const live_kernel_t *l = find_live_kernel(k);
+    if (l == NULL || find_live(l->handle) == NULL) {
+        CHECK(status == EW_ERROR_INVALID_HANDLE, "launching a %s: %s (\"%s\")",
+              k == NULL   ? "NULL kernel"
+              : l == NULL ? "destroyed kernel"
+                          : "kernel of a destroyed handle",
+              ew_status_string(status), message);
+        return;
+    }
+    if (n < 0) {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "launch with n = %lld: %s", (long long)n,
+              ew_status_string(status));
+        return;
+    }
+    if (n == 0) {
+        CHECK(status == EW_SUCCESS, "launch with n = 0: %s (\"%s\")", ew_status_string(status), message);
+        return;
+    }
+    if (inputs_null || (params_null && l->n_params > 0)) {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "launch with inputs %s, params %s (n_params %d): %s",
+              inputs_null ? "NULL" : "set", params_null ? "NULL" : "set", l->n_params,
+              ew_status_string(status));
+        return;
+    }
+    const void *pointers[MAX_OPERANDS] = {out};
+    size_t sizes[MAX_OPERANDS] = {spec_size(l->out_dtype)};
+    for (int i = 0; i < l->n_inputs; ++i) {
+        pointers[1 + i] = inputs[i];
+        sizes[1 + i] = spec_size(l->in_dtypes[i]);
+    }
+    verdict_t verdict = pointers_verdict(n, 1 + l->n_inputs, pointers, sizes);
+    ew_status_t expected = verdict == INVALID ? EW_ERROR_INVALID_VALUE : EW_ERROR_CUDA; /* the device check */
+    CHECK(status == expected || (verdict == EITHER && status == EW_ERROR_INVALID_VALUE),
+          "launch, n %lld, out %p (dtype %d), inputs %p %p %p %p (%d of them): %s (\"%s\")", (long long)n,
+          out, l->out_dtype, inputs[0], inputs[1], inputs[2], inputs[3], l->n_inputs,
+          ew_status_string(status), message);
+}
+
 static void action_info(input_t *in)
 {
     int op = take_enum_value(in), out = take_enum_value(in), dtype_in = take_enum_value(in);
@@ -647,12 +907,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_INFO: action_info(&in); break;
         case ACTION_STRIDED: action_strided(&in); break;
         case ACTION_BATCHED: action_batched(&in); break;
+        case ACTION_KERNEL_CREATE: action_kernel_create(&in); break;
+        case ACTION_KERNEL_MAKE: action_kernel_make(&in); break;
+        case ACTION_KERNEL_LAUNCH: action_kernel_launch(&in); break;
+        case ACTION_KERNEL_DESTROY: destroy_kernel_checked(take_kernel(&in)); break;
         default: action_operation(&in, action);
         }
     }
-    /* Leave no live handle behind: each input starts from the same state. */
+    /* Leave no live kernel or handle behind: each input starts from the same state. */
+    while (live_kernel_count > 0)
+        destroy_kernel_checked(live_kernels[0].kernel);
     while (live_count > 0)
         destroy_checked(live[0].handle);
+    memset(kernel_slots, 0, sizeof kernel_slots);
     memset(slots, 0, sizeof slots);
     return 0;
 }

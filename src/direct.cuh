@@ -2,10 +2,9 @@
 // The direct kernel: each thread loads whole packs of every input straight from global memory (a few
 // independent runs in flight), applies the functor and stores whole packs of out; the plan's head
 // makes out (or, out-shifted, the input) aligned, and inputs at other phases are read through shifted
-// windows. Runs on every GPU.
+// windows. Runs on every GPU. NVRTC compiles it too: run-time compiled ops run this kernel, with up
+// to four inputs (src/rtc.c).
 #pragma once
-
-#include <cstdint>
 
 #include "edges.cuh"
 #include "pack.cuh"
@@ -34,7 +33,7 @@ template <typename T, int P, bool Shifted, int A, typename Run> struct PackReade
     __device__ __forceinline__ Run operator()(int64_t i, int64_t runs) const
     {
         const auto *aligned = reinterpret_cast<const Run *>(base);
-        if constexpr (std::is_same_v<T, NoInput>) {
+        if constexpr (kSame<T, NoInput>) {
             return {};
         } else if constexpr (!Shifted || sizeof(Run) % 4 != 0) {
             return i < runs ? load_pack(aligned + i) : Run{};
@@ -52,10 +51,22 @@ template <typename T, int P, bool Shifted, int A, typename Run> struct PackReade
     }
 };
 
-// Where the body of a call lies: elements [0, head) and [body_tail, n) are done one by one.
+// An input at the body's first element; for shifted windows, rounded down to a pack (shift_bytes
+// before it). NoInput pointers stay as they are.
+template <typename T> __device__ __forceinline__ const T *input_body(const T *p, int64_t head, int shift_bytes)
+{
+    if constexpr (kSame<T, NoInput>)
+        return p;
+    else
+        return p + head - shift_bytes / static_cast<int>(kStorageSize<T>);
+}
+
+// Where the body of a call lies: elements [0, head) and [body_tail, n) are done one by one; each
+// input's phase past pack alignment, in bytes (0 but for shifted windows). Run-time compiled kernels
+// get it from C (src/kernel.c), laid out alike.
 struct BodyPlan {
     int64_t n, head, packs;
-    int shift_bytes[2];
+    int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
 };
 
 // The end of the last whole run of A packs: the body's threads stop there.
@@ -104,12 +115,12 @@ template <typename Out, typename Run> __device__ __forceinline__ void store_unal
 // each), each thread loading `Unroll` independent runs before computing any (bytes in flight); the
 // head and the tail past the last whole run one by one, with the same functor, in the last block.
 // Window::OutShifted (EW_PLAN_SHIFTS_OUT): the head aligned the input instead, and out's runs are written
-// element by element. The launch bounds' one block per SM is the register budget these kernels were
-// measured with.
+// element by element. Inputs F lacks are NoInput pointers, never read.
 template <typename F, int P, int Unroll, Window W, int A = 1>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
-    elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
-                       const typename F::In2 *__restrict__ b)
+__device__ __forceinline__ void direct_body(const F &f, const BodyPlan &body, typename F::Out *out,
+                                            const typename F::In1 *__restrict__ a,
+                                            const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
+                                            const In4<F> *__restrict__ d)
 {
     static_assert(A == 1 || W == Window::Aligned); // runs of several packs only where every pointer allows
     using Out = typename F::Out;
@@ -119,8 +130,9 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     const unsigned edge_block = edge_blocks<P, A>(body);
     follow_previous_grid();
     if (edge_block && blockIdx.x == gridDim.x - 1) {
-        edge_elements(f, out, a, b, head + (body.n - tail),
-                      [=](int64_t j) { return j < head ? j : tail + (j - head); });
+        edge_elements(
+            f, out, a, b, head + (body.n - tail), [=](int64_t j) { return j < head ? j : tail + (j - head); }, c,
+            d);
         return;
     }
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -133,28 +145,37 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     using OutRun = RunOf<F, P, A, Out>;
     using In1Run = RunOf<F, P, A, In1>;
     using In2Run = RunOf<F, P, A, In2>;
+    using In3Run = RunOf<F, P, A, In3<F>>;
+    using In4Run = RunOf<F, P, A, In4<F>>;
     Out *const out_body = out + head; // run-aligned but where the head aligned the input (OutShifted)
     constexpr bool kShifted = W == Window::Shifted;
-    const PackReader<In1, P, kShifted, A, In1Run> read_a{a + head - body.shift_bytes[0] / kStorageSize<In1>,
+    const PackReader<In1, P, kShifted, A, In1Run> read_a{input_body(a, head, body.shift_bytes[0]),
                                                          body.shift_bytes[0]};
-    const PackReader<In2, P, kShifted, A, In2Run> read_b{
-        std::is_same_v<In2, NoInput> ? b : b + head - body.shift_bytes[1] / kStorageSize<In2>,
-        body.shift_bytes[1]};
+    const PackReader<In2, P, kShifted, A, In2Run> read_b{input_body(b, head, body.shift_bytes[1]),
+                                                         body.shift_bytes[1]};
+    const PackReader<In3<F>, P, kShifted, A, In3Run> read_c{input_body(c, head, body.shift_bytes[2]),
+                                                            body.shift_bytes[2]};
+    const PackReader<In4<F>, P, kShifted, A, In4Run> read_d{input_body(d, head, body.shift_bytes[3]),
+                                                            body.shift_bytes[3]};
     for (int64_t first = thread; first < runs; first += threads * Unroll) {
         In1Run a_in[Unroll];
         In2Run b_in[Unroll];
+        In3Run c_in[Unroll];
+        In4Run d_in[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
             a_in[u] = read_a(i, runs);
             b_in[u] = read_b(i, runs);
+            c_in[u] = read_c(i, runs);
+            d_in[u] = read_d(i, runs);
         }
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t i = first + u * threads;
             if (i < runs) {
                 OutRun result;
-                apply_run<F, P, A>(f, result, a_in[u], b_in[u]);
+                apply_run<F, P, A>(f, result, a_in[u], b_in[u], c_in[u], d_in[u]);
                 if constexpr (W == Window::OutShifted)
                     store_unaligned(out_body + i * P * A, result);
                 else
@@ -162,6 +183,24 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
             }
         }
     }
+}
+
+// Packs per thread per step of the direct kernel for F at pack P (EW_PLAN_UNROLL), and the same in
+// runs of A packs an access.
+template <typename F, int P, Window W>
+inline constexpr int kDirectUnroll = EW_PLAN_UNROLL(P * kWidestElement<F>, W == Window::Shifted);
+template <typename F, int P, int A>
+inline constexpr int kRunsUnroll = kDirectUnroll<F, P, Window::Aligned> > A ? kDirectUnroll<F, P, Window::Aligned> / A : 1;
+
+// The direct kernel. The launch bounds' one block per SM is the register budget these kernels were
+// measured with.
+template <typename F, int P, int Unroll, Window W, int A = 1>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
+    elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
+                       const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
+                       const In4<F> *__restrict__ d)
+{
+    direct_body<F, P, Unroll, W, A>(f, body, out, a, b, c, d);
 }
 
 } // namespace ew

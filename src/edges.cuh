@@ -12,10 +12,13 @@ namespace ew {
 // threads' time, which in a one-wave grid is the kernel's. index(j) is edge j's element.
 template <typename F, typename Index>
 __device__ __forceinline__ void edge_elements(const F &f, typename F::Out *out, const typename F::In1 *a,
-                                              const typename F::In2 *b, int64_t edges, Index index)
+                                              const typename F::In2 *b, int64_t edges, Index index,
+                                              const In3<F> *c = nullptr, const In4<F> *d = nullptr)
 {
-    for (int64_t j = threadIdx.x; j < edges; j += blockDim.x)
-        out[index(j)] = apply(f, a[index(j)], load(b, index(j)));
+    for (int64_t j = threadIdx.x; j < edges; j += blockDim.x) {
+        const int64_t i = index(j);
+        out[i] = apply(f, a[i], load(b, i), load(c, i), load(d, i));
+    }
 }
 
 // First thing in every kernel. A dependent launch (cc >= 9.0) lets this grid start while the
@@ -26,8 +29,13 @@ __device__ __forceinline__ void edge_elements(const F &f, typename F::Out *out, 
 __device__ __forceinline__ void follow_previous_grid()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDACC_RTC__) // the runtime's device functions are toolkit headers, which NVRTC lacks
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#else
     cudaGridDependencySynchronize();
     cudaTriggerProgrammaticLaunchCompletion();
+#endif
 #endif
 }
 

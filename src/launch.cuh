@@ -66,9 +66,11 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
     return cudaLaunchKernelExC(&config, reinterpret_cast<const void *>(Kernel), params);
 }
 
-// Launches Kernel(f, body, out, a, b) on the plan's grid and `extra_blocks` after it (the kernel's edge
-// block: edge_blocks), with f built from the call's run-time values. Only a direct grid reaches the
-// limit (bulk plans leave room), and its grid-stride loop covers the cut.
+// Launches Kernel(f, body, out, a, b[, c, d]) on the plan's grid and `extra_blocks` after it (the
+// kernel's edge block: edge_blocks), with f built from the call's run-time values. The direct kernel
+// takes the two inputs the catalogue's functors lack as null pointers; a kernel of fewer parameters
+// reads only its own. Only a direct grid reaches the limit (bulk plans leave room), and its
+// grid-stride loop covers the cut.
 template <auto Kernel, typename F, typename Body>
 cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes)
 {
@@ -76,7 +78,9 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_
     auto *out = static_cast<typename F::Out *>(args->out);
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
-    void *params[] = {&f, &body, &out, &a, &b};
+    const In3<F> *c = nullptr;
+    const In4<F> *d = nullptr;
+    void *params[] = {&f, &body, &out, &a, &b, &c, &d};
     const unsigned blocks = std::min<unsigned>(args->plan.blocks, INT32_MAX - extra_blocks) + extra_blocks;
     return launch_kernel<Kernel>(blocks, shared_bytes, args->stream, params, args->dependent_launch);
 }
@@ -84,20 +88,20 @@ cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_
 // The direct kernel for a plan at pack P and window W.
 template <typename F, int P, Window W> cudaError_t launch(const ew_launch_args_t *args)
 {
-    constexpr int unroll = EW_PLAN_UNROLL(P * kWidestElement<F>, W == Window::Shifted);
     const ew_plan_t &plan = args->plan;
     const BodyPlan body{args->n,
                         plan.head,
                         plan.packs,
                         {plan.shift[0] * static_cast<int>(kStorageSize<typename F::In1>),
-                         plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>)}};
+                         plan.shift[1] * static_cast<int>(kStorageSize<typename F::In2>), 0, 0}};
     // The same bytes in flight per thread, moved A packs to an access where the plan allows it.
     constexpr int A = EW_PLAN_ACCESS_PACKS(kWidestElement<F>);
     if constexpr (A > 1 && W == Window::Aligned && P == EW_PLAN_MAX_PACK(kWidestElement<F>))
         if (plan.access_packs == A)
-            return launch_with<&elementwise_kernel<F, P, (unroll > A ? unroll / A : 1), Window::Aligned, A>,
-                               F>(args, body, edge_blocks<P, A>(body), 0);
-    return launch_with<&elementwise_kernel<F, P, unroll, W>, F>(args, body, edge_blocks<P, 1>(body), 0);
+            return launch_with<&elementwise_kernel<F, P, kRunsUnroll<F, P, A>, Window::Aligned, A>, F>(
+                args, body, edge_blocks<P, A>(body), 0);
+    return launch_with<&elementwise_kernel<F, P, kDirectUnroll<F, P, W>, W>, F>(args, body, edge_blocks<P, 1>(body),
+                                                                                0);
 }
 
 // The bulk-copy kernel for a plan: the tiles cover [head, n), one block each; one more block for the

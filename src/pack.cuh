@@ -1,16 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 // Packs and vector memory: P elements moved by one access of up to 16 bytes, runs of packs, the
 // splice that shifts aligned words into place, and the functor applied to a pack or a run of them.
-// The bottom layer of both kernels (src/direct.cuh, src/bulk.cuh).
+// The bottom layer of every kernel. NVRTC compiles it too (run-time compiled kernels run the direct
+// kernel, src/direct.cuh): it needs nothing but the device header's own traits.
 #pragma once
 
-#include <algorithm>
-#include <cstring>
-#include <type_traits>
-
-#include "types.cuh"
+#include "device/ew_ops.cuh"
 
 namespace ew {
+
+// A functor's third and fourth inputs: F::In3 and F::In4 where it has them (run-time compiled ops of
+// three or four inputs), else none. The catalogue's functors take one or two.
+template <typename F, typename = void> struct In3Of {
+    using Type = NoInput;
+};
+template <typename F> struct In3Of<F, typename VoidOf<typename F::In3>::Type> {
+    using Type = typename F::In3;
+};
+template <typename F, typename = void> struct In4Of {
+    using Type = NoInput;
+};
+template <typename F> struct In4Of<F, typename VoidOf<typename F::In4>::Type> {
+    using Type = typename F::In4;
+};
+template <typename F> using In3 = typename In3Of<F>::Type;
+template <typename F> using In4 = typename In4Of<F>::Type;
 
 // P elements moved by one vector access (P * sizeof(T) <= 16 bytes).
 template <typename T, int P> struct alignas(sizeof(T) * P) Pack {
@@ -23,30 +37,36 @@ template <int P> struct Pack<NoInput, P> {
 // One element of the second input, or nothing for unary ops.
 template <typename T> __device__ __forceinline__ T load(const T *p, int64_t i)
 {
-    if constexpr (std::is_same_v<T, NoInput>)
+    if constexpr (kSame<T, NoInput>)
         return {};
     else
         return p[i];
 }
 
+// The functor on one element of each input it has.
 template <typename F>
-__device__ __forceinline__ typename F::Out apply(const F &f, typename F::In1 a, typename F::In2 b)
+__device__ __forceinline__ typename F::Out apply(const F &f, typename F::In1 a, typename F::In2 b, In3<F> c = {},
+                                                 In4<F> d = {})
 {
-    if constexpr (std::is_same_v<typename F::In2, NoInput>)
+    if constexpr (kSame<typename F::In2, NoInput>)
         return f(a);
-    else
+    else if constexpr (kSame<In3<F>, NoInput>)
         return f(a, b);
+    else if constexpr (kSame<In4<F>, NoInput>)
+        return f(a, b, c);
+    else
+        return f(a, b, c, d);
 }
 
 template <typename F, int P>
 __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> &out,
-                                           const Pack<typename F::In1, P> &a,
-                                           const Pack<typename F::In2, P> &b)
+                                           const Pack<typename F::In1, P> &a, const Pack<typename F::In2, P> &b,
+                                           const Pack<In3<F>, P> &c = {}, const Pack<In4<F>, P> &d = {})
 {
     if constexpr (P % 2 == 0 && F::kHasPair) {
 #pragma unroll
         for (int i = 0; i < P; i += 2) {
-            if constexpr (std::is_same_v<typename F::In2, NoInput>)
+            if constexpr (kSame<typename F::In2, NoInput>)
                 f.pair(&out.v[i], &a.v[i]);
             else
                 f.pair(&out.v[i], &a.v[i], &b.v[i]);
@@ -54,18 +74,20 @@ __device__ __forceinline__ void apply_pack(const F &f, Pack<typename F::Out, P> 
     } else {
 #pragma unroll
         for (int i = 0; i < P; ++i)
-            out.v[i] = apply(f, a.v[i], b.v[i]);
+            out.v[i] = apply(f, a.v[i], b.v[i], c.v[i], d.v[i]);
     }
 }
 
 // Functors with a per-block table (Cast's kByteTable) have it filled before any pack is computed.
 template <typename F, typename = void> inline constexpr bool kHasTable = false;
 template <typename F>
-inline constexpr bool kHasTable<F, std::void_t<decltype(F::kByteTable)>> = F::kByteTable;
+inline constexpr bool kHasTable<F, typename VoidOf<decltype(F::kByteTable)>::Type> = F::kByteTable;
 
+__host__ __device__ constexpr size_t widest(size_t a, size_t b) { return a > b ? a : b; }
 template <typename F>
 inline constexpr size_t kWidestElement =
-    std::max({kStorageSize<typename F::Out>, kStorageSize<typename F::In1>, kStorageSize<typename F::In2>});
+    widest(widest(kStorageSize<typename F::Out>, kStorageSize<typename F::In1>),
+           widest(kStorageSize<typename F::In2>, widest(kStorageSize<In3<F>>, kStorageSize<In4<F>>)));
 
 // A whole pack moved as one vector access of its size.
 template <size_t Bytes> struct VectorOf;
@@ -151,26 +173,26 @@ template <typename F, int P> inline constexpr bool kWordwise = P % 4 == 0 && F::
 template <typename F, int P> inline constexpr bool kFillsTable = kHasTable<F> &&kWordwise<F, P>;
 
 // What a thread holds of A packs of an input or of out: words for wordwise functors, else the packs.
-template <typename T, int P, int A> constexpr int run_words()
+template <typename T, int P, int A> __host__ __device__ constexpr int run_words()
 {
     return static_cast<int>(P * A * kStorageSize<T> / 4);
 }
 template <typename F, int P, int A, typename T>
-using RunOf = std::conditional_t<kWordwise<F, P> && !std::is_same_v<T, NoInput>,
-                                 WordPack<run_words<T, P, A>()>, PackRun<T, P, A>>;
+using RunOf = Conditional<kWordwise<F, P> && !kSame<T, NoInput>, WordPack<run_words<T, P, A>()>, PackRun<T, P, A>>;
 
 // The functor on one run of A packs.
 template <typename F, int P, int A>
 __device__ __forceinline__ void apply_run(const F &f, RunOf<F, P, A, typename F::Out> &out,
                                           const RunOf<F, P, A, typename F::In1> &a,
-                                          const RunOf<F, P, A, typename F::In2> &b)
+                                          const RunOf<F, P, A, typename F::In2> &b,
+                                          const RunOf<F, P, A, In3<F>> &c = {}, const RunOf<F, P, A, In4<F>> &d = {})
 {
     if constexpr (kWordwise<F, P>) {
         static_assert(kStorageSize<typename F::In1> == 1 && kStorageSize<typename F::In2> == 1);
 #pragma unroll
         for (int k = 0; k < P * A / 4; ++k) {
             const auto result = [&] {
-                if constexpr (std::is_same_v<typename F::In2, NoInput>)
+                if constexpr (kSame<typename F::In2, NoInput>)
                     return f.quad(a.w[k]);
                 else
                     return f.quad(a.w[k], b.w[k]);
@@ -181,7 +203,7 @@ __device__ __forceinline__ void apply_run(const F &f, RunOf<F, P, A, typename F:
     } else {
 #pragma unroll
         for (int j = 0; j < A; ++j)
-            apply_pack(f, out.pack[j], a.pack[j], b.pack[j]);
+            apply_pack(f, out.pack[j], a.pack[j], b.pack[j], c.pack[j], d.pack[j]);
     }
 }
 

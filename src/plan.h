@@ -5,8 +5,10 @@
 #ifndef EW_PLAN_H
 #define EW_PLAN_H
 
+#if !defined(__CUDACC_RTC__) /* NVRTC (src/direct.cuh's macros): the device header defines the types */
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #include "policy.h"
 
@@ -15,7 +17,7 @@ extern "C" {
 #endif
 
 enum {
-    EW_PLAN_MAX_POINTERS = 3,    /* out and up to two inputs */
+    EW_PLAN_MAX_POINTERS = 5,    /* out and up to four inputs (two for the catalogue and the bulk kernel) */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
     EW_PLAN_MAX_UNROLL = 4,      /* narrow packs: more would cost registers, not bandwidth */
     EW_PLAN_BLOCK_THREADS = 256,
@@ -45,7 +47,8 @@ typedef struct {
     int unroll;       /* packs each thread loads before it computes */
     int64_t head;     /* leading elements done one by one, after which out is aligned (ew_plan_make) */
     int64_t packs;    /* whole packs after the head; the tail after them is done one by one */
-    int shift[2];     /* per input, its phase in elements past pack alignment (0 but for shifted windows) */
+    int shift[EW_PLAN_MAX_POINTERS - 1]; /* per input, its phase in elements past pack alignment (0 but
+                                          * for shifted windows) */
     unsigned blocks;  /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
     int tile_packs;   /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;

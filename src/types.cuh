@@ -12,9 +12,6 @@
 
 namespace ew {
 
-// Second input of unary ops: no storage, never loaded.
-struct NoInput {};
-
 template <ew_dtype_t D> struct DtypeType;
 #define EW_DTYPE_TYPE(value, name, type, size, kind) \
     template <> struct DtypeType<value> {           \
@@ -25,7 +22,5 @@ EW_CATALOGUE_DTYPES(EW_DTYPE_TYPE)
 #undef EW_DTYPE_TYPE
 
 template <ew_dtype_t D> using TypeOf = typename DtypeType<D>::Type;
-
-template <typename T> inline constexpr size_t kStorageSize = std::is_same_v<T, NoInput> ? 1 : sizeof(T);
 
 } // namespace ew

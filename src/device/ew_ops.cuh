@@ -25,6 +25,7 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long long int64_t;
 typedef unsigned long long uint64_t;
+typedef unsigned long long uintptr_t;
 #else
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -99,6 +100,17 @@ template <> struct UnsignedOf<uint64_t> {
     using Type = uint64_t;
 };
 template <typename T> using Unsigned = typename UnsignedOf<T>::Type;
+
+// Void for any type: the detection idiom (std::void_t) without the standard library.
+template <typename T> struct VoidOf {
+    using Type = void;
+};
+
+// An input slot an op does not have: no storage, never loaded (the second input of unary ops).
+struct NoInput {};
+
+// Bytes one element of T occupies in memory; NoInput counts as 1 so that sizes stay non-zero.
+template <typename T> inline constexpr size_t kStorageSize = kSame<T, NoInput> ? 1 : sizeof(T);
 
 inline constexpr int32_t kInt32Min = -2147483647 - 1;
 inline constexpr int64_t kInt64Min = -9223372036854775807ll - 1;

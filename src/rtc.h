@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Run-time compiled elementwise kernels (issue 24, in progress): NVRTC loaded with dlopen on first use,
+/* Run-time compiled elementwise kernels: NVRTC loaded with dlopen on first use,
  * never linked, so the catalogue keeps needing nothing but the driver; the program text generated for
- * a user's body; its compilation to a CUBIN. Internal: no public entry point uses it yet
- * (docs/design.md, "Run-time compiled ops (in progress)"). */
+ * a user's body; its compilation to a CUBIN, which src/kernel.c loads (docs/design.md, "Run-time
+ * compiled ops"). */
 #ifndef EW_RTC_H
 #define EW_RTC_H
 
@@ -14,10 +14,8 @@
 extern "C" {
 #endif
 
-enum { EWI_KERNEL_MAX_INPUTS = 4, EWI_KERNEL_MAX_PARAMS = 8 };
+enum { EWI_KERNEL_MAX_INPUTS = EW_KERNEL_MAX_INPUTS, EWI_KERNEL_MAX_PARAMS = EW_KERNEL_MAX_PARAMS };
 
-/* The generated kernel's name (extern "C", so it is also the CUBIN's symbol). */
-#define EWI_KERNEL_ENTRY "ew_kernel"
 
 /* Loads NVRTC once per process: EW_NVRTC_LIBRARY when set (that path only), else the toolkit's
  * libnvrtc.so.<major of the CUDA runtime the library carries> on the loader's path and in the toolkit
@@ -65,10 +63,44 @@ typedef struct {
 ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary);
 void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
 
-/* The device header (src/device/ew_ops.cuh) as embedded at build time, NUL-terminated
- * (src/device_header.c.in). */
-extern const char ewi_device_header[];
-extern const size_t ewi_device_header_size; /* without the NUL */
+/* The generated program's kernels, one per launcher slot the plan can pick (the catalogue's: src/dispatch.h):
+ * the direct kernel aligned at each pack width, aligned in runs of two packs an access (1-byte types), with
+ * inputs through shifted windows, and with out stored element by element. */
+typedef enum {
+    EWI_SLOT_PACK1,
+    EWI_SLOT_PACK2,
+    EWI_SLOT_PACK4,
+    EWI_SLOT_PACK8,
+    EWI_SLOT_RUNS,
+    EWI_SLOT_SHIFTED,
+    EWI_SLOT_OUT_SHIFTED,
+    EWI_SLOT_COUNT
+} ewi_slot_t;
+
+/* Which slots spec's program has, by the rules the catalogue's table is built by (src/plan.h's macros). */
+typedef struct {
+    int present[EWI_SLOT_COUNT];
+    int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
+    int access_packs; /* EW_PLAN_ACCESS_PACKS of it: the runs slot's packs an access */
+} ewi_slots_t;
+ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
+
+/* The kernel symbol of a slot in the program ("ew_pack1", ...); NULL outside the enum. */
+const char *ewi_kernel_slot_name(int slot);
+
+/* Bytes of the direct kernel's BodyPlan (src/direct.cuh), which src/kernel.c builds in C: the program
+ * asserts the size. */
+enum { EWI_BODY_PLAN_BYTES = 3 * 8 + 4 * 4 };
+
+/* The device headers a program includes, embedded at build time (src/device_header.c.in): the
+ * catalogue's own scalar semantics and direct kernel, NUL-terminated texts under their include names. */
+typedef struct {
+    const char *name;
+    const char *text;
+    size_t size; /* without the NUL */
+} ewi_device_header_t;
+enum { EWI_DEVICE_HEADER_COUNT = 6 };
+extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,10 @@ set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 6
 ew_add_test(test_strided_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strided_gpu.c LIBS ew_gpu_util GPU)
 set_tests_properties(test_strided_gpu PROPERTIES TIMEOUT 600)
 
+# User-defined kernels (NVRTC at run time): chains against catalogue calls, every offset, the caches.
+ew_add_test(test_kernel_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernel_gpu.c LIBS ew_gpu_util GPU)
+set_tests_properties(test_kernel_gpu PROPERTIES TIMEOUT 600)
+
 # Tensor lists (src/batched.h), and again with the 4 KiB kernel alone (as drivers before CUDA 12.1 run).
 ew_add_test(test_batched_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_batched_gpu.c LIBS ew_gpu_util GPU)
 target_include_directories(test_batched_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src)

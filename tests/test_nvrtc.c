@@ -62,7 +62,7 @@ static ew_status_t compile(const ewi_kernel_spec_t *spec, ewi_kernel_binary_t *b
 }
 
 /* Compiles, and fails the test with the message and the program when it does not. The CUBIN is an
- * ELF object holding the kernel's symbol. */
+ * ELF object holding the symbol of every kernel slot the program has. */
 static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
 {
     ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params};
@@ -79,11 +79,20 @@ static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, co
     assert_non_null(binary.cubin);
     assert_true(binary.cubin_size > 64);
     assert_memory_equal(binary.cubin, "\x7f" "ELF", 4);
-    int has_entry = 0;
+    const ewi_slots_t slots = ewi_kernel_slots(&spec);
     const char *bytes = binary.cubin;
-    for (size_t i = 0; i + sizeof EWI_KERNEL_ENTRY <= binary.cubin_size && !has_entry; ++i)
-        has_entry = memcmp(bytes + i, EWI_KERNEL_ENTRY, sizeof EWI_KERNEL_ENTRY) == 0;
-    assert_true(has_entry);
+    for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot) {
+        if (!slots.present[slot])
+            continue;
+        const char *name = ewi_kernel_slot_name(slot);
+        const size_t length = strlen(name) + 1; /* with the NUL that ends it in the string table */
+        int has_entry = 0;
+        for (size_t i = 0; i + length <= binary.cubin_size && !has_entry; ++i)
+            has_entry = memcmp(bytes + i, name, length) == 0;
+        if (!has_entry)
+            print_error("the CUBIN lacks %s (%s)\n", name, source);
+        assert_true(has_entry);
+    }
     ewi_kernel_binary_free(&binary);
 }
 
@@ -309,10 +318,11 @@ static void program_text(void **state)
     ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3};
     char *program = NULL;
     assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
-    const char *expected[] = {"#include \"ew_ops.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
+    const char *expected[] = {"#include \"direct.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
                               "typedef UserOf<F8E4M3> in1_t;", "in0_t in0, in1_t in1, double p0, double p1, double p2)",
-                              "#line 1 \"source\"\nreturn in0 ? in1 : 0.5f;\n",
-                              "extern \"C\" __global__ void " EWI_KERNEL_ENTRY "(long long n"};
+                              "#line 1 \"source\"\nreturn in0 ? in1 : 0.5f;\n", "using In2 = ew::StorageOf<in1_t>;",
+                              "Out operator()(In1 x0, In2 x1) const", ", p[0], p[1], p[2]).value",
+                              "EW_SLOT(ew_pack8, 8,", "EW_SLOT(ew_shifted, 8,"};
     for (size_t i = 0; i < COUNT(expected); ++i)
         if (strstr(program, expected[i]) == NULL) {
             print_error("program lacks \"%s\":\n%s\n", expected[i], program);
@@ -321,19 +331,59 @@ static void program_text(void **state)
     free(program);
 }
 
-static void header_is_embedded(void **state)
+/* Which kernels a program has, by the catalogue's plan: the widest pack (16 bytes of the widest
+ * operand), runs of two 8-byte packs for 1-byte types, shifted windows where every input's widest pack
+ * is whole words, out stored element by element for unary ops that narrow to a quarter or less, and
+ * the narrower packs only where neither shift exists. */
+static void slots_follow_the_catalogue(void **state)
 {
     (void)state;
-    FILE *file = fopen(EW_DEVICE_HEADER_PATH, "rb");
-    assert_non_null(file);
-    char *text = malloc(ewi_device_header_size + 2);
-    assert_non_null(text);
-    size_t read = fread(text, 1, ewi_device_header_size + 1, file);
-    fclose(file);
-    assert_int_equal(read, ewi_device_header_size);
-    assert_int_equal(strlen(ewi_device_header), ewi_device_header_size);
-    assert_memory_equal(text, ewi_device_header, ewi_device_header_size);
-    free(text);
+    static const struct {
+        ew_dtype_t out;
+        int n_inputs;
+        ew_dtype_t in[4];
+        int present[EWI_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted */
+    } cases[] = {
+        {EW_F32, 2, {EW_F32, EW_F32}, {0, 0, 1, 0, 0, 1, 0}},
+        {EW_I8, 2, {EW_I8, EW_I8}, {0, 0, 0, 1, 1, 1, 0}},
+        {EW_F16, 3, {EW_F16, EW_F16, EW_F16}, {0, 0, 0, 1, 0, 1, 0}},
+        {EW_F8E4M3, 1, {EW_F32}, {0, 0, 1, 0, 0, 0, 1}},
+        {EW_F16, 1, {EW_F32}, {0, 0, 1, 0, 0, 1, 0}},
+        {EW_F64, 4, {EW_F64, EW_I8, EW_BOOL, EW_F32}, {1, 1, 0, 0, 0, 0, 0}},
+        {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0}},
+    };
+    for (size_t c = 0; c < COUNT(cases); ++c) {
+        ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0};
+        ewi_slots_t slots = ewi_kernel_slots(&spec);
+        for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot)
+            if (slots.present[slot] != cases[c].present[slot]) {
+                print_error("case %zu: slot %s is %s\n", c, ewi_kernel_slot_name(slot),
+                            slots.present[slot] ? "present" : "absent");
+                fail();
+            }
+    }
+}
+
+static void headers_are_embedded(void **state)
+{
+    (void)state;
+    for (int h = 0; h < EWI_DEVICE_HEADER_COUNT; ++h) {
+        const ewi_device_header_t *header = &ewi_device_headers[h];
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", EW_SOURCE_SRC_DIR, header->name);
+        FILE *file = fopen(path, "rb");
+        if (file == NULL)
+            print_error("cannot open %s\n", path);
+        assert_non_null(file);
+        char *text = malloc(header->size + 2);
+        assert_non_null(text);
+        size_t read = fread(text, 1, header->size + 1, file);
+        fclose(file);
+        assert_int_equal(read, header->size);
+        assert_int_equal(strlen(header->text), header->size);
+        assert_memory_equal(text, header->text, header->size);
+        free(text);
+    }
 }
 
 /* ---- NVRTC missing ---- */
@@ -387,7 +437,7 @@ int main(int argc, char **argv)
     ewi_nvrtc_version(&major, &minor);
     printf("NVRTC %d.%d from %s, loaded in %.1f ms\n", major, minor, ewi_nvrtc_path(), now_ms() - start);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(header_is_embedded),
+        cmocka_unit_test(slots_follow_the_catalogue), cmocka_unit_test(headers_are_embedded),
         cmocka_unit_test(program_text),
         cmocka_unit_test(arguments_refused),
         cmocka_unit_test(fused_chain),

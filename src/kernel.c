@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* User-defined kernels (the C ABI's ew_kernel_*): validation, the caches in front of NVRTC, the code
+ * loaded through the driver, and the launch on the catalogue's plan. The program and its compilation
+ * are src/rtc.c's, the on-disk cache src/kernel_cache.c's. */
+#include "kernel.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h> /* the driver's types only: its functions are found at run time (src/driver.h) */
+#include <cuda_runtime_api.h>
+
+#include "api.h"
+#include "driver.h"
+#include "error.h"
+#include "handle.h"
+#include "kernel_cache.h"
+#include "plan.h"
+#include "pointer_check.h"
+
+enum { KERNEL_LIVE = 0x65776b31u /* "ewk1" */, KERNEL_DEAD = 0xDEADu };
+
+/* ---- the driver's module and launch functions, found once ---- */
+
+static struct {
+    CUresult (*context_current)(CUcontext *context);
+    CUresult (*module_load)(CUmodule *module, const void *image);
+    CUresult (*module_unload)(CUmodule module);
+    CUresult (*module_function)(CUfunction *function, CUmodule module, const char *name);
+    CUresult (*launch_ex)(const CUlaunchConfig *config, CUfunction function, void **params, void **extra);
+    CUresult (*error_name)(CUresult error, const char **name);
+} driver;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+static void find_driver(void)
+{
+    driver.context_current = (CUresult(*)(CUcontext *))ewi_driver_function("cuCtxGetCurrent");
+    driver.module_load = (CUresult(*)(CUmodule *, const void *))ewi_driver_function("cuModuleLoadData");
+    driver.module_unload = (CUresult(*)(CUmodule))ewi_driver_function("cuModuleUnload");
+    driver.module_function =
+        (CUresult(*)(CUfunction *, CUmodule, const char *))ewi_driver_function("cuModuleGetFunction");
+    driver.launch_ex = (CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))ewi_driver_function(
+        "cuLaunchKernelEx");
+    driver.error_name = (CUresult(*)(CUresult, const char **))ewi_driver_function("cuGetErrorName");
+}
+
+static int have_driver(void)
+{
+    pthread_once(&driver_once, find_driver);
+    return driver.context_current && driver.module_load && driver.module_unload && driver.module_function &&
+           driver.launch_ex && driver.error_name;
+}
+
+static ew_status_t fail_driver(CUresult result, const char *call)
+{
+    const char *name = NULL;
+    if (driver.error_name == NULL || driver.error_name(result, &name) != CUDA_SUCCESS || name == NULL)
+        name = "an unknown error";
+    return ewi_fail(EW_ERROR_CUDA, "%s failed: %s (%d)", call, name, (int)result);
+}
+
+/* ---- kernel objects: kept for reuse, never freed, so a stale kernel reads as dead ---- */
+
+static pthread_mutex_t free_kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ew_kernel_s *free_kernels;
+
+static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
+{
+    pthread_mutex_lock(&free_kernels_lock);
+    struct ew_kernel_s *k = free_kernels;
+    if (k != NULL)
+        free_kernels = k->next_free;
+    pthread_mutex_unlock(&free_kernels_lock);
+    if (k == NULL && (k = malloc(sizeof *k)) == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
+    *k = (struct ew_kernel_s){.handle = handle,
+                              .out_dtype = spec->out_dtype,
+                              .n_inputs = spec->n_inputs,
+                              .n_params = spec->n_params};
+    for (int i = 0; i < spec->n_inputs; ++i)
+        k->in_dtypes[i] = spec->in_dtypes[i];
+    k->slots = ewi_kernel_slots(spec);
+    k->magic = KERNEL_LIVE;
+    *kernel = k;
+    return EW_SUCCESS;
+}
+
+ew_status_t ewi_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
+{
+    *kernel = NULL;
+    ew_status_t status = ewi_handle_check(handle);
+    if (status == EW_SUCCESS)
+        status = ewi_kernel_check(spec);
+    return status == EW_SUCCESS ? kernel_new(handle, spec, kernel) : status;
+}
+
+ew_status_t ew_kernel_destroy(ew_kernel_t kernel)
+{
+    if (kernel == NULL)
+        return EW_SUCCESS;
+    if (kernel->magic != KERNEL_LIVE)
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
+    kernel->magic = KERNEL_DEAD;
+    pthread_mutex_lock(&free_kernels_lock);
+    kernel->next_free = free_kernels;
+    free_kernels = kernel;
+    pthread_mutex_unlock(&free_kernels_lock);
+    return EW_SUCCESS;
+}
+
+/* ---- the in-memory cache: the code of each program, loaded once per context for the process's life ---- */
+
+typedef struct module_s {
+    uint64_t hash;
+    char *key;
+    size_t key_size;
+    CUcontext context;
+    CUmodule module;
+    CUfunction function[EWI_SLOT_COUNT];
+    struct module_s *next;
+} module_t;
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static module_t *modules;
+
+static uint64_t fnv1a(const char *bytes, size_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; ++i)
+        hash = (hash ^ (unsigned char)bytes[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+static module_t *find_module(uint64_t hash, const char *key, size_t key_size, CUcontext context)
+{
+    for (module_t *m = modules; m != NULL; m = m->next)
+        if (m->hash == hash && m->context == context && m->key_size == key_size && memcmp(m->key, key, key_size) == 0)
+            return m;
+    return NULL;
+}
+
+/* The cache key: what makes two compilations the same (the library, NVRTC, the architecture, the
+ * conversion paths) and then the program text. malloc'ed. */
+static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, char **key, size_t *key_size)
+{
+    char *program;
+    ew_status_t status = ewi_kernel_program(spec, &program);
+    if (status != EW_SUCCESS)
+        return status;
+    int major = 0, minor = 0;
+    ewi_nvrtc_version(&major, &minor);
+    char prefix[160];
+    int length = snprintf(prefix, sizeof prefix, "libelementwise %u; NVRTC %d.%d; %s; %s\n", ew_get_version(), major,
+                          minor, arch,
+#ifdef EW_GENERIC_CONVERSIONS
+                          "generic conversions"
+#else
+                          "native conversions"
+#endif
+    );
+    size_t program_size = strlen(program);
+    *key = malloc((size_t)length + program_size);
+    if (*key == NULL) {
+        free(program);
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the cache key");
+    }
+    memcpy(*key, prefix, (size_t)length);
+    memcpy(*key + length, program, program_size);
+    *key_size = (size_t)length + program_size;
+    free(program);
+    return EW_SUCCESS;
+}
+
+/* The CUBIN for key: from the disk cache, else compiled by NVRTC and stored there. */
+static ew_status_t find_cubin(const ewi_kernel_spec_t *spec, const char *arch, const char *key, size_t key_size,
+                              void **cubin, size_t *cubin_size, int *from_disk)
+{
+    char dir[4096];
+    const int disk = ewi_cache_dir(dir, sizeof dir) == 0;
+    *from_disk = disk && ewi_cache_load(dir, key, key_size, cubin, cubin_size) == 0;
+    if (*from_disk)
+        return EW_SUCCESS;
+    ewi_kernel_binary_t binary;
+    ew_status_t status = ewi_kernel_compile(spec, arch, &binary);
+    if (status != EW_SUCCESS) {
+        ewi_kernel_binary_free(&binary);
+        return status;
+    }
+    if (disk)
+        (void)ewi_cache_store(dir, key, key_size, binary.cubin, binary.cubin_size); /* a failure costs only time */
+    *cubin = binary.cubin;
+    *cubin_size = binary.cubin_size;
+    binary.cubin = NULL;
+    ewi_kernel_binary_free(&binary);
+    return EW_SUCCESS;
+}
+
+/* The module of spec's program in the current context, loaded once and kept. */
+static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, const ewi_slots_t *slots,
+                               CUcontext context, module_t **found)
+{
+    char *key = NULL;
+    size_t key_size = 0;
+    ew_status_t status = cache_key(spec, arch, &key, &key_size);
+    if (status != EW_SUCCESS)
+        return status;
+    const uint64_t hash = fnv1a(key, key_size);
+    pthread_mutex_lock(&modules_lock);
+    *found = find_module(hash, key, key_size, context);
+    pthread_mutex_unlock(&modules_lock);
+    if (*found != NULL) {
+        free(key);
+        return EW_SUCCESS;
+    }
+
+    module_t *m = calloc(1, sizeof *m);
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    int from_disk = 0;
+    if (m == NULL)
+        status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
+    if (status == EW_SUCCESS)
+        status = find_cubin(spec, arch, key, key_size, &cubin, &cubin_size, &from_disk);
+    CUresult result = CUDA_SUCCESS;
+    if (status == EW_SUCCESS && (result = driver.module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
+        /* a cached CUBIN this driver refuses (one from a newer NVRTC, say): compile it afresh */
+        free(cubin);
+        cubin = NULL;
+        ewi_kernel_binary_t binary;
+        status = ewi_kernel_compile(spec, arch, &binary);
+        if (status == EW_SUCCESS) {
+            cubin = binary.cubin;
+            binary.cubin = NULL;
+            result = driver.module_load(&m->module, cubin);
+        }
+        ewi_kernel_binary_free(&binary);
+    }
+    free(cubin);
+    if (status == EW_SUCCESS && result != CUDA_SUCCESS)
+        status = fail_driver(result, "cuModuleLoadData (the kernel's compiled code)");
+    for (int slot = 0; status == EW_SUCCESS && slot < EWI_SLOT_COUNT; ++slot)
+        if (slots->present[slot] &&
+            (result = driver.module_function(&m->function[slot], m->module, ewi_kernel_slot_name(slot))) != CUDA_SUCCESS)
+            status = fail_driver(result, "cuModuleGetFunction");
+    if (status != EW_SUCCESS) {
+        if (m != NULL && m->module != NULL)
+            driver.module_unload(m->module);
+        free(m);
+        free(key);
+        return status;
+    }
+    m->hash = hash;
+    m->key = key;
+    m->key_size = key_size;
+    m->context = context;
+
+    /* Another thread may have loaded the same program meanwhile: keep the first. */
+    pthread_mutex_lock(&modules_lock);
+    module_t *first = find_module(hash, key, key_size, context);
+    if (first == NULL) {
+        m->next = modules;
+        modules = m;
+        first = m;
+    }
+    pthread_mutex_unlock(&modules_lock);
+    if (first != m) {
+        driver.module_unload(m->module);
+        free(m->key);
+        free(m);
+    }
+    *found = first;
+    return EW_SUCCESS;
+}
+
+/* The calling thread's context, made current first where the thread has none: the device's primary
+ * context, as the runtime would bind it on the thread's first call (the device check has passed). */
+static ew_status_t current_context(ew_handle_t handle, CUcontext *context)
+{
+    *context = NULL;
+    CUresult result = driver.context_current(context);
+    if (result == CUDA_SUCCESS && *context == NULL) {
+        cudaError_t error = cudaSetDevice(handle->device);
+        if (error != cudaSuccess)
+            return ewi_fail_cuda(error, "cudaSetDevice");
+        result = driver.context_current(context);
+    }
+    if (result != CUDA_SUCCESS)
+        return fail_driver(result, "cuCtxGetCurrent");
+    return *context != NULL ? EW_SUCCESS : ewi_fail(EW_ERROR_CUDA, "no CUDA context on this thread");
+}
+
+ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t out_dtype, int n_inputs,
+                             const ew_dtype_t *in_dtypes, int n_params, ew_kernel_t *kernel)
+{
+    if (kernel == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
+    *kernel = NULL;
+    const ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params};
+    ew_status_t status = ewi_handle_check(handle);
+    if (status == EW_SUCCESS)
+        status = ewi_kernel_check(&spec);
+    if (status == EW_SUCCESS)
+        status = ewi_handle_check_device(handle);
+    if (status != EW_SUCCESS)
+        return status;
+    if (!have_driver())
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the CUDA driver lacks cuModuleLoadData or cuLaunchKernelEx");
+    if ((status = ewi_nvrtc_load()) != EW_SUCCESS)
+        return status;
+
+    int major = 0, minor = 0;
+    cudaError_t error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, handle->device);
+    if (error == cudaSuccess)
+        error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, handle->device);
+    if (error != cudaSuccess)
+        return ewi_fail_cuda(error, "cudaDeviceGetAttribute");
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+    CUcontext context;
+    if ((status = current_context(handle, &context)) != EW_SUCCESS)
+        return status;
+
+    ew_kernel_t k;
+    if ((status = kernel_new(handle, &spec, &k)) != EW_SUCCESS)
+        return status;
+    module_t *module;
+    if ((status = load_module(&spec, arch, &k->slots, context, &module)) != EW_SUCCESS) {
+        ew_kernel_destroy(k);
+        return status;
+    }
+    k->module = module->module;
+    memcpy(k->function, module->function, sizeof k->function);
+    *kernel = k;
+    return EW_SUCCESS;
+}
+
+/* ---- the launch: the catalogue's direct-kernel plan, its slot, and the driver's launch ---- */
+
+/* src/direct.cuh's BodyPlan, as the program's kernels take it (it asserts the size). */
+typedef struct {
+    int64_t n, head, packs;
+    int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
+} body_plan_t;
+_Static_assert(sizeof(body_plan_t) == EWI_BODY_PLAN_BYTES, "src/direct.cuh's BodyPlan");
+
+ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
+                             const double *params, ew_stream_t stream)
+{
+    if (kernel == NULL)
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel is NULL");
+    if (kernel->magic != KERNEL_LIVE)
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
+    ew_handle_t handle = kernel->handle;
+    ew_status_t status = ewi_handle_check(handle);
+    if (status != EW_SUCCESS)
+        return status;
+    if (n < 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
+    if (n == 0)
+        return EW_SUCCESS;
+    if (inputs == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "inputs is NULL with n = %lld", (long long)n);
+    if (params == NULL && kernel->n_params > 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "params is NULL but the kernel takes %d", kernel->n_params);
+
+    static const char *const names[EW_PLAN_MAX_POINTERS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
+                                                            "inputs[3]"};
+    const int count = 1 + kernel->n_inputs;
+    ewi_operand_t operands[EW_PLAN_MAX_POINTERS] = {{names[0], out, ew_dtype_size(kernel->out_dtype)}};
+    for (int i = 0; i < kernel->n_inputs; ++i)
+        operands[1 + i] = (ewi_operand_t){names[1 + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
+    if ((status = ewi_check_operands(n, operands, count)) != EW_SUCCESS)
+        return status;
+    if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
+        return status;
+    for (int i = 0; handle->check_pointers && i < count; ++i) {
+        char why[256];
+        if (!ewi_pointer_ok(handle->device, handle->address_range_query, operands[i].address,
+                            (size_t)n * operands[i].elem_size, why, sizeof why))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", operands[i].name, operands[i].address, why);
+    }
+    if (kernel->module == NULL) /* ewi_kernel_make's objects have no code */
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "kernel %p has no compiled code", (void *)kernel);
+    CUcontext context;
+    if ((status = current_context(handle, &context)) != EW_SUCCESS)
+        return status;
+
+    ew_call_t call = {.n = n, .count = count};
+    for (int i = 0; i < count; ++i) {
+        call.address[i] = (uintptr_t)operands[i].address;
+        call.elem_size[i] = operands[i].elem_size;
+    }
+    const ew_plan_t plan = ew_plan_make(&handle->policy, &handle->figures, &call);
+
+    /* The slot the catalogue's launcher would take for this plan (src/launch.cuh: launch). */
+    int slot, pack = plan.pack, runs = 1;
+    if (plan.kernel == EW_PLAN_KERNEL_SHIFTED) {
+        slot = EWI_SLOT_SHIFTED;
+    } else if (plan.kernel == EW_PLAN_KERNEL_OUT_SHIFTED) {
+        slot = EWI_SLOT_OUT_SHIFTED;
+    } else if (kernel->slots.access_packs > 1 && pack == kernel->slots.widest_pack &&
+               plan.access_packs == kernel->slots.access_packs) {
+        slot = EWI_SLOT_RUNS;
+        runs = plan.access_packs;
+    } else {
+        slot = ew_pack_index(pack);
+    }
+    CUfunction function = kernel->function[slot];
+    if (function == NULL)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no code for its plan (slot %s)",
+                        ewi_kernel_slot_name(slot));
+
+    body_plan_t body = {.n = n, .head = plan.head, .packs = plan.packs};
+    for (int i = 0; i < kernel->n_inputs; ++i)
+        body.shift_bytes[i] = plan.shift[i] * (int)operands[1 + i].elem_size;
+    /* The edge block (src/direct.cuh: edge_blocks) after the body's. */
+    const int64_t tail = body.head + body.packs / runs * runs * pack;
+    const unsigned edge = body.head > 0 || n > tail;
+    const unsigned blocks = (plan.blocks < INT32_MAX - edge ? plan.blocks : INT32_MAX - edge) + edge;
+
+    double functor[EWI_KERNEL_MAX_PARAMS] = {0};
+    for (int i = 0; i < kernel->n_params; ++i)
+        functor[i] = params[i];
+    const void *in[EWI_KERNEL_MAX_INPUTS] = {NULL};
+    for (int i = 0; i < kernel->n_inputs; ++i)
+        in[i] = inputs[i];
+    void *arguments[] = {functor, &body, &out, &in[0], &in[1], &in[2], &in[3]};
+
+    CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    const CUlaunchConfig config = {.gridDimX = blocks,
+                                   .gridDimY = 1,
+                                   .gridDimZ = 1,
+                                   .blockDimX = EW_PLAN_BLOCK_THREADS,
+                                   .blockDimY = 1,
+                                   .blockDimZ = 1,
+                                   .hStream = (CUstream)stream,
+                                   .attrs = &attribute,
+                                   .numAttrs = handle->policy.dependent_launch ? 1u : 0u};
+    const CUresult result = driver.launch_ex(&config, function, arguments, NULL);
+    return result == CUDA_SUCCESS ? EW_SUCCESS : fail_driver(result, "cuLaunchKernelEx");
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* User-defined kernels (ew_kernel_*): the object behind ew_kernel_t, its code loaded through the
+ * driver, one function per kernel the launch plan can pick. Defined in src/kernel.c; the program and
+ * its compilation are src/rtc.c's, the on-disk cache src/kernel_cache.c's. */
+#ifndef EW_KERNEL_H
+#define EW_KERNEL_H
+
+#include <stddef.h>
+
+#include "elementwise.h"
+#include "rtc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ew_kernel_s {
+    unsigned magic;
+    ew_handle_t handle;
+    ew_dtype_t out_dtype;
+    int n_inputs, n_params;
+    ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
+    ewi_slots_t slots;              /* which kernels its program has */
+    void *module;                   /* the driver's CUmodule, the in-memory cache's; NULL for ewi_kernel_make's */
+    void *function[EWI_SLOT_COUNT]; /* CUfunction per slot; NULL where the program has none */
+    struct ew_kernel_s *next_free;
+};
+
+/* A kernel object for spec on handle without code: launches check their arguments as for a compiled
+ * kernel and stop at the device check (EW_ERROR_DEVICE_MISMATCH, or EW_ERROR_CUDA without a GPU).
+ * For the CPU tests and the fuzzer; ew_kernel_destroy releases it. */
+ew_status_t ewi_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -7,3 +7,6 @@ set_tests_properties(bench_report PROPERTIES LABELS bench)
 # bench/strided_report.py's verdicts on the strided targets, on made-up CSVs.
 add_test(NAME bench_strided_report COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_strided_report.py)
 set_tests_properties(bench_strided_report PROPERTIES LABELS bench)
+# bench/kernel_report.py's verdicts on the user-defined kernels' targets, on made-up CSVs.
+add_test(NAME bench_kernel_report COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_kernel_report.py)
+set_tests_properties(bench_kernel_report PROPERTIES LABELS bench)

@@ -1,0 +1,1226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ew-bench-kernel: user-defined kernels (ew_kernel_*) against the library's own calls, each case timed in
+ * one group with its yardstick:
+ *   target 1  `return ew::add(in0, in1);` at f32, f16, i8, n = 2^20 ... 2^28, aligned and misaligned
+ *             (out +2, in0 +1, in1 +3 elements: no common vector width), vs ew_binary(EW_OP_ADD): GB/s;
+ *   target 2  `return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));`, f32 in, f16 out,
+ *             p0 = 1.5, n = 2^26: time of one launch vs ew_scale_add -> ew_unary(RELU) -> ew_cast through
+ *             two f32 temporaries (bench/peers/torch_kernel.py times torch.compile, eager and CuPy);
+ *   target 3  `return ew::add(ew::mul(in0, in1), in2);` in f16 at n = 2^26, GB/s on its own 8 bytes an
+ *             element vs the flat add f16 on its 6;
+ *   target 4  host time to queue one ew_kernel_launch vs one ew_binary, add f32, n = 256; with
+ *             --create-only, the time of ew_kernel_create (below).
+ * GB/s = bytes the call must move (each operand element read or written once) / time, 1 GB = 10^9 bytes.
+ * Method as bench/harness.c (docs/design.md): a pool of at least 2 GiB per operand, every call on the
+ * next 4 KiB-aligned slice, inputs from ewb_fill_random (never zero), an L2 flush per group, warm-up and
+ * a probe sizing batches, the median of the batches, CUDA events, the members of a group taking turns
+ * batch by batch. Two columns: back-to-back (a handle as the environment makes it) and isolated (a handle
+ * with EW_DEPENDENT_LAUNCH=0, an event after each call, the stream held by ewb_hold_back until the batch
+ * is queued). Each kernel is created on both handles.
+ * Checks, in each column: the kernel and the catalogue calls giving the same bits (target 3: ew_binary
+ * mul then add) run once on the same inputs into outputs poisoned with different bytes; the outputs are
+ * compared whole, byte for byte, the poison around each must be intact, and spans at the start, middle
+ * and end of the kernel's output are compared with the tests' CPU reference.
+ *
+ *   ew-bench-kernel [--csv FILE] [--targets LIST] [--log2 LIST] [--batches N] [--batch-ms T]
+ *                   [--timing LIST] [--device D] [--no-check]
+ *   ew-bench-kernel --create-only compile|disk [--tag TAG] [--sources K] [--csv FILE] [--device D]
+ * --create-only compile creates K sources never seen (the chain of target 2 behind a comment naming TAG and
+ * a counter), each timed: with EW_KERNEL_CACHE_DIR a fresh empty directory that is a compilation; then one
+ * of them again, many times, in the same process (the memory cache). --create-only disk, a new process
+ * on the same directory with the same TAG, times the same K sources again: the disk cache. Every kernel
+ * so created is launched once and compared with the three catalogue calls.
+ * CSV: target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check; one
+ * row per case and column (metric gbps, us, or host_us for the host time of a launch); ratio is the
+ * library's advantage (GB/s: library / yardstick; times: yardstick / library). --create-only writes rows
+ * of metric create_us, timing host, n the creates the figure is over: t4-create-compile (median),
+ * -compile-max, -compile-first (the process's first: NVRTC loaded then), t4-create-memory, and the same
+ * three for disk. Exit: 0, also without a GPU (one line says so); 1 a failed call or check; 2 bad
+ * options; 3 ew_kernel_create reported EW_ERROR_NOT_SUPPORTED (no NVRTC).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "elementwise.h"
+#include "harness.h"
+#include "raw_kernel.h"
+#ifndef EWB_NO_REF
+#include "ref.h"
+#endif
+
+enum { COL_B2B = 0, COL_ISO = 1, COLUMNS = 2 };
+/* Operand pools: 0 out, 1-3 inputs, 3-4 the catalogue chains' temporaries. */
+enum { POOLS = 5, MAX_OFFSET = 3, MAX_CASES = 64, MAX_LOG2 = 8 };
+/* The sides of a case: the kernel, its yardstick, the catalogue calls whose bits it must equal. */
+enum { LIB = 0, YARD = 1, SAME = 2 };
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_NVRTC = 3 };
+
+static const char *const column_names[COLUMNS] = {"back-to-back", "isolated"};
+static const size_t SLICE_ALIGN = 4096;
+/* Pools are at least this big (the harness's 2 GiB: every input slice far out of L2); a host-only test may
+ * shrink it. */
+#ifndef EWB_MIN_POOL_BYTES
+#define EWB_MIN_POOL_BYTES ((size_t)2 << 30)
+#endif
+static const size_t MIN_POOL_BYTES = EWB_MIN_POOL_BYTES;
+static const size_t CHUNK = (size_t)64 << 20;          /* pinned buffers of the whole-output comparison */
+static const uint64_t FILL_SEED = 0x5EEDC0DEull;
+static const unsigned char POISON[2] = {0xA5, 0x5A}; /* the kernel's output, the catalogue's */
+static const double ALPHA = 1.5;                     /* target 2's p0 */
+/* Targets 2 and 3's n, 2^26; a host-only test may shrink it. */
+#ifndef EWB_N26
+#define EWB_N26 ((int64_t)1 << 26)
+#endif
+static const int64_t N26 = EWB_N26, HOST_N = 256;
+/* Misaligned: elements past the slice start of out, in0, in1 (pools 0-2). */
+static const int MISALIGNED[POOLS] = {2, 1, 3, 0, 0};
+
+/* ---- the kernels ---- */
+
+typedef enum { K_ADD_F32, K_ADD_F16, K_ADD_I8, K_CHAIN, K_TERNARY, SLOTS } slot_t;
+
+#define CHAIN_SOURCE "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
+
+static const struct {
+    const char *source;
+    ew_dtype_t out, in; /* every input has the dtype in */
+    int inputs, params;
+    const char *dtype; /* the CSV's dtype column */
+} specs[SLOTS] = {
+    [K_ADD_F32] = {"return ew::add(in0, in1);", EW_F32, EW_F32, 2, 0, "f32"},
+    [K_ADD_F16] = {"return ew::add(in0, in1);", EW_F16, EW_F16, 2, 0, "f16"},
+    [K_ADD_I8] = {"return ew::add(in0, in1);", EW_I8, EW_I8, 2, 0, "i8"},
+    [K_CHAIN] = {CHAIN_SOURCE, EW_F16, EW_F32, 2, 1, "f16<-f32"},
+    [K_TERNARY] = {"return ew::add(ew::mul(in0, in1), in2);", EW_F16, EW_F16, 3, 0, "f16"},
+};
+
+/* ---- the cases ---- */
+
+typedef struct {
+    int target;
+    char name[48];
+    slot_t slot;
+    int64_t n;
+    int misaligned;
+} kcase_t;
+
+static kcase_t cases[MAX_CASES];
+static int case_count;
+
+typedef struct {
+    const char *csv_path;
+    unsigned targets; /* bit t for target t */
+    unsigned timing;  /* bit per column */
+    int log2[MAX_LOG2], log2_count;
+    int batches, device, no_check;
+    double batch_ms;
+    const char *create_only; /* "compile", "disk" or NULL */
+    const char *tag;
+    int sources;
+} options_t;
+
+static void log2_text(int64_t n, char *text, size_t size)
+{
+    int k = 0;
+    while (((int64_t)1 << k) < n)
+        ++k;
+    if (((int64_t)1 << k) == n)
+        snprintf(text, size, "2^%d", k);
+    else
+        snprintf(text, size, "%lld", (long long)n);
+}
+
+static void add_case(int target, slot_t slot, int64_t n, int misaligned)
+{
+    kcase_t *c = &cases[case_count++];
+    *c = (kcase_t){.target = target, .slot = slot, .n = n, .misaligned = misaligned};
+    char n_text[24];
+    log2_text(n, n_text, sizeof n_text);
+    if (target == 1)
+        snprintf(c->name, sizeof c->name, "t1-add-%s-%s-%s", specs[slot].dtype, n_text,
+                 misaligned ? "misaligned" : "aligned");
+    else
+        snprintf(c->name, sizeof c->name, "%s", target == 2 ? "t2-chain" : "t3-ternary-f16");
+}
+
+static void build_cases(const options_t *o)
+{
+    static const slot_t adds[] = {K_ADD_F32, K_ADD_F16, K_ADD_I8};
+    case_count = 0;
+    if (o->targets >> 1 & 1)
+        for (size_t d = 0; d < sizeof adds / sizeof adds[0]; ++d)
+            for (int k = 0; k < o->log2_count; ++k)
+                for (int m = 0; m < 2; ++m)
+                    add_case(1, adds[d], (int64_t)1 << o->log2[k], m);
+    if (o->targets >> 2 & 1)
+        add_case(2, K_CHAIN, N26, 0);
+    if (o->targets >> 3 & 1)
+        add_case(3, K_TERNARY, N26, 0);
+}
+
+/* The dtype of each pool a side's call touches (0: untouched). */
+static void operands(const kcase_t *c, int side, ew_dtype_t dtype[POOLS])
+{
+    const ew_dtype_t in = specs[c->slot].in;
+    for (int p = 0; p < POOLS; ++p)
+        dtype[p] = (ew_dtype_t)0;
+    dtype[0] = specs[c->slot].out;
+    dtype[1] = dtype[2] = in;
+    if (c->slot == K_CHAIN && side != LIB)
+        dtype[3] = dtype[4] = EW_F32; /* scale_add -> 3, relu -> 4, cast -> out */
+    if (c->slot == K_TERNARY && side != YARD)
+        dtype[3] = EW_F16; /* in2; the yardstick is the flat add of in0 and in1 */
+    if (c->slot == K_TERNARY && side == SAME)
+        dtype[4] = EW_F16; /* mul -> 4, add of 4 and in2 -> out */
+}
+
+/* Bytes one call moves. */
+static double bytes_of(const kcase_t *c, int side)
+{
+    if (c->slot == K_CHAIN && side == YARD)
+        return 26.0 * (double)c->n; /* scale_add 12, relu 8, cast 6 bytes an element */
+    ew_dtype_t d[POOLS];
+    operands(c, side, d);
+    double size = 0;
+    for (int p = 0; p < POOLS; ++p)
+        size += d[p] ? (double)ewb_dtype_size(d[p]) : 0;
+    return size * (double)c->n;
+}
+
+/* Target 2 compares times, the others GB/s. */
+static int timed_in_us(const kcase_t *c) { return c->slot == K_CHAIN; }
+
+/* ---- options ---- */
+
+static void usage(FILE *to, const char *program)
+{
+    fprintf(to,
+            "usage: %s [options]\n"
+            "Times user-defined kernels (ew_kernel_launch) against the library's calls on the kernel targets.\n"
+            "  --csv FILE       write target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,\n"
+            "                   yardstick,ratio,check\n"
+            "  --targets LIST   only these targets (1-4, default all; 4 here is the host time of a launch)\n"
+            "  --log2 LIST      target 1's n = 2^k for each k (default 20,22,24,26,28)\n"
+            "  --batches N      timed batches per member and column, median reported (default 15, >= 5)\n"
+            "  --batch-ms T     batches of about T ms of calls (default 2)\n"
+            "  --timing LIST    back-to-back,isolated (default both)\n"
+            "  --no-check       skip the bit checks\n"
+            "  --device D       CUDA device (default 0)\n"
+            "  --create-only compile|disk   time ew_kernel_create only (target 4): compile new sources and\n"
+            "                   create one again in the process, or (a second process, same\n"
+            "                   EW_KERNEL_CACHE_DIR, same --tag) load the same sources from the disk cache\n"
+            "  --tag TAG        makes the sources of --create-only unique (default: pid and clock; disk\n"
+            "                   needs the compile run's)\n"
+            "  --sources K      sources --create-only creates (default 11)\n",
+            program);
+}
+
+static int parse_list(const char *text, int low, int high, int *values, int most, int *count)
+{
+    *count = 0;
+    for (const char *p = text; *p;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || (*end && *end != ',') || v < low || v > high || *count >= most)
+            return -1;
+        values[(*count)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return *count ? 0 : -1;
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.targets = 0x1E, .timing = 3, .log2 = {20, 22, 24, 26, 28}, .log2_count = 5, .batches = 15,
+                     .batch_ms = 2.0, .sources = 11};
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        int values[MAX_LOG2], count = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, argv[0]);
+            exit(0);
+        } else if (strcmp(a, "--no-check") == 0) {
+            o->no_check = 1;
+            continue;
+        } else if (v == NULL) {
+            fprintf(stderr, "%s: unknown option or missing value\n", a);
+            return -1;
+        }
+        ++i;
+        if (strcmp(a, "--csv") == 0) {
+            o->csv_path = v;
+        } else if (strcmp(a, "--batches") == 0) {
+            long b = strtol(v, &end, 10);
+            if (*end || b < 5 || b > 1000)
+                return fprintf(stderr, "--batches takes 5-1000\n"), -1;
+            o->batches = (int)b;
+        } else if (strcmp(a, "--batch-ms") == 0) {
+            o->batch_ms = strtod(v, &end);
+            if (*end || !(o->batch_ms > 0 && o->batch_ms <= 1000))
+                return fprintf(stderr, "--batch-ms takes (0, 1000]\n"), -1;
+        } else if (strcmp(a, "--device") == 0) {
+            long d = strtol(v, &end, 10);
+            if (*end || d < 0 || d > 1023)
+                return fprintf(stderr, "--device takes 0-1023\n"), -1;
+            o->device = (int)d;
+        } else if (strcmp(a, "--sources") == 0) {
+            long k = strtol(v, &end, 10);
+            if (*end || k < 1 || k > 1000)
+                return fprintf(stderr, "--sources takes 1-1000\n"), -1;
+            o->sources = (int)k;
+        } else if (strcmp(a, "--tag") == 0) {
+            if (!*v || strlen(v) > 64 || strstr(v, "*/"))
+                return fprintf(stderr, "--tag takes 1-64 characters, no '*/'\n"), -1;
+            o->tag = v;
+        } else if (strcmp(a, "--create-only") == 0) {
+            if (strcmp(v, "compile") != 0 && strcmp(v, "disk") != 0)
+                return fprintf(stderr, "--create-only takes compile or disk\n"), -1;
+            o->create_only = v;
+        } else if (strcmp(a, "--targets") == 0) {
+            if (parse_list(v, 1, 4, values, MAX_LOG2, &count) != 0)
+                return fprintf(stderr, "--targets takes numbers 1-4 separated by commas\n"), -1;
+            o->targets = 0;
+            for (int k = 0; k < count; ++k)
+                o->targets |= 1u << values[k];
+        } else if (strcmp(a, "--log2") == 0) {
+            if (parse_list(v, 1, 28, o->log2, MAX_LOG2, &o->log2_count) != 0)
+                return fprintf(stderr, "--log2 takes up to %d numbers 1-28 separated by commas\n", MAX_LOG2), -1;
+        } else if (strcmp(a, "--timing") == 0) {
+            o->timing = 0;
+            for (const char *p = v; *p;) {
+                size_t length = strcspn(p, ",");
+                int found = 0;
+                for (int k = 0; k < COLUMNS; ++k)
+                    if (strlen(column_names[k]) == length && strncmp(column_names[k], p, length) == 0)
+                        o->timing |= 1u << k, found = 1;
+                if (!found)
+                    return fprintf(stderr, "--timing takes back-to-back,isolated\n"), -1;
+                p += length + (p[length] == ',');
+            }
+        } else {
+            fprintf(stderr, "unknown option '%s'\n", a);
+            return -1;
+        }
+    }
+    if (!o->targets || !o->timing)
+        return fprintf(stderr, "nothing selected\n"), -1;
+    if (o->create_only && strcmp(o->create_only, "disk") == 0 && !o->tag)
+        return fprintf(stderr, "--create-only disk needs the --tag of the compile run\n"), -1;
+    return 0;
+}
+
+/* ---- device state ---- */
+
+static int cuda_ok(cudaError_t error, const char *what)
+{
+    if (error == cudaSuccess)
+        return 1;
+    fprintf(stderr, "%s failed: %s (%s)\n", what, cudaGetErrorName(error), cudaGetErrorString(error));
+    return 0;
+}
+
+static int ew_ok(ew_status_t status, const char *what)
+{
+    if (status == EW_SUCCESS)
+        return 1;
+    fprintf(stderr, "%s: %s: %s\n", what, ew_status_string(status), ew_get_last_error_message());
+    return 0;
+}
+
+static struct {
+    ew_handle_t handle[COLUMNS]; /* back-to-back: as the environment makes it; isolated: EW_DEPENDENT_LAUNCH=0 */
+    ew_kernel_t kernel[COLUMNS][SLOTS];
+    unsigned char *pool[POOLS];
+    size_t pool_bytes, cursor[POOLS];
+    ew_dtype_t filled[POOLS]; /* what the pool holds: random values of this dtype, or 0 */
+    unsigned char *flush;
+    size_t flush_bytes;
+    unsigned char *host[2]; /* pinned, CHUNK bytes each */
+    cudaStream_t stream;
+    cudaEvent_t start, stop, between;
+} dev;
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+/* A slice holds n elements after the largest offset. */
+static size_t stride_of(int64_t n, ew_dtype_t dtype)
+{
+    return round_up(((size_t)n + MAX_OFFSET) * ewb_dtype_size(dtype), SLICE_ALIGN);
+}
+
+static unsigned char *next_slice(int p, size_t stride)
+{
+    if (dev.cursor[p] + stride > dev.pool_bytes)
+        dev.cursor[p] = 0;
+    unsigned char *slice = dev.pool[p] + dev.cursor[p];
+    dev.cursor[p] += stride;
+    return slice;
+}
+
+static int fill(int p, ew_dtype_t dtype)
+{
+    if (dev.filled[p] == dtype)
+        return 0;
+    const int64_t count = (int64_t)(dev.pool_bytes / ewb_dtype_size(dtype));
+    if (!cuda_ok(ewb_fill_random(dev.pool[p], (int)dtype, count, FILL_SEED + (uint64_t)p, dev.stream),
+                 "fill kernel"))
+        return -1;
+    dev.filled[p] = dtype;
+    return 0;
+}
+
+/* A side's pointers: on the next slices (fixed = 0), or (fixed = 1, for the checks) at the start of
+ * every pool but out, whose second slice is the catalogue's when the kernel's is the first. */
+static void pointers(const kcase_t *c, int side, int fixed, void *p[POOLS])
+{
+    ew_dtype_t d[POOLS];
+    operands(c, side, d);
+    for (int k = 0; k < POOLS; ++k) {
+        if (!d[k]) {
+            p[k] = NULL;
+            continue;
+        }
+        const size_t stride = stride_of(c->n, d[k]);
+        unsigned char *slice = fixed ? dev.pool[k] + (k == 0 && side != LIB ? stride : 0) : next_slice(k, stride);
+        p[k] = slice + (c->misaligned ? (size_t)MISALIGNED[k] * ewb_dtype_size(d[k]) : 0);
+    }
+}
+
+/* Two handles, the isolated one created with EW_DEPENDENT_LAUNCH=0 (read at creation only), the variable
+ * put back as it was. */
+static int create_handles(int device, int both)
+{
+    const char *setting = getenv("EW_DEPENDENT_LAUNCH");
+    char *saved = setting ? strdup(setting) : NULL;
+    int ok = ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create");
+    if (ok && both)
+        ok = setenv("EW_DEPENDENT_LAUNCH", "0", 1) == 0 &&
+             ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]), "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
+    if (saved ? setenv("EW_DEPENDENT_LAUNCH", saved, 1) : unsetenv("EW_DEPENDENT_LAUNCH"))
+        ok = 0;
+    if (both)
+        printf("# ew-kernel: back-to-back column: a handle with EW_DEPENDENT_LAUNCH%s%s; isolated column: a "
+               "handle with EW_DEPENDENT_LAUNCH=0, an event after each call, the stream held until the batch "
+               "is queued\n",
+               saved ? "=" : " unset", saved ? saved : "");
+    free(saved);
+    return ok ? 0 : -1;
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+/* Create slot's kernel on handle; 0, -1, or EXIT_NO_NVRTC's negative where NVRTC is missing. */
+static int create_kernel(ew_handle_t handle, slot_t slot, const char *source, ew_kernel_t *kernel, double *us)
+{
+    const ew_dtype_t in[EW_KERNEL_MAX_INPUTS] = {specs[slot].in, specs[slot].in, specs[slot].in, specs[slot].in};
+    const double t0 = now_us();
+    const ew_status_t status = ew_kernel_create(handle, source, specs[slot].out, specs[slot].inputs, in,
+                                                specs[slot].params, kernel);
+    if (us)
+        *us = now_us() - t0;
+    if (status == EW_ERROR_NOT_SUPPORTED) {
+        fprintf(stderr,
+                "ew_kernel_create: EW_ERROR_NOT_SUPPORTED: %s\n"
+                "ew-bench-kernel: no run-time compilation here (NVRTC missing?): nothing measured\n",
+                ew_get_last_error_message());
+        return -EXIT_NO_NVRTC;
+    }
+    return ew_ok(status, "ew_kernel_create") ? 0 : -1;
+}
+
+/* Pools, stream, events, pinned buffers, and each selected case's kernel on both handles. */
+static int device_init(const options_t *o)
+{
+    size_t largest = stride_of(HOST_N, EW_F32);
+    int used[SLOTS] = {0};
+    used[K_ADD_F32] = (o->targets >> 4 & 1) != 0; /* the host time */
+    for (int i = 0; i < case_count; ++i) {
+        used[cases[i].slot] = 1;
+        for (int side = LIB; side <= SAME; ++side) {
+            ew_dtype_t d[POOLS];
+            operands(&cases[i], side, d);
+            for (int p = 0; p < POOLS; ++p)
+                if (d[p] && stride_of(cases[i].n, d[p]) > largest)
+                    largest = stride_of(cases[i].n, d[p]);
+        }
+    }
+    dev.pool_bytes = 2 * largest > MIN_POOL_BYTES ? 2 * largest : MIN_POOL_BYTES;
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, o->device);
+    dev.flush_bytes =
+        round_up(4 * (size_t)l2 > ((size_t)64 << 20) ? 4 * (size_t)l2 : (size_t)64 << 20, SLICE_ALIGN);
+    if (!cuda_ok(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
+        !cuda_ok(cudaEventCreate(&dev.start), "cudaEventCreate") ||
+        !cuda_ok(cudaEventCreate(&dev.stop), "cudaEventCreate") ||
+        !cuda_ok(cudaEventCreateWithFlags(&dev.between, cudaEventDisableTiming), "cudaEventCreateWithFlags") ||
+        !cuda_ok(cudaMalloc((void **)&dev.flush, dev.flush_bytes), "cudaMalloc (L2 flush)"))
+        return -1;
+    for (int p = 0; p < POOLS; ++p)
+        if (!cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
+            return -1;
+    for (int k = 0; k < 2 && !o->no_check; ++k)
+        if (!cuda_ok(cudaMallocHost((void **)&dev.host[k], CHUNK), "cudaMallocHost"))
+            return -1;
+    for (int slot = 0; slot < SLOTS; ++slot)
+        for (int col = 0; col < COLUMNS && used[slot]; ++col) {
+            double us;
+            int status = create_kernel(dev.handle[col], (slot_t)slot, specs[slot].source,
+                                       &dev.kernel[col][slot], &us);
+            if (status != 0)
+                return status;
+            printf("# kernel %-38s %-8s created on the %s handle in %.1f ms\n", specs[slot].source,
+                   specs[slot].dtype, column_names[col], us / 1e3);
+        }
+    return 0;
+}
+
+static void device_free(void)
+{
+    for (int col = 0; col < COLUMNS; ++col)
+        for (int slot = 0; slot < SLOTS; ++slot)
+            if (dev.kernel[col][slot])
+                ew_kernel_destroy(dev.kernel[col][slot]);
+    for (int p = 0; p < POOLS; ++p)
+        if (dev.pool[p])
+            cudaFree(dev.pool[p]);
+    for (int k = 0; k < 2; ++k)
+        if (dev.host[k])
+            cudaFreeHost(dev.host[k]);
+    if (dev.flush)
+        cudaFree(dev.flush);
+    if (dev.start)
+        cudaEventDestroy(dev.start);
+    if (dev.stop)
+        cudaEventDestroy(dev.stop);
+    if (dev.between)
+        cudaEventDestroy(dev.between);
+    if (dev.stream)
+        cudaStreamDestroy(dev.stream);
+    for (int k = 0; k < COLUMNS; ++k)
+        if (dev.handle[k])
+            ew_handle_destroy(dev.handle[k]);
+}
+
+/* ---- the calls ---- */
+
+/* One call of a side on p, in a column, on the bench's stream: 0 or -1. */
+static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
+{
+    const ew_handle_t h = dev.handle[column];
+    const int64_t n = c->n;
+    const ew_dtype_t in = specs[c->slot].in;
+    if (side == LIB) {
+        const void *const inputs[EW_KERNEL_MAX_INPUTS] = {p[1], p[2], p[3], NULL};
+        const double params[1] = {ALPHA};
+        return ew_ok(ew_kernel_launch(dev.kernel[column][c->slot], n, p[0], inputs,
+                                      specs[c->slot].params ? params : NULL, dev.stream),
+                     "ew_kernel_launch")
+                   ? 0
+                   : -1;
+    }
+    if (c->slot == K_CHAIN)
+        return ew_ok(ew_scale_add(h, EW_F32, ALPHA, n, p[3], p[1], p[2], dev.stream), "ew_scale_add") &&
+                       ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, n, p[4], p[3], dev.stream), "ew_unary") &&
+                       ew_ok(ew_cast(h, EW_F16, EW_F32, n, p[0], p[4], dev.stream), "ew_cast")
+                   ? 0
+                   : -1;
+    if (c->slot == K_TERNARY && side == SAME)
+        return ew_ok(ew_binary(h, EW_OP_MUL, EW_F16, n, p[4], p[1], p[2], dev.stream), "ew_binary mul") &&
+                       ew_ok(ew_binary(h, EW_OP_ADD, EW_F16, n, p[0], p[4], p[3], dev.stream), "ew_binary add")
+                   ? 0
+                   : -1;
+    return ew_ok(ew_binary(h, EW_OP_ADD, in, n, p[0], p[1], p[2], dev.stream), "ew_binary") ? 0 : -1;
+}
+
+/* ---- timing (bench/harness.c's method) ---- */
+
+typedef struct {
+    const kcase_t *c;
+    int side, column;
+    int calls;       /* per batch; 0 until warmed up and probed */
+    double host_us;  /* isolated: the host's last time to queue one call and its event */
+    int host_behind; /* isolated batches whose queueing outlasted the hold */
+} member_t;
+
+static int enqueue(member_t *m)
+{
+    void *p[POOLS];
+    pointers(m->c, m->side, 0, p);
+    return call(m->c, m->side, m->column, p);
+}
+
+static int compare_double(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int count)
+{
+    qsort(v, (size_t)count, sizeof *v, compare_double);
+    return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
+}
+
+static int elapsed_ms(double *ms)
+{
+    float elapsed = 0;
+    if (!cuda_ok(cudaEventSynchronize(dev.stop), "cudaEventSynchronize (a call failed on the GPU)") ||
+        !cuda_ok(cudaEventElapsedTime(&elapsed, dev.start, dev.stop), "cudaEventElapsedTime"))
+        return -1;
+    *ms = elapsed;
+    return 0;
+}
+
+#define HOLD_FACTOR 1.5
+enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
+
+/* Milliseconds of `calls` calls between two events. Isolated: an event after each call, all queued behind
+ * a hold of 1.5 times the host's last time to queue that many, so the GPU reaches the first call only once
+ * the batch is queued; where the queueing outlasted the hold, once more with a hold sized from that, then
+ * counted in host_behind. */
+static int batch(member_t *m, int calls, double *ms)
+{
+    for (int attempt = 0;; ++attempt) {
+        double hold_us = HOLD_FACTOR * m->host_us * calls + HOLD_MARGIN_US;
+        hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
+        const int isolated = m->column == COL_ISO;
+        if ((isolated && !cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), dev.stream), "hold-back kernel")) ||
+            !cuda_ok(cudaEventRecord(dev.start, dev.stream), "cudaEventRecord"))
+            return -1;
+        const double t0 = now_us();
+        for (int i = 0; i < calls; ++i)
+            if (enqueue(m) != 0 ||
+                (isolated && i + 1 < calls && !cuda_ok(cudaEventRecord(dev.between, dev.stream), "cudaEventRecord")))
+                return -1;
+        if (!cuda_ok(cudaEventRecord(dev.stop, dev.stream), "cudaEventRecord"))
+            return -1;
+        const double queued_us = now_us() - t0;
+        if (elapsed_ms(ms) != 0)
+            return -1;
+        if (!isolated)
+            return 0;
+        m->host_us = queued_us / calls;
+        if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
+            return 0;
+        if (attempt > 0 || hold_us >= HOLD_MAX_US) {
+            m->host_behind++;
+            return 0;
+        }
+    }
+}
+
+enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_ISOLATED_CALLS = 200 };
+
+/* Warm-up calls (timed on the host for the first hold), then a probe that sizes the batches to about
+ * batch_ms: at least MIN_CALLS calls, at most MAX_CALLS, and for isolated batches MAX_ISOLATED_CALLS,
+ * fewer than the launches a stream queues before the host blocks. */
+static int prepare(member_t *m, const options_t *o)
+{
+    const double t0 = now_us();
+    for (int i = 0; i < WARMUP_CALLS; ++i)
+        if (enqueue(m) != 0 ||
+            (m->column == COL_ISO && !cuda_ok(cudaEventRecord(dev.between, dev.stream), "cudaEventRecord")))
+            return -1;
+    m->host_us = (now_us() - t0) / WARMUP_CALLS;
+    double probe_ms;
+    if (batch(m, PROBE_CALLS, &probe_ms) != 0)
+        return -1;
+    m->host_behind = 0; /* the first calls may have loaded code: the probe does not count */
+    const double per_call = probe_ms / PROBE_CALLS;
+    const int most = m->column == COL_ISO ? MAX_ISOLATED_CALLS : MAX_CALLS;
+    const int wanted = per_call > 0 ? (int)ceil(o->batch_ms / per_call) : most;
+    m->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
+    return 0;
+}
+
+enum { MAX_MEMBERS = 2 * COLUMNS };
+
+/* Microseconds per call, the median batch, for each member: the L2 flush, then batches in turn, each
+ * member first in turn, so drift falls on the kernel and its yardstick alike; each member's warm-up and
+ * probe just before its first batch. */
+static int time_group(member_t *group, int members, const options_t *o, double *us)
+{
+    static double ms[MAX_MEMBERS][1000];
+    if (!cuda_ok(cudaMemsetAsync(dev.flush, 0x3C, dev.flush_bytes, dev.stream), "cudaMemsetAsync (L2 flush)"))
+        return -1;
+    for (int m = 0; m < members; ++m)
+        group[m].calls = 0;
+    for (int b = 0; b < o->batches; ++b)
+        for (int turn = 0; turn < members; ++turn) {
+            member_t *m = &group[(turn + b) % members];
+            if ((m->calls == 0 && prepare(m, o) != 0) || batch(m, m->calls, &ms[m - group][b]) != 0)
+                return -1;
+        }
+    for (int m = 0; m < members; ++m)
+        us[m] = median(ms[m], o->batches) * 1e3 / group[m].calls;
+    return 0;
+}
+
+/* ---- the checks ---- */
+
+typedef enum { CHECK_OK, CHECK_NO_REFERENCE, CHECK_MISMATCH, CHECK_FAILED } check_t;
+static const char *const check_names[] = {"ok", "no-reference", "mismatch", "failed"};
+
+static void hex(char *text, size_t size, const unsigned char *bytes, size_t count)
+{
+    size_t used = 0;
+    text[0] = 0;
+    for (size_t k = count; k-- > 0 && used + 2 < size;)
+        used += (size_t)snprintf(text + used, size - used, "%02x", bytes[k]);
+}
+
+/* Compare `bytes` at x and y on the device, elements of `size` bytes, through the pinned buffers: the
+ * differing elements counted, the first one described in why. -1 where a copy failed. */
+static int compare_whole(const unsigned char *x, const unsigned char *y, size_t bytes, size_t size,
+                         int64_t *differ, char *why, size_t why_size)
+{
+    *differ = 0;
+    for (size_t done = 0; done < bytes; done += CHUNK) { /* CHUNK is a multiple of every size */
+        const size_t count = bytes - done < CHUNK ? bytes - done : CHUNK;
+        if (!cuda_ok(cudaMemcpy(dev.host[0], x + done, count, cudaMemcpyDeviceToHost), "cudaMemcpy (check)") ||
+            !cuda_ok(cudaMemcpy(dev.host[1], y + done, count, cudaMemcpyDeviceToHost), "cudaMemcpy (check)"))
+            return -1;
+        if (memcmp(dev.host[0], dev.host[1], count) == 0)
+            continue;
+        for (size_t at = 0; at < count; at += size)
+            if (memcmp(dev.host[0] + at, dev.host[1] + at, size) != 0) {
+                if (*differ == 0) {
+                    char got[20], want[20];
+                    hex(got, sizeof got, dev.host[0] + at, size);
+                    hex(want, sizeof want, dev.host[1] + at, size);
+                    snprintf(why, why_size, "element %lld: kernel 0x%s, catalogue 0x%s",
+                             (long long)((done + at) / size), got, want);
+                }
+                ++*differ;
+            }
+    }
+    return 0;
+}
+
+enum { GUARD_AFTER = 256 };
+
+/* Whether the bytes of a slice before out and up to GUARD_AFTER bytes after its end still hold poison. */
+static int guards_intact(const unsigned char *slice, size_t stride, const unsigned char *out, size_t out_bytes,
+                         unsigned char poison, int *intact)
+{
+    unsigned char bytes[GUARD_AFTER];
+    const size_t before = (size_t)(out - slice), end = before + out_bytes;
+    const size_t after = stride - end < GUARD_AFTER ? stride - end : GUARD_AFTER;
+    *intact = 1;
+    if ((before && !cuda_ok(cudaMemcpy(bytes, slice, before, cudaMemcpyDeviceToHost), "cudaMemcpy (guard)")))
+        return -1;
+    for (size_t k = 0; k < before; ++k)
+        *intact &= bytes[k] == poison;
+    if (after && !cuda_ok(cudaMemcpy(bytes, slice + end, after, cudaMemcpyDeviceToHost), "cudaMemcpy (guard)"))
+        return -1;
+    for (size_t k = 0; k < after; ++k)
+        *intact &= bytes[k] == poison;
+    return 0;
+}
+
+enum { SPAN = 32 };
+
+/* Spans at the start, middle and end of the kernel's output against the tests' CPU reference of the
+ * catalogue calls the kernel stands for. */
+static check_t check_reference(const kcase_t *c, void *const p[POOLS], char *why, size_t why_size)
+{
+#ifdef EWB_NO_REF
+    (void)c, (void)p;
+    snprintf(why, why_size, "no reference");
+    return CHECK_NO_REFERENCE;
+#else
+    const size_t out_size = ewb_dtype_size(specs[c->slot].out), in_size = ewb_dtype_size(specs[c->slot].in);
+    const int64_t span = c->n < SPAN ? c->n : SPAN, starts[3] = {0, c->n / 2 - span / 2, c->n - span};
+    for (int s = 0; s < 3; ++s) {
+        unsigned char got[SPAN * 8], want[SPAN * 8], in[3][SPAN * 8];
+        const int64_t first = starts[s];
+        if (!cuda_ok(cudaMemcpy(got, (unsigned char *)p[0] + first * (int64_t)out_size, (size_t)span * out_size,
+                                cudaMemcpyDeviceToHost),
+                     "cudaMemcpy (check)"))
+            return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
+        for (int k = 0; k < specs[c->slot].inputs; ++k)
+            if (!cuda_ok(cudaMemcpy(in[k], (unsigned char *)p[1 + k] + first * (int64_t)in_size,
+                                    (size_t)span * in_size, cudaMemcpyDeviceToHost),
+                         "cudaMemcpy (check)"))
+                return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
+        if (c->slot == K_CHAIN) {
+            float scaled[SPAN], relu[SPAN];
+            ref_scale_add(EW_F32, ALPHA, span, scaled, in[0], in[1]);
+            ref_unary(EW_OP_RELU, EW_F32, span, relu, scaled);
+            ref_cast(EW_F16, EW_F32, span, want, relu);
+        } else if (c->slot == K_TERNARY) {
+            uint16_t product[SPAN];
+            ref_binary(EW_OP_MUL, EW_F16, span, product, in[0], in[1]);
+            ref_binary(EW_OP_ADD, EW_F16, span, want, product, in[2]);
+        } else {
+            ref_binary(EW_OP_ADD, specs[c->slot].out, span, want, in[0], in[1]);
+        }
+        for (int64_t j = 0; j < span; ++j)
+            if (memcmp(got + j * (int64_t)out_size, want + j * (int64_t)out_size, out_size) != 0) {
+                char g[20], w[20];
+                hex(g, sizeof g, got + j * (int64_t)out_size, out_size);
+                hex(w, sizeof w, want + j * (int64_t)out_size, out_size);
+                snprintf(why, why_size, "element %lld: kernel 0x%s, CPU reference 0x%s", (long long)(first + j), g,
+                         w);
+                return CHECK_MISMATCH;
+            }
+    }
+    snprintf(why, why_size, "ok");
+    return CHECK_OK;
+#endif
+}
+
+/* The kernel and the catalogue calls of the same bits, once each in the column on the same inputs, into
+ * outputs poisoned with different bytes: the whole outputs equal byte for byte, the poison around both
+ * intact, and the kernel's output equal to the CPU reference where sampled. */
+static check_t check_case(const kcase_t *c, int column, char *why, size_t why_size)
+{
+    void *lib[POOLS], *same[POOLS];
+    pointers(c, LIB, 1, lib);
+    pointers(c, SAME, 1, same);
+    const ew_dtype_t out = specs[c->slot].out;
+    const size_t size = ewb_dtype_size(out), stride = stride_of(c->n, out), out_bytes = (size_t)c->n * size;
+    unsigned char *slice[2] = {dev.pool[0], dev.pool[0] + stride}, *outs[2] = {lib[0], same[0]};
+    if (!cuda_ok(cudaMemsetAsync(slice[0], POISON[0], stride, dev.stream), "cudaMemsetAsync") ||
+        !cuda_ok(cudaMemsetAsync(slice[1], POISON[1], stride, dev.stream), "cudaMemsetAsync") ||
+        call(c, LIB, column, lib) != 0 || call(c, SAME, column, same) != 0 ||
+        !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize")) {
+        snprintf(why, why_size, "a checked call failed");
+        return CHECK_FAILED;
+    }
+    int64_t differ = 0;
+    char first[96] = "";
+    if (compare_whole(outs[0], outs[1], out_bytes, size, &differ, first, sizeof first) != 0)
+        return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
+    if (differ) {
+        snprintf(why, why_size, "%lld of %lld elements differ from the catalogue's; %s", (long long)differ,
+                 (long long)c->n, first);
+        return CHECK_MISMATCH;
+    }
+    for (int k = 0; k < 2; ++k) {
+        int intact;
+        if (guards_intact(slice[k], stride, outs[k], out_bytes, POISON[k], &intact) != 0)
+            return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
+        if (!intact) {
+            snprintf(why, why_size, "the %s wrote outside its output", k ? "catalogue" : "kernel");
+            return CHECK_MISMATCH;
+        }
+    }
+    return check_reference(c, lib, why, why_size);
+}
+
+/* ---- output ---- */
+
+static FILE *csv;
+
+static void csv_value(const char *format, double value)
+{
+    fputc(',', csv);
+    if (!isnan(value))
+        fprintf(csv, format, value);
+}
+
+static void csv_row(int target, const char *name, const char *dtype, int64_t n, const char *alignment,
+                    const char *timing, const char *metric, double library, const char *yard_impl, double yard,
+                    double ratio, const char *check)
+{
+    if (!csv)
+        return;
+    fprintf(csv, "%d,%s,%s,", target, name, dtype);
+    if (n > 0)
+        fprintf(csv, "%lld", (long long)n);
+    fprintf(csv, ",%s,%s,%s", alignment, timing, metric);
+    csv_value("%.4f", library);
+    fprintf(csv, ",%s", yard_impl);
+    csv_value("%.4f", yard);
+    csv_value("%.4f", ratio);
+    fprintf(csv, ",%s\n", check);
+    fflush(csv);
+}
+
+static int open_csv(const char *path)
+{
+    if (!path)
+        return 0;
+    csv = fopen(path, "w");
+    if (!csv) {
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fputs("target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check\n", csv);
+    return 0;
+}
+
+/* A figure of the log, "-" where not timed; format is " %<width>.<precision>f". */
+static void print_value(const char *format, double value)
+{
+    if (isnan(value))
+        printf(" %*s", atoi(format + 2), "-");
+    else
+        printf(format, value);
+}
+
+static const char *yard_name(const kcase_t *c)
+{
+    return c->slot == K_CHAIN ? "ew_three_calls" : c->slot == K_TERNARY ? "ew_binary_add_f16" : "ew_binary_add";
+}
+
+static void print_header(int target)
+{
+    static const char *const titles[] = {
+        "",
+        "`return ew::add(in0, in1);` vs ew_binary(EW_OP_ADD); GB/s = 3 n size / time; goal >= 0.98x",
+        "`" CHAIN_SOURCE "` f32 -> f16, p0 = 1.5, vs ew_scale_add -> ew_unary(RELU) -> ew_cast through two "
+        "temporaries; us per chain, ratio = three calls / kernel; goal >= 2.5x",
+        "`return ew::add(ew::mul(in0, in1), in2);` f16 (8 bytes an element) vs the flat add f16 (6); GB/s; "
+        "goal >= 0.97x",
+    };
+    printf("# target %d: %s\n", target, titles[target]);
+    printf("%-30s %10s %10s %10s %10s %8s %8s  %s\n", "case", target == 2 ? "us" : "GB/s", "yardstick",
+           target == 2 ? "iso us" : "iso GB/s", "iso yard", "ratio", "iso rat", "check");
+}
+
+/* ---- targets 1-3 ---- */
+
+static int run_case(const kcase_t *c, const options_t *o, int *failures, int *checked, int *behind, int *batches)
+{
+    ew_dtype_t lib_dtypes[POOLS];
+    operands(c, LIB, lib_dtypes);
+    /* Inputs are random, never zero; the pools a case writes hold nothing usable afterwards. */
+    for (int k = 1; k <= specs[c->slot].inputs; ++k)
+        if (fill(k, lib_dtypes[k]) != 0)
+            return -1;
+    dev.filled[3] = c->slot == K_CHAIN ? (ew_dtype_t)0 : dev.filled[3];
+    dev.filled[4] = (ew_dtype_t)0;
+    int columns[COLUMNS], column_count = 0;
+    for (int k = 0; k < COLUMNS; ++k)
+        if (o->timing >> k & 1)
+            columns[column_count++] = k;
+    member_t group[MAX_MEMBERS];
+    int members = 0;
+    for (int k = 0; k < column_count; ++k) {
+        group[members++] = (member_t){.c = c, .side = LIB, .column = columns[k]};
+        group[members++] = (member_t){.c = c, .side = YARD, .column = columns[k]};
+    }
+    double us[MAX_MEMBERS];
+    if (time_group(group, members, o, us) != 0) {
+        fprintf(stderr, "%s failed\n", c->name);
+        ++*failures;
+        return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1; /* a sticky error ends the run */
+    }
+    double lib[COLUMNS] = {NAN, NAN}, yard[COLUMNS] = {NAN, NAN}, ratio[COLUMNS] = {NAN, NAN};
+    for (int k = 0; k < column_count; ++k) {
+        const int col = columns[k];
+        const double lib_us = us[2 * k], yard_us = us[2 * k + 1];
+        if (timed_in_us(c)) {
+            lib[col] = lib_us, yard[col] = yard_us, ratio[col] = yard_us / lib_us;
+        } else {
+            lib[col] = bytes_of(c, LIB) / lib_us / 1e3, yard[col] = bytes_of(c, YARD) / yard_us / 1e3;
+            ratio[col] = lib[col] / yard[col];
+        }
+        if (col == COL_ISO) {
+            *behind += group[2 * k].host_behind + group[2 * k + 1].host_behind;
+            *batches += 2 * o->batches;
+        }
+    }
+    char why[192] = "skipped";
+    check_t worst = CHECK_OK;
+    if (!o->no_check) {
+        for (int k = 0; k < column_count; ++k) {
+            char w[160];
+            const check_t v = check_case(c, columns[k], w, sizeof w);
+            if (k == 0 || v > worst)
+                worst = v, snprintf(why, sizeof why, "%s%s%s", v != CHECK_OK ? column_names[columns[k]] : "",
+                                    v != CHECK_OK ? ": " : "", w);
+        }
+        ++*checked;
+        *failures += worst == CHECK_MISMATCH || worst == CHECK_FAILED;
+    }
+    printf("%-30s", c->name);
+    print_value(" %10.1f", lib[COL_B2B]);
+    print_value(" %10.1f", yard[COL_B2B]);
+    print_value(" %10.1f", lib[COL_ISO]);
+    print_value(" %10.1f", yard[COL_ISO]);
+    print_value(" %8.3f", ratio[COL_B2B]);
+    print_value(" %8.3f", ratio[COL_ISO]);
+    printf("  %s\n", why);
+    if (timed_in_us(c))
+        for (int col = 0; col < COLUMNS; ++col)
+            if (!isnan(lib[col]))
+                printf("#   %s: the kernel moves %.1f GB/s of its %.0f bytes an element; the three calls %.1f "
+                       "GB/s of their 26\n",
+                       column_names[col], bytes_of(c, LIB) / lib[col] / 1e3, bytes_of(c, LIB) / (double)c->n,
+                       bytes_of(c, YARD) / yard[col] / 1e3);
+    fflush(stdout);
+    const char *check = o->no_check ? "skipped" : check_names[worst];
+    for (int col = 0; col < COLUMNS; ++col)
+        if (o->timing >> col & 1)
+            csv_row(c->target, c->name, specs[c->slot].dtype, c->n, c->misaligned ? "misaligned" : "aligned",
+                    column_names[col], timed_in_us(c) ? "us" : "gbps", lib[col], yard_name(c), yard[col],
+                    ratio[col], check);
+    return 0;
+}
+
+/* ---- target 4: host time of a launch ---- */
+
+/* Host microseconds to queue one call, add f32 at n = 256: batches of CALLS calls timed with
+ * clock_gettime, the stream drained between batches, the launchers (kernel and ew_binary on each column's
+ * handle) taking turns batch by batch so drift falls on all alike; the median batch. Nothing but the call
+ * is timed. */
+static int run_host(const options_t *o, int *failures)
+{
+    enum { CALLS = 256, BATCHES = 51, SLOTS_HOST = 2 * COLUMNS };
+    static double t[SLOTS_HOST][BATCHES];
+    const kcase_t c = {.target = 4, .name = "t4-host-add-f32", .slot = K_ADD_F32, .n = HOST_N};
+    void *p[POOLS];
+    if (fill(1, EW_F32) != 0 || fill(2, EW_F32) != 0)
+        return -1;
+    pointers(&c, LIB, 1, p);
+    /* slot s: column s / 2; even the kernel, odd ew_binary */
+    int failed = 0;
+    for (int s = 0; s < SLOTS_HOST && !failed; ++s)
+        for (int i = 0; i < CALLS && !failed && (o->timing >> (s / 2) & 1); ++i)
+            failed = call(&c, s & 1 ? YARD : LIB, s / 2, p) != 0;
+    failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+    for (int b = 0; b < BATCHES && !failed; ++b)
+        for (int turn = 0; turn < SLOTS_HOST && !failed; ++turn) {
+            const int s = (turn + b) % SLOTS_HOST;
+            if (!(o->timing >> (s / 2) & 1))
+                continue;
+            const double t0 = now_us();
+            for (int i = 0; i < CALLS && !failed; ++i)
+                failed = call(&c, s & 1 ? YARD : LIB, s / 2, p) != 0;
+            t[s][b] = (now_us() - t0) / CALLS;
+            failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+        }
+    if (failed) {
+        ++*failures;
+        return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
+    }
+    printf("# target 4: host time per call (median of %d batches of %d calls, the stream drained between "
+           "batches), `return ew::add(in0, in1);` f32 vs ew_binary add f32, n = %lld; goal <= +0.2 us\n",
+           BATCHES, CALLS, (long long)HOST_N);
+    for (int col = 0; col < COLUMNS; ++col) {
+        if (!(o->timing >> col & 1))
+            continue;
+        const double kernel = median(t[2 * col], BATCHES), binary = median(t[2 * col + 1], BATCHES);
+        printf("%-13s kernel %7.3f us  ew_binary %7.3f us  difference %+7.3f us\n", column_names[col], kernel,
+               binary, kernel - binary);
+        csv_row(4, c.name, "f32", c.n, "aligned", column_names[col], "host_us", kernel, "ew_binary_add", binary,
+                binary / kernel, "");
+    }
+    fflush(stdout);
+    return 0;
+}
+
+/* ---- target 4: the time of ew_kernel_create ---- */
+
+static void unique_source(char *text, size_t size, const char *tag, int i)
+{
+    snprintf(text, size, "/* ew-bench-kernel %s %d */ " CHAIN_SOURCE, tag, i);
+}
+
+/* Each kernel launched once on fresh random inputs against the three catalogue calls, bit for bit. */
+static check_t check_created(ew_kernel_t *kernels, int count, char *why, size_t why_size)
+{
+    enum { N = 4099 }; /* odd: a tail after every pack width */
+    unsigned char *base = NULL;
+    const size_t f32 = round_up(N * 4, 256), f16 = round_up(N * 2, 256);
+    check_t verdict = CHECK_FAILED;
+    snprintf(why, why_size, "a checked call failed");
+    if (!cuda_ok(cudaMalloc((void **)&base, 4 * f32 + 2 * f16), "cudaMalloc"))
+        return CHECK_FAILED;
+    unsigned char *a = base, *b = a + f32, *t1 = b + f32, *t2 = t1 + f32, *want = t2 + f32, *got = want + f16;
+    const void *inputs[2] = {a, b};
+    const ew_handle_t h = dev.handle[COL_B2B];
+    uint16_t w[N], g[N];
+    if (!cuda_ok(ewb_fill_random(a, EW_F32, N, FILL_SEED + 1, dev.stream), "fill kernel") ||
+        !cuda_ok(ewb_fill_random(b, EW_F32, N, FILL_SEED + 2, dev.stream), "fill kernel") ||
+        !cuda_ok(cudaMemsetAsync(want, POISON[1], f16, dev.stream), "cudaMemsetAsync") ||
+        !ew_ok(ew_scale_add(h, EW_F32, ALPHA, N, t1, a, b, dev.stream), "ew_scale_add") ||
+        !ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, N, t2, t1, dev.stream), "ew_unary") ||
+        !ew_ok(ew_cast(h, EW_F16, EW_F32, N, want, t2, dev.stream), "ew_cast") ||
+        !cuda_ok(cudaMemcpyAsync(w, want, sizeof w, cudaMemcpyDeviceToHost, dev.stream), "cudaMemcpyAsync"))
+        goto done;
+    for (int k = 0; k < count; ++k) {
+        if (!cuda_ok(cudaMemsetAsync(got, POISON[0], f16, dev.stream), "cudaMemsetAsync") ||
+            !ew_ok(ew_kernel_launch(kernels[k], N, got, inputs, &ALPHA, dev.stream), "ew_kernel_launch") ||
+            !cuda_ok(cudaMemcpyAsync(g, got, sizeof g, cudaMemcpyDeviceToHost, dev.stream), "cudaMemcpyAsync") ||
+            !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize"))
+            goto done;
+        if (memcmp(g, w, sizeof g) != 0) {
+            int j = 0;
+            while (g[j] == w[j])
+                ++j;
+            snprintf(why, why_size, "kernel %d, element %d: 0x%04x, the three calls 0x%04x", k, j, g[j], w[j]);
+            verdict = CHECK_MISMATCH;
+            goto done;
+        }
+    }
+    snprintf(why, why_size, "ok");
+    verdict = CHECK_OK;
+done:
+    cudaFree(base);
+    return verdict;
+}
+
+/* --create-only: the chain behind `count` unique comments, each created once and timed (compile: new to
+ * both caches; disk: in the disk cache, new to this process's memory); compile then creates the first
+ * source again and again (the memory cache), each time destroyed again, the first kernel still alive. */
+static int run_create(const options_t *o)
+{
+    enum { MEMORY_REPEATS = 1001, MAX_SOURCES = 1000 };
+    static ew_kernel_t kernels[MAX_SOURCES];
+    static double t[MAX_SOURCES], repeat[MEMORY_REPEATS];
+    const int disk = strcmp(o->create_only, "disk") == 0, count = o->sources;
+    char tag[80], source[256];
+    if (o->tag)
+        snprintf(tag, sizeof tag, "%s", o->tag);
+    else {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        snprintf(tag, sizeof tag, "%ld-%lld-%ld", (long)getpid(), (long long)now.tv_sec, now.tv_nsec);
+    }
+    const char *dir = getenv("EW_KERNEL_CACHE_DIR"), *cache = getenv("EW_KERNEL_CACHE");
+    printf("# ew-kernel create: %s, tag %s, %d sources like `/* ew-bench-kernel %s 0 */ %s`, "
+           "EW_KERNEL_CACHE_DIR=%s, EW_KERNEL_CACHE=%s\n",
+           disk ? "from the disk cache (a new process)" : "compiling new sources", tag, count, tag, CHAIN_SOURCE,
+           dir ? dir : "(unset)", cache ? cache : "(unset)");
+    if (!dir)
+        printf("# ew-kernel create: EW_KERNEL_CACHE_DIR is unset: the default cache directory may already hold "
+               "these sources\n");
+    int status = 0, failures = 0;
+    for (int i = 0; i < count && status == 0; ++i) {
+        unique_source(source, sizeof source, tag, i);
+        status = create_kernel(dev.handle[COL_B2B], K_CHAIN, source, &kernels[i], &t[i]);
+    }
+    if (status != 0) {
+        for (int i = 0; i < count; ++i)
+            ew_kernel_destroy(kernels[i]);
+        return status == -EXIT_NO_NVRTC ? EXIT_NO_NVRTC : EXIT_FAILED;
+    }
+    const double first = t[0];
+    const double mid = median(t, count); /* sorts t */
+    const double most = t[count - 1];
+    const char *what = disk ? "disk" : "compile";
+    char name[48], why[128];
+    const check_t verdict = check_created(kernels, count, why, sizeof why);
+    failures += verdict != CHECK_OK;
+    printf("create (%s): median %.1f us, max %.1f us, first in the process %.1f us, over %d sources; goal <= %s\n",
+           what, mid, most, first, count, disk ? "5 ms" : "150 ms");
+    printf("# ew-kernel create: each created kernel launched once against the three catalogue calls: %s\n", why);
+    snprintf(name, sizeof name, "t4-create-%s", what);
+    csv_row(4, name, "f16<-f32", count, "-", "host", "create_us", mid, "", NAN, NAN, check_names[verdict]);
+    snprintf(name, sizeof name, "t4-create-%s-max", what);
+    csv_row(4, name, "f16<-f32", count, "-", "host", "create_us", most, "", NAN, NAN, "");
+    snprintf(name, sizeof name, "t4-create-%s-first", what);
+    csv_row(4, name, "f16<-f32", 1, "-", "host", "create_us", first, "", NAN, NAN, "");
+    if (!disk) {
+        unique_source(source, sizeof source, tag, 0);
+        for (int r = 0; r < MEMORY_REPEATS && status == 0; ++r) {
+            ew_kernel_t again = NULL;
+            status = create_kernel(dev.handle[COL_B2B], K_CHAIN, source, &again, &repeat[r]);
+            ew_kernel_destroy(again);
+        }
+        if (status != 0) {
+            ++failures;
+        } else {
+            const double hit = median(repeat, MEMORY_REPEATS);
+            printf("create (memory): median %.2f us, max %.2f us, over %d creates of a source this process "
+                   "created; goal <= 20 us\n",
+                   hit, repeat[MEMORY_REPEATS - 1], MEMORY_REPEATS);
+            csv_row(4, "t4-create-memory", "f16<-f32", MEMORY_REPEATS, "-", "host", "create_us", hit, "", NAN, NAN,
+                    "ok");
+        }
+    }
+    for (int i = 0; i < count; ++i)
+        ew_kernel_destroy(kernels[i]);
+    return failures ? EXIT_FAILED : 0;
+}
+
+/* ---- main ---- */
+
+static int run(const options_t *o)
+{
+    int failures = 0, checked = 0, behind = 0, batches = 0, status = 0;
+    printf("# ew-kernel: %d cases, pools %d x %.2f GiB, median of %d batches of about %g ms; GB/s = bytes the "
+           "call moves (each operand element once) / time\n",
+           case_count, POOLS, (double)dev.pool_bytes / (1 << 30), o->batches, o->batch_ms);
+    for (int i = 0; i < case_count && status == 0; ++i) {
+        if (i == 0 || cases[i].target != cases[i - 1].target)
+            print_header(cases[i].target);
+        status = run_case(&cases[i], o, &failures, &checked, &behind, &batches);
+    }
+    if (status == 0 && (o->targets >> 4 & 1))
+        status = run_host(o, &failures);
+    if (status != 0)
+        ++failures;
+    printf("# ew-kernel: %d cases checked (whole outputs against the catalogue's, spans against the CPU "
+           "reference), %d failures\n",
+           checked, failures);
+    if (o->timing >> COL_ISO & 1)
+        printf("# ew-kernel: isolated column: %d of %d timed batches had the host still queueing when the GPU "
+               "reached them\n",
+               behind, batches);
+    return failures ? EXIT_FAILED : 0;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    if (parse_options(argc, argv, &o) != 0) {
+        fprintf(stderr, "%s --help lists the options\n", argv[0]);
+        return EXIT_USAGE;
+    }
+    build_cases(&o);
+    int devices = 0;
+    cudaError_t error = cudaGetDeviceCount(&devices);
+    if (error != cudaSuccess || devices == 0) {
+        printf("no CUDA GPU found (%s): nothing to run\n",
+               error == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorName(error));
+        return 0;
+    }
+    if (o.device >= devices) {
+        fprintf(stderr, "--device %d: only %d CUDA devices\n", o.device, devices);
+        return EXIT_USAGE;
+    }
+    if (!cuda_ok(cudaSetDevice(o.device), "cudaSetDevice") || open_csv(o.csv_path) != 0)
+        return EXIT_FAILED;
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, o.device) == cudaSuccess)
+        printf("# device %d: %s, cc %d.%d, %d SMs, L2 %.0f MiB\n", o.device, prop.name, prop.major, prop.minor,
+               prop.multiProcessorCount, prop.l2CacheSize / 1048576.0);
+    int status;
+    if (create_handles(o.device, !o.create_only) != 0) {
+        status = EXIT_FAILED;
+    } else if (o.create_only) {
+        status = cuda_ok(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+                     ? run_create(&o)
+                     : EXIT_FAILED;
+    } else {
+        status = device_init(&o);
+        status = status == -EXIT_NO_NVRTC ? EXIT_NO_NVRTC : status != 0 ? EXIT_FAILED : run(&o);
+    }
+    device_free();
+    if (csv && fclose(csv) != 0)
+        status = EXIT_FAILED;
+    return status;
+}

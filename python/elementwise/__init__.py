@@ -1114,7 +1114,7 @@ def scale_add_batched(outs: Optional[Sequence[Array]], alpha: float, as_: Sequen
     return _handle_for(handle, outs, as_).scale_add_batched(outs, alpha, as_, bs, dtype=dtype, stream=stream)
 
 
-# ---- user-defined kernels (libelementwise 1.2) ----
+# ---- user-defined kernels (libelementwise 1.1) ----
 
 # Bound on first use, not at import: the package must still import against a library without them.
 _KERNEL_SIGNATURES = {
@@ -1132,7 +1132,7 @@ def _kernel_function(name: str) -> Any:
         function = getattr(_lib, name)
     except AttributeError:
         raise NotImplementedError("%s (version %d.%d.%d) has no %s; user-defined kernels (Kernel) need "
-                                  "libelementwise 1.2 or later" % ((library_path,) + library_version() + (name,))
+                                  "libelementwise 1.1 or later" % ((library_path,) + library_version() + (name,))
                                   ) from None
     if getattr(function, "argtypes", None) is None:  # CDLL keeps one function object per name
         function.restype, function.argtypes = _KERNEL_SIGNATURES[name]

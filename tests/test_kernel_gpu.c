@@ -278,6 +278,7 @@ static void errors(void **state)
     kernel = create("return ew::add(in0, in1);", EW_F32, 2, in, 0);
     float *a;
     GU_CUDA(cudaMalloc((void **)&a, 4096));
+    GU_CUDA(cudaMemset(a, 0x3C, 4096)); /* the in-place call below reads it */
     const void *inputs[] = {a, a};
     const void *misaligned[] = {(const char *)a + 2, a};
     GU_EW(ew_kernel_launch(kernel, 0, NULL, NULL, NULL, NULL));

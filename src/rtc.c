@@ -13,13 +13,23 @@
 #include <string.h>
 
 #include <cuda_runtime_api.h> /* CUDART_VERSION: the runtime, and so the NVRTC major, of this build */
-#include <nvrtc.h>            /* types and prototypes only: the library is never linked */
 
 #include "catalogue.h"
 #include "error.h"
 #include "plan.h"
 
 #define EW_NVRTC_MAJOR (CUDART_VERSION / 1000)
+
+/* The few NVRTC types this file uses, as nvrtc.h declares them in every release since CUDA 7: the
+ * library is never linked against NVRTC, and a toolkit without its header (the CUDA 12 PyPI wheels
+ * the CI build uses) builds it too. */
+typedef struct _nvrtcProgram *nvrtcProgram;
+typedef enum {
+    NVRTC_SUCCESS = 0,
+    NVRTC_ERROR_OUT_OF_MEMORY = 1,
+    NVRTC_ERROR_INVALID_OPTION = 5,
+    NVRTC_ERROR_COMPILATION = 6,
+} nvrtcResult;
 
 /* ---- loading ---- */
 

@@ -190,18 +190,19 @@ static void every_architecture(void **state)
     }
     snprintf(source + length, size - length, "return s;");
     assert_true(length + 16 < size);
-    const char *archs[] = {"sm_75", "sm_80", "sm_89", "sm_90", "sm_86", "sm_100", "sm_120"};
-    const size_t branches = 4; /* the first four: one architecture a branch */
+    /* one architecture a branch: the matrix; the others: the fused chain */
+    const char *branches[] = {"sm_75", "sm_80", "sm_89", "sm_90"}, *others[] = {"sm_86", "sm_100", "sm_120"};
     const ew_dtype_t in[] = {EW_F32, EW_F32};
-    for (size_t i = 0; i < COUNT(archs); ++i) {
-        ewi_kernel_spec_t spec = {source, EW_F32, 1, in, 1};
-        if (i >= branches)
-            spec = (ewi_kernel_spec_t){"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2,
-                                       in, 1};
+    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1},
+                            chain = {"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2,
+                                     in, 1};
+    for (size_t i = 0; i < COUNT(branches) + COUNT(others); ++i) {
+        const int branch = i < COUNT(branches);
+        const char *arch = branch ? branches[i] : others[i - COUNT(branches)];
         ewi_kernel_binary_t binary;
-        ew_status_t status = ewi_kernel_compile(&spec, archs[i], &binary);
+        ew_status_t status = ewi_kernel_compile(branch ? &matrix : &chain, arch, &binary);
         if (status != EW_SUCCESS)
-            print_error("%s: %s\n", archs[i], ew_get_last_error_message());
+            print_error("%s: %s\n", arch, ew_get_last_error_message());
         assert_int_equal(status, EW_SUCCESS);
         assert_memory_equal(binary.cubin, "\x7f" "ELF", 4);
         ewi_kernel_binary_free(&binary);

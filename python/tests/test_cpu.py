@@ -4,6 +4,7 @@ array interface and DLPack, strides and broadcasting, outputs made for out=None,
 arguments that reach each C function, and the error path through the real library."""
 
 import ctypes
+import gc
 import math
 import os
 import re
@@ -963,7 +964,6 @@ def test_a_kernel_whose_handle_was_closed_first_is_only_forgotten(kernel_calls):
 
 
 def test_a_failed_creation_destroys_nothing(kernel_calls):
-    import gc
     gc.collect()  # kernels of earlier tests, which would be destroyed through this test's recorder
     kernel_calls["ew_kernel_destroy"].args = None
     kernel_calls["ew_kernel_create"].status = int(ew.Status.INVALID_VALUE)

@@ -126,14 +126,6 @@ typedef struct module_s {
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static module_t *modules;
 
-static uint64_t fnv1a(const char *bytes, size_t size)
-{
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < size; ++i)
-        hash = (hash ^ (unsigned char)bytes[i]) * 0x100000001b3ull;
-    return hash;
-}
-
 static module_t *find_module(uint64_t hash, const char *key, size_t key_size, CUcontext context)
 {
     for (module_t *m = modules; m != NULL; m = m->next)
@@ -143,11 +135,13 @@ static module_t *find_module(uint64_t hash, const char *key, size_t key_size, CU
 }
 
 /* The cache key: what makes two compilations the same (the library, NVRTC, the architecture, the
- * conversion paths) and then the program text. malloc'ed. */
-static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, char **key, size_t *key_size)
+ * conversion paths), then the program text from *program on, NUL-terminated past key_size.
+ * malloc'ed. */
+static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, char **key, size_t *key_size,
+                             const char **program)
 {
-    char *program;
-    ew_status_t status = ewi_kernel_program(spec, &program);
+    char *text;
+    ew_status_t status = ewi_kernel_program(spec, &text);
     if (status != EW_SUCCESS)
         return status;
     int major = 0, minor = 0;
@@ -161,22 +155,23 @@ static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, ch
                           "native conversions"
 #endif
     );
-    size_t program_size = strlen(program);
-    *key = malloc((size_t)length + program_size);
+    size_t text_size = strlen(text);
+    *key = malloc((size_t)length + text_size + 1);
     if (*key == NULL) {
-        free(program);
+        free(text);
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the cache key");
     }
     memcpy(*key, prefix, (size_t)length);
-    memcpy(*key + length, program, program_size);
-    *key_size = (size_t)length + program_size;
-    free(program);
+    memcpy(*key + length, text, text_size + 1);
+    *key_size = (size_t)length + text_size;
+    *program = *key + length;
+    free(text);
     return EW_SUCCESS;
 }
 
 /* The CUBIN for key: from the disk cache, else compiled by NVRTC and stored there. */
-static ew_status_t find_cubin(const ewi_kernel_spec_t *spec, const char *arch, const char *key, size_t key_size,
-                              void **cubin, size_t *cubin_size, int *from_disk)
+static ew_status_t find_cubin(const char *program, const char *arch, const char *key, size_t key_size, void **cubin,
+                              size_t *cubin_size, int *from_disk)
 {
     char dir[4096];
     const int disk = ewi_cache_dir(dir, sizeof dir) == 0;
@@ -184,7 +179,7 @@ static ew_status_t find_cubin(const ewi_kernel_spec_t *spec, const char *arch, c
     if (*from_disk)
         return EW_SUCCESS;
     ewi_kernel_binary_t binary;
-    ew_status_t status = ewi_kernel_compile(spec, arch, &binary);
+    ew_status_t status = ewi_kernel_compile_program(program, arch, &binary);
     if (status != EW_SUCCESS) {
         ewi_kernel_binary_free(&binary);
         return status;
@@ -204,10 +199,11 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
 {
     char *key = NULL;
     size_t key_size = 0;
-    ew_status_t status = cache_key(spec, arch, &key, &key_size);
+    const char *program = NULL;
+    ew_status_t status = cache_key(spec, arch, &key, &key_size, &program);
     if (status != EW_SUCCESS)
         return status;
-    const uint64_t hash = fnv1a(key, key_size);
+    const uint64_t hash = ewi_fnv1a(EWI_FNV_OFFSET, key, key_size);
     pthread_mutex_lock(&modules_lock);
     *found = find_module(hash, key, key_size, context);
     pthread_mutex_unlock(&modules_lock);
@@ -223,14 +219,14 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
     if (m == NULL)
         status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     if (status == EW_SUCCESS)
-        status = find_cubin(spec, arch, key, key_size, &cubin, &cubin_size, &from_disk);
+        status = find_cubin(program, arch, key, key_size, &cubin, &cubin_size, &from_disk);
     CUresult result = CUDA_SUCCESS;
     if (status == EW_SUCCESS && (result = driver.module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
         /* a cached CUBIN this driver refuses (one from a newer NVRTC, say): compile it afresh */
         free(cubin);
         cubin = NULL;
         ewi_kernel_binary_t binary;
-        status = ewi_kernel_compile(spec, arch, &binary);
+        status = ewi_kernel_compile_program(program, arch, &binary);
         if (status == EW_SUCCESS) {
             cubin = binary.cubin;
             binary.cubin = NULL;
@@ -384,6 +380,8 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
     }
     if (kernel->module == NULL) /* ewi_kernel_make's objects have no code */
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "kernel %p has no compiled code", (void *)kernel);
+    /* A thread whose first CUDA call this is has no context yet: bind the device's primary one. Asked
+     * before the launch, not after a failed one, which tools such as compute-sanitizer report. */
     CUcontext context;
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;

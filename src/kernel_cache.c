@@ -33,7 +33,6 @@
 #define HEADER_SIZE    40
 #define KEY_MAX        ((size_t)1 << 20)
 #define DATA_MAX       ((size_t)64 << 20)
-#define FNV_OFFSET     0xcbf29ce484222325u
 #define FNV_PRIME      0x100000001b3u
 #define TEMP_ATTEMPTS  64
 
@@ -44,7 +43,7 @@ enum {
     TEMP_SIZE = NAME_SIZE - 1 + sizeof ".tmp." + 12 /* name, ".tmp.", 12 hex digits, NUL */
 };
 
-static uint64_t fnv1a(uint64_t hash, const void *bytes, size_t n)
+uint64_t ewi_fnv1a(uint64_t hash, const void *bytes, size_t n)
 {
     const unsigned char *p = bytes;
     for (size_t i = 0; i < n; ++i)
@@ -82,7 +81,7 @@ static uint64_t get64(const unsigned char *p)
 
 static void file_name(const void *key, size_t key_size, char name[NAME_SIZE])
 {
-    snprintf(name, NAME_SIZE, "%016llx.ewk", (unsigned long long)fnv1a(FNV_OFFSET, key, key_size));
+    snprintf(name, NAME_SIZE, "%016llx.ewk", (unsigned long long)ewi_fnv1a(EWI_FNV_OFFSET, key, key_size));
 }
 
 /* n bytes exactly, or -1 (an error, or the end of the file first). */
@@ -179,20 +178,20 @@ static int read_entry(int fd, const unsigned char *key, size_t key_size, void **
         get32(header + 12) != 0 || stored_key != key_size || stored_data > DATA_MAX ||
         (uint64_t)st.st_size != HEADER_SIZE + stored_key + stored_data)
         return -1;
-    uint64_t sum = fnv1a(FNV_OFFSET, header, 32);
+    uint64_t sum = ewi_fnv1a(EWI_FNV_OFFSET, header, 32);
     unsigned char chunk[4096];
     for (size_t done = 0; done < key_size;) {
         size_t n = key_size - done < sizeof chunk ? key_size - done : sizeof chunk;
         if (read_all(fd, chunk, n) != 0 || memcmp(chunk, key + done, n) != 0)
             return -1;
-        sum = fnv1a(sum, chunk, n);
+        sum = ewi_fnv1a(sum, chunk, n);
         done += n;
     }
     unsigned char *value = malloc(stored_data > 0 ? (size_t)stored_data : 1);
     if (value == NULL)
         return -1;
     if (read_all(fd, value, (size_t)stored_data) != 0 ||
-        fnv1a(sum, value, (size_t)stored_data) != get64(header + 32)) {
+        ewi_fnv1a(sum, value, (size_t)stored_data) != get64(header + 32)) {
         free(value);
         return -1;
     }
@@ -295,7 +294,7 @@ int ewi_cache_store(const char *dir, const void *key, size_t key_size, const voi
     put32(header + 12, 0);
     put64(header + 16, key_size);
     put64(header + 24, size);
-    put64(header + 32, fnv1a(fnv1a(fnv1a(FNV_OFFSET, header, 32), key, key_size), data, size));
+    put64(header + 32, ewi_fnv1a(ewi_fnv1a(ewi_fnv1a(EWI_FNV_OFFSET, header, 32), key, key_size), data, size));
     int result = -1, fd = create_temp(dirfd, name, temp);
     if (fd >= 0) {
         /* 0600 whatever the umask; no fsync: a file torn by a crash fails the checksum */

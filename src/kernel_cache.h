@@ -8,10 +8,16 @@
 #define EW_KERNEL_CACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* FNV-1a 64 of n bytes, continued from hash (EWI_FNV_OFFSET to begin): the cache's file names and
+ * checksums, and the in-memory cache's buckets (src/kernel.c). */
+#define EWI_FNV_OFFSET 0xcbf29ce484222325u
+uint64_t ewi_fnv1a(uint64_t hash, const void *bytes, size_t n);
 
 /* The directory: EW_KERNEL_CACHE_DIR when set and non-empty, else $XDG_CACHE_HOME/libelementwise
  * (XDG_CACHE_HOME set, non-empty and absolute), else $HOME/.cache/libelementwise; 0 with the path in

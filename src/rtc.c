@@ -486,17 +486,24 @@ static ew_status_t fail_compile(const char *arch, const char *log)
 ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary)
 {
     *binary = (ewi_kernel_binary_t){0};
-    if (!arch_valid(arch))
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "arch \"%.40s\" is not a real GPU architecture such as \"sm_90\"",
-                        arch != NULL ? arch : "(null)");
     char *program;
     ew_status_t status = ewi_kernel_program(spec, &program);
     if (status != EW_SUCCESS)
         return status;
-    if ((status = ewi_nvrtc_load()) != EW_SUCCESS) {
-        free(program);
+    status = ewi_kernel_compile_program(program, arch, binary);
+    free(program);
+    return status;
+}
+
+ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary)
+{
+    *binary = (ewi_kernel_binary_t){0};
+    if (!arch_valid(arch))
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "arch \"%.40s\" is not a real GPU architecture such as \"sm_90\"",
+                        arch != NULL ? arch : "(null)");
+    ew_status_t status = ewi_nvrtc_load();
+    if (status != EW_SUCCESS)
         return status;
-    }
 
     nvrtcProgram handle;
     const char *header_names[EWI_DEVICE_HEADER_COUNT], *headers[EWI_DEVICE_HEADER_COUNT];
@@ -505,7 +512,6 @@ ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, 
         headers[i] = ewi_device_headers[i].text;
     }
     nvrtcResult result = nvrtc.create(&handle, program, "ew_kernel.cu", EWI_DEVICE_HEADER_COUNT, headers, header_names);
-    free(program);
     if (result != NVRTC_SUCCESS)
         return ewi_fail(result == NVRTC_ERROR_OUT_OF_MEMORY ? EW_ERROR_OUT_OF_MEMORY : EW_ERROR_NOT_SUPPORTED,
                         "nvrtcCreateProgram failed: %s", nvrtc.error_string(result));

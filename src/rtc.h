@@ -61,6 +61,8 @@ typedef struct {
  * EW_ERROR_NOT_SUPPORTED without NVRTC; EW_ERROR_OUT_OF_MEMORY. Release with ewi_kernel_binary_free,
  * whatever the status. Thread-safe. */
 ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary);
+/* The same for a program ewi_kernel_program made (the caller has it already: the caches' key holds it). */
+ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary);
 void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
 
 /* The generated program's kernels, one per launcher slot the plan can pick (the catalogue's: src/dispatch.h):

@@ -2,9 +2,10 @@
 /* User-defined kernels on the GPU: chains of the catalogue's device functions against the same chain
  * of catalogue calls, bit for bit, over every dtype pair the chain takes; kernels against the CPU
  * reference at every offset of out and the inputs and across every pack width's edges, one to four
- * inputs; a user expression; launch errors; graph capture; the caches. */
+ * inputs; a user expression; launch errors; graph capture; a launch from a new thread; the caches. */
 #define _GNU_SOURCE /* setenv, mkdtemp */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +354,68 @@ static void graph_capture(void **state)
     cudaFree(want);
 }
 
+/* ---- from a new thread ---- */
+
+typedef struct {
+    ew_kernel_t kernel;
+    int64_t n;
+    void *out;
+    const void *const *inputs;
+    ew_status_t launch;
+    cudaError_t sync;
+    char message[256];
+} thread_launch_t;
+
+/* No cmocka here: its failures jump, which must stay in the test's own thread. */
+static void *launch_in_thread(void *argument)
+{
+    thread_launch_t *t = argument;
+    t->launch = ew_kernel_launch(t->kernel, t->n, t->out, t->inputs, NULL, NULL);
+    snprintf(t->message, sizeof t->message, "%s", ew_get_last_error_message());
+    t->sync = cudaDeviceSynchronize();
+    return NULL;
+}
+
+/* A kernel made in one thread, launched from a thread whose first CUDA call the launch is: it binds
+ * the device's primary context there, as the runtime does for a catalogue call. */
+static void launch_from_a_new_thread(void **state)
+{
+    (void)state;
+    const int64_t n = 65537;
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    ew_kernel_t kernel = create("return ew::add(in0, in1);", EW_F32, 2, in, 0);
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x7E);
+    float *ha = gu_host_alloc(n * 4), *hb = gu_host_alloc(n * 4), *want = gu_host_alloc(n * 4),
+          *got = gu_host_alloc(n * 4);
+    gu_fill_random(EW_F32, n, ha, &rng);
+    gu_fill_random(EW_F32, n, hb, &rng);
+    ref_binary(EW_OP_ADD, EW_F32, n, want, ha, hb);
+    float *a, *b, *out;
+    GU_CUDA(cudaMalloc((void **)&a, n * 4));
+    GU_CUDA(cudaMalloc((void **)&b, n * 4));
+    GU_CUDA(cudaMalloc((void **)&out, n * 4));
+    GU_CUDA(cudaMemcpy(a, ha, n * 4, cudaMemcpyHostToDevice));
+    GU_CUDA(cudaMemcpy(b, hb, n * 4, cudaMemcpyHostToDevice));
+    GU_CUDA(cudaMemset(out, GU_POISON, n * 4));
+    const void *inputs[] = {a, b};
+    thread_launch_t t = {.kernel = kernel, .n = n, .out = out, .inputs = inputs};
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, launch_in_thread, &t) != 0)
+        GU_FAIL("pthread_create failed");
+    pthread_join(thread, NULL);
+    if (t.launch != EW_SUCCESS)
+        GU_FAIL("the launch from a new thread: %s: %s", ew_status_string(t.launch), t.message);
+    GU_CUDA(t.sync);
+    GU_CUDA(cudaMemcpy(got, out, n * 4, cudaMemcpyDeviceToHost));
+    const gu_inputs_t inputs_for_messages = {2, {EW_F32, EW_F32}, {ha, hb}};
+    if (gu_compare(EW_F32, n, want, got, &inputs_for_messages, "new thread") != 0)
+        GU_FAIL("the launch from a new thread differs from the CPU");
+    GU_EW(ew_kernel_destroy(kernel));
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(out);
+}
+
 /* ---- the caches ---- */
 
 static double now_us(void)
@@ -433,6 +496,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(graph_capture, gu_teardown),
+        cmocka_unit_test_teardown(launch_from_a_new_thread, gu_teardown),
         cmocka_unit_test_teardown(offsets_and_packs, gu_teardown),
         cmocka_unit_test_teardown(chain_matches_catalogue_calls, gu_teardown),
     };

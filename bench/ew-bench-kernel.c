@@ -130,23 +130,12 @@ typedef struct {
     int sources;
 } options_t;
 
-static void log2_text(int64_t n, char *text, size_t size)
-{
-    int k = 0;
-    while (((int64_t)1 << k) < n)
-        ++k;
-    if (((int64_t)1 << k) == n)
-        snprintf(text, size, "2^%d", k);
-    else
-        snprintf(text, size, "%lld", (long long)n);
-}
-
 static void add_case(int target, slot_t slot, int64_t n, int misaligned)
 {
     kcase_t *c = &cases[case_count++];
     *c = (kcase_t){.target = target, .slot = slot, .n = n, .misaligned = misaligned};
     char n_text[24];
-    log2_text(n, n_text, sizeof n_text);
+    ewb_log2_text(n, n_text, sizeof n_text);
     if (target == 1)
         snprintf(c->name, sizeof c->name, "t1-add-%s-%s-%s", specs[slot].dtype, n_text,
                  misaligned ? "misaligned" : "aligned");
@@ -247,14 +236,18 @@ static int parse_options(int argc, char **argv, options_t *o)
                      .batch_ms = 2.0, .sources = 11};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const int shared =
+            ewb_parse_timing_option(a, v, &o->batches, &o->batch_ms, &o->device, &o->timing, &o->no_check);
+        if (shared < 0)
+            return -1;
+        i += shared > 1;
+        if (shared > 0)
+            continue;
         char *end = NULL;
         int values[MAX_LOG2], count = 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
             exit(0);
-        } else if (strcmp(a, "--no-check") == 0) {
-            o->no_check = 1;
-            continue;
         } else if (v == NULL) {
             fprintf(stderr, "%s: unknown option or missing value\n", a);
             return -1;
@@ -262,20 +255,6 @@ static int parse_options(int argc, char **argv, options_t *o)
         ++i;
         if (strcmp(a, "--csv") == 0) {
             o->csv_path = v;
-        } else if (strcmp(a, "--batches") == 0) {
-            long b = strtol(v, &end, 10);
-            if (*end || b < 5 || b > 1000)
-                return fprintf(stderr, "--batches takes 5-1000\n"), -1;
-            o->batches = (int)b;
-        } else if (strcmp(a, "--batch-ms") == 0) {
-            o->batch_ms = strtod(v, &end);
-            if (*end || !(o->batch_ms > 0 && o->batch_ms <= 1000))
-                return fprintf(stderr, "--batch-ms takes (0, 1000]\n"), -1;
-        } else if (strcmp(a, "--device") == 0) {
-            long d = strtol(v, &end, 10);
-            if (*end || d < 0 || d > 1023)
-                return fprintf(stderr, "--device takes 0-1023\n"), -1;
-            o->device = (int)d;
         } else if (strcmp(a, "--sources") == 0) {
             long k = strtol(v, &end, 10);
             if (*end || k < 1 || k > 1000)
@@ -298,18 +277,6 @@ static int parse_options(int argc, char **argv, options_t *o)
         } else if (strcmp(a, "--log2") == 0) {
             if (parse_list(v, 1, 28, o->log2, MAX_LOG2, &o->log2_count) != 0)
                 return fprintf(stderr, "--log2 takes up to %d numbers 1-28 separated by commas\n", MAX_LOG2), -1;
-        } else if (strcmp(a, "--timing") == 0) {
-            o->timing = 0;
-            for (const char *p = v; *p;) {
-                size_t length = strcspn(p, ",");
-                int found = 0;
-                for (int k = 0; k < COLUMNS; ++k)
-                    if (strlen(column_names[k]) == length && strncmp(column_names[k], p, length) == 0)
-                        o->timing |= 1u << k, found = 1;
-                if (!found)
-                    return fprintf(stderr, "--timing takes back-to-back,isolated\n"), -1;
-                p += length + (p[length] == ',');
-            }
         } else {
             fprintf(stderr, "unknown option '%s'\n", a);
             return -1;
@@ -324,33 +291,14 @@ static int parse_options(int argc, char **argv, options_t *o)
 
 /* ---- device state ---- */
 
-static int cuda_ok(cudaError_t error, const char *what)
-{
-    if (error == cudaSuccess)
-        return 1;
-    fprintf(stderr, "%s failed: %s (%s)\n", what, cudaGetErrorName(error), cudaGetErrorString(error));
-    return 0;
-}
-
-static int ew_ok(ew_status_t status, const char *what)
-{
-    if (status == EW_SUCCESS)
-        return 1;
-    fprintf(stderr, "%s: %s: %s\n", what, ew_status_string(status), ew_get_last_error_message());
-    return 0;
-}
-
 static struct {
     ew_handle_t handle[COLUMNS]; /* back-to-back: as the environment makes it; isolated: EW_DEPENDENT_LAUNCH=0 */
     ew_kernel_t kernel[COLUMNS][SLOTS];
     unsigned char *pool[POOLS];
     size_t pool_bytes, cursor[POOLS];
     ew_dtype_t filled[POOLS]; /* what the pool holds: random values of this dtype, or 0 */
-    unsigned char *flush;
-    size_t flush_bytes;
     unsigned char *host[2]; /* pinned, CHUNK bytes each */
-    cudaStream_t stream;
-    cudaEvent_t start, stop, between;
+    ewb_timer_t timer;
 } dev;
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -363,23 +311,13 @@ static size_t stride_of(int64_t n, ew_dtype_t dtype)
 
 static unsigned char *next_slice(int p, size_t stride)
 {
-    if (dev.cursor[p] + stride > dev.pool_bytes)
-        dev.cursor[p] = 0;
-    unsigned char *slice = dev.pool[p] + dev.cursor[p];
-    dev.cursor[p] += stride;
-    return slice;
+    return ewb_next_slice(dev.pool[p], dev.pool_bytes, &dev.cursor[p], stride);
 }
 
 static int fill(int p, ew_dtype_t dtype)
 {
-    if (dev.filled[p] == dtype)
-        return 0;
-    const int64_t count = (int64_t)(dev.pool_bytes / ewb_dtype_size(dtype));
-    if (!cuda_ok(ewb_fill_random(dev.pool[p], (int)dtype, count, FILL_SEED + (uint64_t)p, dev.stream),
-                 "fill kernel"))
-        return -1;
-    dev.filled[p] = dtype;
-    return 0;
+    return ewb_fill_pool(dev.pool[p], dev.pool_bytes, &dev.filled[p], dtype, FILL_SEED + (uint64_t)p,
+                         dev.timer.stream);
 }
 
 /* A side's pointers: on the next slices (fixed = 0), or (fixed = 1, for the checks) at the start of
@@ -405,10 +343,11 @@ static int create_handles(int device, int both)
 {
     const char *setting = getenv("EW_DEPENDENT_LAUNCH");
     char *saved = setting ? strdup(setting) : NULL;
-    int ok = ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create");
+    int ok = ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create");
     if (ok && both)
         ok = setenv("EW_DEPENDENT_LAUNCH", "0", 1) == 0 &&
-             ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]), "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
+             ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]),
+                       "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
     if (saved ? setenv("EW_DEPENDENT_LAUNCH", saved, 1) : unsetenv("EW_DEPENDENT_LAUNCH"))
         ok = 0;
     if (both)
@@ -420,22 +359,15 @@ static int create_handles(int device, int both)
     return ok ? 0 : -1;
 }
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
 /* Create slot's kernel on handle; 0, -1, or EXIT_NO_NVRTC's negative where NVRTC is missing. */
 static int create_kernel(ew_handle_t handle, slot_t slot, const char *source, ew_kernel_t *kernel, double *us)
 {
     const ew_dtype_t in[EW_KERNEL_MAX_INPUTS] = {specs[slot].in, specs[slot].in, specs[slot].in, specs[slot].in};
-    const double t0 = now_us();
+    const double t0 = ewb_now_us();
     const ew_status_t status = ew_kernel_create(handle, source, specs[slot].out, specs[slot].inputs, in,
                                                 specs[slot].params, kernel);
     if (us)
-        *us = now_us() - t0;
+        *us = ewb_now_us() - t0;
     if (status == EW_ERROR_NOT_SUPPORTED) {
         fprintf(stderr,
                 "ew_kernel_create: EW_ERROR_NOT_SUPPORTED: %s\n"
@@ -443,7 +375,7 @@ static int create_kernel(ew_handle_t handle, slot_t slot, const char *source, ew
                 ew_get_last_error_message());
         return -EXIT_NO_NVRTC;
     }
-    return ew_ok(status, "ew_kernel_create") ? 0 : -1;
+    return ewb_ew_ok(status, "ew_kernel_create") ? 0 : -1;
 }
 
 /* Pools, stream, events, pinned buffers, and each selected case's kernel on both handles. */
@@ -463,21 +395,13 @@ static int device_init(const options_t *o)
         }
     }
     dev.pool_bytes = 2 * largest > MIN_POOL_BYTES ? 2 * largest : MIN_POOL_BYTES;
-    int l2 = 0;
-    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, o->device);
-    dev.flush_bytes =
-        round_up(4 * (size_t)l2 > ((size_t)64 << 20) ? 4 * (size_t)l2 : (size_t)64 << 20, SLICE_ALIGN);
-    if (!cuda_ok(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
-        !cuda_ok(cudaEventCreate(&dev.start), "cudaEventCreate") ||
-        !cuda_ok(cudaEventCreate(&dev.stop), "cudaEventCreate") ||
-        !cuda_ok(cudaEventCreateWithFlags(&dev.between, cudaEventDisableTiming), "cudaEventCreateWithFlags") ||
-        !cuda_ok(cudaMalloc((void **)&dev.flush, dev.flush_bytes), "cudaMalloc (L2 flush)"))
+    if (ewb_timer_init(&dev.timer, o->device) != 0)
         return -1;
     for (int p = 0; p < POOLS; ++p)
-        if (!cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
+        if (!ewb_cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
             return -1;
     for (int k = 0; k < 2 && !o->no_check; ++k)
-        if (!cuda_ok(cudaMallocHost((void **)&dev.host[k], CHUNK), "cudaMallocHost"))
+        if (!ewb_cuda_ok(cudaMallocHost((void **)&dev.host[k], CHUNK), "cudaMallocHost"))
             return -1;
     for (int slot = 0; slot < SLOTS; ++slot)
         for (int col = 0; col < COLUMNS && used[slot]; ++col) {
@@ -504,16 +428,7 @@ static void device_free(void)
     for (int k = 0; k < 2; ++k)
         if (dev.host[k])
             cudaFreeHost(dev.host[k]);
-    if (dev.flush)
-        cudaFree(dev.flush);
-    if (dev.start)
-        cudaEventDestroy(dev.start);
-    if (dev.stop)
-        cudaEventDestroy(dev.stop);
-    if (dev.between)
-        cudaEventDestroy(dev.between);
-    if (dev.stream)
-        cudaStreamDestroy(dev.stream);
+    ewb_timer_free(&dev.timer);
     for (int k = 0; k < COLUMNS; ++k)
         if (dev.handle[k])
             ew_handle_destroy(dev.handle[k]);
@@ -530,148 +445,45 @@ static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
     if (side == LIB) {
         const void *const inputs[EW_KERNEL_MAX_INPUTS] = {p[1], p[2], p[3], NULL};
         const double params[1] = {ALPHA};
-        return ew_ok(ew_kernel_launch(dev.kernel[column][c->slot], n, p[0], inputs,
-                                      specs[c->slot].params ? params : NULL, dev.stream),
-                     "ew_kernel_launch")
+        return ewb_ew_ok(ew_kernel_launch(dev.kernel[column][c->slot], n, p[0], inputs,
+                                          specs[c->slot].params ? params : NULL, dev.timer.stream),
+                         "ew_kernel_launch")
                    ? 0
                    : -1;
     }
     if (c->slot == K_CHAIN)
-        return ew_ok(ew_scale_add(h, EW_F32, ALPHA, n, p[3], p[1], p[2], dev.stream), "ew_scale_add") &&
-                       ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, n, p[4], p[3], dev.stream), "ew_unary") &&
-                       ew_ok(ew_cast(h, EW_F16, EW_F32, n, p[0], p[4], dev.stream), "ew_cast")
+        return ewb_ew_ok(ew_scale_add(h, EW_F32, ALPHA, n, p[3], p[1], p[2], dev.timer.stream),
+                         "ew_scale_add") &&
+                       ewb_ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, n, p[4], p[3], dev.timer.stream),
+                                 "ew_unary") &&
+                       ewb_ew_ok(ew_cast(h, EW_F16, EW_F32, n, p[0], p[4], dev.timer.stream), "ew_cast")
                    ? 0
                    : -1;
     if (c->slot == K_TERNARY && side == SAME)
-        return ew_ok(ew_binary(h, EW_OP_MUL, EW_F16, n, p[4], p[1], p[2], dev.stream), "ew_binary mul") &&
-                       ew_ok(ew_binary(h, EW_OP_ADD, EW_F16, n, p[0], p[4], p[3], dev.stream), "ew_binary add")
+        return ewb_ew_ok(ew_binary(h, EW_OP_MUL, EW_F16, n, p[4], p[1], p[2], dev.timer.stream),
+                         "ew_binary mul") &&
+                       ewb_ew_ok(ew_binary(h, EW_OP_ADD, EW_F16, n, p[0], p[4], p[3], dev.timer.stream),
+                                 "ew_binary add")
                    ? 0
                    : -1;
-    return ew_ok(ew_binary(h, EW_OP_ADD, in, n, p[0], p[1], p[2], dev.stream), "ew_binary") ? 0 : -1;
+    return ewb_ew_ok(ew_binary(h, EW_OP_ADD, in, n, p[0], p[1], p[2], dev.timer.stream), "ew_binary") ? 0
+                                                                                                      : -1;
 }
 
 /* ---- timing (bench/harness.c's method) ---- */
 
 typedef struct {
+    ewb_member_t member; /* first: enqueue casts it back */
     const kcase_t *c;
     int side, column;
-    int calls;       /* per batch; 0 until warmed up and probed */
-    double host_us;  /* isolated: the host's last time to queue one call and its event */
-    int host_behind; /* isolated batches whose queueing outlasted the hold */
 } member_t;
 
-static int enqueue(member_t *m)
+static int enqueue(ewb_member_t *member)
 {
+    const member_t *m = (const member_t *)member;
     void *p[POOLS];
     pointers(m->c, m->side, 0, p);
     return call(m->c, m->side, m->column, p);
-}
-
-static int compare_double(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int count)
-{
-    qsort(v, (size_t)count, sizeof *v, compare_double);
-    return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
-}
-
-static int elapsed_ms(double *ms)
-{
-    float elapsed = 0;
-    if (!cuda_ok(cudaEventSynchronize(dev.stop), "cudaEventSynchronize (a call failed on the GPU)") ||
-        !cuda_ok(cudaEventElapsedTime(&elapsed, dev.start, dev.stop), "cudaEventElapsedTime"))
-        return -1;
-    *ms = elapsed;
-    return 0;
-}
-
-#define HOLD_FACTOR 1.5
-enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
-
-/* Milliseconds of `calls` calls between two events. Isolated: an event after each call, all queued behind
- * a hold of 1.5 times the host's last time to queue that many, so the GPU reaches the first call only once
- * the batch is queued; where the queueing outlasted the hold, once more with a hold sized from that, then
- * counted in host_behind. */
-static int batch(member_t *m, int calls, double *ms)
-{
-    for (int attempt = 0;; ++attempt) {
-        double hold_us = HOLD_FACTOR * m->host_us * calls + HOLD_MARGIN_US;
-        hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
-        const int isolated = m->column == COL_ISO;
-        if ((isolated && !cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), dev.stream), "hold-back kernel")) ||
-            !cuda_ok(cudaEventRecord(dev.start, dev.stream), "cudaEventRecord"))
-            return -1;
-        const double t0 = now_us();
-        for (int i = 0; i < calls; ++i)
-            if (enqueue(m) != 0 ||
-                (isolated && i + 1 < calls && !cuda_ok(cudaEventRecord(dev.between, dev.stream), "cudaEventRecord")))
-                return -1;
-        if (!cuda_ok(cudaEventRecord(dev.stop, dev.stream), "cudaEventRecord"))
-            return -1;
-        const double queued_us = now_us() - t0;
-        if (elapsed_ms(ms) != 0)
-            return -1;
-        if (!isolated)
-            return 0;
-        m->host_us = queued_us / calls;
-        if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
-            return 0;
-        if (attempt > 0 || hold_us >= HOLD_MAX_US) {
-            m->host_behind++;
-            return 0;
-        }
-    }
-}
-
-enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_ISOLATED_CALLS = 200 };
-
-/* Warm-up calls (timed on the host for the first hold), then a probe that sizes the batches to about
- * batch_ms: at least MIN_CALLS calls, at most MAX_CALLS, and for isolated batches MAX_ISOLATED_CALLS,
- * fewer than the launches a stream queues before the host blocks. */
-static int prepare(member_t *m, const options_t *o)
-{
-    const double t0 = now_us();
-    for (int i = 0; i < WARMUP_CALLS; ++i)
-        if (enqueue(m) != 0 ||
-            (m->column == COL_ISO && !cuda_ok(cudaEventRecord(dev.between, dev.stream), "cudaEventRecord")))
-            return -1;
-    m->host_us = (now_us() - t0) / WARMUP_CALLS;
-    double probe_ms;
-    if (batch(m, PROBE_CALLS, &probe_ms) != 0)
-        return -1;
-    m->host_behind = 0; /* the first calls may have loaded code: the probe does not count */
-    const double per_call = probe_ms / PROBE_CALLS;
-    const int most = m->column == COL_ISO ? MAX_ISOLATED_CALLS : MAX_CALLS;
-    const int wanted = per_call > 0 ? (int)ceil(o->batch_ms / per_call) : most;
-    m->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
-    return 0;
-}
-
-enum { MAX_MEMBERS = 2 * COLUMNS };
-
-/* Microseconds per call, the median batch, for each member: the L2 flush, then batches in turn, each
- * member first in turn, so drift falls on the kernel and its yardstick alike; each member's warm-up and
- * probe just before its first batch. */
-static int time_group(member_t *group, int members, const options_t *o, double *us)
-{
-    static double ms[MAX_MEMBERS][1000];
-    if (!cuda_ok(cudaMemsetAsync(dev.flush, 0x3C, dev.flush_bytes, dev.stream), "cudaMemsetAsync (L2 flush)"))
-        return -1;
-    for (int m = 0; m < members; ++m)
-        group[m].calls = 0;
-    for (int b = 0; b < o->batches; ++b)
-        for (int turn = 0; turn < members; ++turn) {
-            member_t *m = &group[(turn + b) % members];
-            if ((m->calls == 0 && prepare(m, o) != 0) || batch(m, m->calls, &ms[m - group][b]) != 0)
-                return -1;
-        }
-    for (int m = 0; m < members; ++m)
-        us[m] = median(ms[m], o->batches) * 1e3 / group[m].calls;
-    return 0;
 }
 
 /* ---- the checks ---- */
@@ -695,8 +507,10 @@ static int compare_whole(const unsigned char *x, const unsigned char *y, size_t 
     *differ = 0;
     for (size_t done = 0; done < bytes; done += CHUNK) { /* CHUNK is a multiple of every size */
         const size_t count = bytes - done < CHUNK ? bytes - done : CHUNK;
-        if (!cuda_ok(cudaMemcpy(dev.host[0], x + done, count, cudaMemcpyDeviceToHost), "cudaMemcpy (check)") ||
-            !cuda_ok(cudaMemcpy(dev.host[1], y + done, count, cudaMemcpyDeviceToHost), "cudaMemcpy (check)"))
+        if (!ewb_cuda_ok(cudaMemcpy(dev.host[0], x + done, count, cudaMemcpyDeviceToHost),
+                         "cudaMemcpy (check)") ||
+            !ewb_cuda_ok(cudaMemcpy(dev.host[1], y + done, count, cudaMemcpyDeviceToHost),
+                         "cudaMemcpy (check)"))
             return -1;
         if (memcmp(dev.host[0], dev.host[1], count) == 0)
             continue;
@@ -725,11 +539,13 @@ static int guards_intact(const unsigned char *slice, size_t stride, const unsign
     const size_t before = (size_t)(out - slice), end = before + out_bytes;
     const size_t after = stride - end < GUARD_AFTER ? stride - end : GUARD_AFTER;
     *intact = 1;
-    if ((before && !cuda_ok(cudaMemcpy(bytes, slice, before, cudaMemcpyDeviceToHost), "cudaMemcpy (guard)")))
+    if ((before &&
+         !ewb_cuda_ok(cudaMemcpy(bytes, slice, before, cudaMemcpyDeviceToHost), "cudaMemcpy (guard)")))
         return -1;
     for (size_t k = 0; k < before; ++k)
         *intact &= bytes[k] == poison;
-    if (after && !cuda_ok(cudaMemcpy(bytes, slice + end, after, cudaMemcpyDeviceToHost), "cudaMemcpy (guard)"))
+    if (after &&
+        !ewb_cuda_ok(cudaMemcpy(bytes, slice + end, after, cudaMemcpyDeviceToHost), "cudaMemcpy (guard)"))
         return -1;
     for (size_t k = 0; k < after; ++k)
         *intact &= bytes[k] == poison;
@@ -752,14 +568,14 @@ static check_t check_reference(const kcase_t *c, void *const p[POOLS], char *why
     for (int s = 0; s < 3; ++s) {
         unsigned char got[SPAN * 8], want[SPAN * 8], in[3][SPAN * 8];
         const int64_t first = starts[s];
-        if (!cuda_ok(cudaMemcpy(got, (unsigned char *)p[0] + first * (int64_t)out_size, (size_t)span * out_size,
-                                cudaMemcpyDeviceToHost),
-                     "cudaMemcpy (check)"))
+        if (!ewb_cuda_ok(cudaMemcpy(got, (unsigned char *)p[0] + first * (int64_t)out_size,
+                                    (size_t)span * out_size, cudaMemcpyDeviceToHost),
+                         "cudaMemcpy (check)"))
             return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
         for (int k = 0; k < specs[c->slot].inputs; ++k)
-            if (!cuda_ok(cudaMemcpy(in[k], (unsigned char *)p[1 + k] + first * (int64_t)in_size,
-                                    (size_t)span * in_size, cudaMemcpyDeviceToHost),
-                         "cudaMemcpy (check)"))
+            if (!ewb_cuda_ok(cudaMemcpy(in[k], (unsigned char *)p[1 + k] + first * (int64_t)in_size,
+                                        (size_t)span * in_size, cudaMemcpyDeviceToHost),
+                             "cudaMemcpy (check)"))
                 return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
         if (c->slot == K_CHAIN) {
             float scaled[SPAN], relu[SPAN];
@@ -799,10 +615,10 @@ static check_t check_case(const kcase_t *c, int column, char *why, size_t why_si
     const ew_dtype_t out = specs[c->slot].out;
     const size_t size = ewb_dtype_size(out), stride = stride_of(c->n, out), out_bytes = (size_t)c->n * size;
     unsigned char *slice[2] = {dev.pool[0], dev.pool[0] + stride}, *outs[2] = {lib[0], same[0]};
-    if (!cuda_ok(cudaMemsetAsync(slice[0], POISON[0], stride, dev.stream), "cudaMemsetAsync") ||
-        !cuda_ok(cudaMemsetAsync(slice[1], POISON[1], stride, dev.stream), "cudaMemsetAsync") ||
+    if (!ewb_cuda_ok(cudaMemsetAsync(slice[0], POISON[0], stride, dev.timer.stream), "cudaMemsetAsync") ||
+        !ewb_cuda_ok(cudaMemsetAsync(slice[1], POISON[1], stride, dev.timer.stream), "cudaMemsetAsync") ||
         call(c, LIB, column, lib) != 0 || call(c, SAME, column, same) != 0 ||
-        !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize")) {
+        !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "a checked call failed");
         return CHECK_FAILED;
     }
@@ -914,14 +730,18 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
     for (int k = 0; k < COLUMNS; ++k)
         if (o->timing >> k & 1)
             columns[column_count++] = k;
-    member_t group[MAX_MEMBERS];
-    int members = 0;
-    for (int k = 0; k < column_count; ++k) {
-        group[members++] = (member_t){.c = c, .side = LIB, .column = columns[k]};
-        group[members++] = (member_t){.c = c, .side = YARD, .column = columns[k]};
+    member_t group[2 * COLUMNS];
+    ewb_member_t *members[2 * COLUMNS];
+    for (int m = 0; m < 2 * column_count; ++m) {
+        const int column = columns[m / 2];
+        group[m] = (member_t){.member = {.enqueue = enqueue, .isolated = column == COL_ISO},
+                              .c = c,
+                              .side = m % 2 ? YARD : LIB,
+                              .column = column};
+        members[m] = &group[m].member;
     }
-    double us[MAX_MEMBERS];
-    if (time_group(group, members, o, us) != 0) {
+    double us[2 * COLUMNS];
+    if (ewb_time_group(&dev.timer, members, 2 * column_count, o->batches, o->batch_ms, us) != 0) {
         fprintf(stderr, "%s failed\n", c->name);
         ++*failures;
         return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1; /* a sticky error ends the run */
@@ -937,7 +757,7 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
             ratio[col] = lib[col] / yard[col];
         }
         if (col == COL_ISO) {
-            *behind += group[2 * k].host_behind + group[2 * k + 1].host_behind;
+            *behind += group[2 * k].member.host_behind + group[2 * k + 1].member.host_behind;
             *batches += 2 * o->batches;
         }
     }
@@ -999,17 +819,17 @@ static int run_host(const options_t *o, int *failures)
     for (int s = 0; s < SLOTS_HOST && !failed; ++s)
         for (int i = 0; i < CALLS && !failed && (o->timing >> (s / 2) & 1); ++i)
             failed = call(&c, s & 1 ? YARD : LIB, s / 2, p) != 0;
-    failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+    failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
     for (int b = 0; b < BATCHES && !failed; ++b)
         for (int turn = 0; turn < SLOTS_HOST && !failed; ++turn) {
             const int s = (turn + b) % SLOTS_HOST;
             if (!(o->timing >> (s / 2) & 1))
                 continue;
-            const double t0 = now_us();
+            const double t0 = ewb_now_us();
             for (int i = 0; i < CALLS && !failed; ++i)
                 failed = call(&c, s & 1 ? YARD : LIB, s / 2, p) != 0;
-            t[s][b] = (now_us() - t0) / CALLS;
-            failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+            t[s][b] = (ewb_now_us() - t0) / CALLS;
+            failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
         }
     if (failed) {
         ++*failures;
@@ -1021,7 +841,7 @@ static int run_host(const options_t *o, int *failures)
     for (int col = 0; col < COLUMNS; ++col) {
         if (!(o->timing >> col & 1))
             continue;
-        const double kernel = median(t[2 * col], BATCHES), binary = median(t[2 * col + 1], BATCHES);
+        const double kernel = ewb_median(t[2 * col], BATCHES), binary = ewb_median(t[2 * col + 1], BATCHES);
         printf("%-13s kernel %7.3f us  ew_binary %7.3f us  difference %+7.3f us\n", column_names[col], kernel,
                binary, kernel - binary);
         csv_row(4, c.name, "f32", c.n, "aligned", column_names[col], "host_us", kernel, "ew_binary_add", binary,
@@ -1046,25 +866,28 @@ static check_t check_created(ew_kernel_t *kernels, int count, char *why, size_t 
     const size_t f32 = round_up(N * 4, 256), f16 = round_up(N * 2, 256);
     check_t verdict = CHECK_FAILED;
     snprintf(why, why_size, "a checked call failed");
-    if (!cuda_ok(cudaMalloc((void **)&base, 4 * f32 + 2 * f16), "cudaMalloc"))
+    if (!ewb_cuda_ok(cudaMalloc((void **)&base, 4 * f32 + 2 * f16), "cudaMalloc"))
         return CHECK_FAILED;
     unsigned char *a = base, *b = a + f32, *t1 = b + f32, *t2 = t1 + f32, *want = t2 + f32, *got = want + f16;
     const void *inputs[2] = {a, b};
     const ew_handle_t h = dev.handle[COL_B2B];
     uint16_t w[N], g[N];
-    if (!cuda_ok(ewb_fill_random(a, EW_F32, N, FILL_SEED + 1, dev.stream), "fill kernel") ||
-        !cuda_ok(ewb_fill_random(b, EW_F32, N, FILL_SEED + 2, dev.stream), "fill kernel") ||
-        !cuda_ok(cudaMemsetAsync(want, POISON[1], f16, dev.stream), "cudaMemsetAsync") ||
-        !ew_ok(ew_scale_add(h, EW_F32, ALPHA, N, t1, a, b, dev.stream), "ew_scale_add") ||
-        !ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, N, t2, t1, dev.stream), "ew_unary") ||
-        !ew_ok(ew_cast(h, EW_F16, EW_F32, N, want, t2, dev.stream), "ew_cast") ||
-        !cuda_ok(cudaMemcpyAsync(w, want, sizeof w, cudaMemcpyDeviceToHost, dev.stream), "cudaMemcpyAsync"))
+    if (!ewb_cuda_ok(ewb_fill_random(a, EW_F32, N, FILL_SEED + 1, dev.timer.stream), "fill kernel") ||
+        !ewb_cuda_ok(ewb_fill_random(b, EW_F32, N, FILL_SEED + 2, dev.timer.stream), "fill kernel") ||
+        !ewb_cuda_ok(cudaMemsetAsync(want, POISON[1], f16, dev.timer.stream), "cudaMemsetAsync") ||
+        !ewb_ew_ok(ew_scale_add(h, EW_F32, ALPHA, N, t1, a, b, dev.timer.stream), "ew_scale_add") ||
+        !ewb_ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, N, t2, t1, dev.timer.stream), "ew_unary") ||
+        !ewb_ew_ok(ew_cast(h, EW_F16, EW_F32, N, want, t2, dev.timer.stream), "ew_cast") ||
+        !ewb_cuda_ok(cudaMemcpyAsync(w, want, sizeof w, cudaMemcpyDeviceToHost, dev.timer.stream),
+                     "cudaMemcpyAsync"))
         goto done;
     for (int k = 0; k < count; ++k) {
-        if (!cuda_ok(cudaMemsetAsync(got, POISON[0], f16, dev.stream), "cudaMemsetAsync") ||
-            !ew_ok(ew_kernel_launch(kernels[k], N, got, inputs, &ALPHA, dev.stream), "ew_kernel_launch") ||
-            !cuda_ok(cudaMemcpyAsync(g, got, sizeof g, cudaMemcpyDeviceToHost, dev.stream), "cudaMemcpyAsync") ||
-            !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize"))
+        if (!ewb_cuda_ok(cudaMemsetAsync(got, POISON[0], f16, dev.timer.stream), "cudaMemsetAsync") ||
+            !ewb_ew_ok(ew_kernel_launch(kernels[k], N, got, inputs, &ALPHA, dev.timer.stream),
+                       "ew_kernel_launch") ||
+            !ewb_cuda_ok(cudaMemcpyAsync(g, got, sizeof g, cudaMemcpyDeviceToHost, dev.timer.stream),
+                         "cudaMemcpyAsync") ||
+            !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize"))
             goto done;
         if (memcmp(g, w, sizeof g) != 0) {
             int j = 0;
@@ -1118,7 +941,7 @@ static int run_create(const options_t *o)
         return status == -EXIT_NO_NVRTC ? EXIT_NO_NVRTC : EXIT_FAILED;
     }
     const double first = t[0];
-    const double mid = median(t, count); /* sorts t */
+    const double mid = ewb_median(t, count); /* sorts t */
     const double most = t[count - 1];
     const char *what = disk ? "disk" : "compile";
     char name[48], why[128];
@@ -1143,7 +966,7 @@ static int run_create(const options_t *o)
         if (status != 0) {
             ++failures;
         } else {
-            const double hit = median(repeat, MEMORY_REPEATS);
+            const double hit = ewb_median(repeat, MEMORY_REPEATS);
             printf("create (memory): median %.2f us, max %.2f us, over %d creates of a source this process "
                    "created; goal <= 20 us\n",
                    hit, repeat[MEMORY_REPEATS - 1], MEMORY_REPEATS);
@@ -1191,18 +1014,10 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     build_cases(&o);
-    int devices = 0;
-    cudaError_t error = cudaGetDeviceCount(&devices);
-    if (error != cudaSuccess || devices == 0) {
-        printf("no CUDA GPU found (%s): nothing to run\n",
-               error == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorName(error));
-        return 0;
-    }
-    if (o.device >= devices) {
-        fprintf(stderr, "--device %d: only %d CUDA devices\n", o.device, devices);
-        return EXIT_USAGE;
-    }
-    if (!cuda_ok(cudaSetDevice(o.device), "cudaSetDevice") || open_csv(o.csv_path) != 0)
+    const int found = ewb_use_device(o.device);
+    if (found <= 0)
+        return found == 0 ? 0 : found == -2 ? EXIT_USAGE : EXIT_FAILED;
+    if (open_csv(o.csv_path) != 0)
         return EXIT_FAILED;
     struct cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, o.device) == cudaSuccess)
@@ -1212,7 +1027,8 @@ int main(int argc, char **argv)
     if (create_handles(o.device, !o.create_only) != 0) {
         status = EXIT_FAILED;
     } else if (o.create_only) {
-        status = cuda_ok(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+        status = ewb_cuda_ok(cudaStreamCreateWithFlags(&dev.timer.stream, cudaStreamNonBlocking),
+                             "cudaStreamCreateWithFlags")
                      ? run_create(&o)
                      : EXIT_FAILED;
     } else {

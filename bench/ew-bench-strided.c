@@ -24,13 +24,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -269,38 +267,26 @@ static int parse_options(int argc, char **argv, options_t *o)
     *o = (options_t){.batches = 7, .batch_ms = 2.0, .targets = 0x7E, .timing = 3};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
+        const int shared =
+            ewb_parse_timing_option(a, v, &o->batches, &o->batch_ms, &o->device, &o->timing, &o->no_check);
+        if (shared < 0)
+            return -1;
+        i += shared > 1;
+        if (shared > 0)
+            continue;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
             exit(0);
         } else if (strcmp(a, "--list") == 0) {
             o->list_only = 1;
             continue;
-        } else if (strcmp(a, "--no-check") == 0) {
-            o->no_check = 1;
-            continue;
         } else if (v == NULL) {
             fprintf(stderr, "%s: unknown option or missing value\n", a);
             return -1;
         }
         ++i;
-        errno = 0;
         if (strcmp(a, "--csv") == 0) {
             o->csv_path = v;
-        } else if (strcmp(a, "--batches") == 0) {
-            long b = strtol(v, &end, 10);
-            if (*end || b < 5 || b > 1000)
-                return fprintf(stderr, "--batches takes 5-1000\n"), -1;
-            o->batches = (int)b;
-        } else if (strcmp(a, "--batch-ms") == 0) {
-            o->batch_ms = strtod(v, &end);
-            if (*end || !(o->batch_ms > 0 && o->batch_ms <= 1000))
-                return fprintf(stderr, "--batch-ms takes (0, 1000]\n"), -1;
-        } else if (strcmp(a, "--device") == 0) {
-            long d = strtol(v, &end, 10);
-            if (*end || d < 0 || d > 1023)
-                return fprintf(stderr, "--device takes 0-1023\n"), -1;
-            o->device = (int)d;
         } else if (strcmp(a, "--targets") == 0) {
             o->targets = 0;
             for (const char *p = v; *p; ++p) {
@@ -308,18 +294,6 @@ static int parse_options(int argc, char **argv, options_t *o)
                     o->targets |= 1u << (*p - '0');
                 else if (*p != ',')
                     return fprintf(stderr, "--targets takes numbers 1-%d separated by commas\n", TARGETS), -1;
-            }
-        } else if (strcmp(a, "--timing") == 0) {
-            o->timing = 0;
-            for (const char *p = v; *p;) {
-                size_t length = strcspn(p, ",");
-                int found = 0;
-                for (int k = 0; k < COLUMNS; ++k)
-                    if (strlen(column_names[k]) == length && strncmp(column_names[k], p, length) == 0)
-                        o->timing |= 1u << k, found = 1;
-                if (!found)
-                    return fprintf(stderr, "--timing takes back-to-back,isolated\n"), -1;
-                p += length + (p[length] == ',');
             }
         } else {
             fprintf(stderr, "unknown option '%s'\n", a);
@@ -358,56 +332,26 @@ static void print_list(const options_t *o)
 
 /* ---- device state ---- */
 
-static int cuda_ok(cudaError_t error, const char *what)
-{
-    if (error == cudaSuccess)
-        return 1;
-    fprintf(stderr, "%s failed: %s (%s)\n", what, cudaGetErrorName(error), cudaGetErrorString(error));
-    return 0;
-}
-
-static int ew_ok(ew_status_t status, const char *what)
-{
-    if (status == EW_SUCCESS)
-        return 1;
-    fprintf(stderr, "%s: %s: %s\n", what, ew_status_string(status), ew_get_last_error_message());
-    return 0;
-}
-
 static struct {
     ew_handle_t
         handle[COLUMNS]; /* back-to-back: as the environment makes it; isolated: EW_DEPENDENT_LAUNCH=0 */
     unsigned char *pool[OPERANDS];
     size_t pool_bytes, cursor[OPERANDS];
     ew_dtype_t filled[OPERANDS];
-    unsigned char *flush;
-    size_t flush_bytes;
-    cudaStream_t stream;
-    cudaEvent_t start, stop, between;
+    ewb_timer_t timer;
 } dev;
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 static unsigned char *next_slice(int p, size_t bytes)
 {
-    const size_t stride = round_up(bytes, SLICE_ALIGN);
-    if (dev.cursor[p] + stride > dev.pool_bytes)
-        dev.cursor[p] = 0;
-    unsigned char *slice = dev.pool[p] + dev.cursor[p];
-    dev.cursor[p] += stride;
-    return slice;
+    return ewb_next_slice(dev.pool[p], dev.pool_bytes, &dev.cursor[p], round_up(bytes, SLICE_ALIGN));
 }
 
 static int fill(int p, ew_dtype_t dtype)
 {
-    if (dev.filled[p] == dtype)
-        return 0;
-    const int64_t count = (int64_t)(dev.pool_bytes / ewb_dtype_size(dtype));
-    if (!cuda_ok(ewb_fill_random(dev.pool[p], (int)dtype, count, FILL_SEED + (uint64_t)p, dev.stream),
-                 "fill kernel"))
-        return -1;
-    dev.filled[p] = dtype;
-    return 0;
+    return ewb_fill_pool(dev.pool[p], dev.pool_bytes, &dev.filled[p], dtype, FILL_SEED + (uint64_t)p,
+                         dev.timer.stream);
 }
 
 /* Two handles, the isolated one created with EW_DEPENDENT_LAUNCH=0 (read at creation only), the
@@ -417,9 +361,9 @@ static int device_init(int device)
     const char *setting = getenv("EW_DEPENDENT_LAUNCH");
     char *saved = setting ? strdup(setting) : NULL;
     int ok =
-        ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create") &&
+        ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create") &&
         setenv("EW_DEPENDENT_LAUNCH", "0", 1) == 0 &&
-        ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]), "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
+        ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]), "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
     if (saved ? setenv("EW_DEPENDENT_LAUNCH", saved, 1) : unsetenv("EW_DEPENDENT_LAUNCH"))
         ok = 0;
     printf(
@@ -440,20 +384,10 @@ static int device_init(int device)
         largest = yard > largest ? yard : largest;
     }
     dev.pool_bytes = 2 * largest > MIN_POOL_BYTES ? 2 * largest : MIN_POOL_BYTES;
-    int l2 = 0;
-    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
-    dev.flush_bytes =
-        round_up(4 * (size_t)l2 > ((size_t)64 << 20) ? 4 * (size_t)l2 : (size_t)64 << 20, SLICE_ALIGN);
-    if (!cuda_ok(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking),
-                 "cudaStreamCreateWithFlags") ||
-        !cuda_ok(cudaEventCreate(&dev.start), "cudaEventCreate") ||
-        !cuda_ok(cudaEventCreate(&dev.stop), "cudaEventCreate") ||
-        !cuda_ok(cudaEventCreateWithFlags(&dev.between, cudaEventDisableTiming),
-                 "cudaEventCreateWithFlags") ||
-        !cuda_ok(cudaMalloc((void **)&dev.flush, dev.flush_bytes), "cudaMalloc (L2 flush)"))
+    if (ewb_timer_init(&dev.timer, device) != 0)
         return -1;
     for (int p = 0; p < OPERANDS; ++p)
-        if (!cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
+        if (!ewb_cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
             return -1;
     return 0;
 }
@@ -463,16 +397,7 @@ static void device_free(void)
     for (int p = 0; p < OPERANDS; ++p)
         if (dev.pool[p])
             cudaFree(dev.pool[p]);
-    if (dev.flush)
-        cudaFree(dev.flush);
-    if (dev.start)
-        cudaEventDestroy(dev.start);
-    if (dev.stop)
-        cudaEventDestroy(dev.stop);
-    if (dev.between)
-        cudaEventDestroy(dev.between);
-    if (dev.stream)
-        cudaStreamDestroy(dev.stream);
+    ewb_timer_free(&dev.timer);
     for (int k = 0; k < COLUMNS; ++k)
         if (dev.handle[k])
             ew_handle_destroy(dev.handle[k]);
@@ -486,25 +411,25 @@ static int call_strided(ew_handle_t h, const scase_t *c, void *const p[OPERANDS]
     switch (c->op) {
     case EW_OP_ADD:
     case EW_OP_MUL:
-        return ew_ok(ew_binary_strided(h, c->op, c->out, c->ndim, c->shape, p[0], s0, p[1], s1, p[2], s2,
-                                       stream),
-                     "ew_binary_strided")
+        return ewb_ew_ok(ew_binary_strided(h, c->op, c->out, c->ndim, c->shape, p[0], s0, p[1], s1, p[2], s2,
+                                           stream),
+                         "ew_binary_strided")
                    ? 0
                    : -1;
     case EW_OP_RELU:
-        return ew_ok(ew_unary_strided(h, c->op, c->out, c->ndim, c->shape, p[0], s0, p[1], s1, stream),
-                     "ew_unary_strided")
+        return ewb_ew_ok(ew_unary_strided(h, c->op, c->out, c->ndim, c->shape, p[0], s0, p[1], s1, stream),
+                         "ew_unary_strided")
                    ? 0
                    : -1;
     case EW_OP_CAST:
-        return ew_ok(ew_cast_strided(h, c->out, c->in, c->ndim, c->shape, p[0], s0, p[1], s1, stream),
-                     "ew_cast_strided")
+        return ewb_ew_ok(ew_cast_strided(h, c->out, c->in, c->ndim, c->shape, p[0], s0, p[1], s1, stream),
+                         "ew_cast_strided")
                    ? 0
                    : -1;
     case EW_OP_SCALE_ADD:
-        return ew_ok(ew_scale_add_strided(h, c->out, ewb_alpha(c->out), c->ndim, c->shape, p[0], s0, p[1], s1,
-                                          p[2], s2, stream),
-                     "ew_scale_add_strided")
+        return ewb_ew_ok(ew_scale_add_strided(h, c->out, ewb_alpha(c->out), c->ndim, c->shape, p[0], s0, p[1],
+                                              s1, p[2], s2, stream),
+                         "ew_scale_add_strided")
                    ? 0
                    : -1;
     default: return -1;
@@ -516,12 +441,14 @@ static int call_flat(ew_handle_t h, const flat_t *f, void *const p[OPERANDS], cu
     switch (f->op) {
     case EW_OP_ADD:
     case EW_OP_MUL:
-        return ew_ok(ew_binary(h, f->op, f->out, f->n, p[0], p[1], p[2], stream), "ew_binary") ? 0 : -1;
-    case EW_OP_RELU: return ew_ok(ew_unary(h, f->op, f->out, f->n, p[0], p[1], stream), "ew_unary") ? 0 : -1;
-    case EW_OP_CAST: return ew_ok(ew_cast(h, f->out, f->in, f->n, p[0], p[1], stream), "ew_cast") ? 0 : -1;
+        return ewb_ew_ok(ew_binary(h, f->op, f->out, f->n, p[0], p[1], p[2], stream), "ew_binary") ? 0 : -1;
+    case EW_OP_RELU:
+        return ewb_ew_ok(ew_unary(h, f->op, f->out, f->n, p[0], p[1], stream), "ew_unary") ? 0 : -1;
+    case EW_OP_CAST:
+        return ewb_ew_ok(ew_cast(h, f->out, f->in, f->n, p[0], p[1], stream), "ew_cast") ? 0 : -1;
     case EW_OP_SCALE_ADD:
-        return ew_ok(ew_scale_add(h, f->out, ewb_alpha(f->out), f->n, p[0], p[1], p[2], stream),
-                     "ew_scale_add")
+        return ewb_ew_ok(ew_scale_add(h, f->out, ewb_alpha(f->out), f->n, p[0], p[1], p[2], stream),
+                         "ew_scale_add")
                    ? 0
                    : -1;
     default: return -1;
@@ -531,152 +458,29 @@ static int call_flat(ew_handle_t h, const flat_t *f, void *const p[OPERANDS], cu
 /* ---- timing (bench/harness.c's method) ---- */
 
 typedef struct {
+    ewb_member_t member; /* first: enqueue casts it back */
     const scase_t *c;
     int yard; /* 1: the case's flat yardstick */
     int column;
-    int calls;       /* per batch; 0 until warmed up and probed */
-    double host_us;  /* isolated: the host's last time to queue one call and its event */
-    int host_behind; /* isolated batches whose queueing outlasted the hold */
     void *last[OPERANDS];
 } member_t;
 
 /* One call on the next slices of every pool. */
-static int enqueue(member_t *m)
+static int enqueue(ewb_member_t *member)
 {
+    member_t *m = (member_t *)member;
     const scase_t *c = m->c;
     if (m->yard) {
         const flat_t *f = &c->yard;
         const size_t size[OPERANDS] = {ewb_dtype_size(f->out), ewb_dtype_size(f->in), ewb_dtype_size(f->in)};
         for (int k = 0; k < OPERANDS; ++k)
             m->last[k] = k <= arity(f->op) ? next_slice(k, (size_t)f->n * size[k]) : NULL;
-        return call_flat(dev.handle[m->column], f, m->last, dev.stream);
+        return call_flat(dev.handle[m->column], f, m->last, dev.timer.stream);
     }
     for (int k = 0; k < OPERANDS; ++k)
         m->last[k] =
             k < operands_of(c) ? next_slice(k, (size_t)alloc_elements(c, k) * elem_size(c, k)) : NULL;
-    return call_strided(dev.handle[m->column], c, m->last, dev.stream);
-}
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
-static int compare_double(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int count)
-{
-    qsort(v, (size_t)count, sizeof *v, compare_double);
-    return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
-}
-
-static int elapsed_ms(double *ms)
-{
-    float elapsed = 0;
-    if (!cuda_ok(cudaEventSynchronize(dev.stop), "cudaEventSynchronize (a call failed on the GPU)") ||
-        !cuda_ok(cudaEventElapsedTime(&elapsed, dev.start, dev.stop), "cudaEventElapsedTime"))
-        return -1;
-    *ms = elapsed;
-    return 0;
-}
-
-static int batch_back_to_back(member_t *m, int calls, double *ms)
-{
-    if (!cuda_ok(cudaEventRecord(dev.start, dev.stream), "cudaEventRecord"))
-        return -1;
-    for (int i = 0; i < calls; ++i)
-        if (enqueue(m) != 0)
-            return -1;
-    if (!cuda_ok(cudaEventRecord(dev.stop, dev.stream), "cudaEventRecord"))
-        return -1;
-    return elapsed_ms(ms);
-}
-
-#define HOLD_FACTOR 1.5
-enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
-
-/* The stream held for 1.5 times the host's last time to queue the batch (plus a margin), so the GPU
- * reaches the first call only once every call and its event is queued; where the queueing outlasted the
- * hold, timed once more with a hold sized from that, then counted in host_behind. */
-static int batch_isolated(member_t *m, int calls, double *ms)
-{
-    for (int attempt = 0;; ++attempt) {
-        double hold_us = HOLD_FACTOR * m->host_us * calls + HOLD_MARGIN_US;
-        hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
-        if (!cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), dev.stream), "hold-back kernel") ||
-            !cuda_ok(cudaEventRecord(dev.start, dev.stream), "cudaEventRecord"))
-            return -1;
-        const double t0 = now_us();
-        for (int i = 0; i < calls; ++i)
-            if (enqueue(m) != 0 ||
-                !cuda_ok(cudaEventRecord(i + 1 < calls ? dev.between : dev.stop, dev.stream),
-                         "cudaEventRecord"))
-                return -1;
-        const double queued_us = now_us() - t0;
-        if (elapsed_ms(ms) != 0)
-            return -1;
-        m->host_us = queued_us / calls;
-        if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
-            return 0;
-        if (attempt > 0 || hold_us >= HOLD_MAX_US) {
-            m->host_behind++;
-            return 0;
-        }
-    }
-}
-
-static int batch(member_t *m, int calls, double *ms)
-{
-    return m->column == COL_ISO ? batch_isolated(m, calls, ms) : batch_back_to_back(m, calls, ms);
-}
-
-enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_ISOLATED_CALLS = 200 };
-
-static int prepare(member_t *m, const options_t *o)
-{
-    const double t0 = now_us();
-    for (int i = 0; i < WARMUP_CALLS; ++i)
-        if (enqueue(m) != 0 ||
-            (m->column == COL_ISO && !cuda_ok(cudaEventRecord(dev.between, dev.stream), "cudaEventRecord")))
-            return -1;
-    m->host_us = (now_us() - t0) / WARMUP_CALLS;
-    double probe_ms;
-    if (batch(m, PROBE_CALLS, &probe_ms) != 0)
-        return -1;
-    m->host_behind = 0; /* the first calls may have loaded code: the probe does not count */
-    const double per_call = probe_ms / PROBE_CALLS;
-    const int most = m->column == COL_ISO ? MAX_ISOLATED_CALLS : MAX_CALLS;
-    const int wanted = per_call > 0 ? (int)ceil(o->batch_ms / per_call) : most;
-    m->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
-    return 0;
-}
-
-enum { MAX_MEMBERS = 2 * COLUMNS };
-
-/* Microseconds per call, the median batch, for each member: the L2 flush, then batches in turn, each
- * member first in turn; each member's warm-up and probe just before its first batch. */
-static int time_group(member_t *group, int members, const options_t *o, double *us)
-{
-    static double ms[MAX_MEMBERS][1000];
-    if (!cuda_ok(cudaMemsetAsync(dev.flush, 0x3C, dev.flush_bytes, dev.stream), "cudaMemsetAsync (L2 flush)"))
-        return -1;
-    for (int m = 0; m < members; ++m)
-        group[m].calls = 0;
-    for (int b = 0; b < o->batches; ++b)
-        for (int turn = 0; turn < members; ++turn) {
-            member_t *m = &group[(turn + b) % members];
-            if ((m->calls == 0 && prepare(m, o) != 0) || batch(m, m->calls, &ms[m - group][b]) != 0)
-                return -1;
-        }
-    for (int m = 0; m < members; ++m)
-        us[m] = median(ms[m], o->batches) * 1e3 / group[m].calls;
-    return 0;
+    return call_strided(dev.handle[m->column], c, m->last, dev.timer.stream);
 }
 
 /* ---- the spot check ---- */
@@ -699,9 +503,10 @@ static check_t check_case(const scase_t *c, int column, char *why, size_t why_si
     const size_t out_bytes = (size_t)alloc_elements(c, 0) * elem_size(c, 0);
     if (dev.cursor[0] + round_up(out_bytes, SLICE_ALIGN) > dev.pool_bytes)
         dev.cursor[0] = 0;
-    if (!cuda_ok(cudaMemsetAsync(dev.pool[0] + dev.cursor[0], 0xA5, out_bytes, dev.stream),
-                 "cudaMemsetAsync") ||
-        enqueue(&m) != 0 || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize")) {
+    if (!ewb_cuda_ok(cudaMemsetAsync(dev.pool[0] + dev.cursor[0], 0xA5, out_bytes, dev.timer.stream),
+                     "cudaMemsetAsync") ||
+        enqueue(&m.member) != 0 ||
+        !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "the checked call failed");
         return CHECK_FAILED;
     }
@@ -721,9 +526,9 @@ static check_t check_case(const scase_t *c, int column, char *why, size_t why_si
             for (int k = 0; k < operands; ++k) {
                 const size_t size = elem_size(c, k);
                 unsigned char *to = k == 0 ? got + j * size : in[k - 1] + j * size;
-                if (!cuda_ok(cudaMemcpy(to, (unsigned char *)m.last[k] + offset[k] * (int64_t)size, size,
-                                        cudaMemcpyDeviceToHost),
-                             "cudaMemcpy (check)")) {
+                if (!ewb_cuda_ok(cudaMemcpy(to, (unsigned char *)m.last[k] + offset[k] * (int64_t)size, size,
+                                            cudaMemcpyDeviceToHost),
+                                 "cudaMemcpy (check)")) {
                     snprintf(why, why_size, "copy back failed");
                     return CHECK_FAILED;
                 }
@@ -800,9 +605,9 @@ static int run_host(const scase_t *c, const options_t *o, int *failures)
     int failed = 0;
     for (int s = 0; s < SLOTS && !failed; ++s)
         for (int i = 0; i < CALLS && !failed; ++i)
-            failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.stream)
-                            : call_strided(dev.handle[s / 2], c, p, dev.stream)) != 0;
-    failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+            failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.timer.stream)
+                            : call_strided(dev.handle[s / 2], c, p, dev.timer.stream)) != 0;
+    failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
     for (int b = 0; b < BATCHES && !failed; ++b)
         for (int turn = 0; turn < SLOTS && !failed; ++turn) {
             const int s = (turn + b) % SLOTS;
@@ -810,12 +615,12 @@ static int run_host(const scase_t *c, const options_t *o, int *failures)
                 t[s][b] = NAN;
                 continue;
             }
-            const double t0 = now_us();
+            const double t0 = ewb_now_us();
             for (int i = 0; i < CALLS && !failed; ++i)
-                failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.stream)
-                                : call_strided(dev.handle[s / 2], c, p, dev.stream)) != 0;
-            t[s][b] = (now_us() - t0) / CALLS;
-            failed = failed || !cuda_ok(cudaStreamSynchronize(dev.stream), "cudaStreamSynchronize");
+                failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.timer.stream)
+                                : call_strided(dev.handle[s / 2], c, p, dev.timer.stream)) != 0;
+            t[s][b] = (ewb_now_us() - t0) / CALLS;
+            failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
         }
     if (failed) {
         ++*failures;
@@ -823,7 +628,7 @@ static int run_host(const scase_t *c, const options_t *o, int *failures)
     }
     double us[SLOTS], none[COLUMNS] = {NAN, NAN};
     for (int s = 0; s < SLOTS; ++s)
-        us[s] = (o->timing >> (s / 2)) & 1 ? median(t[s], BATCHES) : NAN;
+        us[s] = (o->timing >> (s / 2)) & 1 ? ewb_median(t[s], BATCHES) : NAN;
     char why[96] = "skipped";
     check_t worst = CHECK_OK;
     if (!o->no_check)
@@ -876,14 +681,18 @@ static int run(const options_t *o)
             run_host(c, o, &failures);
             continue;
         }
-        member_t group[MAX_MEMBERS];
-        int members = 0;
-        for (int k = 0; k < column_count; ++k) {
-            group[members++] = (member_t){.c = c, .yard = 0, .column = columns[k]};
-            group[members++] = (member_t){.c = c, .yard = 1, .column = columns[k]};
+        member_t group[2 * COLUMNS];
+        ewb_member_t *members[2 * COLUMNS];
+        for (int m = 0; m < 2 * column_count; ++m) {
+            const int column = columns[m / 2];
+            group[m] = (member_t){.member = {.enqueue = enqueue, .isolated = column == COL_ISO},
+                                  .c = c,
+                                  .yard = m % 2,
+                                  .column = column};
+            members[m] = &group[m].member;
         }
-        double us[MAX_MEMBERS];
-        if (time_group(group, members, o, us) != 0) {
+        double us[2 * COLUMNS];
+        if (ewb_time_group(&dev.timer, members, 2 * column_count, o->batches, o->batch_ms, us) != 0) {
             fprintf(stderr, "%s failed\n", c->name);
             ++failures;
             if (cudaDeviceSynchronize() != cudaSuccess)
@@ -898,7 +707,7 @@ static int run(const options_t *o)
             s_gbps[col] = case_bytes(c) / s_us[col] / 1e3;
             f_gbps[col] = flat_bytes(&c->yard) / f_us[col] / 1e3;
             if (col == COL_ISO) {
-                behind += group[2 * k].host_behind + group[2 * k + 1].host_behind;
+                behind += group[2 * k].member.host_behind + group[2 * k + 1].member.host_behind;
                 isolated_batches += 2 * o->batches;
             }
         }
@@ -945,19 +754,9 @@ int main(int argc, char **argv)
         print_list(&o);
         return 0;
     }
-    int devices = 0;
-    cudaError_t error = cudaGetDeviceCount(&devices);
-    if (error != cudaSuccess || devices == 0) {
-        printf("no CUDA GPU found (%s): nothing to run\n",
-               error == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorName(error));
-        return 0;
-    }
-    if (o.device >= devices) {
-        fprintf(stderr, "--device %d: only %d CUDA devices\n", o.device, devices);
-        return 2;
-    }
-    if (!cuda_ok(cudaSetDevice(o.device), "cudaSetDevice"))
-        return 1;
+    const int found = ewb_use_device(o.device);
+    if (found <= 0)
+        return found == 0 ? 0 : found == -2 ? 2 : 1;
     if (o.csv_path) {
         csv = fopen(o.csv_path, "w");
         if (!csv) {

@@ -337,7 +337,7 @@ static case_t *build_cases(const options_t *o, const ewb_impl_t *impl, int suppo
 
 /* ---- device state: pools, stream, events ---- */
 
-static int cuda_ok(cudaError_t error, const char *what)
+int ewb_cuda_ok(cudaError_t error, const char *what)
 {
     if (error == cudaSuccess)
         return 1;
@@ -352,12 +352,8 @@ typedef struct {
     unsigned char *base[MAX_POINTERS];
     size_t bytes;
     size_t cursor[MAX_POINTERS];
-    unsigned char *flush; /* written between cases so nothing of the previous case is left in L2 */
-    size_t flush_bytes;
     ew_dtype_t filled[MAX_POINTERS]; /* dtype the input pools hold now (0: none) */
-    cudaStream_t stream;
-    cudaEvent_t start, stop;
-    cudaEvent_t between; /* recorded between the calls of an isolated batch (no timing) */
+    ewb_timer_t timer;
 } device_state_t;
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -396,31 +392,15 @@ static void device_state_free(device_state_t *d)
     for (int p = 0; p < MAX_POINTERS; ++p)
         if (d->base[p])
             cudaFree(d->base[p]);
-    if (d->flush)
-        cudaFree(d->flush);
-    if (d->start)
-        cudaEventDestroy(d->start);
-    if (d->stop)
-        cudaEventDestroy(d->stop);
-    if (d->between)
-        cudaEventDestroy(d->between);
-    if (d->stream)
-        cudaStreamDestroy(d->stream);
+    ewb_timer_free(&d->timer);
     memset(d, 0, sizeof *d);
 }
 
 static int device_state_init(device_state_t *d, size_t pool_bytes, int device)
 {
     memset(d, 0, sizeof *d);
-    int l2 = 0;
-    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
-    d->flush_bytes = round_up((size_t)(4 * (size_t)l2 > 64 * MiB ? 4 * (size_t)l2 : 64 * MiB), SLICE_ALIGN);
     d->bytes = pool_bytes;
-    if (!cuda_ok(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
-        !cuda_ok(cudaEventCreate(&d->start), "cudaEventCreate") ||
-        !cuda_ok(cudaEventCreate(&d->stop), "cudaEventCreate") ||
-        !cuda_ok(cudaEventCreateWithFlags(&d->between, cudaEventDisableTiming), "cudaEventCreateWithFlags") ||
-        !cuda_ok(cudaMalloc((void **)&d->flush, d->flush_bytes), "cudaMalloc(L2 flush buffer)")) {
+    if (ewb_timer_init(&d->timer, device) != 0) {
         device_state_free(d);
         return -1;
     }
@@ -437,84 +417,46 @@ static int device_state_init(device_state_t *d, size_t pool_bytes, int device)
     return 0;
 }
 
-static int fill_pool(device_state_t *d, int p, ew_dtype_t dtype)
+int ewb_fill_pool(unsigned char *pool, size_t pool_bytes, ew_dtype_t *filled, ew_dtype_t dtype, uint64_t seed,
+                  cudaStream_t stream)
 {
-    if (d->filled[p] == dtype)
+    if (*filled == dtype)
         return 0;
-    int64_t count = (int64_t)(d->bytes / ewb_dtype_size(dtype));
-    if (!cuda_ok(ewb_fill_random(d->base[p], (int)dtype, count, FILL_SEED + (uint64_t)p, d->stream),
-                 "fill kernel"))
+    int64_t count = (int64_t)(pool_bytes / ewb_dtype_size(dtype));
+    if (!ewb_cuda_ok(ewb_fill_random(pool, (int)dtype, count, seed, stream), "fill kernel"))
         return -1;
-    d->filled[p] = dtype;
+    *filled = dtype;
     return 0;
 }
 
-static int flush_l2(device_state_t *d)
+static int fill_pool(device_state_t *d, int p, ew_dtype_t dtype)
 {
-    return cuda_ok(cudaMemsetAsync(d->flush, 0x3C, d->flush_bytes, d->stream), "cudaMemsetAsync(L2 flush)")
-               ? 0
-               : -1;
+    return ewb_fill_pool(d->base[p], d->bytes, &d->filled[p], dtype, FILL_SEED + (uint64_t)p,
+                         d->timer.stream);
+}
+
+unsigned char *ewb_next_slice(unsigned char *pool, size_t pool_bytes, size_t *cursor, size_t stride)
+{
+    if (*cursor + stride > pool_bytes)
+        *cursor = 0;
+    unsigned char *slice = pool + *cursor;
+    *cursor += stride;
+    return slice;
 }
 
 /* The next slice of pool p, stride bytes long. */
 static unsigned char *next_slice(device_state_t *d, int p, size_t stride)
 {
-    if (d->cursor[p] + stride > d->bytes)
-        d->cursor[p] = 0;
-    unsigned char *slice = d->base[p] + d->cursor[p];
-    d->cursor[p] += stride;
-    return slice;
+    return ewb_next_slice(d->base[p], d->bytes, &d->cursor[p], stride);
 }
 
 /* ---- timing ---- */
 
-static double now_us(void)
+double ewb_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
-/* Something to time in one column: enqueue() queues one call on the next slices. */
-typedef struct timed timed_t;
-struct timed {
-    int (*enqueue)(timed_t *t);
-    device_state_t *device;
-    timing_t timing;
-    /* a case */
-    const ewb_impl_t *impl;
-    const case_t *c;
-    unsigned char *last[MAX_POINTERS]; /* pointers of the last call, for the check */
-    /* a memcpy */
-    size_t copy_bytes;
-    /* set by time_calls */
-    int calls;           /* per batch; 0 until the warm-up and probe have run */
-    double host_us;      /* isolated: the host's time to queue one call and its event, last measured */
-    int host_behind;     /* isolated batches whose queueing outlasted the hold (see time_batch_isolated) */
-};
-
-static int enqueue_case(timed_t *t)
-{
-    const case_t *c = t->c;
-    size_t size[MAX_POINTERS] = {ewb_dtype_size(c->entry.out), ewb_dtype_size(c->entry.in),
-                                 ewb_dtype_size(c->entry.in)};
-    int pointers = 1 + arity(c->entry.op);
-    for (int p = 0; p < pointers; ++p)
-        t->last[p] = next_slice(t->device, p, slice_stride(c->n, size[p])) +
-                     (size_t)offset_elements[c->offsets][p] * size[p];
-    ewb_call_fn call = t->timing == ISOLATED && t->impl->call_isolated ? t->impl->call_isolated : t->impl->call;
-    return call(t->impl->ctx, &c->entry, c->n, t->last[0], t->last[1], pointers > 2 ? t->last[2] : NULL,
-                t->device->stream);
-}
-
-static int enqueue_memcpy(timed_t *t)
-{
-    size_t stride = round_up(t->copy_bytes, SLICE_ALIGN);
-    unsigned char *dst = next_slice(t->device, 0, stride), *src = next_slice(t->device, 1, stride);
-    return cuda_ok(cudaMemcpyAsync(dst, src, t->copy_bytes, cudaMemcpyDeviceToDevice, t->device->stream),
-                   "cudaMemcpyAsync")
-               ? 0
-               : -1;
 }
 
 static int compare_double(const void *x, const void *y)
@@ -523,35 +465,67 @@ static int compare_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static double median(double *values, int count)
+double ewb_median(double *values, int count)
 {
     qsort(values, (size_t)count, sizeof *values, compare_double);
     return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
 }
 
+void ewb_timer_free(ewb_timer_t *timer)
+{
+    if (timer->flush)
+        cudaFree(timer->flush);
+    if (timer->start)
+        cudaEventDestroy(timer->start);
+    if (timer->stop)
+        cudaEventDestroy(timer->stop);
+    if (timer->between)
+        cudaEventDestroy(timer->between);
+    if (timer->stream)
+        cudaStreamDestroy(timer->stream);
+    memset(timer, 0, sizeof *timer);
+}
+
+int ewb_timer_init(ewb_timer_t *timer, int device)
+{
+    memset(timer, 0, sizeof *timer);
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    timer->flush_bytes = round_up(4 * (size_t)l2 > 64 * MiB ? 4 * (size_t)l2 : 64 * MiB, SLICE_ALIGN);
+    return ewb_cuda_ok(cudaStreamCreateWithFlags(&timer->stream, cudaStreamNonBlocking),
+                       "cudaStreamCreateWithFlags") &&
+                   ewb_cuda_ok(cudaEventCreate(&timer->start), "cudaEventCreate") &&
+                   ewb_cuda_ok(cudaEventCreate(&timer->stop), "cudaEventCreate") &&
+                   ewb_cuda_ok(cudaEventCreateWithFlags(&timer->between, cudaEventDisableTiming),
+                               "cudaEventCreateWithFlags") &&
+                   ewb_cuda_ok(cudaMalloc((void **)&timer->flush, timer->flush_bytes),
+                               "cudaMalloc(L2 flush buffer)")
+               ? 0
+               : -1;
+}
+
 /* Wait for the stop event and read the milliseconds since start. */
-static int elapsed_ms(device_state_t *d, double *ms)
+static int elapsed_ms(const ewb_timer_t *timer, double *ms)
 {
     float elapsed = 0;
-    if (!cuda_ok(cudaEventSynchronize(d->stop), "cudaEventSynchronize (a call failed on the GPU)") ||
-        !cuda_ok(cudaEventElapsedTime(&elapsed, d->start, d->stop), "cudaEventElapsedTime"))
+    if (!ewb_cuda_ok(cudaEventSynchronize(timer->stop), "cudaEventSynchronize (a call failed on the GPU)") ||
+        !ewb_cuda_ok(cudaEventElapsedTime(&elapsed, timer->start, timer->stop), "cudaEventElapsedTime"))
         return -1;
     *ms = elapsed;
     return 0;
 }
 
 /* Back-to-back: milliseconds of `calls` calls queued one after the other, between two events. */
-static int time_batch_back_to_back(timed_t *t, int calls, double *ms)
+static int time_batch_back_to_back(const ewb_timer_t *timer, ewb_member_t *m, int calls, double *ms)
 {
-    device_state_t *d = t->device;
-    if (!cuda_ok(cudaEventRecord(d->start, d->stream), "cudaEventRecord"))
+    if (!ewb_cuda_ok(cudaEventRecord(timer->start, timer->stream), "cudaEventRecord"))
         return -1;
     for (int i = 0; i < calls; ++i)
-        if (t->enqueue(t) != 0)
+        if (m->enqueue(m) != 0)
             return -1;
-    if (!cuda_ok(cudaEventRecord(d->stop, d->stream), "cudaEventRecord"))
+    if (!ewb_cuda_ok(cudaEventRecord(timer->stop, timer->stream), "cudaEventRecord"))
         return -1;
-    return elapsed_ms(d, ms);
+    return elapsed_ms(timer, ms);
 }
 
 /* The hold: HOLD_FACTOR times the host's last measured time to queue the batch, plus a margin. */
@@ -565,36 +539,37 @@ enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
  * GPU's time per call (its launch included) at any n, whatever the implementation's host cost. Where
  * the queueing outlasted the hold (the host was slowed down), the batch is timed once more with a hold
  * sized from that; if that fails too, it counts in host_behind and its figure stands. */
-static int time_batch_isolated(timed_t *t, int calls, double *ms)
+static int time_batch_isolated(const ewb_timer_t *timer, ewb_member_t *m, int calls, double *ms)
 {
-    device_state_t *d = t->device;
     for (int attempt = 0;; ++attempt) {
-        double hold_us = HOLD_FACTOR * t->host_us * calls + HOLD_MARGIN_US;
+        double hold_us = HOLD_FACTOR * m->host_us * calls + HOLD_MARGIN_US;
         hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
-        if (!cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), d->stream), "hold-back kernel") ||
-            !cuda_ok(cudaEventRecord(d->start, d->stream), "cudaEventRecord"))
+        if (!ewb_cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), timer->stream), "hold-back kernel") ||
+            !ewb_cuda_ok(cudaEventRecord(timer->start, timer->stream), "cudaEventRecord"))
             return -1;
-        double t0 = now_us();
+        double t0 = ewb_now_us();
         for (int i = 0; i < calls; ++i)
-            if (t->enqueue(t) != 0 ||
-                !cuda_ok(cudaEventRecord(i + 1 < calls ? d->between : d->stop, d->stream), "cudaEventRecord"))
+            if (m->enqueue(m) != 0 ||
+                !ewb_cuda_ok(cudaEventRecord(i + 1 < calls ? timer->between : timer->stop, timer->stream),
+                             "cudaEventRecord"))
                 return -1;
-        double queued_us = now_us() - t0;
-        if (elapsed_ms(d, ms) != 0)
+        double queued_us = ewb_now_us() - t0;
+        if (elapsed_ms(timer, ms) != 0)
             return -1;
-        t->host_us = queued_us / calls;
+        m->host_us = queued_us / calls;
         if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
             return 0;
         if (attempt > 0 || hold_us >= HOLD_MAX_US) {
-            t->host_behind++;
+            m->host_behind++;
             return 0;
         }
     }
 }
 
-static int time_batch(timed_t *t, int calls, double *ms)
+static int time_batch(const ewb_timer_t *timer, ewb_member_t *m, int calls, double *ms)
 {
-    return t->timing == ISOLATED ? time_batch_isolated(t, calls, ms) : time_batch_back_to_back(t, calls, ms);
+    return m->isolated ? time_batch_isolated(timer, m, calls, ms)
+                       : time_batch_back_to_back(timer, m, calls, ms);
 }
 
 enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_ISOLATED_CALLS = 200 };
@@ -603,50 +578,102 @@ enum { WARMUP_CALLS = 3, PROBE_CALLS = 4, MIN_CALLS = 10, MAX_CALLS = 5000, MAX_
  * that sizes the batches to about batch_ms each: at least MIN_CALLS calls, at most MAX_CALLS, and for
  * isolated batches MAX_ISOLATED_CALLS, fewer than the ~1000 launches a stream queues before the host
  * blocks (a blocked host would outlast the hold). */
-static int prepare(timed_t *t, const options_t *o)
+static int prepare(const ewb_timer_t *timer, ewb_member_t *m, double batch_ms)
 {
-    device_state_t *d = t->device;
-    double t0 = now_us();
+    double t0 = ewb_now_us();
     for (int i = 0; i < WARMUP_CALLS; ++i)
-        if (t->enqueue(t) != 0 ||
-            (t->timing == ISOLATED && !cuda_ok(cudaEventRecord(d->between, d->stream), "cudaEventRecord")))
+        if (m->enqueue(m) != 0 ||
+            (m->isolated && !ewb_cuda_ok(cudaEventRecord(timer->between, timer->stream), "cudaEventRecord")))
             return -1;
-    t->host_us = (now_us() - t0) / WARMUP_CALLS;
+    m->host_us = (ewb_now_us() - t0) / WARMUP_CALLS;
     double probe_ms;
-    if (time_batch(t, PROBE_CALLS, &probe_ms) != 0)
+    if (time_batch(timer, m, PROBE_CALLS, &probe_ms) != 0)
         return -1;
-    t->host_behind = 0; /* the warm-up's first calls may have loaded code: the probe does not count */
+    m->host_behind = 0; /* the warm-up's first calls may have loaded code: the probe does not count */
     double per_call_ms = probe_ms / PROBE_CALLS;
-    int most = t->timing == ISOLATED ? MAX_ISOLATED_CALLS : MAX_CALLS;
-    int wanted = per_call_ms > 0 ? (int)ceil(o->batch_ms / per_call_ms) : most;
-    t->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
+    int most = m->isolated ? MAX_ISOLATED_CALLS : MAX_CALLS;
+    int wanted = per_call_ms > 0 ? (int)ceil(batch_ms / per_call_ms) : most;
+    m->calls = wanted < MIN_CALLS ? MIN_CALLS : wanted > most ? most : wanted;
     return 0;
+}
+
+/* The members take turns so that a drift of the host's launch rate, which decides the back-to-back
+ * figures where a call takes a few microseconds, falls on every member alike and their ratios compare
+ * like with like. */
+int ewb_time_group(const ewb_timer_t *timer, ewb_member_t *const group[], int members, int batches,
+                   double batch_ms, double *us)
+{
+    static double ms[EWB_MAX_MEMBERS][EWB_MAX_BATCHES];
+    if (members > EWB_MAX_MEMBERS || batches > EWB_MAX_BATCHES ||
+        !ewb_cuda_ok(cudaMemsetAsync(timer->flush, 0x3C, timer->flush_bytes, timer->stream),
+                     "cudaMemsetAsync(L2 flush)"))
+        return -1;
+    for (int m = 0; m < members; ++m)
+        group[m]->calls = 0;
+    for (int b = 0; b < batches; ++b)
+        for (int turn = 0; turn < members; ++turn) {
+            const int m = (turn + b) % members;
+            if ((group[m]->calls == 0 && prepare(timer, group[m], batch_ms) != 0) ||
+                time_batch(timer, group[m], group[m]->calls, &ms[m][b]) != 0)
+                return -1;
+        }
+    for (int m = 0; m < members; ++m)
+        us[m] = ewb_median(ms[m], batches) * 1000.0 / group[m]->calls;
+    return 0;
+}
+
+/* Something to time in one column: member.enqueue queues one call on the next slices. */
+typedef struct {
+    ewb_member_t member; /* first: enqueue casts it back */
+    device_state_t *device;
+    timing_t timing;
+    /* a case */
+    const ewb_impl_t *impl;
+    const case_t *c;
+    unsigned char *last[MAX_POINTERS]; /* pointers of the last call, for the check */
+    /* a memcpy */
+    size_t copy_bytes;
+} timed_t;
+
+static int enqueue_case(ewb_member_t *member)
+{
+    timed_t *t = (timed_t *)member;
+    const case_t *c = t->c;
+    size_t size[MAX_POINTERS] = {ewb_dtype_size(c->entry.out), ewb_dtype_size(c->entry.in),
+                                 ewb_dtype_size(c->entry.in)};
+    int pointers = 1 + arity(c->entry.op);
+    for (int p = 0; p < pointers; ++p)
+        t->last[p] = next_slice(t->device, p, slice_stride(c->n, size[p])) +
+                     (size_t)offset_elements[c->offsets][p] * size[p];
+    ewb_call_fn call =
+        t->timing == ISOLATED && t->impl->call_isolated ? t->impl->call_isolated : t->impl->call;
+    return call(t->impl->ctx, &c->entry, c->n, t->last[0], t->last[1], pointers > 2 ? t->last[2] : NULL,
+                t->device->timer.stream);
+}
+
+static int enqueue_memcpy(ewb_member_t *member)
+{
+    timed_t *t = (timed_t *)member;
+    size_t stride = round_up(t->copy_bytes, SLICE_ALIGN);
+    unsigned char *dst = next_slice(t->device, 0, stride), *src = next_slice(t->device, 1, stride);
+    return ewb_cuda_ok(
+               cudaMemcpyAsync(dst, src, t->copy_bytes, cudaMemcpyDeviceToDevice, t->device->timer.stream),
+               "cudaMemcpyAsync")
+               ? 0
+               : -1;
 }
 
 enum { MAX_MEMBERS = EWB_OFFSET_MODES * TIMINGS };
 
-/* The median of `batches` batches, as microseconds per call, for each member of a group (the offsets of
- * one op, dtypes and n, in each timed column). The L2 flush, then batches in turn, each member first in
- * turn, so that a drift of the host's launch rate, which decides the back-to-back figures where a call
- * takes a few microseconds, falls on every member alike and their ratios compare like with like. Each
- * member's warm-up and probe run just before its first batch. */
+/* ewb_time_group on a group of timed_t: the offsets of one op, dtypes and n, in each timed column. */
 static int time_calls(timed_t group[], int members, const options_t *o, double us_per_call[])
 {
-    static double batch_ms[MAX_MEMBERS][1000];
-    if (members > MAX_MEMBERS || flush_l2(group[0].device) != 0)
+    ewb_member_t *pointers[MAX_MEMBERS];
+    if (members > MAX_MEMBERS)
         return -1;
     for (int m = 0; m < members; ++m)
-        group[m].calls = 0;
-    for (int b = 0; b < o->batches; ++b)
-        for (int turn = 0; turn < members; ++turn) {
-            int m = (turn + b) % members;
-            if ((group[m].calls == 0 && prepare(&group[m], o) != 0) ||
-                time_batch(&group[m], group[m].calls, &batch_ms[m][b]) != 0)
-                return -1;
-        }
-    for (int m = 0; m < members; ++m)
-        us_per_call[m] = median(batch_ms[m], o->batches) * 1000.0 / group[m].calls;
-    return 0;
+        pointers[m] = &group[m].member;
+    return ewb_time_group(&group[0].device->timer, pointers, members, o->batches, o->batch_ms, us_per_call);
 }
 
 /* ---- the bit-exact spot check ---- */
@@ -688,9 +715,10 @@ static check_t check_case(timed_t *t, char *why, size_t why_size)
     size_t out_stride = slice_stride(c->n, out_size);
     if (d->cursor[0] + out_stride > d->bytes)
         d->cursor[0] = 0;
-    if (!cuda_ok(cudaMemsetAsync(d->base[0] + d->cursor[0], POISON, out_stride, d->stream),
-                 "cudaMemsetAsync") ||
-        t->enqueue(t) != 0 || !cuda_ok(cudaStreamSynchronize(d->stream), "cudaStreamSynchronize")) {
+    if (!ewb_cuda_ok(cudaMemsetAsync(d->base[0] + d->cursor[0], POISON, out_stride, d->timer.stream),
+                     "cudaMemsetAsync") ||
+        t->member.enqueue(&t->member) != 0 ||
+        !ewb_cuda_ok(cudaStreamSynchronize(d->timer.stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "the checked call failed");
         return CHECK_FAILED;
     }
@@ -699,13 +727,14 @@ static check_t check_case(timed_t *t, char *why, size_t why_size)
     for (int s = 0; s < 3; ++s) {
         unsigned char got[MAX_BYTES], want[MAX_BYTES], in[2][MAX_BYTES];
         int64_t first = starts[s];
-        if (!cuda_ok(cudaMemcpy(got, t->last[0] + first * out_size, span * out_size, cudaMemcpyDeviceToHost),
-                     "cudaMemcpy"))
+        if (!ewb_cuda_ok(
+                cudaMemcpy(got, t->last[0] + first * out_size, span * out_size, cudaMemcpyDeviceToHost),
+                "cudaMemcpy"))
             return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
         for (int p = 1; p < pointers; ++p)
-            if (!cuda_ok(cudaMemcpy(in[p - 1], t->last[p] + first * in_size, span * in_size,
-                                    cudaMemcpyDeviceToHost),
-                         "cudaMemcpy"))
+            if (!ewb_cuda_ok(cudaMemcpy(in[p - 1], t->last[p] + first * in_size, span * in_size,
+                                        cudaMemcpyDeviceToHost),
+                             "cudaMemcpy"))
                 return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
         reference(&c->entry, span, want, in[0], in[1]);
         for (int64_t i = 0; i < span; ++i) {
@@ -740,7 +769,7 @@ static void print_device(int device)
                (double)prop.totalGlobalMem / GiB, prop.major, prop.minor, driver, runtime);
 }
 
-static void log2_text(int64_t n, char *text, size_t size)
+void ewb_log2_text(int64_t n, char *text, size_t size)
 {
     int k = 0;
     while (((int64_t)1 << k) < n)
@@ -824,7 +853,7 @@ static void progress(int done, int total, const case_t *c, int tty, const case_t
         return;
     }
     char n_text[32];
-    log2_text(c->n, n_text, sizeof n_text);
+    ewb_log2_text(c->n, n_text, sizeof n_text);
     if (tty)
         fprintf(stderr, "\r[%d/%d] %s %s<-%s n=%s %s\033[K", done + 1, total, ewb_op_name(c->entry.op),
                 ewb_dtype_name(c->entry.out), ewb_dtype_name(c->entry.in), n_text, offset_names[c->offsets]);
@@ -910,7 +939,9 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
             timed_t m[TIMINGS];
             double us[TIMINGS];
             for (int k = 0; k < column_count; ++k)
-                m[k] = (timed_t){.enqueue = enqueue_memcpy, .device = &d, .timing = columns[k],
+                m[k] = (timed_t){.member = {.enqueue = enqueue_memcpy, .isolated = columns[k] == ISOLATED},
+                                 .device = &d,
+                                 .timing = columns[k],
                                  .copy_bytes = copy_bytes};
             if (time_calls(m, column_count, o, us) != 0) {
                 failures++;
@@ -922,7 +953,7 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
             for (int k = 0; k < column_count; ++k) {
                 copies[j].us[columns[k]] = us[k];
                 if (columns[k] == ISOLATED)
-                    isolated_batches += o->batches, host_behind += m[k].host_behind;
+                    isolated_batches += o->batches, host_behind += m[k].member.host_behind;
             }
             copy_count++;
         }
@@ -937,8 +968,12 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
         double us[MAX_MEMBERS];
         for (int m = 0; m < members; ++m)
             for (int k = 0; k < column_count; ++k)
-                group[m * column_count + k] = (timed_t){
-                    .enqueue = enqueue_case, .device = &d, .timing = columns[k], .impl = impl, .c = &cases[i + m]};
+                group[m * column_count + k] =
+                    (timed_t){.member = {.enqueue = enqueue_case, .isolated = columns[k] == ISOLATED},
+                              .device = &d,
+                              .timing = columns[k],
+                              .impl = impl,
+                              .c = &cases[i + m]};
         if (time_calls(group, members * column_count, o, us) != 0) {
             progress(i, count, NULL, tty, NULL);
             fprintf(stderr, "%s: %s %s<-%s n=%lld failed\n", impl->name, ewb_op_name(c->entry.op),
@@ -962,7 +997,7 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
                 double u = us[m * column_count + k], gbps = (double)case_bytes(member) / u / 1e3;
                 figures[columns[k]] = (figures_t){u, gbps, gbps / copy[columns[k]].gbps};
                 if (columns[k] == ISOLATED)
-                    isolated_batches += o->batches, host_behind += t->host_behind;
+                    isolated_batches += o->batches, host_behind += t->member.host_behind;
                 if (o->no_check)
                     continue;
                 check_t verdict = check_case(t, why, sizeof why);
@@ -978,7 +1013,7 @@ static int run_sweep(const options_t *o, const ewb_impl_t *impl, const case_t *c
                 check = check_names[worst];
             }
             char n_text[32];
-            log2_text(member->n, n_text, sizeof n_text);
+            ewb_log2_text(member->n, n_text, sizeof n_text);
             printf("%-5s %-9s %-7s %-7s %-5s %-8s", impl->name, ewb_op_name(member->entry.op),
                    ewb_dtype_name(member->entry.out), ewb_dtype_name(member->entry.in), n_text,
                    offset_names[member->offsets]);
@@ -1020,8 +1055,8 @@ int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, con
     (void)ctx;
     dim3 grid = {(unsigned)((n + 255) / 256), 1, 1}, block = {256, 1, 1};
     void *params[] = {&out, &a, &b, &n};
-    return cuda_ok(cudaLaunchKernel(ewb_raw_add_f32_kernel(), grid, block, params, 0, stream),
-                   "cudaLaunchKernel")
+    return ewb_cuda_ok(cudaLaunchKernel(ewb_raw_add_f32_kernel(), grid, block, params, 0, stream),
+                       "cudaLaunchKernel")
                ? 0
                : -1;
 }
@@ -1058,9 +1093,10 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
     }
     float *buffer = NULL;
     cudaStream_t stream = NULL;
-    if (!cuda_ok(cudaMalloc((void **)&buffer, 3 * N * sizeof(float)), "cudaMalloc") ||
-        !cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
-        !cuda_ok(ewb_fill_random(buffer + N, EW_F32, 2 * N, FILL_SEED, stream), "fill kernel")) {
+    if (!ewb_cuda_ok(cudaMalloc((void **)&buffer, 3 * N * sizeof(float)), "cudaMalloc") ||
+        !ewb_cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                     "cudaStreamCreateWithFlags") ||
+        !ewb_cuda_ok(ewb_fill_random(buffer + N, EW_F32, 2 * N, FILL_SEED, stream), "fill kernel")) {
         cudaFree(buffer);
         return 1;
     }
@@ -1070,15 +1106,15 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
     for (int l = 0; l < slot_count && !failed; ++l)
         for (int i = 0; i < CALLS && !failed; ++i)
             failed = slots[l].call(impl->ctx, N, out, a, b, stream) != 0;
-    failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     for (int k = 0; k < batches && !failed; ++k) {
         for (int turn = 0; turn < slot_count && !failed; ++turn) {
             int l = (turn + k) % slot_count;
-            double t0 = now_us();
+            double t0 = ewb_now_us();
             for (int i = 0; i < CALLS && !failed; ++i)
                 failed = slots[l].call(impl->ctx, N, out, a, b, stream) != 0;
-            times[l][k] = (now_us() - t0) / CALLS;
-            failed = failed || !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+            times[l][k] = (ewb_now_us() - t0) / CALLS;
+            failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         }
     }
     if (!failed) {
@@ -1092,7 +1128,7 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
             figures_t column[TIMINGS] = {NOT_TIMED, NOT_TIMED};
             for (int s = 0; s < slot_count; ++s)
                 if (slots[s].launcher == l)
-                    column[slots[s].timing] = (figures_t){median(times[s], batches), 0, 0};
+                    column[slots[s].timing] = (figures_t){ewb_median(times[s], batches), 0, 0};
             if (!impl->host[l].call_isolated) { /* one launch for both columns */
                 if (o->timing_mask >> ISOLATED & 1)
                     column[ISOLATED] = column[BACK_TO_BACK];
@@ -1123,6 +1159,70 @@ static int run_host_overhead(const options_t *o, const ewb_impl_t *impl)
 }
 
 /* ---- main ---- */
+
+int ewb_parse_timing_option(const char *a, const char *v, int *batches, double *batch_ms, int *device,
+                            unsigned *timing, int *no_check)
+{
+    static const char *const valued[] = {"--batches", "--batch-ms", "--device", "--timing"};
+    char *end = NULL;
+    if (strcmp(a, "--no-check") == 0) {
+        *no_check = 1;
+        return 1;
+    }
+    int known = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; ++k)
+        known |= strcmp(a, valued[k]) == 0;
+    if (!known)
+        return 0;
+    if (v == NULL) {
+        fprintf(stderr, "%s: unknown option or missing value\n", a);
+        return -1;
+    }
+    if (strcmp(a, "--batches") == 0) {
+        long b = strtol(v, &end, 10);
+        if (*end || b < 5 || b > 1000)
+            return fprintf(stderr, "--batches takes 5-1000\n"), -1;
+        *batches = (int)b;
+    } else if (strcmp(a, "--batch-ms") == 0) {
+        *batch_ms = strtod(v, &end);
+        if (*end || !(*batch_ms > 0 && *batch_ms <= 1000))
+            return fprintf(stderr, "--batch-ms takes (0, 1000]\n"), -1;
+    } else if (strcmp(a, "--device") == 0) {
+        long d = strtol(v, &end, 10);
+        if (*end || d < 0 || d > 1023)
+            return fprintf(stderr, "--device takes 0-1023\n"), -1;
+        *device = (int)d;
+    } else if (strcmp(a, "--timing") == 0) {
+        *timing = 0;
+        for (const char *p = v; *p;) {
+            size_t length = strcspn(p, ",");
+            int found = 0;
+            for (int k = 0; k < TIMINGS; ++k)
+                if (strlen(timing_names[k]) == length && strncmp(timing_names[k], p, length) == 0)
+                    *timing |= 1u << k, found = 1;
+            if (!found)
+                return fprintf(stderr, "--timing takes back-to-back,isolated\n"), -1;
+            p += length + (p[length] == ',');
+        }
+    }
+    return 2;
+}
+
+int ewb_use_device(int device)
+{
+    int devices = 0;
+    cudaError_t error = cudaGetDeviceCount(&devices);
+    if (error != cudaSuccess || devices == 0) {
+        printf("no CUDA GPU found (%s): nothing to run\n",
+               error == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorName(error));
+        return 0;
+    }
+    if (device >= devices) {
+        fprintf(stderr, "--device %d: only %d CUDA devices\n", device, devices);
+        return -2;
+    }
+    return ewb_cuda_ok(cudaSetDevice(device), "cudaSetDevice") ? 1 : -1;
+}
 
 /* Why there is no GPU, in words: cudart's text for a missing driver talks of versions. */
 static const char *no_gpu_reason(cudaError_t error)
@@ -1183,7 +1283,7 @@ int ewb_main(int argc, char **argv, const ewb_impl_t *impl)
         free(cases);
         return 2;
     }
-    if (!cuda_ok(cudaSetDevice(o.device), "cudaSetDevice") ||
+    if (!ewb_cuda_ok(cudaSetDevice(o.device), "cudaSetDevice") ||
         (impl->setup && impl->setup(impl->ctx, o.device) != 0)) {
         free(cases);
         return 1;

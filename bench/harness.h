@@ -2,7 +2,9 @@
 /*
  * The measurement harness shared by ew-bench (the library) and the CUB peer: the sweep of cases,
  * the rotating-slice pools, the timing method, the cudaMemcpy reference, the host-overhead mode,
- * the bit-exact spot check against the CPU reference, and the table and CSV output.
+ * the bit-exact spot check against the CPU reference, and the table and CSV output. ew-bench-strided
+ * and ew-bench-kernel, which have cases of their own, time them with the same method through the pieces
+ * at the end of this file.
  *
  * An implementation plugs in through ewb_impl_t; everything else is identical between them, so
  * their numbers differ only by the code that runs the op. Method: docs/design.md.
@@ -20,6 +22,7 @@
 #define EWB_HARNESS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cuda_runtime_api.h>
 
@@ -96,6 +99,87 @@ const char *ewb_op_name(ew_op_t op);
  * the host cost of a launch with nothing around it. */
 int ewb_raw_launch_add_f32(void *ctx, int64_t n, float *out, const float *a, const float *b,
                            cudaStream_t stream);
+
+/* ---- the method's pieces, for benches with cases of their own (ew-bench-strided, ew-bench-kernel) ---- */
+
+/* 1 where error is cudaSuccess; else 0, with what and the error on stderr. */
+int ewb_cuda_ok(cudaError_t error, const char *what);
+
+/* 1 where status is EW_SUCCESS; else 0, with what, the status and the library's last message on stderr.
+ * Inline, so that only the programs that call it link the library (the CUB peer does not). */
+static inline int ewb_ew_ok(ew_status_t status, const char *what)
+{
+    if (status == EW_SUCCESS)
+        return 1;
+    fprintf(stderr, "%s: %s: %s\n", what, ew_status_string(status), ew_get_last_error_message());
+    return 0;
+}
+
+/* The options of the timing method, a being the option and v the next argument or NULL: --batches N
+ * (5-1000), --batch-ms T ((0, 1000]), --device D (0-1023), --timing LIST (back-to-back,isolated; bit 0
+ * back-to-back, bit 1 isolated), --no-check. The count of arguments taken (1 or 2) where a is one of
+ * them, its value stored; 0 where it is none; -1 where its value is missing or wrong (said on stderr). */
+int ewb_parse_timing_option(const char *a, const char *v, int *batches, double *batch_ms, int *device,
+                            unsigned *timing, int *no_check);
+
+/* The next slice, stride bytes, of a pool of pool_bytes: each pool walked by its own cursor, wrapping at
+ * the end, so that no input a call reads was touched in the last pool-length of traffic. */
+unsigned char *ewb_next_slice(unsigned char *pool, size_t pool_bytes, size_t *cursor, size_t stride);
+
+/* Fill a pool with random values of dtype (ewb_fill_random, seed) on stream, unless *filled says it holds
+ * them already; *filled is then dtype. 0, or -1 (said on stderr). */
+int ewb_fill_pool(unsigned char *pool, size_t pool_bytes, ew_dtype_t *filled, ew_dtype_t dtype, uint64_t seed,
+                  cudaStream_t stream);
+
+/* CLOCK_MONOTONIC in microseconds. */
+double ewb_now_us(void);
+
+/* The median of count values; sorts them. */
+double ewb_median(double *values, int count);
+
+/* n as "2^k" where it is a power of two, else in decimal. */
+void ewb_log2_text(int64_t n, char *text, size_t size);
+
+/* Make device current: 1; 0 where no GPU is present (a line on stdout says so: the caller has nothing to
+ * run); -2 where device is not one of the GPUs, -1 where it cannot be made current (both said on stderr). */
+int ewb_use_device(int device);
+
+/* The stream a bench queues its calls on, the events that time them, and the buffer written before each
+ * group so that nothing of the previous group is left in L2. */
+typedef struct {
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    cudaEvent_t between; /* recorded between the calls of an isolated batch (no timing) */
+    unsigned char *flush;
+    size_t flush_bytes;
+} ewb_timer_t;
+
+/* Zero *timer, then create its stream and events and a flush buffer of 4 times device's L2 (at least
+ * 64 MiB): 0, or -1 (said on stderr; ewb_timer_free frees what was made). */
+int ewb_timer_init(ewb_timer_t *timer, int device);
+void ewb_timer_free(ewb_timer_t *timer);
+
+/* Something timed in one column. A bench embeds it as the first field of its own struct, which enqueue
+ * casts back to. */
+typedef struct ewb_member ewb_member_t;
+struct ewb_member {
+    /* Queue one call on the timer's stream, on the next slices of its pools: 0, or -1 (said on stderr). */
+    int (*enqueue)(ewb_member_t *member);
+    int isolated; /* the column: 0 back-to-back, 1 isolated (see the top of this file) */
+    /* set by ewb_time_group */
+    int calls;       /* per batch; 0 until the warm-up and probe have run */
+    double host_us;  /* isolated: the host's time to queue one call and its event, last measured */
+    int host_behind; /* isolated batches whose queueing outlasted the hold */
+};
+
+enum { EWB_MAX_MEMBERS = 8, EWB_MAX_BATCHES = 1000 };
+
+/* Microseconds per call, the median of `batches` batches of about batch_ms each, for each of `members`
+ * members: the L2 flush, then batches in turn, each member first in turn, so that a drift of the host's
+ * launch rate falls on every member alike; each member's warm-up and probe just before its first batch.
+ * 0, or -1 where a call failed or the group is larger than EWB_MAX_MEMBERS, batches than EWB_MAX_BATCHES. */
+int ewb_time_group(const ewb_timer_t *timer, ewb_member_t *const group[], int members, int batches,
+                   double batch_ms, double *us);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_peer  # noqa: E402  (the torch and GPU set-up)
 import torch_strided  # noqa: E402  (the timing method)
 
 COLUMNS = "target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check"
@@ -53,15 +54,7 @@ class Bench(torch_strided.Bench):
 
     def __init__(self, torch, device, batches, batch_ms):
         self.torch, self.device, self.batches, self.batch_ms = torch, device, batches, batch_ms
-        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
-        self.flush_buffer = torch.empty(torch_strided.round_up(max(4 * l2, 64 << 20), torch_strided.SLICE_ALIGN),
-                                        dtype=torch.uint8, device=device)
-        self.start = torch.cuda.Event(enable_timing=True)
-        self.stop = torch.cuda.Event(enable_timing=True)
-        self.between = torch.cuda.Event(enable_timing=False)
-        self.cycles_per_us = self.calibrate_hold()
-        self.isolated_batches = 0
-        self.host_behind = 0
+        self.init_timing()
 
 
 def random_f32(torch, n, count, seed, device):
@@ -181,16 +174,10 @@ def main():
     if any(t not in TIMINGS for t in args.timing.split(",")):
         parser.error("--timing takes back-to-back and/or isolated")
     timings = [t for t in TIMINGS if t in args.timing.split(",")]
-    try:
-        import torch
-    except ImportError as error:
-        print("torch not importable (%s): nothing to run" % error)
+    found = torch_peer.cuda_torch(args.device)
+    if found is None:
         return 0
-    if not torch.cuda.is_available():
-        print("no CUDA GPU found (torch.cuda.is_available() is False): nothing to run")
-        return 0
-    torch.cuda.set_device(args.device)
-    device = torch.device("cuda", args.device)
+    torch, device = found
     n = 1 << args.chain_log2
     count = max(2, math.ceil(MIN_POOL_BYTES / (4 * n)))
     bench = Bench(torch, device, args.batches, args.batch_ms)
@@ -243,13 +230,7 @@ def main():
         print("%-18s %10s %10s %10s %10s  %s" % (peer.name, shown(TIMINGS[0]), shown(TIMINGS[0], True),
                                                  shown(TIMINGS[1]), shown(TIMINGS[1], True), check), flush=True)
         lines += [csv_line(n, t, peer.name, us, check) for t, us in zip(timings, times)]
-    if args.csv:
-        with open(args.csv, "w") as f:
-            f.write(COLUMNS + "\n" + "".join(lines))
-    if "isolated" in timings:
-        print("# peers: isolated column: %d of %d timed batches had the host still queueing when the GPU reached "
-              "them" % (bench.host_behind, bench.isolated_batches))
-    return 1 if failures else 0
+    return torch_strided.finish(args.csv, COLUMNS, lines, timings, bench, "peers", failures)
 
 
 if __name__ == "__main__":

@@ -525,6 +525,21 @@ def unsupported(error):
     return isinstance(error, (NotImplementedError, TypeError)) or "not implemented for" in str(error)
 
 
+def cuda_torch(index):
+    """(torch, its device for GPU index), made current; None where torch does not import or sees no GPU
+    (said on stdout: the caller has nothing to run)."""
+    try:
+        import torch
+    except ImportError as error:
+        print("torch not importable (%s): nothing to run" % error)
+        return None
+    if not torch.cuda.is_available():
+        print("no CUDA GPU found (torch.cuda.is_available() is False): nothing to run")
+        return None
+    torch.cuda.set_device(index)
+    return torch, torch.device("cuda", index)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -556,16 +571,10 @@ def main():
         parser.error("--timing takes back-to-back and/or isolated")
     timings = [t for t in TIMINGS if t in timing_list]
 
-    try:
-        import torch
-    except ImportError as error:
-        print("torch not importable (%s): nothing to run" % error)
+    found = cuda_torch(args.device)
+    if found is None:
         return 0
-    if not torch.cuda.is_available():
-        print("no CUDA GPU found (torch.cuda.is_available() is False): nothing to run")
-        return 0
-    torch.cuda.set_device(args.device)
-    device = torch.device("cuda", args.device)
+    torch, device = found
     bench = Bench(torch, device, cases, batches, batch_ms, timings)
     props = torch.cuda.get_device_properties(device)
     print(

@@ -33,6 +33,8 @@ import statistics
 import sys
 import time
 
+import torch_peer  # the torch and GPU set-up
+
 SLICE_ALIGN = 4096
 MIN_POOL_BYTES = 2 << 30
 DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8, "i16": 2, "i8": 1, "u8": 1}
@@ -108,9 +110,14 @@ class Bench:
         self.pools = [torch.empty(self.pool_bytes, dtype=torch.uint8, device=device) for _ in OPERANDS]
         self.cursor = [0, 0, 0]
         self.filled = [None, None, None]
-        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
+        self.init_timing()
+
+    def init_timing(self):
+        """The L2 flush buffer, the events, the hold's calibration and the isolated column's counts."""
+        torch = self.torch
+        l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
         self.flush_buffer = torch.empty(round_up(max(4 * l2, 64 << 20), SLICE_ALIGN), dtype=torch.uint8,
-                                        device=device)
+                                        device=self.device)
         self.start = torch.cuda.Event(enable_timing=True)
         self.stop = torch.cuda.Event(enable_timing=True)
         self.between = torch.cuda.Event(enable_timing=False)
@@ -293,6 +300,18 @@ def csv_line(c, impl, figures, check="", op=None, shape=None, layout=None, nbyte
     return ",".join(fields + [check]) + "\n"
 
 
+def finish(path, columns, lines, timings, bench, who, failures):
+    """Write the CSV (columns, then lines) where a path is given, say how many isolated batches found the
+    host still queueing, and return the exit status."""
+    if path:
+        with open(path, "w") as f:
+            f.write(columns + "\n" + "".join(lines))
+    if "isolated" in timings:
+        print("# %s: isolated column: %d of %d timed batches had the host still queueing when the GPU "
+              "reached them" % (who, bench.host_behind, bench.isolated_batches))
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", required=True, help="case list from `ew-bench-strided --list`")
@@ -311,16 +330,10 @@ def main():
     if any(t not in TIMINGS for t in timing_list):
         parser.error("--timing takes back-to-back and/or isolated")
     timings = [t for t in TIMINGS if t in timing_list]
-    try:
-        import torch
-    except ImportError as error:
-        print("torch not importable (%s): nothing to run" % error)
+    found = torch_peer.cuda_torch(args.device)
+    if found is None:
         return 0
-    if not torch.cuda.is_available():
-        print("no CUDA GPU found (torch.cuda.is_available() is False): nothing to run")
-        return 0
-    torch.cuda.set_device(args.device)
-    device = torch.device("cuda", args.device)
+    torch, device = found
     bench = Bench(torch, device, cases, batches, batch_ms)
     props = torch.cuda.get_device_properties(device)
     print("# torch %s, CUDA %s, %s; %d cases, pools 3 x %.2f GiB, median of %d batches; isolated hold: %s"
@@ -360,13 +373,7 @@ def main():
         print("%-28s %9s %9s" % (c["case"], fmt(figures.get("back-to-back", (0, None))[1], "%.1f") or "-",
                                  fmt(figures.get("isolated", (0, None))[1], "%.1f") or "-"), flush=True)
         lines.append(csv_line(c, "torch", figures, nbytes=c["bytes"]))
-    if args.csv:
-        with open(args.csv, "w") as f:
-            f.write(COLUMNS + "\n" + "".join(lines))
-    if "isolated" in timings:
-        print("# torch: isolated column: %d of %d timed batches had the host still queueing when the GPU "
-              "reached them" % (bench.host_behind, bench.isolated_batches))
-    return 1 if failures else 0
+    return finish(args.csv, COLUMNS, lines, timings, bench, "torch", failures)
 
 
 if __name__ == "__main__":

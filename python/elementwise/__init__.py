@@ -45,7 +45,7 @@ import os
 import re
 import sys
 import threading
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, TypeVar, Union
 
 __all__ = [
     "DType", "Op", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
@@ -748,7 +748,28 @@ def _head_alpha(alpha: float) -> Any:
     return lambda out_dtype, in_dtype: [out_dtype, alpha]
 
 
-class Handle:
+_Self = TypeVar("_Self", bound="_Closing")
+
+
+class _Closing:
+    # What Handle and Kernel share: close() is idempotent, and ``with`` and the garbage collector call it.
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing sensible to do
+            pass
+
+
+class Handle(_Closing):
     """A libelementwise handle for one GPU (ew_handle_t). Create once and reuse; thread-safe.
 
     Raises ElementwiseError (status NO_DEVICE) when no GPU or driver is present. The module-level
@@ -798,18 +819,6 @@ class Handle:
         raw, self._raw = getattr(self, "_raw", None), None
         if raw is not None and getattr(self, "_owned", False) and _lib is not None:
             _check(_lib.ew_handle_destroy(raw), "ew_handle_destroy")
-
-    def __enter__(self) -> "Handle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: nothing sensible to do
-            pass
 
     def __repr__(self) -> str:
         return "<elementwise.Handle device=%d%s>" % (self.device, " closed" if self._raw is None else "")
@@ -1160,7 +1169,7 @@ def _current_device() -> int:
     return device.value
 
 
-class Kernel:
+class Kernel(_Closing):
     """A user-defined elementwise kernel (ew_kernel_t): ``out[i] = body(in0[i], ..., p0, ...)``.
 
     ``source`` is the body of a device function: the inputs are ``in0`` ... ``in{n-1}`` of their
@@ -1312,18 +1321,6 @@ class Kernel:
         if self._handle._raw is None:
             return
         _check(_kernel_function("ew_kernel_destroy")(raw), "ew_kernel_destroy")
-
-    def __enter__(self) -> "Kernel":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: nothing sensible to do
-            pass
 
     def __repr__(self) -> str:
         text = " ".join(self._source.split())

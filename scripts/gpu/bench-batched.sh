@@ -7,16 +7,9 @@
 # targets' table of the issue: list/flat GB/s, list/torch, end to end against the C loop and torch, host
 # cost per call. Exits 1 when a step failed.
 set -uo pipefail
-if [ $# -lt 1 ]; then
-    echo "usage: $0 OUT_DIR [BUILD_DIR]" >&2
-    exit 2
-fi
-here=$(cd "$(dirname "$0")/../.." && pwd)
-out=$1
-build=${2:-$here/build/gpu}
-mkdir -p "$out" || exit 2
-bench=$build/bench/ew-bench-batched
-[ -x "$bench" ] || { echo "bench-batched: $bench is missing: build the bench first" >&2; exit 2; }
+# shellcheck source=scripts/gpu/common.sh
+. "$(dirname "$0")/common.sh"
+bench_setup ew-bench-batched "$@"
 
 status=0
 echo "== ew-bench-batched"

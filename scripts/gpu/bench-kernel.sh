@@ -16,19 +16,9 @@
 # and CuPy). Options for both ew-bench-kernel and the peer (--batches N, --batch-ms T, --timing LIST,
 # --device D) go in EW_KERNEL_ARGS. Exits 0; 1 when a step failed; 3 when ew-bench-kernel found no NVRTC.
 set -uo pipefail
-if [ $# -lt 1 ]; then
-    echo "usage: $0 OUT_DIR [BUILD_DIR]" >&2
-    exit 2
-fi
-here=$(cd "$(dirname "$0")/../.." && pwd)
-out=$1
-build=${2:-$here/build/gpu}
-mkdir -p "$out" || exit 2
-bench=$build/bench/ew-bench-kernel
-if [ ! -x "$bench" ]; then
-    echo "bench-kernel: $bench is missing: cmake --build $build --target ew-bench-kernel" >&2
-    exit 2
-fi
+# shellcheck source=scripts/gpu/common.sh
+. "$(dirname "$0")/common.sh"
+bench_setup ew-bench-kernel "$@"
 python=${PYTHON:-}
 if [ -z "$python" ]; then
     python=python3

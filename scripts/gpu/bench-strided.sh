@@ -9,19 +9,9 @@
 # (a table per target, verdicts from both columns) and OUT_DIR/strided.png (where matplotlib imports).
 # Extra options for both programs (e.g. --batches 9) go in EW_STRIDED_ARGS. Exits 1 when a step failed.
 set -uo pipefail
-if [ $# -lt 1 ]; then
-    echo "usage: $0 OUT_DIR [BUILD_DIR]" >&2
-    exit 2
-fi
-here=$(cd "$(dirname "$0")/../.." && pwd)
-out=$1
-build=${2:-$here/build/gpu}
-mkdir -p "$out" || exit 2
-bench=$build/bench/ew-bench-strided
-if [ ! -x "$bench" ]; then
-    echo "bench-strided: $bench is missing: cmake --build $build --target ew-bench-strided" >&2
-    exit 2
-fi
+# shellcheck source=scripts/gpu/common.sh
+. "$(dirname "$0")/common.sh"
+bench_setup ew-bench-strided "$@"
 # shellcheck disable=SC2206 # word splitting of the extra options is intended
 extra=(${EW_STRIDED_ARGS:-})
 

@@ -11,10 +11,6 @@
 #   EW_CUDA_TAG              e.g. cu130 or cu129: the packages' names carry it (cmake/packaging.cmake)
 #   EW_CUDA_DRIVER_SERIES    the oldest NVIDIA driver series that runs this runtime (525 for 12.x,
 #                            with CUDA's minor-version compatibility; 580 for 13.x)
-#   EW_CCCL_VERSION          the toolkit's CCCL, e.g. 3000001 (CCCL_VERSION)
-#   EW_HAS_BULK_COPY_CALLS   1 where that CCCL's cuda::ptx has the calls of the bulk-copy kernel
-#                            (src/bulk.cuh), else 0: the kernel compiles empty and the policy never plans
-#                            it (src/policy.c)
 #   CMAKE_CUDA_ARCHITECTURES its default: Turing through Blackwell, PTX for the newest (below)
 # and the CUDAToolkit package's targets (CUDA::cudart_static for the tests, the bench, the fuzzer).
 include_guard(GLOBAL)
@@ -58,33 +54,6 @@ else()
 endif()
 message(STATUS "CUDA ${EW_CUDA_VERSION} runtime (${EW_CUDA_TAG}): runs on NVIDIA drivers of the "
                "${EW_CUDA_DRIVER_SERIES} series or newer")
-
-# The bulk-copy kernel needs cuda::ptx's cp_async_bulk, fence_proxy_async, mbarrier_init,
-# mbarrier_arrive_expect_tx and mbarrier_try_wait_parity: all of them from CCCL 2.4.0 (CUDA 12.5) on;
-# CCCL 2.3 (CUDA 12.4) has only the last two. Without them the kernel compiles empty and Hopper and
-# later GPUs run the direct kernel. src/bulk.cuh checks CCCL_VERSION against this verdict.
-# The header moved from cuda/std/detail/libcxx/include/__cccl (up to 2.4) to cuda/std/__cccl; CUDA 13
-# puts CCCL under include/cccl.
-find_file(ew_cccl_header version.h PATHS ${CUDAToolkit_INCLUDE_DIRS}
-          PATH_SUFFIXES cuda/std/__cccl cccl/cuda/std/__cccl cuda/std/detail/libcxx/include/__cccl
-          NO_DEFAULT_PATH NO_CACHE)
-if(ew_cccl_header)
-  file(STRINGS "${ew_cccl_header}" ew_cccl_line REGEX "^#define[ \t]+CCCL_VERSION[ \t]+[0-9]+")
-endif()
-if(NOT ew_cccl_line MATCHES "CCCL_VERSION[ \t]+([0-9]+)")
-  message(FATAL_ERROR "no CCCL_VERSION in CCCL's cuda/std/__cccl/version.h under ${CUDAToolkit_INCLUDE_DIRS}")
-endif()
-set(EW_CCCL_VERSION ${CMAKE_MATCH_1})
-if(EW_CCCL_VERSION LESS 2004000)
-  set(EW_HAS_BULK_COPY_CALLS 0)
-  math(EXPR ew_cccl_major "${EW_CCCL_VERSION} / 1000000")
-  math(EXPR ew_cccl_minor "${EW_CCCL_VERSION} / 1000 % 1000")
-  message(NOTICE "CUDA ${EW_CUDA_VERSION}'s CCCL (${ew_cccl_major}.${ew_cccl_minor}) lacks the cuda::ptx "
-                 "calls of the bulk-copy kernel (CCCL 2.4, CUDA 12.5, has them): the kernel is left out, "
-                 "and Hopper GPUs use the direct kernel")
-else()
-  set(EW_HAS_BULK_COPY_CALLS 1)
-endif()
 
 # Machine code for Turing through Blackwell, plus PTX for the newest so later GPUs still run. The one
 # override is -DCMAKE_CUDA_ARCHITECTURES (e.g. 90-real: a quick build for one GPU; the gpu preset),

@@ -4,34 +4,15 @@
 // which the head made pack-aligned. Copies start at EW_PLAN_BULK_ALIGN-aligned addresses, so the
 // inputs' phases relative to out cost only a byte permute in shared memory, not a second global
 // load; the copy engine keeps a whole tile in flight without holding registers. Only GPUs of
-// cc >= 9.0 have the copies: below, the kernel is empty and the policy never plans it. So it is where
-// the toolkit's CCCL lacks the cuda::ptx calls (CUDA 12.4: EW_HAS_BULK_COPY_CALLS is 0).
+// cc >= 9.0 have the copies: below, the kernel is empty and the policy never plans it. NVRTC compiles
+// it too: run-time compiled ops of up to four inputs take it where the plan does (src/rtc.c).
 #pragma once
-
-#include <cstdint>
-#include <cstring>
-#include <type_traits>
-
-#include <cuda/version> // CCCL_VERSION
 
 #include "edges.cuh"
 #include "pack.cuh"
 #include "plan.h"
 
-// cuda::ptx has cp_async_bulk, fence_proxy_async and mbarrier_init from CCCL 2.4.0 (CUDA 12.5) on;
-// CCCL 2.3 (CUDA 12.4) has only mbarrier_arrive_expect_tx and mbarrier_try_wait_parity. CMake made the
-// same verdict from the same headers (cmake/toolkit.cmake) for the host's policy (src/policy.c).
-#if CCCL_VERSION >= 2004000
-#define EW_CCCL_HAS_BULK_COPY_CALLS 1
-#else
-#define EW_CCCL_HAS_BULK_COPY_CALLS 0
-#endif
-#if !defined(EW_HAS_BULK_COPY_CALLS) || EW_HAS_BULK_COPY_CALLS != EW_CCCL_HAS_BULK_COPY_CALLS
-#error "EW_HAS_BULK_COPY_CALLS (cmake/toolkit.cmake) disagrees with the CCCL_VERSION of the headers compiled"
-#endif
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && EW_HAS_BULK_COPY_CALLS
-#include <cuda/ptx>
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define EW_HAS_BULK_COPY 1
 #else
 #define EW_HAS_BULK_COPY 0
@@ -39,21 +20,73 @@
 
 namespace ew {
 
+#if EW_HAS_BULK_COPY
+// The copy engine's instructions as PTX (the same CCCL's cuda::ptx emits), written out here so that
+// NVRTC, which has no CCCL, compiles this file as nvcc does: the bulk copy into shared memory that
+// completes on an mbarrier, and the barrier's setup, arrival and wait.
+__device__ __forceinline__ uint32_t shared_address(const void *p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void barrier_init(uint64_t *barrier, uint32_t arrivals)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(arrivals) : "memory");
+}
+
+// Makes the barrier's initialisation visible to the copy engine (the async proxy).
+__device__ __forceinline__ void fence_barrier_init() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+__device__ __forceinline__ void bulk_copy(void *to, const void *from, uint32_t bytes, uint64_t *barrier)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     shared_address(to)),
+                 "l"(static_cast<uint64_t>(__cvta_generic_to_global(from))), "r"(bytes),
+                 "r"(shared_address(barrier))
+                 : "memory");
+}
+
+// Thread 0's arrival, telling the barrier how many bytes the copies bring.
+__device__ __forceinline__ void arrive_expecting(uint64_t *barrier, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(barrier)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ bool barrier_try_wait(uint64_t *barrier, uint32_t parity)
+{
+    uint32_t done;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.b32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(shared_address(barrier)), "r"(parity)
+                 : "memory");
+    return done != 0;
+}
+#endif
+
 // Where one input's part of the tile lies in shared memory.
 struct StagedInput {
     const unsigned char *slot; // EW_PLAN_BULK_ALIGN-aligned
     int offset;                // bytes from slot to the tile's first element (< EW_PLAN_BULK_ALIGN)
 };
 
-// One staged input's slot: the tile, its head padding (< EW_PLAN_BULK_ALIGN), its tail rounding
-// (< 16) and one more pack for the splice of the last one.
+// One staged input's slot (EW_PLAN_BULK_SLOT_BYTES); none for an input the functor lacks.
 template <typename T> __host__ __device__ constexpr int staged_slot_bytes(int tile)
 {
-    if constexpr (std::is_same_v<T, NoInput>)
+    if constexpr (kSame<T, NoInput>)
         return 0;
     else
-        return (tile * static_cast<int>(sizeof(T)) + 2 * EW_PLAN_BULK_ALIGN + EW_PLAN_BULK_ALIGN - 1) /
-               EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN;
+        return EW_PLAN_BULK_SLOT_BYTES(tile, static_cast<int>(sizeof(T)));
+}
+
+// The shared memory of a tile of F's inputs, one slot after another.
+template <typename F> __host__ __device__ constexpr int bulk_shared_bytes(int tile)
+{
+    return staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile) +
+           staged_slot_bytes<In3<F>>(tile) + staged_slot_bytes<In4<F>>(tile);
 }
 
 // Packs from shared memory as one vector access (the compiler splits the spliced word packs otherwise).
@@ -71,7 +104,7 @@ template <typename T, int P, int A, typename Run>
 __device__ __forceinline__ Run read_staged(const StagedInput &in, int e)
 {
     static_assert(sizeof(Run) == sizeof(PackRun<T, P, A>));
-    if constexpr (std::is_same_v<T, NoInput>) {
+    if constexpr (kSame<T, NoInput>) {
         return {};
     } else {
         constexpr int kRunBytes = sizeof(Run);
@@ -97,7 +130,7 @@ __device__ __forceinline__ Run read_staged(const StagedInput &in, int e)
 
 template <typename T> __device__ __forceinline__ T read_staged_element(const StagedInput &in, int e)
 {
-    if constexpr (std::is_same_v<T, NoInput>) {
+    if constexpr (kSame<T, NoInput>) {
         return {};
     } else {
         T x;
@@ -106,10 +139,11 @@ template <typename T> __device__ __forceinline__ T read_staged_element(const Sta
     }
 }
 
-// How one input's tile reaches its slot. The slot holds the bytes from `first` rounded down to
-// EW_PLAN_BULK_ALIGN. Inner tiles take that whole window (rounded up to 16 bytes) in one copy. Edge
-// tiles, whose window would reach outside [begin, end) (nothing outside the caller's range is ever
-// read), copy only the 16-byte granules inside the tile, and their threads the few elements around.
+// How one input's tile reaches its slot. The slot holds the bytes from the tile's first element
+// rounded down to EW_PLAN_BULK_ALIGN. Inner tiles take that whole window (rounded up to 16 bytes) in
+// one copy. Edge tiles, whose window would reach outside the input's n elements (nothing outside the
+// caller's range is ever read), copy only the 16-byte granules inside the tile, and their threads the
+// few elements around. An input the functor lacks has nothing to copy.
 struct StagingCopy {
     const unsigned char *from; // 16-byte aligned
     int to;                    // bytes into the slot (16-byte aligned)
@@ -118,17 +152,19 @@ struct StagingCopy {
 };
 
 template <typename T>
-__device__ __forceinline__ StagingCopy plan_staging(const T *begin, const T *end, const T *first, int count,
+__device__ __forceinline__ StagingCopy plan_staging(const T *input, int64_t n, int64_t first, int count,
                                                     int *offset)
 {
     StagingCopy copy{};
-    if constexpr (!std::is_same_v<T, NoInput>) {
-        const uintptr_t start = reinterpret_cast<uintptr_t>(first);
+    if constexpr (!kSame<T, NoInput>) {
+        const uintptr_t begin = reinterpret_cast<uintptr_t>(input);
+        const uintptr_t end = reinterpret_cast<uintptr_t>(input + n);
+        const uintptr_t start = reinterpret_cast<uintptr_t>(input + first);
         const uintptr_t stop = start + static_cast<uintptr_t>(count) * sizeof(T);
         const uintptr_t window = start & ~static_cast<uintptr_t>(EW_PLAN_BULK_ALIGN - 1);
         *offset = static_cast<int>(start - window);
         const uintptr_t window_end = (stop + 15) & ~static_cast<uintptr_t>(15);
-        if (window >= reinterpret_cast<uintptr_t>(begin) && window_end <= reinterpret_cast<uintptr_t>(end)) {
+        if (window >= begin && window_end <= end) {
             copy.from = reinterpret_cast<const unsigned char *>(window);
             copy.bytes = static_cast<uint32_t>(window_end - window);
             return copy;
@@ -150,20 +186,22 @@ __device__ __forceinline__ StagingCopy plan_staging(const T *begin, const T *end
 
 // The elements of an edge tile the copy engine leaves.
 template <typename T>
-__device__ __forceinline__ void stage_by_threads(const T *first, int count, const StagingCopy &copy,
+__device__ __forceinline__ void stage_by_threads(const T *input, int64_t first, int count, const StagingCopy &copy,
                                                  const StagedInput &in)
 {
-    if constexpr (!std::is_same_v<T, NoInput>) {
+    if constexpr (!kSame<T, NoInput>) {
         unsigned char *slot = const_cast<unsigned char *>(in.slot) + in.offset;
+        const T *tile = input + first;
         const int before = copy.before;
         const int after = copy.after;
         for (int k = threadIdx.x; k < before + after; k += blockDim.x) {
             const int e = k < before ? k : count - after + (k - before);
-            memcpy(slot + e * sizeof(T), first + e, sizeof(T));
+            memcpy(slot + e * sizeof(T), tile + e, sizeof(T));
         }
     }
 }
 
+// src/kernel.c passes it from C, laid out alike (EWI_BULK_PLAN_BYTES).
 struct BulkPlan {
     int64_t n, head;
     int tile_packs;
@@ -173,10 +211,12 @@ struct BulkPlan {
 // the tiles end with n, so there is no tail.
 __host__ __device__ __forceinline__ unsigned edge_blocks(const BulkPlan &plan) { return plan.head > 0; }
 
+// One tile of every input F has (one or two for the catalogue, up to four for run-time compiled ops).
 template <typename F, int P>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
-    bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
-                const typename F::In2 *__restrict__ b)
+__device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, typename F::Out *out,
+                                          const typename F::In1 *__restrict__ a,
+                                          const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
+                                          const In4<F> *__restrict__ d)
 {
 #if EW_HAS_BULK_COPY
     using In1 = typename F::In1;
@@ -193,41 +233,43 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 
     if (edge_blocks(plan) && blockIdx.x == gridDim.x - 1) {
         follow_previous_grid();
-        edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; });
+        edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; }, c, d);
         return;
     }
 
-    StagedInput staged_a{shared, 0}, staged_b{shared + staged_slot_bytes<In1>(tile), 0};
-    const StagingCopy copy_a = plan_staging(a, a + plan.n, a + first, count, &staged_a.offset);
-    StagingCopy copy_b{};
-    if constexpr (!std::is_same_v<In2, NoInput>)
-        copy_b = plan_staging(b, b + plan.n, b + first, count, &staged_b.offset);
+    // The inputs' slots one after another; an input F lacks has none and copies nothing.
+    constexpr int kInputs = 4;
+    StagedInput staged[kInputs];
+    staged[0] = {shared, 0};
+    staged[1] = {staged[0].slot + staged_slot_bytes<In1>(tile), 0};
+    staged[2] = {staged[1].slot + staged_slot_bytes<In2>(tile), 0};
+    staged[3] = {staged[2].slot + staged_slot_bytes<In3<F>>(tile), 0};
+    const StagingCopy copies[kInputs] = {plan_staging(a, plan.n, first, count, &staged[0].offset),
+                                         plan_staging(b, plan.n, first, count, &staged[1].offset),
+                                         plan_staging(c, plan.n, first, count, &staged[2].offset),
+                                         plan_staging(d, plan.n, first, count, &staged[3].offset)};
 
-    namespace ptx = cuda::ptx;
     __shared__ uint64_t copies_done;
-    const uint32_t engine_bytes = copy_a.bytes + copy_b.bytes;
+    const uint32_t engine_bytes = copies[0].bytes + copies[1].bytes + copies[2].bytes + copies[3].bytes;
     // Thread 0 sets up the barrier and, once the previous kernel is done, sends the copies.
     const bool sends_copies = engine_bytes != 0 && threadIdx.x == 0;
     if (sends_copies) {
-        ptx::mbarrier_init(&copies_done, 1);
-        ptx::fence_proxy_async(ptx::space_shared);
+        barrier_init(&copies_done, 1);
+        fence_barrier_init();
     }
     follow_previous_grid();
     if (sends_copies) {
-        if (copy_a.bytes != 0)
-            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                               const_cast<unsigned char *>(staged_a.slot) + copy_a.to, copy_a.from,
-                               copy_a.bytes, &copies_done);
-        if (copy_b.bytes != 0)
-            ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
-                               const_cast<unsigned char *>(staged_b.slot) + copy_b.to, copy_b.from,
-                               copy_b.bytes, &copies_done);
-        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &copies_done,
-                                       engine_bytes);
+#pragma unroll
+        for (int k = 0; k < kInputs; ++k)
+            if (copies[k].bytes != 0)
+                bulk_copy(const_cast<unsigned char *>(staged[k].slot) + copies[k].to, copies[k].from, copies[k].bytes,
+                          &copies_done);
+        arrive_expecting(&copies_done, engine_bytes);
     }
-    stage_by_threads(a + first, count, copy_a, staged_a);
-    if constexpr (!std::is_same_v<In2, NoInput>)
-        stage_by_threads(b + first, count, copy_b, staged_b);
+    stage_by_threads(a, first, count, copies[0], staged[0]);
+    stage_by_threads(b, first, count, copies[1], staged[1]);
+    stage_by_threads(c, first, count, copies[2], staged[2]);
+    stage_by_threads(d, first, count, copies[3], staged[3]);
     if constexpr (kFillsTable<F, P>)
         F::fill_table(); // while the copies fly
     __syncthreads();     // the threads' elements and the table are in place, the barrier initialised
@@ -237,29 +279,41 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     using OutRun = RunOf<F, P, A, typename F::Out>;
     using In1Run = RunOf<F, P, A, In1>;
     using In2Run = RunOf<F, P, A, In2>;
+    using In3Run = RunOf<F, P, A, In3<F>>;
+    using In4Run = RunOf<F, P, A, In4<F>>;
     auto *out_tile = out + first;
     for (int u = 0; u < plan.tile_packs / A; ++u) {
         // The wait stands at the first read of the tile, inside the loop: the compiler then works out
         // the run's addresses before it, while the copies fly, where a wait before the loop kept that
         // work after it (grids of one wave: +1 to +4.6 %).
         if (u == 0 && engine_bytes != 0)
-            while (!ptx::mbarrier_try_wait_parity(&copies_done, 0))
+            while (!barrier_try_wait(&copies_done, 0))
                 ;
         const int e = (u * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x)) * P * A;
         if (e + P * A <= count) {
-            const In1Run x = read_staged<In1, P, A, In1Run>(staged_a, e);
-            const In2Run y = read_staged<In2, P, A, In2Run>(staged_b, e);
             OutRun result;
-            apply_run<F, P, A>(f, result, x, y);
+            apply_run<F, P, A>(f, result, read_staged<In1, P, A, In1Run>(staged[0], e),
+                               read_staged<In2, P, A, In2Run>(staged[1], e),
+                               read_staged<In3<F>, P, A, In3Run>(staged[2], e),
+                               read_staged<In4<F>, P, A, In4Run>(staged[3], e));
             store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
         } else {
 #pragma unroll 1
             for (int k = e; k < count; ++k)
-                out_tile[k] =
-                    apply(f, read_staged_element<In1>(staged_a, k), read_staged_element<In2>(staged_b, k));
+                out_tile[k] = apply(f, read_staged_element<In1>(staged[0], k), read_staged_element<In2>(staged[1], k),
+                                    read_staged_element<In3<F>>(staged[2], k),
+                                    read_staged_element<In4<F>>(staged[3], k));
         }
     }
 #endif
+}
+
+template <typename F, int P>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
+    bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
+                const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c, const In4<F> *__restrict__ d)
+{
+    bulk_body<F, P>(f, plan, out, a, b, c, d);
 }
 
 } // namespace ew

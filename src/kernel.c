@@ -333,14 +333,20 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     return EW_SUCCESS;
 }
 
-/* ---- the launch: the catalogue's direct-kernel plan, its slot, and the driver's launch ---- */
+/* ---- the launch: the catalogue's plan, its slot, and the driver's launch ---- */
 
-/* src/direct.cuh's BodyPlan, as the program's kernels take it (it asserts the size). */
+/* src/direct.cuh's BodyPlan and src/bulk.cuh's BulkPlan, as the program's kernels take them (it
+ * asserts the sizes). */
 typedef struct {
     int64_t n, head, packs;
     int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
 } body_plan_t;
 _Static_assert(sizeof(body_plan_t) == EWI_BODY_PLAN_BYTES, "src/direct.cuh's BodyPlan");
+typedef struct {
+    int64_t n, head;
+    int tile_packs;
+} bulk_plan_t;
+_Static_assert(sizeof(bulk_plan_t) == EWI_BULK_PLAN_BYTES, "src/bulk.cuh's BulkPlan");
 
 ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
                              const double *params, ew_stream_t stream)
@@ -391,11 +397,13 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
         call.address[i] = (uintptr_t)operands[i].address;
         call.elem_size[i] = operands[i].elem_size;
     }
-    const ew_plan_t plan = ew_plan_make(&handle->policy, &handle->figures, &call);
+    const ew_plan_t plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
 
-    /* The slot the catalogue's launcher would take for this plan (src/launch.cuh: launch). */
+    /* The slot the catalogue's launcher would take for this plan (src/launch.cuh: launch, launch_bulk). */
     int slot, pack = plan.pack, runs = 1;
-    if (plan.kernel == EW_PLAN_KERNEL_SHIFTED) {
+    if (plan.kernel == EW_PLAN_KERNEL_BULK) {
+        slot = EWI_SLOT_BULK;
+    } else if (plan.kernel == EW_PLAN_KERNEL_SHIFTED) {
         slot = EWI_SLOT_SHIFTED;
     } else if (plan.kernel == EW_PLAN_KERNEL_OUT_SHIFTED) {
         slot = EWI_SLOT_OUT_SHIFTED;
@@ -411,12 +419,22 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no code for its plan (slot %s)",
                         ewi_kernel_slot_name(slot));
 
+    /* The kernel's plan, its edge block after the plan's grid (src/direct.cuh, src/bulk.cuh: edge_blocks)
+     * and, for the bulk-copy kernel, the shared memory of its inputs' slots. */
     body_plan_t body = {.n = n, .head = plan.head, .packs = plan.packs};
-    for (int i = 0; i < kernel->n_inputs; ++i)
-        body.shift_bytes[i] = plan.shift[i] * (int)operands[1 + i].elem_size;
-    /* The edge block (src/direct.cuh: edge_blocks) after the body's. */
-    const int64_t tail = body.head + body.packs / runs * runs * pack;
-    const unsigned edge = body.head > 0 || n > tail;
+    bulk_plan_t bulk = {.n = n, .head = plan.head, .tile_packs = plan.tile_packs};
+    unsigned edge, shared_bytes = 0;
+    if (slot == EWI_SLOT_BULK) {
+        const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * pack;
+        for (int i = 0; i < kernel->n_inputs; ++i)
+            shared_bytes += (unsigned)EW_PLAN_BULK_SLOT_BYTES(tile, (int)operands[1 + i].elem_size);
+        edge = plan.head > 0;
+    } else {
+        for (int i = 0; i < kernel->n_inputs; ++i)
+            body.shift_bytes[i] = plan.shift[i] * (int)operands[1 + i].elem_size;
+        const int64_t tail = body.head + body.packs / runs * runs * pack;
+        edge = body.head > 0 || n > tail;
+    }
     const unsigned blocks = (plan.blocks < INT32_MAX - edge ? plan.blocks : INT32_MAX - edge) + edge;
 
     double functor[EWI_KERNEL_MAX_PARAMS] = {0};
@@ -425,7 +443,8 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
     const void *in[EWI_KERNEL_MAX_INPUTS] = {NULL};
     for (int i = 0; i < kernel->n_inputs; ++i)
         in[i] = inputs[i];
-    void *arguments[] = {functor, &body, &out, &in[0], &in[1], &in[2], &in[3]};
+    void *arguments[] = {functor, slot == EWI_SLOT_BULK ? (void *)&bulk : (void *)&body, &out, &in[0], &in[1], &in[2],
+                         &in[3]};
 
     CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
     attribute.value.programmaticStreamSerializationAllowed = 1;
@@ -435,6 +454,7 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
                                    .blockDimX = EW_PLAN_BLOCK_THREADS,
                                    .blockDimY = 1,
                                    .blockDimZ = 1,
+                                   .sharedMemBytes = shared_bytes,
                                    .hStream = (CUstream)stream,
                                    .attrs = &attribute,
                                    .numAttrs = handle->policy.dependent_launch ? 1u : 0u};

@@ -67,9 +67,8 @@ cudaError_t launch_kernel(unsigned blocks, size_t shared_bytes, cudaStream_t str
 }
 
 // Launches Kernel(f, body, out, a, b[, c, d]) on the plan's grid and `extra_blocks` after it (the
-// kernel's edge block: edge_blocks), with f built from the call's run-time values. The direct kernel
-// takes the two inputs the catalogue's functors lack as null pointers; a kernel of fewer parameters
-// reads only its own. Only a direct grid reaches the limit (bulk plans leave room), and its
+// kernel's edge block: edge_blocks), with f built from the call's run-time values. The kernels take
+// the two inputs the catalogue's functors lack as null pointers. Only a direct grid reaches the limit (bulk plans leave room), and its
 // grid-stride loop covers the cut.
 template <auto Kernel, typename F, typename Body>
 cudaError_t launch_with(const ew_launch_args_t *args, Body body, unsigned extra_blocks, size_t shared_bytes)
@@ -110,10 +109,8 @@ template <typename F, int P> cudaError_t launch_bulk(const ew_launch_args_t *arg
 {
     const ew_plan_t &plan = args->plan;
     const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * P;
-    const size_t shared_bytes =
-        staged_slot_bytes<typename F::In1>(tile) + staged_slot_bytes<typename F::In2>(tile);
     const BulkPlan bulk{args->n, plan.head, plan.tile_packs};
-    return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), shared_bytes);
+    return launch_with<&bulk_kernel<F, P>, F>(args, bulk, edge_blocks(bulk), bulk_shared_bytes<F>(tile));
 }
 
 } // namespace ew

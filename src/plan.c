@@ -154,7 +154,7 @@ static ew_shape_t shape_of(int count, const size_t elem_size[], size_t max_size,
 {
     if (max_size == 1)
         return block_table ? EW_SHAPE_BYTES_TABLE : EW_SHAPE_BYTES;
-    if (count == 3)
+    if (count >= 3) /* run-time compiled ops of three or four inputs go by the binary ops' figures */
         return max_size == 2 ? EW_SHAPE_BINARY_2BYTE : EW_SHAPE_BINARY_WIDE;
     const size_t out = elem_size[0], in = elem_size[1];
     return in < out        ? EW_SHAPE_UNARY_WIDENING

@@ -17,15 +17,24 @@ extern "C" {
 #endif
 
 enum {
-    EW_PLAN_MAX_POINTERS = 5,    /* out and up to four inputs (two for the catalogue and the bulk kernel) */
+    EW_PLAN_MAX_POINTERS = 5,    /* out and up to four inputs (two for the catalogue's ops) */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
     EW_PLAN_MAX_UNROLL = 4,      /* narrow packs: more would cost registers, not bandwidth */
     EW_PLAN_BLOCK_THREADS = 256,
     EW_PLAN_THREAD_BYTES = 32,         /* bytes of the widest type each thread loads per step */
     EW_PLAN_SHIFTED_THREAD_BYTES = 16, /* the same for shifted windows, which load two packs per pack */
     EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
-    EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* per input: two inputs stay within 48 KiB of shared memory */
+    EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* of the widest input; all inputs of a tile take at most
+                                          * 32 KiB (bulk_tile_bytes, or 16 KiB at one access a thread),
+                                          * so four inputs' slots fit the 48 KiB of shared memory */
 };
+
+/* Shared memory of one staged input of the bulk-copy kernel, a tile of `tile` elements of `size`
+ * bytes: the tile, its head padding (< EW_PLAN_BULK_ALIGN), its tail rounding (< 16) and one more
+ * pack for the splice of the last one, in whole EW_PLAN_BULK_ALIGN blocks. The kernel's slots and
+ * the launches' shared bytes (src/launch.cuh, src/kernel.c) take it alike. */
+#define EW_PLAN_BULK_SLOT_BYTES(tile, size) \
+    (((tile) * (size) + 3 * EW_PLAN_BULK_ALIGN - 1) / EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN)
 
 /* Packs moved by one vector access: 1-byte types' 8-byte packs go two to a 16-byte access, in the
  * bulk-copy kernel always and in the direct kernel where every pointer sits at one phase of it. */

@@ -27,19 +27,10 @@ static const ew_policy_t hopper = {
         },
 };
 
-/* 1 where the toolkit's CCCL had the bulk-copy kernel's cuda::ptx calls (cmake/toolkit.cmake); 0 (CUDA
- * 12.4) leaves the kernel empty, so no policy plans it. */
-#ifndef EW_HAS_BULK_COPY_CALLS
-#error "EW_HAS_BULK_COPY_CALLS: defined by src/CMakeLists.txt from the toolkit's CCCL"
-#endif
-
 ew_policy_t ew_policy_for(int major, int minor)
 {
     (void)minor;
     ew_policy_t policy = hopper;
-#if !EW_HAS_BULK_COPY_CALLS
-    policy.bulk = EW_BULK_OFF; /* this build has no bulk-copy kernel: the direct kernel on every GPU */
-#endif
     if (major == 9)
         return policy;
     if (major >= 10) {

@@ -12,7 +12,7 @@ extern "C" {
 
 /* When a call may use the bulk-copy kernel. */
 typedef enum {
-    EW_BULK_OFF = 0,    /* never (GPUs without cp.async.bulk, builds without the kernel, or EW_BULK_COPY=0) */
+    EW_BULK_OFF = 0,    /* never (GPUs without cp.async.bulk, or EW_BULK_COPY=0) */
     EW_BULK_AUTO = 1,   /* where the policy's bulk_min_tiles say it measured faster */
     EW_BULK_ALWAYS = 2, /* whenever the grid allows (tests: EW_BULK_COPY=always) */
 } ew_bulk_mode_t;
@@ -26,8 +26,8 @@ typedef enum {
     EW_SHAPE_UNARY_HALVING,  /* unary, out half the input's width (f32 -> f16, f16 -> i8) */
     EW_SHAPE_UNARY_NARROWER, /* unary, out a quarter of the input's width or less (f32 -> fp8) */
     EW_SHAPE_UNARY_WIDENING, /* unary, out wider than the input (f16 -> f32, u8 -> f32) */
-    EW_SHAPE_BINARY_2BYTE,   /* binary on 2-byte types */
-    EW_SHAPE_BINARY_WIDE,    /* binary on 4- or 8-byte types */
+    EW_SHAPE_BINARY_2BYTE,   /* binary on 2-byte types (and run-time compiled ops of three or four inputs) */
+    EW_SHAPE_BINARY_WIDE,    /* binary on 4- or 8-byte types (the same) */
     EW_SHAPE_COUNT
 } ew_shape_t;
 
@@ -42,8 +42,7 @@ typedef struct {
     int out_align;         /* bytes the head aligns out to (whole cache lines): a power of two, 1-128 */
     int shifted_waves;     /* grid cap of shifted windows, in full loads of the device */
     int dependent_launch;  /* launch as a programmatic dependent of the stream's previous kernel */
-    ew_bulk_mode_t bulk;   /* the bulk-copy kernel: off where the GPU lacks cp.async.bulk or the build
-                            * lacks the kernel (EW_HAS_BULK_COPY_CALLS 0: CUDA 12.4) */
+    ew_bulk_mode_t bulk;   /* the bulk-copy kernel: off where the GPU lacks cp.async.bulk */
     int bulk_tile_bytes;   /* input bytes of a tile, all inputs together (1024-32768) */
     int bulk_wave_tiles;   /* at other phases, tiles are halved while the grid holds fewer per SM */
     /* Tiles per SM from which the bulk-copy kernel runs instead of the direct one, per shape and by
@@ -51,8 +50,7 @@ typedef struct {
     int bulk_min_tiles[EW_SHAPE_COUNT][2];
 } ew_policy_t;
 
-/* The policy of GPUs of compute capability major.minor, as built in; no environment read. A build
- * without the bulk-copy kernel (EW_HAS_BULK_COPY_CALLS 0) has bulk off in every policy. */
+/* The policy of GPUs of compute capability major.minor, as built in; no environment read. */
 ew_policy_t ew_policy_for(int major, int minor);
 
 /* The documented overrides, read once per handle: EW_BULK_COPY=0 or always, EW_BULK_TILE_BYTES,

@@ -67,7 +67,7 @@ void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
 
 /* The generated program's kernels, one per launcher slot the plan can pick (the catalogue's: src/dispatch.h):
  * the direct kernel aligned at each pack width, aligned in runs of two packs an access (1-byte types), with
- * inputs through shifted windows, and with out stored element by element. */
+ * inputs through shifted windows, and with out stored element by element; the bulk-copy kernel. */
 typedef enum {
     EWI_SLOT_PACK1,
     EWI_SLOT_PACK2,
@@ -76,6 +76,7 @@ typedef enum {
     EWI_SLOT_RUNS,
     EWI_SLOT_SHIFTED,
     EWI_SLOT_OUT_SHIFTED,
+    EWI_SLOT_BULK,
     EWI_SLOT_COUNT
 } ewi_slot_t;
 
@@ -90,18 +91,18 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
 /* The kernel symbol of a slot in the program ("ew_pack1", ...); NULL outside the enum. */
 const char *ewi_kernel_slot_name(int slot);
 
-/* Bytes of the direct kernel's BodyPlan (src/direct.cuh), which src/kernel.c builds in C: the program
- * asserts the size. */
-enum { EWI_BODY_PLAN_BYTES = 3 * 8 + 4 * 4 };
+/* Bytes of the direct kernel's BodyPlan (src/direct.cuh) and the bulk-copy kernel's BulkPlan
+ * (src/bulk.cuh), which src/kernel.c builds in C: the program asserts the sizes. */
+enum { EWI_BODY_PLAN_BYTES = 3 * 8 + 4 * 4, EWI_BULK_PLAN_BYTES = 2 * 8 + 8 };
 
 /* The device headers a program includes, embedded at build time (src/device_header.c.in): the
- * catalogue's own scalar semantics and direct kernel, NUL-terminated texts under their include names. */
+ * catalogue's own scalar semantics and kernels, NUL-terminated texts under their include names. */
 typedef struct {
     const char *name;
     const char *text;
     size_t size; /* without the NUL */
 } ewi_device_header_t;
-enum { EWI_DEVICE_HEADER_COUNT = 6 };
+enum { EWI_DEVICE_HEADER_COUNT = 7 };
 extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
 
 #ifdef __cplusplus

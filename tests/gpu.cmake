@@ -16,9 +16,17 @@ set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 6
 ew_add_test(test_strided_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strided_gpu.c LIBS ew_gpu_util GPU)
 set_tests_properties(test_strided_gpu PROPERTIES TIMEOUT 600)
 
-# User-defined kernels (NVRTC at run time): chains against catalogue calls, every offset, the caches.
+# User-defined kernels (NVRTC at run time): chains against catalogue calls, every offset, the caches;
+# again with the bulk-copy kernel at every n in small tiles (cc >= 9.0; elsewhere a repeat), one to four
+# inputs staged, and with the direct kernel alone.
 ew_add_test(test_kernel_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernel_gpu.c LIBS ew_gpu_util GPU)
+add_test(NAME test_kernel_gpu_bulk COMMAND test_kernel_gpu)
+add_test(NAME test_kernel_gpu_direct COMMAND test_kernel_gpu)
+set_tests_properties(test_kernel_gpu_bulk PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024")
+set_tests_properties(test_kernel_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0")
 set_tests_properties(test_kernel_gpu PROPERTIES TIMEOUT 600)
+set_tests_properties(test_kernel_gpu_bulk PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(test_kernel_gpu_direct PROPERTIES LABELS "gpu;direct" SKIP_RETURN_CODE 77 TIMEOUT 600)
 
 # Tensor lists (src/batched.h), and again with the 4 KiB kernel alone (as drivers before CUDA 12.1 run).
 ew_add_test(test_batched_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_batched_gpu.c LIBS ew_gpu_util GPU)

@@ -335,7 +335,7 @@ static void program_text(void **state)
                               "typedef UserOf<F8E4M3> in1_t;", "in0_t in0, in1_t in1, double p0, double p1, double p2)",
                               "#line 1 \"source\"\nreturn in0 ? in1 : 0.5f;\n", "using In2 = ew::StorageOf<in1_t>;",
                               "Out operator()(In1 x0, In2 x1) const", ", p[0], p[1], p[2]).value",
-                              "EW_SLOT(ew_pack8, 8,", "EW_SLOT(ew_shifted, 8,"};
+                              "EW_SLOT(ew_pack8, 8,", "EW_SLOT(ew_shifted, 8,", "EW_BULK_SLOT(ew_bulk, 8)"};
     for (size_t i = 0; i < COUNT(expected); ++i)
         if (strstr(program, expected[i]) == NULL) {
             print_error("program lacks \"%s\":\n%s\n", expected[i], program);
@@ -346,8 +346,8 @@ static void program_text(void **state)
 
 /* Which kernels a program has, by the catalogue's plan: the widest pack (16 bytes of the widest
  * operand), runs of two 8-byte packs for 1-byte types, shifted windows where every input's widest pack
- * is whole words, out stored element by element for unary ops that narrow to a quarter or less, and
- * the narrower packs only where neither shift exists. */
+ * is whole words, out stored element by element for unary ops that narrow to a quarter or less, the
+ * narrower packs only where neither shift exists, and the bulk-copy kernel always. */
 static void slots_follow_the_catalogue(void **state)
 {
     (void)state;
@@ -355,15 +355,15 @@ static void slots_follow_the_catalogue(void **state)
         ew_dtype_t out;
         int n_inputs;
         ew_dtype_t in[4];
-        int present[EWI_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted */
+        int present[EWI_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted, bulk */
     } cases[] = {
-        {EW_F32, 2, {EW_F32, EW_F32}, {0, 0, 1, 0, 0, 1, 0}},
-        {EW_I8, 2, {EW_I8, EW_I8}, {0, 0, 0, 1, 1, 1, 0}},
-        {EW_F16, 3, {EW_F16, EW_F16, EW_F16}, {0, 0, 0, 1, 0, 1, 0}},
-        {EW_F8E4M3, 1, {EW_F32}, {0, 0, 1, 0, 0, 0, 1}},
-        {EW_F16, 1, {EW_F32}, {0, 0, 1, 0, 0, 1, 0}},
-        {EW_F64, 4, {EW_F64, EW_I8, EW_BOOL, EW_F32}, {1, 1, 0, 0, 0, 0, 0}},
-        {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0}},
+        {EW_F32, 2, {EW_F32, EW_F32}, {0, 0, 1, 0, 0, 1, 0, 1}},
+        {EW_I8, 2, {EW_I8, EW_I8}, {0, 0, 0, 1, 1, 1, 0, 1}},
+        {EW_F16, 3, {EW_F16, EW_F16, EW_F16}, {0, 0, 0, 1, 0, 1, 0, 1}},
+        {EW_F8E4M3, 1, {EW_F32}, {0, 0, 1, 0, 0, 0, 1, 1}},
+        {EW_F16, 1, {EW_F32}, {0, 0, 1, 0, 0, 1, 0, 1}},
+        {EW_F64, 4, {EW_F64, EW_I8, EW_BOOL, EW_F32}, {1, 1, 0, 0, 0, 0, 0, 1}},
+        {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0, 1}},
     };
     for (size_t c = 0; c < COUNT(cases); ++c) {
         ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0};

@@ -999,7 +999,8 @@ static void test_bulk_all_phases(void **state)
 }
 
 /* The shapes of src/policy.h, stated on their own: 1-byte types by whether the op fills a table per
- * block, binary ops by their widest type, unary ops by out's width against the input's. */
+ * block, ops of two or more inputs (run-time compiled ones take up to four) by their widest type,
+ * unary ops by out's width against the input's. */
 static ew_shape_t model_shape(int count, const size_t size[], int block_table)
 {
     size_t widest = 0;
@@ -1007,13 +1008,54 @@ static ew_shape_t model_shape(int count, const size_t size[], int block_table)
         widest = size[i] > widest ? size[i] : widest;
     if (widest == 1)
         return block_table ? EW_SHAPE_BYTES_TABLE : EW_SHAPE_BYTES;
-    if (count == 3)
+    if (count > 2)
         return widest == 2 ? EW_SHAPE_BINARY_2BYTE : EW_SHAPE_BINARY_WIDE;
     if (size[0] > size[1])
         return EW_SHAPE_UNARY_WIDENING;
     if (size[0] == size[1])
         return EW_SHAPE_UNARY_SAME;
     return size[1] == 2 * size[0] ? EW_SHAPE_UNARY_HALVING : EW_SHAPE_UNARY_NARROWER;
+}
+
+/* Bulk plans of one to four inputs (run-time compiled ops) at every size mix, tile size and phase: the
+ * inputs' slots of shared memory (EW_PLAN_BULK_SLOT_BYTES each, as the launches count them) fit the
+ * 48 KiB a block gets without opting in, and the tiles cover the body. */
+static void test_bulk_many_inputs(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 2, 4, 8};
+    static const int tile_bytes[] = {1024, 8192, 32768};
+    ew_policy_t policy = ew_policy_for(9, 0);
+    int64_t plans = 0;
+    for (int count = 2; count <= EW_PLAN_MAX_POINTERS; ++count)
+        for (int mix = 0; mix < 1 << (2 * count); ++mix)
+            for (size_t t = 0; t < COUNT(tile_bytes); ++t)
+                for (int shifted = 0; shifted < 2; ++shifted) {
+                    uintptr_t address[EW_PLAN_MAX_POINTERS];
+                    size_t size[EW_PLAN_MAX_POINTERS] = {0}, widest = 0;
+                    for (int i = 0; i < count; ++i) {
+                        size[i] = sizes[(mix >> (2 * i)) & 3];
+                        widest = size[i] > widest ? size[i] : widest;
+                        address[i] = ((uintptr_t)(i + 1) << 32) + (shifted ? (uintptr_t)i * size[i] : 0);
+                    }
+                    policy.bulk_tile_bytes = tile_bytes[t];
+                    const int64_t n = 50000017;
+                    ew_plan_t plan;
+                    assert_true(make_bulk(&policy, n, count, address, size, 0, 1, &plan));
+                    const int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan.tile_packs * plan.pack;
+                    int64_t shared = 0;
+                    for (int i = 1; i < count; ++i)
+                        shared += EW_PLAN_BULK_SLOT_BYTES(tile, (int64_t)size[i]);
+                    if (shared > 48 * 1024)
+                        fail_msg("%d pointers, sizes %zu %zu %zu %zu %zu, tile bytes %d: %lld bytes of shared memory",
+                                 count, size[0], size[1], size[2], size[3], size[4], tile_bytes[t], (long long)shared);
+                    assert_true(tile * (int64_t)widest <= EW_PLAN_BULK_MAX_TILE_BYTES);
+                    assert_int_equal(plan.pack, ew_plan_max_pack(widest));
+                    assert_true((int64_t)plan.blocks * tile >= n - plan.head);
+                    assert_true((int64_t)plan.blocks * tile < n - plan.head + tile);
+                    ++plans;
+                }
+    printf("# %lld bulk plans of one to four inputs\n", (long long)plans);
 }
 
 /* ew_plan_shape: each shape by the calls of the catalogue that have it, then every size combination
@@ -1023,7 +1065,7 @@ static void test_plan_shape(void **state)
     (void)state;
     static const struct {
         int count;
-        size_t size[3];
+        size_t size[5];
         int block_table;
         ew_shape_t shape;
     } cases[] = {
@@ -1048,8 +1090,12 @@ static void test_plan_shape(void **state)
         {3, {8, 8, 8}, 0, EW_SHAPE_BINARY_WIDE},  /* add f64, i64 */
         {2, {4, 4}, 1, EW_SHAPE_UNARY_SAME},      /* a table per block counts for 1-byte types only */
         {3, {2, 2, 2}, 1, EW_SHAPE_BINARY_2BYTE},
+        {4, {2, 2, 2, 2}, 0, EW_SHAPE_BINARY_2BYTE},   /* run-time compiled: add(mul(a, b), c) f16 */
+        {5, {1, 1, 1, 1, 1}, 0, EW_SHAPE_BYTES},       /* four i8 inputs */
+        {5, {8, 1, 1, 8, 4}, 0, EW_SHAPE_BINARY_WIDE}, /* mixed, the widest 8 bytes */
+        {4, {2, 4, 1, 1}, 0, EW_SHAPE_BINARY_WIDE},    /* out narrower than an input: no unary rule */
     };
-    uintptr_t address[3] = {0x1000, 0x2000, 0x3000};
+    uintptr_t address[5] = {0x1000, 0x2000, 0x3000, 0x4000, 0x5000};
     for (size_t k = 0; k < COUNT(cases); ++k) {
         const ew_call_t call = call_of(1000, cases[k].count, address, cases[k].size, cases[k].block_table);
         if (ew_plan_shape(&call) != cases[k].shape) {
@@ -1059,8 +1105,8 @@ static void test_plan_shape(void **state)
     }
     /* every shape is some call's */
     int seen[EW_SHAPE_COUNT] = {0};
-    size_t size[3];
-    for (int count = 2; count <= 3; ++count)
+    size_t size[5];
+    for (int count = 2; count <= 5; ++count)
         for (int sc = 0; sc < 1 << (2 * count); ++sc)
             for (int table = 0; table <= 1; ++table) {
                 for (int i = 0; i < count; ++i)
@@ -1180,10 +1226,7 @@ static void test_bulk_follows_policy(void **state)
 static void test_choose(void **state)
 {
     (void)state;
-    /* Hopper's figures with bulk copies on, also in a build without the kernel (EW_HAS_BULK_COPY_CALLS
-     * 0), whose own policy has them off: the chooser is the same either way. */
-    ew_policy_t sm90 = ew_policy_for(9, 0);
-    sm90.bulk = EW_BULK_AUTO;
+    const ew_policy_t sm90 = ew_policy_for(9, 0);
     const ew_policy_t sm80 = ew_policy_for(8, 0);
     ew_policy_t off = sm90, always = sm90, automatic = sm90;
     off.bulk = EW_BULK_OFF;
@@ -1296,7 +1339,7 @@ static void test_policy_sm90(void **state)
     assert_int_equal(sm90.out_align, 128);
     assert_int_equal(sm90.shifted_waves, 32);
     assert_int_equal(sm90.dependent_launch, 1);
-    assert_int_equal(sm90.bulk, EW_HAS_BULK_COPY_CALLS ? EW_BULK_AUTO : EW_BULK_OFF); /* 0: CUDA 12.4 */
+    assert_int_equal(sm90.bulk, EW_BULK_AUTO);
     assert_int_equal(sm90.bulk_tile_bytes, 8192);
     assert_int_equal(sm90.bulk_wave_tiles, 8);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
@@ -1338,7 +1381,7 @@ static void test_policy_after_sm90(void **state)
         const ew_policy_t policy = ew_policy_for(cc[k][0], cc[k][1]);
         assert_valid_policy(&policy);
         assert_same_figures(&policy, &sm90);
-        assert_int_equal(policy.bulk, EW_HAS_BULK_COPY_CALLS ? EW_BULK_AUTO : EW_BULK_OFF);
+        assert_int_equal(policy.bulk, EW_BULK_AUTO);
         assert_int_equal(policy.dependent_launch, 1);
         assert_non_null(strstr(policy.name, "untuned"));
         assert_string_not_equal(policy.name, sm90.name);
@@ -1386,7 +1429,7 @@ static void test_policy_environment(void **state)
     want.bulk = EW_BULK_OFF;
     got = with_environment(9, "EW_BULK_COPY", "0");
     assert_same_figures(&got, &want);
-    want.bulk = EW_HAS_BULK_COPY_CALLS ? EW_BULK_ALWAYS : EW_BULK_OFF; /* never on without the kernel */
+    want.bulk = EW_BULK_ALWAYS;
     got = with_environment(9, "EW_BULK_COPY", "always");
     assert_same_figures(&got, &want);
     static const char *const not_a_mode[] = {"garbage", ""};
@@ -1439,7 +1482,7 @@ static void test_policy_environment(void **state)
     ew_policy_apply_environment(&got);
     clear_environment();
     want = ew_policy_for(10, 0);
-    want.bulk = EW_HAS_BULK_COPY_CALLS ? EW_BULK_ALWAYS : EW_BULK_OFF;
+    want.bulk = EW_BULK_ALWAYS;
     want.bulk_tile_bytes = 16384;
     want.dependent_launch = 0;
     assert_same_figures(&got, &want);
@@ -1468,6 +1511,7 @@ int main(void)
         cmocka_unit_test(test_other_grid_policies),
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_all_phases),
+        cmocka_unit_test(test_bulk_many_inputs),
         cmocka_unit_test(test_plan_shape),
         cmocka_unit_test(test_bulk_follows_policy),
         cmocka_unit_test(test_choose),

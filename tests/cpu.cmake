@@ -13,10 +13,13 @@ ew_add_test(test_batched SOURCES test_batched.c LIBS ${EW_CPU_TEST_LIBS})
 set_target_properties(test_batched PROPERTIES LINKER_LANGUAGE CXX)
 ew_add_test(test_layout SOURCES test_layout.c LIBS ${EW_CPU_TEST_LIBS})
 # Run-time compiled kernels through NVRTC, for sm_90, no GPU needed: skipped (77) where NVRTC cannot
-# be loaded. The second run points EW_NVRTC_LIBRARY at a missing file and checks the refusal.
+# be loaded. Its longest test, every architecture, runs as a test of its own beside the rest (two
+# cores: half the time); the third run points EW_NVRTC_LIBRARY at a missing file and checks the refusal.
 ew_add_test(test_nvrtc SOURCES test_nvrtc.c LIBS ${EW_CPU_TEST_LIBS})
 target_compile_definitions(test_nvrtc PRIVATE EW_SOURCE_SRC_DIR="${PROJECT_SOURCE_DIR}/src")
 set_tests_properties(test_nvrtc PROPERTIES SKIP_RETURN_CODE 77)
+add_test(NAME test_nvrtc_architectures COMMAND test_nvrtc architectures)
+set_tests_properties(test_nvrtc_architectures PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
 add_test(NAME test_nvrtc_missing COMMAND test_nvrtc missing)
 set_tests_properties(test_nvrtc_missing PROPERTIES LABELS cpu)
 target_compile_definitions(test_catalogue PRIVATE EW_PUBLIC_HEADER="${EW_GENERATED_INCLUDE_DIR}/elementwise.h")

@@ -441,6 +441,11 @@ int main(int argc, char **argv)
         const struct CMUnitTest tests[] = {cmocka_unit_test(missing_library_refused)};
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
+    /* "architectures": every_architecture alone, the longest, which ctest runs beside the rest */
+    if (argc > 1 && strcmp(argv[1], "architectures") == 0)
+        cmocka_set_test_filter("every_architecture");
+    else
+        cmocka_set_skip_filter("every_architecture");
     double start = now_ms();
     if (ewi_nvrtc_load() != EW_SUCCESS) {
         printf("skipped: %s\n", ew_get_last_error_message());

@@ -1130,6 +1130,8 @@ _KERNEL_SIGNATURES = {
     "ew_kernel_create": (_c_int, [_c_handle, ctypes.c_char_p, _c_int, _c_int, ctypes.POINTER(_c_int), _c_int,
                                   ctypes.POINTER(_c_ptr)]),
     "ew_kernel_launch": (_c_int, [_c_ptr, _c_i64, _c_ptr, _c_ptrs, ctypes.POINTER(_c_double), _c_ptr]),
+    "ew_kernel_launch_strided": (_c_int, [_c_ptr, _c_int, _c_i64p, _c_ptr, _c_i64p, _c_ptrs, ctypes.POINTER(_c_i64p),
+                                          ctypes.POINTER(_c_double), _c_ptr]),
     "ew_kernel_destroy": (_c_int, [_c_ptr]),
 }
 
@@ -1185,8 +1187,9 @@ class Kernel(_Closing):
     first lines. 1 to 4 inputs, 0 to 8 parameters (the library checks). Close it (or use ``with``)
     before closing its handle.
 
-    Calls take ``out`` first, then the inputs: ``k(out, a, b, params=(1.5,))``. Operands are, for
-    now, contiguous arrays with one number of elements (no strides, no broadcasting).
+    Calls take ``out`` first, then the inputs: ``k(out, a, b, params=(1.5,))``. As for the other
+    calls, the inputs broadcast to out's shape (NumPy's rules) and any operand may be a strided view,
+    negative strides included: such calls go through ew_kernel_launch_strided, without copies.
     """
 
     def __init__(self, source: Union[str, bytes], out_dtype: DTypeLike, in_dtypes: Any, n_params: int = 0, *,
@@ -1267,49 +1270,50 @@ class Kernel(_Closing):
             raise ValueError("the kernel is closed")
         return self._raw
 
-    def _check_operand(self, operand: _Operand, expected: DType, count: int) -> None:
+    @staticmethod
+    def _check_dtype(operand: _Operand, expected: DType) -> None:
         if operand.dtype != expected:
             raise ValueError("%s is %s but the kernel %s %s" % (
                 operand.what, operand.dtype.name, "makes" if operand.what == "out" else "takes", expected.name))
-        if not _is_contiguous(operand):
-            raise ValueError("%s is not contiguous (shape %s, strides %s in elements): strided and broadcast "
-                             "operands are not supported by kernels yet; pass contiguous arrays"
-                             % (operand.what, operand.shape, operand.strides))
-        if operand.count != count:
-            raise ValueError("%s has %d elements (shape %s) but in0 has %d: strided and broadcast operands are "
-                             "not supported by kernels yet; pass arrays of one size"
-                             % (operand.what, operand.count, operand.shape, count))
 
     def __call__(self, out: Optional[Array], *inputs: Array, params: Sequence[float] = (),
                  stream: StreamLike = None) -> Array:
-        """out[i] = body(inputs[0][i], ..., params) for every element, queued on the stream (resolved
-        as for the other calls: stream=, else the arrays' own). out None: allocated like the first
-        input, of dtype out_dtype. Returns out."""
+        """out[i] = body(inputs[0][i], ..., params) for every index i of out, the inputs broadcast to
+        out's shape (NumPy's rules), queued on the stream (resolved as for the other calls: stream=,
+        else the arrays' own). Operands contiguous alike over one shape take ew_kernel_launch, any
+        other layout (strided views, negative strides, broadcast inputs) ew_kernel_launch_strided; an
+        input may be out itself (in place). out None: allocated like the first input, of the inputs'
+        broadcast shape and dtype out_dtype. Returns out."""
         if len(inputs) != self.n_inputs:
             raise TypeError("the kernel takes %d inputs, %d given" % (self.n_inputs, len(inputs)))
         params = tuple(float(value) for value in params)
         if len(params) != self._n_params:
             raise TypeError("the kernel takes %d params, %d given" % (self._n_params, len(params)))
         raw = self._live()
-        launch = _kernel_function("ew_kernel_launch")
         operands = [_Operand(obj, "in%d" % i) for i, obj in enumerate(inputs)]
         if out is None:
             # A DLPack input's shape is known once it is read, on the stream the call then keeps.
             stream = _prepare(stream, operands)
-            count = operands[0].count
             for operand, expected in zip(operands, self._in_dtypes):
-                self._check_operand(operand, expected, count)
-            out = _allocate(operands[0].obj, operands[0].shape, self._out_dtype)
-        out_ = _Operand(out, "out", writable=True)
+                self._check_dtype(operand, expected)
+        out, out_ = _output(out, operands, None, self._out_dtype)
         chosen = _prepare(stream, [out_] + operands)
-        count = operands[0].count
         for operand, expected in zip(operands, self._in_dtypes):
-            self._check_operand(operand, expected, count)
-        self._check_operand(out_, self._out_dtype, count)
-        # n = 0 is still a call, as for the flat ops: the library checks the kernel and takes NULLs.
+            self._check_dtype(operand, expected)
+        self._check_dtype(out_, self._out_dtype)
+        layout = _Layout(out_, operands)
         pointers = (_c_ptr * len(operands))(*[operand.pointer for operand in operands])
         values = (_c_double * len(params))(*params) if params else None
-        _check(launch(raw, count, out_.pointer, pointers, values, chosen), "ew_kernel_launch")
+        if layout.flat:
+            # n = 0 is still a call, as for the flat ops: the library checks the kernel and takes NULLs.
+            launch = _kernel_function("ew_kernel_launch")
+            _check(launch(raw, layout.count, out_.pointer, pointers, values, chosen), "ew_kernel_launch")
+            return out
+        launch = _kernel_function("ew_kernel_launch_strided")
+        # The layout's arrays, which these point into, live until the call returns.
+        in_strides = (_c_i64p * len(operands))(*[ctypes.cast(strides, _c_i64p) for strides in layout.strides[1:]])
+        _check(launch(raw, layout.ndim, layout.shape, out_.pointer, layout.strides[0], pointers, in_strides, values,
+                      chosen), "ew_kernel_launch_strided")
         return out
 
     def close(self) -> None:

@@ -800,6 +800,19 @@ def test_a_null_handle_or_kernel_is_refused_by_the_library():
     assert ew._kernel_function("ew_kernel_destroy")(None) == ew.Status.SUCCESS
 
 
+def test_a_null_kernel_is_refused_by_the_strided_launch_too():
+    needs_kernel_symbols()
+    if not hasattr(ew._lib, "ew_kernel_launch_strided"):
+        pytest.skip("%s (version %d.%d.%d) has no ew_kernel_launch_strided"
+                    % ((ew.library_path,) + ew.library_version()))
+    out, bias = FakeArray(shape=(2, 4)), FakeArray(shape=(4,), pointer=0x20000)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.Kernel._from_raw(None, "f32", ["f32"])(out, bias)
+    assert caught.value.status == ew.Status.INVALID_HANDLE
+    assert caught.value.function == "ew_kernel_launch_strided"
+    assert caught.value.message == ew._last_error_message()
+
+
 KERNEL = 0xC0DE
 
 
@@ -813,10 +826,22 @@ class FakeCreate(Recorder):
         return status
 
 
+class FakeStridedLaunch(Recorder):
+    """ew_kernel_launch_strided: records, reading in_strides (an array of pointers, one per input) as
+    the C side would: each entry's ndim strides, or None for a NULL entry."""
+
+    def __call__(self, *args):
+        status = super().__call__(*args)
+        ndim, in_strides = args[1], args[6]
+        read = None if in_strides is None else tuple(tuple(entry[:ndim]) if entry else None for entry in in_strides)
+        self.args = self.args[:6] + (read,) + self.args[7:]
+        return status
+
+
 @pytest.fixture
 def kernel_calls(monkeypatch):
     recorders = {"ew_kernel_create": FakeCreate(), "ew_kernel_launch": Recorder(),
-                 "ew_kernel_destroy": Recorder()}
+                 "ew_kernel_launch_strided": FakeStridedLaunch(), "ew_kernel_destroy": Recorder()}
     for name, recorder in recorders.items():
         # raising=False: a library without them (before 1.1) has none of them to replace.
         monkeypatch.setattr(ew._lib, name, recorder, raising=False)
@@ -875,10 +900,11 @@ def test_a_kernel_without_handle_uses_the_current_devices_default_handle(kernel_
 def test_kernel_launch_passes_the_c_api_its_arguments(kernel_calls):
     kernel = make_kernel(out_dtype="f16", n_params=2)
     out = FakeArray(shape=(3, 5), typestr="<f2", pointer=0x100)
-    a, b = FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(15,), pointer=0x300)  # same size suffices
+    a, b = FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(3, 5), pointer=0x300)
     assert kernel(out, a, b, params=(1.5, 2), stream=7) is out
     args = kernel_calls["ew_kernel_launch"].args
     assert args[0].value == KERNEL and args[1:] == (15, 0x100, (0x200, 0x300), (1.5, 2.0), 7)
+    assert kernel_calls["ew_kernel_launch_strided"].args is None
     # The stream named by the arrays' interfaces, and NULL params for a kernel that takes none.
     kernel = make_kernel()
     kernel(FakeArray(stream=0x99), FakeArray(pointer=0x200, stream=0x99), FakeArray(pointer=0x300))
@@ -906,15 +932,24 @@ def test_kernel_calls_check_their_arguments_before_the_library(kernel_calls):
         kernel(out, a, FakeArray(typestr="<f2"), params=(1.0,))
     with pytest.raises(ValueError, match="out is F32 but the kernel makes F16"):
         kernel(FakeArray(), a, b, params=(1.0,))
-    with pytest.raises(ValueError, match="in0 is not contiguous.*not supported by kernels yet"):
-        kernel(out, FakeArray(strides=(8,)), b, params=(1.0,))
-    with pytest.raises(ValueError, match="in1 has 1 elements.*not supported by kernels yet"):
-        kernel(out, a, FakeArray(shape=(1,)), params=(1.0,))  # no broadcasting
-    with pytest.raises(ValueError, match="out has 8 elements"):
-        kernel(FakeArray(shape=(8,), typestr="<f2"), a, b, params=(1.0,))
+    with pytest.raises(ValueError, match=r"in1 has shape \(3,\), which does not broadcast to out's shape \(4,\)"):
+        kernel(out, a, FakeArray(shape=(3,)), params=(1.0,))
+    with pytest.raises(ValueError, match=r"in0 has shape \(4,\), which does not broadcast to out's shape \(8,\)"):
+        kernel(FakeArray(shape=(8,), typestr="<f2"), a, b, params=(1.0,))  # out does not broadcast
+    with pytest.raises(ValueError, match="more dimensions than out's"):
+        kernel(out, FakeArray(shape=(1, 4)), b, params=(1.0,))
+    with pytest.raises(ValueError, match="out is broadcast"):
+        kernel(FakeArray(shape=(2, 4), typestr="<f2", strides=(0, 2)), a, b, params=(1.0,))
+    with pytest.raises(ValueError, match="out overlaps itself"):
+        kernel(FakeArray(shape=(2, 4), typestr="<f2", strides=(2, 2)), a, b, params=(1.0,))
+    shape = (2,) * 9
+    with pytest.raises(ValueError, match="at most 8"):
+        kernel(FakeArray(shape=shape, typestr="<f2"), FakeArray(shape=shape),
+               FakeArray(shape=shape, strides=tuple(8 * 4 ** k for k in reversed(range(9)))), params=(1.0,))
     with pytest.raises(ValueError, match="read-only"):
         kernel(FakeArray(typestr="<f2", read_only=True), a, b, params=(1.0,))
     assert kernel_calls["ew_kernel_launch"].args is None
+    assert kernel_calls["ew_kernel_launch_strided"].args is None
 
 
 def test_kernel_out_none_is_made_like_the_first_input_of_out_dtype(kernel_calls, fake_cupy):
@@ -923,9 +958,17 @@ def test_kernel_out_none_is_made_like_the_first_input_of_out_dtype(kernel_calls,
     assert fake_cupy.made == [("empty_like", (2, 3), "float16")]
     assert result.__cuda_array_interface__["typestr"] == "<f2"
     assert kernel_calls["ew_kernel_launch"].args[1:] == (6, 0xA000, (0x200, 0x300), None, 5)
-    with pytest.raises(ValueError, match="in1 is not contiguous"):
-        make_kernel(out_dtype="f16")(None, a, cupy_array(shape=(2, 3), strides=(4, 8)))
-    assert len(fake_cupy.made) == 1  # refused before allocating
+    # Of the inputs' broadcast shape: a column against a row makes a (2, 3) out, launched strided.
+    column, row = cupy_array(shape=(2, 1), pointer=0x400), cupy_array(shape=(3,), pointer=0x500)
+    make_kernel(out_dtype="f16")(None, column, row, stream=5)
+    assert fake_cupy.made[1] == ("empty", (2, 3), "float16")
+    assert kernel_calls["ew_kernel_launch_strided"].args[1:] == (
+        2, (2, 3), 0xB000, (3, 1), (0x400, 0x500), ((1, 0), (0, 1)), None, 5)
+    with pytest.raises(ValueError, match="do not broadcast together"):
+        make_kernel(out_dtype="f16")(None, a, cupy_array(shape=(2,)))
+    with pytest.raises(ValueError, match="in1 is F16"):
+        make_kernel(out_dtype="f16")(None, a, cupy_array(shape=(2, 3), typestr="<f2"))
+    assert len(fake_cupy.made) == 2  # refused before allocating
 
 
 def test_kernel_inputs_through_dlpack_are_read_on_the_calls_stream(kernel_calls):
@@ -940,6 +983,114 @@ def test_a_failing_kernel_launch_raises_with_its_name(kernel_calls):
     with pytest.raises(ew.ElementwiseError) as caught:
         make_kernel()(FakeArray(), FakeArray(), FakeArray())
     assert caught.value.function == "ew_kernel_launch" and caught.value.status == ew.Status.DEVICE_MISMATCH
+    kernel_calls["ew_kernel_launch_strided"].status = int(ew.Status.INVALID_VALUE)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        make_kernel()(FakeArray(shape=(2, 4)), FakeArray(shape=(2, 4)), FakeArray(shape=(4,)))
+    assert caught.value.function == "ew_kernel_launch_strided" and caught.value.status == ew.Status.INVALID_VALUE
+
+
+# ---- Kernel on strided and broadcast arrays: ew_kernel_launch_strided ----
+
+def strided_args(kernel_calls):
+    """What reached ew_kernel_launch_strided after the kernel: ndim, shape, out, out's strides, the
+    inputs' pointers, their strides, params, stream."""
+    assert kernel_calls["ew_kernel_launch"].args is None, "the flat launch was called"
+    args = kernel_calls["ew_kernel_launch_strided"].args
+    assert args[0].value == KERNEL
+    return args[1:]
+
+
+def test_a_kernel_on_a_transposed_input_launches_strided_as_it_is(kernel_calls):
+    out = FakeArray(shape=(3, 5), pointer=0x100)
+    a = FakeArray(shape=(3, 5), pointer=0x200, strides=(4, 12))  # a (5, 3) array, transposed
+    b = FakeArray(shape=(3, 5), pointer=0x300)
+    assert make_kernel()(out, a, b, stream=7) is out
+    assert strided_args(kernel_calls) == (2, (3, 5), 0x100, (5, 1), (0x200, 0x300), ((1, 3), (5, 1)), None, 7)
+
+
+def test_a_kernel_broadcasts_a_row_and_a_column_with_stride_zero(kernel_calls):
+    kernel = make_kernel(n_params=1)
+    out, x = FakeArray(shape=(4, 6), pointer=0x100), FakeArray(shape=(4, 6), pointer=0x200)
+    kernel(out, x, FakeArray(shape=(6,), pointer=0x300), params=(2,), stream=7)
+    assert strided_args(kernel_calls) == (2, (4, 6), 0x100, (6, 1), (0x200, 0x300), ((6, 1), (0, 1)), (2.0,), 7)
+    kernel(out, FakeArray(shape=(4, 1), pointer=0x400), x, params=(2,), stream=7)
+    assert strided_args(kernel_calls) == (2, (4, 6), 0x100, (6, 1), (0x400, 0x200), ((1, 0), (6, 1)), (2.0,), 7)
+    kernel(out, FakeArray(shape=(), pointer=0x500), x, params=(2,), stream=7)  # a scalar: stride 0 throughout
+    assert strided_args(kernel_calls) == (1, (24,), 0x100, (1,), (0x500, 0x200), ((0,), (1,)), (2.0,), 7)
+
+
+def test_a_kernel_takes_negative_strides_and_strided_outs(kernel_calls):
+    out = FakeArray(shape=(5,), pointer=0x100)
+    make_kernel(in_dtypes=["f32"], source="return in0;")(out, FakeArray(shape=(5,), pointer=0x210, strides=(-4,)),
+                                                         stream=7)
+    assert strided_args(kernel_calls) == (1, (5,), 0x100, (1,), (0x210,), ((-1,),), None, 7)
+    transposed_out = FakeArray(shape=(3, 5), pointer=0x100, strides=(4, 12))
+    make_kernel()(transposed_out, FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(5,), pointer=0x300),
+                  stream=7)
+    assert strided_args(kernel_calls) == (2, (3, 5), 0x100, (1, 3), (0x200, 0x300), ((5, 1), (0, 1)), None, 7)
+
+
+def test_a_kernel_counts_strides_in_each_operands_own_elements(kernel_calls):
+    # f16 out, an f64 input every other element, an i8 input broadcast along rows, an f32 column.
+    kernel = make_kernel(out_dtype="f16", in_dtypes=("f64", "i8", "f32"), source="return in0 + in1 + in2;")
+    out = FakeArray(shape=(3, 4), typestr="<f2", pointer=0x100)
+    wide = FakeArray(shape=(3, 4), typestr="<f8", pointer=0x200, strides=(64, 16))
+    row = FakeArray(shape=(1, 4), typestr="|i1", pointer=0x300)
+    column = FakeArray(shape=(3, 1), pointer=0x400)
+    kernel(out, wide, row, column, stream=7)
+    assert strided_args(kernel_calls) == (2, (3, 4), 0x100, (4, 1), (0x200, 0x300, 0x400),
+                                          ((8, 2), (0, 1), (1, 0)), None, 7)
+
+
+def test_a_kernel_with_four_inputs_broadcasts_each_to_outs_shape(kernel_calls):
+    kernel = make_kernel(in_dtypes=("f32",) * 4, source="return in0 * in1 + in2 - in3;")
+    out = FakeArray(shape=(2, 3, 4), pointer=0x100)
+    inputs = [FakeArray(shape=(2, 3, 4), pointer=0x200), FakeArray(shape=(3, 1), pointer=0x300),
+              FakeArray(shape=(2, 1, 4), pointer=0x400), FakeArray(shape=(4,), pointer=0x500)]
+    kernel(out, *inputs, stream=7)
+    assert strided_args(kernel_calls) == (3, (2, 3, 4), 0x100, (12, 4, 1), (0x200, 0x300, 0x400, 0x500),
+                                          ((12, 4, 1), (0, 1, 0), (4, 0, 1), (0, 0, 1)), None, 7)
+
+
+def test_a_kernel_merges_what_is_contiguous_and_launches_flat_when_all_is(kernel_calls):
+    shape = (2,) * 10  # more dimensions than the library takes, but contiguous: one flat launch
+    make_kernel()(*(FakeArray(shape=shape, pointer=p) for p in (0x100, 0x200, 0x300)), stream=7)
+    assert kernel_calls["ew_kernel_launch"].args[1:] == (1024, 0x100, (0x200, 0x300), None, 7)
+    assert kernel_calls["ew_kernel_launch_strided"].args is None
+    # Extent-1 dimensions, whatever their strides, are contiguous too.
+    kernel_calls["ew_kernel_launch"].args = None
+    make_kernel()(FakeArray(shape=(3, 1, 4), pointer=0x100), FakeArray(shape=(3, 1, 4), pointer=0x200,
+                                                                       strides=(16, 999, 4)),
+                  FakeArray(shape=(3, 1, 4), pointer=0x300), stream=7)
+    assert kernel_calls["ew_kernel_launch"].args[1:] == (12, 0x100, (0x200, 0x300), None, 7)
+    # A sliced row merges with its neighbours: one strided dimension fewer.
+    kernel_calls["ew_kernel_launch"].args = None
+    rows = FakeArray(shape=(3, 1, 4), pointer=0x200, strides=(32, 999, 4))  # every other row of 8
+    make_kernel(in_dtypes=["f32"], source="return in0;")(FakeArray(shape=(3, 1, 4), pointer=0x100), rows, stream=7)
+    assert strided_args(kernel_calls) == (2, (3, 4), 0x100, (4, 1), (0x200,), ((8, 1),), None, 7)
+
+
+def test_a_kernel_in_place_on_a_strided_view_passes_out_as_the_input(kernel_calls):
+    view = FakeArray(shape=(3, 4), pointer=0x100, strides=(32, 4))
+    make_kernel()(view, view, FakeArray(shape=(4,), pointer=0x200), stream=7)
+    assert strided_args(kernel_calls) == (2, (3, 4), 0x100, (8, 1), (0x100, 0x200), ((8, 1), (0, 1)), None, 7)
+
+
+def test_a_strided_kernel_input_through_dlpack(kernel_calls):
+    x = FakeDLPack(shape=(3, 2), strides=(1, 3), pointer=0x4000)  # a (2, 3) tensor, transposed
+    make_kernel(in_dtypes=["f32"], source="return in0;")(FakeArray(shape=(3, 2)), x, stream=0x77)
+    assert x.calls == [dict(stream=0x77, max_version=(1, 0), copy=False)]
+    assert strided_args(kernel_calls) == (2, (3, 2), 0x10000, (2, 1), (0x4000,), ((1, 3),), None, 0x77)
+
+
+def test_a_library_without_the_strided_launch_still_runs_contiguous_kernels(monkeypatch):
+    flat = Recorder()
+    monkeypatch.setattr(ew, "_lib", types.SimpleNamespace(ew_get_version=lambda: 10100, ew_kernel_launch=flat))
+    kernel = ew.Kernel._from_raw(KERNEL, "f32", ["f32"])
+    kernel(FakeArray(shape=(2, 3)), FakeArray(shape=(2, 3), pointer=0x20000), stream=7)
+    assert flat.args[1:] == (6, 0x10000, (0x20000,), None, 7)
+    with pytest.raises(NotImplementedError, match=r"has no ew_kernel_launch_strided.*1\.1 or later"):
+        kernel(FakeArray(shape=(2, 3)), FakeArray(shape=(3,), pointer=0x20000))
 
 
 def test_closing_a_kernel_destroys_it_once(kernel_calls):

@@ -832,10 +832,12 @@ def test_kernel_errors(torch, kernels):
         add(torch.empty_like(a), a, a.half())
     with pytest.raises(ValueError, match="out is F16"):
         add(a.half(), a, a)
-    with pytest.raises(ValueError, match="not supported by kernels yet"):
-        add(torch.empty(32, device="cuda"), a[::2], a[:32])
-    with pytest.raises(ValueError, match="not supported by kernels yet"):
-        add(torch.empty(64, device="cuda"), a, a[:1])  # no broadcasting
+    with pytest.raises(ValueError, match="does not broadcast to out's shape"):
+        add(torch.empty(32, device="cuda"), a[::2], a[:16])
+    with pytest.raises(ValueError, match="do not broadcast together"):
+        add(None, a, a[:16])
+    with pytest.raises(ValueError, match="out is broadcast"):
+        add(torch.empty(1, 64, device="cuda").expand(4, 64), a, a)
     with pytest.raises(TypeError, match="takes 2 inputs"):
         add(a, a)
 
@@ -854,6 +856,141 @@ def test_a_kernel_on_cupy_arrays(cupy, kernels):
     step = ew.scale_add(None, 1.5, a, b)
     want = ew.cast(None, ew.relu(step, step), out_dtype="f16")
     assert bool((made.view(cupy.uint16) == want.view(cupy.uint16)).all())
+
+
+# ---- Kernel on strided and broadcast views: ew_kernel_launch_strided ----
+
+@pytest.fixture(scope="session")
+def strided_kernels(kernels):
+    """kernels, where the library has ew_kernel_launch_strided."""
+    if not hasattr(ew._lib, "ew_kernel_launch_strided"):
+        unavailable("%s has no strided kernel launches (ew_kernel_launch_strided)" % ew.library_path)
+    return kernels
+
+
+def filled(torch, dtype, shape, byte):
+    """A contiguous tensor of ``shape`` whose every byte is ``byte``."""
+    tensor = torch.empty(shape, dtype=torch_dtype(torch, dtype), device="cuda")
+    tensor.view(torch.uint8).fill_(byte)
+    return tensor
+
+
+def assert_same_view_bits(torch, got, want, inputs, what):
+    """assert_same_bits on N-d views: all flattened in got's index order, the inputs broadcast to
+    got's shape first (copies made for the comparison only)."""
+    flat = lambda t: t.expand(got.shape).contiguous().reshape(-1)  # noqa: E731
+    assert tuple(got.shape) == tuple(want.shape), (what, got.shape, want.shape)
+    assert_same_bits(torch, flat(got), flat(want), [flat(t) for t in inputs], what)
+
+
+def assert_kernel_matches_flat_launch(torch, kernel, out, inputs, what, params=()):
+    """out, written by a strided launch, bit for bit the same kernel's flat launch on contiguous
+    copies of the inputs broadcast to out's shape. The flat launch's out is poisoned with other
+    bytes (0xA5) than out's (0x5A), so an element neither launch wrote differs too."""
+    copies = [t.expand(out.shape).contiguous() for t in inputs]
+    want = filled(torch, kernel.out_dtype, tuple(out.shape), 0xA5)
+    kernel(want, *copies, params=params)
+    assert_same_view_bits(torch, out, want, copies, what)
+
+
+@pytest.mark.parametrize("case", VIEW_CASES)
+@pytest.mark.parametrize("dtype", [D.F32, D.F16, D.BF16, D.I8], ids=names)
+def test_an_add_kernel_on_views_matches_the_strided_add_bit_for_bit(torch, strided_kernels, dtype, case):
+    add = strided_kernels(ADD_SOURCE, dtype, (dtype, dtype))
+    out, a, b = view_case(torch, dtype, case, 300)
+    assert add(out, a, b) is out
+    what = "kernel %s %s, %s" % (ADD_SOURCE, dtype.name, case)
+    assert_kernel_matches_flat_launch(torch, add, out, [a, b], what)
+    want = poisoned_base(torch, dtype, out.numel()).view(out.shape)
+    ew.add(want, a, b)  # the catalogue's strided call
+    assert_same_view_bits(torch, out, want, [a, b], what + " against ew.add")
+    assert_gaps_untouched(torch, out, what)
+
+
+def test_a_chain_kernel_on_a_transposed_input_and_a_broadcast_row(torch, strided_kernels):
+    chain = strided_kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
+    a = random_tensor(torch, D.F32, ROWS * COLUMNS, 310).view(COLUMNS, ROWS).t()
+    bias = random_tensor(torch, D.F32, COLUMNS, 311)
+    out = poisoned_base(torch, D.F16, ROWS * COLUMNS).view(COLUMNS, ROWS).t()  # a transposed out as well
+    chain(out, a, bias, params=(1.5,))
+    assert_kernel_matches_flat_launch(torch, chain, out, [a, bias], "chain on a.t() and a row", params=(1.5,))
+    assert_gaps_untouched(torch, out, "chain on a.t() and a row")
+    column = random_tensor(torch, D.F32, ROWS, 312).view(ROWS, 1)
+    made = chain(None, column, bias, params=(-0.5,))  # the inputs' broadcast shape
+    assert made.shape == (ROWS, COLUMNS) and made.dtype == torch.float16
+    assert_kernel_matches_flat_launch(torch, chain, made, [column, bias], "chain(None, column, row)",
+                                      params=(-0.5,))
+
+
+def test_a_ternary_kernel_with_mixed_broadcasting(torch, strided_kernels):
+    kernel = strided_kernels("return ew::add(ew::mul(in0, in1), in2);", D.F16, (D.F16, D.F16, D.F16))
+    a = random_tensor(torch, D.F16, 2 * ROWS * COLUMNS, 320).view(ROWS, 2 * COLUMNS)[:, 1::2]
+    row = random_tensor(torch, D.F16, COLUMNS, 321)
+    column = random_tensor(torch, D.F16, ROWS, 322).view(ROWS, 1)
+    out = poisoned_base(torch, D.F16, ROWS * COLUMNS).view(ROWS, COLUMNS)
+    kernel(out, a, row, column)
+    assert_kernel_matches_flat_launch(torch, kernel, out, [a, row, column], "mul(a[:, 1::2], row) + column")
+    want = ew.mul(None, a, row)
+    ew.add(want, want, column)
+    assert_same_view_bits(torch, out, want, [a, row, column], "mul then add, broadcast")
+
+
+def test_a_four_input_kernel_with_mixed_broadcasting_in_three_dimensions(torch, strided_kernels):
+    source = "return ew::add(ew::mul(in0, in1), ew::scale_add(p0, in2, in3));"
+    kernel = strided_kernels(source, D.F32, (D.F32,) * 4, 1)
+    shape = (3, ROWS, COLUMNS)
+    permuted = random_tensor(torch, D.F32, 3 * ROWS * COLUMNS, 330).view(COLUMNS, 3, ROWS).permute(1, 2, 0)
+    row = random_tensor(torch, D.F32, COLUMNS, 331)
+    column = random_tensor(torch, D.F32, 3 * ROWS, 332).view(3, ROWS, 1)
+    plane = random_tensor(torch, D.F32, 3, 333).view(3, 1, 1)
+    out = poisoned_base(torch, D.F32, 3 * ROWS * COLUMNS).view(shape)
+    kernel(out, permuted, row, column, plane, params=(0.75,))
+    assert_kernel_matches_flat_launch(torch, kernel, out, [permuted, row, column, plane], "four inputs, 3-d",
+                                      params=(0.75,))
+
+
+def test_a_kernel_in_place_on_a_strided_view(torch, strided_kernels):
+    add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+    base = random_tensor(torch, D.F32, 2 * ROWS * COLUMNS, 340)
+    x = base.view(ROWS, 2 * COLUMNS)[:, ::2]
+    untouched = base.view(ROWS, 2 * COLUMNS)[:, 1::2].clone()
+    bias = random_tensor(torch, D.F32, COLUMNS, 341)
+    want = ew.add(None, x, bias)
+    assert add(x, x, bias) is x  # out is in0
+    assert_same_view_bits(torch, x, want, [bias], "in-place kernel on every other column")
+    assert_same_view_bits(torch, base.view(ROWS, 2 * COLUMNS)[:, 1::2], untouched, [], "the columns between")
+
+
+def test_a_kernel_out_overlapping_a_strided_input_is_refused_by_the_library(torch, strided_kernels):
+    add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+    base = torch.zeros(2 * 4099, device="cuda")
+    with pytest.raises(ew.ElementwiseError) as caught:
+        add(base[1:4100], base[0:8198:2], base[0:8198:2])
+    assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.function == "ew_kernel_launch_strided"
+
+
+def cupy_filled(cupy, shape, byte):
+    array = cupy.empty(shape, dtype=cupy.float32)
+    array.view(cupy.uint8).fill(byte)
+    return array
+
+
+def test_a_kernel_on_negative_stride_views(cupy, strided_kernels):
+    add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+    a = cupy.random.standard_normal((ROWS, COLUMNS), dtype=cupy.float32)
+    b = cupy.random.standard_normal((ROWS, 2 * COLUMNS), dtype=cupy.float32)
+    bias = cupy.random.standard_normal(COLUMNS, dtype=cupy.float32)
+    cases = {"both reversed, out rows reversed": (cupy_filled(cupy, (ROWS, COLUMNS), 0x5A)[::-1], a[::-1, ::-1],
+                                                  b[:, ::-2]),
+             "reversed row broadcast": (cupy_filled(cupy, (ROWS, COLUMNS), 0x5A), a, bias[::-1])}
+    for what, (out, x, y) in cases.items():
+        assert add(out, x, y) is out
+        got = cupy.ascontiguousarray(out).view(cupy.uint32)
+        want = cupy_filled(cupy, (ROWS, COLUMNS), 0xA5)
+        add(want, cupy.ascontiguousarray(x), cupy.ascontiguousarray(cupy.broadcast_to(y, (ROWS, COLUMNS))))
+        assert bool((got == want.view(cupy.uint32)).all()), what + ": the strided and the flat launch differ"
+        catalogue = cupy.ascontiguousarray(ew.add(None, x, y))
+        assert bool((got == catalogue.view(cupy.uint32)).all()), what + ": the kernel and ew.add differ"
 
 
 def test_compiled_kernels_are_cached_on_disk(handle, kernels, tmp_path):

@@ -2,14 +2,17 @@
 /* Strided layouts: the checks a strided call's views must pass, their coalescing into the fewest
  * dimensions that address the same elements, and the strided launch plan (which kernel, how its
  * operands are read, its grid). Pure C, so the CPU tests check it against a brute-force model; the
- * kernels (src/strided.cuh) take the plan as it is. */
+ * kernels (src/strided.cuh) take the plan as it is. NVRTC sees the plan's types only (run-time
+ * compiled ops' strided kernels: src/rtc.c defines EW_MAX_DIMS for it). */
 #ifndef EW_LAYOUT_H
 #define EW_LAYOUT_H
 
+#if !defined(__CUDACC_RTC__)
 #include <stddef.h>
 #include <stdint.h>
 
 #include "elementwise.h"
+#endif
 #include "plan.h"
 
 #ifdef __cplusplus
@@ -17,44 +20,12 @@ extern "C" {
 #endif
 
 enum {
-    EW_LAYOUT_MAX_OPERANDS = 3, /* out and up to two inputs */
+    EW_LAYOUT_MAX_OPERANDS = 5, /* out and up to four inputs (two for the catalogue's ops) */
     EW_TILE = 32,               /* the tiled kernel's tile: EW_TILE x EW_TILE elements */
     EW_TILE_ROWS = 8,           /* its block: EW_TILE x EW_TILE_ROWS threads, EW_TILE / EW_TILE_ROWS rows each */
     EW_TILE_MIN_EXTENT = 8,     /* both tiled dimensions at least this long, else the gather kernel */
     EW_GATHER_UNROLL = 2        /* packs a gather thread loads before it computes: 32 bytes an input */
 };
-
-/* One operand of a strided call as the caller gave it: strides in elements (NULL: C-contiguous). */
-typedef struct {
-    const char *name;       /* "out", "a", "b", "x" */
-    const char *strides_name; /* "out_strides", ... */
-    const void *address;
-    const int64_t *strides;
-    size_t elem_size;
-} ew_view_t;
-
-/* The views coalesced: dimension 0 is out's innermost (smallest stride), extents all >= 2, every
- * stride of out positive, adjacent dimensions merged wherever every operand allows. Operand k's element
- * at index (i_0, ..., i_{ndim-1}) is at base[k] + sum_d i_d * stride[k][d] elements. */
-typedef struct {
-    int ndim; /* 0 (one element) to EW_MAX_DIMS */
-    int count;
-    int64_t n; /* elements */
-    int64_t shape[EW_MAX_DIMS];
-    int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
-    uintptr_t base[EW_LAYOUT_MAX_OPERANDS]; /* byte addresses of the elements at index 0 */
-} ew_layout_t;
-
-/* Checks views of shape (ndim extents, outermost first, as the caller gives it) and coalesces them.
- * views[0] is out. On failure returns the status with the message set (naming the operand and the
- * dimension); on success *layout holds n (0: nothing to do, and nothing else is filled). */
-ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_view_t views[], ew_layout_t *layout);
-
-/* 1 if every operand is contiguous over the layout, in the same order: the flat call does it. */
-int ew_layout_is_flat(const ew_layout_t *layout);
-
-/* The byte range [*lo, *hi) operand k spans. */
-void ew_layout_span(const ew_layout_t *layout, int k, size_t elem_size, uintptr_t *lo, uintptr_t *hi);
 
 /* Division by a fixed divisor d in [1, 2^63) as a multiply-high, an add and a shift, exact for every
  * dividend in [0, 2^63): q = (mulhi(n, magic) + n) >> shift (round-up method, as PyTorch's IntDivider
@@ -64,12 +35,6 @@ typedef struct {
     uint64_t magic;
     int shift;
 } ew_divider_t;
-ew_divider_t ew_divider_make(uint64_t divisor);
-static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
-{
-    const uint64_t high = (uint64_t)(((unsigned __int128)n * d->magic) >> 64);
-    return (high + n) >> d->shift;
-}
 
 /* How a kernel reaches one operand. */
 typedef enum {
@@ -109,8 +74,49 @@ typedef struct {
     unsigned blocks;
 } ew_strided_plan_t;
 
+#if !defined(__CUDACC_RTC__)
+/* One operand of a strided call as the caller gave it: strides in elements (NULL: C-contiguous). */
+typedef struct {
+    const char *name;       /* "out", "a", "b", "x" */
+    const char *strides_name; /* "out_strides", ... */
+    const void *address;
+    const int64_t *strides;
+    size_t elem_size;
+} ew_view_t;
+
+/* The views coalesced: dimension 0 is out's innermost (smallest stride), extents all >= 2, every
+ * stride of out positive, adjacent dimensions merged wherever every operand allows. Operand k's element
+ * at index (i_0, ..., i_{ndim-1}) is at base[k] + sum_d i_d * stride[k][d] elements. */
+typedef struct {
+    int ndim; /* 0 (one element) to EW_MAX_DIMS */
+    int count;
+    int64_t n; /* elements */
+    int64_t shape[EW_MAX_DIMS];
+    int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
+    uintptr_t base[EW_LAYOUT_MAX_OPERANDS]; /* byte addresses of the elements at index 0 */
+} ew_layout_t;
+
+/* Checks views of shape (ndim extents, outermost first, as the caller gives it) and coalesces them.
+ * views[0] is out. On failure returns the status with the message set (naming the operand and the
+ * dimension); on success *layout holds n (0: nothing to do, and nothing else is filled). */
+ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_view_t views[], ew_layout_t *layout);
+
+/* 1 if every operand is contiguous over the layout, in the same order: the flat call does it. */
+int ew_layout_is_flat(const ew_layout_t *layout);
+
+/* The byte range [*lo, *hi) operand k spans. */
+void ew_layout_span(const ew_layout_t *layout, int k, size_t elem_size, uintptr_t *lo, uintptr_t *hi);
+
+ew_divider_t ew_divider_make(uint64_t divisor);
+static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
+{
+    const uint64_t high = (uint64_t)(((unsigned __int128)n * d->magic) >> 64);
+    return (high + n) >> d->shift;
+}
+
 /* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'. */
 ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[]);
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,17 +4,14 @@
 // row; the gather kernel walks out's flat index in packs (whole aligned packs where out is dense) and
 // reads each input as its access says; the tiled kernel moves tiles of dimensions 0 and tile_dim through
 // shared memory so that an input transposed against out is read along its own contiguous dimension. Offsets
-// are 64-bit and elements of each operand's own type; the functors are the flat calls'.
+// are 64-bit and elements of each operand's own type; the functors are the flat calls'. Each kernel is a
+// body and a __global__ wrapper: NVRTC compiles the bodies too, for run-time compiled ops of up to four
+// inputs (src/rtc.c); the launchers at the end are the catalogue's only.
 #pragma once
 
-#include <cstdint>
-#include <type_traits>
-
 #include "edges.cuh"
-#include "launch.cuh"
 #include "layout.h"
 #include "pack.cuh"
-#include "strided.h"
 
 namespace ew {
 
@@ -23,16 +20,23 @@ __device__ __forceinline__ uint64_t divide(const ew_divider_t &d, uint64_t n)
     return (__umul64hi(n, d.magic) + n) >> d.shift;
 }
 
-// The element offsets of every operand at one flat index, walked forward one element at a time.
-struct Walker {
+// Operands of F: out and the inputs it has.
+template <typename F>
+inline constexpr int kOperands = 2 + !kSame<typename F::In2, NoInput> + !kSame<In3<F>, NoInput> +
+                                 !kSame<In4<F>, NoInput>;
+
+// The element offsets of the first N operands at one flat index, walked forward one element at a time.
+template <int N> struct Walker {
     int64_t inner;  // coordinate along dimension 0
     int64_t second; // along dimension 1
-    int64_t off[3]; // out's, then the inputs', in their own elements
+    int64_t off[EW_LAYOUT_MAX_OPERANDS]; // out's, then the inputs', in their own elements; 0 past N
 
     __device__ __forceinline__ void seek(const ew_strided_plan_t &plan, int64_t index)
     {
         uint64_t rest = static_cast<uint64_t>(index);
-        off[0] = off[1] = off[2] = 0;
+#pragma unroll
+        for (int k = 0; k < EW_LAYOUT_MAX_OPERANDS; ++k)
+            off[k] = 0;
 #pragma unroll
         for (int d = 0; d < EW_MAX_DIMS; ++d) {
             if (d == plan.ndim)
@@ -45,7 +49,7 @@ struct Walker {
             if (d == 1)
                 second = coordinate;
 #pragma unroll
-            for (int k = 0; k < 3; ++k)
+            for (int k = 0; k < N; ++k)
                 off[k] += coordinate * plan.stride[k][d];
             rest = next;
         }
@@ -57,52 +61,123 @@ struct Walker {
     {
         if (++inner < plan.shape[0]) {
 #pragma unroll
-            for (int k = 0; k < 3; ++k)
+            for (int k = 0; k < N; ++k)
                 off[k] += plan.stride[k][0];
         } else if (plan.ndim > 2 && ++second == plan.shape[1]) {
             seek(plan, index);
         } else {
             inner = 0;
 #pragma unroll
-            for (int k = 0; k < 3; ++k)
+            for (int k = 0; k < N; ++k)
                 off[k] += plan.carry[k];
         }
     }
 };
+
+// One value per input of F (input K = 1 .. 4, NoInput's past F's arity), each of type Of<its type>:
+// the inputs' pointers, their packs, their broadcast scalars.
+template <typename F, template <typename> class Of> struct PerInput {
+    Of<typename F::In1> v1;
+    Of<typename F::In2> v2;
+    Of<In3<F>> v3;
+    Of<In4<F>> v4;
+
+    template <int K> __device__ __forceinline__ auto &get()
+    {
+        if constexpr (K == 1)
+            return v1;
+        else if constexpr (K == 2)
+            return v2;
+        else if constexpr (K == 3)
+            return v3;
+        else
+            return v4;
+    }
+};
+template <typename T> using PointerTo = const T *;
+template <typename F, int K>
+using InputOf = Conditional<K == 1, typename F::In1,
+                            Conditional<K == 2, typename F::In2, Conditional<K == 3, In3<F>, In4<F>>>>;
+template <typename T> using ValueOf = T;
+
+template <int K> struct InputIndex {
+    static constexpr int value = K;
+};
+// fn(InputIndex<K>{}) for each input K that F has.
+template <typename F, typename Fn> __device__ __forceinline__ void for_each_input(Fn fn)
+{
+    fn(InputIndex<1>{});
+    if constexpr (kOperands<F> > 2)
+        fn(InputIndex<2>{});
+    if constexpr (kOperands<F> > 3)
+        fn(InputIndex<3>{});
+    if constexpr (kOperands<F> > 4)
+        fn(InputIndex<4>{});
+}
+
+// The functor on every input's element at its offset in w.
+template <typename F, int N>
+__device__ __forceinline__ typename F::Out apply_at(const F &f, PerInput<F, PointerTo> &in, const Walker<N> &w)
+{
+    return apply(f, in.v1[w.off[1]], load(in.v2, w.off[2]), load(in.v3, w.off[3]), load(in.v4, w.off[4]));
+}
+
+// The broadcast scalar of every input whose access is SCALAR (the others' stay zero).
+template <typename F>
+__device__ __forceinline__ PerInput<F, ValueOf> scalars(const ew_strided_plan_t &plan, PerInput<F, PointerTo> &in)
+{
+    PerInput<F, ValueOf> s{};
+    for_each_input<F>([&](auto k) {
+        constexpr int K = decltype(k)::value;
+        if (plan.access[K] == EW_ACCESS_SCALAR)
+            s.template get<K>() = load(in.template get<K>(), 0);
+    });
+    return s;
+}
 
 // One element of an input: at flat index i (LINEAR), the broadcast scalar (SCALAR), or at its walked
 // offset (INDEXED).
 template <typename T>
 __device__ __forceinline__ T element(const T *p, ew_access_t access, int64_t i, int64_t offset, T scalar)
 {
-    if constexpr (std::is_same_v<T, NoInput>)
+    if constexpr (kSame<T, NoInput>)
         return {};
     else
         return access == EW_ACCESS_SCALAR ? scalar : p[access == EW_ACCESS_LINEAR ? i : offset];
 }
 
+// The whole aligned pack of P elements at p + i.
+template <int P, typename T> __device__ __forceinline__ Pack<T, P> pack_at(const T *p, int64_t i)
+{
+    return load_pack(reinterpret_cast<const Pack<T, P> *>(p + i));
+}
+
+template <int P> struct PackOf {
+    template <typename T> using Type = Pack<T, P>;
+};
+
 // The dense-out body of the gather and rows kernels: each thread takes Unroll packs of P elements at a
-// time from out's head on, has load(i, a_pack, b_pack) fetch the inputs of every one (the pack at flat
-// index i) before it computes any, then applies the functor to each and stores it whole.
+// time from out's head on, has load(i, packs) fetch the inputs of every one (the pack at flat index i)
+// before it computes any, then applies the functor to each and stores it whole.
 template <typename F, int P, int Unroll, typename Load>
 __device__ __forceinline__ void dense_packs(const F &f, const ew_strided_plan_t &plan, int64_t thread,
                                             int64_t threads, typename F::Out *out, Load load)
 {
+    using Packs = PerInput<F, PackOf<P>::template Type>;
     for (int64_t first = thread; first < plan.packs; first += threads * Unroll) {
-        Pack<typename F::In1, P> a_in[Unroll];
-        Pack<typename F::In2, P> b_in[Unroll];
+        Packs in[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t p = first + u * threads;
             if (p < plan.packs)
-                load(plan.head + p * P, a_in[u], b_in[u]);
+                load(plan.head + p * P, in[u]);
         }
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t p = first + u * threads;
             if (p < plan.packs) {
                 Pack<typename F::Out, P> result;
-                apply_pack(f, result, a_in[u], b_in[u]);
+                apply_pack(f, result, in[u].v1, in[u].v2, in[u].v3, in[u].v4);
                 store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(out + plan.head + p * P), result);
             }
         }
@@ -113,71 +188,71 @@ __device__ __forceinline__ void dense_packs(const F &f, const ew_strided_plan_t 
 // loaded whole, element by element, or once for a broadcast scalar. out indexed: every element
 // at its walked offset. The head and the tail past the last whole pack go element by element first.
 template <typename F, int P, int Unroll>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
-    gather_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
-                  const typename F::In2 *__restrict__ b)
+__device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
+                                            PerInput<F, PointerTo> in)
 {
-    using In1 = typename F::In1;
-    using In2 = typename F::In2;
+    constexpr int N = kOperands<F>;
     follow_previous_grid();
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    const ew_access_t access_out = plan.access[0], access_a = plan.access[1], access_b = plan.access[2];
-    const In1 a_scalar = access_a == EW_ACCESS_SCALAR ? a[0] : In1{};
-    const In2 b_scalar = access_b == EW_ACCESS_SCALAR ? load(b, 0) : In2{};
+    PerInput<F, ValueOf> scalar = scalars(plan, in);
 
     const int64_t body_end = plan.head + plan.packs * P;
     const int64_t edges = plan.head + (plan.n - body_end);
     for (int64_t j = thread; j < edges; j += threads) {
         const int64_t i = j < plan.head ? j : body_end + (j - plan.head);
-        Walker w{};
+        Walker<N> w{};
         w.seek(plan, i);
-        out[w.off[0]] = apply(f, a[w.off[1]], load(b, w.off[2]));
+        out[w.off[0]] = apply_at(f, in, w);
     }
 
-    const bool walks =
-        access_out == EW_ACCESS_INDEXED || access_a == EW_ACCESS_INDEXED || access_b == EW_ACCESS_INDEXED;
-    if (access_out == EW_ACCESS_INDEXED) {
+    bool walks = plan.access[0] == EW_ACCESS_INDEXED, packed = true;
+    for_each_input<F>([&](auto k) {
+        walks = walks || plan.access[decltype(k)::value] == EW_ACCESS_INDEXED;
+        packed = packed && plan.access[decltype(k)::value] == EW_ACCESS_PACKED;
+    });
+    if (plan.access[0] == EW_ACCESS_INDEXED) {
         for (int64_t p = thread; p < plan.packs; p += threads) {
             const int64_t i = plan.head + p * P;
-            Walker w{};
+            Walker<N> w{};
             w.seek(plan, i);
 #pragma unroll
-            for (int k = 0; k < P; ++k) {
-                out[w.off[0]] = apply(f, element(a, access_a, i + k, w.off[1], a_scalar),
-                                      element(b, access_b, i + k, w.off[2], b_scalar));
-                if (k + 1 < P)
-                    w.step(plan, i + k + 1);
+            for (int e = 0; e < P; ++e) {
+                out[w.off[0]] = apply(f, element(in.v1, plan.access[1], i + e, w.off[1], scalar.v1),
+                                      element(in.v2, plan.access[2], i + e, w.off[2], scalar.v2),
+                                      element(in.v3, plan.access[3], i + e, w.off[3], scalar.v3),
+                                      element(in.v4, plan.access[4], i + e, w.off[4], scalar.v4));
+                if (e + 1 < P)
+                    w.step(plan, i + e + 1);
             }
         }
         return;
     }
 
-    dense_packs<F, P, Unroll>(
-        f, plan, thread, threads, out, [&](int64_t i, Pack<In1, P> &a_in, Pack<In2, P> &b_in) {
-            if (access_a == EW_ACCESS_PACKED)
-                a_in = load_pack(reinterpret_cast<const Pack<In1, P> *>(a + i));
-            if constexpr (!std::is_same_v<In2, NoInput>)
-                if (access_b == EW_ACCESS_PACKED)
-                    b_in = load_pack(reinterpret_cast<const Pack<In2, P> *>(b + i));
-            const bool elementwise = access_a != EW_ACCESS_PACKED ||
-                                     (!std::is_same_v<In2, NoInput> && access_b != EW_ACCESS_PACKED);
-            if (elementwise) {
-                Walker w{}; // a scalar's offset stays 0
-                if (walks)
-                    w.seek(plan, i);
-#pragma unroll
-                for (int k = 0; k < P; ++k) {
-                    if (access_a != EW_ACCESS_PACKED)
-                        a_in.v[k] = element(a, access_a, i + k, w.off[1], a_scalar);
-                    if constexpr (!std::is_same_v<In2, NoInput>)
-                        if (access_b != EW_ACCESS_PACKED)
-                            b_in.v[k] = element(b, access_b, i + k, w.off[2], b_scalar);
-                    if (walks && k + 1 < P)
-                        w.step(plan, i + k + 1);
-                }
-            }
+    using Packs = PerInput<F, PackOf<P>::template Type>;
+    dense_packs<F, P, Unroll>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) {
+        for_each_input<F>([&](auto k) {
+            constexpr int K = decltype(k)::value;
+            if (plan.access[K] == EW_ACCESS_PACKED)
+                packs.template get<K>() = pack_at<P>(in.template get<K>(), i);
         });
+        if (!packed) {
+            Walker<N> w{}; // a scalar's offset stays 0
+            if (walks)
+                w.seek(plan, i);
+#pragma unroll
+            for (int e = 0; e < P; ++e) {
+                for_each_input<F>([&](auto k) {
+                    constexpr int K = decltype(k)::value;
+                    if (plan.access[K] != EW_ACCESS_PACKED)
+                        packs.template get<K>().v[e] = element(in.template get<K>(), plan.access[K], i + e, w.off[K],
+                                                               scalar.template get<K>());
+                });
+                if (walks && e + 1 < P)
+                    w.step(plan, i + e + 1);
+            }
+        }
+    });
 }
 
 // One input's pack at out's flat index i = r * C + c (rows of C = plan.shape[0] elements; r = 0 over one
@@ -193,7 +268,7 @@ __device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &pl
     int64_t offset = c * step + (plan.ndim > 1 ? r * plan.stride[k][1] : 0);
     if (c + P <= row) {
         if (step == 1 && (reinterpret_cast<uintptr_t>(p + offset) & (sizeof(Pack<T, P>) - 1)) == 0)
-            return load_pack(reinterpret_cast<const Pack<T, P> *>(p + offset));
+            return pack_at<P>(p, offset);
         if (step == 0) {
             const T value = p[offset];
 #pragma unroll
@@ -220,9 +295,9 @@ __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &pl
                                                      int64_t i, int64_t c, int64_t r, T scalar)
 {
     Pack<T, P> in{};
-    if constexpr (!std::is_same_v<T, NoInput>) {
+    if constexpr (!kSame<T, NoInput>) {
         if (plan.access[k] == EW_ACCESS_PACKED)
-            return load_pack(reinterpret_cast<const Pack<T, P> *>(p + i));
+            return pack_at<P>(p, i);
         if (plan.access[k] != EW_ACCESS_SCALAR)
             return load_along_row<T, P>(plan, k, p, c, r);
 #pragma unroll
@@ -244,63 +319,65 @@ inline constexpr int kSmThreads = 1024;
 inline constexpr int kSmThreads = 1536;
 #endif
 
+template <typename T> inline constexpr bool kFourBytesOrNone = kSame<T, NoInput> || kStorageSize<T> == 4;
 // Resident blocks the rows kernel asks of ptxas: a full SM where every operand is 4 bytes (on sm_90 8
 // blocks, 32 registers: f32 broadcasts +1 to +12 % over no bound); 0 otherwise, which leaves ptxas its
 // own choice (f16 add: 56 registers; a bound of 1 gave it 64, bounds of 6 or 8 spilled and ran at
 // half speed). Measured on sm_90 only; other architectures take the same rule.
 template <typename F>
-inline constexpr int
-    kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
-                             (std::is_same_v<typename F::In2, NoInput> || kStorageSize<typename F::In2> == 4)
-                         ? kSmThreads / EW_PLAN_BLOCK_THREADS
-                         : 0;
+inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
+                                              kFourBytesOrNone<typename F::In2> && kFourBytesOrNone<In3<F>> &&
+                                              kFourBytesOrNone<In4<F>>
+                                          ? kSmThreads / EW_PLAN_BLOCK_THREADS
+                                          : 0;
 
 // The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack
 // go element by element in one extra block at the end of the grid; the other blocks run dense_packs,
 // each input's pack loaded by load_row_input.
 template <typename F, int P, int Unroll>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>)
-    rows_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
-                const typename F::In2 *__restrict__ b)
+__device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
+                                          PerInput<F, PointerTo> in)
 {
-    using In1 = typename F::In1;
-    using In2 = typename F::In2;
+    constexpr int N = kOperands<F>;
     follow_previous_grid();
     const int64_t body_end = plan.head + plan.packs * P;
     const int64_t edges = plan.head + (plan.n - body_end);
     if (edges > 0 && blockIdx.x == gridDim.x - 1) {
         for (int64_t j = threadIdx.x; j < edges; j += blockDim.x) {
             const int64_t i = j < plan.head ? j : body_end + (j - plan.head);
-            Walker w{};
+            Walker<N> w{};
             w.seek(plan, i);
-            out[i] = apply(f, a[w.off[1]], load(b, w.off[2]));
+            out[i] = apply_at(f, in, w);
         }
         return;
     }
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x - (edges > 0)) * blockDim.x;
-    const bool along_rows = (plan.access[1] != EW_ACCESS_PACKED && plan.access[1] != EW_ACCESS_SCALAR) ||
-                            (!std::is_same_v<In2, NoInput> && plan.access[2] != EW_ACCESS_PACKED &&
-                             plan.access[2] != EW_ACCESS_SCALAR);
-    const In1 a_scalar = plan.access[1] == EW_ACCESS_SCALAR ? a[0] : In1{};
-    const In2 b_scalar = plan.access[2] == EW_ACCESS_SCALAR ? load(b, 0) : In2{};
+    bool along_rows = false;
+    for_each_input<F>([&](auto k) {
+        const ew_access_t access = plan.access[decltype(k)::value];
+        along_rows = along_rows || (access != EW_ACCESS_PACKED && access != EW_ACCESS_SCALAR);
+    });
+    PerInput<F, ValueOf> scalar = scalars(plan, in);
 
-    dense_packs<F, P, Unroll>(
-        f, plan, thread, threads, out, [&](int64_t i, Pack<In1, P> &a_in, Pack<In2, P> &b_in) {
-            int64_t r = 0, c = i;
-            if (along_rows) {
-                r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
-                c = i - r * plan.shape[0];
-            }
-            a_in = load_row_input<In1, P>(plan, 1, a, i, c, r, a_scalar);
-            b_in = load_row_input<In2, P>(plan, 2, b, i, c, r, b_scalar);
-        });
+    using Packs = PerInput<F, PackOf<P>::template Type>;
+    dense_packs<F, P, Unroll>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) {
+        int64_t r = 0, c = i;
+        if (along_rows) {
+            r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
+            c = i - r * plan.shape[0];
+        }
+        packs.v1 = load_row_input<typename F::In1, P>(plan, 1, in.v1, i, c, r, scalar.v1);
+        packs.v2 = load_row_input<typename F::In2, P>(plan, 2, in.v2, i, c, r, scalar.v2);
+        packs.v3 = load_row_input<In3<F>, P>(plan, 3, in.v3, i, c, r, scalar.v3);
+        packs.v4 = load_row_input<In4<F>, P>(plan, 4, in.v4, i, c, r, scalar.v4);
+    });
 }
 
 // Shared memory for one tiled input: a tile with a column of padding, so that reading it across
 // (a column) touches EW_TILE different banks for 4-byte types.
 template <typename T> struct Tile {
-    static constexpr int kBytes = std::is_same_v<T, NoInput> ? 1 : EW_TILE * (EW_TILE + 1) * sizeof(T);
+    static constexpr int kBytes = kSame<T, NoInput> ? 1 : EW_TILE * (EW_TILE + 1) * sizeof(T);
     __device__ __forceinline__ static T &at(unsigned char *raw, int row, int column)
     {
         return reinterpret_cast<T *>(raw)[row * (EW_TILE + 1) + column];
@@ -312,25 +389,26 @@ template <typename T> struct Tile {
 // threads along t (the input's contiguous dimension), into shared memory; then every thread computes
 // along dimension 0 (out's), reading the other inputs directly, and stores out.
 template <typename F>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
-    tiled_kernel(F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
-                 const typename F::In2 *__restrict__ b)
+__device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
+                                           PerInput<F, PointerTo> in)
 {
-    using In1 = typename F::In1;
-    using In2 = typename F::In2;
+    constexpr int N = kOperands<F>;
     static_assert(EW_TILE * EW_TILE_ROWS == EW_PLAN_BLOCK_THREADS);
-    __shared__ alignas(16) unsigned char tile_a[Tile<In1>::kBytes];
-    __shared__ alignas(16) unsigned char tile_b[Tile<In2>::kBytes];
+    __shared__ alignas(16) unsigned char tile1[Tile<typename F::In1>::kBytes];
+    __shared__ alignas(16) unsigned char tile2[Tile<typename F::In2>::kBytes];
+    __shared__ alignas(16) unsigned char tile3[Tile<In3<F>>::kBytes];
+    __shared__ alignas(16) unsigned char tile4[Tile<In4<F>>::kBytes];
+    unsigned char *const tiles[] = {nullptr, tile1, tile2, tile3, tile4};
     follow_previous_grid();
     const int t = plan.tile_dim;
-    const ew_access_t access_a = plan.access[1], access_b = plan.access[2];
     const int column = threadIdx.x % EW_TILE, row0 = threadIdx.x / EW_TILE;
-    const In1 a_scalar = access_a == EW_ACCESS_SCALAR ? a[0] : In1{};
-    const In2 b_scalar = access_b == EW_ACCESS_SCALAR ? load(b, 0) : In2{};
+    PerInput<F, ValueOf> scalar = scalars(plan, in);
+    bool any_tiled = false;
+    for_each_input<F>([&](auto k) { any_tiled = any_tiled || plan.access[decltype(k)::value] == EW_ACCESS_TILED; });
 
     for (int64_t tile = blockIdx.x; tile < plan.tiles; tile += gridDim.x) {
         uint64_t rest = static_cast<uint64_t>(tile);
-        int64_t x0 = 0, y0 = 0, base[3] = {0, 0, 0};
+        int64_t x0 = 0, y0 = 0, base[N] = {};
 #pragma unroll
         for (int e = 0; e < EW_MAX_DIMS; ++e) {
             if (e == plan.ndim)
@@ -344,28 +422,28 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
                 y0 = c * EW_TILE;
             } else {
 #pragma unroll
-                for (int k = 0; k < 3; ++k)
+                for (int k = 0; k < N; ++k)
                     base[k] += c * plan.stride[k][plan.tile_order[e]];
             }
         }
         const int64_t xs = plan.shape[0] - x0 < EW_TILE ? plan.shape[0] - x0 : EW_TILE;
         const int64_t ys = plan.shape[t] - y0 < EW_TILE ? plan.shape[t] - y0 : EW_TILE;
-        const int64_t corner[3] = {base[0] + x0 * plan.stride[0][0] + y0 * plan.stride[0][t],
-                                   base[1] + x0 * plan.stride[1][0] + y0 * plan.stride[1][t],
-                                   base[2] + x0 * plan.stride[2][0] + y0 * plan.stride[2][t]};
+        int64_t corner[N];
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+            corner[k] = base[k] + x0 * plan.stride[k][0] + y0 * plan.stride[k][t];
 
         // Tiled inputs in: row r of the tile is x0 + r along 0, column c is y0 + c along t.
-        if (access_a == EW_ACCESS_TILED || access_b == EW_ACCESS_TILED) {
+        if (any_tiled) {
 #pragma unroll
             for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
                 if (r < xs && column < ys) {
-                    if (access_a == EW_ACCESS_TILED)
-                        Tile<In1>::at(tile_a, r, column) =
-                            a[corner[1] + r * plan.stride[1][0] + column * plan.stride[1][t]];
-                    if constexpr (!std::is_same_v<In2, NoInput>)
-                        if (access_b == EW_ACCESS_TILED)
-                            Tile<In2>::at(tile_b, r, column) =
-                                b[corner[2] + r * plan.stride[2][0] + column * plan.stride[2][t]];
+                    for_each_input<F>([&](auto k) {
+                        constexpr int K = decltype(k)::value;
+                        if (plan.access[K] == EW_ACCESS_TILED)
+                            Tile<InputOf<F, K>>::at(tiles[K], r, column) =
+                                in.template get<K>()[corner[K] + r * plan.stride[K][0] + column * plan.stride[K][t]];
+                    });
                 }
             }
             __syncthreads();
@@ -374,25 +452,55 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
 #pragma unroll
         for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
             if (column < xs && r < ys) {
-                const In1 av = access_a == EW_ACCESS_TILED ? Tile<In1>::at(tile_a, column, r)
-                               : access_a == EW_ACCESS_SCALAR
-                                   ? a_scalar
-                                   : a[corner[1] + column * plan.stride[1][0] + r * plan.stride[1][t]];
-                In2 bv{};
-                if constexpr (!std::is_same_v<In2, NoInput>)
-                    bv = access_b == EW_ACCESS_TILED ? Tile<In2>::at(tile_b, column, r)
-                         : access_b == EW_ACCESS_SCALAR
-                             ? b_scalar
-                             : b[corner[2] + column * plan.stride[2][0] + r * plan.stride[2][t]];
-                out[corner[0] + column * plan.stride[0][0] + r * plan.stride[0][t]] = apply(f, av, bv);
+                PerInput<F, ValueOf> v{};
+                for_each_input<F>([&](auto k) {
+                    constexpr int K = decltype(k)::value;
+                    const ew_access_t access = plan.access[K];
+                    v.template get<K>() =
+                        access == EW_ACCESS_TILED    ? Tile<InputOf<F, K>>::at(tiles[K], column, r)
+                        : access == EW_ACCESS_SCALAR ? scalar.template get<K>()
+                                                     : in.template get<K>()[corner[K] + column * plan.stride[K][0] +
+                                                                            r * plan.stride[K][t]];
+                });
+                out[corner[0] + column * plan.stride[0][0] + r * plan.stride[0][t]] = apply(f, v.v1, v.v2, v.v3, v.v4);
             }
         }
-        if (access_a == EW_ACCESS_TILED || access_b == EW_ACCESS_TILED)
+        if (any_tiled)
             __syncthreads(); // the tile is read before the next one overwrites it
     }
 }
 
-// The launches: the functor built from the call's values, the plan by value.
+// The kernels: the bodies behind __restrict__ pointers, up to four inputs (NoInput's past F's arity).
+#define EW_STRIDED_PARAMETERS(F)                                                                            \
+    F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,              \
+        const typename F::In2 *__restrict__ b, const ew::In3<F> *__restrict__ c, const ew::In4<F> *__restrict__ d
+
+template <typename F, int P, int Unroll>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) gather_kernel(EW_STRIDED_PARAMETERS(F))
+{
+    gather_body<F, P, Unroll>(f, plan, out, {a, b, c, d});
+}
+
+template <typename F, int P, int Unroll>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>) rows_kernel(EW_STRIDED_PARAMETERS(F))
+{
+    rows_body<F, P, Unroll>(f, plan, out, {a, b, c, d});
+}
+
+template <typename F> __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) tiled_kernel(EW_STRIDED_PARAMETERS(F))
+{
+    tiled_body<F>(f, plan, out, {a, b, c, d});
+}
+
+} // namespace ew
+
+#if !defined(__CUDACC_RTC__)
+#include "launch.cuh"
+#include "strided.h"
+
+namespace ew {
+
+// The catalogue's launches: the functor built from the call's values, the plan by value.
 template <auto Kernel, typename F> cudaError_t launch_strided(const ew_strided_args_t *args)
 {
     F f = F::make(args->params);
@@ -400,7 +508,9 @@ template <auto Kernel, typename F> cudaError_t launch_strided(const ew_strided_a
     auto *out = static_cast<typename F::Out *>(args->out);
     auto *a = static_cast<const typename F::In1 *>(args->in[0]);
     auto *b = static_cast<const typename F::In2 *>(args->in[1]);
-    void *params[] = {&f, &plan, &out, &a, &b};
+    const In3<F> *c = nullptr;
+    const In4<F> *d = nullptr;
+    void *params[] = {&f, &plan, &out, &a, &b, &c, &d};
     return launch_kernel<Kernel>(plan.blocks, 0, args->stream, params, args->dependent_launch);
 }
 
@@ -420,3 +530,4 @@ template <typename F> cudaError_t launch_tiled(const ew_strided_args_t *args)
 }
 
 } // namespace ew
+#endif

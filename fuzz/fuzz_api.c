@@ -336,6 +336,7 @@ enum {
     ACTION_KERNEL_CREATE,
     ACTION_KERNEL_MAKE,
     ACTION_KERNEL_LAUNCH,
+    ACTION_KERNEL_LAUNCH_STRIDED,
     ACTION_KERNEL_DESTROY,
     ACTIONS
 };
@@ -482,9 +483,51 @@ static int64_t take_stride(input_t *in)
     }
 }
 
-/* The strided calls on fuzzed views: shape, strides (or NULL) and pointers. Beyond the common rules:
- * ndim outside [0, EW_MAX_DIMS], a NULL shape or a negative extent is refused; an empty shape
- * succeeds; anything else fails without a GPU (refused, or stopped at the device). */
+/* Fuzzed views: ndim (-1 to EW_MAX_DIMS + 1), the extents (mostly small), each operand's strides or
+ * NULL, the shape or NULL; whether an extent within ndim is negative or zero. */
+typedef struct {
+    int ndim, negative, empty, shape_null;
+    int64_t shape[EW_MAX_DIMS + 2], strides[MAX_OPERANDS][EW_MAX_DIMS + 2];
+    const int64_t *s[MAX_OPERANDS]; /* strides[k] or NULL */
+} views_t;
+
+static void take_views(input_t *in, int count, views_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ndim = (int)(take8(in) % (EW_MAX_DIMS + 3)) - 1;
+    for (int d = 0; d < EW_MAX_DIMS + 2; ++d) {
+        uint8_t b = take8(in);
+        v->shape[d] = b < 200 ? b % 6 : b < 250 ? (int64_t)take32(in) : take_n(in);
+        if (d < v->ndim) {
+            v->negative |= v->shape[d] < 0;
+            v->empty |= v->shape[d] == 0;
+        }
+        for (int k = 0; k < count; ++k)
+            v->strides[k][d] = take_stride(in);
+    }
+    v->shape_null = v->ndim > 0 && take8(in) < 16;
+    const uint8_t null_strides = take8(in);
+    for (int k = 0; k < count; ++k)
+        v->s[k] = (null_strides >> k & 1) ? NULL : v->strides[k];
+}
+
+/* The status every strided call must have once its handle (or kernel) and op passed: ndim outside
+ * [0, EW_MAX_DIMS], a NULL shape or a negative extent is refused; an empty shape succeeds; anything
+ * else fails without a GPU (refused, or stopped at the device). */
+static void check_views_status(const char *what, const views_t *v, ew_status_t status)
+{
+    if (v->ndim < 0 || v->ndim > EW_MAX_DIMS || v->shape_null || v->negative)
+        CHECK(status == EW_ERROR_INVALID_VALUE, "%s: ndim %d, invalid but %s", what, v->ndim, ew_status_string(status));
+    else if (v->empty)
+        CHECK(status == EW_SUCCESS, "%s on an empty shape: %s (\"%s\")", what, ew_status_string(status),
+              ew_get_last_error_message());
+    else
+        CHECK(status == EW_ERROR_INVALID_VALUE || status == EW_ERROR_CUDA, "%s without a GPU: %s (\"%s\")", what,
+              ew_status_string(status), ew_get_last_error_message());
+}
+
+/* The strided calls on fuzzed views and pointers. Beyond the common rules: scale_add's alpha as the flat
+ * call checks it, then the views' rules. */
 static void action_strided(input_t *in)
 {
     ew_handle_t h = take_handle(in);
@@ -492,27 +535,13 @@ static void action_strided(input_t *in)
     int op = entry == 2 ? EW_OP_CAST : entry == 3 ? EW_OP_SCALE_ADD : take_enum_value(in);
     int out_dtype = take_enum_value(in), in_dtype = entry == 2 ? take_enum_value(in) : out_dtype;
     double alpha = entry == 3 ? take_alpha(in) : 0.0;
-    int ndim = (int)(take8(in) % (EW_MAX_DIMS + 3)) - 1;
-    int64_t shape[EW_MAX_DIMS + 2] = {0}, strides[3][EW_MAX_DIMS + 2] = {{0}};
-    int negative = 0, empty = 0;
-    for (int d = 0; d < EW_MAX_DIMS + 2; ++d) {
-        uint8_t b = take8(in);
-        shape[d] = b < 200 ? b % 6 : b < 250 ? (int64_t)take32(in) : take_n(in);
-        if (d < ndim) {
-            negative |= shape[d] < 0;
-            empty |= shape[d] == 0;
-        }
-        for (int k = 0; k < 3; ++k)
-            strides[k][d] = take_stride(in);
-    }
-    const int shape_null = ndim > 0 && take8(in) < 16;
+    views_t v;
+    take_views(in, 3, &v);
+    const int ndim = v.ndim;
+    const int64_t *const *s = v.s;
     const void *out = take_pointer(in, NULL);
     const void *a = take_pointer(in, out), *b = take_pointer(in, out);
-    const uint8_t null_strides = take8(in);
-    const int64_t *s[3];
-    for (int k = 0; k < 3; ++k)
-        s[k] = (null_strides >> k & 1) ? NULL : strides[k];
-    const int64_t *sh = shape_null ? NULL : shape;
+    const int64_t *sh = v.shape_null ? NULL : v.shape;
     ew_status_t status;
     int in_catalogue;
     switch (entry) {
@@ -537,18 +566,11 @@ static void action_strided(input_t *in)
     }
     if (!check_common("strided call", h, in_catalogue, status))
         return;
-    if ((entry == 3 && !alpha_fits(out_dtype, alpha)) || ndim < 0 || ndim > EW_MAX_DIMS || shape_null ||
-        negative) {
-        CHECK(status == EW_ERROR_INVALID_VALUE, "strided call: ndim %d, alpha %g, invalid but %s", ndim, alpha,
+    if (entry == 3 && !alpha_fits(out_dtype, alpha))
+        CHECK(status == EW_ERROR_INVALID_VALUE, "strided scale_add: alpha %g, invalid but %s", alpha,
               ew_status_string(status));
-        return;
-    }
-    if (empty)
-        CHECK(status == EW_SUCCESS, "strided call on an empty shape: %s (\"%s\")", ew_status_string(status),
-              ew_get_last_error_message());
     else
-        CHECK(status == EW_ERROR_INVALID_VALUE || status == EW_ERROR_CUDA,
-              "strided call without a GPU: %s (\"%s\")", ew_status_string(status), ew_get_last_error_message());
+        check_views_status("strided call", &v, status);
 }
 
 /* The batched calls on fuzzed lists (count within the arrays, or negative). Beyond the common rules: a
@@ -804,11 +826,49 @@ static void action_kernel_make(input_t *in)
     kernel_slots[slot] = k;
 }
 
+/* The params a launch passes (where not NULL). */
+static const double kernel_params[EW_KERNEL_MAX_PARAMS] = {0.5, -1.0, 2.0, 0.0, 1e300, -0.0, 3.0, 4.0};
+
+/* Whether k is live on a live handle; else checks that the launch said EW_ERROR_INVALID_HANDLE. */
+static const live_kernel_t *launchable(ew_kernel_t k, const char *what, ew_status_t status)
+{
+    const live_kernel_t *l = find_live_kernel(k);
+    if (l != NULL && find_live(l->handle) != NULL)
+        return l;
+    CHECK(status == EW_ERROR_INVALID_HANDLE, "%s of a %s: %s (\"%s\")", what,
+          k == NULL   ? "NULL kernel"
+          : l == NULL ? "destroyed kernel"
+                      : "kernel of a destroyed handle",
+          ew_status_string(status), ew_get_last_error_message());
+    return NULL;
+}
+
+/* ew_kernel_launch_strided on fuzzed views: the kernel and its handle, then the views' rules (a NULL
+ * inputs array reads as NULL pointers; NULL params are refused where the shape is not empty). */
+static void action_kernel_launch_strided(input_t *in)
+{
+    ew_kernel_t k = take_kernel(in);
+    views_t v;
+    take_views(in, 1 + EW_KERNEL_MAX_INPUTS, &v);
+    const void *out = take_pointer(in, NULL);
+    const void *inputs[EW_KERNEL_MAX_INPUTS];
+    for (int i = 0; i < EW_KERNEL_MAX_INPUTS; ++i)
+        inputs[i] = take_pointer(in, out);
+    const int inputs_null = take8(in) < 32, in_strides_null = take8(in) < 32, params_null = take8(in) < 64;
+    ew_status_t status = ew_kernel_launch_strided(k, v.ndim, v.shape_null ? NULL : v.shape, (void *)out, v.s[0],
+                                                  inputs_null ? NULL : inputs, in_strides_null ? NULL : v.s + 1,
+                                                  params_null ? NULL : kernel_params, NULL);
+    check_kernel_status("ew_kernel_launch_strided", status);
+    const live_kernel_t *l = launchable(k, "ew_kernel_launch_strided", status);
+    if (l == NULL)
+        return;
+    check_views_status("ew_kernel_launch_strided", &v, status); /* NULL params: refused, past an empty shape */
+}
+
 /* ew_kernel_launch: the kernel and its handle, n (0 succeeds with anything), the inputs and params
  * arrays, the operands as the flat calls check them, then the device, which is missing here. */
 static void action_kernel_launch(input_t *in)
 {
-    static const double params[EW_KERNEL_MAX_PARAMS] = {0.5, -1.0, 2.0, 0.0, 1e300, -0.0, 3.0, 4.0};
     ew_kernel_t k = take_kernel(in);
     int64_t n = take_n(in);
     const void *out = take_pointer(in, NULL);
@@ -819,19 +879,13 @@ static void action_kernel_launch(input_t *in)
     const int params_null = take8(in) < 64;
     ew_stream_t stream = take_stream(in);
     ew_status_t status =
-        ew_kernel_launch(k, n, (void *)out, inputs_null ? NULL : inputs, params_null ? NULL : params, stream);
+        ew_kernel_launch(k, n, (void *)out, inputs_null ? NULL : inputs, params_null ? NULL : kernel_params, stream);
     check_kernel_status("ew_kernel_launch", status);
     const char *message = ew_get_last_error_message();
 
-    const live_kernel_t *l = find_live_kernel(k);
-    if (l == NULL || find_live(l->handle) == NULL) {
-        CHECK(status == EW_ERROR_INVALID_HANDLE, "launching a %s: %s (\"%s\")",
-              k == NULL   ? "NULL kernel"
-              : l == NULL ? "destroyed kernel"
-                          : "kernel of a destroyed handle",
-              ew_status_string(status), message);
+    const live_kernel_t *l = launchable(k, "ew_kernel_launch", status);
+    if (l == NULL)
         return;
-    }
     if (n < 0) {
         CHECK(status == EW_ERROR_INVALID_VALUE, "launch with n = %lld: %s", (long long)n,
               ew_status_string(status));
@@ -910,6 +964,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_KERNEL_CREATE: action_kernel_create(&in); break;
         case ACTION_KERNEL_MAKE: action_kernel_make(&in); break;
         case ACTION_KERNEL_LAUNCH: action_kernel_launch(&in); break;
+        case ACTION_KERNEL_LAUNCH_STRIDED: action_kernel_launch_strided(&in); break;
         case ACTION_KERNEL_DESTROY: destroy_kernel_checked(take_kernel(&in)); break;
         default: action_operation(&in, action);
         }

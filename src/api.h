@@ -9,6 +9,7 @@
 
 #include "dispatch.h"
 #include "elementwise.h"
+#include "layout.h"
 #include "params.h"
 
 #ifdef __cplusplus
@@ -43,6 +44,11 @@ ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t
  * pointers, plans and launches. */
 ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
                     const ewi_operand_t *operands, int count);
+
+/* Before a strided launch of a layout that is not flat (views[0] is out): the device check and, where
+ * the handle checks pointers, each operand's span against the device's memory. Defined in
+ * src/api_strided.c. */
+ew_status_t ewi_check_strided(ew_handle_t handle, const ew_layout_t *layout, const ew_view_t *views, int count);
 
 /* A launch function's result as the call's status: a failed launch's error is cleared from the
  * runtime and reported with EW_ERROR_CUDA. */

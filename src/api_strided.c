@@ -12,6 +12,19 @@
 #include "pointer_check.h"
 #include "strided.h"
 
+ew_status_t ewi_check_strided(ew_handle_t handle, const ew_layout_t *layout, const ew_view_t *views, int count)
+{
+    ew_status_t status = ewi_handle_check_device(handle);
+    for (int k = 0; status == EW_SUCCESS && handle->check_pointers && k < count; ++k) {
+        uintptr_t lo, hi;
+        char why[256];
+        ew_layout_span(layout, k, views[k].elem_size, &lo, &hi);
+        if (!ewi_pointer_ok(handle->device, handle->address_range_query, (const void *)lo, hi - lo, why, sizeof why))
+            status = ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", views[k].name, views[k].address, why);
+    }
+    return status;
+}
+
 static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher, int ndim, const int64_t *shape,
                                const ew_view_t *views, int count, const ew_op_params_t *params,
                                ew_stream_t stream)
@@ -31,19 +44,11 @@ static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher
                                  .params = *params};
         return ewi_run(handle, launcher, &args, operands, count);
     }
-    if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
+    if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
     size_t sizes[EW_LAYOUT_MAX_OPERANDS] = {0};
-    for (int k = 0; k < count; ++k) {
+    for (int k = 0; k < count; ++k)
         sizes[k] = views[k].elem_size;
-        if (!handle->check_pointers)
-            continue;
-        uintptr_t lo, hi;
-        char why[256];
-        ew_layout_span(&layout, k, sizes[k], &lo, &hi);
-        if (!ewi_pointer_ok(handle->device, handle->address_range_query, (const void *)lo, hi - lo, why, sizeof why))
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", views[k].name, views[k].address, why);
-    }
     ew_strided_args_t args = {.out = (void *)layout.base[0],
                               .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
                               .plan = ew_strided_plan_make(&layout, sizes),

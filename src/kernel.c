@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* User-defined kernels (the C ABI's ew_kernel_*): validation, the caches in front of NVRTC, the code
- * loaded through the driver, and the launch on the catalogue's plan. The program and its compilation
- * are src/rtc.c's, the on-disk cache src/kernel_cache.c's. */
+ * loaded through the driver, and the launches on the catalogue's plans, flat and strided. The programs
+ * and their compilation are src/rtc.c's, the on-disk cache src/kernel_cache.c's. */
 #include "kernel.h"
 
 #include <pthread.h>
@@ -18,6 +18,7 @@
 #include "error.h"
 #include "handle.h"
 #include "kernel_cache.h"
+#include "layout.h"
 #include "plan.h"
 #include "pointer_check.h"
 
@@ -67,6 +68,18 @@ static ew_status_t fail_driver(CUresult result, const char *call)
 static pthread_mutex_t free_kernels_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ew_kernel_s *free_kernels;
 
+/* Back to the free list; its source freed. */
+static void kernel_release(struct ew_kernel_s *k)
+{
+    free(k->source);
+    k->source = NULL;
+    k->magic = KERNEL_DEAD;
+    pthread_mutex_lock(&free_kernels_lock);
+    k->next_free = free_kernels;
+    free_kernels = k;
+    pthread_mutex_unlock(&free_kernels_lock);
+}
+
 static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
 {
     pthread_mutex_lock(&free_kernels_lock);
@@ -82,6 +95,13 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
                               .n_params = spec->n_params};
     for (int i = 0; i < spec->n_inputs; ++i)
         k->in_dtypes[i] = spec->in_dtypes[i];
+    const size_t source_size = strlen(spec->source) + 1;
+    if ((k->source = malloc(source_size)) != NULL)
+        memcpy(k->source, spec->source, source_size);
+    else {
+        kernel_release(k);
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
+    }
     k->slots = ewi_kernel_slots(spec);
     k->magic = KERNEL_LIVE;
     *kernel = k;
@@ -103,11 +123,7 @@ ew_status_t ew_kernel_destroy(ew_kernel_t kernel)
         return EW_SUCCESS;
     if (kernel->magic != KERNEL_LIVE)
         return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
-    kernel->magic = KERNEL_DEAD;
-    pthread_mutex_lock(&free_kernels_lock);
-    kernel->next_free = free_kernels;
-    free_kernels = kernel;
-    pthread_mutex_unlock(&free_kernels_lock);
+    kernel_release(kernel);
     return EW_SUCCESS;
 }
 
@@ -294,7 +310,7 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     if (kernel == NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
     *kernel = NULL;
-    const ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params};
+    const ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params, 0};
     ew_status_t status = ewi_handle_check(handle);
     if (status == EW_SUCCESS)
         status = ewi_kernel_check(&spec);
@@ -322,6 +338,7 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     ew_kernel_t k;
     if ((status = kernel_new(handle, &spec, &k)) != EW_SUCCESS)
         return status;
+    memcpy(k->arch, arch, sizeof k->arch);
     module_t *module;
     if ((status = load_module(&spec, arch, &k->slots, context, &module)) != EW_SUCCESS) {
         ew_kernel_destroy(k);
@@ -348,25 +365,72 @@ typedef struct {
 } bulk_plan_t;
 _Static_assert(sizeof(bulk_plan_t) == EWI_BULK_PLAN_BYTES, "src/bulk.cuh's BulkPlan");
 
-ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
-                             const double *params, ew_stream_t stream)
+/* What every launch checks first: a live kernel of a live handle. */
+static ew_status_t check_kernel(ew_kernel_t kernel)
 {
     if (kernel == NULL)
         return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel is NULL");
     if (kernel->magic != KERNEL_LIVE)
         return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
-    ew_handle_t handle = kernel->handle;
-    ew_status_t status = ewi_handle_check(handle);
+    return ewi_handle_check(kernel->handle);
+}
+
+static ew_status_t check_params(ew_kernel_t kernel, const double *params)
+{
+    return params == NULL && kernel->n_params > 0
+               ? ewi_fail(EW_ERROR_INVALID_VALUE, "params is NULL but the kernel takes %d", kernel->n_params)
+               : EW_SUCCESS;
+}
+
+/* The launch of one of the kernel's functions on blocks of EW_PLAN_BLOCK_THREADS, its arguments the
+ * functor's params, the plan, out and the inputs (NULL past n_inputs), in the thread's current
+ * context. */
+static ew_status_t launch(ew_kernel_t kernel, int slot, unsigned blocks, unsigned shared_bytes, const void *plan,
+                          void *out, const void *const *inputs, const double *params, ew_stream_t stream)
+{
+    CUfunction function = kernel->function[slot];
+    if (function == NULL)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no code for its plan (slot %s)",
+                        ewi_kernel_slot_name(slot));
+    double functor[EWI_KERNEL_MAX_PARAMS] = {0};
+    for (int i = 0; i < kernel->n_params; ++i)
+        functor[i] = params[i];
+    const void *in[EWI_KERNEL_MAX_INPUTS] = {NULL};
+    for (int i = 0; i < kernel->n_inputs; ++i)
+        in[i] = inputs[i];
+    void *arguments[] = {functor, (void *)plan, &out, &in[0], &in[1], &in[2], &in[3]};
+
+    CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    const CUlaunchConfig config = {.gridDimX = blocks,
+                                   .gridDimY = 1,
+                                   .gridDimZ = 1,
+                                   .blockDimX = EW_PLAN_BLOCK_THREADS,
+                                   .blockDimY = 1,
+                                   .blockDimZ = 1,
+                                   .sharedMemBytes = shared_bytes,
+                                   .hStream = (CUstream)stream,
+                                   .attrs = &attribute,
+                                   .numAttrs = kernel->handle->policy.dependent_launch ? 1u : 0u};
+    const CUresult result = driver.launch_ex(&config, function, arguments, NULL);
+    return result == CUDA_SUCCESS ? EW_SUCCESS : fail_driver(result, "cuLaunchKernelEx");
+}
+
+ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
+                             const double *params, ew_stream_t stream)
+{
+    ew_status_t status = check_kernel(kernel);
     if (status != EW_SUCCESS)
         return status;
+    ew_handle_t handle = kernel->handle;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
     if (n == 0)
         return EW_SUCCESS;
     if (inputs == NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "inputs is NULL with n = %lld", (long long)n);
-    if (params == NULL && kernel->n_params > 0)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "params is NULL but the kernel takes %d", kernel->n_params);
+    if ((status = check_params(kernel, params)) != EW_SUCCESS)
+        return status;
 
     static const char *const names[EW_PLAN_MAX_POINTERS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
                                                             "inputs[3]"};
@@ -414,10 +478,6 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
     } else {
         slot = ew_pack_index(pack);
     }
-    CUfunction function = kernel->function[slot];
-    if (function == NULL)
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no code for its plan (slot %s)",
-                        ewi_kernel_slot_name(slot));
 
     /* The kernel's plan, its edge block after the plan's grid (src/direct.cuh, src/bulk.cuh: edge_blocks)
      * and, for the bulk-copy kernel, the shared memory of its inputs' slots. */
@@ -436,28 +496,79 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
         edge = body.head > 0 || n > tail;
     }
     const unsigned blocks = (plan.blocks < INT32_MAX - edge ? plan.blocks : INT32_MAX - edge) + edge;
+    return launch(kernel, slot, blocks, shared_bytes, slot == EWI_SLOT_BULK ? (const void *)&bulk : (const void *)&body,
+                  out, inputs, params, stream);
+}
 
-    double functor[EWI_KERNEL_MAX_PARAMS] = {0};
-    for (int i = 0; i < kernel->n_params; ++i)
-        functor[i] = params[i];
-    const void *in[EWI_KERNEL_MAX_INPUTS] = {NULL};
+/* ---- the strided launch: the layout checked and coalesced, then the flat launch or a strided kernel ---- */
+
+static pthread_mutex_t strided_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The strided program's functions of kernel, compiled or found in the caches at its first strided
+ * launch (one at a time in the process), in the thread's current context. */
+static ew_status_t load_strided(ew_kernel_t kernel, CUcontext context)
+{
+    if (__atomic_load_n(&kernel->strided_loaded, __ATOMIC_ACQUIRE))
+        return EW_SUCCESS;
+    ew_status_t status = EW_SUCCESS;
+    pthread_mutex_lock(&strided_lock);
+    if (!kernel->strided_loaded) {
+        const ewi_kernel_spec_t spec = {kernel->source,    kernel->out_dtype, kernel->n_inputs,
+                                        kernel->in_dtypes, kernel->n_params,  1};
+        const ewi_slots_t slots = ewi_kernel_slots(&spec);
+        module_t *module;
+        if ((status = load_module(&spec, kernel->arch, &slots, context, &module)) == EW_SUCCESS) {
+            for (int slot = EWI_SLOT_GATHER; slot <= EWI_SLOT_TILED; ++slot)
+                kernel->function[slot] = module->function[slot];
+            __atomic_store_n(&kernel->strided_loaded, 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&strided_lock);
+    return status;
+}
+
+ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel, int ndim, const int64_t *shape, void *out,
+                                     const int64_t *out_strides, const void *const *inputs,
+                                     const int64_t *const *in_strides, const double *params, ew_stream_t stream)
+{
+    ew_status_t status = check_kernel(kernel);
+    if (status != EW_SUCCESS)
+        return status;
+    static const char *const names[EW_LAYOUT_MAX_OPERANDS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
+                                                              "inputs[3]"};
+    static const char *const strides_names[EW_LAYOUT_MAX_OPERANDS] = {
+        "out_strides", "in_strides[0]", "in_strides[1]", "in_strides[2]", "in_strides[3]"};
+    const int count = 1 + kernel->n_inputs;
+    ew_view_t views[EW_LAYOUT_MAX_OPERANDS] = {
+        {names[0], strides_names[0], out, out_strides, ew_dtype_size(kernel->out_dtype)}};
     for (int i = 0; i < kernel->n_inputs; ++i)
-        in[i] = inputs[i];
-    void *arguments[] = {functor, slot == EWI_SLOT_BULK ? (void *)&bulk : (void *)&body, &out, &in[0], &in[1], &in[2],
-                         &in[3]};
+        views[1 + i] = (ew_view_t){inputs != NULL ? names[1 + i] : "inputs", strides_names[1 + i],
+                                   inputs != NULL ? inputs[i] : NULL, in_strides != NULL ? in_strides[i] : NULL,
+                                   ew_dtype_size(kernel->in_dtypes[i])};
+    ew_layout_t layout;
+    if ((status = ew_layout_make(ndim, shape, count, views, &layout)) != EW_SUCCESS || layout.n == 0 ||
+        (status = check_params(kernel, params)) != EW_SUCCESS)
+        return status;
+    const void *bases[EWI_KERNEL_MAX_INPUTS] = {NULL};
+    for (int i = 0; i < kernel->n_inputs; ++i)
+        bases[i] = (const void *)layout.base[1 + i];
+    if (ew_layout_is_flat(&layout))
+        return ew_kernel_launch(kernel, layout.n, (void *)layout.base[0], bases, params, stream);
 
-    CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-    attribute.value.programmaticStreamSerializationAllowed = 1;
-    const CUlaunchConfig config = {.gridDimX = blocks,
-                                   .gridDimY = 1,
-                                   .gridDimZ = 1,
-                                   .blockDimX = EW_PLAN_BLOCK_THREADS,
-                                   .blockDimY = 1,
-                                   .blockDimZ = 1,
-                                   .sharedMemBytes = shared_bytes,
-                                   .hStream = (CUstream)stream,
-                                   .attrs = &attribute,
-                                   .numAttrs = handle->policy.dependent_launch ? 1u : 0u};
-    const CUresult result = driver.launch_ex(&config, function, arguments, NULL);
-    return result == CUDA_SUCCESS ? EW_SUCCESS : fail_driver(result, "cuLaunchKernelEx");
+    if ((status = ewi_check_strided(kernel->handle, &layout, views, count)) != EW_SUCCESS)
+        return status;
+    if (kernel->module == NULL) /* ewi_kernel_make's objects have no code */
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "kernel %p has no compiled code", (void *)kernel);
+    CUcontext context;
+    if ((status = current_context(kernel->handle, &context)) != EW_SUCCESS ||
+        (status = load_strided(kernel, context)) != EW_SUCCESS)
+        return status;
+    size_t sizes[EW_LAYOUT_MAX_OPERANDS];
+    for (int k = 0; k < count; ++k)
+        sizes[k] = views[k].elem_size;
+    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, sizes);
+    const int slot = plan.kernel == EW_STRIDED_TILED ? EWI_SLOT_TILED
+                     : plan.kernel == EW_STRIDED_ROWS ? EWI_SLOT_ROWS
+                                                      : EWI_SLOT_GATHER;
+    return launch(kernel, slot, plan.blocks, 0, &plan, (void *)layout.base[0], bases, params, stream);
 }

@@ -23,6 +23,9 @@ struct ew_kernel_s {
     ewi_slots_t slots;              /* which kernels its program has */
     void *module;                   /* the driver's CUmodule, the in-memory cache's; NULL for ewi_kernel_make's */
     void *function[EWI_SLOT_COUNT]; /* CUfunction per slot; NULL where the program has none */
+    char *source;                   /* the body, for the strided program */
+    char arch[16];                  /* "sm_90": what the programs are compiled for */
+    int strided_loaded;             /* 1 once function[] has the strided slots (atomic: set once, released) */
     struct ew_kernel_s *next_free;
 };
 

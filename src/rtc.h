@@ -38,6 +38,7 @@ typedef struct {
     int n_inputs; /* 1 to EWI_KERNEL_MAX_INPUTS */
     const ew_dtype_t *in_dtypes;
     int n_params; /* 0 to EWI_KERNEL_MAX_PARAMS */
+    int strided;  /* 1: the program of the strided kernels (ew_kernel_launch_strided), else the flat ones' */
 } ewi_kernel_spec_t;
 
 /* EW_SUCCESS, or EW_ERROR_INVALID_VALUE / EW_ERROR_NOT_SUPPORTED (a dtype outside the enum) with the
@@ -65,9 +66,10 @@ ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, 
 ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary);
 void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
 
-/* The generated program's kernels, one per launcher slot the plan can pick (the catalogue's: src/dispatch.h):
- * the direct kernel aligned at each pack width, aligned in runs of two packs an access (1-byte types), with
- * inputs through shifted windows, and with out stored element by element; the bulk-copy kernel. */
+/* The generated programs' kernels, one per launcher slot a plan can pick (the catalogue's: src/dispatch.h).
+ * The flat program: the direct kernel aligned at each pack width, aligned in runs of two packs an access
+ * (1-byte types), with inputs through shifted windows, and with out stored element by element; the
+ * bulk-copy kernel. The strided program: the gather, rows and tiled kernels (src/strided.cuh). */
 typedef enum {
     EWI_SLOT_PACK1,
     EWI_SLOT_PACK2,
@@ -77,10 +79,14 @@ typedef enum {
     EWI_SLOT_SHIFTED,
     EWI_SLOT_OUT_SHIFTED,
     EWI_SLOT_BULK,
+    EWI_SLOT_GATHER,
+    EWI_SLOT_ROWS,
+    EWI_SLOT_TILED,
     EWI_SLOT_COUNT
 } ewi_slot_t;
 
-/* Which slots spec's program has, by the rules the catalogue's table is built by (src/plan.h's macros). */
+/* Which slots spec's program has, by the rules the catalogue's table is built by (src/plan.h's macros);
+ * the strided program has its three at the widest pack. */
 typedef struct {
     int present[EWI_SLOT_COUNT];
     int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
@@ -102,7 +108,7 @@ typedef struct {
     const char *text;
     size_t size; /* without the NUL */
 } ewi_device_header_t;
-enum { EWI_DEVICE_HEADER_COUNT = 7 };
+enum { EWI_DEVICE_HEADER_COUNT = 9 };
 extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
 
 #ifdef __cplusplus

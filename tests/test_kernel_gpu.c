@@ -2,7 +2,8 @@
 /* User-defined kernels on the GPU: chains of the catalogue's device functions against the same chain
  * of catalogue calls, bit for bit, over every dtype pair the chain takes; kernels against the CPU
  * reference at every offset of out and the inputs and across every pack width's edges, one to four
- * inputs; a user expression; launch errors; graph capture; a launch from a new thread; the caches. */
+ * inputs; strided launches over the layouts of each strided kernel; a user expression; launch errors;
+ * graph capture; a launch from a new thread; the caches. */
 #define _GNU_SOURCE /* setenv, mkdtemp */
 #include <math.h>
 #include <pthread.h>
@@ -201,6 +202,167 @@ static void offsets_and_packs(void **state)
         gu_buffer_free(out);
         GU_EW(ew_kernel_destroy(kernel));
     }
+}
+
+/* ---- strided launches, against the CPU reference ---- */
+
+enum { STRIDED_DIMS = 3 };
+
+/* A layout: out's shape and every operand's strides in elements (out first), as given to the call. */
+typedef struct {
+    const char *name;
+    int ndim;
+    int64_t shape[STRIDED_DIMS];
+    int64_t strides[5][STRIDED_DIMS];
+} strided_case_t;
+
+/* The element offset of index i (flat, C order over shape) in an operand of these strides. */
+static int64_t strided_offset(const strided_case_t *l, const int64_t *strides, int64_t i)
+{
+    int64_t offset = 0;
+    for (int d = l->ndim - 1; d >= 0; --d) {
+        offset += i % l->shape[d] * strides[d];
+        i /= l->shape[d];
+    }
+    return offset;
+}
+
+/* The lowest and the highest offset an operand of these strides reaches. */
+static void strided_span(const strided_case_t *l, const int64_t *strides, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int d = 0; d < l->ndim; ++d)
+        *(strides[d] < 0 ? lo : hi) += (l->shape[d] - 1) * strides[d];
+}
+
+/* Every layout against each kernel: the whole of out's buffer read back, its elements at out's offsets
+ * equal to the reference and the rest still poison, under two poisons; inputs unchanged. */
+static void strided_layouts(void **state)
+{
+    (void)state;
+    enum { R = 67, C = 45 };
+    static const strided_case_t layouts[] = {
+        {"contiguous (the flat launch)", 2, {R, C}, {{C, 1}, {C, 1}, {C, 1}, {C, 1}, {C, 1}}},
+        {"row and column broadcasts (rows)", 2, {R, C}, {{C, 1}, {C, 1}, {0, 1}, {1, 0}, {0, 0}}},
+        {"a transposed input (tiled)", 2, {R, C}, {{C, 1}, {1, R}, {C, 1}, {0, 1}, {1, 0}}},
+        {"negative strides (rows)", 2, {R, C}, {{C, 1}, {-C, 1}, {C, -1}, {-1, 0}, {0, -1}}},
+        {"out strided (gather, out indexed)", 2, {R, C}, {{2 * C + 3, 2}, {C, 1}, {0, 1}, {1, 0}, {C, 1}}},
+        {"3-d, permuted and broadcast (gather)", 3, {5, 7, 33}, {{231, 33, 1}, {33, 165, 1}, {0, 33, 1}, {1, 5, 0}, {231, 33, 1}}},
+        {"out transposed (tiled)", 2, {R, C}, {{1, R}, {C, 1}, {0, 1}, {C, 1}, {1, 0}}},
+    };
+    static const kernel_case_t kernels[] = {
+        {"return ew::add(in0, in1);", EW_F32, 2, {EW_F32, EW_F32}},
+        {"return ew::add(in0, in1);", EW_I8, 2, {EW_I8, EW_I8}},
+        {"return ew::cast<__half>(in0);", EW_F16, 1, {EW_F32}},
+        {"return ew::add(ew::mul(in0, in1), in2);", EW_F16, 3, {EW_F16, EW_F16, EW_F16}},
+        {"return ew::add(ew::add(in0, in1), ew::add(in2, in3));", EW_F64, 4, {EW_F64, EW_F64, EW_F64, EW_F64}},
+        {"return ew::add(ew::add(in0, in1), ew::add(in2, in3));", EW_U8, 4, {EW_U8, EW_U8, EW_U8, EW_U8}},
+    };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x57D);
+    for (size_t k = 0; k < COUNT(kernels); ++k) {
+        const kernel_case_t *c = &kernels[k];
+        ew_kernel_t kernel = create(c->source, c->out, c->n_inputs, c->in, 0);
+        for (size_t l = 0; l < COUNT(layouts); ++l) {
+            const strided_case_t *layout = &layouts[l];
+            int64_t n = 1, lo[5], hi[5];
+            for (int d = 0; d < layout->ndim; ++d)
+                n *= layout->shape[d];
+            gu_buffer_t *buffer[5];
+            void *host[5], *dense[4], *at[5];
+            for (int o = 0; o <= c->n_inputs; ++o) {
+                const ew_dtype_t dtype = o == 0 ? c->out : c->in[o - 1];
+                const size_t size = ew_dtype_size(dtype);
+                strided_span(layout, layout->strides[o], &lo[o], &hi[o]);
+                buffer[o] = gu_buffer_new(dtype, hi[o] - lo[o] + 1);
+                at[o] = (unsigned char *)gu_at(buffer[o], 0) - lo[o] * (int64_t)size;
+                if (o == 0)
+                    continue;
+                /* the input's region, and its elements gathered in out's order for the reference */
+                host[o] = gu_host_alloc(gu_buffer_region_elems(buffer[o]) * size);
+                gu_fill_random(dtype, gu_buffer_region_elems(buffer[o]), host[o], &rng);
+                gu_buffer_load(buffer[o], host[o], gu_buffer_region_elems(buffer[o]));
+                dense[o - 1] = gu_host_alloc(n * size);
+                for (int64_t i = 0; i < n; ++i)
+                    memcpy((unsigned char *)dense[o - 1] + i * size,
+                           (unsigned char *)host[o] + (strided_offset(layout, layout->strides[o], i) - lo[o]) * size,
+                           size);
+            }
+            const size_t out_size = ew_dtype_size(c->out);
+            void *expected = gu_host_alloc(n * out_size);
+            reference(c, n, expected, (const void *const *)dense);
+            const int64_t region = buffer[0]->capacity; /* the elements between out's lowest and highest */
+            void *want = gu_host_alloc(region * out_size);
+            const int64_t *in_strides[4];
+            const void *inputs[4];
+            for (int i = 0; i < c->n_inputs; ++i) {
+                in_strides[i] = layout->strides[1 + i];
+                inputs[i] = at[1 + i];
+            }
+            char what[200];
+            snprintf(what, sizeof what, "%s (%s) strided: %s", c->source, ew_dtype_name(c->out), layout->name);
+            const uint8_t poisons[] = {GU_POISON, GU_POISON_ALT};
+            for (size_t p = 0; p < COUNT(poisons); ++p) {
+                gu_buffer_poison(buffer[0], poisons[p]);
+                memset(want, poisons[p], region * out_size);
+                for (int64_t i = 0; i < n; ++i)
+                    memcpy((unsigned char *)want + (strided_offset(layout, layout->strides[0], i) - lo[0]) * out_size,
+                           (unsigned char *)expected + i * out_size, out_size);
+                GU_EW(ew_kernel_launch_strided(kernel, layout->ndim, layout->shape, at[0], layout->strides[0], inputs,
+                                               in_strides, NULL, NULL));
+                GU_CUDA(cudaDeviceSynchronize());
+                GU_CHECK_OUTPUT(buffer[0], 0, region, want, NULL, what);
+            }
+            for (int o = 0; o <= c->n_inputs; ++o) {
+                if (o > 0)
+                    GU_CHECK_UNCHANGED(buffer[o], what);
+                gu_buffer_free(buffer[o]);
+            }
+        }
+        GU_EW(ew_kernel_destroy(kernel));
+    }
+}
+
+/* Strided launches refuse what the catalogue's strided calls refuse, and take NULL strides as
+ * C-contiguous: a broadcast row added with in_strides NULL for the other input. */
+static void strided_arguments(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    ew_kernel_t kernel = create("return ew::add(in0, in1);", EW_F32, 2, in, 0);
+    enum { R = 300, C = 257 };
+    gu_buffer_t *out = gu_buffer_new(EW_F32, R * C), *a = gu_buffer_new(EW_F32, R * C), *b = gu_buffer_new(EW_F32, C);
+    float *ha = gu_host_alloc(R * C * 4), *hb = gu_host_alloc(C * 4), *want = gu_host_alloc(R * C * 4);
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x57E);
+    gu_fill_random(EW_F32, R * C, ha, &rng);
+    gu_fill_random(EW_F32, C, hb, &rng);
+    gu_buffer_load(a, ha, R * C);
+    gu_buffer_load(b, hb, C);
+    const int64_t shape[] = {R, C}, row[] = {0, 1}, zero[] = {0, 0};
+    const int64_t *strides[] = {NULL, row};
+    const void *inputs[] = {gu_at(a, 0), gu_at(b, 0)};
+    GU_EW(ew_kernel_launch_strided(kernel, 2, shape, gu_at(out, 0), NULL, inputs, strides, NULL, NULL));
+    GU_CUDA(cudaDeviceSynchronize());
+    for (int r = 0; r < R; ++r)
+        ref_binary(EW_OP_ADD, EW_F32, C, want + r * C, ha + r * C, hb);
+    GU_CHECK_OUTPUT(out, 0, R * C, want, NULL, "broadcast row, NULL strides");
+
+    /* out broadcast, out overlapping an input, a NULL shape, too many dimensions, a NULL kernel */
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
+                 ew_kernel_launch_strided(kernel, 2, shape, gu_at(out, 0), zero, inputs, NULL, NULL, NULL));
+    const void *overlapping[] = {gu_at(out, 1), gu_at(b, 0)};
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
+                 ew_kernel_launch_strided(kernel, 2, shape, gu_at(out, 0), NULL, overlapping, strides, NULL, NULL));
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
+                 ew_kernel_launch_strided(kernel, 2, NULL, gu_at(out, 0), NULL, inputs, NULL, NULL, NULL));
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
+                 ew_kernel_launch_strided(kernel, EW_MAX_DIMS + 1, shape, gu_at(out, 0), NULL, inputs, NULL, NULL, NULL));
+    GU_EW_EXPECT(EW_ERROR_INVALID_HANDLE,
+                 ew_kernel_launch_strided(NULL, 2, shape, gu_at(out, 0), NULL, inputs, NULL, NULL, NULL));
+    const int64_t empty[] = {R, 0};
+    GU_EW(ew_kernel_launch_strided(kernel, 2, empty, NULL, NULL, NULL, NULL, NULL, NULL));
+    GU_CHECK_UNCHANGED(a, "strided errors");
+    GU_CHECK_UNCHANGED(b, "strided errors");
+    GU_EW(ew_kernel_destroy(kernel));
 }
 
 /* In place: out is the first input (a at offset 1, b at offset 3: shifted windows). */
@@ -498,6 +660,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(graph_capture, gu_teardown),
         cmocka_unit_test_teardown(launch_from_a_new_thread, gu_teardown),
         cmocka_unit_test_teardown(offsets_and_packs, gu_teardown),
+        cmocka_unit_test_teardown(strided_layouts, gu_teardown),
+        cmocka_unit_test_teardown(strided_arguments, gu_teardown),
         cmocka_unit_test_teardown(chain_matches_catalogue_calls, gu_teardown),
     };
     return gu_run_tests("user-defined kernels", tests, COUNT(tests), argc, argv);

@@ -63,23 +63,26 @@ static ew_status_t compile(const ewi_kernel_spec_t *spec, ewi_kernel_binary_t *b
 
 /* Compiles, and fails the test with the message and the program when it does not. The CUBIN is an
  * ELF object holding the symbol of every kernel slot the program has. */
-static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
+static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch)
 {
-    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params};
     ewi_kernel_binary_t binary;
-    ew_status_t status = compile(&spec, &binary);
+    double start = now_ms();
+    ew_status_t status = ewi_kernel_compile(spec, arch, &binary);
+    if (status == EW_SUCCESS && timed < (int)COUNT(times))
+        times[timed++] = now_ms() - start;
     if (status != EW_SUCCESS) {
         char *program = NULL;
-        ewi_kernel_program(&spec, &program);
-        print_error("%s\n--- %s -> %s ---\n%s\n--- program ---\n%s\n", ew_get_last_error_message(), source,
-                    ew_dtype_name(out), binary.log ? binary.log : "(no log)", program ? program : "(none)");
+        ewi_kernel_program(spec, &program);
+        print_error("%s\n--- %s -> %s (%s) ---\n%s\n--- program ---\n%s\n", ew_get_last_error_message(),
+                    spec->source, ew_dtype_name(spec->out_dtype), arch, binary.log ? binary.log : "(no log)",
+                    program ? program : "(none)");
         free(program);
     }
     assert_int_equal(status, EW_SUCCESS);
     assert_non_null(binary.cubin);
     assert_true(binary.cubin_size > 64);
     assert_memory_equal(binary.cubin, "\x7f" "ELF", 4);
-    const ewi_slots_t slots = ewi_kernel_slots(&spec);
+    const ewi_slots_t slots = ewi_kernel_slots(spec);
     const char *bytes = binary.cubin;
     for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot) {
         if (!slots.present[slot])
@@ -90,17 +93,23 @@ static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, co
         for (size_t i = 0; i + length <= binary.cubin_size && !has_entry; ++i)
             has_entry = memcmp(bytes + i, name, length) == 0;
         if (!has_entry)
-            print_error("the CUBIN lacks %s (%s)\n", name, source);
+            print_error("the CUBIN lacks %s (%s)\n", name, spec->source);
         assert_true(has_entry);
     }
     ewi_kernel_binary_free(&binary);
+}
+
+static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
+{
+    const ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0};
+    expect_spec_compiles(&spec, "sm_90");
 }
 
 /* Fails to compile with `status`, the message holding every fragment. */
 static void expect_refused(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params,
                            ew_status_t expected, const char *const *fragments, size_t count)
 {
-    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params};
+    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0};
     ewi_kernel_binary_t binary;
     ew_status_t status = compile(&spec, &binary);
     const char *message = ew_get_last_error_message();
@@ -193,9 +202,9 @@ static void every_architecture(void **state)
     /* one architecture a branch: the matrix; the others: the fused chain */
     const char *branches[] = {"sm_75", "sm_80", "sm_89", "sm_90"}, *others[] = {"sm_86", "sm_100", "sm_120"};
     const ew_dtype_t in[] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1},
+    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1, 0},
                             chain = {"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2,
-                                     in, 1};
+                                     in, 1, 0};
     for (size_t i = 0; i < COUNT(branches) + COUNT(others); ++i) {
         const int branch = i < COUNT(branches);
         const char *arch = branch ? branches[i] : others[i - COUNT(branches)];
@@ -284,19 +293,19 @@ static void arguments_refused(void **state)
         ew_status_t status;
         const char *fragment;
     } cases[] = {
-        {{NULL, EW_F32, 1, in, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "source is NULL"},
-        {{"return in0;", EW_F32, 0, in, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 0"},
-        {{"return in0;", EW_F32, 5, in, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 5"},
-        {{"return in0;", EW_F32, 1, NULL, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "in_dtypes is NULL"},
-        {{"return in0;", EW_F32, 1, in, -1}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = -1"},
-        {{"return in0;", EW_F32, 1, in, 9}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = 9"},
-        {{"return in0;", (ew_dtype_t)0, 1, in, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "out_dtype 0"},
-        {{"return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "is not a dtype"},
-        {{"return in0;", EW_F32, 1, bad, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "in_dtypes[0] = 0"},
-        {{"return in0;", EW_F32, 1, in, 0}, "compute_90", EW_ERROR_INVALID_VALUE, "\"compute_90\" is not"},
-        {{"return in0;", EW_F32, 1, in, 0}, "sm_", EW_ERROR_INVALID_VALUE, "\"sm_\" is not"},
-        {{"return in0;", EW_F32, 1, in, 0}, "sm_90 -G", EW_ERROR_INVALID_VALUE, "is not a real GPU"},
-        {{"return in0;", EW_F32, 1, in, 0}, NULL, EW_ERROR_INVALID_VALUE, "(null)"},
+        {{NULL, EW_F32, 1, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "source is NULL"},
+        {{"return in0;", EW_F32, 0, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 0"},
+        {{"return in0;", EW_F32, 5, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 5"},
+        {{"return in0;", EW_F32, 1, NULL, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "in_dtypes is NULL"},
+        {{"return in0;", EW_F32, 1, in, -1, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = -1"},
+        {{"return in0;", EW_F32, 1, in, 9, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = 9"},
+        {{"return in0;", (ew_dtype_t)0, 1, in, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "out_dtype 0"},
+        {{"return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "is not a dtype"},
+        {{"return in0;", EW_F32, 1, bad, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "in_dtypes[0] = 0"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, "compute_90", EW_ERROR_INVALID_VALUE, "\"compute_90\" is not"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, "sm_", EW_ERROR_INVALID_VALUE, "\"sm_\" is not"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, "sm_90 -G", EW_ERROR_INVALID_VALUE, "is not a real GPU"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, NULL, EW_ERROR_INVALID_VALUE, "(null)"},
     };
     for (size_t i = 0; i < COUNT(cases); ++i) {
         ewi_kernel_binary_t binary;
@@ -315,7 +324,7 @@ static void unknown_architecture(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0};
+    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_12", &binary), EW_ERROR_INVALID_VALUE);
     assert_null(binary.cubin);
@@ -328,7 +337,7 @@ static void program_text(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_BOOL, EW_F8E4M3};
-    ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3};
+    ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3, 0};
     char *program = NULL;
     assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
     const char *expected[] = {"#include \"direct.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
@@ -355,7 +364,8 @@ static void slots_follow_the_catalogue(void **state)
         ew_dtype_t out;
         int n_inputs;
         ew_dtype_t in[4];
-        int present[EWI_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted, bulk */
+        int present[EWI_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted, bulk; the
+                                      * strided program's gather, rows, tiled */
     } cases[] = {
         {EW_F32, 2, {EW_F32, EW_F32}, {0, 0, 1, 0, 0, 1, 0, 1}},
         {EW_I8, 2, {EW_I8, EW_I8}, {0, 0, 0, 1, 1, 1, 0, 1}},
@@ -366,7 +376,7 @@ static void slots_follow_the_catalogue(void **state)
         {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0, 1}},
     };
     for (size_t c = 0; c < COUNT(cases); ++c) {
-        ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0};
+        ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0, 0};
         ewi_slots_t slots = ewi_kernel_slots(&spec);
         for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot)
             if (slots.present[slot] != cases[c].present[slot]) {
@@ -374,6 +384,10 @@ static void slots_follow_the_catalogue(void **state)
                             slots.present[slot] ? "present" : "absent");
                 fail();
             }
+        spec.strided = 1;
+        slots = ewi_kernel_slots(&spec);
+        for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot)
+            assert_int_equal(slots.present[slot], slot >= EWI_SLOT_GATHER);
     }
 }
 
@@ -399,6 +413,37 @@ static void headers_are_embedded(void **state)
     }
 }
 
+/* ---- the strided program ---- */
+
+/* The gather, rows and tiled kernels of one to four inputs of mixed widths, on both sides of
+ * src/strided.cuh's architecture branches; the program names its kernels and the dimensions. */
+static void strided_programs(void **state)
+{
+    (void)state;
+    static const ew_dtype_t in[] = {EW_I8, EW_F64, EW_BF16, EW_BOOL};
+    const ewi_kernel_spec_t specs[] = {
+        {"return ew::add(in0, in1);", EW_F32, 2, (const ew_dtype_t[]){EW_F32, EW_F32}, 0, 1},
+        {"return in0;", EW_F16, 1, (const ew_dtype_t[]){EW_F32}, 0, 1},
+        {"return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;", EW_F32, 4, in, 2, 1},
+    };
+    for (size_t c = 0; c < COUNT(specs); ++c)
+        expect_spec_compiles(&specs[c], "sm_90");
+    expect_spec_compiles(&specs[2], "sm_75");
+
+    char *program = NULL;
+    assert_int_equal(ewi_kernel_program(&specs[0], &program), EW_SUCCESS);
+    char dims[32];
+    snprintf(dims, sizeof dims, "#define EW_MAX_DIMS %d\n", EW_MAX_DIMS);
+    const char *fragments[] = {dims, "#include \"strided.cuh\"", "ew_gather(", "ew_rows(", "ew_tiled("};
+    for (size_t i = 0; i < COUNT(fragments); ++i)
+        if (strstr(program, fragments[i]) == NULL) {
+            print_error("the strided program lacks \"%s\":\n%s\n", fragments[i], program);
+            fail();
+        }
+    assert_null(strstr(program, "direct.cuh"));
+    free(program);
+}
+
 /* ---- NVRTC missing ---- */
 
 static void missing_library_refused(void **state)
@@ -415,7 +460,7 @@ static void missing_library_refused(void **state)
         }
     /* Every later call says the same; argument errors still come first. */
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0};
+    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99"));
@@ -459,6 +504,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(program_text),
         cmocka_unit_test(arguments_refused),
         cmocka_unit_test(fused_chain),
+        cmocka_unit_test(strided_programs),
         cmocka_unit_test(leaky_relu_on_every_float),
         cmocka_unit_test(ternary_and_widest),
         cmocka_unit_test(ops_over_their_dtypes),

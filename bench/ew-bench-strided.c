@@ -9,6 +9,8 @@
  *   target 4  [N,C] + [C,N]^T (b strides {1,N}), N = C = 8192, f32/f16, vs the flat add;
  *   target 5  NCHW f32 -> NHWC f16 cast, (32, 256, 64, 64), vs the flat cast at the same n;
  *   target 6  host time to queue one 4-d strided call on the gather kernel vs one flat call.
+ * With --kernel, each case of targets 1-5 is also timed in the same group as a user-defined kernel of
+ * the op's ew:: function (ew_kernel_launch_strided: the same strided kernels, compiled by NVRTC).
  * GB/s count the bytes the op must move: each distinct input element once, each output element once.
  * Method as bench/harness.c (docs/design.md): pools of at least 2 GiB per operand, every call on the next
  * 4 KiB-aligned slice, inputs from ewb_fill_random (never zero), an L2 flush per group, warm-up and a
@@ -17,7 +19,7 @@
  * environment makes it) and isolated (a handle with EW_DEPENDENT_LAUNCH=0, an event after each call, the
  * stream held by ewb_hold_back until the batch is queued). Each case's first and last output elements
  * are compared bit for bit with the tests' CPU reference, in both columns.
- *   ew-bench-strided [--csv FILE] [--list] [--targets LIST] [--batches N] [--batch-ms T]
+ *   ew-bench-strided [--csv FILE] [--list] [--targets LIST] [--kernel] [--batches N] [--batch-ms T]
  *                    [--timing LIST] [--device D] [--no-check]
  * --list prints the cases' geometry for bench/peers/torch_strided.py and needs no GPU. Without a GPU the
  * program prints one line and exits 0.
@@ -238,7 +240,7 @@ static void join(char *text, size_t size, const int64_t *v, int count, const cha
 
 typedef struct {
     const char *csv_path;
-    int list_only, no_check, device, batches;
+    int list_only, no_check, device, batches, kernel;
     double batch_ms;
     unsigned targets; /* bit t for target t */
     unsigned timing;  /* bit per column */
@@ -251,9 +253,10 @@ static void usage(FILE *to, const char *program)
             "Times the strided calls on the strided targets' layouts against their flat yardsticks.\n"
             "  --csv FILE       write target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,\n"
             "                   us_isolated,gbps_isolated,check (impl ew: the strided call, ew_flat: its\n"
-            "                   yardstick; target 6: host microseconds per call, no GB/s)\n"
+            "                   yardstick, ew_kernel: the user kernel; target 6: host microseconds per call)\n"
             "  --list           print the cases' geometry (for bench/peers/torch_strided.py), run nothing\n"
             "  --targets LIST   only these targets (1-6, default all)\n"
+            "  --kernel         also time targets 1-5 as user kernels (ew_kernel_launch_strided)\n"
             "  --batches N      timed batches per member and column, median reported (default 7, >= 5)\n"
             "  --batch-ms T     batches of about T ms of calls (default 2)\n"
             "  --timing LIST    back-to-back,isolated (default both)\n"
@@ -279,6 +282,9 @@ static int parse_options(int argc, char **argv, options_t *o)
             exit(0);
         } else if (strcmp(a, "--list") == 0) {
             o->list_only = 1;
+            continue;
+        } else if (strcmp(a, "--kernel") == 0) {
+            o->kernel = 1;
             continue;
         } else if (v == NULL) {
             fprintf(stderr, "%s: unknown option or missing value\n", a);
@@ -339,6 +345,7 @@ static struct {
     size_t pool_bytes, cursor[OPERANDS];
     ew_dtype_t filled[OPERANDS];
     ewb_timer_t timer;
+    ew_kernel_t kernel[COLUMNS]; /* the current case's user kernel on each column's handle (--kernel) */
 } dev;
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -398,9 +405,11 @@ static void device_free(void)
         if (dev.pool[p])
             cudaFree(dev.pool[p]);
     ewb_timer_free(&dev.timer);
-    for (int k = 0; k < COLUMNS; ++k)
+    for (int k = 0; k < COLUMNS; ++k) {
+        ew_kernel_destroy(dev.kernel[k]);
         if (dev.handle[k])
             ew_handle_destroy(dev.handle[k]);
+    }
 }
 
 /* ---- the calls ---- */
@@ -455,12 +464,42 @@ static int call_flat(ew_handle_t h, const flat_t *f, void *const p[OPERANDS], cu
     }
 }
 
+/* The op's ew:: function as a kernel body, and its launch on the case's views. */
+static void kernel_source(const scase_t *c, char *source, size_t size)
+{
+    static const char *const types[] = {
+        [EW_BOOL] = "bool",     [EW_I8] = "int8_t",   [EW_U8] = "uint8_t",          [EW_I16] = "int16_t",
+        [EW_I32] = "int32_t",   [EW_I64] = "int64_t", [EW_F16] = "__half",          [EW_BF16] = "__nv_bfloat16",
+        [EW_F32] = "float",     [EW_F64] = "double",  [EW_F8E4M3] = "__nv_fp8_e4m3", [EW_F8E5M2] = "__nv_fp8_e5m2"};
+    switch (c->op) {
+    case EW_OP_ADD: snprintf(source, size, "return ew::add(in0, in1);"); break;
+    case EW_OP_MUL: snprintf(source, size, "return ew::mul(in0, in1);"); break;
+    case EW_OP_RELU: snprintf(source, size, "return ew::relu(in0);"); break;
+    case EW_OP_CAST: snprintf(source, size, "return ew::cast<%s>(in0);", types[c->out]); break;
+    default: snprintf(source, size, "return ew::scale_add(p0, in0, in1);"); break;
+    }
+}
+
+static int call_kernel(ew_kernel_t kernel, const scase_t *c, void *const p[OPERANDS], cudaStream_t stream)
+{
+    const double alpha = ewb_alpha(c->out);
+    const void *inputs[2] = {p[1], p[2]};
+    const int64_t *in_strides[2] = {c->strides[1], c->strides[2]};
+    return ewb_ew_ok(ew_kernel_launch_strided(kernel, c->ndim, c->shape, p[0], c->strides[0], inputs, in_strides,
+                                              &alpha, stream),
+                     "ew_kernel_launch_strided")
+               ? 0
+               : -1;
+}
+
 /* ---- timing (bench/harness.c's method) ---- */
+
+enum { IMPL_EW, IMPL_FLAT, IMPL_KERNEL, IMPLS }; /* the strided call, its flat yardstick, the user kernel */
 
 typedef struct {
     ewb_member_t member; /* first: enqueue casts it back */
     const scase_t *c;
-    int yard; /* 1: the case's flat yardstick */
+    int impl; /* IMPL_*: what the member times */
     int column;
     void *last[OPERANDS];
 } member_t;
@@ -470,7 +509,7 @@ static int enqueue(ewb_member_t *member)
 {
     member_t *m = (member_t *)member;
     const scase_t *c = m->c;
-    if (m->yard) {
+    if (m->impl == IMPL_FLAT) {
         const flat_t *f = &c->yard;
         const size_t size[OPERANDS] = {ewb_dtype_size(f->out), ewb_dtype_size(f->in), ewb_dtype_size(f->in)};
         for (int k = 0; k < OPERANDS; ++k)
@@ -480,7 +519,8 @@ static int enqueue(ewb_member_t *member)
     for (int k = 0; k < OPERANDS; ++k)
         m->last[k] =
             k < operands_of(c) ? next_slice(k, (size_t)alloc_elements(c, k) * elem_size(c, k)) : NULL;
-    return call_strided(dev.handle[m->column], c, m->last, dev.timer.stream);
+    return m->impl == IMPL_KERNEL ? call_kernel(dev.kernel[m->column], c, m->last, dev.timer.stream)
+                                  : call_strided(dev.handle[m->column], c, m->last, dev.timer.stream);
 }
 
 /* ---- the spot check ---- */
@@ -488,17 +528,17 @@ static int enqueue(ewb_member_t *member)
 typedef enum { CHECK_OK, CHECK_NO_REFERENCE, CHECK_MISMATCH, CHECK_FAILED } check_t;
 static const char *const check_names[] = {"ok", "no-reference", "mismatch", "failed"};
 
-/* One more strided call in the column on fresh slices with a poisoned output, then its first and last
+/* One more strided call (impl: the library's or the user kernel's) in the column on fresh slices with a poisoned output, then its first and last
  * SPAN output elements compared bit for bit with the CPU reference on the inputs they address. */
-static check_t check_case(const scase_t *c, int column, char *why, size_t why_size)
+static check_t check_case(const scase_t *c, int impl, int column, char *why, size_t why_size)
 {
 #ifdef EWB_NO_REF
-    (void)c, (void)column;
+    (void)c, (void)impl, (void)column;
     snprintf(why, why_size, "no reference");
     return CHECK_NO_REFERENCE;
 #else
     enum { SPAN = 32 };
-    member_t m = {.c = c, .column = column};
+    member_t m = {.c = c, .impl = impl, .column = column};
     const int operands = operands_of(c);
     const size_t out_bytes = (size_t)alloc_elements(c, 0) * elem_size(c, 0);
     if (dev.cursor[0] + round_up(out_bytes, SLICE_ALIGN) > dev.pool_bytes)
@@ -635,7 +675,7 @@ static int run_host(const scase_t *c, const options_t *o, int *failures)
         for (int k = 0; k < COLUMNS; ++k)
             if ((o->timing >> k) & 1) {
                 char w[96];
-                check_t v = check_case(c, k, w, sizeof w);
+                check_t v = check_case(c, IMPL_EW, k, w, sizeof w);
                 if (v >= worst)
                     worst = v, snprintf(why, sizeof why, "%s", w);
             }
@@ -657,6 +697,23 @@ static int run_host(const scase_t *c, const options_t *o, int *failures)
 
 /* ---- main ---- */
 
+/* The case's op as a user kernel on each column's handle (the caches make repeats a lookup). */
+static int create_kernels(const scase_t *c)
+{
+    char source[64];
+    kernel_source(c, source, sizeof source);
+    const ew_dtype_t in[2] = {c->in, c->in};
+    for (int k = 0; k < COLUMNS; ++k) {
+        ew_kernel_destroy(dev.kernel[k]);
+        dev.kernel[k] = NULL;
+        if (!ewb_ew_ok(ew_kernel_create(dev.handle[k], source, c->out, arity(c->op), in,
+                                        c->op == EW_OP_SCALE_ADD ? 1 : 0, &dev.kernel[k]),
+                       "ew_kernel_create"))
+            return -1;
+    }
+    return 0;
+}
+
 static int run(const options_t *o)
 {
     int failures = 0, checked = 0, behind = 0, isolated_batches = 0;
@@ -668,8 +725,9 @@ static int run(const options_t *o)
            "the op "
            "must move (each distinct input element once, each output element once) / time\n",
            case_count, (double)dev.pool_bytes / (1 << 30), o->batches, o->batch_ms);
-    printf("%-28s %9s %9s %9s %9s %7s %7s  %s\n", "case", "GB/s", "flat", "iso GB/s", "iso flat", "ratio",
-           "iso rat", "check");
+    printf("%-28s %9s %9s %9s %9s %7s %7s  %s%s\n", "case", "GB/s", "flat", "iso GB/s", "iso flat", "ratio",
+           "iso rat", "check",
+           o->kernel ? "  | kernel GB/s, iso GB/s, ratios to the strided call, check" : "");
     for (int i = 0; i < case_count; ++i) {
         const scase_t *c = &cases[i];
         /* a case and its yardstick read inputs of one dtype */
@@ -681,56 +739,80 @@ static int run(const options_t *o)
             run_host(c, o, &failures);
             continue;
         }
-        member_t group[2 * COLUMNS];
-        ewb_member_t *members[2 * COLUMNS];
-        for (int m = 0; m < 2 * column_count; ++m) {
-            const int column = columns[m / 2];
+        /* the members: per column, the strided call, its yardstick and (--kernel) the user kernel */
+        const int impls = o->kernel ? IMPLS : IMPL_KERNEL;
+        if (o->kernel && create_kernels(c) != 0) {
+            ++failures;
+            continue;
+        }
+        member_t group[IMPLS * COLUMNS];
+        ewb_member_t *members[IMPLS * COLUMNS];
+        const int count = impls * column_count;
+        for (int m = 0; m < count; ++m) {
+            const int column = columns[m / impls];
             group[m] = (member_t){.member = {.enqueue = enqueue, .isolated = column == COL_ISO},
                                   .c = c,
-                                  .yard = m % 2,
+                                  .impl = m % impls,
                                   .column = column};
             members[m] = &group[m].member;
         }
-        double us[2 * COLUMNS];
-        if (ewb_time_group(&dev.timer, members, 2 * column_count, o->batches, o->batch_ms, us) != 0) {
+        double us[IMPLS * COLUMNS];
+        if (ewb_time_group(&dev.timer, members, count, o->batches, o->batch_ms, us) != 0) {
             fprintf(stderr, "%s failed\n", c->name);
             ++failures;
             if (cudaDeviceSynchronize() != cudaSuccess)
                 break; /* a sticky error: nothing after it can be measured */
             continue;
         }
-        double s_us[COLUMNS] = {NAN, NAN}, s_gbps[COLUMNS] = {NAN, NAN}, f_us[COLUMNS] = {NAN, NAN},
-               f_gbps[COLUMNS] = {NAN, NAN};
+        /* figure[impl]: us and GB/s per column, NAN where not timed */
+        double f_us[IMPLS][COLUMNS], f_gbps[IMPLS][COLUMNS];
+        for (int i = 0; i < IMPLS; ++i)
+            for (int k = 0; k < COLUMNS; ++k)
+                f_us[i][k] = f_gbps[i][k] = NAN;
         for (int k = 0; k < column_count; ++k) {
             const int col = columns[k];
-            s_us[col] = us[2 * k], f_us[col] = us[2 * k + 1];
-            s_gbps[col] = case_bytes(c) / s_us[col] / 1e3;
-            f_gbps[col] = flat_bytes(&c->yard) / f_us[col] / 1e3;
-            if (col == COL_ISO) {
-                behind += group[2 * k].member.host_behind + group[2 * k + 1].member.host_behind;
-                isolated_batches += 2 * o->batches;
+            for (int i = 0; i < impls; ++i) {
+                f_us[i][col] = us[impls * k + i];
+                f_gbps[i][col] = (i == IMPL_FLAT ? flat_bytes(&c->yard) : case_bytes(c)) / f_us[i][col] / 1e3;
+                if (col == COL_ISO) {
+                    behind += group[impls * k + i].member.host_behind;
+                    isolated_batches += o->batches;
+                }
             }
         }
-        char why[128] = "skipped";
-        check_t worst = CHECK_OK;
-        if (!o->no_check) {
+        char why[IMPLS][128];
+        check_t worst[IMPLS] = {CHECK_OK, CHECK_OK, CHECK_OK};
+        for (int i = 0; i < impls; i += i == IMPL_EW ? 2 : 1) { /* the yardstick is not checked */
+            snprintf(why[i], sizeof why[i], "skipped");
+            if (o->no_check)
+                continue;
             for (int k = 0; k < column_count; ++k) {
                 char w[96];
-                check_t v = check_case(c, columns[k], w, sizeof w);
-                if (k == 0 || v > worst)
-                    worst = v,
-                    snprintf(why, sizeof why, "%s%s%s", v != CHECK_OK ? column_names[columns[k]] : "",
+                check_t v = check_case(c, i, columns[k], w, sizeof w);
+                if (k == 0 || v > worst[i])
+                    worst[i] = v,
+                    snprintf(why[i], sizeof why[i], "%s%s%s", v != CHECK_OK ? column_names[columns[k]] : "",
                              v != CHECK_OK ? ": " : "", w);
             }
             ++checked;
-            failures += worst == CHECK_MISMATCH || worst == CHECK_FAILED;
+            failures += worst[i] == CHECK_MISMATCH || worst[i] == CHECK_FAILED;
         }
-        printf("%-28s %9.1f %9.1f %9.1f %9.1f %7.3f %7.3f  %s\n", c->name, s_gbps[COL_B2B], f_gbps[COL_B2B],
-               s_gbps[COL_ISO], f_gbps[COL_ISO], s_gbps[COL_B2B] / f_gbps[COL_B2B],
-               s_gbps[COL_ISO] / f_gbps[COL_ISO], why);
+        printf("%-28s %9.1f %9.1f %9.1f %9.1f %7.3f %7.3f  %s", c->name, f_gbps[IMPL_EW][COL_B2B],
+               f_gbps[IMPL_FLAT][COL_B2B], f_gbps[IMPL_EW][COL_ISO], f_gbps[IMPL_FLAT][COL_ISO],
+               f_gbps[IMPL_EW][COL_B2B] / f_gbps[IMPL_FLAT][COL_B2B], f_gbps[IMPL_EW][COL_ISO] / f_gbps[IMPL_FLAT][COL_ISO],
+               why[IMPL_EW]);
+        if (o->kernel)
+            printf("  | kernel %9.1f %9.1f %7.3f %7.3f  %s", f_gbps[IMPL_KERNEL][COL_B2B], f_gbps[IMPL_KERNEL][COL_ISO],
+                   f_gbps[IMPL_KERNEL][COL_B2B] / f_gbps[IMPL_EW][COL_B2B],
+                   f_gbps[IMPL_KERNEL][COL_ISO] / f_gbps[IMPL_EW][COL_ISO], why[IMPL_KERNEL]);
+        printf("\n");
         fflush(stdout);
-        csv_row(c, "ew", 0, s_us, s_gbps, o->no_check ? "skipped" : check_names[worst]);
-        csv_row(c, "ew_flat", 1, f_us, f_gbps, "");
+        const char *const check = o->no_check ? "skipped" : check_names[worst[IMPL_EW]];
+        csv_row(c, "ew", 0, f_us[IMPL_EW], f_gbps[IMPL_EW], check);
+        csv_row(c, "ew_flat", 1, f_us[IMPL_FLAT], f_gbps[IMPL_FLAT], "");
+        if (o->kernel)
+            csv_row(c, "ew_kernel", 0, f_us[IMPL_KERNEL], f_gbps[IMPL_KERNEL],
+                    o->no_check ? "skipped" : check_names[worst[IMPL_KERNEL]]);
     }
     printf("# ew-strided: %d cases checked bit-exact against the CPU reference, %d failures\n", checked,
            failures);

@@ -196,6 +196,11 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
     PerInput<F, ValueOf> scalar = scalars(plan, in);
+    // Each operand's access read once: read where used, they cost ptxas up to 4 more registers.
+    ew_access_t access[EW_LAYOUT_MAX_OPERANDS] = {};
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+        access[k] = plan.access[k];
 
     const int64_t body_end = plan.head + plan.packs * P;
     const int64_t edges = plan.head + (plan.n - body_end);
@@ -206,22 +211,22 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
         out[w.off[0]] = apply_at(f, in, w);
     }
 
-    bool walks = plan.access[0] == EW_ACCESS_INDEXED, packed = true;
+    bool walks = access[0] == EW_ACCESS_INDEXED, packed = true;
     for_each_input<F>([&](auto k) {
-        walks = walks || plan.access[decltype(k)::value] == EW_ACCESS_INDEXED;
-        packed = packed && plan.access[decltype(k)::value] == EW_ACCESS_PACKED;
+        walks = walks || access[decltype(k)::value] == EW_ACCESS_INDEXED;
+        packed = packed && access[decltype(k)::value] == EW_ACCESS_PACKED;
     });
-    if (plan.access[0] == EW_ACCESS_INDEXED) {
+    if (access[0] == EW_ACCESS_INDEXED) {
         for (int64_t p = thread; p < plan.packs; p += threads) {
             const int64_t i = plan.head + p * P;
             Walker<N> w{};
             w.seek(plan, i);
 #pragma unroll
             for (int e = 0; e < P; ++e) {
-                out[w.off[0]] = apply(f, element(in.v1, plan.access[1], i + e, w.off[1], scalar.v1),
-                                      element(in.v2, plan.access[2], i + e, w.off[2], scalar.v2),
-                                      element(in.v3, plan.access[3], i + e, w.off[3], scalar.v3),
-                                      element(in.v4, plan.access[4], i + e, w.off[4], scalar.v4));
+                out[w.off[0]] = apply(f, element(in.v1, access[1], i + e, w.off[1], scalar.v1),
+                                      element(in.v2, access[2], i + e, w.off[2], scalar.v2),
+                                      element(in.v3, access[3], i + e, w.off[3], scalar.v3),
+                                      element(in.v4, access[4], i + e, w.off[4], scalar.v4));
                 if (e + 1 < P)
                     w.step(plan, i + e + 1);
             }
@@ -233,7 +238,7 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
     dense_packs<F, P, Unroll>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) {
         for_each_input<F>([&](auto k) {
             constexpr int K = decltype(k)::value;
-            if (plan.access[K] == EW_ACCESS_PACKED)
+            if (access[K] == EW_ACCESS_PACKED)
                 packs.template get<K>() = pack_at<P>(in.template get<K>(), i);
         });
         if (!packed) {
@@ -244,8 +249,8 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
             for (int e = 0; e < P; ++e) {
                 for_each_input<F>([&](auto k) {
                     constexpr int K = decltype(k)::value;
-                    if (plan.access[K] != EW_ACCESS_PACKED)
-                        packs.template get<K>().v[e] = element(in.template get<K>(), plan.access[K], i + e, w.off[K],
+                    if (access[K] != EW_ACCESS_PACKED)
+                        packs.template get<K>().v[e] = element(in.template get<K>(), access[K], i + e, w.off[K],
                                                                scalar.template get<K>());
                 });
                 if (walks && e + 1 < P)
@@ -403,8 +408,12 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
     const int t = plan.tile_dim;
     const int column = threadIdx.x % EW_TILE, row0 = threadIdx.x / EW_TILE;
     PerInput<F, ValueOf> scalar = scalars(plan, in);
+    ew_access_t access[N]; // read once, as in gather_body
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+        access[k] = plan.access[k];
     bool any_tiled = false;
-    for_each_input<F>([&](auto k) { any_tiled = any_tiled || plan.access[decltype(k)::value] == EW_ACCESS_TILED; });
+    for_each_input<F>([&](auto k) { any_tiled = any_tiled || access[decltype(k)::value] == EW_ACCESS_TILED; });
 
     for (int64_t tile = blockIdx.x; tile < plan.tiles; tile += gridDim.x) {
         uint64_t rest = static_cast<uint64_t>(tile);
@@ -440,7 +449,7 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
                 if (r < xs && column < ys) {
                     for_each_input<F>([&](auto k) {
                         constexpr int K = decltype(k)::value;
-                        if (plan.access[K] == EW_ACCESS_TILED)
+                        if (access[K] == EW_ACCESS_TILED)
                             Tile<InputOf<F, K>>::at(tiles[K], r, column) =
                                 in.template get<K>()[corner[K] + r * plan.stride[K][0] + column * plan.stride[K][t]];
                     });
@@ -455,10 +464,9 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
                 PerInput<F, ValueOf> v{};
                 for_each_input<F>([&](auto k) {
                     constexpr int K = decltype(k)::value;
-                    const ew_access_t access = plan.access[K];
                     v.template get<K>() =
-                        access == EW_ACCESS_TILED    ? Tile<InputOf<F, K>>::at(tiles[K], column, r)
-                        : access == EW_ACCESS_SCALAR ? scalar.template get<K>()
+                        access[K] == EW_ACCESS_TILED    ? Tile<InputOf<F, K>>::at(tiles[K], column, r)
+                        : access[K] == EW_ACCESS_SCALAR ? scalar.template get<K>()
                                                      : in.template get<K>()[corner[K] + column * plan.stride[K][0] +
                                                                             r * plan.stride[K][t]];
                 });

@@ -8,9 +8,12 @@
  *   target 3  a scalar operand (b strides {0,0}), [8192, 8192] add f32/f16, vs the flat relu at 2^26;
  *   target 4  [N,C] + [C,N]^T (b strides {1,N}), N = C = 8192, f32/f16, vs the flat add;
  *   target 5  NCHW f32 -> NHWC f16 cast, (32, 256, 64, 64), vs the flat cast at the same n;
- *   target 6  host time to queue one 4-d strided call on the gather kernel vs one flat call.
- * With --kernel, each case of targets 1-5 is also timed in the same group as a user-defined kernel of
- * the op's ew:: function (ew_kernel_launch_strided: the same strided kernels, compiled by NVRTC).
+ *   target 6  host time to queue one 4-d strided call on the gather kernel vs one flat call;
+ *   target 7  the gather kernel's layouts, f32/f16, vs the flat relu at the same n: [N,1,C] + [1,H,C]
+ *             (64, 1024, 1024); a (B,H,S,D) -> (B,S,H,D) permute, (32, 16, 1024, 128), relu; relu into
+ *             the first 1024 columns of a [65536, 2048] output (out not dense).
+ * With --kernel, each case of targets 1-5 and 7 is also timed in the same group as a user-defined kernel
+ * of the op's ew:: function (ew_kernel_launch_strided: the same strided kernels, compiled by NVRTC).
  * GB/s count the bytes the op must move: each distinct input element once, each output element once.
  * Method as bench/harness.c (docs/design.md): pools of at least 2 GiB per operand, every call on the next
  * 4 KiB-aligned slice, inputs from ewb_fill_random (never zero), an L2 flush per group, warm-up and a
@@ -41,7 +44,7 @@
 #include "ref.h"
 #endif
 
-enum { MAX_NDIM = 4, OPERANDS = 3, MAX_CASES = 160, TARGETS = 6 };
+enum { MAX_NDIM = 4, OPERANDS = 3, MAX_CASES = 160, TARGETS = 7 };
 enum { COL_B2B = 0, COL_ISO = 1, COLUMNS = 2 };
 static const char *const column_names[COLUMNS] = {"back-to-back", "isolated"};
 
@@ -62,7 +65,7 @@ typedef struct {
 typedef struct {
     int target;
     char name[48];      /* unique; the CSV's and the peer's key */
-    const char *layout; /* contiguous, row, col, scalar, transposed, nchw-nhwc, host */
+    const char *layout; /* contiguous, row, col, scalar, transposed, nchw-nhwc, host, bcast3, heads, gaps */
     int64_t c;          /* target 2's C, else 0 */
     ew_op_t op;
     ew_dtype_t out, in;
@@ -226,6 +229,26 @@ static void build_cases(unsigned target_mask)
         memcpy(s->strides[2], b, sizeof b);
         snprintf(s->name, sizeof s->name, "t6-host-add-f32");
     }
+    if (target_mask >> 7 & 1)
+        for (int d = 0; d < 2; ++d) {
+            const ew_dtype_t t = d ? EW_F16 : EW_F32;
+            /* [N,1,C] + [1,H,C]: out dense over three dimensions, both inputs indexed */
+            const int64_t nhc[] = {64, 1024, 1024}, a[] = {1024, 0, 1}, b[] = {0, 1024, 1};
+            scase_t *s = add_case(7, "bcast3", 0, EW_OP_ADD, t, t, 3, nhc, (flat_t){EW_OP_RELU, t, t, N26});
+            memcpy(s->strides[1], a, sizeof a);
+            memcpy(s->strides[2], b, sizeof b);
+            snprintf(s->name, sizeof s->name, "t7-bcast3-add-%s", ewb_dtype_name(t));
+            /* out (B,S,H,D) from x (B,H,S,D): four dimensions, x indexed with D contiguous */
+            const int64_t B = 32, H = 16, S = 1024, D = 128, bshd[] = {B, S, H, D}, x[] = {H * S * D, D, S * D, 1};
+            s = add_case(7, "heads", 0, EW_OP_RELU, t, t, 4, bshd, (flat_t){EW_OP_RELU, t, t, N26});
+            memcpy(s->strides[1], x, sizeof x);
+            snprintf(s->name, sizeof s->name, "t7-heads-relu-%s", ewb_dtype_name(t));
+            /* out the first 1024 columns of [65536, 2048]: written element by element at walked offsets */
+            const int64_t rows[] = {65536, 1024};
+            s = add_case(7, "gaps", 0, EW_OP_RELU, t, t, 2, rows, (flat_t){EW_OP_RELU, t, t, N26});
+            set_strides(s, 0, 2048, 1);
+            snprintf(s->name, sizeof s->name, "t7-gaps-relu-%s", ewb_dtype_name(t));
+        }
 }
 
 static void join(char *text, size_t size, const int64_t *v, int count, const char *separator)
@@ -255,8 +278,8 @@ static void usage(FILE *to, const char *program)
             "                   us_isolated,gbps_isolated,check (impl ew: the strided call, ew_flat: its\n"
             "                   yardstick, ew_kernel: the user kernel; target 6: host microseconds per call)\n"
             "  --list           print the cases' geometry (for bench/peers/torch_strided.py), run nothing\n"
-            "  --targets LIST   only these targets (1-6, default all)\n"
-            "  --kernel         also time targets 1-5 as user kernels (ew_kernel_launch_strided)\n"
+            "  --targets LIST   only these targets (1-7, default all)\n"
+            "  --kernel         also time targets 1-5 and 7 as user kernels (ew_kernel_launch_strided)\n"
             "  --batches N      timed batches per member and column, median reported (default 7, >= 5)\n"
             "  --batch-ms T     batches of about T ms of calls (default 2)\n"
             "  --timing LIST    back-to-back,isolated (default both)\n"
@@ -267,7 +290,7 @@ static void usage(FILE *to, const char *program)
 
 static int parse_options(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){.batches = 7, .batch_ms = 2.0, .targets = 0x7E, .timing = 3};
+    *o = (options_t){.batches = 7, .batch_ms = 2.0, .targets = 0xFE, .timing = 3};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const int shared =

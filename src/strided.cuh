@@ -390,9 +390,10 @@ template <typename T> struct Tile {
 };
 
 // The tiled kernel: a block per tile of EW_TILE x EW_TILE elements of dimensions 0 and t (tile_dim), a
-// thread per column and EW_TILE / EW_TILE_ROWS rows. Tiled inputs are read first, with consecutive
-// threads along t (the input's contiguous dimension), into shared memory; then every thread computes
-// along dimension 0 (out's), reading the other inputs directly, and stores out.
+// thread per column and EW_TILE / EW_TILE_ROWS rows. Each thread first loads its elements of the other
+// inputs into registers, along dimension 0 (out's); tiled inputs are read next, with consecutive threads
+// along t (the input's contiguous dimension), into shared memory, so both loads are in flight at once;
+// then every thread computes along dimension 0 and stores out.
 template <typename F>
 __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
                                            PerInput<F, PointerTo> in)
@@ -442,6 +443,21 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
         for (int k = 0; k < N; ++k)
             corner[k] = base[k] + x0 * plan.stride[k][0] + y0 * plan.stride[k][t];
 
+        // The other inputs' elements (a scalar as it is) before the tile's barrier: one wait for both.
+        constexpr int kRows = EW_TILE / EW_TILE_ROWS;
+        PerInput<F, ValueOf> v[kRows];
+#pragma unroll
+        for (int j = 0; j < kRows; ++j) {
+            const int r = row0 + j * EW_TILE_ROWS;
+            v[j] = scalar;
+            if (column < xs && r < ys)
+                for_each_input<F>([&](auto k) {
+                    constexpr int K = decltype(k)::value;
+                    if (access[K] == EW_ACCESS_INDEXED)
+                        v[j].template get<K>() =
+                            in.template get<K>()[corner[K] + column * plan.stride[K][0] + r * plan.stride[K][t]];
+                });
+        }
         // Tiled inputs in: row r of the tile is x0 + r along 0, column c is y0 + c along t.
         if (any_tiled) {
 #pragma unroll
@@ -459,18 +475,16 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
         }
         // out along 0: thread `column` takes x0 + column, its rows y0 + r.
 #pragma unroll
-        for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
+        for (int j = 0; j < kRows; ++j) {
+            const int r = row0 + j * EW_TILE_ROWS;
             if (column < xs && r < ys) {
-                PerInput<F, ValueOf> v{};
                 for_each_input<F>([&](auto k) {
                     constexpr int K = decltype(k)::value;
-                    v.template get<K>() =
-                        access[K] == EW_ACCESS_TILED    ? Tile<InputOf<F, K>>::at(tiles[K], column, r)
-                        : access[K] == EW_ACCESS_SCALAR ? scalar.template get<K>()
-                                                     : in.template get<K>()[corner[K] + column * plan.stride[K][0] +
-                                                                            r * plan.stride[K][t]];
+                    if (access[K] == EW_ACCESS_TILED)
+                        v[j].template get<K>() = Tile<InputOf<F, K>>::at(tiles[K], column, r);
                 });
-                out[corner[0] + column * plan.stride[0][0] + r * plan.stride[0][t]] = apply(f, v.v1, v.v2, v.v3, v.v4);
+                out[corner[0] + column * plan.stride[0][0] + r * plan.stride[0][t]] =
+                    apply(f, v[j].v1, v[j].v2, v[j].v3, v[j].v4);
             }
         }
         if (any_tiled)

@@ -150,9 +150,9 @@ static module_t *find_module(uint64_t hash, const char *key, size_t key_size, CU
     return NULL;
 }
 
-/* The cache key: what makes two compilations the same (the library, NVRTC, the architecture, the
- * conversion paths), then the program text from *program on, NUL-terminated past key_size.
- * malloc'ed. */
+/* The cache key: what makes two compilations the same (the library, its device headers, NVRTC, the
+ * architecture, the conversion paths), then the program text from *program on, NUL-terminated past
+ * key_size. malloc'ed. */
 static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, char **key, size_t *key_size,
                              const char **program)
 {
@@ -162,9 +162,9 @@ static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, ch
         return status;
     int major = 0, minor = 0;
     ewi_nvrtc_version(&major, &minor);
-    char prefix[160];
-    int length = snprintf(prefix, sizeof prefix, "libelementwise %u; NVRTC %d.%d; %s; %s\n", ew_get_version(), major,
-                          minor, arch,
+    char prefix[192];
+    int length = snprintf(prefix, sizeof prefix, "libelementwise %u, headers %s; NVRTC %d.%d; %s; %s\n",
+                          ew_get_version(), ewi_device_headers_digest, major, minor, arch,
 #ifdef EW_GENERIC_CONVERSIONS
                           "generic conversions"
 #else

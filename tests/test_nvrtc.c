@@ -411,6 +411,9 @@ static void headers_are_embedded(void **state)
         assert_memory_equal(text, header->text, header->size);
         free(text);
     }
+    /* the caches' keys carry the headers' digest: 16 lowercase hex digits */
+    assert_int_equal(strlen(ewi_device_headers_digest), 16);
+    assert_int_equal(strspn(ewi_device_headers_digest, "0123456789abcdef"), 16);
 }
 
 /* ---- the strided program ---- */

@@ -239,7 +239,8 @@ static void build_cases(unsigned target_mask)
             memcpy(s->strides[2], b, sizeof b);
             snprintf(s->name, sizeof s->name, "t7-bcast3-add-%s", ewb_dtype_name(t));
             /* out (B,S,H,D) from x (B,H,S,D): four dimensions, x indexed with D contiguous */
-            const int64_t B = 32, H = 16, S = 1024, D = 128, bshd[] = {B, S, H, D}, x[] = {H * S * D, D, S * D, 1};
+            const int64_t B = 32, H = 16, S = 1024, D = 128;
+            const int64_t bshd[] = {B, S, H, D}, x[] = {H * S * D, D, S * D, 1};
             s = add_case(7, "heads", 0, EW_OP_RELU, t, t, 4, bshd, (flat_t){EW_OP_RELU, t, t, N26});
             memcpy(s->strides[1], x, sizeof x);
             snprintf(s->name, sizeof s->name, "t7-heads-relu-%s", ewb_dtype_name(t));

@@ -454,8 +454,8 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
                 for_each_input<F>([&](auto k) {
                     constexpr int K = decltype(k)::value;
                     if (access[K] == EW_ACCESS_INDEXED)
-                        v[j].template get<K>() =
-                            in.template get<K>()[corner[K] + column * plan.stride[K][0] + r * plan.stride[K][t]];
+                        v[j].template get<K>() = in.template get<K>()[corner[K] + column * plan.stride[K][0] +
+                                                                      r * plan.stride[K][t]];
                 });
         }
         // Tiled inputs in: row r of the tile is x0 + r along 0, column c is y0 + c along t.

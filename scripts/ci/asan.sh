@@ -18,7 +18,8 @@ cd "$root"
 # The asan workflow's three steps, the configure step with the architectures above.
 status=0
 { cmake --preset asan ${EW_CI_ARCHITECTURES:+-DCMAKE_CUDA_ARCHITECTURES=$EW_CI_ARCHITECTURES} &&
-    cmake --build --preset asan && CTEST_PARALLEL_LEVEL=$(nproc) ctest --preset asan -E '^test_nvrtc_architectures$'; } || status=$?
+    cmake --build --preset asan &&
+    CTEST_PARALLEL_LEVEL=$(nproc) ctest --preset asan -E '^test_nvrtc_architectures$'; } || status=$?
 
 # The sanitizers must really be in what ran: a build that silently lost the flags would pass anything.
 for binary in "$build/libelementwise.so" "$build/tests/test_lifecycle"; do

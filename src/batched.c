@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Packing a tensor list into launches (src/batched.h). */
-#include <string.h>
-
 #include "batched.h"
 
 size_t ew_batched_widest(const ew_batched_list_t *list)
@@ -13,56 +11,67 @@ size_t ew_batched_widest(const ew_batched_list_t *list)
     return widest;
 }
 
-/* The next row from (entry, offset): its length, or 0 when the list has no more rows. Skips empty
- * entries; the row starts at the returned cursor. */
-static int64_t next_row(const ew_batched_list_t *list, ew_batched_cursor_t *at)
+/* The rows' lengths and pointers from *cursor on, at most capacity of them, for calls of `pointers`
+ * pointers (a constant once inlined, so that the copies unroll): empty entries have none, an entry
+ * longer than a row gives slices whose pointers are advanced to them. Returns the rows; *elements:
+ * their elements. */
+static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list_t *list, int pointers,
+                                                           int capacity, ew_batched_cursor_t *cursor,
+                                                           unsigned char *data, int64_t *elements)
 {
-    while (at->entry < list->count && at->offset >= list->n[at->entry]) {
-        ++at->entry;
-        at->offset = 0;
+    uint32_t *lengths = (uint32_t *)(data + EW_BATCHED_LENGTH_AT(capacity));
+    uint64_t *pointer[EW_PLAN_MAX_POINTERS];
+    for (int j = 0; j < pointers; ++j)
+        pointer[j] = (uint64_t *)(data + EW_BATCHED_POINTER_AT(capacity, j));
+    int64_t entry = cursor->entry, offset = cursor->offset, total = 0;
+    int rows = 0;
+    while (rows < capacity && entry < list->count) {
+        const int64_t left = list->n[entry] - offset;
+        if (left <= 0) {
+            ++entry, offset = 0;
+            continue;
+        }
+        const int64_t length = left < EW_BATCHED_MAX_ROW ? left : EW_BATCHED_MAX_ROW;
+        lengths[rows] = (uint32_t)length;
+        for (int j = 0; j < pointers; ++j)
+            pointer[j][rows] = (uint64_t)(uintptr_t)list->address[j][entry] + (uint64_t)offset * list->elem_size[j];
+        total += length;
+        if (length == left)
+            ++entry, offset = 0;
+        else
+            offset += length;
+        ++rows;
     }
-    if (at->entry >= list->count)
-        return 0;
-    int64_t left = list->n[at->entry] - at->offset;
-    return left < EW_BATCHED_MAX_ROW ? left : EW_BATCHED_MAX_ROW;
+    cursor->entry = entry;
+    cursor->offset = offset;
+    *elements = total;
+    return rows;
 }
 
 int ew_batched_next(const ew_batched_list_t *list, ew_batched_cursor_t *cursor, ew_batched_desc_t *desc)
 {
     const int capacity = EW_BATCHED_CAPACITY(list->block_bytes, list->pointers);
-    const uint32_t step = EW_BATCHED_STEP(ew_batched_widest(list));
-
-    /* The launch's rows and elements, to size its chunk. */
-    ew_batched_cursor_t at = *cursor;
-    int rows = 0;
-    int64_t elements = 0;
-    for (int64_t length; rows < capacity && (length = next_row(list, &at)) > 0; ++rows) {
-        elements += length;
-        at.offset += length;
-    }
+    unsigned char *data = (unsigned char *)desc->data;
+    int64_t elements;
+    const int rows = list->pointers == 3 ? fill_rows(list, 3, capacity, cursor, data, &elements)
+                                         : fill_rows(list, 2, capacity, cursor, data, &elements);
     if (rows == 0)
         return 0;
+
+    /* The chunk, then each row's first block. Rows <= capacity, each of at most EW_BATCHED_MAX_ROW /
+     * step blocks: the grid stays below 2^31. */
+    const uint32_t step = EW_BATCHED_STEP(ew_batched_widest(list));
     uint32_t chunk = step;
     while (chunk < (uint64_t)step * EW_BATCHED_MAX_STEPS &&
            elements / (2 * (int64_t)chunk) >= list->target_blocks * EW_BATCHED_WAVES)
         chunk *= 2;
-
-    uint32_t *first = (uint32_t *)((unsigned char *)desc->data + EW_BATCHED_FIRST_AT(capacity));
-    uint32_t *lengths = (uint32_t *)((unsigned char *)desc->data + EW_BATCHED_LENGTH_AT(capacity));
-    uint64_t *pointer[EW_PLAN_MAX_POINTERS];
-    for (int j = 0; j < list->pointers; ++j)
-        pointer[j] = (uint64_t *)((unsigned char *)desc->data + EW_BATCHED_POINTER_AT(capacity, j));
-    /* Rows <= capacity, each of at most EW_BATCHED_MAX_ROW / step blocks: the grid stays below 2^31. */
+    const int shift = __builtin_ctz(chunk); /* a power of two */
+    const uint32_t *lengths = (const uint32_t *)(data + EW_BATCHED_LENGTH_AT(capacity));
+    uint32_t *first = (uint32_t *)(data + EW_BATCHED_FIRST_AT(capacity));
     uint32_t blocks = 0;
     for (int r = 0; r < rows; ++r) {
-        const int64_t length = next_row(list, cursor);
         first[r] = blocks;
-        lengths[r] = (uint32_t)length;
-        for (int j = 0; j < list->pointers; ++j)
-            pointer[j][r] = (uint64_t)(uintptr_t)list->address[j][cursor->entry] +
-                            (uint64_t)cursor->offset * list->elem_size[j];
-        blocks += (uint32_t)((length + chunk - 1) / chunk);
-        cursor->offset += length;
+        blocks += (lengths[r] + (chunk - 1)) >> shift;
     }
     desc->rows = (uint32_t)rows;
     desc->chunk = chunk;

@@ -224,13 +224,9 @@ static ew_status_t run_list(ew_handle_t handle, const ew_launcher_t *launcher, c
                               .dependent_launch = handle->policy.dependent_launch,
                               .params = *params};
     ew_batched_cursor_t cursor = {0, 0};
-    while (ew_batched_next(&list, &cursor, &desc)) {
-        cudaError_t error = launcher->batched(&args);
-        if (error != cudaSuccess) {
-            cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
-            return ewi_fail_cuda(error, "cudaLaunchKernel");
-        }
-    }
+    while (ew_batched_next(&list, &cursor, &desc))
+        if ((status = ewi_launch_status(launcher->batched(&args))) != EW_SUCCESS)
+            return status;
     return EW_SUCCESS;
 }
 

@@ -253,6 +253,29 @@ static void test_counts(void **state)
     }
 }
 
+/* Lists of one row, alone or among empty entries (the grid's only row need not be the first entry):
+ * each call form, scale_add's alpha included, from one element to millions. */
+static void test_one_row(void **state)
+{
+    (void)state;
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x55);
+    const op_t ops[] = {{EW_OP_ADD, EW_F32, EW_F32, 0},
+                        {EW_OP_RELU, EW_BF16, EW_BF16, 0},
+                        {EW_OP_SCALE_ADD, EW_F16, EW_F16, -1.5},
+                        {EW_OP_SCALE_ADD, EW_I32, EW_I32, 3},
+                        {EW_OP_CAST, EW_F32, EW_F16, 0}};
+    const int64_t sizes[] = {1, 777, 5000, gu_small_scale() ? 300001 : 3000001};
+    for (size_t o = 0; o < COUNT(ops); ++o)
+        for (size_t k = 0; k < COUNT(sizes); ++k) {
+            char what[64];
+            snprintf(what, sizeof what, "one entry of %" PRId64, sizes[k]);
+            run_case(&ops[o], 1, &sizes[k], 3, 0, what, &rng);
+            const int64_t among_empty[] = {0, 0, sizes[k], 0};
+            snprintf(what, sizeof what, "one entry of %" PRId64 " among empty ones", sizes[k]);
+            run_case(&ops[o], COUNT(among_empty), among_empty, 3, 0, what, &rng);
+        }
+}
+
 /* Sizes from 0 to millions in one list, at every kind of offset. */
 static void test_sizes(void **state)
 {
@@ -367,6 +390,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_counts, gu_teardown),
+        cmocka_unit_test_teardown(test_one_row, gu_teardown),
         cmocka_unit_test_teardown(test_sizes, gu_teardown),
         cmocka_unit_test_teardown(test_ops, gu_teardown),
         cmocka_unit_test_teardown(test_graph, gu_teardown),

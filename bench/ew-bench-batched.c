@@ -7,7 +7,7 @@
  *   e2e4096     1,000 x 4,096 f32 add from the host call to its completion (host clock around the call
  *               and a stream synchronize): the list call against a C loop of 1,000 ew_binary calls;
  *   host        host time of one ew_binary_batched call (its launches queued, not run) at counts 1,
- *               100, 1,000 and 10,000 entries of 4,096 elements.
+ *               100, 1,000 and 10,000 entries of 4,096 elements, and of one ew_binary of 4,096.
  * Method as bench/harness.c: warm-up calls, then batches of calls between two events, the median batch
  * divided by its calls. The sizes come from xorshift64 seeded with --seed, which
  * bench/peers/torch_foreach.py repeats, so its lists are these.
@@ -297,7 +297,10 @@ int main(int argc, char **argv)
     row("gpu4096", "ew_batched", COUNT, l.total, gpu_us(add_list, &l), 12.0 * (double)l.total);
     list_free(&l);
 
-    /* 3: host time per call by count */
+    /* 3: host time per call by count, and of one flat call of an entry's size */
+    l = list_new(1, n4096, EW_F32, EW_F32, 2);
+    row("host", "ew_binary", 1, l.total, host_us(add_loop, &l), 0);
+    list_free(&l);
     const int counts[] = {1, 100, 1000, 10000};
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
         l = list_new(counts[c], n4096, EW_F32, EW_F32, 2);

@@ -110,7 +110,7 @@ typedef struct {
 } ewi_device_header_t;
 enum { EWI_DEVICE_HEADER_COUNT = 9 };
 extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
-/* The first 16 hex digits of a SHA-256 over the headers' names and SHA-256s, taken at build time. */
+/* The first 16 hex digits of a SHA-256 over the embedded names and bytes, taken at build time. */
 extern const char ewi_device_headers_digest[];
 
 #ifdef __cplusplus

@@ -274,6 +274,20 @@ static int transposed_dim(const ew_layout_t *l, int k)
     return 0;
 }
 
+/* Whether operand k's runs in the tiled kernel (EW_TILE_RUN elements along dimension d from a multiple of
+ * EW_TILE_RUN) are whole vectors of at most 16 bytes at aligned addresses in every tile: contiguous
+ * along d, every other stride a multiple of the run, the base aligned to the run's bytes. */
+static int tile_runs_aligned(const ew_layout_t *l, int k, int d, size_t elem_size)
+{
+    const uintptr_t bytes = (uintptr_t)EW_TILE_RUN * elem_size;
+    if (bytes > 16 || l->stride[k][d] != 1 || (l->base[k] & (bytes - 1)) != 0)
+        return 0;
+    for (int e = 0; e < l->ndim; ++e)
+        if (e != d && l->stride[k][e] % EW_TILE_RUN != 0)
+            return 0;
+    return 1;
+}
+
 /* One pass: every block takes its share once (the kernels' grid-stride loops cover the rest only past
  * INT32_MAX blocks). A grid capped at the resident blocks left a second, mostly empty wave where not
  * every block fits at once. */
@@ -328,6 +342,10 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
             plan.tile_divider[i] = ew_divider_make((uint64_t)plan.tile_extent[i]);
             plan.tiles *= plan.tile_extent[i];
         }
+        for (int k = 0; k < l->count; ++k)
+            if (plan.access[k] != EW_ACCESS_SCALAR && tile_runs_aligned(l, k, plan.access[k] == EW_ACCESS_TILED ? t : 0,
+                                                                        elem_size[k]))
+                plan.tile_vector |= 1u << k;
         plan.blocks = grid_blocks(1, plan.tiles);
         return plan;
     }

@@ -22,7 +22,7 @@ extern "C" {
 enum {
     EW_LAYOUT_MAX_OPERANDS = 5, /* out and up to four inputs (two for the catalogue's ops) */
     EW_TILE = 32,               /* the tiled kernel's tile: EW_TILE x EW_TILE elements */
-    EW_TILE_ROWS = 8,           /* its block: EW_TILE x EW_TILE_ROWS threads, EW_TILE / EW_TILE_ROWS rows each */
+    EW_TILE_RUN = 4,            /* its threads: EW_TILE / EW_TILE_RUN a row, each a run of EW_TILE_RUN elements */
     EW_TILE_MIN_EXTENT = 8,     /* both tiled dimensions at least this long, else the gather kernel */
     EW_GATHER_UNROLL = 2        /* packs a gather thread loads before it computes: 32 bytes an input */
 };
@@ -71,6 +71,7 @@ typedef struct {
     ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the tile index split by tiles along 0, tile_dim, others */
     int64_t tile_extent[EW_MAX_DIMS];       /* tiled: those extents, in that order (tiles for 0 and tile_dim) */
     int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
+    unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
     unsigned blocks;
 } ew_strided_plan_t;
 

@@ -379,8 +379,8 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
     });
 }
 
-// Shared memory for one tiled input: a tile with a column of padding, so that reading it across
-// (a column) touches EW_TILE different banks for 4-byte types.
+// Shared memory for one tiled input: a tile with a column of padding, so that a warp's runs, across or
+// down, touch different banks for 4-byte types.
 template <typename T> struct Tile {
     static constexpr int kBytes = kSame<T, NoInput> ? 1 : EW_TILE * (EW_TILE + 1) * sizeof(T);
     __device__ __forceinline__ static T &at(unsigned char *raw, int row, int column)
@@ -389,17 +389,66 @@ template <typename T> struct Tile {
     }
 };
 
-// The tiled kernel: a block per tile of EW_TILE x EW_TILE elements of dimensions 0 and t (tile_dim), a
-// thread per column and EW_TILE / EW_TILE_ROWS rows. Each thread first loads its elements of the other
-// inputs into registers, along dimension 0 (out's); tiled inputs are read next, with consecutive threads
-// along t (the input's contiguous dimension), into shared memory, so both loads are in flight at once;
-// then every thread computes along dimension 0 and stores out.
+// A run of EW_TILE_RUN elements of p from offset, step apart, of which the first `count` lie in the
+// tile: one vector access where the operand's runs are aligned vectors and the run is whole, else
+// element by element. The elements past count are left as they are.
+template <typename T>
+__device__ __forceinline__ void load_run(Pack<T, EW_TILE_RUN> &run, const T *p, int64_t offset, int64_t step,
+                                         int count, bool vector)
+{
+    if constexpr (sizeof(Pack<T, EW_TILE_RUN>) <= 16) {
+        if (vector && count >= EW_TILE_RUN) {
+            run = pack_at<EW_TILE_RUN>(p, offset);
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < EW_TILE_RUN; ++i)
+        if (i < count)
+            run.v[i] = p[offset + i * step];
+}
+
+template <typename T>
+__device__ __forceinline__ void store_run(T *p, int64_t offset, int64_t step, int count, bool vector,
+                                          const Pack<T, EW_TILE_RUN> &run)
+{
+    if constexpr (sizeof(Pack<T, EW_TILE_RUN>) <= 16) {
+        if (vector && count >= EW_TILE_RUN) {
+            store_pack(reinterpret_cast<Pack<T, EW_TILE_RUN> *>(p + offset), run);
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < EW_TILE_RUN; ++i)
+        if (i < count)
+            p[offset + i * step] = run.v[i];
+}
+
+// Resident blocks the tiled kernel asks of ptxas where no operand is wider than 4 bytes: 6 of 256 threads
+// (fewer where the SM holds fewer), which on sm_90 leaves 40 registers and no spills: against a full
+// SM (32 registers, spilling 40 bytes) +3 to +9 % on the transposes. Wider operands none (f64 add
+// spilled at 32).
+template <typename T> inline constexpr bool kFourBytesAtMost = kSame<T, NoInput> || kStorageSize<T> <= 4;
+inline constexpr int kTiledBlocks = kSmThreads / EW_PLAN_BLOCK_THREADS < 6 ? kSmThreads / EW_PLAN_BLOCK_THREADS : 6;
+template <typename F>
+inline constexpr int kTiledMinBlocks = kFourBytesAtMost<typename F::Out> && kFourBytesAtMost<typename F::In1> &&
+                                               kFourBytesAtMost<typename F::In2> && kFourBytesAtMost<In3<F>> &&
+                                               kFourBytesAtMost<In4<F>>
+                                           ? kTiledBlocks
+                                           : 0;
+
+// The tiled kernel: a block per tile of EW_TILE x EW_TILE elements of dimensions 0 and t (tile_dim). Each
+// thread takes one run of EW_TILE_RUN elements in one row of every operand: along 0 in row `row` of t
+// for out and the inputs read as they lie (indexed), along t in row `row` of 0 for the tiled inputs,
+// whose runs go through shared memory to the thread that holds out's elements. Runs are one vector
+// access where the plan found them aligned (tile_vector): a memory instruction moves 4x the bytes.
+// The indexed inputs are loaded before the tile's barrier, so one memory wait covers both.
 template <typename F>
 __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
                                            PerInput<F, PointerTo> in)
 {
-    constexpr int N = kOperands<F>;
-    static_assert(EW_TILE * EW_TILE_ROWS == EW_PLAN_BLOCK_THREADS);
+    constexpr int N = kOperands<F>, R = EW_TILE_RUN, kLanes = EW_TILE / R;
+    static_assert(kLanes * EW_TILE == EW_PLAN_BLOCK_THREADS);
     __shared__ alignas(16) unsigned char tile1[Tile<typename F::In1>::kBytes];
     __shared__ alignas(16) unsigned char tile2[Tile<typename F::In2>::kBytes];
     __shared__ alignas(16) unsigned char tile3[Tile<In3<F>>::kBytes];
@@ -407,7 +456,7 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
     unsigned char *const tiles[] = {nullptr, tile1, tile2, tile3, tile4};
     follow_previous_grid();
     const int t = plan.tile_dim;
-    const int column = threadIdx.x % EW_TILE, row0 = threadIdx.x / EW_TILE;
+    const int first = threadIdx.x % kLanes * R, row = threadIdx.x / kLanes; // this thread's run and row
     PerInput<F, ValueOf> scalar = scalars(plan, in);
     ew_access_t access[N]; // read once, as in gather_body
 #pragma unroll
@@ -415,6 +464,15 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
         access[k] = plan.access[k];
     bool any_tiled = false;
     for_each_input<F>([&](auto k) { any_tiled = any_tiled || access[decltype(k)::value] == EW_ACCESS_TILED; });
+    // Each operand's first element of this thread's run from the tile's corner, and the step along it.
+    int64_t lead[N], step[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const bool across = access[k] == EW_ACCESS_TILED;
+        const int64_t s0 = plan.stride[k][0], st = plan.stride[k][t];
+        lead[k] = across ? row * s0 + first * st : first * s0 + row * st;
+        step[k] = across ? st : s0;
+    }
 
     for (int64_t tile = blockIdx.x; tile < plan.tiles; tile += gridDim.x) {
         uint64_t rest = static_cast<uint64_t>(tile);
@@ -436,56 +494,55 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
                     base[k] += c * plan.stride[k][plan.tile_order[e]];
             }
         }
-        const int64_t xs = plan.shape[0] - x0 < EW_TILE ? plan.shape[0] - x0 : EW_TILE;
-        const int64_t ys = plan.shape[t] - y0 < EW_TILE ? plan.shape[t] - y0 : EW_TILE;
-        int64_t corner[N];
+        // The tile's extents within the layout along 0 and t.
+        const int xs = plan.shape[0] - x0 < EW_TILE ? static_cast<int>(plan.shape[0] - x0) : EW_TILE;
+        const int ys = plan.shape[t] - y0 < EW_TILE ? static_cast<int>(plan.shape[t] - y0) : EW_TILE;
+        int64_t at[N];
 #pragma unroll
         for (int k = 0; k < N; ++k)
-            corner[k] = base[k] + x0 * plan.stride[k][0] + y0 * plan.stride[k][t];
+            at[k] = base[k] + x0 * plan.stride[k][0] + y0 * plan.stride[k][t] + lead[k];
 
-        // The other inputs' elements (a scalar as it is) before the tile's barrier: one wait for both.
-        constexpr int kRows = EW_TILE / EW_TILE_ROWS;
-        PerInput<F, ValueOf> v[kRows];
+        // The indexed inputs' runs (a scalar as it is) before the tile's barrier.
+        PerInput<F, PackOf<R>::template Type> v;
+        for_each_input<F>([&](auto k) {
+            constexpr int K = decltype(k)::value;
 #pragma unroll
-        for (int j = 0; j < kRows; ++j) {
-            const int r = row0 + j * EW_TILE_ROWS;
-            v[j] = scalar;
-            if (column < xs && r < ys)
+            for (int i = 0; i < R; ++i)
+                v.template get<K>().v[i] = scalar.template get<K>();
+            if (access[K] == EW_ACCESS_INDEXED && row < ys)
+                load_run(v.template get<K>(), in.template get<K>(), at[K], step[K], xs - first,
+                         plan.tile_vector >> K & 1);
+        });
+        // The tiled inputs' runs into the tile: its row r is x0 + r along 0, its column c is y0 + c along t.
+        if (any_tiled) {
+            if (row < xs)
                 for_each_input<F>([&](auto k) {
                     constexpr int K = decltype(k)::value;
-                    if (access[K] == EW_ACCESS_INDEXED)
-                        v[j].template get<K>() = in.template get<K>()[corner[K] + column * plan.stride[K][0] +
-                                                                      r * plan.stride[K][t]];
-                });
-        }
-        // Tiled inputs in: row r of the tile is x0 + r along 0, column c is y0 + c along t.
-        if (any_tiled) {
+                    using T = InputOf<F, K>;
+                    if (access[K] == EW_ACCESS_TILED) {
+                        Pack<T, R> run;
+                        load_run(run, in.template get<K>(), at[K], step[K], ys - first, plan.tile_vector & 1u << K);
 #pragma unroll
-            for (int r = row0; r < EW_TILE; r += EW_TILE_ROWS) {
-                if (r < xs && column < ys) {
-                    for_each_input<F>([&](auto k) {
-                        constexpr int K = decltype(k)::value;
-                        if (access[K] == EW_ACCESS_TILED)
-                            Tile<InputOf<F, K>>::at(tiles[K], r, column) =
-                                in.template get<K>()[corner[K] + r * plan.stride[K][0] + column * plan.stride[K][t]];
-                    });
-                }
-            }
+                        for (int i = 0; i < R; ++i)
+                            if (first + i < ys)
+                                Tile<T>::at(tiles[K], row, first + i) = run.v[i];
+                    }
+                });
             __syncthreads();
         }
-        // out along 0: thread `column` takes x0 + column, its rows y0 + r.
+        // out's run: elements x0 + first + i along 0, y0 + row along t.
+        if (row < ys && first < xs) {
+            for_each_input<F>([&](auto k) {
+                constexpr int K = decltype(k)::value;
+                if (access[K] == EW_ACCESS_TILED)
 #pragma unroll
-        for (int j = 0; j < kRows; ++j) {
-            const int r = row0 + j * EW_TILE_ROWS;
-            if (column < xs && r < ys) {
-                for_each_input<F>([&](auto k) {
-                    constexpr int K = decltype(k)::value;
-                    if (access[K] == EW_ACCESS_TILED)
-                        v[j].template get<K>() = Tile<InputOf<F, K>>::at(tiles[K], column, r);
-                });
-                out[corner[0] + column * plan.stride[0][0] + r * plan.stride[0][t]] =
-                    apply(f, v[j].v1, v[j].v2, v[j].v3, v[j].v4);
-            }
+                    for (int i = 0; i < R; ++i)
+                        if (first + i < xs)
+                            v.template get<K>().v[i] = Tile<InputOf<F, K>>::at(tiles[K], first + i, row);
+            });
+            Pack<typename F::Out, R> result;
+            apply_pack(f, result, v.v1, v.v2, v.v3, v.v4);
+            store_run(out, at[0], step[0], xs - first, plan.tile_vector & 1u, result);
         }
         if (any_tiled)
             __syncthreads(); // the tile is read before the next one overwrites it
@@ -509,7 +566,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>) rows
     rows_body<F, P, Unroll>(f, plan, out, {a, b, c, d});
 }
 
-template <typename F> __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) tiled_kernel(EW_STRIDED_PARAMETERS(F))
+template <typename F>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kTiledMinBlocks<F>) tiled_kernel(EW_STRIDED_PARAMETERS(F))
 {
     tiled_body<F>(f, plan, out, {a, b, c, d});
 }

@@ -460,6 +460,12 @@ static void test_named_plans(void **state)
     assert_int_equal(p.access[1], EW_ACCESS_INDEXED);
     assert_int_equal(p.access[2], EW_ACCESS_TILED);
     assert_int_equal(p.tiles, 256 * 256);
+    assert_int_equal(p.tile_vector, 0x7); /* every operand's runs are aligned 16-byte vectors */
+    /* rows of 102 elements: out's and a's runs start at every other 8 bytes, b's stay aligned */
+    const int64_t odd[] = {100, 102};
+    p = plan_of(2, odd, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 100}}, f32, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_TILED);
+    assert_int_equal(p.tile_vector, 0x4);
 
     /* NCHW f32 -> NHWC f16: out (n, h, w, c) contiguous, x strided as NCHW */
     const int64_t nhwc[] = {32, 64, 64, 256};
@@ -471,6 +477,7 @@ static void test_named_plans(void **state)
     assert_int_equal(l.shape[1], 64 * 64);
     assert_int_equal(l.shape[2], 32);
     assert_int_equal(p.access[1], EW_ACCESS_TILED);
+    assert_int_equal(p.tile_vector, 0x3);
 
     /* every other column of out: out indexed */
     const int64_t gapped[] = {2 * 768, 1};

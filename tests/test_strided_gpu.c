@@ -378,9 +378,21 @@ static void test_transposes(void **state)
                     c.offset[1] = (int)(r % (size_t)gu_offset_count(c.entry.in));
                     run_case(&c);
                 }
+    /* larger views: many tiles of whole vector runs, and edge tiles whose runs end part way */
+    static const int64_t banded[][2] = {{40, 2148}, {2148, 40}, {33, 1100}};
+    for (size_t i = 0; i < 2; ++i)
+        for (size_t s = 0; s < COUNT(banded); ++s) {
+            const int64_t rows = banded[s][0], cols = banded[s][1];
+            case_t c = {.entry = binaries[i], .ndim = 2, .shape = {rows, cols}};
+            c.strides[0][0] = c.strides[1][0] = cols;
+            c.strides[0][1] = c.strides[1][1] = 1;
+            c.strides[2][0] = 1;
+            c.strides[2][1] = rows;
+            run_case(&c);
+        }
     static const entry_t casts[] = {{EW_OP_CAST, EW_F16, EW_F32}, {EW_OP_CAST, EW_F32, EW_U8},
                                     {EW_OP_CAST, EW_BF16, EW_F8E4M3}, {EW_OP_RELU, EW_F32, EW_F32}};
-    static const int64_t nchw[][4] = {{2, 40, 9, 7}, {1, 33, 8, 8}, {3, 8, 5, 13}, {2, 256, 4, 16}};
+    static const int64_t nchw[][4] = {{2, 40, 9, 7}, {1, 33, 8, 8}, {3, 8, 5, 13}, {2, 256, 4, 16}, {2, 1100, 3, 5}};
     for (size_t i = 0; i < COUNT(casts); ++i)
         for (size_t s = 0; s < COUNT(nchw); ++s) {
             const int64_t N = nchw[s][0], C = nchw[s][1], H = nchw[s][2], W = nchw[s][3];

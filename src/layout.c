@@ -297,7 +297,7 @@ static unsigned grid_blocks(int64_t work_per_block, int64_t work)
     return (unsigned)(blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX);
 }
 
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[])
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[], int tile_strip)
 {
     ew_strided_plan_t plan;
     memset(&plan, 0, sizeof plan);
@@ -326,10 +326,12 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
                              : llabs(l->stride[k][t]) == 1 &&
                                      l->stride[k][0] != 0 && llabs(l->stride[k][0]) != 1 ? EW_ACCESS_TILED
                                                                                          : EW_ACCESS_INDEXED;
-        /* the tile index, fastest first: tiles along 0, tiles along t, then the other dimensions */
+        /* the strip index, fastest first: strips along 0, tiles along t, then the other dimensions */
+        const int64_t strip = (int64_t)EW_TILE * tile_strip;
         int e = 0;
+        plan.tile_strip = tile_strip;
         plan.tile_order[e] = 0;
-        plan.tile_extent[e++] = (l->shape[0] + EW_TILE - 1) / EW_TILE;
+        plan.tile_extent[e++] = (l->shape[0] + strip - 1) / strip;
         plan.tile_order[e] = t;
         plan.tile_extent[e++] = (l->shape[t] + EW_TILE - 1) / EW_TILE;
         for (int d = 1; d < l->ndim; ++d)
@@ -337,16 +339,16 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
                 plan.tile_order[e] = d;
                 plan.tile_extent[e++] = l->shape[d];
             }
-        plan.tiles = 1;
+        plan.strips = 1;
         for (int i = 0; i < l->ndim; ++i) {
             plan.tile_divider[i] = ew_divider_make((uint64_t)plan.tile_extent[i]);
-            plan.tiles *= plan.tile_extent[i];
+            plan.strips *= plan.tile_extent[i];
         }
         for (int k = 0; k < l->count; ++k)
             if (plan.access[k] != EW_ACCESS_SCALAR && tile_runs_aligned(l, k, plan.access[k] == EW_ACCESS_TILED ? t : 0,
                                                                         elem_size[k]))
                 plan.tile_vector |= 1u << k;
-        plan.blocks = grid_blocks(1, plan.tiles);
+        plan.blocks = grid_blocks(1, plan.strips);
         return plan;
     }
 

@@ -67,9 +67,10 @@ typedef struct {
     int64_t head;  /* gather, rows: elements before out's first whole pack (0 where out is indexed) */
     int64_t packs; /* gather, rows: whole packs from head; the rest, up to n, are the tail */
     int tile_dim;  /* tiled: the dimension tiled with dimension 0 */
-    int64_t tiles; /* tiled: tiles in all */
-    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the tile index split by tiles along 0, tile_dim, others */
-    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: those extents, in that order (tiles for 0 and tile_dim) */
+    int tile_strip; /* tiled: tiles along 0 a block takes in turn (the policy's) */
+    int64_t strips; /* tiled: strips of tile_strip tiles along 0, in all: the blocks' work */
+    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the strip index split by strips along 0, tiles along tile_dim, others */
+    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: those extents, in that order */
     int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
     unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
     unsigned blocks;
@@ -116,7 +117,7 @@ static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
 }
 
 /* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'. */
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[]);
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[], int tile_strip);
 #endif
 
 #ifdef __cplusplus

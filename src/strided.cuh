@@ -437,8 +437,8 @@ inline constexpr int kTiledMinBlocks = kFourBytesAtMost<typename F::Out> && kFou
                                            ? kTiledBlocks
                                            : 0;
 
-// The tiled kernel: a block per tile of EW_TILE x EW_TILE elements of dimensions 0 and t (tile_dim). Each
-// thread takes one run of EW_TILE_RUN elements in one row of every operand: along 0 in row `row` of t
+// The tiled kernel: a block per strip of tile_strip tiles along 0, each EW_TILE x EW_TILE elements of
+// dimensions 0 and t (tile_dim), taken in turn. In each tile every thread takes one run of EW_TILE_RUN elements in one row of every operand: along 0 in row `row` of t
 // for out and the inputs read as they lie (indexed), along t in row `row` of 0 for the tiled inputs,
 // whose runs go through shared memory to the thread that holds out's elements. Runs are one vector
 // access where the plan found them aligned (tile_vector): a memory instruction moves 4x the bytes.
@@ -474,8 +474,8 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
         step[k] = across ? st : s0;
     }
 
-    for (int64_t tile = blockIdx.x; tile < plan.tiles; tile += gridDim.x) {
-        uint64_t rest = static_cast<uint64_t>(tile);
+    for (int64_t strip = blockIdx.x; strip < plan.strips; strip += gridDim.x) {
+        uint64_t rest = static_cast<uint64_t>(strip);
         int64_t x0 = 0, y0 = 0, base[N] = {};
 #pragma unroll
         for (int e = 0; e < EW_MAX_DIMS; ++e) {
@@ -485,7 +485,7 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
             const int64_t c = static_cast<int64_t>(rest - next * static_cast<uint64_t>(plan.tile_extent[e]));
             rest = next;
             if (e == 0) {
-                x0 = c * EW_TILE;
+                x0 = c * EW_TILE * plan.tile_strip;
             } else if (e == 1) {
                 y0 = c * EW_TILE;
             } else {
@@ -494,58 +494,64 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
                     base[k] += c * plan.stride[k][plan.tile_order[e]];
             }
         }
-        // The tile's extents within the layout along 0 and t.
-        const int xs = plan.shape[0] - x0 < EW_TILE ? static_cast<int>(plan.shape[0] - x0) : EW_TILE;
         const int ys = plan.shape[t] - y0 < EW_TILE ? static_cast<int>(plan.shape[t] - y0) : EW_TILE;
         int64_t at[N];
 #pragma unroll
         for (int k = 0; k < N; ++k)
             at[k] = base[k] + x0 * plan.stride[k][0] + y0 * plan.stride[k][t] + lead[k];
 
-        // The indexed inputs' runs (a scalar as it is) before the tile's barrier.
-        PerInput<F, PackOf<R>::template Type> v;
-        for_each_input<F>([&](auto k) {
-            constexpr int K = decltype(k)::value;
-#pragma unroll
-            for (int i = 0; i < R; ++i)
-                v.template get<K>().v[i] = scalar.template get<K>();
-            if (access[K] == EW_ACCESS_INDEXED && row < ys)
-                load_run(v.template get<K>(), in.template get<K>(), at[K], step[K], xs - first,
-                         plan.tile_vector >> K & 1);
-        });
-        // The tiled inputs' runs into the tile: its row r is x0 + r along 0, its column c is y0 + c along t.
-        if (any_tiled) {
-            if (row < xs)
-                for_each_input<F>([&](auto k) {
-                    constexpr int K = decltype(k)::value;
-                    using T = InputOf<F, K>;
-                    if (access[K] == EW_ACCESS_TILED) {
-                        Pack<T, R> run;
-                        load_run(run, in.template get<K>(), at[K], step[K], ys - first, plan.tile_vector & 1u << K);
-#pragma unroll
-                        for (int i = 0; i < R; ++i)
-                            if (first + i < ys)
-                                Tile<T>::at(tiles[K], row, first + i) = run.v[i];
-                    }
-                });
-            __syncthreads();
-        }
-        // out's run: elements x0 + first + i along 0, y0 + row along t.
-        if (row < ys && first < xs) {
+        // The strip's tiles in turn along 0: the work above is the block's once for all of them.
+        for (int j = 0; j < plan.tile_strip && x0 < plan.shape[0]; ++j, x0 += EW_TILE) {
+            const int xs = plan.shape[0] - x0 < EW_TILE ? static_cast<int>(plan.shape[0] - x0) : EW_TILE;
+            // The indexed inputs' runs (a scalar as it is) before the tile's barrier.
+            PerInput<F, PackOf<R>::template Type> v;
             for_each_input<F>([&](auto k) {
                 constexpr int K = decltype(k)::value;
-                if (access[K] == EW_ACCESS_TILED)
 #pragma unroll
-                    for (int i = 0; i < R; ++i)
-                        if (first + i < xs)
-                            v.template get<K>().v[i] = Tile<InputOf<F, K>>::at(tiles[K], first + i, row);
+                for (int i = 0; i < R; ++i)
+                    v.template get<K>().v[i] = scalar.template get<K>();
+                if (access[K] == EW_ACCESS_INDEXED && row < ys)
+                    load_run(v.template get<K>(), in.template get<K>(), at[K], step[K], xs - first,
+                             plan.tile_vector >> K & 1);
             });
-            Pack<typename F::Out, R> result;
-            apply_pack(f, result, v.v1, v.v2, v.v3, v.v4);
-            store_run(out, at[0], step[0], xs - first, plan.tile_vector & 1u, result);
+            // The tiled inputs' runs into the tile: its row r is x0 + r along 0, its column c y0 + c along t.
+            if (any_tiled) {
+                if (row < xs)
+                    for_each_input<F>([&](auto k) {
+                        constexpr int K = decltype(k)::value;
+                        using T = InputOf<F, K>;
+                        if (access[K] == EW_ACCESS_TILED) {
+                            Pack<T, R> run;
+                            load_run(run, in.template get<K>(), at[K], step[K], ys - first,
+                                     plan.tile_vector >> K & 1);
+#pragma unroll
+                            for (int i = 0; i < R; ++i)
+                                if (first + i < ys)
+                                    Tile<T>::at(tiles[K], row, first + i) = run.v[i];
+                        }
+                    });
+                __syncthreads();
+            }
+            // out's run: elements x0 + first + i along 0, y0 + row along t.
+            if (row < ys && first < xs) {
+                for_each_input<F>([&](auto k) {
+                    constexpr int K = decltype(k)::value;
+                    if (access[K] == EW_ACCESS_TILED)
+#pragma unroll
+                        for (int i = 0; i < R; ++i)
+                            if (first + i < xs)
+                                v.template get<K>().v[i] = Tile<InputOf<F, K>>::at(tiles[K], first + i, row);
+                });
+                Pack<typename F::Out, R> result;
+                apply_pack(f, result, v.v1, v.v2, v.v3, v.v4);
+                store_run(out, at[0], step[0], xs - first, plan.tile_vector & 1u, result);
+            }
+            if (any_tiled)
+                __syncthreads(); // the tile is read before the next one overwrites it
+#pragma unroll
+            for (int k = 0; k < N; ++k)
+                at[k] += EW_TILE * plan.stride[k][0];
         }
-        if (any_tiled)
-            __syncthreads(); // the tile is read before the next one overwrites it
     }
 }
 

@@ -230,8 +230,9 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     if (n <= ELEMENTS_CHECKED)
         check_elements(v, l, n);
 
-    /* the plan */
-    const ew_strided_plan_t plan = ew_strided_plan_make(l, v->size);
+    /* the plan, with 1 to 5 tiles a strip */
+    const int strip = 1 + (int)(n % 5);
+    const ew_strided_plan_t plan = ew_strided_plan_make(l, v->size, strip);
     if (plan.kernel == EW_STRIDED_FLAT) {
         assert_true(ew_layout_is_flat(l));
         for (int k = 0; k < v->count && l->ndim == 1; ++k)
@@ -253,10 +254,12 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
                 assert_true(llabs(l->stride[k][t]) == 1);
             }
         assert_true(tiled >= 1);
-        int64_t tiles = 1;
+        assert_int_equal(plan.tile_strip, strip);
+        assert_int_equal(plan.tile_extent[0], (l->shape[0] + EW_TILE * strip - 1) / (EW_TILE * strip));
+        int64_t strips = 1;
         for (int e = 0; e < l->ndim; ++e)
-            tiles *= plan.tile_extent[e];
-        assert_int_equal(plan.tiles, tiles);
+            strips *= plan.tile_extent[e];
+        assert_int_equal(plan.strips, strips);
         return 0;
     }
     int64_t dense_step = 1, dense = 1;
@@ -399,7 +402,7 @@ static ew_strided_plan_t plan_of(int ndim, const int64_t *shape, int count, cons
     if (make(&v, layout) != EW_SUCCESS)
         fail_msg("refused: %s", ew_get_last_error_message());
     check_layout(&v, layout);
-    return ew_strided_plan_make(layout, size);
+    return ew_strided_plan_make(layout, size, 4);
 }
 
 static void test_named_plans(void **state)
@@ -459,7 +462,7 @@ static void test_named_plans(void **state)
     assert_int_equal(p.tile_dim, 1);
     assert_int_equal(p.access[1], EW_ACCESS_INDEXED);
     assert_int_equal(p.access[2], EW_ACCESS_TILED);
-    assert_int_equal(p.tiles, 256 * 256);
+    assert_int_equal(p.strips, 64 * 256); /* strips of 4 tiles along 0 */
     assert_int_equal(p.tile_vector, 0x7); /* every operand's runs are aligned 16-byte vectors */
     /* rows of 102 elements: out's and a's runs start at every other 8 bytes, b's stay aligned */
     const int64_t odd[] = {100, 102};

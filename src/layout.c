@@ -345,8 +345,8 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
             plan.strips *= plan.tile_extent[i];
         }
         for (int k = 0; k < l->count; ++k)
-            if (plan.access[k] != EW_ACCESS_SCALAR && tile_runs_aligned(l, k, plan.access[k] == EW_ACCESS_TILED ? t : 0,
-                                                                        elem_size[k]))
+            if (plan.access[k] != EW_ACCESS_SCALAR &&
+                tile_runs_aligned(l, k, plan.access[k] == EW_ACCESS_TILED ? t : 0, elem_size[k]))
                 plan.tile_vector |= 1u << k;
         plan.blocks = grid_blocks(1, plan.strips);
         return plan;

@@ -22,7 +22,7 @@ extern "C" {
 enum {
     EW_LAYOUT_MAX_OPERANDS = 5, /* out and up to four inputs (two for the catalogue's ops) */
     EW_TILE = 32,               /* the tiled kernel's tile: EW_TILE x EW_TILE elements */
-    EW_TILE_RUN = 4,            /* its threads: EW_TILE / EW_TILE_RUN a row, each a run of EW_TILE_RUN elements */
+    EW_TILE_RUN = 4,            /* its threads: EW_TILE / EW_TILE_RUN a row, each a run of this many */
     EW_TILE_MIN_EXTENT = 8,     /* both tiled dimensions at least this long, else the gather kernel */
     EW_GATHER_UNROLL = 2        /* packs a gather thread loads before it computes: 32 bytes an input */
 };
@@ -69,8 +69,8 @@ typedef struct {
     int tile_dim;  /* tiled: the dimension tiled with dimension 0 */
     int tile_strip; /* tiled: tiles along 0 a block takes in turn (the policy's) */
     int64_t strips; /* tiled: strips of tile_strip tiles along 0, in all: the blocks' work */
-    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the strip index split by strips along 0, tiles along tile_dim, others */
-    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: those extents, in that order */
+    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the strip index split by tile_extent */
+    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: strips along 0, tiles along tile_dim, the others */
     int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
     unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
     unsigned blocks;

@@ -55,8 +55,8 @@ typedef struct {
 ew_policy_t ew_policy_for(int major, int minor);
 
 /* The documented overrides, read once per handle: EW_BULK_COPY=0 or always, EW_BULK_TILE_BYTES,
- * EW_DEPENDENT_LAUNCH=0, EW_TILE_STRIP. Values outside their ranges are ignored; bulk copies and dependent launches
- * are never turned on where the policy has them off (the GPU lacks them). */
+ * EW_DEPENDENT_LAUNCH=0, EW_TILE_STRIP. Values outside their ranges are ignored; bulk copies and
+ * dependent launches are never turned on where the policy has them off (the GPU lacks them). */
 void ew_policy_apply_environment(ew_policy_t *policy);
 
 #ifdef __cplusplus

@@ -429,7 +429,8 @@ __device__ __forceinline__ void store_run(T *p, int64_t offset, int64_t step, in
 // SM (32 registers, spilling 40 bytes) +3 to +9 % on the transposes. Wider operands none (f64 add
 // spilled at 32).
 template <typename T> inline constexpr bool kFourBytesAtMost = kSame<T, NoInput> || kStorageSize<T> <= 4;
-inline constexpr int kTiledBlocks = kSmThreads / EW_PLAN_BLOCK_THREADS < 6 ? kSmThreads / EW_PLAN_BLOCK_THREADS : 6;
+inline constexpr int kTiledBlocks =
+    kSmThreads / EW_PLAN_BLOCK_THREADS < 6 ? kSmThreads / EW_PLAN_BLOCK_THREADS : 6;
 template <typename F>
 inline constexpr int kTiledMinBlocks = kFourBytesAtMost<typename F::Out> && kFourBytesAtMost<typename F::In1> &&
                                                kFourBytesAtMost<typename F::In2> && kFourBytesAtMost<In3<F>> &&
@@ -438,8 +439,8 @@ inline constexpr int kTiledMinBlocks = kFourBytesAtMost<typename F::Out> && kFou
                                            : 0;
 
 // The tiled kernel: a block per strip of tile_strip tiles along 0, each EW_TILE x EW_TILE elements of
-// dimensions 0 and t (tile_dim), taken in turn. In each tile every thread takes one run of EW_TILE_RUN elements in one row of every operand: along 0 in row `row` of t
-// for out and the inputs read as they lie (indexed), along t in row `row` of 0 for the tiled inputs,
+// dimensions 0 and t (tile_dim), taken in turn. In each tile every thread takes one run of EW_TILE_RUN
+// elements in one row of every operand: along 0 in row `row` of t for out and the inputs read as they lie (indexed), along t in row `row` of 0 for the tiled inputs,
 // whose runs go through shared memory to the thread that holds out's elements. Runs are one vector
 // access where the plan found them aligned (tile_vector): a memory instruction moves 4x the bytes.
 // The indexed inputs are loaded before the tile's barrier, so one memory wait covers both.
@@ -573,7 +574,8 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>) rows
 }
 
 template <typename F>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kTiledMinBlocks<F>) tiled_kernel(EW_STRIDED_PARAMETERS(F))
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kTiledMinBlocks<F>)
+    tiled_kernel(EW_STRIDED_PARAMETERS(F))
 {
     tiled_body<F>(f, plan, out, {a, b, c, d});
 }

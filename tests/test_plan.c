@@ -1391,7 +1391,8 @@ static void test_policy_after_sm90(void **state)
     }
 }
 
-static const char *const environment[] = {"EW_BULK_COPY", "EW_BULK_TILE_BYTES", "EW_DEPENDENT_LAUNCH", "EW_TILE_STRIP"};
+static const char *const environment[] = {"EW_BULK_COPY", "EW_BULK_TILE_BYTES", "EW_DEPENDENT_LAUNCH",
+                                           "EW_TILE_STRIP"};
 
 static void clear_environment(void)
 {

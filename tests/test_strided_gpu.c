@@ -392,7 +392,8 @@ static void test_transposes(void **state)
         }
     static const entry_t casts[] = {{EW_OP_CAST, EW_F16, EW_F32}, {EW_OP_CAST, EW_F32, EW_U8},
                                     {EW_OP_CAST, EW_BF16, EW_F8E4M3}, {EW_OP_RELU, EW_F32, EW_F32}};
-    static const int64_t nchw[][4] = {{2, 40, 9, 7}, {1, 33, 8, 8}, {3, 8, 5, 13}, {2, 256, 4, 16}, {2, 1100, 3, 5}};
+    static const int64_t nchw[][4] = {{2, 40, 9, 7}, {1, 33, 8, 8}, {3, 8, 5, 13}, {2, 256, 4, 16},
+                                      {2, 1100, 3, 5}};
     for (size_t i = 0; i < COUNT(casts); ++i)
         for (size_t s = 0; s < COUNT(nchw); ++s) {
             const int64_t N = nchw[s][0], C = nchw[s][1], H = nchw[s][2], W = nchw[s][3];

@@ -1413,6 +1413,26 @@ static ew_policy_t with_environment(int major, const char *name, const char *val
     return policy;
 }
 
+/* An integer override of sm_90's policy: each value in range sets the int field at `field` (its offset
+ * in ew_policy_t) and nothing else; each value out of range leaves the policy as built. */
+static void check_int_override(const char *name, size_t field, const int in_range[], size_t in_count,
+                               const char *const out_of_range[], size_t out_count)
+{
+    const ew_policy_t sm90 = ew_policy_for(9, 0);
+    for (size_t k = 0; k < in_count; ++k) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", in_range[k]);
+        ew_policy_t want = sm90;
+        memcpy((char *)&want + field, &in_range[k], sizeof in_range[k]);
+        const ew_policy_t got = with_environment(9, name, value);
+        assert_same_figures(&got, &want);
+    }
+    for (size_t k = 0; k < out_count; ++k) {
+        const ew_policy_t got = with_environment(9, name, out_of_range[k]);
+        assert_same_figures(&got, &sm90);
+    }
+}
+
 /* The environment's overrides: each changes its own figure, and only within its range; bulk copies and
  * dependent launches are never turned on where the policy has them off (the GPU lacks them). */
 static void test_policy_environment(void **state)
@@ -1449,19 +1469,9 @@ static void test_policy_environment(void **state)
 
     /* EW_BULK_TILE_BYTES: from 1024 to 32768 bytes, else the policy's */
     static const int tiles_in_range[] = {1024, 4096, 16384, 32768};
-    for (size_t k = 0; k < COUNT(tiles_in_range); ++k) {
-        char value[16];
-        snprintf(value, sizeof value, "%d", tiles_in_range[k]);
-        want = sm90;
-        want.bulk_tile_bytes = tiles_in_range[k];
-        got = with_environment(9, "EW_BULK_TILE_BYTES", value);
-        assert_same_figures(&got, &want);
-    }
     static const char *const tiles_out_of_range[] = {"1023", "32769", "65536", "0", "-8192", "garbage", ""};
-    for (size_t k = 0; k < COUNT(tiles_out_of_range); ++k) {
-        got = with_environment(9, "EW_BULK_TILE_BYTES", tiles_out_of_range[k]);
-        assert_same_figures(&got, &sm90);
-    }
+    check_int_override("EW_BULK_TILE_BYTES", offsetof(ew_policy_t, bulk_tile_bytes), tiles_in_range,
+                       COUNT(tiles_in_range), tiles_out_of_range, COUNT(tiles_out_of_range));
 
     /* EW_DEPENDENT_LAUNCH=0 turns dependent launches off; nothing turns them on before sm_90 */
     want = sm90;
@@ -1478,19 +1488,9 @@ static void test_policy_environment(void **state)
 
     /* EW_TILE_STRIP: from 1 to 64 tiles, else the policy's */
     static const int strips_in_range[] = {1, 2, 64};
-    for (size_t k = 0; k < COUNT(strips_in_range); ++k) {
-        char value[16];
-        snprintf(value, sizeof value, "%d", strips_in_range[k]);
-        want = sm90;
-        want.tile_strip = strips_in_range[k];
-        got = with_environment(9, "EW_TILE_STRIP", value);
-        assert_same_figures(&got, &want);
-    }
     static const char *const strips_out_of_range[] = {"0", "65", "-4", "garbage", ""};
-    for (size_t k = 0; k < COUNT(strips_out_of_range); ++k) {
-        got = with_environment(9, "EW_TILE_STRIP", strips_out_of_range[k]);
-        assert_same_figures(&got, &sm90);
-    }
+    check_int_override("EW_TILE_STRIP", offsetof(ew_policy_t, tile_strip), strips_in_range, COUNT(strips_in_range),
+                       strips_out_of_range, COUNT(strips_out_of_range));
 
     /* all three at once, on sm_100: each its own */
     clear_environment();

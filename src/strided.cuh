@@ -156,6 +156,16 @@ template <int P> struct PackOf {
     template <typename T> using Type = Pack<T, P>;
 };
 
+// Operands 0 .. N-1's access from the plan, read once into registers: read where used, they cost ptxas up
+// to 4 more registers.
+template <int N, int Size>
+__device__ __forceinline__ void read_access(const ew_strided_plan_t &plan, ew_access_t (&access)[Size])
+{
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+        access[k] = plan.access[k];
+}
+
 // The dense-out body of the gather and rows kernels: each thread takes Unroll packs of P elements at a
 // time from out's head on, has load(i, packs) fetch the inputs of every one (the pack at flat index i)
 // before it computes any, then applies the functor to each and stores it whole.
@@ -196,11 +206,8 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
     const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
     PerInput<F, ValueOf> scalar = scalars(plan, in);
-    // Each operand's access read once: read where used, they cost ptxas up to 4 more registers.
-    ew_access_t access[EW_LAYOUT_MAX_OPERANDS] = {};
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-        access[k] = plan.access[k];
+    ew_access_t access[EW_LAYOUT_MAX_OPERANDS] = {}; // element() takes all four inputs', NoInput's too
+    read_access<N>(plan, access);
 
     const int64_t body_end = plan.head + plan.packs * P;
     const int64_t edges = plan.head + (plan.n - body_end);
@@ -428,20 +435,15 @@ __device__ __forceinline__ void store_run(T *p, int64_t offset, int64_t step, in
 // (fewer where the SM holds fewer), which on sm_90 leaves 40 registers and no spills: against a full
 // SM (32 registers, spilling 40 bytes) +3 to +9 % on the transposes. Wider operands none (f64 add
 // spilled at 32).
-template <typename T> inline constexpr bool kFourBytesAtMost = kSame<T, NoInput> || kStorageSize<T> <= 4;
 inline constexpr int kTiledBlocks =
     kSmThreads / EW_PLAN_BLOCK_THREADS < 6 ? kSmThreads / EW_PLAN_BLOCK_THREADS : 6;
-template <typename F>
-inline constexpr int kTiledMinBlocks = kFourBytesAtMost<typename F::Out> && kFourBytesAtMost<typename F::In1> &&
-                                               kFourBytesAtMost<typename F::In2> && kFourBytesAtMost<In3<F>> &&
-                                               kFourBytesAtMost<In4<F>>
-                                           ? kTiledBlocks
-                                           : 0;
+template <typename F> inline constexpr int kTiledMinBlocks = kWidestElement<F> <= 4 ? kTiledBlocks : 0;
 
 // The tiled kernel: a block per strip of tile_strip tiles along 0, each EW_TILE x EW_TILE elements of
 // dimensions 0 and t (tile_dim), taken in turn. In each tile every thread takes one run of EW_TILE_RUN
-// elements in one row of every operand: along 0 in row `row` of t for out and the inputs read as they lie (indexed), along t in row `row` of 0 for the tiled inputs,
-// whose runs go through shared memory to the thread that holds out's elements. Runs are one vector
+// elements in one row of every operand: along 0 in row `row` of t for out and the inputs read as they
+// lie (indexed), along t in row `row` of 0 for the tiled inputs, whose runs go through shared memory
+// to the thread that holds out's elements. Runs are one vector
 // access where the plan found them aligned (tile_vector): a memory instruction moves 4x the bytes.
 // The indexed inputs are loaded before the tile's barrier, so one memory wait covers both.
 template <typename F>
@@ -459,10 +461,8 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
     const int t = plan.tile_dim;
     const int first = threadIdx.x % kLanes * R, row = threadIdx.x / kLanes; // this thread's run and row
     PerInput<F, ValueOf> scalar = scalars(plan, in);
-    ew_access_t access[N]; // read once, as in gather_body
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-        access[k] = plan.access[k];
+    ew_access_t access[N];
+    read_access<N>(plan, access);
     bool any_tiled = false;
     for_each_input<F>([&](auto k) { any_tiled = any_tiled || access[decltype(k)::value] == EW_ACCESS_TILED; });
     // Each operand's first element of this thread's run from the tile's corner, and the step along it.

@@ -354,6 +354,17 @@ static void test_broadcasts(void **state)
                 }
 }
 
+/* out[rows][cols] = a[rows][cols] op b, with b a [cols, rows] array transposed. */
+static case_t transposed_b(entry_t entry, int64_t rows, int64_t cols)
+{
+    case_t c = {.entry = entry, .ndim = 2, .shape = {rows, cols}};
+    c.strides[0][0] = c.strides[1][0] = cols;
+    c.strides[0][1] = c.strides[1][1] = 1;
+    c.strides[2][0] = 1;
+    c.strides[2][1] = rows;
+    return c;
+}
+
 /* A transposed input and NCHW -> NHWC casts, extents around the tile. */
 static void test_transposes(void **state)
 {
@@ -365,12 +376,8 @@ static void test_transposes(void **state)
         for (size_t r = 0; r < COUNT(extents); ++r)
             for (size_t s = 0; s < COUNT(extents); s += gu_small_scale() ? 3 : 1)
                 for (int both = 0; both < 2; ++both) {
-                    const int64_t rows = extents[r], cols = extents[s];
-                    case_t c = {.entry = binaries[i], .ndim = 2, .shape = {rows, cols}};
-                    c.strides[0][0] = c.strides[1][0] = cols;
-                    c.strides[0][1] = c.strides[1][1] = 1;
-                    c.strides[2][0] = 1; /* b is [cols, rows] transposed */
-                    c.strides[2][1] = rows;
+                    const int64_t rows = extents[r];
+                    case_t c = transposed_b(binaries[i], rows, extents[s]);
                     if (both) { /* a transposed and reversed too */
                         c.strides[1][0] = -1;
                         c.strides[1][1] = rows;
@@ -382,12 +389,7 @@ static void test_transposes(void **state)
     static const int64_t banded[][2] = {{40, 2148}, {2148, 40}, {33, 1100}};
     for (size_t i = 0; i < 2; ++i)
         for (size_t s = 0; s < COUNT(banded); ++s) {
-            const int64_t rows = banded[s][0], cols = banded[s][1];
-            case_t c = {.entry = binaries[i], .ndim = 2, .shape = {rows, cols}};
-            c.strides[0][0] = c.strides[1][0] = cols;
-            c.strides[0][1] = c.strides[1][1] = 1;
-            c.strides[2][0] = 1;
-            c.strides[2][1] = rows;
+            case_t c = transposed_b(binaries[i], banded[s][0], banded[s][1]);
             run_case(&c);
         }
     static const entry_t casts[] = {{EW_OP_CAST, EW_F16, EW_F32}, {EW_OP_CAST, EW_F32, EW_U8},

@@ -45,9 +45,8 @@ def fmt(x, unit):
 def fmt_range(case, impl, count=1000, unit="us"):
     """The median, and the range over the runs where there are several."""
     v = values(case, impl, count, "us")
-    if len(v) < 2:
-        return fmt(get(case, impl, count), unit)
-    return f"{statistics.median(v):.1f} {unit} ({min(v):.1f}-{max(v):.1f} over {len(v)} runs)"
+    text = fmt(get(case, impl, count), unit)
+    return text if len(v) < 2 else f"{text} ({min(v):.1f}-{max(v):.1f} over {len(v)} runs)"
 lines = ["| target | measured | goal | verdict |", "|---|---|---|---|"]
 def add(target, measured, goal, ok):
     lines.append(f"| {target} | {measured} | {goal} | {'met' if ok else ('no data' if ok is None else 'missed')} |")

@@ -297,7 +297,8 @@ static unsigned grid_blocks(int64_t work_per_block, int64_t work)
     return (unsigned)(blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX);
 }
 
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[], int tile_strip)
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[], int tile_strip,
+                                       int stage)
 {
     ew_strided_plan_t plan;
     memset(&plan, 0, sizeof plan);
@@ -387,6 +388,12 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
     /* out dense over one or two dimensions: the rows kernel, its head and tail in one block past the body's */
     plan.kernel = EW_STRIDED_ROWS;
     plan.blocks = plan.packs > 0 ? grid_blocks(packs_per_block, plan.packs) : 0;
+    /* packed inputs in 16-byte packs by bulk copies: every tile of them starts and ends 16-byte aligned */
+    for (int k = 1; k < l->count && stage && plan.packs > 0; ++k)
+        if (plan.access[k] == EW_ACCESS_PACKED && (size_t)plan.pack * elem_size[k] == 16) {
+            plan.staged |= 1u << k;
+            plan.shared_bytes += (unsigned)(packs_per_block * 16);
+        }
     if (plan.packs * plan.pack < l->n && plan.blocks < INT32_MAX)
         ++plan.blocks;
     return plan;

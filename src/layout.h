@@ -73,6 +73,8 @@ typedef struct {
     int64_t tile_extent[EW_MAX_DIMS];       /* tiled: strips along 0, tiles along tile_dim, the others */
     int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
     unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
+    unsigned staged;                        /* rows: bit k where input k comes by bulk copies */
+    unsigned shared_bytes;                  /* rows: the staged inputs' slots in shared memory */
     unsigned blocks;
 } ew_strided_plan_t;
 
@@ -116,8 +118,10 @@ static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
     return (high + n) >> d->shift;
 }
 
-/* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'. */
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[], int tile_strip);
+/* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'; tile_strip: the
+ * policy's; stage: nonzero where the GPU has bulk copies and the policy lets the rows kernel use them. */
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[], int tile_strip,
+                                       int stage);
 #endif
 
 #ifdef __cplusplus

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The strided kernels, over a coalesced layout and its plan (src/layout.h): the rows kernel takes out
-// dense over one or two dimensions in whole packs and reads each input whole, as a scalar or along the
-// row; the gather kernel walks out's flat index in packs (whole aligned packs where out is dense) and
-// reads each input as its access says; the tiled kernel moves tiles of dimensions 0 and tile_dim through
-// shared memory so that an input transposed against out is read along its own contiguous dimension. Offsets
-// are 64-bit and elements of each operand's own type; the functors are the flat calls'. Each kernel is a
-// body and a __global__ wrapper: NVRTC compiles the bodies too, for run-time compiled ops of up to four
-// inputs (src/rtc.c); the launchers at the end are the catalogue's only.
+// dense over one or two dimensions in whole packs and reads each input whole (by bulk copies on sm_90
+// and later), as a scalar or along the row; the gather kernel walks out's flat index in packs (whole
+// aligned packs where out is dense) and reads each input as its access says; the tiled kernel moves
+// tiles of dimensions 0 and tile_dim through shared memory so that an input transposed against out is
+// read along its own contiguous dimension. Offsets are 64-bit and elements of each operand's own type;
+// the functors are the flat calls'. Each kernel is a body and a __global__ wrapper: NVRTC compiles the
+// bodies too, for run-time compiled ops of up to four inputs (src/rtc.c); the launchers at the end are
+// the catalogue's only.
 #pragma once
 
+#include "bulk.cuh"
 #include "edges.cuh"
 #include "layout.h"
 #include "pack.cuh"
@@ -334,8 +336,9 @@ inline constexpr int kSmThreads = 1536;
 template <typename T> inline constexpr bool kFourBytesOrNone = kSame<T, NoInput> || kStorageSize<T> == 4;
 // Resident blocks the rows kernel asks of ptxas: a full SM where every operand is 4 bytes (on sm_90 8
 // blocks, 32 registers: f32 broadcasts +1 to +12 % over no bound); 0 otherwise, which leaves ptxas its
-// own choice (f16 add: 56 registers; a bound of 1 gave it 64, bounds of 6 or 8 spilled and ran at
-// half speed). Measured on sm_90 only; other architectures take the same rule.
+// own choice (f16 add: 36 registers, 7 blocks; a full SM's 8, with 12 bytes spilled, ran f16 row
+// broadcasts 6 % slower and column ones 3-5 % faster). Measured on sm_90 only; other architectures
+// take the same rule.
 template <typename F>
 inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
                                               kFourBytesOrNone<typename F::In2> && kFourBytesOrNone<In3<F>> &&
@@ -343,14 +346,38 @@ inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kSto
                                           ? kSmThreads / EW_PLAN_BLOCK_THREADS
                                           : 0;
 
+// The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
+// out, in 16-byte packs, comes by one bulk copy a tile, a slot of kRowsTilePacks packs after another;
+// the copy engine keeps the tile in flight without registers, which the inputs read along the row
+// need. Other inputs, and every input below sm_90, are loaded by the threads.
+template <int Unroll> inline constexpr int kRowsTilePacks = Unroll * EW_PLAN_BLOCK_THREADS;
+
+// Packs of a tile a thread loads before it computes any: all of them where elements are 4 bytes or
+// wider (packs of at most 4, whose element-by-element path is short), one at a time for narrower ones:
+// the path of a pack of 8 elements kept a second pack's registers live (16-bit rows, 48 -> 36
+// registers, 5 -> 7 resident blocks).
+template <typename F, int Unroll> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? Unroll : 1;
+
+template <typename T, int P> __device__ __forceinline__ bool is_staged(unsigned staged, int k)
+{
+    if constexpr (kSame<T, NoInput> || sizeof(Pack<T, P>) != 16 || !EW_HAS_BULK_COPY)
+        return false;
+    else
+        return (staged >> k & 1u) != 0;
+}
+
 // The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack
-// go element by element in one extra block at the end of the grid; the other blocks run dense_packs,
-// each input's pack loaded by load_row_input.
+// go element by element in one extra block at the end of the grid. The other blocks take tiles of
+// kRowsTilePacks packs, Unroll a thread: thread 0 sends the staged inputs' copies, and each thread loads
+// the other inputs of kAhead packs at a time (load_row_input) before it computes them, reading the
+// staged ones out of shared memory once their copy is in.
 template <typename F, int P, int Unroll>
 __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
                                           PerInput<F, PointerTo> in)
 {
     constexpr int N = kOperands<F>;
+    constexpr int kTile = kRowsTilePacks<Unroll>;
+    constexpr int kAhead = kRowsAhead<F, Unroll>;
     follow_previous_grid();
     const int64_t body_end = plan.head + plan.packs * P;
     const int64_t edges = plan.head + (plan.n - body_end);
@@ -363,27 +390,99 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
         }
         return;
     }
-    const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int64_t threads = static_cast<int64_t>(gridDim.x - (edges > 0)) * blockDim.x;
     bool along_rows = false;
     for_each_input<F>([&](auto k) {
         const ew_access_t access = plan.access[decltype(k)::value];
         along_rows = along_rows || (access != EW_ACCESS_PACKED && access != EW_ACCESS_SCALAR);
     });
     PerInput<F, ValueOf> scalar = scalars(plan, in);
+    const unsigned staged = plan.staged;
+#if EW_HAS_BULK_COPY
+    extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
+    __shared__ uint64_t copied;
+    if (staged != 0 && threadIdx.x == 0) {
+        barrier_init(&copied, 1);
+        fence_barrier_init();
+    }
+#endif
 
     using Packs = PerInput<F, PackOf<P>::template Type>;
-    dense_packs<F, P, Unroll>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) {
-        int64_t r = 0, c = i;
-        if (along_rows) {
-            r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
-            c = i - r * plan.shape[0];
+    const int64_t body_blocks = gridDim.x - (edges > 0);
+    for (int64_t first = blockIdx.x * int64_t{kTile}, round = 0; first < plan.packs;
+         first += body_blocks * kTile, ++round) {
+        const int count = plan.packs - first < kTile ? static_cast<int>(plan.packs - first) : kTile;
+#if EW_HAS_BULK_COPY
+        if (staged != 0 && threadIdx.x == 0) {
+            uint32_t bytes = 0;
+            int slot = 0;
+            for_each_input<F>([&](auto k) {
+                constexpr int K = decltype(k)::value;
+                using T = InputOf<F, K>;
+                if (is_staged<T, P>(staged, K)) {
+                    bulk_copy(shared + slot++ * kTile * 16, in.template get<K>() + plan.head + first * P,
+                              count * 16, &copied);
+                    bytes += count * 16;
+                }
+            });
+            arrive_expecting(&copied, bytes);
         }
-        packs.v1 = load_row_input<typename F::In1, P>(plan, 1, in.v1, i, c, r, scalar.v1);
-        packs.v2 = load_row_input<typename F::In2, P>(plan, 2, in.v2, i, c, r, scalar.v2);
-        packs.v3 = load_row_input<In3<F>, P>(plan, 3, in.v3, i, c, r, scalar.v3);
-        packs.v4 = load_row_input<In4<F>, P>(plan, 4, in.v4, i, c, r, scalar.v4);
-    });
+#endif
+#pragma unroll 1
+        for (int group = 0; group < Unroll; group += kAhead) {
+            Packs packs[kAhead];
+#pragma unroll
+            for (int u = 0; u < kAhead; ++u) {
+                const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
+                if (q < count) {
+                    const int64_t i = plan.head + (first + q) * P;
+                    int64_t r = 0, c = i;
+                    if (along_rows) {
+                        r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
+                        c = i - r * plan.shape[0];
+                    }
+                    for_each_input<F>([&](auto k) {
+                        constexpr int K = decltype(k)::value;
+                        using T = InputOf<F, K>;
+                        if (!is_staged<T, P>(staged, K))
+                            packs[u].template get<K>() =
+                                load_row_input<T, P>(plan, K, in.template get<K>(), i, c, r, scalar.template get<K>());
+                    });
+                }
+            }
+#if EW_HAS_BULK_COPY
+            if (staged != 0 && group == 0) {
+                if (round == 0)
+                    __syncthreads(); // the barrier initialised
+                while (!barrier_try_wait(&copied, static_cast<uint32_t>(round & 1)))
+                    ;
+            }
+#endif
+#pragma unroll
+            for (int u = 0; u < kAhead; ++u) {
+                const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
+                if (q < count) {
+#if EW_HAS_BULK_COPY
+                    int slot = 0;
+                    for_each_input<F>([&](auto k) {
+                        constexpr int K = decltype(k)::value;
+                        using T = InputOf<F, K>;
+                        if (is_staged<T, P>(staged, K))
+                            packs[u].template get<K>() =
+                                load_staged<Pack<T, P>>(shared + slot++ * kTile * 16 + q * 16);
+                    });
+#endif
+                    Pack<typename F::Out, P> result;
+                    apply_pack(f, result, packs[u].v1, packs[u].v2, packs[u].v3, packs[u].v4);
+                    auto *to = out + plan.head + (first + q) * P;
+                    store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(to), result);
+                }
+            }
+        }
+#if EW_HAS_BULK_COPY
+        if (staged != 0 && first + body_blocks * kTile < plan.packs)
+            __syncthreads(); // every thread done with the slots before the next copies
+#endif
+    }
 }
 
 // Shared memory for one tiled input: a tile with a column of padding, so that a warp's runs, across or
@@ -599,7 +698,7 @@ template <auto Kernel, typename F> cudaError_t launch_strided(const ew_strided_a
     const In3<F> *c = nullptr;
     const In4<F> *d = nullptr;
     void *params[] = {&f, &plan, &out, &a, &b, &c, &d};
-    return launch_kernel<Kernel>(plan.blocks, 0, args->stream, params, args->dependent_launch);
+    return launch_kernel<Kernel>(plan.blocks, plan.shared_bytes, args->stream, params, args->dependent_launch);
 }
 
 template <typename F, int P> cudaError_t launch_gather(const ew_strided_args_t *args)

@@ -20,6 +20,10 @@ set_tests_properties(test_strided_gpu PROPERTIES TIMEOUT 600)
 add_test(NAME test_strided_gpu_one_tile COMMAND test_strided_gpu)
 set_tests_properties(test_strided_gpu_one_tile PROPERTIES ENVIRONMENT "EW_TILE_STRIP=1" LABELS "gpu;direct"
                                                        SKIP_RETURN_CODE 77 TIMEOUT 600)
+# And with no bulk copies: the rows kernel's threads load every input (as GPUs before cc 9.0 run it).
+add_test(NAME test_strided_gpu_direct COMMAND test_strided_gpu)
+set_tests_properties(test_strided_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0" LABELS "gpu;direct"
+                                                     SKIP_RETURN_CODE 77 TIMEOUT 600)
 
 # User-defined kernels (NVRTC at run time): chains against catalogue calls, every offset, the caches;
 # again with the bulk-copy kernel at every n in small tiles (cc >= 9.0; elsewhere a repeat), one to four

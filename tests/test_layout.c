@@ -230,9 +230,9 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     if (n <= ELEMENTS_CHECKED)
         check_elements(v, l, n);
 
-    /* the plan, with 1 to 5 tiles a strip */
-    const int strip = 1 + (int)(n % 5);
-    const ew_strided_plan_t plan = ew_strided_plan_make(l, v->size, strip);
+    /* the plan, with 1 to 5 tiles a strip, staging allowed or not */
+    const int strip = 1 + (int)(n % 5), stage = (int)(n & 1);
+    const ew_strided_plan_t plan = ew_strided_plan_make(l, v->size, strip, stage);
     if (plan.kernel == EW_STRIDED_FLAT) {
         assert_true(ew_layout_is_flat(l));
         for (int k = 0; k < v->count && l->ndim == 1; ++k)
@@ -269,11 +269,20 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     }
     /* out dense over one or two dimensions: the rows kernel, its edges in one block past the body's */
     assert_int_equal(plan.kernel, dense && l->ndim <= 2 ? EW_STRIDED_ROWS : EW_STRIDED_GATHER);
+    const int64_t per_block = (int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL;
+    unsigned staged = 0, slots = 0;
     if (plan.kernel == EW_STRIDED_ROWS) {
-        const int64_t per_block = (int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL;
         const int64_t body = (plan.packs + per_block - 1) / per_block;
         assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
+        /* staged: the packed inputs whose packs are 16 bytes, where staging is allowed */
+        for (int k = 1; k < v->count && stage && plan.packs > 0; ++k)
+            if (plan.access[k] == EW_ACCESS_PACKED && plan.pack * v->size[k] == 16) {
+                staged |= 1u << k;
+                ++slots;
+            }
     }
+    assert_int_equal(plan.staged, staged);
+    assert_int_equal(plan.shared_bytes, slots * per_block * 16);
     assert_int_equal(plan.access[0], dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED);
     assert_int_equal(plan.head + plan.packs * plan.pack <= n, 1);
     assert_true(n - plan.head - plan.packs * plan.pack < plan.pack);
@@ -402,7 +411,7 @@ static ew_strided_plan_t plan_of(int ndim, const int64_t *shape, int count, cons
     if (make(&v, layout) != EW_SUCCESS)
         fail_msg("refused: %s", ew_get_last_error_message());
     check_layout(&v, layout);
-    return ew_strided_plan_make(layout, size, 4);
+    return ew_strided_plan_make(layout, size, 4, 1);
 }
 
 static void test_named_plans(void **state)
@@ -427,6 +436,8 @@ static void test_named_plans(void **state)
     assert_int_equal(p.access[1], EW_ACCESS_PACKED);
     assert_int_equal(p.access[2], EW_ACCESS_INDEXED);
     assert_int_equal(p.pack, 4);
+    assert_int_equal(p.staged, 1u << 1); /* a by bulk copies, one 8 KiB slot a block */
+    assert_int_equal(p.shared_bytes, 8192);
 
     /* [N,C] + [N,1] in f16: b steps once a row */
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 0}}, f16, &l);

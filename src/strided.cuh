@@ -168,7 +168,7 @@ __device__ __forceinline__ void read_access(const ew_strided_plan_t &plan, ew_ac
         access[k] = plan.access[k];
 }
 
-// The dense-out body of the gather and rows kernels: each thread takes Unroll packs of P elements at a
+// The dense-out body of the gather kernel: each thread takes Unroll packs of P elements at a
 // time from out's head on, has load(i, packs) fetch the inputs of every one (the pack at flat index i)
 // before it computes any, then applies the functor to each and stores it whole.
 template <typename F, int P, int Unroll, typename Load>

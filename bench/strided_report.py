@@ -8,10 +8,12 @@ Reads OUT_DIR/ew-strided.csv (impl ew: the strided call; ew_flat: its yardstick,
 and, where present, OUT_DIR/torch-strided.csv (impl torch), and writes OUT_DIR/strided.md: a summary, then
 one table per target with our GB/s, PyTorch's, the yardstick's, the ratio the target asks for (ours /
 yardstick) and a verdict (met / MISSED / no data) per row and per target, for the back-to-back column and
-for the isolated one. Target 6 is host microseconds per call: ours strided minus ours flat. A row whose
+for the isolated one. Target 6 is host microseconds per call: ours strided minus ours flat; target 7
+(the gather kernel's own layouts) has no goal: its rows show the ratio and read "no goal". A row whose
 bit-exact check failed is MISSED whatever its speed; a row without our figure or the yardstick's is
-"no data", never met. Also OUT_DIR/strided.png where matplotlib imports (else a note says it was
-skipped). Standard library only besides the optional plot; bench/test_strided_report.py tests it.
+"no data", never met. The summary also counts, per column, the cases where our GB/s is above
+PyTorch's, and names the others. Also OUT_DIR/strided.png where matplotlib imports (else a note says
+it was skipped). Standard library only besides the optional plot; bench/test_strided_report.py tests it.
 """
 
 import argparse
@@ -24,10 +26,10 @@ COLUMNS = ("target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,
 B2B, ISO = "back-to-back", "isolated"
 TIMINGS = (B2B, ISO)
 FIELDS = {B2B: ("us", "gbps"), ISO: ("us_isolated", "gbps_isolated")}
-MET, MISSED, NO_DATA = "met", "MISSED", "no data"
+MET, MISSED, NO_DATA, NO_GOAL = "met", "MISSED", "no data", "no goal"
 
 # number: (title, goal in words, threshold, kind); kind "ratio": ours / yardstick GB/s >= threshold,
-# "host": ours strided - ours flat host microseconds <= threshold.
+# "host": ours strided - ours flat host microseconds <= threshold, "info": the ratio, judged by nothing.
 TARGETS = {
     1: ("Contiguous layouts through the strided calls, every op, f32, 64x16x256x256",
         ">= 0.99x the flat call", 0.99, "ratio"),
@@ -38,6 +40,8 @@ TARGETS = {
     4: ("A transposed operand [N,C] + [C,N]^T, N = C = 8192", ">= 0.95x the flat add", 0.95, "ratio"),
     5: ("NCHW f32 -> NHWC f16 cast, (32, 256, 64, 64)", ">= 0.95x the flat cast f32 -> f16", 0.95, "ratio"),
     6: ("Host cost of a 4-d strided call (gather kernel)", "<= the flat call + 0.5 us", 0.5, "host"),
+    7: ("The gather kernel's layouts: [N,1,C] + [1,H,C], a (B,H,S,D) -> (B,S,H,D) permute, relu into a "
+        "gapped output", "none (the flat relu at the same n as the yardstick)", None, "info"),
 }
 
 
@@ -108,22 +112,29 @@ def judge_line(results, target, case, timing):
         ours, yard = results.figure(case, "ew", timing, 1), results.figure(case, "ew_flat", timing, 1)
         torch = results.figure(case, "torch", timing, 1)
         ratio = ours / yard if ours is not None and yard else None
-        good = ratio is not None and ratio >= threshold
+        good = ratio is not None and threshold is not None and ratio >= threshold
     if check in ("mismatch", "failed"):
         return Line(ours, torch, yard, ratio, MISSED, "check: " + check)
     if ratio is None:
         return Line(ours, torch, yard, None, NO_DATA, "ours" if ours is None else "yardstick")
+    if kind == "info":
+        return Line(ours, torch, yard, ratio, NO_GOAL)
     return Line(ours, torch, yard, ratio, MET if good else MISSED)
 
 
 def target_verdict(lines):
-    """MISSED if any row missed; no data if there is no row or a row lacks data; met otherwise."""
+    """MISSED if any row missed; no data if there is no row or a row lacks data; no goal where every row
+    has none; met otherwise."""
     if any(x.status == MISSED for x in lines):
         status = MISSED
     elif not lines or any(x.status == NO_DATA for x in lines):
         status = NO_DATA
+    elif all(x.status == NO_GOAL for x in lines):
+        status = NO_GOAL
     else:
         status = MET
+    if status == NO_GOAL:
+        return status, "%d rows" % len(lines)
     met = sum(x.status == MET for x in lines)
     missed = sum(x.status == MISSED for x in lines)
     tally = "%d/%d rows met" % (met, len(lines))
@@ -149,6 +160,24 @@ def judge(results):
     return out
 
 
+def against_peer(results, timing):
+    """(cases where ours is above PyTorch, cases with both figures, [(case, ours / PyTorch)] of the rest)
+    over the GB/s targets."""
+    ahead, behind = 0, []
+    for target, (_, _, _, kind) in TARGETS.items():
+        if kind == "host":
+            continue
+        for case in results.cases[target]:
+            ours, torch = results.figure(case, "ew", timing, 1), results.figure(case, "torch", timing, 1)
+            if ours is None or not torch:
+                continue
+            if ours > torch:
+                ahead += 1
+            else:
+                behind.append((case, ours / torch))
+    return ahead, ahead + len(behind), behind
+
+
 def fmt(value, form="%.1f"):
     return "-" if value is None else form % value
 
@@ -168,6 +197,13 @@ def markdown(results, verdicts, sources, plot_note):
         out.append("| %d. %s | %s | %s (%s) | %s (%s) | %s / %s |" % (
             target, title, goal, v[B2B][0], v[B2B][1], v[ISO][0], v[ISO][1], fmt(v[B2B][2], form),
             fmt(v[ISO][2], form)))
+    out.append("")
+    for timing in TIMINGS:
+        ahead, total, behind = against_peer(results, timing)
+        text = "Against PyTorch, %s: ours above in %d of %d cases" % (timing, ahead, total)
+        if behind:
+            text += "; not above in %s" % ", ".join("%s (%.3fx)" % (case, r) for case, r in behind)
+        out.append(text + ".  ")
     for target, (title, goal, _, kind) in TARGETS.items():
         v = verdicts[target]
         out += ["", "## Target %d: %s" % (target, title), "",
@@ -222,18 +258,19 @@ def plot(results, verdicts, path):
 
     fig, axes = plt.subplots(2, 4, figsize=(20, 9))
     axes = axes.ravel()
-    # targets 1, 3, 4, 5: a bar per case, ours and torch, each with its goal
+    # targets 1, 3, 4, 5 and 7: a bar per case, ours and torch, each with its goal where it has one
     ax = axes[0]
-    cases = [(t, c) for t in (1, 3, 4, 5) for c in results.cases[t]]
+    cases = [(t, c) for t in (1, 3, 4, 5, 7) for c in results.cases[t]]
     xs = range(len(cases))
     ax.bar([x - 0.2 for x in xs], [ratio(c, "ew") for _, c in cases], 0.4, label="libelementwise")
     ax.bar([x + 0.2 for x in xs], [ratio(c, "torch") for _, c in cases], 0.4, label="PyTorch")
     for x, (t, _) in zip(xs, cases):
-        ax.plot([x - 0.45, x + 0.45], [TARGETS[t][2]] * 2, color="red", linewidth=1)
+        if TARGETS[t][2] is not None:
+            ax.plot([x - 0.45, x + 0.45], [TARGETS[t][2]] * 2, color="red", linewidth=1)
     ax.set_xticks(list(xs))
     ax.set_xticklabels([c for _, c in cases], rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("GB/s / the flat yardstick's")
-    ax.set_title("targets 1, 3, 4, 5 (red: goal)")
+    ax.set_title("targets 1, 3, 4, 5, 7 (red: goal; 7 has none)")
     ax.legend(fontsize=8)
     # target 2: a panel per dtype and layout, C along x, a line per op
     panel = 1

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """strided_report.py's verdicts on made-up CSVs whose verdicts are known by construction: each kind of
 target on both sides of its threshold, the two columns judged apart, a failed check, missing figures
-(which must read "no data", never "met"), and the files main() writes. Standard library only (the plot
+(which must read "no data", never "met"), target 7's rows without a goal, the count against PyTorch,
+and the files main() writes. Standard library only (the plot
 is tried only where matplotlib imports), no GPU; ctest runs it as bench_strided_report."""
 
 import csv
@@ -104,6 +105,40 @@ class Ratios(unittest.TestCase):
         self.assertEqual((x.status, x.torch), ("met", 2700))
         slow = pair(2, "t2", 3900, 4000) + [row(2, "t2", "torch", 9000, 9000)]
         self.assertEqual(verdicts(slow)[2], ("met", "met"))
+
+
+class NoGoal(unittest.TestCase):
+    def test_target_7_reads_no_goal_at_any_speed(self):
+        for ours in (400, 4000):
+            rows = pair(7, "t7-bcast3-add-f32", ours, 4000, layout="bcast3")
+            self.assertEqual(verdicts(rows)[7], ("no goal", "no goal"))
+            self.assertAlmostEqual(line(rows, 7, "t7-bcast3-add-f32", ISO).ratio, ours / 4000)
+        status, tally, worst, _ = sr.judge(sr.Results(pair(7, "a", 400, 4000) + pair(7, "b", 800, 4000)))[7][ISO]
+        self.assertEqual((status, tally), ("no goal", "2 rows"))
+        self.assertAlmostEqual(worst, 0.1)
+
+    def test_target_7_still_fails_a_check_and_lacks_data(self):
+        self.assertEqual(verdicts(pair(7, "t7", 4000, 4000, check="mismatch"))[7], ("MISSED", "MISSED"))
+        self.assertEqual(verdicts([pair(7, "t7", 4000, 4000)[0]])[7], ("no data", "no data"))
+        self.assertEqual(verdicts([])[7], ("no data", "no data"))
+
+
+class AgainstPyTorch(unittest.TestCase):
+    def test_counts_per_column_and_names_the_rest(self):
+        rows = (pair(2, "a", 3000, 4000) + [row(2, "a", "torch", 2000, 3500)]   # above b2b, not iso
+                + pair(7, "b", 1000, 4000) + [row(7, "b", "torch", 1500, 500)]  # not b2b, above iso
+                + pair(4, "c", 3000, 4000)                                      # no torch: not counted
+                + host(2.2, 2.0) + [row(6, "t6-host-add-f32", "torch", us=9.0, us_iso=9.0)])
+        results = sr.Results(rows)
+        ahead, total, behind = sr.against_peer(results, B2B)
+        self.assertEqual((ahead, total), (1, 2))
+        self.assertEqual([case for case, _ in behind], ["b"])
+        self.assertAlmostEqual(behind[0][1], 1000 / 1500)
+        ahead, total, behind = sr.against_peer(results, ISO)
+        self.assertEqual((ahead, total, [case for case, _ in behind]), (1, 2, ["a"]))
+        text = sr.markdown(results, sr.judge(results), ["x"], "")
+        self.assertIn("Against PyTorch, back-to-back: ours above in 1 of 2 cases; not above in b (0.667x).", text)
+        self.assertIn("Against PyTorch, isolated: ours above in 1 of 2 cases; not above in a (0.857x).", text)
 
 
 class Host(unittest.TestCase):

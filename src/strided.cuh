@@ -346,18 +346,16 @@ inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kSto
                                           ? kSmThreads / EW_PLAN_BLOCK_THREADS
                                           : 0;
 
-// The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
-// out, in 16-byte packs, comes by one bulk copy a tile, a slot of kRowsTilePacks packs after another;
-// the copy engine keeps the tile in flight without registers, which the inputs read along the row
-// need. Other inputs, and every input below sm_90, are loaded by the threads.
-template <int Unroll> inline constexpr int kRowsTilePacks = Unroll * EW_PLAN_BLOCK_THREADS;
-
 // Packs of a tile a thread loads before it computes any: all of them where elements are 4 bytes or
 // wider (packs of at most 4, whose element-by-element path is short), one at a time for narrower ones:
 // the path of a pack of 8 elements kept a second pack's registers live (16-bit rows, 48 -> 36
 // registers, 5 -> 7 resident blocks).
 template <typename F, int Unroll> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? Unroll : 1;
 
+// The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
+// out, in 16-byte packs, comes by one bulk copy a tile, one slot of the tile's packs after another in
+// input order; the copy engine keeps the tile in flight without registers, which the inputs read along
+// the row need. Other inputs, and every input below sm_90, are loaded by the threads.
 template <typename T, int P> __device__ __forceinline__ bool is_staged(unsigned staged, int k)
 {
     if constexpr (kSame<T, NoInput> || sizeof(Pack<T, P>) != 16 || !EW_HAS_BULK_COPY)
@@ -366,9 +364,20 @@ template <typename T, int P> __device__ __forceinline__ bool is_staged(unsigned 
         return (staged >> k & 1u) != 0;
 }
 
+// fn(InputIndex<K>{}, slot) for each staged input K of F, slot its place in shared memory.
+template <typename F, int P, typename Fn>
+__device__ __forceinline__ void for_each_staged(unsigned staged, Fn fn)
+{
+    int slot = 0;
+    for_each_input<F>([&](auto k) {
+        if (is_staged<InputOf<F, decltype(k)::value>, P>(staged, decltype(k)::value))
+            fn(k, slot++);
+    });
+}
+
 // The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack
 // go element by element in one extra block at the end of the grid. The other blocks take tiles of
-// kRowsTilePacks packs, Unroll a thread: thread 0 sends the staged inputs' copies, and each thread loads
+// kTile packs, Unroll a thread: thread 0 sends the staged inputs' copies, and each thread loads
 // the other inputs of kAhead packs at a time (load_row_input) before it computes them, reading the
 // staged ones out of shared memory once their copy is in.
 template <typename F, int P, int Unroll>
@@ -376,7 +385,8 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
                                           PerInput<F, PointerTo> in)
 {
     constexpr int N = kOperands<F>;
-    constexpr int kTile = kRowsTilePacks<Unroll>;
+    constexpr int kTile = Unroll * EW_PLAN_BLOCK_THREADS;
+    static_assert(kTile == EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL, "the plan's grid and slots");
     constexpr int kAhead = kRowsAhead<F, Unroll>;
     follow_previous_grid();
     const int64_t body_end = plan.head + plan.packs * P;
@@ -414,15 +424,10 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
 #if EW_HAS_BULK_COPY
         if (staged != 0 && threadIdx.x == 0) {
             uint32_t bytes = 0;
-            int slot = 0;
-            for_each_input<F>([&](auto k) {
-                constexpr int K = decltype(k)::value;
-                using T = InputOf<F, K>;
-                if (is_staged<T, P>(staged, K)) {
-                    bulk_copy(shared + slot++ * kTile * 16, in.template get<K>() + plan.head + first * P,
-                              count * 16, &copied);
-                    bytes += count * 16;
-                }
+            for_each_staged<F, P>(staged, [&](auto k, int slot) {
+                const auto *tile = in.template get<decltype(k)::value>() + plan.head + first * P;
+                bulk_copy(shared + slot * kTile * 16, tile, count * 16, &copied);
+                bytes += count * 16;
             });
             arrive_expecting(&copied, bytes);
         }
@@ -444,8 +449,8 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
                         constexpr int K = decltype(k)::value;
                         using T = InputOf<F, K>;
                         if (!is_staged<T, P>(staged, K))
-                            packs[u].template get<K>() =
-                                load_row_input<T, P>(plan, K, in.template get<K>(), i, c, r, scalar.template get<K>());
+                            packs[u].template get<K>() = load_row_input<T, P>(plan, K, in.template get<K>(), i,
+                                                                              c, r, scalar.template get<K>());
                     });
                 }
             }
@@ -462,13 +467,10 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
                 const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
                 if (q < count) {
 #if EW_HAS_BULK_COPY
-                    int slot = 0;
-                    for_each_input<F>([&](auto k) {
+                    for_each_staged<F, P>(staged, [&](auto k, int slot) {
                         constexpr int K = decltype(k)::value;
-                        using T = InputOf<F, K>;
-                        if (is_staged<T, P>(staged, K))
-                            packs[u].template get<K>() =
-                                load_staged<Pack<T, P>>(shared + slot++ * kTile * 16 + q * 16);
+                        packs[u].template get<K>() =
+                            load_staged<Pack<InputOf<F, K>, P>>(shared + slot * kTile * 16 + q * 16);
                     });
 #endif
                     Pack<typename F::Out, P> result;

@@ -51,8 +51,7 @@ static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher
         sizes[k] = views[k].elem_size;
     ew_strided_args_t args = {.out = (void *)layout.base[0],
                               .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
-                              .plan = ew_strided_plan_make(&layout, sizes, handle->policy.tile_strip,
-                                                            handle->policy.bulk != EW_BULK_OFF),
+                              .plan = ew_strided_plan_make(&layout, sizes, &handle->policy),
                               .stream = (cudaStream_t)stream,
                               .dependent_launch = handle->policy.dependent_launch,
                               .params = *params};

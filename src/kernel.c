@@ -566,9 +566,7 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel, int ndim, const int64_t
     size_t sizes[EW_LAYOUT_MAX_OPERANDS];
     for (int k = 0; k < count; ++k)
         sizes[k] = views[k].elem_size;
-    const ew_policy_t *policy = &kernel->handle->policy;
-    const ew_strided_plan_t plan =
-        ew_strided_plan_make(&layout, sizes, policy->tile_strip, policy->bulk != EW_BULK_OFF);
+    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, sizes, &kernel->handle->policy);
     const int slot = plan.kernel == EW_STRIDED_TILED ? EWI_SLOT_TILED
                      : plan.kernel == EW_STRIDED_ROWS ? EWI_SLOT_ROWS
                                                       : EWI_SLOT_GATHER;

@@ -297,8 +297,8 @@ static unsigned grid_blocks(int64_t work_per_block, int64_t work)
     return (unsigned)(blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX);
 }
 
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[], int tile_strip,
-                                       int stage)
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[],
+                                       const ew_policy_t *policy)
 {
     ew_strided_plan_t plan;
     memset(&plan, 0, sizeof plan);
@@ -328,9 +328,9 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
                                      l->stride[k][0] != 0 && llabs(l->stride[k][0]) != 1 ? EW_ACCESS_TILED
                                                                                          : EW_ACCESS_INDEXED;
         /* the strip index, fastest first: strips along 0, tiles along t, then the other dimensions */
-        const int64_t strip = (int64_t)EW_TILE * tile_strip;
+        const int64_t strip = (int64_t)EW_TILE * policy->tile_strip;
         int e = 0;
-        plan.tile_strip = tile_strip;
+        plan.tile_strip = policy->tile_strip;
         plan.tile_order[e] = 0;
         plan.tile_extent[e++] = (l->shape[0] + strip - 1) / strip;
         plan.tile_order[e] = t;
@@ -389,7 +389,7 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_s
     plan.kernel = EW_STRIDED_ROWS;
     plan.blocks = plan.packs > 0 ? grid_blocks(packs_per_block, plan.packs) : 0;
     /* packed inputs in 16-byte packs by bulk copies: every tile of them starts and ends 16-byte aligned */
-    for (int k = 1; k < l->count && stage && plan.packs > 0; ++k)
+    for (int k = 1; k < l->count && policy->bulk != EW_BULK_OFF && plan.packs > 0; ++k)
         if (plan.access[k] == EW_ACCESS_PACKED && (size_t)plan.pack * elem_size[k] == 16) {
             plan.staged |= 1u << k;
             plan.shared_bytes += (unsigned)(packs_per_block * 16);

@@ -118,10 +118,10 @@ static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
     return (high + n) >> d->shift;
 }
 
-/* The plan of a coalesced layout that is not flat. elem_size: out's then the inputs'; tile_strip: the
- * policy's; stage: nonzero where the GPU has bulk copies and the policy lets the rows kernel use them. */
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[], int tile_strip,
-                                       int stage);
+/* The plan of a coalesced layout that is not flat, under the handle's policy (its tile_strip, and bulk
+ * copies for the rows kernel's staged inputs where it has them on). elem_size: out's then the inputs'. */
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[],
+                                       const ew_policy_t *policy);
 #endif
 
 #ifdef __cplusplus

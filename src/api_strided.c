@@ -18,7 +18,7 @@ ew_status_t ewi_check_strided(ew_handle_t handle, const ew_layout_t *layout, con
     for (int k = 0; status == EW_SUCCESS && handle->check_pointers && k < count; ++k) {
         uintptr_t lo, hi;
         char why[256];
-        ew_layout_span(layout, k, views[k].elem_size, &lo, &hi);
+        ew_layout_span(layout, k, &lo, &hi);
         if (!ewi_pointer_ok(handle->device, handle->address_range_query, (const void *)lo, hi - lo, why, sizeof why))
             status = ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", views[k].name, views[k].address, why);
     }
@@ -46,12 +46,9 @@ static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher
     }
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
-    size_t sizes[EW_LAYOUT_MAX_OPERANDS] = {0};
-    for (int k = 0; k < count; ++k)
-        sizes[k] = views[k].elem_size;
     ew_strided_args_t args = {.out = (void *)layout.base[0],
                               .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
-                              .plan = ew_strided_plan_make(&layout, sizes, &handle->policy),
+                              .plan = ew_strided_plan_make(&layout, &handle->policy),
                               .stream = (cudaStream_t)stream,
                               .dependent_launch = handle->policy.dependent_launch,
                               .params = *params};

@@ -563,10 +563,7 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel, int ndim, const int64_t
     if ((status = current_context(kernel->handle, &context)) != EW_SUCCESS ||
         (status = load_strided(kernel, context)) != EW_SUCCESS)
         return status;
-    size_t sizes[EW_LAYOUT_MAX_OPERANDS];
-    for (int k = 0; k < count; ++k)
-        sizes[k] = views[k].elem_size;
-    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, sizes, &kernel->handle->policy);
+    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &kernel->handle->policy);
     const int slot = plan.kernel == EW_STRIDED_TILED ? EWI_SLOT_TILED
                      : plan.kernel == EW_STRIDED_ROWS ? EWI_SLOT_ROWS
                                                       : EWI_SLOT_GATHER;

@@ -115,6 +115,8 @@ ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_v
 {
     memset(layout, 0, sizeof *layout);
     layout->count = count;
+    for (int k = 0; k < count && k < EW_LAYOUT_MAX_OPERANDS; ++k)
+        layout->elem_size[k] = views[k].elem_size;
     if (ndim < 0 || ndim > EW_MAX_DIMS)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "ndim = %d is outside [0, %d]", ndim, EW_MAX_DIMS);
     if (ndim > 0 && shape == NULL)
@@ -210,15 +212,16 @@ int ew_layout_is_flat(const ew_layout_t *l)
     return 1;
 }
 
-void ew_layout_span(const ew_layout_t *l, int k, size_t elem_size, uintptr_t *lo, uintptr_t *hi)
+void ew_layout_span(const ew_layout_t *l, int k, uintptr_t *lo, uintptr_t *hi)
 {
+    const int64_t elem_size = (int64_t)l->elem_size[k];
     int64_t first = 0, last = 0;
     for (int d = 0; d < l->ndim; ++d) {
         const int64_t reach = l->stride[k][d] * (l->shape[d] - 1);
         *(reach < 0 ? &first : &last) += reach;
     }
-    *lo = l->base[k] + (uintptr_t)(first * (int64_t)elem_size);
-    *hi = l->base[k] + (uintptr_t)((last + 1) * (int64_t)elem_size);
+    *lo = l->base[k] + (uintptr_t)(first * elem_size);
+    *hi = l->base[k] + (uintptr_t)((last + 1) * elem_size);
 }
 
 /* ---- the plan ---- */
@@ -297,9 +300,9 @@ static unsigned grid_blocks(int64_t work_per_block, int64_t work)
     return (unsigned)(blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX);
 }
 
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const size_t elem_size[],
-                                       const ew_policy_t *policy)
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *policy)
 {
+    const size_t *elem_size = l->elem_size;
     ew_strided_plan_t plan;
     memset(&plan, 0, sizeof plan);
     plan.ndim = l->ndim;

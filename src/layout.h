@@ -98,6 +98,7 @@ typedef struct {
     int64_t shape[EW_MAX_DIMS];
     int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
     uintptr_t base[EW_LAYOUT_MAX_OPERANDS]; /* byte addresses of the elements at index 0 */
+    size_t elem_size[EW_LAYOUT_MAX_OPERANDS]; /* bytes an element, as the views gave them */
 } ew_layout_t;
 
 /* Checks views of shape (ndim extents, outermost first, as the caller gives it) and coalesces them.
@@ -109,7 +110,7 @@ ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_v
 int ew_layout_is_flat(const ew_layout_t *layout);
 
 /* The byte range [*lo, *hi) operand k spans. */
-void ew_layout_span(const ew_layout_t *layout, int k, size_t elem_size, uintptr_t *lo, uintptr_t *hi);
+void ew_layout_span(const ew_layout_t *layout, int k, uintptr_t *lo, uintptr_t *hi);
 
 ew_divider_t ew_divider_make(uint64_t divisor);
 static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
@@ -119,9 +120,8 @@ static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
 }
 
 /* The plan of a coalesced layout that is not flat, under the handle's policy (its tile_strip, and bulk
- * copies for the rows kernel's staged inputs where it has them on). elem_size: out's then the inputs'. */
-ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const size_t elem_size[],
-                                       const ew_policy_t *policy);
+ * copies for the rows kernel's staged inputs where it has them on). */
+ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const ew_policy_t *policy);
 #endif
 
 #ifdef __cplusplus

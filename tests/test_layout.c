@@ -233,7 +233,7 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     /* the plan, with 1 to 5 tiles a strip, staging allowed or not */
     const int strip = 1 + (int)(n % 5), stage = (int)(n & 1);
     const ew_policy_t policy = {.tile_strip = strip, .bulk = stage ? EW_BULK_AUTO : EW_BULK_OFF};
-    const ew_strided_plan_t plan = ew_strided_plan_make(l, v->size, &policy);
+    const ew_strided_plan_t plan = ew_strided_plan_make(l, &policy);
     if (plan.kernel == EW_STRIDED_FLAT) {
         assert_true(ew_layout_is_flat(l));
         for (int k = 0; k < v->count && l->ndim == 1; ++k)
@@ -413,7 +413,7 @@ static ew_strided_plan_t plan_of(int ndim, const int64_t *shape, int count, cons
         fail_msg("refused: %s", ew_get_last_error_message());
     check_layout(&v, layout);
     const ew_policy_t policy = {.tile_strip = 4, .bulk = EW_BULK_AUTO};
-    return ew_strided_plan_make(layout, size, &policy);
+    return ew_strided_plan_make(layout, &policy);
 }
 
 static void test_named_plans(void **state)

@@ -10,6 +10,7 @@ import csv
 import importlib.util
 import io
 import os
+import sys
 import tempfile
 import unittest
 
@@ -51,7 +52,6 @@ class AbCompareTest(unittest.TestCase):
     def run_main(self, old, new, *extra):
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            import sys
             argv, sys.argv = sys.argv, ["ab-compare.py", "--old", *old, "--new", *new, *extra]
             try:
                 status = ab.main()

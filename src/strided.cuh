@@ -168,37 +168,88 @@ __device__ __forceinline__ void read_access(const ew_strided_plan_t &plan, ew_ac
         access[k] = plan.access[k];
 }
 
-// The dense-out body of the gather kernel: each thread takes Unroll packs of P elements at a
-// time from out's head on, has load(i, packs) fetch the inputs of every one (the pack at flat index i)
-// before it computes any, then applies the functor to each and stores it whole.
+// Whether operand k's pack of P elements at offset, the walk at coordinate inner along dimension 0, is
+// one vector access: contiguous along dimension 0, the pack within the row, its address aligned.
+template <int P, typename T>
+__device__ __forceinline__ bool along_row(const ew_strided_plan_t &plan, int k, const T *p, int64_t inner,
+                                          int64_t offset)
+{
+    return plan.stride[k][0] == 1 && inner + P <= plan.shape[0] &&
+           (reinterpret_cast<uintptr_t>(p + offset) & (sizeof(Pack<T, P>) - 1)) == 0;
+}
+
+// The packs at flat index i of the inputs that are neither PACKED nor loaded yet, w seeked to i where
+// `walks`: a scalar's value repeated; an indexed input's pack whole where along_row allows; the rest
+// (LINEAR, and indexed inputs across a row's end or at another phase) element by element as w walks on,
+// so w ends past i.
+template <typename F, int P, int N, typename Packs>
+__device__ __forceinline__ void gather_inputs(const ew_strided_plan_t &plan, const ew_access_t *access,
+                                              PerInput<F, PointerTo> &in, PerInput<F, ValueOf> &scalar,
+                                              bool walks, Walker<N> &w, int64_t i, Packs &packs)
+{
+    unsigned rest = 0; // inputs left to load element by element
+    for_each_input<F>([&](auto k) {
+        constexpr int K = decltype(k)::value;
+        auto &pack = packs.template get<K>();
+        if (access[K] == EW_ACCESS_SCALAR) {
+#pragma unroll
+            for (int e = 0; e < P; ++e)
+                pack.v[e] = scalar.template get<K>();
+        } else if (access[K] == EW_ACCESS_INDEXED &&
+                   along_row<P>(plan, K, in.template get<K>(), w.inner, w.off[K])) {
+            pack = pack_at<P>(in.template get<K>(), w.off[K]);
+        } else if (access[K] != EW_ACCESS_PACKED) {
+            rest |= 1u << K;
+        }
+    });
+    if (rest == 0)
+        return;
+#pragma unroll
+    for (int e = 0; e < P; ++e) {
+        for_each_input<F>([&](auto k) {
+            constexpr int K = decltype(k)::value;
+            if (rest >> K & 1u)
+                packs.template get<K>().v[e] =
+                    element(in.template get<K>(), access[K], i + e, w.off[K], scalar.template get<K>());
+        });
+        if (walks && e + 1 < P)
+            w.step(plan, i + e + 1);
+    }
+}
+
+// The gather kernel's walk: each thread takes Unroll packs of P elements of out's flat index at a time,
+// from out's head on, has load(i, packs) fetch the inputs of every one (the pack at flat index i) before
+// it computes any, then applies the functor to each and stores it whole at the offset load returned (a
+// negative one: load wrote that pack's elements itself).
 template <typename F, int P, int Unroll, typename Load>
-__device__ __forceinline__ void dense_packs(const F &f, const ew_strided_plan_t &plan, int64_t thread,
-                                            int64_t threads, typename F::Out *out, Load load)
+__device__ __forceinline__ void walk_packs(const F &f, const ew_strided_plan_t &plan, int64_t thread,
+                                           int64_t threads, typename F::Out *out, Load load)
 {
     using Packs = PerInput<F, PackOf<P>::template Type>;
     for (int64_t first = thread; first < plan.packs; first += threads * Unroll) {
         Packs in[Unroll];
+        int64_t to[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
             const int64_t p = first + u * threads;
-            if (p < plan.packs)
-                load(plan.head + p * P, in[u]);
+            to[u] = p < plan.packs ? load(plan.head + p * P, in[u]) : -1;
         }
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
-            const int64_t p = first + u * threads;
-            if (p < plan.packs) {
+            if (to[u] >= 0) {
                 Pack<typename F::Out, P> result;
                 apply_pack(f, result, in[u].v1, in[u].v2, in[u].v3, in[u].v4);
-                store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(out + plan.head + p * P), result);
+                store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(out + to[u]), result);
             }
         }
     }
 }
 
-// The gather kernel. out dense (access PACKED): the head aligns it, then dense_packs, every input's pack
-// loaded whole, element by element, or once for a broadcast scalar. out indexed: every element
-// at its walked offset. The head and the tail past the last whole pack go element by element first.
+// The gather kernel. The head and the tail past the last whole pack go element by element first; then
+// walk_packs over the packs of out's flat index. out dense (access PACKED, the head aligning it): each
+// pack stored whole at its index, its packed inputs loaded whole and the others by gather_inputs. out
+// indexed: a pack that lies in a row of out contiguous along dimension 0, aligned, as the dense one at
+// its walked offset; any other one element by element at the walked offsets.
 template <typename F, int P, int Unroll>
 __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
                                             PerInput<F, PointerTo> in)
@@ -225,11 +276,16 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
         walks = walks || access[decltype(k)::value] == EW_ACCESS_INDEXED;
         packed = packed && access[decltype(k)::value] == EW_ACCESS_PACKED;
     });
-    if (access[0] == EW_ACCESS_INDEXED) {
-        for (int64_t p = thread; p < plan.packs; p += threads) {
-            const int64_t i = plan.head + p * P;
+    using Packs = PerInput<F, PackOf<P>::template Type>;
+    if (access[0] == EW_ACCESS_INDEXED) { // one pack at a time: two kept the dense path's registers up
+        walk_packs<F, P, 1>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) -> int64_t {
             Walker<N> w{};
             w.seek(plan, i);
+            const int64_t to = w.off[0];
+            if (along_row<P>(plan, 0, out, w.inner, to)) {
+                gather_inputs<F, P>(plan, access, in, scalar, true, w, i, packs);
+                return to;
+            }
 #pragma unroll
             for (int e = 0; e < P; ++e) {
                 out[w.off[0]] = apply(f, element(in.v1, access[1], i + e, w.off[1], scalar.v1),
@@ -239,12 +295,12 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
                 if (e + 1 < P)
                     w.step(plan, i + e + 1);
             }
-        }
+            return -1;
+        });
         return;
     }
 
-    using Packs = PerInput<F, PackOf<P>::template Type>;
-    dense_packs<F, P, Unroll>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) {
+    walk_packs<F, P, Unroll>(f, plan, thread, threads, out, [&](int64_t i, Packs &packs) -> int64_t {
         for_each_input<F>([&](auto k) {
             constexpr int K = decltype(k)::value;
             if (access[K] == EW_ACCESS_PACKED)
@@ -254,18 +310,9 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
             Walker<N> w{}; // a scalar's offset stays 0
             if (walks)
                 w.seek(plan, i);
-#pragma unroll
-            for (int e = 0; e < P; ++e) {
-                for_each_input<F>([&](auto k) {
-                    constexpr int K = decltype(k)::value;
-                    if (access[K] != EW_ACCESS_PACKED)
-                        packs.template get<K>().v[e] = element(in.template get<K>(), access[K], i + e, w.off[K],
-                                                               scalar.template get<K>());
-                });
-                if (walks && e + 1 < P)
-                    w.step(plan, i + e + 1);
-            }
+            gather_inputs<F, P>(plan, access, in, scalar, walks, w, i, packs);
         }
+        return i;
     });
 }
 

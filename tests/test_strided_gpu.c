@@ -9,7 +9,8 @@
  *     within 16 bytes; every catalogue entry at least once, and many layouts for a sample;
  *   - each kernel at its boundaries: row and column broadcasts with rows of 1 to 4099 elements (the
  *     gather kernel's packs, its head and tail), scalar operands, transposed inputs and NCHW -> NHWC
- *     casts with extents around the tile (the tiled kernel);
+ *     casts with extents around the tile (the tiled kernel); 3-d broadcasts, a permute of heads and
+ *     outputs with gaps (the gather kernel's packs along a row);
  *   - one row-broadcast call of more than 2^32 output elements (64-bit offsets);
  *   - a strided call captured in a CUDA graph and replayed.
  * Outputs start poisoned (0xA5; again with 0x5A where an expected element equals the poison).
@@ -354,6 +355,55 @@ static void test_broadcasts(void **state)
                 }
 }
 
+/* The gather kernel's packs along a row (operands contiguous along the innermost dimension, indexed
+ * over the others), rows of 1 to 100 elements around every pack width, each operand at several element
+ * offsets: [N,1,C] op [1,H,C]; x (B,H,S,D) into out (B,S,H,D); out with gaps between its rows, from a
+ * contiguous input and from a broadcast row. */
+static void test_gather_rows(void **state)
+{
+    (void)state;
+    static const entry_t sample[] = {{EW_OP_ADD, EW_F32, EW_F32},  {EW_OP_ADD, EW_F16, EW_F16},
+                                     {EW_OP_MUL, EW_I8, EW_I8},    {EW_OP_SCALE_ADD, EW_F64, EW_F64},
+                                     {EW_OP_CAST, EW_F16, EW_F32}, {EW_OP_RELU, EW_BF16, EW_BF16}};
+    static const int64_t rows[] = {1, 3, 4, 7, 8, 9, 16, 17, 32, 33, 100};
+    for (size_t i = 0; i < COUNT(sample); ++i)
+        for (size_t r = 0; r < COUNT(rows); r += gu_small_scale() ? 2 : 1)
+            for (int form = 0; form < 4; ++form)
+                for (int offset = 0; offset < gu_offset_count(sample[i].out); offset += 3) {
+                    const int64_t C = rows[r];
+                    case_t c = {.entry = sample[i]};
+                    for (int k = 0; k < MAX_OPERANDS; ++k)
+                        c.offset[k] = (offset + k) % gu_offset_count(dtype_of(&c, k));
+                    if (form == 0) { /* [N,1,C] op [1,H,C]; x [N,1,C] alone for the unary entries */
+                        const int64_t N = 5, H = 6, out[] = {H * C, C, 1}, a[] = {C, 0, 1}, b[] = {0, C, 1};
+                        c.ndim = 3;
+                        memcpy(c.shape, (int64_t[]){N, H, C}, sizeof out);
+                        memcpy(c.strides[0], out, sizeof out);
+                        memcpy(c.strides[1], a, sizeof a);
+                        memcpy(c.strides[2], b, sizeof b);
+                    } else if (form == 1) { /* (B,H,S,D) -> (B,S,H,D), b contiguous as out */
+                        const int64_t B = 2, H = 3, S = 5, D = C, out[] = {S * H * D, H * D, D, 1},
+                                      x[] = {H * S * D, D, S * D, 1};
+                        c.ndim = 4;
+                        memcpy(c.shape, (int64_t[]){B, S, H, D}, sizeof out);
+                        memcpy(c.strides[0], out, sizeof out);
+                        memcpy(c.strides[1], x, sizeof x);
+                        memcpy(c.strides[2], out, sizeof out);
+                    } else { /* out's rows C + 8 or C + 1 apart; b contiguous, or a row broadcast */
+                        const int64_t N = 37, gap = form == 2 ? 8 : 1;
+                        c.ndim = 2;
+                        c.shape[0] = N;
+                        c.shape[1] = C;
+                        c.strides[0][0] = C + gap;
+                        c.strides[1][0] = C;
+                        c.strides[2][0] = form == 2 ? C : 0;
+                        for (int k = 0; k < MAX_OPERANDS; ++k)
+                            c.strides[k][1] = 1;
+                    }
+                    run_case(&c);
+                }
+}
+
 /* out[rows][cols] = a[rows][cols] op b, with b a [cols, rows] array transposed. */
 static case_t transposed_b(entry_t entry, int64_t rows, int64_t cols)
 {
@@ -497,6 +547,7 @@ int main(int argc, char **argv)
     collect_entries();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_broadcasts, gu_teardown),
+        cmocka_unit_test_teardown(test_gather_rows, gu_teardown),
         cmocka_unit_test_teardown(test_transposes, gu_teardown),
         cmocka_unit_test_teardown(test_every_entry, gu_teardown),
         cmocka_unit_test_teardown(test_random_layouts, gu_teardown),

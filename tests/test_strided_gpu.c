@@ -8,7 +8,7 @@
  *     permuted, broadcast (stride 0), negative, gapped, in place; each operand at every element offset
  *     within 16 bytes; every catalogue entry at least once, and many layouts for a sample;
  *   - each kernel at its boundaries: row and column broadcasts with rows of 1 to 4099 elements (the
- *     gather kernel's packs, its head and tail), scalar operands, transposed inputs and NCHW -> NHWC
+ *     rows kernel's packs, its head and tail), scalar operands, transposed inputs and NCHW -> NHWC
  *     casts with extents around the tile (the tiled kernel); 3-d broadcasts, a permute of heads and
  *     outputs with gaps (the gather kernel's packs along a row);
  *   - one row-broadcast call of more than 2^32 output elements (64-bit offsets);

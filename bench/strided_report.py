@@ -107,19 +107,18 @@ def judge_line(results, target, case, timing):
         ours, yard = results.figure(case, "ew", timing, 0), results.figure(case, "ew_flat", timing, 0)
         torch = results.figure(case, "torch", timing, 0)
         ratio = ours - yard if ours is not None and yard is not None else None
-        good = ratio is not None and ratio <= threshold
     else:
         ours, yard = results.figure(case, "ew", timing, 1), results.figure(case, "ew_flat", timing, 1)
         torch = results.figure(case, "torch", timing, 1)
         ratio = ours / yard if ours is not None and yard else None
-        good = ratio is not None and threshold is not None and ratio >= threshold
     if check in ("mismatch", "failed"):
         return Line(ours, torch, yard, ratio, MISSED, "check: " + check)
     if ratio is None:
         return Line(ours, torch, yard, None, NO_DATA, "ours" if ours is None else "yardstick")
     if kind == "info":
         return Line(ours, torch, yard, ratio, NO_GOAL)
-    return Line(ours, torch, yard, ratio, MET if good else MISSED)
+    met = ratio <= threshold if kind == "host" else ratio >= threshold
+    return Line(ours, torch, yard, ratio, MET if met else MISSED)
 
 
 def target_verdict(lines):

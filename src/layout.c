@@ -277,16 +277,16 @@ static int transposed_dim(const ew_layout_t *l, int k)
     return 0;
 }
 
-/* Whether operand k's runs in the tiled kernel (EW_TILE_RUN elements along dimension d from a multiple of
- * EW_TILE_RUN) are whole vectors of at most 16 bytes at aligned addresses in every tile: contiguous
- * along d, every other stride a multiple of the run, the base aligned to the run's bytes. */
-static int tile_runs_aligned(const ew_layout_t *l, int k, int d, size_t elem_size)
+/* Whether operand k's runs in the tiled kernel (`run` elements along dimension d from a multiple of run)
+ * are whole aligned vectors of up to 16 bytes in every tile: contiguous along d, the base and every
+ * other stride a multiple of the vector. */
+static int tile_runs_aligned(const ew_layout_t *l, int k, int d, size_t elem_size, int run)
 {
-    const uintptr_t bytes = (uintptr_t)EW_TILE_RUN * elem_size;
-    if (bytes > 16 || l->stride[k][d] != 1 || (l->base[k] & (bytes - 1)) != 0)
+    const size_t vector = (size_t)run * elem_size < 16 ? (size_t)run * elem_size : 16;
+    if (l->stride[k][d] != 1 || (l->base[k] & (vector - 1)) != 0)
         return 0;
     for (int e = 0; e < l->ndim; ++e)
-        if (e != d && l->stride[k][e] % EW_TILE_RUN != 0)
+        if (e != d && l->stride[k][e] % (int64_t)(vector / elem_size) != 0)
             return 0;
     return 1;
 }
@@ -319,6 +319,9 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
         return plan;
     }
 
+    size_t widest = 0; /* the widest operand's element */
+    for (int k = 0; k < l->count; ++k)
+        widest = elem_size[k] > widest ? elem_size[k] : widest;
     for (int k = 1; k < l->count && !plan.tile_dim; ++k)
         plan.tile_dim = transposed_dim(l, k);
     if (plan.tile_dim) {
@@ -330,36 +333,35 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
                              : llabs(l->stride[k][t]) == 1 &&
                                      l->stride[k][0] != 0 && llabs(l->stride[k][0]) != 1 ? EW_ACCESS_TILED
                                                                                          : EW_ACCESS_INDEXED;
-        /* the strip index, fastest first: strips along 0, tiles along t, then the other dimensions */
-        const int64_t strip = (int64_t)EW_TILE * policy->tile_strip;
+        plan.tile_run = EW_TILE_RUN(widest); /* the kernel's kTileRun */
+        /* the tile index, fastest first: tiles along 0, along t, then the other dimensions */
+        const int64_t tile = (int64_t)EW_TILE_THREADS * plan.tile_run;
         int e = 0;
-        plan.tile_strip = policy->tile_strip;
         plan.tile_order[e] = 0;
-        plan.tile_extent[e++] = (l->shape[0] + strip - 1) / strip;
+        plan.tile_extent[e++] = (l->shape[0] + tile - 1) / tile;
         plan.tile_order[e] = t;
-        plan.tile_extent[e++] = (l->shape[t] + EW_TILE - 1) / EW_TILE;
+        plan.tile_extent[e++] = (l->shape[t] + tile - 1) / tile;
         for (int d = 1; d < l->ndim; ++d)
             if (d != t) {
                 plan.tile_order[e] = d;
                 plan.tile_extent[e++] = l->shape[d];
             }
-        plan.strips = 1;
+        plan.tiles = 1;
         for (int i = 0; i < l->ndim; ++i) {
             plan.tile_divider[i] = ew_divider_make((uint64_t)plan.tile_extent[i]);
-            plan.strips *= plan.tile_extent[i];
+            plan.tiles *= plan.tile_extent[i];
         }
-        for (int k = 0; k < l->count; ++k)
+        for (int k = 0; k < l->count; ++k) {
+            const int tiled = plan.access[k] == EW_ACCESS_TILED;
             if (plan.access[k] != EW_ACCESS_SCALAR &&
-                tile_runs_aligned(l, k, plan.access[k] == EW_ACCESS_TILED ? t : 0, elem_size[k]))
+                tile_runs_aligned(l, k, tiled ? t : 0, elem_size[k], plan.tile_run))
                 plan.tile_vector |= 1u << k;
-        plan.blocks = grid_blocks(1, plan.strips);
+        }
+        plan.blocks = grid_blocks(1, plan.tiles);
         return plan;
     }
 
     plan.kernel = EW_STRIDED_GATHER;
-    size_t widest = 0;
-    for (int k = 0; k < l->count; ++k)
-        widest = elem_size[k] > widest ? elem_size[k] : widest;
     plan.pack = EW_PLAN_MAX_PACK(widest);
     const int dense = out_dense(l);
     plan.access[0] = dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED;

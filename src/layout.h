@@ -21,11 +21,14 @@ extern "C" {
 
 enum {
     EW_LAYOUT_MAX_OPERANDS = 5, /* out and up to four inputs (two for the catalogue's ops) */
-    EW_TILE = 32,               /* the tiled kernel's tile: EW_TILE x EW_TILE elements */
-    EW_TILE_RUN = 4,            /* its threads: EW_TILE / EW_TILE_RUN a row, each a run of this many */
+    EW_TILE_THREADS = 16,       /* the tiled kernel's tile: 16 x 16 threads over dimensions 0 and tile_dim */
     EW_TILE_MIN_EXTENT = 8,     /* both tiled dimensions at least this long, else the gather kernel */
     EW_GATHER_UNROLL = 2        /* packs a gather thread loads before it computes: 32 bytes an input */
 };
+
+/* Elements of a tiled kernel thread's runs (along dimension 0 and along the tiled one alike), by the
+ * bytes of the widest operand's element: 16 bytes of 2- and 4-byte elements. */
+#define EW_TILE_RUN(bytes) ((bytes) >= 4 ? 4 : 8)
 
 /* Division by a fixed divisor d in [1, 2^63) as a multiply-high, an add and a shift, exact for every
  * dividend in [0, 2^63): q = (mulhi(n, magic) + n) >> shift (round-up method, as PyTorch's IntDivider
@@ -67,10 +70,10 @@ typedef struct {
     int64_t head;  /* gather, rows: elements before out's first whole pack (0 where out is indexed) */
     int64_t packs; /* gather, rows: whole packs from head; the rest, up to n, are the tail */
     int tile_dim;  /* tiled: the dimension tiled with dimension 0 */
-    int tile_strip; /* tiled: tiles along 0 a block takes in turn (the policy's) */
-    int64_t strips; /* tiled: strips of tile_strip tiles along 0, in all: the blocks' work */
-    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the strip index split by tile_extent */
-    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: strips along 0, tiles along tile_dim, the others */
+    int tile_run;  /* tiled: a thread's run, along 0 and along tile_dim (EW_TILE_RUN) */
+    int64_t tiles; /* tiled: tiles in all, a block each */
+    ew_divider_t tile_divider[EW_MAX_DIMS]; /* tiled: the tile index split by tile_extent */
+    int64_t tile_extent[EW_MAX_DIMS];       /* tiled: tiles along 0, along tile_dim, the other extents */
     int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
     unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
     unsigned staged;                        /* rows: bit k where input k comes by bulk copies */
@@ -119,8 +122,8 @@ static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
     return (high + n) >> d->shift;
 }
 
-/* The plan of a coalesced layout that is not flat, under the handle's policy (its tile_strip, and bulk
- * copies for the rows kernel's staged inputs where it has them on). */
+/* The plan of a coalesced layout that is not flat, under the handle's policy (bulk copies for the rows
+ * kernel's staged inputs where it has them on). */
 ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const ew_policy_t *policy);
 #endif
 

@@ -25,7 +25,6 @@ static const ew_policy_t hopper = {
             [EW_SHAPE_BINARY_2BYTE] = {24, 24},
             [EW_SHAPE_BINARY_WIDE] = {24, 192},
         },
-    .tile_strip = 4,
 };
 
 ew_policy_t ew_policy_for(int major, int minor)
@@ -61,10 +60,6 @@ void ew_policy_apply_environment(ew_policy_t *policy)
     long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
     if (value >= 1024 && value <= 32768)
         policy->bulk_tile_bytes = (int)value;
-    const char *strip = getenv("EW_TILE_STRIP");
-    value = strip != NULL ? strtol(strip, NULL, 10) : 0;
-    if (value >= 1 && value <= 64)
-        policy->tile_strip = (int)value;
     const char *dependent = getenv("EW_DEPENDENT_LAUNCH");
     if (dependent != NULL && strcmp(dependent, "0") == 0)
         policy->dependent_launch = 0;

@@ -48,14 +48,13 @@ typedef struct {
     /* Tiles per SM from which the bulk-copy kernel runs instead of the direct one, per shape and by
      * phase (EW_ONE_PHASE, EW_OTHER_PHASES); EW_NEVER where it never measured faster. */
     int bulk_min_tiles[EW_SHAPE_COUNT][2];
-    int tile_strip; /* tiles along dimension 0 a block of the strided tiled kernel takes in turn (1-64) */
 } ew_policy_t;
 
 /* The policy of GPUs of compute capability major.minor, as built in; no environment read. */
 ew_policy_t ew_policy_for(int major, int minor);
 
 /* The documented overrides, read once per handle: EW_BULK_COPY=0 or always, EW_BULK_TILE_BYTES,
- * EW_DEPENDENT_LAUNCH=0, EW_TILE_STRIP. Values outside their ranges are ignored; bulk copies and
+ * EW_DEPENDENT_LAUNCH=0. Values outside their ranges are ignored; bulk copies and
  * dependent launches are never turned on where the policy has them off (the GPU lacks them). */
 void ew_policy_apply_environment(ew_policy_t *policy);
 

@@ -534,98 +534,184 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
     }
 }
 
-// Shared memory for one tiled input: a tile with a column of padding, so that a warp's runs, across or
-// down, touch different banks for 4-byte types.
-template <typename T> struct Tile {
-    static constexpr int kBytes = kSame<T, NoInput> ? 1 : EW_TILE * (EW_TILE + 1) * sizeof(T);
-    __device__ __forceinline__ static T &at(unsigned char *raw, int row, int column)
-    {
-        return reinterpret_cast<T *>(raw)[row * (EW_TILE + 1) + column];
-    }
-};
-
-// A run of EW_TILE_RUN elements of p from offset, step apart, of which the first `count` lie in the
-// tile: one vector access where the operand's runs are aligned vectors and the run is whole, else
-// element by element. The elements past count are left as they are.
-template <typename T>
-__device__ __forceinline__ void load_run(Pack<T, EW_TILE_RUN> &run, const T *p, int64_t offset, int64_t step,
-                                         int count, bool vector)
+// A run of R elements of p from offset, step apart, of which the first `count` are wanted: whole
+// aligned vectors of up to 16 bytes where the plan found the operand's runs aligned (`vector`) and the
+// run is whole, else element by element. The elements past count are left as they are.
+template <int R, typename T>
+__device__ __forceinline__ void load_run(Pack<T, R> &run, const T *p, int64_t offset, int64_t step, int count,
+                                         bool vector)
 {
-    if constexpr (sizeof(Pack<T, EW_TILE_RUN>) <= 16) {
-        if (vector && count >= EW_TILE_RUN) {
-            run = pack_at<EW_TILE_RUN>(p, offset);
-            return;
+    constexpr int V = 16 / sizeof(T) < R ? 16 / sizeof(T) : R; // elements a vector
+    if (vector && count >= R) {
+#pragma unroll
+        for (int i = 0; i < R; i += V) {
+            const Pack<T, V> part = pack_at<V>(p, offset + i);
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                run.v[i + e] = part.v[e];
         }
+        return;
     }
 #pragma unroll
-    for (int i = 0; i < EW_TILE_RUN; ++i)
+    for (int i = 0; i < R; ++i)
         if (i < count)
             run.v[i] = p[offset + i * step];
 }
 
-template <typename T>
+template <int R, typename T>
 __device__ __forceinline__ void store_run(T *p, int64_t offset, int64_t step, int count, bool vector,
-                                          const Pack<T, EW_TILE_RUN> &run)
+                                          const Pack<T, R> &run)
 {
-    if constexpr (sizeof(Pack<T, EW_TILE_RUN>) <= 16) {
-        if (vector && count >= EW_TILE_RUN) {
-            store_pack(reinterpret_cast<Pack<T, EW_TILE_RUN> *>(p + offset), run);
-            return;
+    constexpr int V = 16 / sizeof(T) < R ? 16 / sizeof(T) : R;
+    if (vector && count >= R) {
+#pragma unroll
+        for (int i = 0; i < R; i += V) {
+            Pack<T, V> part;
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                part.v[e] = run.v[i + e];
+            store_pack(reinterpret_cast<Pack<T, V> *>(p + offset + i), part);
         }
+        return;
     }
 #pragma unroll
-    for (int i = 0; i < EW_TILE_RUN; ++i)
+    for (int i = 0; i < R; ++i)
         if (i < count)
             p[offset + i * step] = run.v[i];
 }
 
-// Resident blocks the tiled kernel asks of ptxas where no operand is wider than 4 bytes: 6 of 256 threads
-// (fewer where the SM holds fewer), which on sm_90 leaves 40 registers and no spills: against a full
-// SM (32 registers, spilling 40 bytes) +3 to +9 % on the transposes. Wider operands none (f64 add
-// spilled at 32).
-inline constexpr int kTiledBlocks =
-    kSmThreads / EW_PLAN_BLOCK_THREADS < 6 ? kSmThreads / EW_PLAN_BLOCK_THREADS : 6;
-template <typename F> inline constexpr int kTiledMinBlocks = kWidestElement<F> <= 4 ? kTiledBlocks : 0;
+// A thread's block of one operand in the tiled kernel, R x R elements as 4-byte words: R rows along
+// dimension 0, or, as a tiled input's runs are loaded, R runs along t (transposed as rows are read).
+// Words, not elements, so that 1- and 2-byte elements stay packed in registers.
+template <typename T, int R> struct Block {
+    static constexpr int kWords = kSame<T, NoInput> ? 1 : R * static_cast<int>(sizeof(T)) / 4; // a run's
+    uint32_t w[R * kWords];
 
-// The tiled kernel: a block per strip of tile_strip tiles along 0, each EW_TILE x EW_TILE elements of
-// dimensions 0 and t (tile_dim), taken in turn. In each tile every thread takes one run of EW_TILE_RUN
-// elements in one row of every operand: along 0 in row `row` of t for out and the inputs read as they
-// lie (indexed), along t in row `row` of 0 for the tiled inputs, whose runs go through shared memory
-// to the thread that holds out's elements. Runs are one vector
-// access where the plan found them aligned (tile_vector): a memory instruction moves 4x the bytes.
-// The indexed inputs are loaded before the tile's barrier, so one memory wait covers both.
+    // Run (or row) `at`.
+    __device__ __forceinline__ void put(int at, const Pack<T, R> &run)
+    {
+        const auto words = bits_as<WordPack<kWords>>(run);
+#pragma unroll
+        for (int q = 0; q < kWords; ++q)
+            w[at * kWords + q] = words.w[q];
+    }
+
+    // Row r of the block as loaded in runs (a tiled input's): words moved for 4- and 8-byte elements,
+    // byte permutes for narrower ones (one a word for 2 bytes, three for 1).
+    __device__ __forceinline__ Pack<T, R> row_of_runs(int r) const
+    {
+        constexpr int S = sizeof(T);
+        WordPack<kWords> words;
+        if constexpr (S >= 4) {
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+                for (int q = 0; q < S / 4; ++q)
+                    words.w[i * (S / 4) + q] = w[i * kWords + r * (S / 4) + q];
+        } else if constexpr (S == 2) {
+            // the word of elements i, i + 1: element r of runs i and i + 1, the low or high halves
+#pragma unroll
+            for (int i = 0; i < R; i += 2)
+                words.w[i / 2] =
+                    __byte_perm(w[i * kWords + r / 2], w[(i + 1) * kWords + r / 2], r % 2 ? 0x7632 : 0x5410);
+        } else {
+            // the word of elements i .. i + 3: byte r % 4 of word r / 4 of runs i .. i + 3
+            constexpr unsigned kPick[] = {0x40, 0x51, 0x62, 0x73};
+#pragma unroll
+            for (int i = 0; i < R; i += 4) {
+                const uint32_t low = __byte_perm(w[i * kWords + r / 4], w[(i + 1) * kWords + r / 4], kPick[r % 4]);
+                const uint32_t high =
+                    __byte_perm(w[(i + 2) * kWords + r / 4], w[(i + 3) * kWords + r / 4], kPick[r % 4]);
+                words.w[i / 4] = __byte_perm(low, high, 0x5410);
+            }
+        }
+        return bits_as<Pack<T, R>>(words);
+    }
+    __device__ __forceinline__ Pack<T, R> row(int r, bool runs) const
+    {
+        if constexpr (kSame<T, NoInput>) {
+            return {};
+        } else {
+            if (runs)
+                return row_of_runs(r);
+            WordPack<kWords> words;
+#pragma unroll
+            for (int q = 0; q < kWords; ++q)
+                words.w[q] = w[r * kWords + q];
+            return bits_as<Pack<T, R>>(words);
+        }
+    }
+};
+template <int R> struct BlockOf {
+    template <typename T> using Type = Block<T, R>;
+};
+
+// A thread's runs in the tiled kernel, along 0 and along t alike, as the plan counts them
+// (ew_strided_plan_make): square blocks ran faster than 16-byte runs of every operand (NCHW f32 ->
+// NHWC f16 4 x 4 0.956x the flat cast, 8 x 4 0.927x; the f16 transpose 8 x 8 0.944x the flat add,
+// 8 x 4 0.930x, 4 x 8 0.922x).
+template <typename F> inline constexpr int kTileRun = EW_TILE_RUN(kWidestElement<F>);
+
+// fn(Constant<M>) where M is the bit mask of the tiled inputs (`tiled`, bit k for input k), a constant
+// for each mask one or two inputs can have, so that the rows are read without a choice of layout in
+// registers (a choice per row kept both layouts' registers live: the f16 add took 144 registers, 106
+// without); kTiledAtRunTime for three or four inputs, read from `tiled` as the rows are.
+inline constexpr unsigned kTiledAtRunTime = ~0u;
+template <unsigned M> struct Constant {
+    static constexpr unsigned value = M;
+};
+template <typename F, typename Fn> __device__ __forceinline__ void with_tiled(unsigned tiled, Fn fn)
+{
+    if constexpr (kOperands<F> == 2) {
+        fn(Constant<2>{});
+    } else if constexpr (kOperands<F> == 3) {
+        if (tiled == 2)
+            fn(Constant<2>{});
+        else if (tiled == 4)
+            fn(Constant<4>{});
+        else
+            fn(Constant<6>{});
+    } else {
+        fn(Constant<kTiledAtRunTime>{});
+    }
+}
+
+// The tiled kernel: a block per tile of EW_TILE_THREADS x EW_TILE_THREADS threads over dimensions 0
+// and t (tile_dim), each thread a block of R x R elements of every operand: out and the inputs read as
+// they lie (indexed) as R runs along 0, the tiled inputs as R runs along t, transposed in the thread's
+// registers. Where every operand's runs are aligned vectors (tile_vector), a run is one or two vector
+// accesses, and all of a thread's loads are in flight before it computes; the other blocks, and those
+// across the tensor's edge, go a row at a time. A warp's threads lie 8 along 0 and 4 along t: each
+// access covers 8 runs of a row of out and of the indexed inputs, 4 of a tiled input's. No shared
+// memory and no barrier.
 template <typename F>
 __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
                                            PerInput<F, PointerTo> in)
 {
-    constexpr int N = kOperands<F>, R = EW_TILE_RUN, kLanes = EW_TILE / R;
-    static_assert(kLanes * EW_TILE == EW_PLAN_BLOCK_THREADS);
-    __shared__ alignas(16) unsigned char tile1[Tile<typename F::In1>::kBytes];
-    __shared__ alignas(16) unsigned char tile2[Tile<typename F::In2>::kBytes];
-    __shared__ alignas(16) unsigned char tile3[Tile<In3<F>>::kBytes];
-    __shared__ alignas(16) unsigned char tile4[Tile<In4<F>>::kBytes];
-    unsigned char *const tiles[] = {nullptr, tile1, tile2, tile3, tile4};
+    constexpr int N = kOperands<F>, R = kTileRun<F>, kTile = EW_TILE_THREADS * R;
+    static_assert(EW_TILE_THREADS * EW_TILE_THREADS == EW_PLAN_BLOCK_THREADS);
     follow_previous_grid();
     const int t = plan.tile_dim;
-    const int first = threadIdx.x % kLanes * R, row = threadIdx.x / kLanes; // this thread's run and row
+    // 8 x 4 lanes a warp, 2 x 4 warps a tile
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int first0 = ((warp & 1) * 8 + lane % 8) * R, firstt = ((warp >> 1) * 4 + lane / 8) * R;
     PerInput<F, ValueOf> scalar = scalars(plan, in);
     ew_access_t access[N];
     read_access<N>(plan, access);
-    bool any_tiled = false;
-    for_each_input<F>([&](auto k) { any_tiled = any_tiled || access[decltype(k)::value] == EW_ACCESS_TILED; });
-    // Each operand's first element of this thread's run from the tile's corner, and the step along it.
-    int64_t lead[N], step[N];
+    int64_t lead[N];
+    unsigned tiled = 0; // bit k: input k is tiled
+    bool whole = true;  // every operand's runs aligned vectors (a scalar's aside)
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-        const bool across = access[k] == EW_ACCESS_TILED;
-        const int64_t s0 = plan.stride[k][0], st = plan.stride[k][t];
-        lead[k] = across ? row * s0 + first * st : first * s0 + row * st;
-        step[k] = across ? st : s0;
+        lead[k] = first0 * plan.stride[k][0] + firstt * plan.stride[k][t];
+        tiled |= (access[k] == EW_ACCESS_TILED ? 1u : 0u) << k;
+        whole = whole && (access[k] == EW_ACCESS_SCALAR || (plan.tile_vector >> k & 1u) != 0);
     }
 
-    for (int64_t strip = blockIdx.x; strip < plan.strips; strip += gridDim.x) {
-        uint64_t rest = static_cast<uint64_t>(strip);
-        int64_t x0 = 0, y0 = 0, base[N] = {};
+#pragma unroll 1
+    for (int64_t tile = blockIdx.x; tile < plan.tiles; tile += gridDim.x) {
+        uint64_t rest = static_cast<uint64_t>(tile);
+        int64_t x0 = 0, y0 = 0, at[N] = {};
 #pragma unroll
         for (int e = 0; e < EW_MAX_DIMS; ++e) {
             if (e == plan.ndim)
@@ -634,72 +720,94 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
             const int64_t c = static_cast<int64_t>(rest - next * static_cast<uint64_t>(plan.tile_extent[e]));
             rest = next;
             if (e == 0) {
-                x0 = c * EW_TILE * plan.tile_strip;
+                x0 = c * kTile;
             } else if (e == 1) {
-                y0 = c * EW_TILE;
+                y0 = c * kTile;
             } else {
 #pragma unroll
                 for (int k = 0; k < N; ++k)
-                    base[k] += c * plan.stride[k][plan.tile_order[e]];
+                    at[k] += c * plan.stride[k][plan.tile_order[e]];
             }
         }
-        const int ys = plan.shape[t] - y0 < EW_TILE ? static_cast<int>(plan.shape[t] - y0) : EW_TILE;
-        int64_t at[N];
 #pragma unroll
         for (int k = 0; k < N; ++k)
-            at[k] = base[k] + x0 * plan.stride[k][0] + y0 * plan.stride[k][t] + lead[k];
-
-        // The strip's tiles in turn along 0: the work above is the block's once for all of them.
-        for (int j = 0; j < plan.tile_strip && x0 < plan.shape[0]; ++j, x0 += EW_TILE) {
-            const int xs = plan.shape[0] - x0 < EW_TILE ? static_cast<int>(plan.shape[0] - x0) : EW_TILE;
-            // The indexed inputs' runs (a scalar as it is) before the tile's barrier.
-            PerInput<F, PackOf<R>::template Type> v;
-            for_each_input<F>([&](auto k) {
-                constexpr int K = decltype(k)::value;
-#pragma unroll
-                for (int i = 0; i < R; ++i)
-                    v.template get<K>().v[i] = scalar.template get<K>();
-                if (access[K] == EW_ACCESS_INDEXED && row < ys)
-                    load_run(v.template get<K>(), in.template get<K>(), at[K], step[K], xs - first,
-                             plan.tile_vector >> K & 1);
-            });
-            // The tiled inputs' runs into the tile: its row r is x0 + r along 0, its column c y0 + c along t.
-            if (any_tiled) {
-                if (row < xs)
-                    for_each_input<F>([&](auto k) {
-                        constexpr int K = decltype(k)::value;
-                        using T = InputOf<F, K>;
-                        if (access[K] == EW_ACCESS_TILED) {
-                            Pack<T, R> run;
-                            load_run(run, in.template get<K>(), at[K], step[K], ys - first,
-                                     plan.tile_vector >> K & 1);
-#pragma unroll
-                            for (int i = 0; i < R; ++i)
-                                if (first + i < ys)
-                                    Tile<T>::at(tiles[K], row, first + i) = run.v[i];
-                        }
-                    });
-                __syncthreads();
-            }
-            // out's run: elements x0 + first + i along 0, y0 + row along t.
-            if (row < ys && first < xs) {
+            at[k] += x0 * plan.stride[k][0] + y0 * plan.stride[k][t] + lead[k];
+        // this thread's elements along 0 and along t
+        const int64_t x = plan.shape[0] - x0 - first0, y = plan.shape[t] - y0 - firstt;
+        const int count0 = x < R ? static_cast<int>(x) : R, countt = y < R ? static_cast<int>(y) : R;
+        if (count0 == R && countt == R && whole) {
+            with_tiled<F>(tiled, [&](auto which) {
+                constexpr unsigned M = decltype(which)::value;
+                const auto runs = [&](int k) {
+                    return M == kTiledAtRunTime ? (tiled >> k & 1u) != 0 : (M >> k & 1u) != 0;
+                };
+                PerInput<F, BlockOf<R>::template Type> v;
+                // every load in flight first
                 for_each_input<F>([&](auto k) {
                     constexpr int K = decltype(k)::value;
-                    if (access[K] == EW_ACCESS_TILED)
+                    using T = InputOf<F, K>;
+                    auto &b = v.template get<K>();
+                    const T *p = in.template get<K>();
+                    if (runs(K)) {
+#pragma unroll
+                        for (int i = 0; i < R; ++i) {
+                            Pack<T, R> run;
+                            load_run<R>(run, p, at[K] + i * plan.stride[K][0], plan.stride[K][t], R, true);
+                            b.put(i, run);
+                        }
+                    } else if (access[K] == EW_ACCESS_INDEXED) {
+#pragma unroll
+                        for (int r = 0; r < R; ++r) {
+                            Pack<T, R> run;
+                            load_run<R>(run, p, at[K] + r * plan.stride[K][t], plan.stride[K][0], R, true);
+                            b.put(r, run);
+                        }
+                    } else {
+                        Pack<T, R> run;
 #pragma unroll
                         for (int i = 0; i < R; ++i)
-                            if (first + i < xs)
-                                v.template get<K>().v[i] = Tile<InputOf<F, K>>::at(tiles[K], first + i, row);
+                            run.v[i] = scalar.template get<K>();
+#pragma unroll
+                        for (int r = 0; r < R; ++r)
+                            b.put(r, run);
+                    }
+                });
+                // the rows computed and stored, the tiled inputs' transposed as they are read
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    Pack<typename F::Out, R> result;
+                    apply_pack(f, result, v.v1.row(r, runs(1)), v.v2.row(r, runs(2)), v.v3.row(r, runs(3)),
+                               v.v4.row(r, runs(4)));
+                    store_run<R>(out, at[0] + r * plan.stride[0][t], plan.stride[0][0], R, true, result);
+                }
+            });
+        } else if (count0 > 0 && countt > 0) {
+            // A block across the tensor's edge, or an operand's runs not aligned vectors: a row at a
+            // time, the tiled inputs' elements one by one. Its registers are a row's, where the whole
+            // block's elements loaded one by one would take a register and an address each.
+#pragma unroll 1
+            for (int r = 0; r < countt; ++r) {
+                PerInput<F, PackOf<R>::template Type> row;
+                for_each_input<F>([&](auto k) {
+                    constexpr int K = decltype(k)::value;
+                    auto &run = row.template get<K>();
+                    const int64_t offset = at[K] + r * plan.stride[K][t];
+                    if (access[K] == EW_ACCESS_INDEXED) {
+                        load_run<R>(run, in.template get<K>(), offset, plan.stride[K][0], count0,
+                                     plan.tile_vector >> K & 1);
+                    } else {
+#pragma unroll
+                        for (int i = 0; i < R; ++i)
+                            run.v[i] = access[K] == EW_ACCESS_SCALAR
+                                           ? scalar.template get<K>()
+                                           : in.template get<K>()[offset + (i < count0 ? i : 0) * plan.stride[K][0]];
+                    }
                 });
                 Pack<typename F::Out, R> result;
-                apply_pack(f, result, v.v1, v.v2, v.v3, v.v4);
-                store_run(out, at[0], step[0], xs - first, plan.tile_vector & 1u, result);
+                apply_pack(f, result, row.v1, row.v2, row.v3, row.v4);
+                store_run<R>(out, at[0] + r * plan.stride[0][t], plan.stride[0][0], count0, plan.tile_vector & 1u,
+                              result);
             }
-            if (any_tiled)
-                __syncthreads(); // the tile is read before the next one overwrites it
-#pragma unroll
-            for (int k = 0; k < N; ++k)
-                at[k] += EW_TILE * plan.stride[k][0];
         }
     }
 }
@@ -722,8 +830,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>) rows
 }
 
 template <typename F>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kTiledMinBlocks<F>)
-    tiled_kernel(EW_STRIDED_PARAMETERS(F))
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) tiled_kernel(EW_STRIDED_PARAMETERS(F))
 {
     tiled_body<F>(f, plan, out, {a, b, c, d});
 }

@@ -15,11 +15,6 @@ set_tests_properties(test_kernels_gpu test_stream_graph_gpu PROPERTIES TIMEOUT 6
 # The strided calls: random layouts, each kernel at its boundaries, a call past 2^32 elements.
 ew_add_test(test_strided_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strided_gpu.c LIBS ew_gpu_util GPU)
 set_tests_properties(test_strided_gpu PROPERTIES TIMEOUT 600)
-# Again with one tile a block in the tiled kernel (the policy takes several in turn). Label direct: left
-# out of compute-sanitizer, as a repeat of the default run's paths.
-add_test(NAME test_strided_gpu_one_tile COMMAND test_strided_gpu)
-set_tests_properties(test_strided_gpu_one_tile PROPERTIES ENVIRONMENT "EW_TILE_STRIP=1" LABELS "gpu;direct"
-                                                       SKIP_RETURN_CODE 77 TIMEOUT 600)
 # And with no bulk copies: the rows kernel's threads load every input (as GPUs before cc 9.0 run it).
 add_test(NAME test_strided_gpu_direct COMMAND test_strided_gpu)
 set_tests_properties(test_strided_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0" LABELS "gpu;direct"

@@ -245,6 +245,7 @@ static void strided_layouts(void **state)
         {"contiguous (the flat launch)", 2, {R, C}, {{C, 1}, {C, 1}, {C, 1}, {C, 1}, {C, 1}}},
         {"row and column broadcasts (rows)", 2, {R, C}, {{C, 1}, {C, 1}, {0, 1}, {1, 0}, {0, 0}}},
         {"a transposed input (tiled)", 2, {R, C}, {{C, 1}, {1, R}, {C, 1}, {0, 1}, {1, 0}}},
+        {"a transposed input, whole vector runs (tiled)", 2, {136, 72}, {{72, 1}, {1, 136}, {72, 1}, {0, 1}, {1, 0}}},
         {"negative strides (rows)", 2, {R, C}, {{C, 1}, {-C, 1}, {C, -1}, {-1, 0}, {0, -1}}},
         {"out strided (gather, out indexed)", 2, {R, C}, {{2 * C + 3, 2}, {C, 1}, {0, 1}, {1, 0}, {C, 1}}},
         {"3-d, permuted and broadcast (gather)", 3, {5, 7, 33}, {{231, 33, 1}, {33, 165, 1}, {0, 33, 1}, {1, 5, 0}, {231, 33, 1}}},

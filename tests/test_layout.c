@@ -230,9 +230,9 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     if (n <= ELEMENTS_CHECKED)
         check_elements(v, l, n);
 
-    /* the plan, with 1 to 5 tiles a strip, staging allowed or not */
-    const int strip = 1 + (int)(n % 5), stage = (int)(n & 1);
-    const ew_policy_t policy = {.tile_strip = strip, .bulk = stage ? EW_BULK_AUTO : EW_BULK_OFF};
+    /* the plan, staging allowed or not */
+    const int stage = (int)(n & 1);
+    const ew_policy_t policy = {.bulk = stage ? EW_BULK_AUTO : EW_BULK_OFF};
     const ew_strided_plan_t plan = ew_strided_plan_make(l, &policy);
     if (plan.kernel == EW_STRIDED_FLAT) {
         assert_true(ew_layout_is_flat(l));
@@ -255,12 +255,18 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
                 assert_true(llabs(l->stride[k][t]) == 1);
             }
         assert_true(tiled >= 1);
-        assert_int_equal(plan.tile_strip, strip);
-        assert_int_equal(plan.tile_extent[0], (l->shape[0] + EW_TILE * strip - 1) / (EW_TILE * strip));
-        int64_t strips = 1;
+        /* a thread's runs: of the widest operand, 16 bytes of 2- and 4-byte elements */
+        size_t widest = 0;
+        for (int k = 0; k < v->count; ++k)
+            widest = l->elem_size[k] > widest ? l->elem_size[k] : widest;
+        assert_int_equal(plan.tile_run, widest >= 4 ? 4 : 8);
+        const int64_t tile = (int64_t)EW_TILE_THREADS * plan.tile_run;
+        assert_int_equal(plan.tile_extent[0], (l->shape[0] + tile - 1) / tile);
+        assert_int_equal(plan.tile_extent[1], (l->shape[t] + tile - 1) / tile);
+        int64_t tiles = 1;
         for (int e = 0; e < l->ndim; ++e)
-            strips *= plan.tile_extent[e];
-        assert_int_equal(plan.strips, strips);
+            tiles *= plan.tile_extent[e];
+        assert_int_equal(plan.tiles, tiles);
         return 0;
     }
     int64_t dense_step = 1, dense = 1;
@@ -412,7 +418,7 @@ static ew_strided_plan_t plan_of(int ndim, const int64_t *shape, int count, cons
     if (make(&v, layout) != EW_SUCCESS)
         fail_msg("refused: %s", ew_get_last_error_message());
     check_layout(&v, layout);
-    const ew_policy_t policy = {.tile_strip = 4, .bulk = EW_BULK_AUTO};
+    const ew_policy_t policy = {.bulk = EW_BULK_AUTO};
     return ew_strided_plan_make(layout, &policy);
 }
 
@@ -475,7 +481,8 @@ static void test_named_plans(void **state)
     assert_int_equal(p.tile_dim, 1);
     assert_int_equal(p.access[1], EW_ACCESS_INDEXED);
     assert_int_equal(p.access[2], EW_ACCESS_TILED);
-    assert_int_equal(p.strips, 64 * 256); /* strips of 4 tiles along 0 */
+    assert_int_equal(p.tile_run, 4);
+    assert_int_equal(p.tiles, 128 * 128); /* tiles of 64 x 64 elements */
     assert_int_equal(p.tile_vector, 0x7); /* every operand's runs are aligned 16-byte vectors */
     /* rows of 102 elements: out's and a's runs start at every other 8 bytes, b's stay aligned */
     const int64_t odd[] = {100, 102};
@@ -493,6 +500,7 @@ static void test_named_plans(void **state)
     assert_int_equal(l.shape[1], 64 * 64);
     assert_int_equal(l.shape[2], 32);
     assert_int_equal(p.access[1], EW_ACCESS_TILED);
+    assert_int_equal(p.tile_run, 4); /* 16 bytes of f32 x, 8 of f16 out */
     assert_int_equal(p.tile_vector, 0x3);
 
     /* every other column of out: out indexed */

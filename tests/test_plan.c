@@ -1303,7 +1303,6 @@ static void assert_same_figures(const ew_policy_t *a, const ew_policy_t *b)
     assert_int_equal(a->bulk, b->bulk);
     assert_int_equal(a->bulk_tile_bytes, b->bulk_tile_bytes);
     assert_int_equal(a->bulk_wave_tiles, b->bulk_wave_tiles);
-    assert_int_equal(a->tile_strip, b->tile_strip);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
         for (int phase = EW_ONE_PHASE; phase <= EW_OTHER_PHASES; ++phase)
             assert_int_equal(a->bulk_min_tiles[shape][phase], b->bulk_min_tiles[shape][phase]);
@@ -1322,7 +1321,6 @@ static void assert_valid_policy(const ew_policy_t *policy)
     assert_true(policy->bulk == EW_BULK_OFF || policy->bulk == EW_BULK_AUTO);
     assert_true(policy->bulk_tile_bytes >= 1024 && policy->bulk_tile_bytes <= 32768);
     assert_true(policy->bulk_wave_tiles >= 1);
-    assert_true(policy->tile_strip >= 1 && policy->tile_strip <= 64);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
         for (int phase = EW_ONE_PHASE; phase <= EW_OTHER_PHASES; ++phase)
             assert_true(policy->bulk_min_tiles[shape][phase] == EW_NEVER ||
@@ -1344,7 +1342,6 @@ static void test_policy_sm90(void **state)
     assert_int_equal(sm90.bulk, EW_BULK_AUTO);
     assert_int_equal(sm90.bulk_tile_bytes, 8192);
     assert_int_equal(sm90.bulk_wave_tiles, 8);
-    assert_int_equal(sm90.tile_strip, 4);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
         for (int phase = EW_ONE_PHASE; phase <= EW_OTHER_PHASES; ++phase)
             if (sm90.bulk_min_tiles[shape][phase] != sm90_min_tiles[shape][phase]) {
@@ -1391,8 +1388,7 @@ static void test_policy_after_sm90(void **state)
     }
 }
 
-static const char *const environment[] = {"EW_BULK_COPY", "EW_BULK_TILE_BYTES", "EW_DEPENDENT_LAUNCH",
-                                           "EW_TILE_STRIP"};
+static const char *const environment[] = {"EW_BULK_COPY", "EW_BULK_TILE_BYTES", "EW_DEPENDENT_LAUNCH"};
 
 static void clear_environment(void)
 {
@@ -1485,12 +1481,6 @@ static void test_policy_environment(void **state)
         got = with_environment(8, "EW_DEPENDENT_LAUNCH", not_off[k]);
         assert_same_figures(&got, &sm80);
     }
-
-    /* EW_TILE_STRIP: from 1 to 64 tiles, else the policy's */
-    static const int strips_in_range[] = {1, 2, 64};
-    static const char *const strips_out_of_range[] = {"0", "65", "-4", "garbage", ""};
-    check_int_override("EW_TILE_STRIP", offsetof(ew_policy_t, tile_strip), strips_in_range, COUNT(strips_in_range),
-                       strips_out_of_range, COUNT(strips_out_of_range));
 
     /* all three at once, on sm_100: each its own */
     clear_environment();

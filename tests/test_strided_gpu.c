@@ -419,7 +419,7 @@ static case_t transposed_b(entry_t entry, int64_t rows, int64_t cols)
 static void test_transposes(void **state)
 {
     (void)state;
-    static const int64_t extents[] = {8, 9, 31, 32, 33, 65, 100};
+    static const int64_t extents[] = {8, 9, 31, 32, 33, 65, 129};
     static const entry_t binaries[] = {{EW_OP_ADD, EW_F32, EW_F32}, {EW_OP_ADD, EW_F16, EW_F16},
                                        {EW_OP_MUL, EW_I8, EW_I8}, {EW_OP_SCALE_ADD, EW_F64, EW_F64}};
     for (size_t i = 0; i < COUNT(binaries); ++i)

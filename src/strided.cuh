@@ -582,7 +582,7 @@ __device__ __forceinline__ void store_run(T *p, int64_t offset, int64_t step, in
 
 // A thread's block of one operand in the tiled kernel, R x R elements as 4-byte words: R rows along
 // dimension 0, or, as a tiled input's runs are loaded, R runs along t (transposed as rows are read).
-// Words, not elements, so that 1- and 2-byte elements stay packed in registers.
+// Words, so that transposing 1- and 2-byte elements is byte permutes of whole registers.
 template <typename T, int R> struct Block {
     static constexpr int kWords = kSame<T, NoInput> ? 1 : R * static_cast<int>(sizeof(T)) / 4; // a run's
     uint32_t w[R * kWords];

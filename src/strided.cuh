@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The strided kernels, over a coalesced layout and its plan (src/layout.h): the rows kernel takes out
-// dense over one or two dimensions in whole packs and reads each input whole (by bulk copies on sm_90
-// and later), as a scalar or along the row; the gather kernel walks out's flat index in packs (whole
-// aligned packs where out is dense, and where an operand's pack lies along one of its rows) and reads
-// each input as its access says; the tiled kernel moves tiles of dimensions 0 and tile_dim through
-// shared memory so that an input transposed against out is read along its own contiguous dimension.
-// Offsets are 64-bit and elements of each operand's own type; the functors are the flat calls'. Each
-// kernel is a body and a __global__ wrapper: NVRTC compiles the bodies too, for run-time compiled ops
-// of up to four inputs (src/rtc.c); the launchers at the end are the catalogue's only.
+// The strided kernels, over a coalesced layout and its plan (src/layout.h): the rows kernel takes out dense
+// over one or two dimensions in whole packs and reads each input whole (by bulk copies on sm_90 and later),
+// as a scalar or along the row; the gather kernel walks out's flat index in packs (whole aligned packs where
+// out is dense, and where an operand's pack lies along one of its rows) and reads each input as its access
+// says; the tiled kernel gives each thread a block of elements over dimensions 0 and tile_dim and transposes
+// it in registers, so that an input transposed against out is read along its own contiguous dimension.
+// Offsets are 64-bit and elements of each operand's own type; the functors are the flat calls'. Each kernel
+// is a body and a __global__ wrapper: NVRTC compiles the bodies too, for run-time compiled ops of up to four
+// inputs (src/rtc.c); the launchers at the end are the catalogue's only.
 #pragma once
 
 #include "bulk.cuh"

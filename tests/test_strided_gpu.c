@@ -375,17 +375,18 @@ static void test_gather_rows(void **state)
                     for (int k = 0; k < MAX_OPERANDS; ++k)
                         c.offset[k] = (offset + k) % gu_offset_count(dtype_of(&c, k));
                     if (form == 0) { /* [N,1,C] op [1,H,C]; x [N,1,C] alone for the unary entries */
-                        const int64_t N = 5, H = 6, out[] = {H * C, C, 1}, a[] = {C, 0, 1}, b[] = {0, C, 1};
+                        const int64_t N = 5, H = 6, shape[] = {N, H, C}, out[] = {H * C, C, 1}, a[] = {C, 0, 1},
+                                      b[] = {0, C, 1};
                         c.ndim = 3;
-                        memcpy(c.shape, (int64_t[]){N, H, C}, sizeof out);
+                        memcpy(c.shape, shape, sizeof shape);
                         memcpy(c.strides[0], out, sizeof out);
                         memcpy(c.strides[1], a, sizeof a);
                         memcpy(c.strides[2], b, sizeof b);
                     } else if (form == 1) { /* (B,H,S,D) -> (B,S,H,D), b contiguous as out */
-                        const int64_t B = 2, H = 3, S = 5, D = C, out[] = {S * H * D, H * D, D, 1},
-                                      x[] = {H * S * D, D, S * D, 1};
+                        const int64_t B = 2, H = 3, S = 5, D = C, shape[] = {B, S, H, D},
+                                      out[] = {S * H * D, H * D, D, 1}, x[] = {H * S * D, D, S * D, 1};
                         c.ndim = 4;
-                        memcpy(c.shape, (int64_t[]){B, S, H, D}, sizeof out);
+                        memcpy(c.shape, shape, sizeof shape);
                         memcpy(c.strides[0], out, sizeof out);
                         memcpy(c.strides[1], x, sizeof x);
                         memcpy(c.strides[2], out, sizeof out);

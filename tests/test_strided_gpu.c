@@ -348,7 +348,7 @@ static void test_broadcasts(void **state)
                         c.strides[k][0] = rows[r];
                         c.strides[k][1] = 1;
                         /* b at phases of its own: a row at another phase than out's packs */
-                        c.offset[k] = k == 2 ? offset * 3 % gu_offset_count(sample[i].out) : offset;
+                        c.offset[k] = k == 2 ? offset * 3 % gu_offset_count(sample[i].in) : offset;
                     }
                     c.strides[2][0] = form == 0 ? 0 : form == 1 ? 1 : 0; /* row, column, scalar */
                     c.strides[2][1] = form == 0 ? 1 : 0;

@@ -7,8 +7,8 @@
 # rows (end to end, host time) vary between processes on a shared host, so each row is judged on its
 # median over the runs, its range beside it. Writes OUT_DIR/ew-batched-R.csv and
 # OUT_DIR/torch-foreach-R.csv (when PyTorch is there) for R = 1..runs, and OUT_DIR/batched.md, the
-# targets' table of the issue: list/flat GB/s, list/torch, end to end against the C loop and torch, host
-# cost per call. Exits 1 when a step failed.
+# targets' table of the issue: list/flat GB/s, list/torch, end to end against the C loop, torch and the
+# flat call's floors, the list's GPU time, host cost per call. Exits 1 when a step failed.
 set -uo pipefail
 # shellcheck source=scripts/gpu/common.sh
 . "$(dirname "$0")/common.sh"
@@ -62,12 +62,15 @@ loop, tf, tl = get("e2e4096", "ew_binary_loop"), get("e2e4096", "torch_foreach_a
 add("1,000 x 4,096 add f32, host call to completion", fmt_range("e2e4096", "ew_batched"), "<= 40 us",
     None if e2e is None else e2e <= 40)
 lines.append(f"| (same run) C loop of ew_binary / torch._foreach_add / torch.add loop | {fmt(loop, 'us')} / {fmt(tf, 'us')} / {fmt(tl, 'us')} | | |")
+lines.append(f"| (same run) one ew_binary over the same bytes / over one entry, call to completion | {fmt_range('e2e4096', 'ew_flat', 1)} / {fmt_range('e2e4096', 'ew_binary', 1)} | | |")
+gl, gf = get("gpu4096", "ew_batched"), get("gpu4096", "ew_flat", 1)
+lines.append(f"| (same run) the list's GPU time / the flat add's on its bytes | {fmt(gl, 'us')} / {fmt(gf, 'us')} = {ratio(gf, gl)} of the flat speed | | |")
 for count in (1, 100, 1000, 10000):
     h = get("host", "ew_batched", count)
     goal = 2 + 0.02 * count
     add(f"host time of one call, {count} entries", fmt_range("host", "ew_batched", count), f"<= {goal:.2f} us",
         None if h is None else h <= goal)
-lines.append(f"| (same run) host time of one ew_binary of 4,096 | {fmt_range('host', 'ew_binary', 1)} | | |")
+lines.append(f"| (same run) host time of one ew_binary of 4,096 / of one raw cudaLaunchKernel | {fmt_range('host', 'ew_binary', 1)} / {fmt_range('host', 'raw_launch', 1)} | | |")
 lines.append("")
 lines.append(f"Medians over the runs ({runs} processes of each program, alternately).")
 text = "\n".join(lines) + "\n"

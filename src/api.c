@@ -24,38 +24,6 @@ int ew_is_supported(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
     return ew_dispatch_find(op, out_dtype, in_dtype) != NULL;
 }
 
-/* Overlap rules: out may equal an input of the same element size; any other overlap is refused. */
-ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count)
-{
-    uintptr_t end[EW_PLAN_MAX_POINTERS];
-    for (int i = 0; i < count; ++i) {
-        const ewi_operand_t *p = &operands[i];
-        uintptr_t address = (uintptr_t)p->address;
-        if (p->address == NULL)
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with n = %lld", p->name, (long long)n);
-        if ((address & (p->elem_size - 1)) != 0) /* element sizes are powers of two */
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its element size %zu", p->name,
-                            p->address, p->elem_size);
-        uintptr_t bytes;
-        if (__builtin_mul_overflow((uintptr_t)n, (uintptr_t)p->elem_size, &bytes) ||
-            bytes > UINTPTR_MAX - address)
-            return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "%s: n = %lld elements run past the end of the address space", p->name, (long long)n);
-        end[i] = address + bytes;
-    }
-    for (int i = 1; i < count; ++i) {
-        uintptr_t out = (uintptr_t)operands[0].address, in = (uintptr_t)operands[i].address;
-        if (out == in && operands[0].elem_size == operands[i].elem_size)
-            continue;
-        if (out < end[i] && in < end[0])
-            return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "out [%p, +%lld elements) overlaps %s; only exact in-place with equal element sizes "
-                            "is allowed",
-                            operands[0].address, (long long)n, operands[i].name);
-    }
-    return EW_SUCCESS;
-}
-
 ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
                      ew_dtype_t in_dtype, const ew_launcher_t **launcher)
 {

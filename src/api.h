@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the C ABI's call families (flat, strided, batched) share: finding the entry, checking operands,
- * scale_add's alpha, and the flat call's plan and launch. Defined in src/api.c. */
+ * scale_add's alpha, and the flat call's plan and launch. Defined in src/api.c, but the operand check. */
 #ifndef EW_API_INTERNAL_H
 #define EW_API_INTERNAL_H
 
@@ -9,6 +9,7 @@
 
 #include "dispatch.h"
 #include "elementwise.h"
+#include "error.h"
 #include "layout.h"
 #include "params.h"
 
@@ -29,8 +30,38 @@ ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op
                      ew_dtype_t in_dtype, const ew_launcher_t **launcher);
 
 /* Flat operands of n > 0 elements (out first): non-NULL, aligned to their element size, inside the
- * address space, and out overlapping an input only exactly in place with equal element sizes. */
-ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count);
+ * address space, and out overlapping an input only exactly in place with equal element sizes (any other
+ * overlap is refused). Inline: the tensor lists check every entry with it. */
+static inline ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count)
+{
+    uintptr_t end[EW_PLAN_MAX_POINTERS];
+    for (int i = 0; i < count; ++i) {
+        const ewi_operand_t *p = &operands[i];
+        uintptr_t address = (uintptr_t)p->address;
+        if (p->address == NULL)
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with n = %lld", p->name, (long long)n);
+        if ((address & (p->elem_size - 1)) != 0) /* element sizes are powers of two */
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its element size %zu", p->name,
+                            p->address, p->elem_size);
+        uintptr_t bytes;
+        if (__builtin_mul_overflow((uintptr_t)n, (uintptr_t)p->elem_size, &bytes) ||
+            bytes > UINTPTR_MAX - address)
+            return ewi_fail(EW_ERROR_INVALID_VALUE,
+                            "%s: n = %lld elements run past the end of the address space", p->name, (long long)n);
+        end[i] = address + bytes;
+    }
+    for (int i = 1; i < count; ++i) {
+        uintptr_t out = (uintptr_t)operands[0].address, in = (uintptr_t)operands[i].address;
+        if (out == in && operands[0].elem_size == operands[i].elem_size)
+            continue;
+        if (out < end[i] && in < end[0])
+            return ewi_fail(EW_ERROR_INVALID_VALUE,
+                            "out [%p, +%lld elements) overlaps %s; only exact in-place with equal element sizes "
+                            "is allowed",
+                            operands[0].address, (long long)n, operands[i].name);
+    }
+    return EW_SUCCESS;
+}
 
 /* scale_add's parameters from alpha: integer dtypes take it as an exact integer in their range. */
 ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t *params);

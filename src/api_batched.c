@@ -38,7 +38,36 @@ static ew_status_t fail_entry(ew_status_t status, int64_t entry)
     return ewi_fail(status, "entry %lld: %s", (long long)entry, text);
 }
 
-/* The arrays and every entry by the flat call's rules; *rows: the rows they make (src/batched.h). */
+/* Every entry of a list of `pointers` pointers by the flat call's rules; *rows: the rows they make
+ * (src/batched.h). Inlined for each count, so that the check's loops over the pointers unroll: a third
+ * of the time of calling it per entry. */
+static inline __attribute__((always_inline)) ew_status_t check_each(const list_call_t *call, int pointers,
+                                                                    int64_t *rows)
+{
+    ewi_operand_t operands[EW_PLAN_MAX_POINTERS];
+    for (int j = 0; j < pointers; ++j) {
+        operands[j].name = call->name[j];
+        operands[j].elem_size = call->elem_size[j];
+    }
+    for (int64_t i = 0; i < call->count; ++i) {
+        const int64_t n = call->n[i];
+        if (n <= 0) {
+            if (n < 0)
+                return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: n = %lld is negative", (long long)i,
+                                (long long)n);
+            continue;
+        }
+        for (int j = 0; j < pointers; ++j)
+            operands[j].address = call->address[j][i];
+        ew_status_t status = ewi_check_operands(n, operands, pointers);
+        if (status != EW_SUCCESS)
+            return fail_entry(status, i);
+        *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
+    }
+    return EW_SUCCESS;
+}
+
+/* The arrays, then every entry; *rows: the rows they make. */
 static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
 {
     *rows = 0;
@@ -52,27 +81,7 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
         if (call->address[j] == NULL)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->name[j],
                             (long long)call->count);
-    ewi_operand_t operands[EW_PLAN_MAX_POINTERS];
-    for (int j = 0; j < call->pointers; ++j) {
-        operands[j].name = call->name[j];
-        operands[j].elem_size = call->elem_size[j];
-    }
-    for (int64_t i = 0; i < call->count; ++i) {
-        const int64_t n = call->n[i];
-        if (n <= 0) {
-            if (n < 0)
-                return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: n = %lld is negative", (long long)i,
-                                (long long)n);
-            continue;
-        }
-        for (int j = 0; j < call->pointers; ++j)
-            operands[j].address = call->address[j][i];
-        ew_status_t status = ewi_check_operands(n, operands, call->pointers);
-        if (status != EW_SUCCESS)
-            return fail_entry(status, i);
-        *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
-    }
-    return EW_SUCCESS;
+    return call->pointers == 3 ? check_each(call, 3, rows) : check_each(call, 2, rows);
 }
 
 /* ---- EW_CHECK_POINTERS: the driver's view of every pointer, and overlaps between entries ---- */

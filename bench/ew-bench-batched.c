@@ -23,12 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
 #include "elementwise.h"
-#include "raw_kernel.h"
+#include "harness.h"
 
 enum { COUNT = 1000, WARMUP = 3, CALLS_PER_BATCH = 10 };
 
@@ -66,66 +65,29 @@ static void loguniform_sizes(uint64_t seed, int64_t *n, int count)
     }
 }
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+typedef int (*call_fn)(void *ctx); /* queues one call: 0 (a failure exits) */
 
-static int by_value(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(double *v, int count)
-{
-    qsort(v, (size_t)count, sizeof *v, by_value);
-    return count % 2 ? v[count / 2] : (v[count / 2 - 1] + v[count / 2]) / 2;
-}
-
-typedef void (*call_fn)(void *ctx);
-
-/* GPU time of one call: the median batch of CALLS_PER_BATCH calls between two events, divided. A
- * kernel holds the stream (ewb_hold_back) while the host queues the batch, so the events time the
- * GPU's work and not the host's: a list can cost the host longer than the GPU. The hold is twice the
- * queueing time last seen; a batch queued past its hold is timed again with the longer hold, and the
- * batches still behind are counted in *behind (their figures include some of the host's time). */
+/* GPU time of one call: the median batch of CALLS_PER_BATCH calls between two events, divided, each batch
+ * queued behind a hold of the stream (ewb_time_held): a list can cost the host longer than the GPU.
+ * Batches queued past their hold count in *behind. */
 static double gpu_us(call_fn call, void *ctx, int *behind)
 {
     cudaEvent_t start, stop;
     CHECK_CUDA(cudaEventCreate(&start));
     CHECK_CUDA(cudaEventCreate(&stop));
-    double queue_us = now_us();
+    double call_us = ewb_now_us(); /* the host's time to queue one call */
     for (int w = 0; w < WARMUP; ++w)
         call(ctx);
-    queue_us = (now_us() - queue_us) / WARMUP * CALLS_PER_BATCH;
+    call_us = (ewb_now_us() - call_us) / WARMUP;
     CHECK_CUDA(cudaStreamSynchronize(stream));
     double *t = malloc((size_t)batches * sizeof *t);
     for (int b = 0; b < batches; ++b) {
-        for (int attempt = 0;; ++attempt) {
-            const double hold_us = fmin(2 * queue_us + 20, 200000);
-            CHECK_CUDA(ewb_hold_back((uint64_t)(hold_us * 1e3), stream));
-            CHECK_CUDA(cudaEventRecord(start, stream));
-            const double t0 = now_us();
-            for (int c = 0; c < CALLS_PER_BATCH; ++c)
-                call(ctx);
-            CHECK_CUDA(cudaEventRecord(stop, stream));
-            queue_us = now_us() - t0;
-            CHECK_CUDA(cudaEventSynchronize(stop));
-            float ms;
-            CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-            t[b] = ms * 1e3 / CALLS_PER_BATCH;
-            if (queue_us <= hold_us - 10)
-                break;
-            if (attempt > 0) {
-                ++*behind;
-                break;
-            }
-        }
+        double ms;
+        if (ewb_time_held(stream, start, stop, NULL, call, ctx, CALLS_PER_BATCH, &call_us, behind, &ms) != 0)
+            exit(1);
+        t[b] = ms * 1e3 / CALLS_PER_BATCH;
     }
-    const double result = median(t, batches);
+    const double result = ewb_median(t, batches);
     free(t);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
@@ -141,12 +103,12 @@ static double end_to_end_us(call_fn call, void *ctx)
     const int runs = batches * CALLS_PER_BATCH;
     double *t = malloc((size_t)runs * sizeof *t);
     for (int r = 0; r < runs; ++r) {
-        const double t0 = now_us();
+        const double t0 = ewb_now_us();
         call(ctx);
         CHECK_CUDA(cudaStreamSynchronize(stream));
-        t[r] = now_us() - t0;
+        t[r] = ewb_now_us() - t0;
     }
-    const double result = median(t, runs);
+    const double result = ewb_median(t, runs);
     free(t);
     return result;
 }
@@ -161,12 +123,12 @@ static double host_us(call_fn call, void *ctx)
     for (int r = 0; r < runs; ++r) {
         if (r % CALLS_PER_BATCH == 0)
             CHECK_CUDA(cudaStreamSynchronize(stream));
-        const double t0 = now_us();
+        const double t0 = ewb_now_us();
         call(ctx);
-        t[r] = now_us() - t0;
+        t[r] = ewb_now_us() - t0;
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    const double result = median(t, runs);
+    const double result = ewb_median(t, runs);
     free(t);
     return result;
 }
@@ -218,32 +180,32 @@ static void list_free(list_t *l)
     free(l->n), free(l->out), free(l->a), free(l->b);
 }
 
-static void add_list(void *ctx)
+static int add_list(void *ctx)
 {
     list_t *l = ctx;
     CHECK_EW(ew_binary_batched(handle, EW_OP_ADD, EW_F32, l->count, l->n, l->out, l->a, l->b, stream));
+    return 0;
 }
-static void add_loop(void *ctx)
+static int add_loop(void *ctx)
 {
     list_t *l = ctx;
     for (int i = 0; i < l->count; ++i)
         CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, l->n[i], l->out[i], l->a[i], l->b[i], stream));
+    return 0;
 }
 /* bench/raw_kernel.cu's add over the first entry through cudaLaunchKernel: a launch's own host cost. */
-static void raw_launch(void *ctx)
+static int raw_launch(void *ctx)
 {
     list_t *l = ctx;
-    int64_t n = l->n[0];
-    void *out = l->out[0];
-    const void *a = l->a[0], *b = l->b[0];
-    dim3 grid = {(unsigned)((n + 255) / 256), 1, 1}, block = {256, 1, 1};
-    void *params[] = {&out, &a, &b, &n};
-    CHECK_CUDA(cudaLaunchKernel(ewb_raw_add_f32_kernel(), grid, block, params, 0, stream));
+    if (ewb_raw_launch_add_f32(NULL, l->n[0], l->out[0], l->a[0], l->b[0], stream) != 0)
+        exit(1);
+    return 0;
 }
-static void cast_list(void *ctx)
+static int cast_list(void *ctx)
 {
     list_t *l = ctx;
     CHECK_EW(ew_cast_batched(handle, l->out_dtype, l->in_dtype, l->count, l->n, l->out, l->a, stream));
+    return 0;
 }
 
 /* The flat call over one buffer of the list's total. */
@@ -252,15 +214,17 @@ typedef struct {
     ew_dtype_t out_dtype, in_dtype;
     void *out, *a, *b;
 } flat_t;
-static void add_flat(void *ctx)
+static int add_flat(void *ctx)
 {
     flat_t *f = ctx;
     CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, f->n, f->out, f->a, f->b, stream));
+    return 0;
 }
-static void cast_flat(void *ctx)
+static int cast_flat(void *ctx)
 {
     flat_t *f = ctx;
     CHECK_EW(ew_cast(handle, f->out_dtype, f->in_dtype, f->n, f->out, f->a, stream));
+    return 0;
 }
 
 static void row(const char *name, const char *impl, int count, int64_t elements, double us, double bytes)

@@ -505,11 +505,11 @@ int ewb_timer_init(ewb_timer_t *timer, int device)
 }
 
 /* Wait for the stop event and read the milliseconds since start. */
-static int elapsed_ms(const ewb_timer_t *timer, double *ms)
+static int elapsed_ms(cudaEvent_t start, cudaEvent_t stop, double *ms)
 {
     float elapsed = 0;
-    if (!ewb_cuda_ok(cudaEventSynchronize(timer->stop), "cudaEventSynchronize (a call failed on the GPU)") ||
-        !ewb_cuda_ok(cudaEventElapsedTime(&elapsed, timer->start, timer->stop), "cudaEventElapsedTime"))
+    if (!ewb_cuda_ok(cudaEventSynchronize(stop), "cudaEventSynchronize (a call failed on the GPU)") ||
+        !ewb_cuda_ok(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime"))
         return -1;
     *ms = elapsed;
     return 0;
@@ -525,45 +525,58 @@ static int time_batch_back_to_back(const ewb_timer_t *timer, ewb_member_t *m, in
             return -1;
     if (!ewb_cuda_ok(cudaEventRecord(timer->stop, timer->stream), "cudaEventRecord"))
         return -1;
-    return elapsed_ms(timer, ms);
+    return elapsed_ms(timer->start, timer->stop, ms);
 }
 
 /* The hold: HOLD_FACTOR times the host's last measured time to queue the batch, plus a margin. */
 #define HOLD_FACTOR 1.5
 enum { HOLD_MARGIN_US = 50, HOLD_MAX_US = 200000 };
 
-/* Isolated: milliseconds of `calls` calls, each followed by an event, queued behind a kernel that holds
- * the stream for 1.5 times the host's last measured time to queue that many (the stream is idle when a
- * batch starts: each batch waits for its stop event). The whole batch is then queued before the GPU
+/* The hold is 1.5 times the host's last measured time to queue that many calls (the stream is idle when
+ * a batch starts: each batch waits for its stop event). The whole batch is then queued before the GPU
  * reaches its first call, so no call waits on the host inside the timed window, and the figure is the
  * GPU's time per call (its launch included) at any n, whatever the implementation's host cost. Where
  * the queueing outlasted the hold (the host was slowed down), the batch is timed once more with a hold
- * sized from that; if that fails too, it counts in host_behind and its figure stands. */
-static int time_batch_isolated(const ewb_timer_t *timer, ewb_member_t *m, int calls, double *ms)
+ * sized from that; if that fails too, it counts in *behind and its figure stands. */
+int ewb_time_held(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, cudaEvent_t between,
+                  int (*enqueue)(void *ctx), void *ctx, int calls, double *host_us, int *behind, double *ms)
 {
     for (int attempt = 0;; ++attempt) {
-        double hold_us = HOLD_FACTOR * m->host_us * calls + HOLD_MARGIN_US;
+        double hold_us = HOLD_FACTOR * *host_us * calls + HOLD_MARGIN_US;
         hold_us = hold_us < HOLD_MAX_US ? hold_us : HOLD_MAX_US;
-        if (!ewb_cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), timer->stream), "hold-back kernel") ||
-            !ewb_cuda_ok(cudaEventRecord(timer->start, timer->stream), "cudaEventRecord"))
+        if (!ewb_cuda_ok(ewb_hold_back((uint64_t)(hold_us * 1e3), stream), "hold-back kernel") ||
+            !ewb_cuda_ok(cudaEventRecord(start, stream), "cudaEventRecord"))
             return -1;
         double t0 = ewb_now_us();
-        for (int i = 0; i < calls; ++i)
-            if (m->enqueue(m) != 0 ||
-                !ewb_cuda_ok(cudaEventRecord(i + 1 < calls ? timer->between : timer->stop, timer->stream),
-                             "cudaEventRecord"))
+        for (int i = 0; i < calls; ++i) {
+            const cudaEvent_t after = i + 1 < calls ? between : stop;
+            if (enqueue(ctx) != 0 || (after != NULL && !ewb_cuda_ok(cudaEventRecord(after, stream), "cudaEventRecord")))
                 return -1;
+        }
         double queued_us = ewb_now_us() - t0;
-        if (elapsed_ms(timer, ms) != 0)
+        if (elapsed_ms(start, stop, ms) != 0)
             return -1;
-        m->host_us = queued_us / calls;
+        *host_us = queued_us / calls;
         if (queued_us <= hold_us - HOLD_MARGIN_US / 2)
             return 0;
         if (attempt > 0 || hold_us >= HOLD_MAX_US) {
-            m->host_behind++;
+            ++*behind;
             return 0;
         }
     }
+}
+
+static int enqueue_member(void *member)
+{
+    ewb_member_t *m = member;
+    return m->enqueue(m);
+}
+
+/* Isolated: milliseconds of `calls` calls, each followed by an event, behind the hold (ewb_time_held). */
+static int time_batch_isolated(const ewb_timer_t *timer, ewb_member_t *m, int calls, double *ms)
+{
+    return ewb_time_held(timer->stream, timer->start, timer->stop, timer->between, enqueue_member, m, calls,
+                         &m->host_us, &m->host_behind, ms);
 }
 
 static int time_batch(const ewb_timer_t *timer, ewb_member_t *m, int calls, double *ms)

@@ -174,6 +174,15 @@ struct ewb_member {
 
 enum { EWB_MAX_MEMBERS = 8, EWB_MAX_BATCHES = 1000 };
 
+/* Milliseconds of `calls` calls of enqueue(ctx) (0, or -1) queued on stream between start and stop, behind
+ * a kernel that holds the stream (ewb_hold_back) until the whole batch is queued: the GPU's time, however
+ * long the host takes to queue. `between`, where not NULL, is recorded after every call but the last.
+ * *host_us: the host's time to queue one call, last measured (sizes the hold; updated); *behind counts
+ * batches queued past their hold even when timed again (their figures include some host time). 0, or -1
+ * (said on stderr). */
+int ewb_time_held(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, cudaEvent_t between,
+                  int (*enqueue)(void *ctx), void *ctx, int calls, double *host_us, int *behind, double *ms);
+
 /* Microseconds per call, the median of `batches` batches of about batch_ms each, for each of `members`
  * members: the L2 flush, then batches in turn, each member first in turn, so that a drift of the host's
  * launch rate falls on every member alike; each member's warm-up and probe just before its first batch.

@@ -390,15 +390,26 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
         plan.blocks = grid_blocks(packs_per_block, plan.packs > 0 ? plan.packs : 1);
         return plan;
     }
-    /* out dense over one or two dimensions: the rows kernel, its head and tail in one block past the body's */
+    /* out dense over one or two dimensions: the rows kernel, its head and tail in one block past the body's.
+     * Packed inputs in 16-byte packs come by bulk copies (every tile of them starts and ends 16-byte
+     * aligned), a slot of the block's packs each. A block takes EW_ROWS_GROUP packs, or the policy's
+     * tile where the kernel reads it from the plan (2-byte elements, EW_ROWS_TILE_FROM_PLAN) and an input
+     * is read along the row; halved while the slots overflow. */
     plan.kernel = EW_STRIDED_ROWS;
-    plan.blocks = plan.packs > 0 ? grid_blocks(packs_per_block, plan.packs) : 0;
-    /* packed inputs in 16-byte packs by bulk copies: every tile of them starts and ends 16-byte aligned */
-    for (int k = 1; k < l->count && policy->bulk != EW_BULK_OFF && plan.packs > 0; ++k)
-        if (plan.access[k] == EW_ACCESS_PACKED && (size_t)plan.pack * elem_size[k] == 16) {
+    int staged_count = 0, along_row = 0;
+    for (int k = 1; k < l->count; ++k) {
+        along_row |= plan.access[k] == EW_ACCESS_INDEXED || plan.access[k] == EW_ACCESS_LINEAR;
+        if (plan.access[k] == EW_ACCESS_PACKED && (size_t)plan.pack * elem_size[k] == 16 &&
+            policy->bulk != EW_BULK_OFF && plan.packs > 0) {
             plan.staged |= 1u << k;
-            plan.shared_bytes += (unsigned)(packs_per_block * 16);
+            ++staged_count;
         }
+    }
+    plan.block_packs = EW_ROWS_TILE_FROM_PLAN(widest) && along_row ? policy->rows_tile_packs : EW_ROWS_GROUP;
+    while (plan.block_packs > EW_ROWS_GROUP && staged_count * plan.block_packs * 16 > EW_ROWS_MAX_SHARED)
+        plan.block_packs /= 2;
+    plan.shared_bytes = (unsigned)(staged_count * plan.block_packs * 16);
+    plan.blocks = plan.packs > 0 ? grid_blocks(plan.block_packs, plan.packs) : 0;
     if (plan.packs * plan.pack < l->n && plan.blocks < INT32_MAX)
         ++plan.blocks;
     return plan;

@@ -14,6 +14,7 @@ static const ew_policy_t hopper = {
     .bulk = EW_BULK_AUTO,
     .bulk_tile_bytes = 8192,
     .bulk_wave_tiles = 8,
+    .rows_tile_packs = 1024,
     .bulk_min_tiles =
         {
             [EW_SHAPE_BYTES] = {EW_NEVER, 1}, /* the direct kernel moves 16 bytes an access */
@@ -60,6 +61,10 @@ void ew_policy_apply_environment(ew_policy_t *policy)
     long value = bytes != NULL ? strtol(bytes, NULL, 10) : 0;
     if (value >= 1024 && value <= 32768)
         policy->bulk_tile_bytes = (int)value;
+    const char *packs = getenv("EW_ROWS_TILE_PACKS");
+    value = packs != NULL ? strtol(packs, NULL, 10) : 0;
+    if (value >= 512 && value <= 4096 && (value & (value - 1)) == 0)
+        policy->rows_tile_packs = (int)value;
     const char *dependent = getenv("EW_DEPENDENT_LAUNCH");
     if (dependent != NULL && strcmp(dependent, "0") == 0)
         policy->dependent_launch = 0;

@@ -45,6 +45,8 @@ typedef struct {
     ew_bulk_mode_t bulk;   /* the bulk-copy kernel: off where the GPU lacks cp.async.bulk */
     int bulk_tile_bytes;   /* input bytes of a tile, all inputs together (1024-32768) */
     int bulk_wave_tiles;   /* at other phases, tiles are halved while the grid holds fewer per SM */
+    int rows_tile_packs;   /* packs a strided rows block of 2-byte elements takes where an input is read along
+                              its row (a power of two, 512-4096) */
     /* Tiles per SM from which the bulk-copy kernel runs instead of the direct one, per shape and by
      * phase (EW_ONE_PHASE, EW_OTHER_PHASES); EW_NEVER where it never measured faster. */
     int bulk_min_tiles[EW_SHAPE_COUNT][2];
@@ -54,7 +56,7 @@ typedef struct {
 ew_policy_t ew_policy_for(int major, int minor);
 
 /* The documented overrides, read once per handle: EW_BULK_COPY=0 or always, EW_BULK_TILE_BYTES,
- * EW_DEPENDENT_LAUNCH=0. Values outside their ranges are ignored; bulk copies and
+ * EW_ROWS_TILE_PACKS, EW_DEPENDENT_LAUNCH=0. Values outside their ranges are ignored; bulk copies and
  * dependent launches are never turned on where the policy has them off (the GPU lacks them). */
 void ew_policy_apply_environment(ew_policy_t *policy);
 

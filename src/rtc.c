@@ -452,7 +452,7 @@ static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
         const char *bounds, *body;
     } kernels[] = {{EWI_SLOT_GATHER, "EW_PLAN_BLOCK_THREADS", "gather_body<ew_op, %d, EW_GATHER_UNROLL>"},
                    {EWI_SLOT_ROWS, "EW_PLAN_BLOCK_THREADS, ew::kRowsMinBlocks<ew_op>",
-                    "rows_body<ew_op, %d, EW_GATHER_UNROLL>"},
+                    "rows_body<ew_op, %d>"},
                    {EWI_SLOT_TILED, "EW_PLAN_BLOCK_THREADS", "tiled_body<ew_op>"}};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
         const char *name = ewi_kernel_slot_name(kernels[i].slot);

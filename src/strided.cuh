@@ -393,11 +393,11 @@ inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kSto
                                           ? kSmThreads / EW_PLAN_BLOCK_THREADS
                                           : 0;
 
-// Packs of a tile a thread loads before it computes any: all of them where elements are 4 bytes or
-// wider (packs of at most 4, whose element-by-element path is short), one at a time for narrower ones:
+// Packs a thread loads before it computes any: two where elements are 4 bytes or wider (packs of at
+// most 4, whose element-by-element path is short), one at a time for narrower ones:
 // the path of a pack of 8 elements kept a second pack's registers live (16-bit rows, 48 -> 36
 // registers, 5 -> 7 resident blocks).
-template <typename F, int Unroll> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? Unroll : 1;
+template <typename F> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? EW_GATHER_UNROLL : 1;
 
 // The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
 // out, in 16-byte packs, comes by one bulk copy a tile, one slot of the tile's packs after another in
@@ -424,17 +424,17 @@ __device__ __forceinline__ void for_each_staged(unsigned staged, Fn fn)
 
 // The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack
 // go element by element in one extra block at the end of the grid. The other blocks take tiles of
-// kTile packs, Unroll a thread: thread 0 sends the staged inputs' copies, and each thread loads
+// plan.block_packs packs (the policy's): thread 0 sends the staged inputs' copies, and each thread loads
 // the other inputs of kAhead packs at a time (load_row_input) before it computes them, reading the
 // staged ones out of shared memory once their copy is in.
-template <typename F, int P, int Unroll>
+template <typename F, int P>
 __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &plan, typename F::Out *out,
                                           PerInput<F, PointerTo> in)
 {
     constexpr int N = kOperands<F>;
-    constexpr int kTile = Unroll * EW_PLAN_BLOCK_THREADS;
-    static_assert(kTile == EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL, "the plan's grid and slots");
-    constexpr int kAhead = kRowsAhead<F, Unroll>;
+    constexpr int kAhead = kRowsAhead<F>;
+    static_assert(EW_ROWS_GROUP % (kAhead * EW_PLAN_BLOCK_THREADS) == 0, "whole groups of packs ahead");
+    const int tile = EW_ROWS_TILE_FROM_PLAN(kWidestElement<F>) ? plan.block_packs : EW_ROWS_GROUP;
     follow_previous_grid();
     const int64_t body_end = plan.head + plan.packs * P;
     const int64_t edges = plan.head + (plan.n - body_end);
@@ -465,22 +465,22 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
 
     using Packs = PerInput<F, PackOf<P>::template Type>;
     const int64_t body_blocks = gridDim.x - (edges > 0);
-    for (int64_t first = blockIdx.x * int64_t{kTile}, round = 0; first < plan.packs;
-         first += body_blocks * kTile, ++round) {
-        const int count = plan.packs - first < kTile ? static_cast<int>(plan.packs - first) : kTile;
+    for (int64_t first = blockIdx.x * int64_t{tile}, round = 0; first < plan.packs;
+         first += body_blocks * tile, ++round) {
+        const int count = plan.packs - first < tile ? static_cast<int>(plan.packs - first) : tile;
 #if EW_HAS_BULK_COPY
         if (staged != 0 && threadIdx.x == 0) {
             uint32_t bytes = 0;
             for_each_staged<F, P>(staged, [&](auto k, int slot) {
-                const auto *tile = in.template get<decltype(k)::value>() + plan.head + first * P;
-                bulk_copy(shared + slot * kTile * 16, tile, count * 16, &copied);
+                const auto *from = in.template get<decltype(k)::value>() + plan.head + first * P;
+                bulk_copy(shared + slot * tile * 16, from, count * 16, &copied);
                 bytes += count * 16;
             });
             arrive_expecting(&copied, bytes);
         }
 #endif
 #pragma unroll 1
-        for (int group = 0; group < Unroll; group += kAhead) {
+        for (int group = 0; group < tile / EW_PLAN_BLOCK_THREADS; group += kAhead) {
             Packs packs[kAhead];
 #pragma unroll
             for (int u = 0; u < kAhead; ++u) {
@@ -517,7 +517,7 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
                     for_each_staged<F, P>(staged, [&](auto k, int slot) {
                         constexpr int K = decltype(k)::value;
                         packs[u].template get<K>() =
-                            load_staged<Pack<InputOf<F, K>, P>>(shared + slot * kTile * 16 + q * 16);
+                            load_staged<Pack<InputOf<F, K>, P>>(shared + slot * tile * 16 + q * 16);
                     });
 #endif
                     Pack<typename F::Out, P> result;
@@ -528,7 +528,7 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
             }
         }
 #if EW_HAS_BULK_COPY
-        if (staged != 0 && first + body_blocks * kTile < plan.packs)
+        if (staged != 0 && first + body_blocks * tile < plan.packs)
             __syncthreads(); // every thread done with the slots before the next copies
 #endif
     }
@@ -823,10 +823,10 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) gather_kernel(EW_STRIDE
     gather_body<F, P, Unroll>(f, plan, out, {a, b, c, d});
 }
 
-template <typename F, int P, int Unroll>
+template <typename F, int P>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>) rows_kernel(EW_STRIDED_PARAMETERS(F))
 {
-    rows_body<F, P, Unroll>(f, plan, out, {a, b, c, d});
+    rows_body<F, P>(f, plan, out, {a, b, c, d});
 }
 
 template <typename F>
@@ -864,7 +864,7 @@ template <typename F, int P> cudaError_t launch_gather(const ew_strided_args_t *
 
 template <typename F, int P> cudaError_t launch_rows(const ew_strided_args_t *args)
 {
-    return launch_strided<&rows_kernel<F, P, EW_GATHER_UNROLL>, F>(args);
+    return launch_strided<&rows_kernel<F, P>, F>(args);
 }
 
 template <typename F> cudaError_t launch_tiled(const ew_strided_args_t *args)

@@ -230,9 +230,11 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     if (n <= ELEMENTS_CHECKED)
         check_elements(v, l, n);
 
-    /* the plan, staging allowed or not */
+    /* the plan, staging allowed or not, the rows kernel's tile any the policy may have */
     const int stage = (int)(n & 1);
-    const ew_policy_t policy = {.bulk = stage ? EW_BULK_AUTO : EW_BULK_OFF};
+    ew_policy_t policy = ew_policy_for(9, 0);
+    policy.bulk = stage ? EW_BULK_AUTO : EW_BULK_OFF;
+    policy.rows_tile_packs = 512 << (n >> 1) % 4;
     const ew_strided_plan_t plan = ew_strided_plan_make(l, &policy);
     if (plan.kernel == EW_STRIDED_FLAT) {
         assert_true(ew_layout_is_flat(l));
@@ -276,20 +278,34 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     }
     /* out dense over one or two dimensions: the rows kernel, its edges in one block past the body's */
     assert_int_equal(plan.kernel, dense && l->ndim <= 2 ? EW_STRIDED_ROWS : EW_STRIDED_GATHER);
-    const int64_t per_block = (int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL;
     unsigned staged = 0, slots = 0;
     if (plan.kernel == EW_STRIDED_ROWS) {
-        const int64_t body = (plan.packs + per_block - 1) / per_block;
-        assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
         /* staged: the packed inputs whose packs are 16 bytes, where staging is allowed */
         for (int k = 1; k < v->count && stage && plan.packs > 0; ++k)
             if (plan.access[k] == EW_ACCESS_PACKED && plan.pack * v->size[k] == 16) {
                 staged |= 1u << k;
                 ++slots;
             }
+        /* 2-byte elements, an input read along the row: the policy's tile, or the largest half of it
+         * whose slots fit; else EW_ROWS_GROUP */
+        size_t widest = 0;
+        int along_row = 0;
+        for (int k = 0; k < v->count; ++k) {
+            widest = v->size[k] > widest ? v->size[k] : widest;
+            along_row |= k > 0 && (plan.access[k] == EW_ACCESS_INDEXED || plan.access[k] == EW_ACCESS_LINEAR);
+        }
+        int64_t per_block = widest == 2 && along_row ? policy.rows_tile_packs : EW_ROWS_GROUP;
+        while (per_block > EW_ROWS_GROUP && slots * per_block * 16 > EW_ROWS_MAX_SHARED)
+            per_block /= 2;
+        assert_int_equal(plan.block_packs, per_block);
+        assert_true(slots * per_block * 16 <= EW_ROWS_MAX_SHARED);
+        const int64_t body = (plan.packs + per_block - 1) / per_block;
+        assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
+        assert_int_equal(plan.shared_bytes, slots * per_block * 16);
+    } else {
+        assert_int_equal(plan.shared_bytes, 0);
     }
     assert_int_equal(plan.staged, staged);
-    assert_int_equal(plan.shared_bytes, slots * per_block * 16);
     assert_int_equal(plan.access[0], dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED);
     assert_int_equal(plan.head + plan.packs * plan.pack <= n, 1);
     assert_true(n - plan.head - plan.packs * plan.pack < plan.pack);
@@ -418,7 +434,7 @@ static ew_strided_plan_t plan_of(int ndim, const int64_t *shape, int count, cons
     if (make(&v, layout) != EW_SUCCESS)
         fail_msg("refused: %s", ew_get_last_error_message());
     check_layout(&v, layout);
-    const ew_policy_t policy = {.bulk = EW_BULK_AUTO};
+    const ew_policy_t policy = ew_policy_for(9, 0); /* 1,024 packs a 2-byte rows block along its row */
     return ew_strided_plan_make(layout, &policy);
 }
 
@@ -445,7 +461,21 @@ static void test_named_plans(void **state)
     assert_int_equal(p.access[2], EW_ACCESS_INDEXED);
     assert_int_equal(p.pack, 4);
     assert_int_equal(p.staged, 1u << 1); /* a by bulk copies, one 8 KiB slot a block */
+    assert_int_equal(p.block_packs, 512);
     assert_int_equal(p.shared_bytes, 8192);
+
+    /* the same in f16: the policy's tile of 1,024 packs, a 16 KiB slot */
+    p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 1}}, f16, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
+    assert_int_equal(p.block_packs, 1024);
+    assert_int_equal(p.blocks, (1000 * 768 / 8 + 1023) / 1024);
+    assert_int_equal(p.shared_bytes, 16384);
+
+    /* f16 with a scalar operand: nothing read along the row, 512 packs */
+    p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 0}}, f16, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
+    assert_int_equal(p.access[2], EW_ACCESS_SCALAR);
+    assert_int_equal(p.block_packs, 512);
 
     /* [N,C] + [N,1] in f16: b steps once a row */
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 0}}, f16, &l);

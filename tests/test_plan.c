@@ -1303,6 +1303,7 @@ static void assert_same_figures(const ew_policy_t *a, const ew_policy_t *b)
     assert_int_equal(a->bulk, b->bulk);
     assert_int_equal(a->bulk_tile_bytes, b->bulk_tile_bytes);
     assert_int_equal(a->bulk_wave_tiles, b->bulk_wave_tiles);
+    assert_int_equal(a->rows_tile_packs, b->rows_tile_packs);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
         for (int phase = EW_ONE_PHASE; phase <= EW_OTHER_PHASES; ++phase)
             assert_int_equal(a->bulk_min_tiles[shape][phase], b->bulk_min_tiles[shape][phase]);
@@ -1321,6 +1322,8 @@ static void assert_valid_policy(const ew_policy_t *policy)
     assert_true(policy->bulk == EW_BULK_OFF || policy->bulk == EW_BULK_AUTO);
     assert_true(policy->bulk_tile_bytes >= 1024 && policy->bulk_tile_bytes <= 32768);
     assert_true(policy->bulk_wave_tiles >= 1);
+    assert_true(policy->rows_tile_packs >= 512 && policy->rows_tile_packs <= 4096);
+    assert_int_equal(policy->rows_tile_packs & (policy->rows_tile_packs - 1), 0);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
         for (int phase = EW_ONE_PHASE; phase <= EW_OTHER_PHASES; ++phase)
             assert_true(policy->bulk_min_tiles[shape][phase] == EW_NEVER ||
@@ -1342,6 +1345,7 @@ static void test_policy_sm90(void **state)
     assert_int_equal(sm90.bulk, EW_BULK_AUTO);
     assert_int_equal(sm90.bulk_tile_bytes, 8192);
     assert_int_equal(sm90.bulk_wave_tiles, 8);
+    assert_int_equal(sm90.rows_tile_packs, 1024);
     for (int shape = 0; shape < EW_SHAPE_COUNT; ++shape)
         for (int phase = EW_ONE_PHASE; phase <= EW_OTHER_PHASES; ++phase)
             if (sm90.bulk_min_tiles[shape][phase] != sm90_min_tiles[shape][phase]) {
@@ -1388,7 +1392,8 @@ static void test_policy_after_sm90(void **state)
     }
 }
 
-static const char *const environment[] = {"EW_BULK_COPY", "EW_BULK_TILE_BYTES", "EW_DEPENDENT_LAUNCH"};
+static const char *const environment[] = {"EW_BULK_COPY", "EW_BULK_TILE_BYTES", "EW_ROWS_TILE_PACKS",
+                                          "EW_DEPENDENT_LAUNCH"};
 
 static void clear_environment(void)
 {
@@ -1468,6 +1473,12 @@ static void test_policy_environment(void **state)
     static const char *const tiles_out_of_range[] = {"1023", "32769", "65536", "0", "-8192", "garbage", ""};
     check_int_override("EW_BULK_TILE_BYTES", offsetof(ew_policy_t, bulk_tile_bytes), tiles_in_range,
                        COUNT(tiles_in_range), tiles_out_of_range, COUNT(tiles_out_of_range));
+
+    /* EW_ROWS_TILE_PACKS: a power of two from 512 to 4096, else the policy's */
+    static const int rows_in_range[] = {512, 1024, 2048, 4096};
+    static const char *const rows_out_of_range[] = {"256", "768", "1536", "8192", "0", "-1024", "garbage", ""};
+    check_int_override("EW_ROWS_TILE_PACKS", offsetof(ew_policy_t, rows_tile_packs), rows_in_range,
+                       COUNT(rows_in_range), rows_out_of_range, COUNT(rows_out_of_range));
 
     /* EW_DEPENDENT_LAUNCH=0 turns dependent launches off; nothing turns them on before sm_90 */
     want = sm90;

@@ -405,6 +405,20 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
             ++staged_count;
         }
     }
+    /* An input read along the row takes its packs whole where every pack of out lies in one row (out's
+     * head none, rows of whole packs) and the input either runs along the row, every row's start
+     * aligned to its pack (one vector access), or repeats one element along it. */
+    plan.rows_whole = 1;
+    for (int k = 1; k < l->count; ++k) {
+        const int64_t pack_bytes = (int64_t)plan.pack * (int64_t)elem_size[k];
+        if (plan.access[k] == EW_ACCESS_LINEAR)
+            plan.rows_whole = 0;
+        else if (plan.access[k] == EW_ACCESS_INDEXED)
+            plan.rows_whole &= plan.head == 0 && l->shape[0] % plan.pack == 0 &&
+                               (l->stride[k][0] == 0 ||
+                                (l->stride[k][0] == 1 && (int64_t)(l->base[k] % (uintptr_t)pack_bytes) == 0 &&
+                                 (l->ndim < 2 || l->stride[k][1] * (int64_t)elem_size[k] % pack_bytes == 0)));
+    }
     plan.block_packs = EW_ROWS_TILE_FROM_PLAN(widest) && along_row ? policy->rows_tile_packs : EW_ROWS_GROUP;
     while (plan.block_packs > EW_ROWS_GROUP && staged_count * plan.block_packs * 16 > EW_ROWS_MAX_SHARED)
         plan.block_packs /= 2;

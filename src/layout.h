@@ -84,6 +84,7 @@ typedef struct {
     int tile_order[EW_MAX_DIMS];            /* tiled: the dimension of each entry of tile_extent */
     unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
     int block_packs;                        /* rows: packs a block takes, a multiple of EW_ROWS_GROUP */
+    int rows_whole;                         /* rows: every input read along the row takes whole packs */
     unsigned staged;                        /* rows: bit k where input k comes by bulk copies */
     unsigned shared_bytes;                  /* rows: the staged inputs' slots in shared memory */
     unsigned blocks;

@@ -351,7 +351,28 @@ __device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &pl
     return in;
 }
 
+// The same where the plan found every pack of the input whole in its row (plan.rows_whole): one vector
+// access along the row, or the row's one element repeated (the input broadcast along the row).
 template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> load_whole_along_row(const ew_strided_plan_t &plan, int k, const T *p,
+                                                           int64_t c, int64_t r)
+{
+    const int64_t row = plan.ndim > 1 ? r * plan.stride[k][1] : 0;
+    if (plan.stride[k][0] != 0)
+        return pack_at<P>(p, row + c);
+    Pack<T, P> in;
+    const T value = p[row];
+#pragma unroll
+    for (int e = 0; e < P; ++e)
+        in.v[e] = value;
+    return in;
+}
+
+template <bool Value> struct BoolConstant {
+    static constexpr bool value = Value;
+};
+
+template <typename T, int P, bool Whole>
 __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &plan, int k, const T *p,
                                                      int64_t i, int64_t c, int64_t r, T scalar)
 {
@@ -359,8 +380,12 @@ __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &pl
     if constexpr (!kSame<T, NoInput>) {
         if (plan.access[k] == EW_ACCESS_PACKED)
             return pack_at<P>(p, i);
-        if (plan.access[k] != EW_ACCESS_SCALAR)
-            return load_along_row<T, P>(plan, k, p, c, r);
+        if (plan.access[k] != EW_ACCESS_SCALAR) {
+            if constexpr (Whole)
+                return load_whole_along_row<T, P>(plan, k, p, c, r);
+            else
+                return load_along_row<T, P>(plan, k, p, c, r);
+        }
 #pragma unroll
         for (int e = 0; e < P; ++e)
             in.v[e] = scalar;
@@ -398,6 +423,11 @@ inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kSto
 // the path of a pack of 8 elements kept a second pack's registers live (16-bit rows, 48 -> 36
 // registers, 5 -> 7 resident blocks).
 template <typename F> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? EW_GATHER_UNROLL : 1;
+
+// Whether the rows kernel has a second loop for plans whose inputs along the row take whole packs
+// (plan.rows_whole): for 2-byte elements, whose packs of 8 the general loop splits; f32 broadcasts ran
+// 0.5-4.6 % slower with it (docs/design.md).
+template <typename F> inline constexpr bool kRowsWholeLoop = kWidestElement<F> == 2;
 
 // The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
 // out, in 16-byte packs, comes by one bulk copy a tile, one slot of the tile's packs after another in
@@ -465,73 +495,84 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
 
     using Packs = PerInput<F, PackOf<P>::template Type>;
     const int64_t body_blocks = gridDim.x - (edges > 0);
-    for (int64_t first = blockIdx.x * int64_t{tile}, round = 0; first < plan.packs;
-         first += body_blocks * tile, ++round) {
-        const int count = plan.packs - first < tile ? static_cast<int>(plan.packs - first) : tile;
+    // The tiles. For 2-byte elements their loop is compiled twice: where every input read along the row
+    // takes its packs whole (plan.rows_whole), that loop loads them without the general one's tests.
+    auto tiles = [&](auto whole) {
+        for (int64_t first = blockIdx.x * int64_t{tile}, round = 0; first < plan.packs;
+             first += body_blocks * tile, ++round) {
+            const int count = plan.packs - first < tile ? static_cast<int>(plan.packs - first) : tile;
 #if EW_HAS_BULK_COPY
-        if (staged != 0 && threadIdx.x == 0) {
-            uint32_t bytes = 0;
-            for_each_staged<F, P>(staged, [&](auto k, int slot) {
-                const auto *from = in.template get<decltype(k)::value>() + plan.head + first * P;
-                bulk_copy(shared + slot * tile * 16, from, count * 16, &copied);
-                bytes += count * 16;
-            });
-            arrive_expecting(&copied, bytes);
-        }
+            if (staged != 0 && threadIdx.x == 0) {
+                uint32_t bytes = 0;
+                for_each_staged<F, P>(staged, [&](auto k, int slot) {
+                    const auto *from = in.template get<decltype(k)::value>() + plan.head + first * P;
+                    bulk_copy(shared + slot * tile * 16, from, count * 16, &copied);
+                    bytes += count * 16;
+                });
+                arrive_expecting(&copied, bytes);
+            }
 #endif
 #pragma unroll 1
-        for (int group = 0; group < tile / EW_PLAN_BLOCK_THREADS; group += kAhead) {
-            Packs packs[kAhead];
+            for (int group = 0; group < tile / EW_PLAN_BLOCK_THREADS; group += kAhead) {
+                Packs packs[kAhead];
 #pragma unroll
-            for (int u = 0; u < kAhead; ++u) {
-                const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
-                if (q < count) {
-                    const int64_t i = plan.head + (first + q) * P;
-                    int64_t r = 0, c = i;
-                    if (along_rows) {
-                        r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
-                        c = i - r * plan.shape[0];
+                for (int u = 0; u < kAhead; ++u) {
+                    const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
+                    if (q < count) {
+                        const int64_t i = plan.head + (first + q) * P;
+                        int64_t r = 0, c = i;
+                        if (along_rows) {
+                            r = static_cast<int64_t>(divide(plan.divider[0], static_cast<uint64_t>(i)));
+                            c = i - r * plan.shape[0];
+                        }
+                        for_each_input<F>([&](auto k) {
+                            constexpr int K = decltype(k)::value;
+                            using T = InputOf<F, K>;
+                            if (!is_staged<T, P>(staged, K))
+                                packs[u].template get<K>() = load_row_input<T, P, decltype(whole)::value>(
+                                    plan, K, in.template get<K>(), i, c, r, scalar.template get<K>());
+                        });
                     }
-                    for_each_input<F>([&](auto k) {
-                        constexpr int K = decltype(k)::value;
-                        using T = InputOf<F, K>;
-                        if (!is_staged<T, P>(staged, K))
-                            packs[u].template get<K>() = load_row_input<T, P>(plan, K, in.template get<K>(), i,
-                                                                              c, r, scalar.template get<K>());
-                    });
                 }
-            }
 #if EW_HAS_BULK_COPY
-            if (staged != 0 && group == 0) {
-                if (round == 0)
-                    __syncthreads(); // the barrier initialised
-                while (!barrier_try_wait(&copied, static_cast<uint32_t>(round & 1)))
-                    ;
-            }
+                if (staged != 0 && group == 0) {
+                    if (round == 0)
+                        __syncthreads(); // the barrier initialised
+                    while (!barrier_try_wait(&copied, static_cast<uint32_t>(round & 1)))
+                        ;
+                }
 #endif
 #pragma unroll
-            for (int u = 0; u < kAhead; ++u) {
-                const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
-                if (q < count) {
+                for (int u = 0; u < kAhead; ++u) {
+                    const int q = (group + u) * EW_PLAN_BLOCK_THREADS + static_cast<int>(threadIdx.x);
+                    if (q < count) {
 #if EW_HAS_BULK_COPY
-                    for_each_staged<F, P>(staged, [&](auto k, int slot) {
-                        constexpr int K = decltype(k)::value;
-                        packs[u].template get<K>() =
-                            load_staged<Pack<InputOf<F, K>, P>>(shared + slot * tile * 16 + q * 16);
-                    });
+                        for_each_staged<F, P>(staged, [&](auto k, int slot) {
+                            constexpr int K = decltype(k)::value;
+                            packs[u].template get<K>() =
+                                load_staged<Pack<InputOf<F, K>, P>>(shared + slot * tile * 16 + q * 16);
+                        });
 #endif
-                    Pack<typename F::Out, P> result;
-                    apply_pack(f, result, packs[u].v1, packs[u].v2, packs[u].v3, packs[u].v4);
-                    auto *to = out + plan.head + (first + q) * P;
-                    store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(to), result);
+                        Pack<typename F::Out, P> result;
+                        apply_pack(f, result, packs[u].v1, packs[u].v2, packs[u].v3, packs[u].v4);
+                        auto *to = out + plan.head + (first + q) * P;
+                        store_pack(reinterpret_cast<Pack<typename F::Out, P> *>(to), result);
+                    }
                 }
             }
-        }
 #if EW_HAS_BULK_COPY
-        if (staged != 0 && first + body_blocks * tile < plan.packs)
-            __syncthreads(); // every thread done with the slots before the next copies
+            if (staged != 0 && first + body_blocks * tile < plan.packs)
+                __syncthreads(); // every thread done with the slots before the next copies
 #endif
+        }
+    };
+    if constexpr (kRowsWholeLoop<F>) {
+        if (plan.rows_whole) {
+            tiles(BoolConstant<true>{});
+            return;
+        }
     }
+    tiles(BoolConstant<false>{});
 }
 
 // A run of R elements of p from offset, step apart, of which the first `count` are wanted: whole

@@ -206,6 +206,36 @@ static void check_elements(const views_t *v, const ew_layout_t *l, int64_t n)
 }
 
 /* Every property of one accepted layout and its plan; returns 1 where it is flat. */
+
+/* rows_whole, element by element: where the plan sets it, every pack of out the rows kernel takes lies
+ * in one row of each input read along the row, and that input's elements there are one aligned vector
+ * (stride 1) or one element repeated (stride 0). Checked over every pack, or where there are more than
+ * ELEMENTS_CHECKED elements over the first pack + 1 rows, within which any layout it refuses fails;
+ * so where packs cover those rows the plan must set it exactly when it holds. */
+static void check_rows_whole(const views_t *v, const ew_layout_t *l, const ew_strided_plan_t *plan)
+{
+    const int64_t row = l->shape[0], pack = plan->pack;
+    int64_t checked = plan->packs;
+    if (plan->head + checked * pack > ELEMENTS_CHECKED && (pack + 1) * row / pack + 1 < checked)
+        checked = (pack + 1) * row / pack + 1;
+    int whole = 1;
+    for (int k = 1; k < v->count && whole; ++k) {
+        if (plan->access[k] != EW_ACCESS_INDEXED && plan->access[k] != EW_ACCESS_LINEAR)
+            continue;
+        const int64_t step = l->stride[k][0], pack_bytes = pack * (int64_t)v->size[k];
+        for (int64_t q = 0; q < checked && whole; ++q) {
+            const int64_t i = plan->head + q * pack, r = i / row, c = i % row;
+            const int64_t offset = c * step + (l->ndim > 1 ? r * l->stride[k][1] : 0);
+            const uintptr_t address = l->base[k] + (uintptr_t)offset * v->size[k];
+            whole = c + pack <= row &&
+                    (step == 0 || (step == 1 && (int64_t)(address % (uintptr_t)pack_bytes) == 0));
+        }
+    }
+    if (plan->rows_whole)
+        assert_true(whole);
+    else if (checked * pack >= (pack + 1) * row)
+        assert_false(whole);
+}
 static int check_layout(const views_t *v, const ew_layout_t *l)
 {
     const int64_t n = elements_of(v->ndim, v->shape);
@@ -302,6 +332,7 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
         const int64_t body = (plan.packs + per_block - 1) / per_block;
         assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
         assert_int_equal(plan.shared_bytes, slots * per_block * 16);
+        check_rows_whole(v, l, &plan);
     } else {
         assert_int_equal(plan.shared_bytes, 0);
     }
@@ -470,6 +501,7 @@ static void test_named_plans(void **state)
     assert_int_equal(p.block_packs, 1024);
     assert_int_equal(p.blocks, (1000 * 768 / 8 + 1023) / 1024);
     assert_int_equal(p.shared_bytes, 16384);
+    assert_int_equal(p.rows_whole, 1); /* rows of whole packs, b one vector a pack */
 
     /* f16 with a scalar operand: nothing read along the row, 512 packs */
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 0}}, f16, &l);
@@ -483,6 +515,7 @@ static void test_named_plans(void **state)
     assert_int_equal(l.stride[2][0], 0);
     assert_int_equal(l.stride[2][1], 1);
     assert_int_equal(p.pack, 8);
+    assert_int_equal(p.rows_whole, 1); /* b one element repeated a pack */
 
     /* a tail past the last pack: one more block for the edges */
     const int64_t short_rows[] = {999, 3};
@@ -490,6 +523,7 @@ static void test_named_plans(void **state)
     assert_int_equal(p.kernel, EW_STRIDED_ROWS);
     assert_int_equal(p.packs, 749);
     assert_int_equal(p.blocks, 2 + 1);
+    assert_int_equal(p.rows_whole, 0); /* rows of 3: packs across them */
 
     /* [A,B,C] + [A,1,C]: out dense over three dimensions, the gather kernel */
     const int64_t abc[] = {4, 5, 6};

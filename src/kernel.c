@@ -33,6 +33,7 @@ static struct {
     CUresult (*module_function)(CUfunction *function, CUmodule module, const char *name);
     CUresult (*launch_ex)(const CUlaunchConfig *config, CUfunction function, void **params, void **extra);
     CUresult (*error_name)(CUresult error, const char **name);
+    CUresult (*occupancy)(int *blocks, CUfunction function, int block_size, size_t dynamic_shared);
 } driver;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
@@ -46,13 +47,15 @@ static void find_driver(void)
     driver.launch_ex = (CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))ewi_driver_function(
         "cuLaunchKernelEx");
     driver.error_name = (CUresult(*)(CUresult, const char **))ewi_driver_function("cuGetErrorName");
+    driver.occupancy = (CUresult(*)(int *, CUfunction, int, size_t))ewi_driver_function(
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
 }
 
 static int have_driver(void)
 {
     pthread_once(&driver_once, find_driver);
     return driver.context_current && driver.module_load && driver.module_unload && driver.module_function &&
-           driver.launch_ex && driver.error_name;
+           driver.launch_ex && driver.error_name && driver.occupancy;
 }
 
 static ew_status_t fail_driver(CUresult result, const char *call)
@@ -136,6 +139,7 @@ typedef struct module_s {
     CUcontext context;
     CUmodule module;
     CUfunction function[EWI_SLOT_COUNT];
+    int bulk_blocks_per_sm; /* 0 where the program has no bulk kernel or the driver would not say */
     struct module_s *next;
 } module_t;
 
@@ -257,6 +261,11 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
         if (slots->present[slot] &&
             (result = driver.module_function(&m->function[slot], m->module, ewi_kernel_slot_name(slot))) != CUDA_SUCCESS)
             status = fail_driver(result, "cuModuleGetFunction");
+    /* Blocks of the bulk kernel an SM holds, its shared memory aside (a tile's slots are a fraction of
+     * an SM's): its registers decide, which the launch plan's tiles make up for. */
+    if (status == EW_SUCCESS && slots->present[EWI_SLOT_BULK] &&
+        driver.occupancy(&m->bulk_blocks_per_sm, m->function[EWI_SLOT_BULK], EW_PLAN_BLOCK_THREADS, 0) != CUDA_SUCCESS)
+        m->bulk_blocks_per_sm = 0;
     if (status != EW_SUCCESS) {
         if (m != NULL && m->module != NULL)
             driver.module_unload(m->module);
@@ -346,6 +355,7 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     }
     k->module = module->module;
     memcpy(k->function, module->function, sizeof k->function);
+    k->bulk_blocks_per_sm = module->bulk_blocks_per_sm;
     *kernel = k;
     return EW_SUCCESS;
 }
@@ -456,7 +466,7 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
 
-    ew_call_t call = {.n = n, .count = count};
+    ew_call_t call = {.n = n, .count = count, .bulk_blocks_per_sm = kernel->bulk_blocks_per_sm};
     for (int i = 0; i < count; ++i) {
         call.address[i] = (uintptr_t)operands[i].address;
         call.elem_size[i] = operands[i].elem_size;

@@ -26,6 +26,7 @@ struct ew_kernel_s {
     char *source;                   /* the body, for the strided program */
     char arch[16];                  /* "sm_90": what the programs are compiled for */
     int strided_loaded;             /* 1 once function[] has the strided slots (atomic: set once, released) */
+    int bulk_blocks_per_sm;         /* of its bulk kernel, by its registers; 0 where unknown (ew_call_t) */
     struct ew_kernel_s *next_free;
 };
 

@@ -76,6 +76,8 @@ typedef struct {
     uintptr_t address[EW_PLAN_MAX_POINTERS];
     size_t elem_size[EW_PLAN_MAX_POINTERS];
     int block_table; /* the op fills a table per block, which the bulk kernel's tiles amortize */
+    int bulk_blocks_per_sm; /* blocks of the bulk kernel an SM holds by its registers; 0: as many as its
+                               threads allow (the catalogue's, tuned at that) */
 } ew_call_t;
 
 /* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and

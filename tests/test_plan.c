@@ -905,6 +905,16 @@ static void test_bulk(void **state)
     assert_true(make_bulk(&sm90, 1 << 22, 3, bytes_3_phases, u8_3, 0, 0, &plan));
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 1024);
+    /* a kernel an SM holds 6 blocks of (a run-time compiled i8 op of 39 registers): tiles of 16 KiB of
+     * inputs, the bytes in flight of 8 blocks' 8 KiB and more; 3 blocks: 32 KiB; 8 or unknown (0): 8 KiB */
+    const int blocks_per_sm[] = {6, 3, 8, 0}, tile_packs[] = {4, 8, 2, 2};
+    for (int i = 0; i < 4; ++i) {
+        ew_call_t call = call_of(1 << 26, 3, bytes_3_phases, u8_3, 0);
+        call.bulk_blocks_per_sm = blocks_per_sm[i];
+        assert_true(ew_plan_make_bulk(&sm90, &h200, &call, 0, &plan));
+        assert_int_equal(plan.tile_packs, tile_packs[i]);
+        assert_int_equal(plan.blocks, (1 << 26) / (256 * 8 * tile_packs[i]));
+    }
     /* f16 -> f32: half the tile, 4 KiB of f16 */
     size_t f32_f16[2] = {4, 2};
     assert_true(make_bulk(&sm90, 1 << 26, 2, aligned, f32_f16, 0, 0, &plan));

@@ -218,12 +218,13 @@ int ew_plan_make_bulk(const ew_policy_t *policy, const ew_device_t *device, cons
                     : shifted && two_byte_unary && elem_size[0] <= 2 ? 2 * tile_input_bytes
                                                                      : tile_input_bytes;
     /* A kernel an SM holds fewer blocks of than its threads allow (a run-time compiled op short of
-     * registers) takes tiles as many times larger, to the next power of two: the SM keeps the bytes in
-     * flight the policy's figures were measured with. */
+     * registers) takes tiles as many times larger, to the next power of two and at most
+     * EW_PLAN_BULK_MAX_INPUT_BYTES: the SM keeps the bytes in flight the policy's figures were
+     * measured with. */
     const int64_t full_sm = device->max_threads_per_sm / EW_PLAN_BLOCK_THREADS;
     if (call->bulk_blocks_per_sm > 0 && call->bulk_blocks_per_sm < full_sm) {
         const int64_t wanted = bytes * full_sm;
-        while (bytes * call->bulk_blocks_per_sm < wanted)
+        while (bytes * call->bulk_blocks_per_sm < wanted && 2 * bytes <= EW_PLAN_BULK_MAX_INPUT_BYTES)
             bytes *= 2;
     }
     int64_t tile_packs = bulk_tile_packs(pack, max_size, input_bytes, bytes);

@@ -24,9 +24,10 @@ enum {
     EW_PLAN_THREAD_BYTES = 32,         /* bytes of the widest type each thread loads per step */
     EW_PLAN_SHIFTED_THREAD_BYTES = 16, /* the same for shifted windows, which load two packs per pack */
     EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
-    EW_PLAN_BULK_MAX_TILE_BYTES = 16384 /* of the widest input; all inputs of a tile take at most
-                                          * 32 KiB (bulk_tile_bytes, or 16 KiB at one access a thread),
-                                          * so four inputs' slots fit the 48 KiB of shared memory */
+    EW_PLAN_BULK_MAX_TILE_BYTES = 16384, /* of the widest input */
+    EW_PLAN_BULK_MAX_INPUT_BYTES = 32768 /* of all inputs of a tile (bulk_tile_bytes, or 16 KiB at one
+                                          * access a thread): four inputs' slots fit the 48 KiB of
+                                          * shared memory a launch gets unasked */
 };
 
 /* Shared memory of one staged input of the bulk-copy kernel, a tile of `tile` elements of `size`

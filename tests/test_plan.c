@@ -906,15 +906,28 @@ static void test_bulk(void **state)
     assert_int_equal(plan.tile_packs, 2);
     assert_int_equal(plan.blocks, 1024);
     /* a kernel an SM holds 6 blocks of (a run-time compiled i8 op of 39 registers): tiles of 16 KiB of
-     * inputs, the bytes in flight of 8 blocks' 8 KiB and more; 3 blocks: 32 KiB; 8 or unknown (0): 8 KiB */
-    const int blocks_per_sm[] = {6, 3, 8, 0}, tile_packs[] = {4, 8, 2, 2};
-    for (int i = 0; i < 4; ++i) {
+     * inputs, the bytes in flight of 8 blocks' 8 KiB and more; 3 blocks: 32 KiB; 1 block: 32 KiB, the
+     * most a tile's inputs take; 8 or unknown (0): 8 KiB */
+    const int blocks_per_sm[] = {6, 3, 1, 8, 0}, tile_packs[] = {4, 8, 8, 2, 2};
+    for (int i = 0; i < 5; ++i) {
         ew_call_t call = call_of(1 << 26, 3, bytes_3_phases, u8_3, 0);
         call.bulk_blocks_per_sm = blocks_per_sm[i];
         assert_true(ew_plan_make_bulk(&sm90, &h200, &call, 0, &plan));
         assert_int_equal(plan.tile_packs, tile_packs[i]);
         assert_int_equal(plan.blocks, (1 << 26) / (256 * 8 * tile_packs[i]));
     }
+    /* four 1-byte inputs under the largest tile the policy allows, 6 blocks an SM: still 32 KiB of
+     * inputs, whose four slots fit 48 KiB */
+    ew_policy_t large = sm90;
+    large.bulk_tile_bytes = 32768;
+    const size_t u8_5[5] = {1, 1, 1, 1, 1};
+    const uintptr_t bytes_5[5] = {0x10000, 0x20001, 0x30002, 0x40003, 0x50004};
+    ew_call_t four = call_of(1 << 26, 5, bytes_5, u8_5, 0);
+    four.bulk_blocks_per_sm = 6;
+    assert_true(ew_plan_make_bulk(&large, &h200, &four, 0, &plan));
+    const int tile = 256 * plan.tile_packs * plan.pack;
+    assert_int_equal(tile * 4, 32768);
+    assert_true(4 * EW_PLAN_BULK_SLOT_BYTES(tile, 1) <= 49152);
     /* f16 -> f32: half the tile, 4 KiB of f16 */
     size_t f32_f16[2] = {4, 2};
     assert_true(make_bulk(&sm90, 1 << 26, 2, aligned, f32_f16, 0, 0, &plan));

@@ -26,10 +26,13 @@ set_tests_properties(test_strided_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COP
 ew_add_test(test_kernel_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernel_gpu.c LIBS ew_gpu_util GPU)
 add_test(NAME test_kernel_gpu_bulk COMMAND test_kernel_gpu)
 add_test(NAME test_kernel_gpu_direct COMMAND test_kernel_gpu)
+# The largest tiles too: 1-byte kernels, of fewer blocks an SM, take them larger still up to the cap.
+add_test(NAME test_kernel_gpu_bulk_large COMMAND test_kernel_gpu)
 set_tests_properties(test_kernel_gpu_bulk PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024")
+set_tests_properties(test_kernel_gpu_bulk_large PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=32768")
 set_tests_properties(test_kernel_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0")
 set_tests_properties(test_kernel_gpu PROPERTIES TIMEOUT 600)
-set_tests_properties(test_kernel_gpu_bulk PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(test_kernel_gpu_bulk test_kernel_gpu_bulk_large PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 set_tests_properties(test_kernel_gpu_direct PROPERTIES LABELS "gpu;direct" SKIP_RETURN_CODE 77 TIMEOUT 600)
 
 # Tensor lists (src/batched.h), and again with the 4 KiB kernel alone (as drivers before CUDA 12.1 run).

@@ -368,6 +368,7 @@ __device__ __forceinline__ Pack<T, P> load_whole_along_row(const ew_strided_plan
     return in;
 }
 
+// A bool as a type: which loop rows_body's generic lambda is compiled as.
 template <bool Value> struct BoolConstant {
     static constexpr bool value = Value;
 };

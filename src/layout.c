@@ -396,28 +396,28 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
      * tile where the kernel reads it from the plan (2-byte elements, EW_ROWS_TILE_FROM_PLAN) and an input
      * is read along the row; halved while the slots overflow. */
     plan.kernel = EW_STRIDED_ROWS;
-    int staged_count = 0, along_row = 0;
-    for (int k = 1; k < l->count; ++k) {
-        along_row |= plan.access[k] == EW_ACCESS_INDEXED || plan.access[k] == EW_ACCESS_LINEAR;
-        if (plan.access[k] == EW_ACCESS_PACKED && (size_t)plan.pack * elem_size[k] == 16 &&
-            policy->bulk != EW_BULK_OFF && plan.packs > 0) {
-            plan.staged |= 1u << k;
-            ++staged_count;
-        }
-    }
     /* An input read along the row takes its packs whole where every pack of out lies in one row (out's
      * head none, rows of whole packs) and the input either runs along the row, every row's start
      * aligned to its pack (one vector access), or repeats one element along it. */
+    const int packs_in_rows = plan.head == 0 && l->shape[0] % plan.pack == 0;
+    int staged_count = 0, along_row = 0;
     plan.rows_whole = 1;
     for (int k = 1; k < l->count; ++k) {
         const int64_t pack_bytes = (int64_t)plan.pack * (int64_t)elem_size[k];
-        if (plan.access[k] == EW_ACCESS_LINEAR)
+        if (plan.access[k] == EW_ACCESS_PACKED && pack_bytes == 16 && policy->bulk != EW_BULK_OFF &&
+            plan.packs > 0) {
+            plan.staged |= 1u << k;
+            ++staged_count;
+        } else if (plan.access[k] == EW_ACCESS_LINEAR) {
+            along_row = 1;
             plan.rows_whole = 0;
-        else if (plan.access[k] == EW_ACCESS_INDEXED)
-            plan.rows_whole &= plan.head == 0 && l->shape[0] % plan.pack == 0 &&
+        } else if (plan.access[k] == EW_ACCESS_INDEXED) {
+            along_row = 1;
+            plan.rows_whole &= packs_in_rows &&
                                (l->stride[k][0] == 0 ||
                                 (l->stride[k][0] == 1 && (int64_t)(l->base[k] % (uintptr_t)pack_bytes) == 0 &&
                                  (l->ndim < 2 || l->stride[k][1] * (int64_t)elem_size[k] % pack_bytes == 0)));
+        }
     }
     plan.block_packs = EW_ROWS_TILE_FROM_PLAN(widest) && along_row ? policy->rows_tile_packs : EW_ROWS_GROUP;
     while (plan.block_packs > EW_ROWS_GROUP && staged_count * plan.block_packs * 16 > EW_ROWS_MAX_SHARED)

@@ -330,13 +330,15 @@ static void test_random_layouts(void **state)
         }
 }
 
-/* [N, C] op [C] and [N, C] op [N, 1], rows around every pack width; a scalar operand. */
+/* [N, C] op [C] and [N, C] op [N, 1], rows around every pack width; a scalar operand. Unary entries
+ * broadcast x the same ways (a cast from 1 byte to 2: a 1-byte row in the 16-bit rows kernel). */
 static void test_broadcasts(void **state)
 {
     (void)state;
     static const entry_t sample[] = {{EW_OP_ADD, EW_F32, EW_F32},   {EW_OP_ADD, EW_F16, EW_F16},
                                      {EW_OP_MUL, EW_BF16, EW_BF16}, {EW_OP_SCALE_ADD, EW_F32, EW_F32},
-                                     {EW_OP_ADD, EW_I8, EW_I8},     {EW_OP_MUL, EW_F64, EW_F64}};
+                                     {EW_OP_ADD, EW_I8, EW_I8},     {EW_OP_MUL, EW_F64, EW_F64},
+                                     {EW_OP_CAST, EW_F16, EW_U8},   {EW_OP_RELU, EW_BF16, EW_BF16}};
     static const int64_t rows[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 768, 4099};
     const int64_t n_rows = gu_small_scale() ? 5 : 37;
     for (size_t i = 0; i < COUNT(sample); ++i)
@@ -344,14 +346,15 @@ static void test_broadcasts(void **state)
             for (int form = 0; form < 3; ++form)
                 for (int offset = 0; offset < gu_offset_count(sample[i].out); offset += 5) {
                     case_t c = {.entry = sample[i], .ndim = 2, .shape = {n_rows, rows[r]}};
+                    const int last = arity(&sample[i]); /* the operand broadcast: b, or x */
                     for (int k = 0; k < 3; ++k) {
                         c.strides[k][0] = rows[r];
                         c.strides[k][1] = 1;
-                        /* b at phases of its own: a row at another phase than out's packs */
-                        c.offset[k] = k == 2 ? offset * 3 % gu_offset_count(sample[i].in) : offset;
+                        /* at phases of its own: a row at another phase than out's packs */
+                        c.offset[k] = k == last ? offset * 3 % gu_offset_count(sample[i].in) : offset;
                     }
-                    c.strides[2][0] = form == 0 ? 0 : form == 1 ? 1 : 0; /* row, column, scalar */
-                    c.strides[2][1] = form == 0 ? 1 : 0;
+                    c.strides[last][0] = form == 0 ? 0 : form == 1 ? 1 : 0; /* row, column, scalar */
+                    c.strides[last][1] = form == 0 ? 1 : 0;
                     run_case(&c);
                 }
 }

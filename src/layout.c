@@ -400,7 +400,7 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
      * head none, rows of whole packs) and the input either runs along the row, every row's start
      * aligned to its pack (one vector access), or repeats one element along it. */
     const int packs_in_rows = plan.head == 0 && l->shape[0] % plan.pack == 0;
-    int staged_count = 0, along_row = 0;
+    int staged_count = 0, along_row = 0, runs_along = 0;
     plan.rows_whole = 1;
     for (int k = 1; k < l->count; ++k) {
         const int64_t pack_bytes = (int64_t)plan.pack * (int64_t)elem_size[k];
@@ -410,15 +410,20 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
             ++staged_count;
         } else if (plan.access[k] == EW_ACCESS_LINEAR) {
             along_row = 1;
+            runs_along = 1;
             plan.rows_whole = 0;
         } else if (plan.access[k] == EW_ACCESS_INDEXED) {
             along_row = 1;
+            runs_along |= l->stride[k][0] == 1;
             plan.rows_whole &= packs_in_rows &&
                                (l->stride[k][0] == 0 ||
                                 (l->stride[k][0] == 1 && (int64_t)(l->base[k] % (uintptr_t)pack_bytes) == 0 &&
                                  (l->ndim < 2 || l->stride[k][1] * (int64_t)elem_size[k] % pack_bytes == 0)));
         }
     }
+    /* Where the row holds two packs or more, most of its packs lie inside it: those of an input running
+     * along it at another phase are spliced from the two aligned packs around them. */
+    plan.rows_spliced = !plan.rows_whole && runs_along && l->shape[0] >= 2 * (int64_t)plan.pack;
     plan.block_packs = EW_ROWS_TILE_FROM_PLAN(widest) && along_row ? policy->rows_tile_packs : EW_ROWS_GROUP;
     while (plan.block_packs > EW_ROWS_GROUP && staged_count * plan.block_packs * 16 > EW_ROWS_MAX_SHARED)
         plan.block_packs /= 2;

@@ -85,6 +85,8 @@ typedef struct {
     unsigned tile_vector;                   /* tiled: bit k where operand k's runs are aligned vectors */
     int block_packs;                        /* rows: packs a block takes, a multiple of EW_ROWS_GROUP */
     int rows_whole;                         /* rows: every input read along the row takes whole packs */
+    int rows_spliced;                       /* rows: not rows_whole; an input runs along rows of
+                                             * two packs or more (its packs at another phase spliced) */
     unsigned staged;                        /* rows: bit k where input k comes by bulk copies */
     unsigned shared_bytes;                  /* rows: the staged inputs' slots in shared memory */
     unsigned blocks;

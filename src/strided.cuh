@@ -318,9 +318,10 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
 
 // One input's pack at out's flat index i = r * C + c (rows of C = plan.shape[0] elements; r = 0 over one
 // dimension), for an input neither packed nor a scalar: one vector access where the pack lies in the
-// row, contiguous and aligned; one load where the input is broadcast along the row; else element by
-// element, carried into the next row where the row ends.
-template <typename T, int P>
+// row, contiguous and aligned; Spliced, where it lies in the row contiguous at another phase and the
+// two aligned packs around it lie in the row too, those two spliced; one load where the input is
+// broadcast along the row; else element by element, carried into the next row where the row ends.
+template <typename T, int P, bool Spliced>
 __device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &plan, int k, const T *p,
                                                      int64_t c, int64_t r)
 {
@@ -328,8 +329,17 @@ __device__ __forceinline__ Pack<T, P> load_along_row(const ew_strided_plan_t &pl
     const int64_t row = plan.shape[0], step = plan.stride[k][0];
     int64_t offset = c * step + (plan.ndim > 1 ? r * plan.stride[k][1] : 0);
     if (c + P <= row) {
-        if (step == 1 && (reinterpret_cast<uintptr_t>(p + offset) & (sizeof(Pack<T, P>) - 1)) == 0)
+        const int shift = static_cast<int>(reinterpret_cast<uintptr_t>(p + offset) & (sizeof(Pack<T, P>) - 1));
+        if (step == 1 && shift == 0)
             return pack_at<P>(p, offset);
+        if constexpr (Spliced) {
+            constexpr int kWords = sizeof(Pack<T, P>) / 4;
+            const int64_t first = c - shift / static_cast<int>(sizeof(T)); // the lower aligned pack's
+            if (step == 1 && first >= 0 && first + 2 * P <= row) {
+                const auto *words = reinterpret_cast<const WordPack<kWords> *>(p + (offset - (c - first)));
+                return splice_words<Pack<T, P>, T>(load_pack(words), load_pack(words + 1), shift);
+            }
+        }
         if (step == 0) {
             const T value = p[offset];
 #pragma unroll
@@ -368,12 +378,16 @@ __device__ __forceinline__ Pack<T, P> load_whole_along_row(const ew_strided_plan
     return in;
 }
 
-// A bool as a type: which loop rows_body's generic lambda is compiled as.
-template <bool Value> struct BoolConstant {
-    static constexpr bool value = Value;
+// The rows kernel's loops over its tiles: the general one; where the plan found every input read along
+// the row whole (plan.rows_whole); where it splices an input running along the row (plan.rows_spliced).
+enum class RowsLoop { General, Whole, Spliced };
+
+// A loop as a type: which one rows_body's generic lambda is compiled as.
+template <RowsLoop Loop> struct RowsLoopConstant {
+    static constexpr RowsLoop value = Loop;
 };
 
-template <typename T, int P, bool Whole>
+template <typename T, int P, RowsLoop Loop>
 __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &plan, int k, const T *p,
                                                      int64_t i, int64_t c, int64_t r, T scalar)
 {
@@ -382,10 +396,10 @@ __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &pl
         if (plan.access[k] == EW_ACCESS_PACKED)
             return pack_at<P>(p, i);
         if (plan.access[k] != EW_ACCESS_SCALAR) {
-            if constexpr (Whole)
+            if constexpr (Loop == RowsLoop::Whole)
                 return load_whole_along_row<T, P>(plan, k, p, c, r);
             else
-                return load_along_row<T, P>(plan, k, p, c, r);
+                return load_along_row<T, P, Loop == RowsLoop::Spliced>(plan, k, p, c, r);
         }
 #pragma unroll
         for (int e = 0; e < P; ++e)
@@ -425,10 +439,10 @@ inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kSto
 // registers, 5 -> 7 resident blocks).
 template <typename F> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? EW_GATHER_UNROLL : 1;
 
-// Whether the rows kernel has a second loop for plans whose inputs along the row take whole packs
-// (plan.rows_whole): for 2-byte elements, whose packs of 8 the general loop splits; f32 broadcasts ran
-// 0.5-4.6 % slower with it (docs/design.md).
-template <typename F> inline constexpr bool kRowsWholeLoop = kWidestElement<F> == 2;
+// Whether the rows kernel has loops of their own for plans whose inputs along the row take whole packs
+// (plan.rows_whole) and for those that splice one (plan.rows_spliced): for 2-byte elements, whose packs
+// of 8 the general loop splits; f32 broadcasts ran 0.5-4.6 % slower with the first (docs/design.md).
+template <typename F> inline constexpr bool kRowsLoops = kWidestElement<F> == 2;
 
 // The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
 // out, in 16-byte packs, comes by one bulk copy a tile, one slot of the tile's packs after another in
@@ -496,9 +510,10 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
 
     using Packs = PerInput<F, PackOf<P>::template Type>;
     const int64_t body_blocks = gridDim.x - (edges > 0);
-    // The tiles. For 2-byte elements their loop is compiled twice: where every input read along the row
-    // takes its packs whole (plan.rows_whole), that loop loads them without the general one's tests.
-    auto tiles = [&](auto whole) {
+    // The tiles. For 2-byte elements their loop is compiled three times: where every input read along
+    // the row takes its packs whole (plan.rows_whole), one loads them without the general one's tests;
+    // where the plan splices an input along the row (plan.rows_spliced), one does.
+    auto tiles = [&](auto loop) {
         for (int64_t first = blockIdx.x * int64_t{tile}, round = 0; first < plan.packs;
              first += body_blocks * tile, ++round) {
             const int count = plan.packs - first < tile ? static_cast<int>(plan.packs - first) : tile;
@@ -530,7 +545,7 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
                             constexpr int K = decltype(k)::value;
                             using T = InputOf<F, K>;
                             if (!is_staged<T, P>(staged, K))
-                                packs[u].template get<K>() = load_row_input<T, P, decltype(whole)::value>(
+                                packs[u].template get<K>() = load_row_input<T, P, decltype(loop)::value>(
                                     plan, K, in.template get<K>(), i, c, r, scalar.template get<K>());
                         });
                     }
@@ -567,13 +582,17 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
 #endif
         }
     };
-    if constexpr (kRowsWholeLoop<F>) {
+    if constexpr (kRowsLoops<F>) {
         if (plan.rows_whole) {
-            tiles(BoolConstant<true>{});
+            tiles(RowsLoopConstant<RowsLoop::Whole>{});
+            return;
+        }
+        if (plan.rows_spliced) {
+            tiles(RowsLoopConstant<RowsLoop::Spliced>{});
             return;
         }
     }
-    tiles(BoolConstant<false>{});
+    tiles(RowsLoopConstant<RowsLoop::General>{});
 }
 
 // A run of R elements of p from offset, step apart, of which the first `count` are wanted: whole

@@ -236,6 +236,17 @@ static void check_rows_whole(const views_t *v, const ew_layout_t *l, const ew_st
     else if (checked * pack >= (pack + 1) * row)
         assert_false(whole);
 }
+/* rows_spliced: the rows kernel splices where rows_whole does not hold, an input read along the row runs
+ * along it, and a row holds two packs or more (where most of its packs lie inside it). */
+static void check_rows_spliced(const views_t *v, const ew_layout_t *l, const ew_strided_plan_t *plan)
+{
+    int runs_along = 0;
+    for (int k = 1; k < v->count; ++k)
+        runs_along |= (plan->access[k] == EW_ACCESS_INDEXED || plan->access[k] == EW_ACCESS_LINEAR) &&
+                      l->stride[k][0] == 1;
+    assert_int_equal(plan->rows_spliced, !plan->rows_whole && runs_along && l->shape[0] >= 2 * plan->pack);
+}
+
 static int check_layout(const views_t *v, const ew_layout_t *l)
 {
     const int64_t n = elements_of(v->ndim, v->shape);
@@ -333,6 +344,7 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
         assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
         assert_int_equal(plan.shared_bytes, slots * per_block * 16);
         check_rows_whole(v, l, &plan);
+        check_rows_spliced(v, l, &plan);
     } else {
         assert_int_equal(plan.shared_bytes, 0);
     }
@@ -502,6 +514,17 @@ static void test_named_plans(void **state)
     assert_int_equal(p.blocks, (1000 * 768 / 8 + 1023) / 1024);
     assert_int_equal(p.shared_bytes, 16384);
     assert_int_equal(p.rows_whole, 1); /* rows of whole packs, b one vector a pack */
+    assert_int_equal(p.rows_spliced, 0);
+
+    /* rows of 4,099 in f16: b at another phase in 7 rows of 8, spliced */
+    const int64_t odd_rows[] = {1000, 4099};
+    p = plan_of(2, odd_rows, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 1}}, f16, &l);
+    assert_int_equal(p.kernel, EW_STRIDED_ROWS);
+    assert_int_equal(p.rows_whole, 0);
+    assert_int_equal(p.rows_spliced, 1);
+    /* the same with b a column: one element repeated, nothing to splice */
+    p = plan_of(2, odd_rows, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){1, 0}}, f16, &l);
+    assert_int_equal(p.rows_spliced, 0);
 
     /* f16 with a scalar operand: nothing read along the row, 512 packs */
     p = plan_of(2, nc, 3, (const int64_t *const[]){NULL, NULL, (const int64_t[]){0, 0}}, f16, &l);
@@ -524,6 +547,7 @@ static void test_named_plans(void **state)
     assert_int_equal(p.packs, 749);
     assert_int_equal(p.blocks, 2 + 1);
     assert_int_equal(p.rows_whole, 0); /* rows of 3: packs across them */
+    assert_int_equal(p.rows_spliced, 0); /* none inside a row */
 
     /* [A,B,C] + [A,1,C]: out dense over three dimensions, the gather kernel */
     const int64_t abc[] = {4, 5, 6};

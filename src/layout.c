@@ -424,10 +424,21 @@ ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *l, const ew_policy_t *
     /* Where the row holds two packs or more, most of its packs lie inside it: those of an input running
      * along it at another phase are spliced from the two aligned packs around them. */
     plan.rows_spliced = !plan.rows_whole && runs_along && l->shape[0] >= 2 * (int64_t)plan.pack;
+    /* Where the rows are shorter than that, an input broadcast over them has one pack for each phase of
+     * the row: C of them, built into a table in shared memory as a block starts. */
+    int table_count = 0;
+    for (int k = 1; k < l->count && !plan.rows_whole; ++k)
+        if (plan.access[k] == EW_ACCESS_INDEXED && l->ndim == 2 && l->stride[k][1] == 0 &&
+            l->shape[0] < 2 * (int64_t)plan.pack) {
+            plan.rows_table |= 1u << k;
+            ++table_count;
+        }
+    const int64_t table_bytes = table_count * l->shape[0] * 16;
     plan.block_packs = EW_ROWS_TILE_FROM_PLAN(widest) && along_row ? policy->rows_tile_packs : EW_ROWS_GROUP;
-    while (plan.block_packs > EW_ROWS_GROUP && staged_count * plan.block_packs * 16 > EW_ROWS_MAX_SHARED)
+    while (plan.block_packs > EW_ROWS_GROUP &&
+           staged_count * plan.block_packs * 16 + table_bytes > EW_ROWS_MAX_SHARED)
         plan.block_packs /= 2;
-    plan.shared_bytes = (unsigned)(staged_count * plan.block_packs * 16);
+    plan.shared_bytes = (unsigned)(staged_count * plan.block_packs * 16 + table_bytes);
     plan.blocks = plan.packs > 0 ? grid_blocks(plan.block_packs, plan.packs) : 0;
     if (plan.packs * plan.pack < l->n && plan.blocks < INT32_MAX)
         ++plan.blocks;

@@ -87,8 +87,11 @@ typedef struct {
     int rows_whole;                         /* rows: every input read along the row takes whole packs */
     int rows_spliced;                       /* rows: not rows_whole; an input runs along rows of
                                              * two packs or more (its packs at another phase spliced) */
+    unsigned rows_table;                    /* rows: bit k where input k, broadcast over rows shorter than
+                                             * two packs, takes its packs from a table of one a phase */
     unsigned staged;                        /* rows: bit k where input k comes by bulk copies */
-    unsigned shared_bytes;                  /* rows: the staged inputs' slots in shared memory */
+    unsigned shared_bytes;                  /* rows: the staged inputs' slots, then the tables (16 bytes
+                                             * a pack), in shared memory */
     unsigned blocks;
 } ew_strided_plan_t;
 

@@ -379,8 +379,9 @@ __device__ __forceinline__ Pack<T, P> load_whole_along_row(const ew_strided_plan
 }
 
 // The rows kernel's loops over its tiles: the general one; where the plan found every input read along
-// the row whole (plan.rows_whole); where it splices an input running along the row (plan.rows_spliced).
-enum class RowsLoop { General, Whole, Spliced };
+// the row whole (plan.rows_whole); where it splices an input running along the row (plan.rows_spliced);
+// where an input's packs come from a table of the row's phases (plan.rows_table).
+enum class RowsLoop { General, Whole, Spliced, Table };
 
 // A loop as a type: which one rows_body's generic lambda is compiled as.
 template <RowsLoop Loop> struct RowsLoopConstant {
@@ -389,13 +390,20 @@ template <RowsLoop Loop> struct RowsLoopConstant {
 
 template <typename T, int P, RowsLoop Loop>
 __device__ __forceinline__ Pack<T, P> load_row_input(const ew_strided_plan_t &plan, int k, const T *p,
-                                                     int64_t i, int64_t c, int64_t r, T scalar)
+                                                     int64_t i, int64_t c, int64_t r, T scalar,
+                                                     const unsigned char *table)
 {
     Pack<T, P> in{};
     if constexpr (!kSame<T, NoInput>) {
         if (plan.access[k] == EW_ACCESS_PACKED)
             return pack_at<P>(p, i);
         if (plan.access[k] != EW_ACCESS_SCALAR) {
+            if constexpr (Loop == RowsLoop::Table) {
+                if (plan.rows_table >> k & 1u) {
+                    const int slot = __popc(plan.rows_table & ((1u << k) - 1u));
+                    return load_staged<Pack<T, P>>(table + (slot * plan.shape[0] + c) * 16);
+                }
+            }
             if constexpr (Loop == RowsLoop::Whole)
                 return load_whole_along_row<T, P>(plan, k, p, c, r);
             else
@@ -440,8 +448,9 @@ inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kSto
 template <typename F> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? EW_GATHER_UNROLL : 1;
 
 // Whether the rows kernel has loops of their own for plans whose inputs along the row take whole packs
-// (plan.rows_whole) and for those that splice one (plan.rows_spliced): for 2-byte elements, whose packs
-// of 8 the general loop splits; f32 broadcasts ran 0.5-4.6 % slower with the first (docs/design.md).
+// (plan.rows_whole), for those that splice one (plan.rows_spliced) and for those that read one from a
+// table (plan.rows_table): for 2-byte elements, whose packs of 8 the general loop splits; f32
+// broadcasts ran 0.5-4.6 % slower with the first (docs/design.md).
 template <typename F> inline constexpr bool kRowsLoops = kWidestElement<F> == 2;
 
 // The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
@@ -465,6 +474,32 @@ __device__ __forceinline__ void for_each_staged(unsigned staged, Fn fn)
         if (is_staged<InputOf<F, decltype(k)::value>, P>(staged, decltype(k)::value))
             fn(k, slot++);
     });
+}
+
+// The tables of plan.rows_table, one after another from `table`: for each such input, the C packs of
+// its row (rows of C = plan.shape[0] elements, the same row for every r), the one at phase c holding
+// the row's elements from c on, carried round its end; 16 bytes a pack. Every thread of the block helps.
+template <typename F, int P>
+__device__ __forceinline__ void build_row_tables(const ew_strided_plan_t &plan, PerInput<F, PointerTo> in,
+                                                 unsigned char *table)
+{
+    const int64_t row = plan.shape[0];
+    int slot = 0;
+    for_each_input<F>([&](auto k) {
+        constexpr int K = decltype(k)::value;
+        using T = InputOf<F, K>;
+        if constexpr (!kSame<T, NoInput>) {
+            if (plan.rows_table >> K & 1u) {
+                for (int j = threadIdx.x; j < row * P; j += blockDim.x) {
+                    const int c = j / P, e = j % P;
+                    T *to = reinterpret_cast<T *>(table + (slot * row + c) * 16) + e;
+                    *to = in.template get<K>()[(c + e) % row * plan.stride[K][0]];
+                }
+                ++slot;
+            }
+        }
+    });
+    __syncthreads();
 }
 
 // The rows kernel: out dense over at most two dimensions. The head and the tail past the last whole pack
@@ -499,8 +534,8 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
     });
     PerInput<F, ValueOf> scalar = scalars(plan, in);
     const unsigned staged = plan.staged;
-#if EW_HAS_BULK_COPY
     extern __shared__ __align__(EW_PLAN_BULK_ALIGN) unsigned char shared[];
+#if EW_HAS_BULK_COPY
     __shared__ uint64_t copied;
     if (staged != 0 && threadIdx.x == 0) {
         barrier_init(&copied, 1);
@@ -510,10 +545,16 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
 
     using Packs = PerInput<F, PackOf<P>::template Type>;
     const int64_t body_blocks = gridDim.x - (edges > 0);
-    // The tiles. For 2-byte elements their loop is compiled three times: where every input read along
+    // The tiles. For 2-byte elements their loop is compiled four times: where every input read along
     // the row takes its packs whole (plan.rows_whole), one loads them without the general one's tests;
-    // where the plan splices an input along the row (plan.rows_spliced), one does.
+    // where the plan splices an input along the row (plan.rows_spliced), one does; where an input's
+    // packs come from a table (plan.rows_table), one builds it first and reads it.
     auto tiles = [&](auto loop) {
+        unsigned char *table = nullptr; // the Table loop's, past the staged slots
+        if constexpr (decltype(loop)::value == RowsLoop::Table) {
+            table = shared + __popc(staged) * tile * 16;
+            build_row_tables<F, P>(plan, in, table);
+        }
         for (int64_t first = blockIdx.x * int64_t{tile}, round = 0; first < plan.packs;
              first += body_blocks * tile, ++round) {
             const int count = plan.packs - first < tile ? static_cast<int>(plan.packs - first) : tile;
@@ -546,7 +587,7 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
                             using T = InputOf<F, K>;
                             if (!is_staged<T, P>(staged, K))
                                 packs[u].template get<K>() = load_row_input<T, P, decltype(loop)::value>(
-                                    plan, K, in.template get<K>(), i, c, r, scalar.template get<K>());
+                                    plan, K, in.template get<K>(), i, c, r, scalar.template get<K>(), table);
                         });
                     }
                 }
@@ -589,6 +630,10 @@ __device__ __forceinline__ void rows_body(const F &f, const ew_strided_plan_t &p
         }
         if (plan.rows_spliced) {
             tiles(RowsLoopConstant<RowsLoop::Spliced>{});
+            return;
+        }
+        if (plan.rows_table != 0) {
+            tiles(RowsLoopConstant<RowsLoop::Table>{});
             return;
         }
     }

@@ -247,6 +247,22 @@ static void check_rows_spliced(const views_t *v, const ew_layout_t *l, const ew_
     assert_int_equal(plan->rows_spliced, !plan->rows_whole && runs_along && l->shape[0] >= 2 * plan->pack);
 }
 
+/* rows_table: where rows_whole does not hold and the rows are shorter than two packs, each input
+ * indexed along the row and broadcast over rows (every row the same elements, so a pack's depend on
+ * its phase in the row alone). Returns the tables' count. */
+static int check_rows_table(const views_t *v, const ew_layout_t *l, const ew_strided_plan_t *plan)
+{
+    const int64_t row = l->shape[0], pack = plan->pack;
+    int tables = 0;
+    for (int k = 1; k < v->count; ++k) {
+        const int table = !plan->rows_whole && plan->access[k] == EW_ACCESS_INDEXED && l->ndim == 2 &&
+                          l->stride[k][1] == 0 && row < 2 * pack;
+        assert_int_equal(plan->rows_table >> k & 1u, table);
+        tables += table;
+    }
+    return tables;
+}
+
 static int check_layout(const views_t *v, const ew_layout_t *l)
 {
     const int64_t n = elements_of(v->ndim, v->shape);
@@ -336,13 +352,14 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
             along_row |= k > 0 && (plan.access[k] == EW_ACCESS_INDEXED || plan.access[k] == EW_ACCESS_LINEAR);
         }
         int64_t per_block = widest == 2 && along_row ? policy.rows_tile_packs : EW_ROWS_GROUP;
-        while (per_block > EW_ROWS_GROUP && slots * per_block * 16 > EW_ROWS_MAX_SHARED)
+        const int64_t table_bytes = check_rows_table(v, l, &plan) * l->shape[0] * 16;
+        while (per_block > EW_ROWS_GROUP && slots * per_block * 16 + table_bytes > EW_ROWS_MAX_SHARED)
             per_block /= 2;
         assert_int_equal(plan.block_packs, per_block);
-        assert_true(slots * per_block * 16 <= EW_ROWS_MAX_SHARED);
+        assert_true(slots * per_block * 16 + table_bytes <= EW_ROWS_MAX_SHARED);
         const int64_t body = (plan.packs + per_block - 1) / per_block;
         assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
-        assert_int_equal(plan.shared_bytes, slots * per_block * 16);
+        assert_int_equal(plan.shared_bytes, slots * per_block * 16 + table_bytes);
         check_rows_whole(v, l, &plan);
         check_rows_spliced(v, l, &plan);
     } else {
@@ -548,6 +565,8 @@ static void test_named_plans(void **state)
     assert_int_equal(p.blocks, 2 + 1);
     assert_int_equal(p.rows_whole, 0); /* rows of 3: packs across them */
     assert_int_equal(p.rows_spliced, 0); /* none inside a row */
+    assert_int_equal(p.rows_table, 1u << 2); /* b's 3 packs, one a phase */
+    assert_int_equal(p.shared_bytes, 512 * 16 + 3 * 16); /* a's slot, then b's table */
 
     /* [A,B,C] + [A,1,C]: out dense over three dimensions, the gather kernel */
     const int64_t abc[] = {4, 5, 6};

@@ -248,7 +248,7 @@ static void check_rows_spliced(const views_t *v, const ew_layout_t *l, const ew_
 }
 
 /* rows_table: where rows_whole does not hold and the rows are shorter than two packs, each input
- * indexed along the row and broadcast over rows (every row the same elements, so a pack's depend on
+ * indexed along the row and broadcast over rows (every row the same elements, so a pack depends on
  * its phase in the row alone). Returns the tables' count. */
 static int check_rows_table(const views_t *v, const ew_layout_t *l, const ew_strided_plan_t *plan)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Strided layouts: checks, coalescing and the strided plan (src/layout.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,10 @@ static ew_status_t element_span(int ndim, const int64_t *shape, const int64_t *s
     return EW_SUCCESS;
 }
 
-/* No two elements of out at one address: with the dimensions sorted by |stride|, each stride passes
- * the span of all smaller ones (NumPy's sufficient test). Extent-1 dimensions never collide. */
+/* out's layout rule, the one include/elementwise.h states: the dimensions of extent >= 2, sorted by
+ * |stride|, nest: each |stride| exceeds the span of those before it, the sum of |stride| * (extent - 1).
+ * Sufficient for no two elements of out to share an address (NumPy's test); not necessary (shape {3,2},
+ * strides {2,3}: distinct addresses, refused), as an exact test is a subset-sum problem. */
 static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int64_t *stride)
 {
     int order[EW_MAX_DIMS], count = 0;
@@ -45,16 +48,26 @@ static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int6
         order[k] = d;
     }
     int64_t span = 0; /* the largest offset reached by the dimensions so far */
+    int past = 0;     /* the span left int64 (span is then INT64_MAX) */
     for (int k = 0; k < count; ++k) {
         const int d = order[k];
-        if (llabs(stride[d]) <= span)
+        if (llabs(stride[d]) <= span) {
+            const int e = order[k - 1];
+            char reach[32] = "beyond int64";
+            if (!past)
+                snprintf(reach, sizeof reach, "%lld", (long long)span);
             return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "out: dimension %d (shape %lld, stride %lld) overlaps dimension %d (shape %lld, stride "
-                            "%lld): output elements would share an address",
-                            d, (long long)shape[d], (long long)stride[d], order[k - 1],
-                            (long long)shape[order[k - 1]], (long long)stride[order[k - 1]]);
-        if (__builtin_add_overflow(span, llabs(stride[d]) * (shape[d] - 1), &span)) /* the product fits */
+                            "out: out_strides[%d] = %lld (shape[%d] = %lld) does not step past the span of the "
+                            "dimensions before it by |stride| (%s; the last of them: dimension %d, shape %lld, "
+                            "stride %lld); out's strides must nest: its dimensions of extent above 1, sorted by "
+                            "|stride|, each step past the span of those before it",
+                            d, (long long)stride[d], d, (long long)shape[d], reach, e, (long long)shape[e],
+                            (long long)stride[e]);
+        }
+        if (__builtin_add_overflow(span, llabs(stride[d]) * (shape[d] - 1), &span)) { /* the product fits */
             span = INT64_MAX;
+            past = 1;
+        }
     }
     return EW_SUCCESS;
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Strided layouts (src/layout.c) against a brute-force model written here: over random views (ndim 0-8,
- * extents 0-5, permuted, broadcast, flipped and gapped strides, inputs in place or overlapping out),
- * - a layout accepted has no two out elements at one address, and no input overlapping out unless it is
- *   out exactly (the same pointer, strides and element size);
+/* Strided layouts (src/layout.c) against the model of the header's rules (tests/layout_model.h, shared
+ * with the fuzzer) and its brute force: over random views (ndim 0-8, extents 0-5, permuted, broadcast,
+ * flipped and gapped strides, inputs in place or overlapping out),
+ * - the library accepts exactly the layouts the model accepts, and its refusals name an argument the
+ *   model says is at fault;
+ * - a layout accepted has no two out elements at one address, and no input element meeting an out
+ *   element but its own index's, exactly in place (enumerated);
  * - the coalesced layout pairs exactly the elements the views pair: the sorted lists of (out, a, b)
  *   addresses over every index agree; its extents are >= 2, out's strides positive and increasing;
  * - the plan: a flat layout is contiguous alike in every operand; the gather plan's packed operands are
@@ -20,6 +23,7 @@
 #include <cmocka.h>
 
 #include "layout.h"
+#include "layout_model.h"
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -43,53 +47,12 @@ typedef struct {
     size_t size[EW_LAYOUT_MAX_OPERANDS];
 } views_t;
 
-typedef struct {
-    uintptr_t a[EW_LAYOUT_MAX_OPERANDS];
-} tuple_t;
-
-static int compare_tuples(const void *x, const void *y)
-{
-    const tuple_t *p = x, *q = y;
-    for (int k = 0; k < EW_LAYOUT_MAX_OPERANDS; ++k)
-        if (p->a[k] != q->a[k])
-            return p->a[k] < q->a[k] ? -1 : 1;
-    return 0;
-}
-
-static int compare_addresses(const void *x, const void *y)
-{
-    uintptr_t p = *(const uintptr_t *)x, q = *(const uintptr_t *)y;
-    return p < q ? -1 : p > q;
-}
-
 static int64_t elements_of(int ndim, const int64_t *shape)
 {
     int64_t n = 1;
     for (int d = 0; d < ndim; ++d)
         n *= shape[d];
     return n;
-}
-
-/* The addresses of every index, index by index, from explicit strides (dimension ndim - 1 fastest). */
-static tuple_t *enumerate(int ndim, const int64_t *shape, int count, const int64_t strides[][EW_MAX_DIMS],
-                          const uintptr_t *base, const size_t *size, int64_t n)
-{
-    tuple_t *list = calloc((size_t)(n > 0 ? n : 1), sizeof *list);
-    int64_t index[EW_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < n; ++i) {
-        for (int k = 0; k < count; ++k) {
-            int64_t offset = 0;
-            for (int d = 0; d < ndim; ++d)
-                offset += index[d] * strides[k][d];
-            list[i].a[k] = base[k] + (uintptr_t)(offset * (int64_t)size[k]);
-        }
-        for (int d = ndim - 1; d >= 0; --d) {
-            if (++index[d] < shape[d])
-                break;
-            index[d] = 0;
-        }
-    }
-    return list;
 }
 
 static void random_views(views_t *v)
@@ -142,54 +105,36 @@ static void random_views(views_t *v)
     }
 }
 
-/* Hull of an operand's bytes. */
-static void hull(const views_t *v, int k, uintptr_t *lo, uintptr_t *hi)
-{
-    int64_t first = 0, last = 0;
-    for (int d = 0; d < v->ndim; ++d) {
-        int64_t reach = v->strides[k][d] * (v->shape[d] - 1);
-        *(reach < 0 ? &first : &last) += reach;
-    }
-    *lo = v->address[k] + (uintptr_t)(first * (int64_t)v->size[k]);
-    *hi = v->address[k] + (uintptr_t)((last + 1) * (int64_t)v->size[k]);
-}
-
-static int same_view(const views_t *v, int k)
-{
-    if (v->address[k] != v->address[0] || v->size[k] != v->size[0])
-        return 0;
-    for (int d = 0; d < v->ndim; ++d)
-        if (v->shape[d] > 1 && v->strides[k][d] != v->strides[0][d])
-            return 0;
-    return 1;
-}
+static const char *const names[] = {"out", "a", "b"};
+static const char *const stride_names[] = {"out_strides", "a_strides", "b_strides"};
 
 static ew_status_t make(const views_t *v, ew_layout_t *layout)
 {
-    static const char *names[] = {"out", "a", "b"};
-    static const char *stride_names[] = {"out_strides", "a_strides", "b_strides"};
     ew_view_t views[EW_LAYOUT_MAX_OPERANDS];
     for (int k = 0; k < v->count; ++k)
         views[k] = (ew_view_t){names[k], stride_names[k], (const void *)v->address[k], v->strides[k], v->size[k]};
     return ew_layout_make(v->ndim, v->shape, v->count, views, layout);
 }
 
+/* The views as the model takes them. */
+static void model_operands(const views_t *v, model_operand_t *operands)
+{
+    for (int k = 0; k < v->count; ++k)
+        operands[k] = (model_operand_t){names[k], stride_names[k], v->address[k], v->strides[k], v->size[k]};
+}
+
 /* Above this many elements a layout's addresses are not enumerated: sorting the named plans' tens of
  * millions took most of this test's time, and their shapes' coalescing is checked by their numbers. */
 #define ELEMENTS_CHECKED (1 << 20)
 
-/* Every element's addresses: out's distinct, and the coalesced layout pairing the same elements as
- * the views. */
+/* Every element's addresses: out's apart, inputs apart from them but in place, and the coalesced
+ * layout pairing the same elements as the views. */
 static void check_elements(const views_t *v, const ew_layout_t *l, int64_t n)
 {
-    tuple_t *want = enumerate(v->ndim, v->shape, v->count, v->strides, v->address, v->size, n);
-    uintptr_t *outs = malloc((size_t)n * sizeof *outs);
-    for (int64_t i = 0; i < n; ++i)
-        outs[i] = want[i].a[0];
-    qsort(outs, (size_t)n, sizeof *outs, compare_addresses);
-    for (int64_t i = 1; i < n; ++i)
-        assert_true(outs[i] != outs[i - 1]);
-    free(outs);
+    model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
+    model_operands(v, operands);
+    assert_true(model_elements_apart(v->ndim, v->shape, v->count, operands, n));
+    model_tuple_t *want = model_enumerate(v->ndim, v->shape, v->count, v->strides, v->address, v->size, n);
     /* enumerate's order is outermost-first: hand it the layout's dimensions reversed */
     int64_t shape[EW_MAX_DIMS], strides[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
     for (int d = 0; d < l->ndim; ++d) {
@@ -197,9 +142,9 @@ static void check_elements(const views_t *v, const ew_layout_t *l, int64_t n)
         for (int k = 0; k < v->count; ++k)
             strides[k][d] = l->stride[k][l->ndim - 1 - d];
     }
-    tuple_t *got = enumerate(l->ndim, shape, v->count, strides, l->base, v->size, n);
-    qsort(want, (size_t)n, sizeof *want, compare_tuples);
-    qsort(got, (size_t)n, sizeof *got, compare_tuples);
+    model_tuple_t *got = model_enumerate(l->ndim, shape, v->count, strides, l->base, v->size, n);
+    qsort(want, (size_t)n, sizeof *want, model_compare_tuples);
+    qsort(got, (size_t)n, sizeof *got, model_compare_tuples);
     assert_memory_equal(want, got, (size_t)n * sizeof *want);
     free(want);
     free(got);
@@ -275,14 +220,6 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
         assert_true(l->stride[0][d] > 0);
         if (d > 0)
             assert_true(l->stride[0][d] > l->stride[0][d - 1]);
-    }
-    /* no input overlapping out but exactly in place */
-    uintptr_t out_lo, out_hi;
-    hull(v, 0, &out_lo, &out_hi);
-    for (int k = 1; k < v->count; ++k) {
-        uintptr_t lo, hi;
-        hull(v, k, &lo, &hi);
-        assert_true(!(lo < out_hi && out_lo < hi) || same_view(v, k));
     }
     if (n <= ELEMENTS_CHECKED)
         check_elements(v, l, n);
@@ -405,12 +342,20 @@ static void test_random_layouts(void **state)
         random_views(&v);
         ew_layout_t layout;
         ew_status_t status = make(&v, &layout);
+        model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
+        model_operands(&v, operands);
+        const model_verdict_t verdict = model_views(v.ndim, v.shape, v.count, operands);
+        if (status != (verdict.valid ? EW_SUCCESS : EW_ERROR_INVALID_VALUE))
+            fail_msg("trial %d: %s (\"%s\"), the model says %s", trial, ew_status_string(status),
+                     ew_get_last_error_message(), verdict.valid ? "valid" : "refused");
         if (status == EW_SUCCESS) {
             ++accepted;
             flat += check_layout(&v, &layout);
         } else {
             ++refused;
-            assert_int_equal(status, EW_ERROR_INVALID_VALUE);
+            if (!model_message_names(&verdict, ew_get_last_error_message()))
+                fail_msg("trial %d: \"%s\" names none of the %d arguments at fault (\"%s\", ...)", trial,
+                         ew_get_last_error_message(), verdict.names, verdict.name[0]);
         }
     }
     printf("# %d layouts accepted (%d flat), %d refused\n", accepted, flat, refused);
@@ -649,7 +594,7 @@ static void test_refusals(void **state)
     expect_refusal(2, shape, (const int64_t[]){5, 0}, NULL, apart,
                    (const char *const[]){"out_strides[1] = 0", "share an address", NULL});
     expect_refusal(2, shape, (const int64_t[]){2, 1}, NULL, apart,
-                   (const char *const[]){"out: dimension 0", "dimension 1", NULL});
+                   (const char *const[]){"out: out_strides[0] = 2", "(4; the last of them: dimension 1", NULL});
     expect_refusal(2, shape, NULL, (const int64_t[]){1, 4}, out,
                    (const char *const[]){"out overlaps a", NULL});
     expect_refusal(2, shape, NULL, NULL, out + 4, (const char *const[]){"out overlaps a", NULL});
@@ -683,12 +628,57 @@ static void test_refusals(void **state)
     assert_true(ew_layout_is_flat(&layout));
 }
 
+/* The output layout rule the header states, on the layout of the issue that found it unstated: shape
+ * {3,2}, out strides {2,3}. Its addresses 0,3,2,5,4,7 are all distinct, but its dimensions do not nest
+ * (sorted by |stride|, 3 does not pass the span 2 * (3 - 1) = 4 of the dimension before it), so it is
+ * refused, by a message stating that rule, not a shared address. The model and its brute force agree;
+ * strides {1,3} and {3,2} nest and are accepted. */
+static void test_out_layout_rule(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {3, 2};
+    const struct {
+        int64_t strides[2];
+        int nests;
+    } cases[] = {{{2, 3}, 0}, {{3, 2}, 1}, {{1, 3}, 1}, {{-2, 3}, 0}, {{2, -5}, 1}, {{2, 2}, 0}};
+    for (size_t i = 0; i < COUNT(cases); ++i) {
+        views_t v = {.ndim = 2, .count = 2, .shape = {3, 2}};
+        memcpy(v.strides[0], cases[i].strides, sizeof cases[i].strides);
+        v.strides[1][0] = 2, v.strides[1][1] = 1;
+        v.address[0] = (uintptr_t)1 << 36, v.address[1] = (uintptr_t)2 << 36;
+        v.size[0] = v.size[1] = 4;
+        model_operand_t operands[2];
+        model_operands(&v, operands);
+        assert_true(model_elements_apart(2, shape, 2, operands, 6) || cases[i].strides[0] == cases[i].strides[1]);
+        assert_int_equal(model_views(2, shape, 2, operands).valid, cases[i].nests);
+        ew_layout_t layout;
+        const ew_status_t status = make(&v, &layout);
+        if (cases[i].nests) {
+            assert_int_equal(status, EW_SUCCESS);
+            check_layout(&v, &layout);
+            continue;
+        }
+        assert_int_equal(status, EW_ERROR_INVALID_VALUE);
+        const char *message = ew_get_last_error_message();
+        if (strstr(message, "share an address") != NULL || strstr(message, "must nest") == NULL)
+            fail_msg("{%lld, %lld}: \"%s\" does not state the nesting rule", (long long)cases[i].strides[0],
+                     (long long)cases[i].strides[1], message);
+        if (i == 0)
+            assert_string_equal(message,
+                                "out: out_strides[1] = 3 (shape[1] = 2) does not step past the span of the "
+                                "dimensions before it by |stride| (4; the last of them: dimension 0, shape 3, "
+                                "stride 2); out's strides must nest: its dimensions of extent above 1, sorted "
+                                "by |stride|, each step past the span of those before it");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_divider),
         cmocka_unit_test(test_named_plans),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_out_layout_rule),
         cmocka_unit_test(test_valid_layouts_are_accepted),
         cmocka_unit_test(test_random_layouts),
     };

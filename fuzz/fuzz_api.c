@@ -9,15 +9,25 @@
  * without code by the internal ewi_kernel_make, NULL or destroyed ones, on live or destroyed
  * handles, and ew_kernel_create's arguments. Every call must return one of the ew_status_t values,
  * with a non-empty message on failure, and the status must be the one the rules of
- * include/elementwise.h and docs/semantics.md give for those arguments (a model below). Any
- * violation aborts, which libFuzzer reports as a crash.
+ * include/elementwise.h and docs/semantics.md give for those arguments: the operand rules of the
+ * flat, strided and batched calls by the model tests/layout_model.h (shared with tests/test_layout.c),
+ * the rest by the model below. A refusal's message must name an argument the model finds at fault (a
+ * list's, the entry and its argument). Any violation aborts, which libFuzzer reports as a crash.
  *
- * Safety: a fully valid call reaches cudaGetDevice, which fails without a GPU, so no pointer is ever
- * dereferenced and no kernel source is ever compiled (ew_kernel_create checks the device first).
- * With a GPU present a call with fake pointers would launch a kernel on them, so
- * LLVMFuzzerInitialize refuses to run when any CUDA device is visible.
+ * Validation and launch without a GPU: every call validates its arguments before it asks CUDA for
+ * anything; a call that passes reaches the device check (ewi_handle_check_device: cudaGetDevice), which
+ * fails here, so a valid call with elements returns EW_ERROR_CUDA with "cudaGetDevice failed" and a
+ * refused one EW_ERROR_INVALID_VALUE: the verdict is exact. No pointer is ever dereferenced and no
+ * kernel source is ever compiled (ew_kernel_create checks the device first). With a GPU present a call
+ * with fake pointers would launch a kernel on them, so LLVMFuzzerInitialize refuses to run when any
+ * CUDA device is visible.
  *
- * Input format (fuzz/make_seeds.py writes seeds in it): missing bytes read as 0.
+ * At exit it prints each action's executions and the calls the models judged valid and refused; with
+ * EW_FUZZ_EVERY_ACTION=1 (the ctest) it fails where an action never ran, or a judged action never had
+ * a valid or never a refused call.
+ *
+ * Input format (fuzz/make_seeds.py writes seeds in it; the actions and enum ranges from the one table
+ * fuzz/fuzz_table.h): missing bytes read as 0.
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,8 +38,10 @@
 #include <cuda_runtime_api.h>
 
 #include "elementwise.h"
+#include "fuzz_table.h"
 #include "handle.h"
 #include "kernel.h"
+#include "layout_model.h"
 
 #define CHECK(condition, ...)                                                                                \
     do {                                                                                                     \
@@ -62,7 +74,7 @@ static uint32_t take32(input_t *in) { return (uint32_t)take64(in); } /* 8 bytes,
 
 /* ---- state: handle slots and the set of live handles ---- */
 
-enum { SLOTS = 4, MAX_LIVE = 64 };
+enum { SLOTS = FUZZ_SLOTS, MAX_LIVE = 64 };
 
 typedef struct {
     ew_handle_t handle;
@@ -99,11 +111,17 @@ static ew_handle_t take_handle(input_t *in)
 
 /* ---- argument generators: mostly near the interesting values, sometimes anything ---- */
 
+_Static_assert(FUZZ_ENUM_FIRST < EW_SUCCESS && FUZZ_ENUM_FIRST < EW_BOOL && FUZZ_ENUM_FIRST < EW_OP_ADD &&
+                   FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_STATUS &&
+                   FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_DTYPE &&
+                   FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_OP,
+               "one enum byte reaches every value of the enums and a neighbour on each side");
+
 static int take_enum_value(input_t *in)
 {
     uint8_t b = take8(in);
-    if (b < 224)
-        return (int)(b % 16) - 1; /* -1 .. 14: every valid value and its neighbours */
+    if (b < FUZZ_ENUM_WIDE)
+        return FUZZ_ENUM_FIRST + b % FUZZ_ENUM_SPAN;
     return (int)take32(in);
 }
 
@@ -143,27 +161,9 @@ static const void *take_pointer(input_t *in, const void *out)
 
 static double take_alpha(input_t *in)
 {
-    static const double table[] = {0.0,
-                                   1.0,
-                                   -1.0,
-                                   0.5,
-                                   2.0,
-                                   -0.0,
-                                   127.0,
-                                   128.0,
-                                   -128.0,
-                                   255.0,
-                                   256.0,
-                                   32767.0,
-                                   32768.0,
-                                   -32769.0,
-                                   2147483647.0,
-                                   2147483648.0,
-                                   -2147483649.0,
-                                   9223372036854775807.0 /* 2^63 */,
-                                   -9223372036854775808.0,
-                                   1e300,
-                                   1e-300};
+#define ALPHA_ENTRY(value) value,
+    static const double table[] = {FUZZ_ALPHAS(ALPHA_ENTRY)};
+#undef ALPHA_ENTRY
     uint8_t b = take8(in);
     if (b < 200)
         return table[b % (sizeof table / sizeof table[0])];
@@ -179,13 +179,37 @@ static ew_stream_t take_stream(input_t *in)
     return b < 128 ? NULL : (ew_stream_t)(uintptr_t)take64(in); /* never used without a device */
 }
 
+/* ---- the actions, their executions and the calls judged ---- */
+
+enum {
+#define ACTION_ENUM(name) ACTION_##name,
+    FUZZ_ACTIONS(ACTION_ENUM)
+#undef ACTION_ENUM
+        ACTIONS
+};
+
+static const char *const action_names[ACTIONS] = {
+#define ACTION_NAME(name) #name,
+    FUZZ_ACTIONS(ACTION_NAME)
+#undef ACTION_NAME
+};
+
+/* The actions whose calls a model judges valid or refused: each must see both in a run. */
+static const unsigned judged_actions = 1u << ACTION_UNARY | 1u << ACTION_BINARY | 1u << ACTION_CAST |
+                                       1u << ACTION_SCALE_ADD | 1u << ACTION_STRIDED | 1u << ACTION_BATCHED |
+                                       1u << ACTION_KERNEL_LAUNCH | 1u << ACTION_KERNEL_LAUNCH_STRIDED;
+
+static unsigned long long runs[ACTIONS], judged_valid[ACTIONS], judged_refused[ACTIONS];
+static int current_action;
+
 /* ---- the model: what the rules say a call must return ---- */
 
-static int dtype_valid(int d) { return d >= EW_BOOL && d <= EW_F8E5M2; }
+static int dtype_valid(int d) { return d >= EW_BOOL && d <= FUZZ_LAST_DTYPE; }
 static int is_fp8(int d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
 static size_t spec_size(int d)
 {
     static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+    _Static_assert(sizeof sizes / sizeof sizes[0] == FUZZ_LAST_DTYPE + 1, "a size for every dtype");
     return dtype_valid(d) ? sizes[d] : 0;
 }
 
@@ -215,40 +239,59 @@ static int alpha_fits(int dtype, double alpha)
     return alpha >= low[dtype] && alpha < high_exclusive[dtype] && alpha == floor(alpha);
 }
 
-typedef enum { VALID, INVALID, EITHER } verdict_t;
-
 /* out and up to a kernel's inputs. */
 enum { MAX_OPERANDS = 1 + EW_KERNEL_MAX_INPUTS };
 _Static_assert(EW_KERNEL_MAX_INPUTS == EWI_KERNEL_MAX_INPUTS && EW_KERNEL_MAX_PARAMS == EWI_KERNEL_MAX_PARAMS,
                "the public and internal kernel limits agree");
+_Static_assert(MAX_OPERANDS == MODEL_MAX_OPERANDS, "the model takes every operand of a kernel");
 
-/* Pointers of a call with n > 0: NULL, misaligned, wrapping past the address space or overlapping
- * out (other than exactly in place with equal sizes) make it invalid. Ranges that end within a few
- * bytes of 2^64 are left to the implementation (EITHER). */
-static verdict_t pointers_verdict(int64_t n, int count, const void *const pointers[], const size_t sizes[])
+/* The names a verdict allows a message to start with, for failure reports. */
+static const char *verdict_names(const model_verdict_t *v)
 {
-    typedef unsigned __int128 u128;
-    u128 begin[MAX_OPERANDS], end[MAX_OPERANDS];
-    const u128 top = (u128)1 << 64, margin = 64;
-    verdict_t verdict = VALID;
-    for (int i = 0; i < count; ++i) {
-        uintptr_t p = (uintptr_t)pointers[i];
-        if (p == 0 || p % sizes[i] != 0)
-            return INVALID;
-        begin[i] = p;
-        end[i] = (u128)p + (u128)n * sizes[i];
-        if (end[i] > top)
-            return INVALID;
-        if (end[i] + margin > top)
-            verdict = EITHER;
+    static char text[256];
+    text[0] = '\0';
+    for (int i = 0; i < v->names; ++i)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", i ? ", " : "", v->name[i]);
+    return text;
+}
+
+/* A call the model judged, past the handle and op checks: a valid one with nothing to do succeeds, a
+ * valid one with elements stops at the device check (EW_ERROR_CUDA from cudaGetDevice, as no GPU is
+ * here), a refused one is EW_ERROR_INVALID_VALUE with a message naming an argument at fault. */
+static void expect_verdict(const char *what, const model_verdict_t *v, int nothing_to_do, ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    if (v->valid && nothing_to_do) {
+        CHECK(status == EW_SUCCESS, "%s with nothing to do: %s (\"%s\")", what, ew_status_string(status), message);
+    } else if (v->valid) {
+        CHECK(status == EW_ERROR_CUDA && strncmp(message, "cudaGetDevice failed", 20) == 0,
+              "%s: valid, so stopped at the device check, but %s (\"%s\")", what, ew_status_string(status), message);
+    } else {
+        CHECK(status == EW_ERROR_INVALID_VALUE, "%s: refused by the model (%s) but %s (\"%s\")", what,
+              verdict_names(v), ew_status_string(status), message);
+        CHECK(model_message_names(v, message), "%s: the message \"%s\" names none of the arguments at fault: %s",
+              what, message, verdict_names(v));
     }
-    for (int i = 1; i < count; ++i) {
-        if (begin[0] == begin[i] && sizes[0] == sizes[i])
-            continue;
-        if (begin[0] < end[i] && begin[i] < end[0])
-            return INVALID;
-    }
-    return verdict;
+    ++(v->valid ? judged_valid : judged_refused)[current_action];
+}
+
+/* A refusal the harness knows without the operand model (n, alpha, count, ...): the status, and the
+ * message starting with the argument's name. */
+static void expect_refusal(const char *what, const char *argument, ew_status_t status)
+{
+    model_verdict_t v = {.valid = 1};
+    model_refuse(&v, argument);
+    expect_verdict(what, &v, 0, status);
+}
+
+/* Flat operands as the model takes them. */
+static model_verdict_t flat_verdict(int64_t n, int count, const char *const names[], const void *const pointers[],
+                                    const size_t sizes[])
+{
+    model_operand_t operands[MAX_OPERANDS];
+    for (int i = 0; i < count; ++i)
+        operands[i] = (model_operand_t){names[i], NULL, (uintptr_t)pointers[i], NULL, sizes[i]};
+    return model_flat(n, count, operands);
 }
 
 /* Checks one operation call's status against the model. entry: 0 unary, 1 binary, 2 cast, 3 scale_add. */
@@ -287,59 +330,22 @@ static void check_operation(int entry, ew_handle_t h, int op, int out_dtype, int
           "entry %d, op %d, dtypes %d <- %d: in the catalogue but refused: \"%s\"", entry, op, out_dtype,
           in_dtype, message);
 
-    int alpha_ok = entry != 3 || alpha_fits(out_dtype, alpha);
+    /* then n, then alpha (checked even at n == 0), then the operands */
     if (n < 0) {
-        CHECK(status == EW_ERROR_INVALID_VALUE, "n = %lld: %s", (long long)n, ew_status_string(status));
+        expect_refusal("a flat call", "n", status);
         return;
     }
-    if (n == 0) {
-        /* Nothing launched; an alpha that does not fit may be refused even then. */
-        CHECK(status == EW_SUCCESS || (!alpha_ok && status == EW_ERROR_INVALID_VALUE), "n = 0: %s (\"%s\")",
-              ew_status_string(status), message);
+    if (entry == 3 && !alpha_fits(out_dtype, alpha)) {
+        expect_refusal("flat scale_add", "alpha", status);
         return;
     }
-    CHECK(status != EW_SUCCESS, "entry %d with n = %lld succeeded on a machine without a GPU", entry,
-          (long long)n);
-
-    size_t sizes[3] = {spec_size(out_dtype), spec_size(in_dtype), spec_size(in_dtype)};
-    verdict_t verdict = alpha_ok ? pointers_verdict(n, count, pointers, sizes) : INVALID;
-    if (verdict == INVALID)
-        CHECK(status == EW_ERROR_INVALID_VALUE,
-              "entry %d, n %lld, pointers %p %p %p, alpha %g: invalid but %s (\"%s\")", entry, (long long)n,
-              pointers[0], pointers[1], count > 2 ? pointers[2] : NULL, alpha, ew_status_string(status),
-              message);
-    if (verdict == VALID) {
-        /* A fully valid call gets as far as asking CUDA for the current device, which fails here. */
-        CHECK(status == EW_ERROR_CUDA, "entry %d, n %lld, pointers %p %p %p: valid but %s (\"%s\")", entry,
-              (long long)n, pointers[0], pointers[1], count > 2 ? pointers[2] : NULL,
-              ew_status_string(status), message);
-    }
-    if (status == EW_ERROR_CUDA)
-        CHECK(strstr(message, "cuda") != NULL, "EW_ERROR_CUDA without the CUDA error's name: \"%s\"",
-              message);
+    static const char *const names[][3] = {{"out", "x"}, {"out", "a", "b"}, {"out", "x"}, {"out", "a", "b"}};
+    const size_t sizes[3] = {spec_size(out_dtype), spec_size(in_dtype), spec_size(in_dtype)};
+    const model_verdict_t verdict = flat_verdict(n, count, names[entry], pointers, sizes);
+    expect_verdict("a flat call", &verdict, n == 0, status);
 }
 
 /* ---- actions ---- */
-
-enum {
-    ACTION_MAKE,
-    ACTION_DESTROY,
-    ACTION_CREATE,
-    ACTION_GET,
-    ACTION_UNARY,
-    ACTION_BINARY,
-    ACTION_CAST,
-    ACTION_SCALE_ADD,
-    ACTION_INFO,
-    ACTION_STRIDED,
-    ACTION_BATCHED,
-    ACTION_KERNEL_CREATE,
-    ACTION_KERNEL_MAKE,
-    ACTION_KERNEL_LAUNCH,
-    ACTION_KERNEL_LAUNCH_STRIDED,
-    ACTION_KERNEL_DESTROY,
-    ACTIONS
-};
 
 static void destroy_checked(ew_handle_t h)
 {
@@ -484,9 +490,9 @@ static int64_t take_stride(input_t *in)
 }
 
 /* Fuzzed views: ndim (-1 to EW_MAX_DIMS + 1), the extents (mostly small), each operand's strides or
- * NULL, the shape or NULL; whether an extent within ndim is negative or zero. */
+ * NULL, the shape or NULL. */
 typedef struct {
-    int ndim, negative, empty, shape_null;
+    int ndim, shape_null;
     int64_t shape[EW_MAX_DIMS + 2], strides[MAX_OPERANDS][EW_MAX_DIMS + 2];
     const int64_t *s[MAX_OPERANDS]; /* strides[k] or NULL */
 } views_t;
@@ -498,10 +504,6 @@ static void take_views(input_t *in, int count, views_t *v)
     for (int d = 0; d < EW_MAX_DIMS + 2; ++d) {
         uint8_t b = take8(in);
         v->shape[d] = b < 200 ? b % 6 : b < 250 ? (int64_t)take32(in) : take_n(in);
-        if (d < v->ndim) {
-            v->negative |= v->shape[d] < 0;
-            v->empty |= v->shape[d] == 0;
-        }
         for (int k = 0; k < count; ++k)
             v->strides[k][d] = take_stride(in);
     }
@@ -511,19 +513,25 @@ static void take_views(input_t *in, int count, views_t *v)
         v->s[k] = (null_strides >> k & 1) ? NULL : v->strides[k];
 }
 
-/* The status every strided call must have once its handle (or kernel) and op passed: ndim outside
- * [0, EW_MAX_DIMS], a NULL shape or a negative extent is refused; an empty shape succeeds; anything
- * else fails without a GPU (refused, or stopped at the device). */
-static void check_views_status(const char *what, const views_t *v, ew_status_t status)
+/* Accepted layouts of at most this many elements are enumerated (model_elements_apart). */
+enum { BRUTE_FORCE_ELEMENTS = 4096 };
+
+/* A strided call past its handle (or kernel), op and alpha: the views by the model, exactly; where
+ * they are valid and not empty, then NULL params of a kernel that takes some (params_missing). An
+ * accepted layout's elements are enumerated where they are few: no two of out's share a byte, no
+ * input's meets one of out's but in place. */
+static void judge_views(const char *what, const views_t *v, int count, const model_operand_t *operands,
+                        int params_missing, ew_status_t status)
 {
-    if (v->ndim < 0 || v->ndim > EW_MAX_DIMS || v->shape_null || v->negative)
-        CHECK(status == EW_ERROR_INVALID_VALUE, "%s: ndim %d, invalid but %s", what, v->ndim, ew_status_string(status));
-    else if (v->empty)
-        CHECK(status == EW_SUCCESS, "%s on an empty shape: %s (\"%s\")", what, ew_status_string(status),
-              ew_get_last_error_message());
-    else
-        CHECK(status == EW_ERROR_INVALID_VALUE || status == EW_ERROR_CUDA, "%s without a GPU: %s (\"%s\")", what,
-              ew_status_string(status), ew_get_last_error_message());
+    const int64_t *shape = v->shape_null ? NULL : v->shape;
+    model_verdict_t verdict = model_views(v->ndim, shape, count, operands);
+    if (verdict.valid && verdict.n > 0 && params_missing)
+        model_refuse(&verdict, "params");
+    expect_verdict(what, &verdict, verdict.valid && verdict.n == 0, status);
+    if (verdict.valid && verdict.n > 0 && verdict.n <= BRUTE_FORCE_ELEMENTS)
+        CHECK(model_elements_apart(v->ndim, shape, count, operands, verdict.n),
+              "%s: accepted a layout (ndim %d) in which an out element meets another or an input's", what,
+              v->ndim);
 }
 
 /* The strided calls on fuzzed views and pointers. Beyond the common rules: scale_add's alpha as the flat
@@ -566,16 +574,28 @@ static void action_strided(input_t *in)
     }
     if (!check_common("strided call", h, in_catalogue, status))
         return;
-    if (entry == 3 && !alpha_fits(out_dtype, alpha))
-        CHECK(status == EW_ERROR_INVALID_VALUE, "strided scale_add: alpha %g, invalid but %s", alpha,
-              ew_status_string(status));
-    else
-        check_views_status("strided call", &v, status);
+    if (entry == 3 && !alpha_fits(out_dtype, alpha)) {
+        expect_refusal("strided scale_add", "alpha", status);
+        return;
+    }
+    static const char *const names[][2][3] = {{{"out", "x"}, {"out_strides", "x_strides"}},
+                                              {{"out", "a", "b"}, {"out_strides", "a_strides", "b_strides"}},
+                                              {{"out", "x"}, {"out_strides", "x_strides"}},
+                                              {{"out", "a", "b"}, {"out_strides", "a_strides", "b_strides"}}};
+    const void *const pointers[3] = {out, a, b};
+    const size_t sizes[3] = {spec_size(out_dtype), spec_size(in_dtype), spec_size(in_dtype)};
+    const int count = entry == 0 || entry == 2 ? 2 : 3;
+    model_operand_t operands[3];
+    for (int k = 0; k < count; ++k)
+        operands[k] = (model_operand_t){names[entry][0][k], names[entry][1][k], (uintptr_t)pointers[k], s[k], sizes[k]};
+    judge_views("a strided call", &v, count, operands, 0, status);
 }
 
-/* The batched calls on fuzzed lists (count within the arrays, or negative). Beyond the common rules: a
- * negative count or entry size is refused; an empty list succeeds; a list with elements fails without
- * a GPU. */
+/* The batched calls on fuzzed lists: count within the arrays, or negative; sometimes one array NULL.
+ * Beyond the common rules, in the library's order: scale_add's alpha (even for an empty list), count,
+ * the arrays, then entry by entry the flat call's rules (the model), a bad entry refused with a message
+ * "entry i: " and an argument at fault in that entry; an empty list, or one without elements,
+ * succeeds; a list of valid entries with elements stops at the device check. */
 static void action_batched(input_t *in)
 {
     enum { MAX_ENTRIES = 6 };
@@ -586,59 +606,92 @@ static void action_batched(input_t *in)
     double alpha = entry == 3 ? take_alpha(in) : 0.0;
     const uint8_t c = take8(in);
     const int64_t count = c < 16 ? -(int64_t)c : c % (MAX_ENTRIES + 1);
+    const uint8_t array_byte = take8(in);
+    const int null_array = array_byte >= 224 ? array_byte % 4 : -1; /* n, out, then the inputs' arrays */
     int64_t n[MAX_ENTRIES];
     const void *out[MAX_ENTRIES], *a[MAX_ENTRIES], *b[MAX_ENTRIES];
-    int negative = 0, elements = 0;
     for (int i = 0; i < MAX_ENTRIES; ++i) {
         uint8_t k = take8(in);
         n[i] = k < 64 ? 0 : k < 200 ? k % 100 : take_n(in);
         out[i] = take_pointer(in, NULL);
         a[i] = take_pointer(in, out[i]);
         b[i] = take_pointer(in, out[i]);
-        if (i < count) {
-            negative |= n[i] < 0;
-            elements |= n[i] > 0;
-        }
     }
-    void *const *outs = (void *const *)out;
+    const int64_t *ns = null_array == 0 ? NULL : n;
+    void *const *outs = null_array == 1 ? NULL : (void *const *)out;
+    const void *const *as = null_array == 2 ? NULL : a, *const *bs = null_array == 3 ? NULL : b;
     ew_status_t status;
     int in_catalogue;
     switch (entry) {
     case 0:
-        status = ew_unary_batched(h, (ew_op_t)op, (ew_dtype_t)out_dtype, count, n, outs, a, NULL);
+        status = ew_unary_batched(h, (ew_op_t)op, (ew_dtype_t)out_dtype, count, ns, outs, as, NULL);
         in_catalogue = op == EW_OP_RELU && catalogue_has(op, out_dtype, in_dtype);
         break;
     case 1:
-        status = ew_binary_batched(h, (ew_op_t)op, (ew_dtype_t)out_dtype, count, n, outs, a, b, NULL);
+        status = ew_binary_batched(h, (ew_op_t)op, (ew_dtype_t)out_dtype, count, ns, outs, as, bs, NULL);
         in_catalogue = (op == EW_OP_ADD || op == EW_OP_MUL) && catalogue_has(op, out_dtype, in_dtype);
         break;
     case 2:
-        status = ew_cast_batched(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, count, n, outs, a, NULL);
+        status = ew_cast_batched(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, count, ns, outs, as, NULL);
         in_catalogue = catalogue_has(op, out_dtype, in_dtype);
         break;
     default:
-        status = ew_scale_add_batched(h, (ew_dtype_t)out_dtype, alpha, count, n, outs, a, b, NULL);
+        status = ew_scale_add_batched(h, (ew_dtype_t)out_dtype, alpha, count, ns, outs, as, bs, NULL);
         in_catalogue = catalogue_has(op, out_dtype, in_dtype);
     }
     if (!check_common("batched call", h, in_catalogue, status))
         return;
-    if ((entry == 3 && !alpha_fits(out_dtype, alpha)) || count < 0 || negative) {
-        CHECK(status == EW_ERROR_INVALID_VALUE, "batched call: count %lld, alpha %g, invalid but %s",
-              (long long)count, alpha, ew_status_string(status));
+    static const char *const names[][3] = {{"out", "x"}, {"out", "a", "b"}, {"out", "x"}, {"out", "a", "b"}};
+    const int pointers = entry == 0 || entry == 2 ? 2 : 3;
+    if (entry == 3 && !alpha_fits(out_dtype, alpha)) {
+        expect_refusal("batched scale_add", "alpha", status);
         return;
     }
-    if (count == 0)
-        CHECK(status == EW_SUCCESS, "an empty list: %s (\"%s\")", ew_status_string(status),
-              ew_get_last_error_message());
-    else if (elements)
-        CHECK(status == EW_ERROR_INVALID_VALUE || status == EW_ERROR_CUDA,
-              "a list with elements without a GPU: %s (\"%s\")", ew_status_string(status),
-              ew_get_last_error_message());
+    if (count < 0) {
+        expect_refusal("a batched call", "count", status);
+        return;
+    }
+    if (count > 0 && null_array >= 0 && null_array <= pointers) {
+        expect_refusal("a batched call", null_array == 0 ? "n" : names[entry][null_array - 1], status);
+        return;
+    }
+
+    /* entry by entry */
+    const size_t sizes[3] = {spec_size(out_dtype), spec_size(in_dtype), spec_size(in_dtype)};
+    model_verdict_t entries[MAX_ENTRIES];
+    int valid = 1, elements = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        if (n[i] < 0) {
+            entries[i] = (model_verdict_t){.valid = 1};
+            model_refuse(&entries[i], "n");
+        } else {
+            const void *const entry_pointers[3] = {out[i], a[i], b[i]};
+            entries[i] = flat_verdict(n[i], pointers, names[entry], entry_pointers, sizes);
+        }
+        valid &= entries[i].valid;
+        elements |= entries[i].valid && n[i] > 0;
+    }
+    const char *message = ew_get_last_error_message();
+    if (valid) {
+        const model_verdict_t list = {.valid = 1};
+        expect_verdict("a batched call", &list, !elements, status);
+        return;
+    }
+    long long bad = -1;
+    int at = 0;
+    CHECK(status == EW_ERROR_INVALID_VALUE && sscanf(message, "entry %lld: %n", &bad, &at) == 1 && at > 0,
+          "a list with a bad entry: %s (\"%s\")", ew_status_string(status), message);
+    CHECK(bad >= 0 && bad < count && !entries[bad].valid, "a list's refusal names entry %lld, not a bad one: \"%s\"",
+          bad, message);
+    CHECK(model_message_names(&entries[bad], message + at),
+          "a list's refusal of entry %lld names none of its arguments at fault (%s): \"%s\"", bad,
+          verdict_names(&entries[bad]), message);
+    ++judged_refused[current_action];
 }
 
 /* ---- user-defined kernels: slots, the set of live kernels, and their calls ---- */
 
-enum { KERNEL_SLOTS = 4 };
+enum { KERNEL_SLOTS = FUZZ_SLOTS };
 
 /* A live kernel and what its launches check: its handle (which may be destroyed, or destroyed and
  * made again at the same address, while the kernel lives) and its spec. */
@@ -690,8 +743,9 @@ static int take_count(input_t *in, int max)
 /* NULL or a short constant body; never compiled here, so whether it would compile does not matter. */
 static const char *take_source(input_t *in)
 {
-    static const char *const sources[] = {NULL, "return in0;", "", "return ew::scale_add(p0, in0, in1);",
-                                          "} not code {"};
+#define SOURCE_ENTRY(name, text) text,
+    static const char *const sources[] = {FUZZ_SOURCES(SOURCE_ENTRY)};
+#undef SOURCE_ENTRY
     return sources[take8(in) % (sizeof sources / sizeof sources[0])];
 }
 
@@ -862,7 +916,17 @@ static void action_kernel_launch_strided(input_t *in)
     const live_kernel_t *l = launchable(k, "ew_kernel_launch_strided", status);
     if (l == NULL)
         return;
-    check_views_status("ew_kernel_launch_strided", &v, status); /* NULL params: refused, past an empty shape */
+    /* A NULL inputs array reads as NULL pointers, named "inputs"; a NULL in_strides as all contiguous. */
+    static const char *const names[] = {"out", "inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
+    static const char *const strides_names[] = {"out_strides", "in_strides[0]", "in_strides[1]", "in_strides[2]",
+                                                "in_strides[3]"};
+    model_operand_t operands[MAX_OPERANDS] = {{names[0], strides_names[0], (uintptr_t)out, v.s[0],
+                                               spec_size(l->out_dtype)}};
+    for (int i = 0; i < l->n_inputs; ++i)
+        operands[1 + i] = (model_operand_t){inputs_null ? "inputs" : names[1 + i], strides_names[1 + i],
+                                            inputs_null ? 0 : (uintptr_t)inputs[i], in_strides_null ? NULL : v.s[1 + i],
+                                            spec_size(l->in_dtypes[i])};
+    judge_views("ew_kernel_launch_strided", &v, 1 + l->n_inputs, operands, params_null && l->n_params > 0, status);
 }
 
 /* ew_kernel_launch: the kernel and its handle, n (0 succeeds with anything), the inputs and params
@@ -881,38 +945,28 @@ static void action_kernel_launch(input_t *in)
     ew_status_t status =
         ew_kernel_launch(k, n, (void *)out, inputs_null ? NULL : inputs, params_null ? NULL : kernel_params, stream);
     check_kernel_status("ew_kernel_launch", status);
-    const char *message = ew_get_last_error_message();
 
     const live_kernel_t *l = launchable(k, "ew_kernel_launch", status);
     if (l == NULL)
         return;
+    /* n, then (n > 0) the inputs array, params, the operands, the device */
     if (n < 0) {
-        CHECK(status == EW_ERROR_INVALID_VALUE, "launch with n = %lld: %s", (long long)n,
-              ew_status_string(status));
+        expect_refusal("ew_kernel_launch", "n", status);
         return;
     }
-    if (n == 0) {
-        CHECK(status == EW_SUCCESS, "launch with n = 0: %s (\"%s\")", ew_status_string(status), message);
+    if (n > 0 && (inputs_null || (params_null && l->n_params > 0))) {
+        expect_refusal("ew_kernel_launch", inputs_null ? "inputs" : "params", status);
         return;
     }
-    if (inputs_null || (params_null && l->n_params > 0)) {
-        CHECK(status == EW_ERROR_INVALID_VALUE, "launch with inputs %s, params %s (n_params %d): %s",
-              inputs_null ? "NULL" : "set", params_null ? "NULL" : "set", l->n_params,
-              ew_status_string(status));
-        return;
-    }
+    static const char *const names[] = {"out", "inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
     const void *pointers[MAX_OPERANDS] = {out};
     size_t sizes[MAX_OPERANDS] = {spec_size(l->out_dtype)};
     for (int i = 0; i < l->n_inputs; ++i) {
         pointers[1 + i] = inputs[i];
         sizes[1 + i] = spec_size(l->in_dtypes[i]);
     }
-    verdict_t verdict = pointers_verdict(n, 1 + l->n_inputs, pointers, sizes);
-    ew_status_t expected = verdict == INVALID ? EW_ERROR_INVALID_VALUE : EW_ERROR_CUDA; /* the device check */
-    CHECK(status == expected || (verdict == EITHER && status == EW_ERROR_INVALID_VALUE),
-          "launch, n %lld, out %p (dtype %d), inputs %p %p %p %p (%d of them): %s (\"%s\")", (long long)n,
-          out, l->out_dtype, inputs[0], inputs[1], inputs[2], inputs[3], l->n_inputs,
-          ew_status_string(status), message);
+    const model_verdict_t verdict = flat_verdict(n, 1 + l->n_inputs, names, pointers, sizes);
+    expect_verdict("ew_kernel_launch", &verdict, n == 0, status);
 }
 
 static void action_info(input_t *in)
@@ -931,10 +985,36 @@ static void action_info(input_t *in)
     CHECK(ew_get_last_error_message() != NULL, "ew_get_last_error_message");
 }
 
+/* At exit: each action's executions, and for the judged ones the calls judged valid and refused. With
+ * EW_FUZZ_EVERY_ACTION=1, an action that never ran, or a judged one that never saw both verdicts,
+ * fails the run. */
+static void report(void)
+{
+    int missing = 0;
+    fprintf(stderr, "fuzz_api: executions per action (calls the models judged valid / refused):\n");
+    for (int a = 0; a < ACTIONS; ++a) {
+        const int judged = judged_actions >> a & 1u;
+        fprintf(stderr, "fuzz_api:   %-22s %12llu", action_names[a], runs[a]);
+        if (judged)
+            fprintf(stderr, "  valid %10llu  refused %10llu", judged_valid[a], judged_refused[a]);
+        fprintf(stderr, "\n");
+        missing += runs[a] == 0 || (judged && (judged_valid[a] == 0 || judged_refused[a] == 0));
+    }
+    const char *required = getenv("EW_FUZZ_EVERY_ACTION");
+    if (missing > 0 && required != NULL && strcmp(required, "1") == 0) {
+        fprintf(stderr, "fuzz_api: FAIL: %d action(s) never ran, or never had a valid or a refused call "
+                        "(EW_FUZZ_EVERY_ACTION=1): the seeds (fuzz/make_seeds.py) must reach every action\n",
+                missing);
+        fflush(stderr);
+        _Exit(1);
+    }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    atexit(report);
     int count = 0;
     cudaError_t error = cudaGetDeviceCount(&count);
     if (error == cudaSuccess && count > 0) {
@@ -953,6 +1033,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input_t in = {data, size, 0};
     for (int steps = 0; in.at < in.size && steps < 256; ++steps) {
         int action = take8(&in) % ACTIONS;
+        current_action = action;
+        ++runs[action];
         switch (action) {
         case ACTION_MAKE: action_make(&in); break;
         case ACTION_DESTROY: destroy_checked(take_handle(&in)); break;
@@ -966,7 +1048,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_KERNEL_LAUNCH: action_kernel_launch(&in); break;
         case ACTION_KERNEL_LAUNCH_STRIDED: action_kernel_launch_strided(&in); break;
         case ACTION_KERNEL_DESTROY: destroy_kernel_checked(take_kernel(&in)); break;
-        default: action_operation(&in, action);
+        case ACTION_UNARY:
+        case ACTION_BINARY:
+        case ACTION_CAST:
+        case ACTION_SCALE_ADD: action_operation(&in, action); break;
+        default: CHECK(0, "action %s has no case", action_names[action]);
         }
     }
     /* Leave no live kernel or handle behind: each input starts from the same state. */

@@ -2,26 +2,65 @@
 # SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpus fuzz/corpus/ for fuzz/fuzz_api.c: one small file per scenario, in the
 harness's input format (an action byte, then its argument bytes; see the take_* readers there).
-Run from anywhere: python3 fuzz/make_seeds.py. The files are committed; rerun after a format change."""
+The action codes, the enum byte's window, the slots, alphas and kernel sources come from the one table
+fuzz/fuzz_table.h, the enums' values and limits from include/elementwise.h.in, both parsed here.
+Run from anywhere: python3 fuzz/make_seeds.py writes the files (they are committed; rerun after a
+change to the format or the table). --check writes nothing and fails (exit 1) where the committed
+seeds differ from these or the header's enums end past the table's last values (the ctest fuzz_seeds;
+the ctest fuzz_api_seeds runs each seed once and fails where an action is not reached)."""
 import os
+import re
 import struct
+import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE = open(os.path.join(HERE, "fuzz_table.h")).read()
+HEADER = open(os.path.join(HERE, "..", "include", "elementwise.h.in")).read()
+
+
+def table_list(macro):  # the X(...) entries of one of the table's macros, in order
+    body = re.search(r"#define %s\(X\)((?:.*\\\n)*.*)" % macro, TABLE).group(1)
+    return [entry.split(",")[0].strip() for entry in re.findall(r"X\(([^)]*)\)", body)]
+
+
+def table_value(name):
+    return re.search(r"#define %s\s+\(?([-\w]+)\)?" % name, TABLE).group(1)
+
+
+def header_enum(type_name):  # {member: value} of one of the header's enums
+    body = re.search(r"typedef enum \{([^}]*)\} %s;" % type_name, HEADER).group(1)
+    return {name: int(value) for name, value in re.findall(r"(EW_\w+)\s*=\s*(-?\d+)", body)}
+
+
+def header_define(name):
+    return int(re.search(r"#define %s\s+(\d+)" % name, HEADER).group(1))
+
+
+ACTION = {name: code for code, name in enumerate(table_list("FUZZ_ACTIONS"))}
+STATUS, DTYPE, OPS = header_enum("ew_status_t"), header_enum("ew_dtype_t"), header_enum("ew_op_t")
+ENUM_FIRST, ENUM_SPAN = int(table_value("FUZZ_ENUM_FIRST")), int(table_value("FUZZ_ENUM_SPAN"))
+ENUM_WIDE, SLOTS = int(table_value("FUZZ_ENUM_WIDE")), int(table_value("FUZZ_SLOTS"))
+ALPHAS = [float(a) for a in table_list("FUZZ_ALPHAS")]
+SOURCES = table_list("FUZZ_SOURCES")
+MAX_DIMS, MAX_INPUTS = header_define("EW_MAX_DIMS"), header_define("EW_KERNEL_MAX_INPUTS")
+MAX_PARAMS = header_define("EW_KERNEL_MAX_PARAMS")
+
+OP = {name[len("EW_OP_"):].lower(): value for name, value in OPS.items()}
+DT = {name[len("EW_"):].lower(): value for name, value in DTYPE.items()}
+PAST_DTYPE, PAST_OP = max(DTYPE.values()) + 1, max(OPS.values()) + 1  # outside the enums, whatever they grow to
+NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
- KERNEL_LAUNCH, KERNEL_DESTROY) = range(15)
-OP = {"add": 1, "mul": 2, "relu": 3, "cast": 4, "scale_add": 5}
-DT = {"bool": 1, "i8": 2, "u8": 3, "i16": 4, "i32": 5, "i64": 6, "f16": 7, "bf16": 8, "f32": 9, "f64": 10,
-      "f8e4m3": 11, "f8e5m2": 12}
-NULL_SLOT = 4  # for handles and kernels alike
-ALPHAS = [0.0, 1.0, -1.0, 0.5, 2.0, -0.0, 127.0, 128.0, -128.0, 255.0, 256.0, 32767.0, 32768.0, -32769.0,
-          2147483647.0, 2147483648.0, -2147483649.0, 2.0**63, -2.0**63, 1e300, 1e-300]
+ KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY) = (ACTION[name] for name in (
+     "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
+     "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY"))
 
 
 def u64(v):
     return struct.pack("<Q", v & (2**64 - 1))
 
 
-def enum(v):  # take_enum_value: -1..14 in one byte, anything else as a 32-bit value
-    return bytes([v + 1]) if -1 <= v <= 14 else bytes([255]) + u64(v)
+def enum(v):  # take_enum_value: the table's window in one byte, anything else as a 32-bit value
+    return bytes([v - ENUM_FIRST]) if ENUM_FIRST <= v < ENUM_FIRST + ENUM_SPAN else bytes([255]) + u64(v)
 
 
 def n_small(n):  # 1 + lo + 256 * hi
@@ -91,8 +130,8 @@ def alpha_bits(value):
 R0, R1, R2 = ptr_region(0, 0), ptr_region(1, 0), ptr_region(2, 0)
 
 # User-defined kernels. Sources by index (take_source): NULL, then short bodies that are never compiled.
-SRC_NULL, SRC_IN0, SRC_EMPTY, SRC_SCALE_ADD, SRC_NOT_CODE = range(5)
-MAX_INPUTS, MAX_PARAMS = 4, 8
+SRC_NULL, SRC_IN0, SRC_EMPTY, SRC_SCALE_ADD, SRC_NOT_CODE = (
+    SOURCES.index(name) for name in ("NULL_SOURCE", "IN0", "EMPTY", "SCALE_ADD_BODY", "NOT_CODE"))
 
 
 def count(c, maximum):  # take_count: -2 .. maximum + 1 in one byte, anything else as a 32-bit value
@@ -125,10 +164,92 @@ def kernel_launch(kernel_slot, n=n_small(1000), out=K_OUT, inputs=None, inputs_n
 def kernel_destroy(kernel_slot):
     return bytes([KERNEL_DESTROY, kernel_slot])
 
+# Strided views (take_views): ndim, then per dimension (EW_MAX_DIMS + 2 of them) the extent and each
+# operand's stride, then whether the shape is NULL (ndim > 0) and which strides are NULL.
+def extent(e):
+    if 0 <= e <= 5:
+        return bytes([e])
+    if e == -1:
+        return bytes([250, 2])  # take_n: -1
+    return bytes([200]) + u64(e)  # a 32-bit value
+
+
+def stride(v):  # take_stride
+    if v in (0, 1, -1):
+        return bytes([{0: 0, 1: 1, -1: 2}[v]])
+    if -16 <= v <= 15:
+        return bytes([((v + 16) << 3) | 3])
+    if v == -2**63:
+        return bytes([4])
+    if v == 2**63 - 1:
+        return bytes([5])
+    return bytes([6]) + u64(v)
+
+
+def views(ndim, shape, strides, shape_null=False):
+    """strides: one list per operand (missing dimensions 0), None for a NULL strides pointer."""
+    body = bytes([ndim + 1])
+    for d in range(MAX_DIMS + 2):
+        body += extent(shape[d] if d < len(shape) else 1)
+        for k in strides:
+            body += stride(k[d] if k is not None and d < len(k) else 0)
+    if ndim > 0:
+        body += bytes([0 if shape_null else 255])
+    return body + bytes([sum(1 << k for k, v in enumerate(strides) if v is None)])
+
+
+# the strided call entries (action_strided, action_batched): unary, binary, cast, scale_add
+E_UNARY, E_BINARY, E_CAST, E_SCALE_ADD = range(4)
+
+
+def entry_head(entry, op=None, dtype=None, src=None, alpha_byte=b""):
+    body = bytes([entry]) + (enum(op) if entry in (E_UNARY, E_BINARY) else b"") + enum(dtype)
+    return body + (enum(src) if entry == E_CAST else b"") + (alpha_byte if entry == E_SCALE_ADD else b"")
+
+
+def strided(slot, entry, dtype, ndim, shape, strides=(None, None, None), pointers=(R0, R1, R2), op=None, src=None,
+            alpha_byte=b"", shape_null=False):
+    strides = list(strides) + [None] * (3 - len(strides))
+    return (bytes([STRIDED, slot]) + entry_head(entry, op, dtype, src, alpha_byte)
+            + views(ndim, shape, strides, shape_null) + b"".join(pointers))
+
+
+def list_count(c):  # count: c < 16 reads as -c, else c % 7
+    return bytes([-c]) if c <= 0 else bytes([21 + c])
+
+
+def list_n(v):  # an entry's n: 0, 1..99 in one byte, else take_n
+    if v == 0:
+        return bytes([0])
+    if 64 <= v <= 99:
+        return bytes([v])
+    if 1 <= v < 64:
+        return bytes([v + 100])
+    return bytes([200]) + (N_MINUS_ONE if v == -1 else n_any(v))
+
+
+def batched(slot, entry, dtype, entries, op=None, src=None, alpha_byte=b"", count=None, null_array=None):
+    """entries: (n, out, a, b) pointers each; up to six, the rest empty."""
+    body = bytes([BATCHED, slot]) + entry_head(entry, op, dtype, src, alpha_byte)
+    body += list_count(len(entries) if count is None else count)
+    entries = list(entries) + [(0, ptr_null(), ptr_null(), ptr_null())] * (6 - len(entries))
+    body += bytes([0 if null_array is None else 224 + null_array])
+    return body + b"".join(list_n(n) + o + a + b for n, o, a, b in entries)
+
+
+def kernel_strided(kernel_slot, ndim, shape, strides=(), out=K_OUT, inputs=None, inputs_null=False,
+                   in_strides_null=False, params_null=False):
+    strides = list(strides) + [None] * (1 + MAX_INPUTS - len(strides))
+    return (bytes([KERNEL_LAUNCH_STRIDED, kernel_slot]) + views(ndim, shape, strides) + out
+            + b"".join(inputs or K_INPUTS) + bytes([0 if inputs_null else 128, 0 if in_strides_null else 128,
+                                                    0 if params_null else 128]))
+
+
 SCALE_ADD_CASES = [("bool", 1.0), ("bool", 2.0), ("i8", 127.0), ("i8", 128.0), ("u8", -1.0), ("u8", 255.0),
                    ("i16", 32768.0), ("i32", -2147483649.0), ("i64", 2.0**63), ("i64", -2.0**63),
                    ("f16", 1e300), ("bf16", 0.5)]
-INFO_CASES = [(1, 9, 9), (4, 1, 12), (3, 1, 1), (5, 11, 11), (0, 0, 0), (14, 14, 14), (-1, 5, 5)]
+INFO_CASES = [(1, 9, 9), (4, 1, 12), (3, 1, 1), (5, 11, 11), (0, 0, 0), (PAST_OP, PAST_DTYPE, PAST_DTYPE),
+              (-1, 5, 5), (ENUM_FIRST + ENUM_SPAN - 1,) * 3]
 
 seeds = {
     "valid_binary_f32": [make(0), op_call(BINARY, 0, OP["add"], DT["f32"])],
@@ -164,8 +285,9 @@ seeds = {
     "unsupported_ops_and_dtypes": [
         make(0), op_call(UNARY, 0, OP["add"], DT["f32"]), op_call(BINARY, 0, OP["relu"], DT["f32"]),
         op_call(UNARY, 0, OP["relu"], DT["bool"]), op_call(BINARY, 0, OP["add"], DT["f8e4m3"]),
-        op_call(CAST, 0, out=0, src=DT["f32"]), op_call(CAST, 0, out=DT["f32"], src=13),
-        op_call(BINARY, 0, 99999, DT["f32"]), op_call(SCALE_ADD, 0, out=DT["f8e5m2"], alpha=alpha(1.0)),
+        op_call(CAST, 0, out=0, src=DT["f32"]), op_call(CAST, 0, out=DT["f32"], src=PAST_DTYPE),
+        op_call(BINARY, 0, PAST_OP, DT["f32"]), op_call(BINARY, 0, 99999, DT["f32"]),
+        op_call(SCALE_ADD, 0, out=DT["f8e5m2"], alpha=alpha(1.0)),
         op_call(UNARY, 0, -1, -1)],
     "destroyed_and_null_handles": [
         make(0), bytes([DESTROY, 0]), op_call(BINARY, 0, OP["add"], DT["f32"]), bytes([DESTROY, 0]),
@@ -188,19 +310,19 @@ seeds = {
         kernel_create(0, source=SRC_NULL), kernel_create(0, n_inputs=0), kernel_create(0, n_inputs=5),
         kernel_create(0, n_inputs=-1), kernel_create(0, n_inputs=2**31 - 1), kernel_create(0, dtypes_null=True),
         kernel_create(0, n_params=-1), kernel_create(0, n_params=9), kernel_create(0, n_params=-2**31),
-        kernel_create(0, out=0), kernel_create(0, out=13), kernel_create(0, out=-1),
-        kernel_create(0, n_inputs=2, in_dtypes=[DT["i8"], 13]), kernel_create(0, n_inputs=4, in_dtypes=[1, 2, 3, 0]),
+        kernel_create(0, out=0), kernel_create(0, out=PAST_DTYPE), kernel_create(0, out=-1),
+        kernel_create(0, n_inputs=2, in_dtypes=[DT["i8"], PAST_DTYPE]), kernel_create(0, n_inputs=4, in_dtypes=[1, 2, 3, 0]),
         kernel_create(0, n_inputs=3, in_dtypes=[DT["u8"], DT["i64"], DT["f8e5m2"], 0]),  # [3] is not read
         # several problems: the first in the check order is reported
         kernel_create(NULL_SLOT, output_null=True, source=SRC_NULL),
         kernel_create(0, source=SRC_NULL, out=0, n_inputs=9), kernel_create(0, n_inputs=0, dtypes_null=True),
-        kernel_create(0, out=13, n_params=9), kernel_create(0, out=13, in_dtypes=[0]),
+        kernel_create(0, out=PAST_DTYPE, n_params=9), kernel_create(0, out=PAST_DTYPE, in_dtypes=[0]),
         kernel_create(0, source=SRC_EMPTY), kernel_create(0, source=SRC_NOT_CODE, n_params=MAX_PARAMS)],
     "kernel_make": [
         make(0), make(1), bytes([DESTROY, 1]),
         kernel_make(0, 0, in_dtypes=[DT["f32"]]), kernel_make(1, NULL_SLOT), kernel_make(1, 1),
         kernel_make(1, 0, source=SRC_NULL), kernel_make(1, 0, n_inputs=5), kernel_make(1, 0, dtypes_null=True),
-        kernel_make(1, 0, n_params=9), kernel_make(1, 0, out=13), kernel_make(1, 0, n_inputs=2, in_dtypes=[1, 0]),
+        kernel_make(1, 0, n_params=9), kernel_make(1, 0, out=PAST_DTYPE), kernel_make(1, 0, n_inputs=2, in_dtypes=[1, 0]),
         kernel_make(1, 0, source=SRC_NOT_CODE, out=DT["bool"], n_inputs=4,
                     in_dtypes=[DT["f8e4m3"], DT["i16"], DT["u8"], DT["f64"]], n_params=MAX_PARAMS),
         kernel_make(0, 0, out=DT["i64"]),  # replaces the slot's live kernel
@@ -259,9 +381,143 @@ seeds = {
                          pointers=[ptr_any(0xDEADBEEF00000000), ptr_any(8), ptr_any(0x7F0000000000)])],
 }
 
-directory = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def entries(count, n=50, **changes):
+    """count valid entries of n elements (regions 0, 1, 2 for out, a, b; 4 KiB apart); changes[i]
+    replaces entry i's (n, out, a, b)."""
+    return [changes.get(f"e{i}", (n, ptr_region(0, 0x1000 * i), ptr_region(1, 0x1000 * i), ptr_region(2, 0x1000 * i)))
+            for i in range(count)]
+
+
+F32, F16 = DT["f32"], DT["f16"]
+seeds.update({
+    # The strided calls: every rule of the strided group on each side, and out's nesting rule.
+    "strided_layouts": [
+        make(0),
+        strided(0, E_BINARY, F32, 2, [4, 3], (None, None, [0, 1]), op=OP["add"]),  # [N,C] + [C]: valid
+        strided(0, E_UNARY, F32, 2, [3, 2], ([2, 3], None), op=OP["relu"]),  # distinct, not nested: refused
+        strided(0, E_UNARY, F32, 2, [3, 2], ([1, 3], [1, 3]), op=OP["relu"], pointers=(R0, ptr_in_place(), R2)),
+        strided(0, E_UNARY, F32, 2, [3, 2], ([3, 2], None), op=OP["relu"]),  # nested: valid
+        strided(0, E_UNARY, F32, 2, [2, 2], ([2, 2], None), op=OP["relu"]),  # equal strides: refused
+        strided(0, E_CAST, F16, 2, [4, 3], (None, [1, 4]), src=F32),  # transposed input: valid
+        strided(0, E_CAST, DT["f8e4m3"], 2, [4, 3], ([8, -2], None), src=F32,
+                pointers=(ptr_region(0, 0x100), R1, R2)),  # padded, reversed out: valid
+        strided(0, E_SCALE_ADD, DT["f64"], 2, [2, 3], ([0, 1], None, None), alpha_byte=alpha(0.5)),  # stride 0
+        strided(0, E_SCALE_ADD, DT["i8"], 1, [5], alpha_byte=alpha(128.0)),  # alpha
+        strided(0, E_SCALE_ADD, DT["i8"], 1, [5], alpha_byte=alpha(127.0)),
+        strided(0, E_BINARY, F32, 2, [4, 3], ([-3, -1], [-3, -1], None), op=OP["mul"],
+                pointers=(ptr_region(0, 0x100), ptr_in_place(), R2)),  # reversed, in place: valid
+        strided(0, E_BINARY, F32, 2, [4, 3], (None, [3, 1], [-3, -1]), op=OP["mul"],
+                pointers=(R0, R1, ptr_in_place())),  # in place with other strides: refused
+        strided(0, E_BINARY, F32, 2, [4, 3], (None, None, None), op=OP["add"],
+                pointers=(R0, ptr_near_out(4), R2)),  # shifted overlap: refused
+        strided(0, E_BINARY, F32, 2, [0, 3], op=OP["add"], pointers=(ptr_null(),) * 3),  # empty: nothing to do
+        strided(0, E_BINARY, F32, 0, [], op=OP["add"], shape_null=True),  # one element, shape NULL: valid
+        strided(0, E_BINARY, F32, 9, [2] * 10, op=OP["add"]),  # ndim
+        strided(0, E_BINARY, F32, -1, [], op=OP["add"]),
+        strided(0, E_BINARY, F32, 2, [4, 3], op=OP["add"], shape_null=True),
+        strided(0, E_BINARY, F32, 2, [4, -1], op=OP["add"]),  # a negative extent
+        strided(0, E_BINARY, F32, 2, [2**31, 2**31 + 5], op=OP["add"]),  # past int64 elements
+        strided(0, E_BINARY, F32, 2, [4, 3], op=OP["add"], pointers=(ptr_region(0, 2), R1, R2)),  # misaligned
+        strided(0, E_BINARY, F32, 2, [4, 3], op=OP["add"], pointers=(R0, ptr_null(), R2)),
+        strided(0, E_BINARY, F32, 2, [4, 3], (None, [2**63 - 1, 1], None), op=OP["add"]),  # span past int64
+        strided(0, E_BINARY, F32, 2, [4, 3], (None, [-16, 1], None), op=OP["add"]),  # before address 0
+        strided(0, E_BINARY, DT["u8"], 1, [300], op=OP["add"], pointers=(ptr_top(255), R1, R2)),  # past 2^64
+        strided(0, E_BINARY, F32, 2, [4, 3], op=OP["relu"]),  # not the entry's op
+        strided(NULL_SLOT, E_BINARY, F32, 2, [4, 3], op=OP["add"])],
+    # The lists: entry by entry.
+    "batched_lists": [
+        make(1),
+        batched(1, E_BINARY, F32, entries(3), op=OP["add"]),  # valid
+        batched(1, E_UNARY, F16, entries(2), op=OP["relu"]),
+        batched(1, E_CAST, F16, entries(4), src=F32),
+        batched(1, E_SCALE_ADD, DT["f64"], entries(2, n=40), alpha_byte=alpha(2.0)),
+        batched(1, E_BINARY, F32, entries(3, e1=(50, ptr_region(0, 0x1002), R1, R2)), op=OP["add"]),  # misaligned
+        batched(1, E_BINARY, F32, entries(3, e2=(-1, R0, R1, R2)), op=OP["add"]),  # entry 2: n = -1
+        batched(1, E_BINARY, F32, entries(3, e0=(50, R0, ptr_near_out(8), R2)), op=OP["mul"]),  # overlap
+        batched(1, E_BINARY, F32, entries(3, e1=(50, ptr_region(0, 0x1000), ptr_in_place(), ptr_in_place())),
+                op=OP["mul"]),  # in place: valid
+        batched(1, E_BINARY, F32, entries(2, e1=(50, ptr_null(), R1, R2)), op=OP["add"]),  # NULL out
+        batched(1, E_BINARY, F32, entries(3, e0=(0, ptr_null(), ptr_null(), ptr_null()))
+                + [(0, ptr_null(), ptr_null(), ptr_null())], op=OP["add"]),  # an empty entry, NULL pointers
+        batched(1, E_BINARY, F32, [(0, ptr_null(), ptr_null(), ptr_null())] * 2, op=OP["add"]),  # no elements
+        batched(1, E_BINARY, F32, [], op=OP["add"], null_array=0),  # count 0: arrays may be NULL
+        batched(1, E_BINARY, F32, entries(2), op=OP["add"], count=-3),
+        batched(1, E_BINARY, F32, entries(2), op=OP["add"], null_array=0),  # n NULL
+        batched(1, E_BINARY, F32, entries(2), op=OP["add"], null_array=2),  # a NULL
+        batched(1, E_UNARY, F32, entries(2), op=OP["relu"], null_array=3),  # b: not an array of unary
+        batched(1, E_SCALE_ADD, DT["i8"], entries(2), alpha_byte=alpha(128.0)),  # alpha, before the list
+        batched(1, E_SCALE_ADD, DT["i8"], [], alpha_byte=alpha(128.0)),
+        batched(1, E_BINARY, F32, entries(2, e1=(2**62, R0, R1, R2)), op=OP["add"]),  # past 2^64
+        batched(1, E_BINARY, DT["f8e5m2"], entries(2), op=OP["add"])],  # outside the catalogue
+    # User kernels on views.
+    "kernel_launch_strided": [
+        make(0), make(1),
+        kernel_make(0, 0, in_dtypes=[F32]),
+        kernel_make(1, 0, out=F16, n_inputs=2, in_dtypes=[F16, F32], n_params=1),
+        kernel_make(2, 1, out=DT["i8"], n_inputs=4, in_dtypes=[DT["i8"]] * 4, n_params=2),
+        kernel_strided(0, 2, [4, 3], (None, [0, 1])),  # a broadcast: valid, a strided kernel
+        kernel_strided(0, 2, [4, 3]),  # contiguous: the flat launch
+        kernel_strided(0, 2, [3, 2], ([2, 3], None)),  # not nested: refused
+        kernel_strided(0, 2, [3, 2], ([-1, 3], [-1, 3]), inputs=[ptr_in_place()] + K_INPUTS[1:]),  # in place
+        kernel_strided(1, 2, [4, 3], params_null=True),  # params NULL, one taken: refused
+        kernel_strided(1, 2, [4, 0], params_null=True),  # ... but not where the shape is empty
+        kernel_strided(1, 2, [4, 3], inputs_null=True),  # inputs NULL: refused
+        kernel_strided(1, 2, [4, 3], (None, [1, 4], [0, 0]), in_strides_null=True),  # all contiguous
+        kernel_strided(1, 2, [4, 3], (None, [1, 4], [0, 0])),
+        kernel_strided(2, 3, [2, 3, 4], ([12, 1, 3], None, [0, 0, 1], [4, 0, 1], None)),
+        kernel_strided(2, 3, [2, 3, 4], ([12, 1, 3], None, None, None, None),
+                       inputs=K_INPUTS[:3] + [ptr_near_out(5)]),  # the last input overlaps out
+        kernel_strided(2, 8, [2] * 8, ([2**k for k in range(8)],), params_null=True),
+        bytes([DESTROY, 1]), kernel_strided(2, 2, [4, 3]),  # its handle destroyed
+        kernel_destroy(0), kernel_strided(0, 2, [4, 3]), kernel_strided(NULL_SLOT, 2, [4, 3])],
+})
+
+
+def check_table():
+    """The header's enums end at the table's last values; the enum byte's window holds them."""
+    problems = []
+    for enum_name, values, last in (("ew_status_t", STATUS, "FUZZ_LAST_STATUS"), ("ew_dtype_t", DTYPE, "FUZZ_LAST_DTYPE"),
+                                    ("ew_op_t", OPS, "FUZZ_LAST_OP")):
+        header_last = max(values, key=values.get)
+        if header_last != table_value(last):
+            problems.append(f"include/elementwise.h.in's {enum_name} ends at {header_last}, fuzz/fuzz_table.h's "
+                            f"{last} is {table_value(last)}: add the new value to the table and the harness's model")
+        if not ENUM_FIRST < min(values.values()) or not max(values.values()) < ENUM_FIRST + ENUM_SPAN - 1:
+            problems.append(f"{enum_name}'s values and their neighbours do not fit the enum byte's window")
+    return problems
+
+
+directory = os.path.join(HERE, "corpus")
+written = {name: b"".join(data) for name, data in seeds.items()}
+if sys.argv[1:] == ["--check"]:
+    problems = check_table()
+    committed = set(os.listdir(directory)) if os.path.isdir(directory) else set()
+    for name in sorted(committed - set(written)):
+        problems.append(f"fuzz/corpus/{name} is not a seed of this script")
+    for name, data in sorted(written.items()):
+        path = os.path.join(directory, name)
+        if not os.path.exists(path) or open(path, "rb").read() != data:
+            problems.append(f"fuzz/corpus/{name} is not what this script writes")
+    for problem in problems:
+        print(f"make_seeds.py --check: {problem}", file=sys.stderr)
+    if problems:
+        print("make_seeds.py --check: FAIL; fix the table, then rerun python3 fuzz/make_seeds.py and commit "
+              "fuzz/corpus", file=sys.stderr)
+        sys.exit(1)
+    print(f"make_seeds.py --check: the {len(written)} committed seeds are this script's, "
+          f"{len(ACTION)} actions in the table")
+    sys.exit(0)
+if sys.argv[1:]:
+    sys.exit("usage: make_seeds.py [--check]")
+problems = check_table()
+if problems:
+    sys.exit("\n".join(problems))
 os.makedirs(directory, exist_ok=True)
-for name, data in seeds.items():
+for name in set(os.listdir(directory)) - set(written):
+    os.remove(os.path.join(directory, name))
+for name, data in written.items():
     with open(os.path.join(directory, name), "wb") as f:
-        f.write(b"".join(data))
+        f.write(data)
 print(f"{len(seeds)} seeds in {directory}")

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reliability on the GPU (issue 4): huge n, one handle shared by many threads, CUDA graph replay,
- * two GPUs, sticky context errors, the pointer-check mode, and no hidden costs per call.
+ * two GPUs, sticky context errors, the pointer-check mode, no hidden costs per call, and destroyed
+ * handles and kernels refused after their slots are taken again.
  *
  * Each part is its own CMocka test. `test_reliability_gpu NAME` runs only test NAME (ctest registers
  * one entry per part); a part that cannot run here then prints "SKIP: <reason>" and exits 77, which
@@ -39,6 +40,7 @@
 #include "elementwise.h"
 #include "gpu_util.h" /* only its header-only rule for a machine without a GPU: gpu_util.c is not linked */
 #include "ref/ref.h"
+#include "registry.h" /* ewi_registry_slot: which slot a value names (header-only) */
 
 /* ---- host allocation counter: malloc and friends interposed for the whole process ---- */
 
@@ -1421,6 +1423,115 @@ static void no_hidden_costs(void **state)
     EW_OK(ew_handle_destroy(s.handle));
 }
 
+/* ---- recycled values: a destroyed handle or kernel stays refused after its slot is taken again ---- */
+
+/* EW_ERROR_INVALID_HANDLE with a message naming `name`, else the part fails. */
+static void expect_dead(ew_status_t status, const char *what, const char *name)
+{
+    const char *message = ew_get_last_error_message();
+    if (status != EW_ERROR_INVALID_HANDLE || strstr(message, name) == NULL)
+        fail_msg("%s: %s (\"%s\"), expected EW_ERROR_INVALID_HANDLE naming %s", what,
+                 ew_status_string(status), message, name);
+}
+
+/* With ew_handle_create and ew_kernel_create on the device: destroy the first object, make a second
+ * in its slot (src/registry.h: the last slot freed is taken first), and calls on the first value are
+ * refused without launching anything while the second one computes. */
+static void recycled_values(void **state)
+{
+    (void)state;
+    enum { N = 4099 };
+    int32_t values[N];
+    uint64_t random_state = 0x4EC7;
+    for (int i = 0; i < N; ++i)
+        values[i] = (int32_t)random_in(&random_state, -2000, 2000);
+    float *a = device_from_ints(EW_F32, values, N), *b = device_from_ints(EW_F32, values + 1, N - 1);
+    float *out = device_alloc(N * 4), *host_a = host_alloc(N * 4), *host_b = host_alloc(N * 4);
+    float *expected = host_alloc(N * 4);
+    CUDA_OK(cudaMemcpy(host_a, a, N * 4, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(host_b, b, (N - 1) * 4, cudaMemcpyDeviceToHost));
+
+    ew_handle_t h1 = create_handle(0);
+    const uint32_t handle_slot = ewi_registry_slot(h1);
+    EW_OK(ew_handle_destroy(h1));
+    ew_handle_t h2 = create_handle(0);
+    if (ewi_registry_slot(h2) != handle_slot || h2 == h1)
+        fail_msg("the second handle %p did not take the first's slot %u under a new value (%p)", (void *)h2,
+                 handle_slot, (void *)h1);
+    CUDA_OK(cudaMemset(out, POISON, N * 4));
+    CUDA_OK(cudaDeviceSynchronize());
+    expect_dead(ew_binary(h1, EW_OP_ADD, EW_F32, N - 1, out, a, b, NULL), "ew_binary on a destroyed handle",
+                "handle");
+    expect_dead(ew_handle_destroy(h1), "ew_handle_destroy of a destroyed handle", "handle");
+    CUDA_OK(cudaDeviceSynchronize());
+    float *got = copy_to_host(out, N * 4);
+    assert_all_bytes(got, N * 4, POISON, "out after calls on a destroyed handle");
+    free(got);
+    EW_OK(ew_binary(h2, EW_OP_ADD, EW_F32, N - 1, out, a, b, NULL)); /* the new handle lives */
+    CUDA_OK(cudaDeviceSynchronize());
+    got = copy_to_host(out, N * 4);
+    ref_binary(EW_OP_ADD, EW_F32, N - 1, expected, host_a, host_b);
+    assert_bytes_equal(got, expected, (N - 1) * 4, 4, "ew_binary on the handle in the recycled slot");
+    free(got);
+
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    const char *source = "return ew::add(in0, in1);";
+    ew_kernel_t k1 = NULL, k2 = NULL, k3 = NULL;
+    ew_status_t status = ew_kernel_create(h2, source, EW_F32, 2, in_dtypes, 0, &k1);
+    if (status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL)
+        skip_part_unless_required("no NVRTC: %s", ew_get_last_error_message());
+    EW_OK(status);
+    const uint32_t kernel_slot = ewi_registry_slot(k1);
+    EW_OK(ew_kernel_destroy(k1));
+    EW_OK(ew_kernel_create(h2, source, EW_F32, 2, in_dtypes, 0, &k2));
+    if (ewi_registry_slot(k2) != kernel_slot || k2 == k1)
+        fail_msg("the second kernel %p did not take the first's slot %u under a new value (%p)", (void *)k2,
+                 kernel_slot, (void *)k1);
+    const void *inputs[2] = {a, b};
+    const int64_t shape[2] = {7, 585}, dense[2] = {585, 1}, transposed[2] = {1, 7}; /* 4095 elements */
+    const int64_t *in_strides[2] = {transposed, dense};
+    CUDA_OK(cudaMemset(out, POISON, N * 4));
+    CUDA_OK(cudaDeviceSynchronize());
+    expect_dead(ew_kernel_launch(k1, N - 1, out, inputs, NULL, NULL),
+                "ew_kernel_launch of a destroyed kernel", "kernel");
+    expect_dead(ew_kernel_launch_strided(k1, 2, shape, out, dense, inputs, in_strides, NULL, NULL),
+                "ew_kernel_launch_strided of a destroyed kernel", "kernel");
+    expect_dead(ew_kernel_destroy(k1), "ew_kernel_destroy of a destroyed kernel", "kernel");
+
+    /* A kernel whose handle is destroyed and whose handle's slot is taken by a new handle. */
+    EW_OK(ew_kernel_create(h2, source, EW_F32, 2, in_dtypes, 0, &k3));
+    EW_OK(ew_handle_destroy(h2));
+    ew_handle_t h3 = create_handle(0);
+    if (ewi_registry_slot(h3) != handle_slot)
+        fail_msg("the third handle did not take the slot %u", handle_slot);
+    expect_dead(ew_kernel_launch(k3, N - 1, out, inputs, NULL, NULL),
+                "ew_kernel_launch on a destroyed handle", "handle");
+    expect_dead(ew_kernel_launch_strided(k3, 2, shape, out, dense, inputs, in_strides, NULL, NULL),
+                "ew_kernel_launch_strided on a destroyed handle", "handle");
+    CUDA_OK(cudaDeviceSynchronize());
+    got = copy_to_host(out, N * 4);
+    assert_all_bytes(got, N * 4, POISON, "out after launches of destroyed kernels");
+    free(got);
+    EW_OK(ew_kernel_destroy(k3));
+
+    /* k2 lives on a destroyed handle too: made again on h3, its launches compute. */
+    EW_OK(ew_kernel_destroy(k2));
+    EW_OK(ew_kernel_create(h3, source, EW_F32, 2, in_dtypes, 0, &k2));
+    EW_OK(ew_kernel_launch(k2, N - 1, out, inputs, NULL, NULL));
+    CUDA_OK(cudaDeviceSynchronize());
+    got = copy_to_host(out, N * 4);
+    assert_bytes_equal(got, expected, (N - 1) * 4, 4, "ew_kernel_launch of the kernel in the recycled slot");
+    free(got);
+    EW_OK(ew_kernel_destroy(k2));
+    EW_OK(ew_handle_destroy(h3));
+    CUDA_OK(cudaFree(a));
+    CUDA_OK(cudaFree(b));
+    CUDA_OK(cudaFree(out));
+    free(host_a);
+    free(host_b);
+    free(expected);
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -1429,9 +1540,11 @@ int main(int argc, char **argv)
         return sticky_errors_child();
 
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(huge_add_u8),   cmocka_unit_test(huge_cast_i8_f16), cmocka_unit_test(concurrency),
-        cmocka_unit_test(graph_replay),  cmocka_unit_test(two_gpus),         cmocka_unit_test(sticky_errors),
-        cmocka_unit_test(pointer_check), cmocka_unit_test(no_hidden_costs),
+        cmocka_unit_test(huge_add_u8),     cmocka_unit_test(huge_cast_i8_f16),
+        cmocka_unit_test(concurrency),     cmocka_unit_test(graph_replay),
+        cmocka_unit_test(two_gpus),        cmocka_unit_test(sticky_errors),
+        cmocka_unit_test(pointer_check),   cmocka_unit_test(no_hidden_costs),
+        cmocka_unit_test(recycled_values),
     };
     if (argc > 1) {
         int known = 0;

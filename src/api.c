@@ -25,10 +25,10 @@ int ew_is_supported(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
 }
 
 ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                     ew_dtype_t in_dtype, const ew_launcher_t **launcher)
+                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_launcher_t **launcher)
 {
     *launcher = NULL;
-    ew_status_t status = ewi_handle_check(handle);
+    ew_status_t status = ewi_handle_find(handle, h);
     if (status != EW_SUCCESS)
         return status;
     if (ewi_op_call(op) != call)
@@ -46,9 +46,9 @@ ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op
 
 /* ewi_find, then n: *launcher is NULL when n == 0. */
 static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                           ew_dtype_t in_dtype, int64_t n, const ew_launcher_t **launcher)
+                           ew_dtype_t in_dtype, int64_t n, ewi_handle_t **h, const ew_launcher_t **launcher)
 {
-    ew_status_t status = ewi_find(handle, entry, call, op, out_dtype, in_dtype, launcher);
+    ew_status_t status = ewi_find(handle, entry, call, op, out_dtype, in_dtype, h, launcher);
     if (status != EW_SUCCESS)
         return status;
     if (n < 0)
@@ -58,7 +58,7 @@ static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_o
     return EW_SUCCESS;
 }
 
-ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
+ew_status_t ewi_run(ewi_handle_t *handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
                     const ewi_operand_t *operands, int count)
 {
     ew_status_t status = ewi_check_operands(args->n, operands, count);
@@ -95,39 +95,43 @@ ew_status_t ewi_launch_status(cudaError_t error)
 ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x,
                      ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = prepare(handle, "ew_unary", EW_CALL_UNARY, op, dtype, dtype, n, &launcher);
+    ew_status_t status = prepare(handle, "ew_unary", EW_CALL_UNARY, op, dtype, dtype, n, &h, &launcher);
     if (status != EW_SUCCESS || launcher == NULL)
         return status;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"x", x, size}};
     ew_launch_args_t args = {.out = out, .in = {x, NULL}, .n = n, .stream = (cudaStream_t)stream};
-    return ewi_run(handle, launcher, &args, operands, 2);
+    return ewi_run(h, launcher, &args, operands, 2);
 }
 
 ew_status_t ew_binary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *a,
                       const void *b, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = prepare(handle, "ew_binary", EW_CALL_BINARY, op, dtype, dtype, n, &launcher);
+    ew_status_t status = prepare(handle, "ew_binary", EW_CALL_BINARY, op, dtype, dtype, n, &h, &launcher);
     if (status != EW_SUCCESS || launcher == NULL)
         return status;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
     ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream};
-    return ewi_run(handle, launcher, &args, operands, 3);
+    return ewi_run(h, launcher, &args, operands, 3);
 }
 
 ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out,
                     const void *x, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = prepare(handle, "ew_cast", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, n, &launcher);
+    ew_status_t status =
+        prepare(handle, "ew_cast", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, n, &h, &launcher);
     if (status != EW_SUCCESS || launcher == NULL)
         return status;
     ewi_operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"x", x, ew_dtype_size(in_dtype)}};
     ew_launch_args_t args = {.out = out, .in = {x, NULL}, .n = n, .stream = (cudaStream_t)stream};
-    return ewi_run(handle, launcher, &args, operands, 2);
+    return ewi_run(h, launcher, &args, operands, 2);
 }
 
 /* Integer dtypes take alpha as an exact integer, a wrapping multiplier, as PyTorch does: a signed
@@ -156,18 +160,20 @@ ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t 
 }
 
 ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
-                               const ew_launcher_t **launcher, ew_op_params_t *params)
+                               ewi_handle_t **h, const ew_launcher_t **launcher, ew_op_params_t *params)
 {
-    ew_status_t status = ewi_find(handle, entry, EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, launcher);
+    ew_status_t status =
+        ewi_find(handle, entry, EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, h, launcher);
     return status != EW_SUCCESS ? status : ewi_scale_add_params(dtype, alpha, params);
 }
 
 ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t n, void *out,
                          const void *a, const void *b, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
     ew_status_t status =
-        prepare(handle, "ew_scale_add", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, n, &launcher);
+        prepare(handle, "ew_scale_add", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, n, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream};
@@ -178,5 +184,5 @@ ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int
         return EW_SUCCESS;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
-    return ewi_run(handle, launcher, &args, operands, 3);
+    return ewi_run(h, launcher, &args, operands, 3);
 }

@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "elementwise.h"
 #include "error.h"
+#include "handle.h"
 #include "layout.h"
 #include "params.h"
 
@@ -24,10 +25,11 @@ typedef struct {
     size_t elem_size;
 } ewi_operand_t;
 
-/* Checks the handle and finds op on (out_dtype, in_dtype) in the dispatch table. call: how the entry
- * point takes its op (EW_CALL_*); entry: its name, for messages. *launcher is never NULL on success. */
+/* Finds the handle's object (*h) and op on (out_dtype, in_dtype) in the dispatch table. call: how the
+ * entry point takes its op (EW_CALL_*); entry: its name, for messages. *launcher is never NULL on
+ * success. */
 ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                     ew_dtype_t in_dtype, const ew_launcher_t **launcher);
+                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_launcher_t **launcher);
 
 /* Flat operands of n > 0 elements (out first): non-NULL, aligned to their element size, inside the
  * address space, and out overlapping an input only exactly in place with equal element sizes (any other
@@ -69,17 +71,18 @@ ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t 
 /* ewi_find for scale_add on dtype, then its parameters from alpha (checked even where nothing runs, as
  * the flat call checks them at n == 0). */
 ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
-                               const ew_launcher_t **launcher, ew_op_params_t *params);
+                               ewi_handle_t **h, const ew_launcher_t **launcher, ew_op_params_t *params);
 
 /* A flat call of args->n > 0 elements: checks the operands, the device and (EW_CHECK_POINTERS) the
  * pointers, plans and launches. */
-ew_status_t ewi_run(ew_handle_t handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
+ew_status_t ewi_run(ewi_handle_t *handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
                     const ewi_operand_t *operands, int count);
 
 /* Before a strided launch of a layout that is not flat (views[0] is out): the device check and, where
  * the handle checks pointers, each operand's span against the device's memory. Defined in
  * src/api_strided.c. */
-ew_status_t ewi_check_strided(ew_handle_t handle, const ew_layout_t *layout, const ew_view_t *views, int count);
+ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, const ew_view_t *views,
+                              int count);
 
 /* A launch function's result as the call's status: a failed launch's error is cleared from the
  * runtime and reported with EW_ERROR_CUDA. */

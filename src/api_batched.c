@@ -164,7 +164,7 @@ static ew_status_t check_overlaps(const list_call_t *call)
 }
 
 /* Every pointer is device memory of the handle's device, its whole range inside one allocation. */
-static ew_status_t check_with_driver(ew_handle_t handle, const list_call_t *call)
+static ew_status_t check_with_driver(const ewi_handle_t *handle, const list_call_t *call)
 {
     for (int64_t i = 0; i < call->count; ++i)
         for (int j = 0; call->n[i] > 0 && j < call->pointers; ++j) {
@@ -199,7 +199,7 @@ static int large_params_allowed(void)
     return yes;
 }
 
-static ew_status_t run_list(ew_handle_t handle, const ew_launcher_t *launcher, const list_call_t *call,
+static ew_status_t run_list(ewi_handle_t *handle, const ew_launcher_t *launcher, const list_call_t *call,
                             const ew_op_params_t *params, ew_stream_t stream)
 {
     int64_t rows;
@@ -242,53 +242,59 @@ static ew_status_t run_list(ew_handle_t handle, const ew_launcher_t *launcher, c
 ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
                              void *const *out, const void *const *x, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = ewi_find(handle, "ew_unary_batched", EW_CALL_UNARY, op, dtype, dtype, &launcher);
+    ew_status_t status = ewi_find(handle, "ew_unary_batched", EW_CALL_UNARY, op, dtype, dtype, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x}, {size, size}};
     const ew_op_params_t params = {0};
-    return run_list(handle, launcher, &call, &params, stream);
+    return run_list(h, launcher, &call, &params, stream);
 }
 
 ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
                               void *const *out, const void *const *a, const void *const *b, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = ewi_find(handle, "ew_binary_batched", EW_CALL_BINARY, op, dtype, dtype, &launcher);
+    ew_status_t status =
+        ewi_find(handle, "ew_binary_batched", EW_CALL_BINARY, op, dtype, dtype, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
     const ew_op_params_t params = {0};
-    return run_list(handle, launcher, &call, &params, stream);
+    return run_list(h, launcher, &call, &params, stream);
 }
 
 ew_status_t ew_cast_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t count,
                             const int64_t *n, void *const *out, const void *const *x, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
     ew_status_t status =
-        ewi_find(handle, "ew_cast_batched", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &launcher);
+        ewi_find(handle, "ew_cast_batched", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x},
                               {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return run_list(handle, launcher, &call, &params, stream);
+    return run_list(h, launcher, &call, &params, stream);
 }
 
 ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t count,
                                  const int64_t *n, void *const *out, const void *const *a, const void *const *b,
                                  ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
     ew_op_params_t params;
-    ew_status_t status = ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &launcher, &params);
+    ew_status_t status =
+        ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &h, &launcher, &params);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
-    return run_list(handle, launcher, &call, &params, stream);
+    return run_list(h, launcher, &call, &params, stream);
 }

@@ -12,7 +12,8 @@
 #include "pointer_check.h"
 #include "strided.h"
 
-ew_status_t ewi_check_strided(ew_handle_t handle, const ew_layout_t *layout, const ew_view_t *views, int count)
+ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, const ew_view_t *views,
+                              int count)
 {
     ew_status_t status = ewi_handle_check_device(handle);
     for (int k = 0; status == EW_SUCCESS && handle->check_pointers && k < count; ++k) {
@@ -25,9 +26,9 @@ ew_status_t ewi_check_strided(ew_handle_t handle, const ew_layout_t *layout, con
     return status;
 }
 
-static ew_status_t run_strided(ew_handle_t handle, const ew_launcher_t *launcher, int ndim, const int64_t *shape,
-                               const ew_view_t *views, int count, const ew_op_params_t *params,
-                               ew_stream_t stream)
+static ew_status_t run_strided(ewi_handle_t *handle, const ew_launcher_t *launcher, int ndim,
+                               const int64_t *shape, const ew_view_t *views, int count,
+                               const ew_op_params_t *params, ew_stream_t stream)
 {
     ew_layout_t layout;
     ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
@@ -62,22 +63,25 @@ ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
                              void *out, const int64_t *out_strides, const void *x, const int64_t *x_strides,
                              ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = ewi_find(handle, "ew_unary_strided", EW_CALL_UNARY, op, dtype, dtype, &launcher);
+    ew_status_t status = ewi_find(handle, "ew_unary_strided", EW_CALL_UNARY, op, dtype, dtype, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size}, {"x", "x_strides", x, x_strides, size}};
     const ew_op_params_t params = {0};
-    return run_strided(handle, launcher, ndim, shape, views, 2, &params, stream);
+    return run_strided(h, launcher, ndim, shape, views, 2, &params, stream);
 }
 
 ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
                               void *out, const int64_t *out_strides, const void *a, const int64_t *a_strides,
                               const void *b, const int64_t *b_strides, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
-    ew_status_t status = ewi_find(handle, "ew_binary_strided", EW_CALL_BINARY, op, dtype, dtype, &launcher);
+    ew_status_t status =
+        ewi_find(handle, "ew_binary_strided", EW_CALL_BINARY, op, dtype, dtype, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
@@ -85,22 +89,23 @@ ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
                                {"a", "a_strides", a, a_strides, size},
                                {"b", "b_strides", b, b_strides, size}};
     const ew_op_params_t params = {0};
-    return run_strided(handle, launcher, ndim, shape, views, 3, &params, stream);
+    return run_strided(h, launcher, ndim, shape, views, 3, &params, stream);
 }
 
 ew_status_t ew_cast_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int ndim,
                             const int64_t *shape, void *out, const int64_t *out_strides, const void *x,
                             const int64_t *x_strides, ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
     ew_status_t status =
-        ewi_find(handle, "ew_cast_strided", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &launcher);
+        ewi_find(handle, "ew_cast_strided", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &launcher);
     if (status != EW_SUCCESS)
         return status;
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, ew_dtype_size(out_dtype)},
                                {"x", "x_strides", x, x_strides, ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return run_strided(handle, launcher, ndim, shape, views, 2, &params, stream);
+    return run_strided(h, launcher, ndim, shape, views, 2, &params, stream);
 }
 
 ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double alpha, int ndim,
@@ -108,14 +113,16 @@ ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double al
                                  const int64_t *a_strides, const void *b, const int64_t *b_strides,
                                  ew_stream_t stream)
 {
+    ewi_handle_t *h;
     const ew_launcher_t *launcher;
     ew_op_params_t params;
-    ew_status_t status = ewi_find_scale_add(handle, "ew_scale_add_strided", dtype, alpha, &launcher, &params);
+    ew_status_t status =
+        ewi_find_scale_add(handle, "ew_scale_add_strided", dtype, alpha, &h, &launcher, &params);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size},
                                {"a", "a_strides", a, a_strides, size},
                                {"b", "b_strides", b, b_strides, size}};
-    return run_strided(handle, launcher, ndim, shape, views, 3, &params, stream);
+    return run_strided(h, launcher, ndim, shape, views, 3, &params, stream);
 }

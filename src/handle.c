@@ -2,26 +2,25 @@
 /* The handle: create, destroy, getters, and the current-device check every call makes. */
 #include "handle.h"
 
-#include <pthread.h>
-#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
 #include "driver.h"
 #include "error.h"
+#include "registry.h"
 
-enum { HANDLE_LIVE = 0x65776831u /* "ewh1" */, HANDLE_DEAD = 0xDEADu };
+/* Only create and destroy take its lock; calls never do. */
+static ewi_registry_t handles = EWI_REGISTRY_INITIALIZER(ewi_handle_t);
 
-/* Destroyed handles are kept for reuse, never freed, so a stale handle reads as dead instead of
- * touching freed memory. Only create and destroy take the lock; calls never do. */
-static pthread_mutex_t free_handles_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ew_handle_s *free_handles;
-
-ew_status_t ewi_handle_check(ew_handle_t handle)
+ew_status_t ewi_handle_find(ew_handle_t handle, ewi_handle_t **found)
 {
-    if (handle == NULL)
+    if (handle == NULL) {
+        *found = NULL;
         return ewi_fail(EW_ERROR_INVALID_HANDLE, "handle is NULL");
-    if (handle->magic != HANDLE_LIVE)
+    }
+    if ((*found = ewi_registry_find(&handles, handle)) == NULL)
         return ewi_fail(EW_ERROR_INVALID_HANDLE, "handle %p is not a live handle (destroyed?)", (void *)handle);
     return EW_SUCCESS;
 }
@@ -29,7 +28,7 @@ ew_status_t ewi_handle_check(ew_handle_t handle)
 /* The first call that finds the handle's device current from its primary context (the runtime's)
  * retains that context, once per handle, so it stays the same context until destroy; later calls
  * compare the current context with it. Other contexts always take the runtime's answer. */
-ew_status_t ewi_handle_check_device(ew_handle_t handle)
+ew_status_t ewi_handle_check_device(ewi_handle_t *handle)
 {
     void *primary = atomic_load_explicit(&handle->context, memory_order_relaxed);
     if (primary != NULL && ewi_current_context() == primary)
@@ -49,21 +48,25 @@ ew_status_t ewi_handle_check_device(ew_handle_t handle)
     return EW_SUCCESS;
 }
 
+/* The object behind a new handle value, its fields set before the value is handed out. */
+static ewi_handle_t *handle_add(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle)
+{
+    void *value;
+    ewi_handle_t *h = ewi_registry_add(&handles, &value);
+    *handle = value;
+    if (h == NULL)
+        return NULL;
+    h->device = device;
+    h->figures = (ew_device_t){.sm_count = sm_count, .max_threads_per_sm = max_threads_per_sm};
+    h->policy = ew_policy_for(0, 0);
+    return h;
+}
+
 ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle)
 {
-    pthread_mutex_lock(&free_handles_lock);
-    struct ew_handle_s *h = free_handles;
-    if (h != NULL)
-        free_handles = h->next_free;
-    pthread_mutex_unlock(&free_handles_lock);
-    if (h == NULL && (h = malloc(sizeof *h)) == NULL)
-        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
-    *h = (struct ew_handle_s){.magic = HANDLE_LIVE,
-                              .device = device,
-                              .figures = {.sm_count = sm_count, .max_threads_per_sm = max_threads_per_sm},
-                              .policy = ew_policy_for(0, 0)};
-    *handle = h;
-    return EW_SUCCESS;
+    return handle_add(device, sm_count, max_threads_per_sm, handle) != NULL
+               ? EW_SUCCESS
+               : ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
 }
 
 /* The device queries of ew_handle_create, in order. */
@@ -127,56 +130,57 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
         if ((error = cudaDeviceGetAttribute(&figure[i], queries[i].attribute, device)) != cudaSuccess)
             return ewi_fail_cuda(error, queries[i].call);
 
-    ew_status_t status = ewi_handle_make(device, figure[SM_COUNT], figure[THREADS_PER_SM], handle);
-    if (status != EW_SUCCESS)
-        return status;
-    struct ew_handle_s *h = *handle;
+    ewi_handle_t *h = handle_add(device, figure[SM_COUNT], figure[THREADS_PER_SM], handle);
+    if (h == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
     h->check_pointers = ewi_pointer_checks_requested(&h->address_range_query);
     h->policy = ew_policy_for(figure[MAJOR], figure[MINOR]);
     ew_policy_apply_environment(&h->policy);
     return EW_SUCCESS;
 }
 
+/* The primary context a destroyed handle retained, released before its slot can be taken again. */
+static void handle_release(void *object)
+{
+    ewi_handle_t *h = object;
+    if (atomic_exchange(&h->context, NULL) != NULL)
+        ewi_release_primary_context(h->device);
+}
+
 ew_status_t ew_handle_destroy(ew_handle_t handle)
 {
     if (handle == NULL)
         return EW_SUCCESS;
-    ew_status_t status = ewi_handle_check(handle);
-    if (status != EW_SUCCESS)
-        return status;
-    if (atomic_exchange(&handle->context, NULL) != NULL)
-        ewi_release_primary_context(handle->device);
-    pthread_mutex_lock(&free_handles_lock);
-    handle->magic = HANDLE_DEAD;
-    handle->next_free = free_handles;
-    free_handles = handle;
-    pthread_mutex_unlock(&free_handles_lock);
+    if (!ewi_registry_remove(&handles, handle, handle_release))
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "handle %p is not a live handle (destroyed?)",
+                        (void *)handle);
     return EW_SUCCESS;
 }
 
-/* The getters: each a figure of the handle, by name. */
-static ew_status_t get_figure(ew_handle_t handle, const char *what, int *value, int figure)
+/* The getters: each a figure of the handle (an int at `offset` in its object), by name. */
+static ew_status_t get_figure(ew_handle_t handle, const char *what, int *value, size_t offset)
 {
-    ew_status_t status = ewi_handle_check(handle);
+    ewi_handle_t *h;
+    ew_status_t status = ewi_handle_find(handle, &h);
     if (status != EW_SUCCESS)
         return status;
     if (value == NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "%s: the output pointer is NULL", what);
-    *value = figure;
+    memcpy(value, (const char *)h + offset, sizeof *value);
     return EW_SUCCESS;
 }
 
 ew_status_t ew_handle_get_device(ew_handle_t handle, int *device)
 {
-    return get_figure(handle, "device", device, handle != NULL ? handle->device : 0);
+    return get_figure(handle, "device", device, offsetof(ewi_handle_t, device));
 }
 
 ew_status_t ew_handle_get_sm_count(ew_handle_t handle, int *count)
 {
-    return get_figure(handle, "count", count, handle != NULL ? handle->figures.sm_count : 0);
+    return get_figure(handle, "count", count, offsetof(ewi_handle_t, figures.sm_count));
 }
 
 ew_status_t ew_handle_get_max_threads_per_sm(ew_handle_t handle, int *threads)
 {
-    return get_figure(handle, "threads", threads, handle != NULL ? handle->figures.max_threads_per_sm : 0);
+    return get_figure(handle, "threads", threads, offsetof(ewi_handle_t, figures.max_threads_per_sm));
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The handle: the device's figures and the architecture's tuning policy, fixed at creation, and the
- * device's primary context, retained by the first call that finds it current. */
+ * device's primary context, retained by the first call that finds it current. An ew_handle_t is a
+ * value of src/registry.h naming such an object, never its address: ewi_handle_find gives the object. */
 #ifndef EW_HANDLE_H
 #define EW_HANDLE_H
 
@@ -11,8 +12,7 @@
 #include "pointer_check.h"
 #include "policy.h"
 
-struct ew_handle_s {
-    unsigned magic;
+typedef struct {
     int device;
     ew_device_t figures;
     ew_policy_t policy;                       /* the architecture's, with the environment's overrides */
@@ -20,8 +20,7 @@ struct ew_handle_s {
     ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
     void *_Atomic context;                    /* the device's primary context, retained; NULL: not yet */
     atomic_int adoption_tried;
-    struct ew_handle_s *next_free;
-};
+} ewi_handle_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,12 +31,13 @@ extern "C" {
  * tests call it to reach validation and dispatch without a GPU. */
 ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle);
 
-/* EW_SUCCESS for a live handle; EW_ERROR_INVALID_HANDLE with the message set otherwise. */
-ew_status_t ewi_handle_check(ew_handle_t handle);
+/* EW_SUCCESS and the object of a live handle in *found; EW_ERROR_INVALID_HANDLE with the message set
+ * (naming `handle`) and *found NULL otherwise: NULL, destroyed, or never made. */
+ew_status_t ewi_handle_find(ew_handle_t handle, ewi_handle_t **found);
 
 /* EW_SUCCESS when the calling thread's current device is the handle's; EW_ERROR_DEVICE_MISMATCH or
  * EW_ERROR_CUDA with the message set otherwise. */
-ew_status_t ewi_handle_check_device(ew_handle_t handle);
+ew_status_t ewi_handle_check_device(ewi_handle_t *handle);
 
 #ifdef __cplusplus
 }

@@ -21,8 +21,7 @@
 #include "layout.h"
 #include "plan.h"
 #include "pointer_check.h"
-
-enum { KERNEL_LIVE = 0x65776b31u /* "ewk1" */, KERNEL_DEAD = 0xDEADu };
+#include "registry.h"
 
 /* ---- the driver's module and launch functions, found once ---- */
 
@@ -66,68 +65,66 @@ static ew_status_t fail_driver(CUresult result, const char *call)
     return ewi_fail(EW_ERROR_CUDA, "%s failed: %s (%d)", call, name, (int)result);
 }
 
-/* ---- kernel objects: kept for reuse, never freed, so a stale kernel reads as dead ---- */
+/* ---- kernel objects ---- */
 
-static pthread_mutex_t free_kernels_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ew_kernel_s *free_kernels;
+/* Only create and destroy take its lock; launches never do. */
+static ewi_registry_t kernels = EWI_REGISTRY_INITIALIZER(ewi_kernel_t);
 
-/* Back to the free list; its source freed. */
-static void kernel_release(struct ew_kernel_s *k)
+static ew_status_t fail_dead_kernel(ew_kernel_t kernel)
 {
-    free(k->source);
-    k->source = NULL;
-    k->magic = KERNEL_DEAD;
-    pthread_mutex_lock(&free_kernels_lock);
-    k->next_free = free_kernels;
-    free_kernels = k;
-    pthread_mutex_unlock(&free_kernels_lock);
+    return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
 }
 
-static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
+/* A destroyed kernel's source, freed before its slot can be taken again. */
+static void kernel_release(void *object)
 {
-    pthread_mutex_lock(&free_kernels_lock);
-    struct ew_kernel_s *k = free_kernels;
-    if (k != NULL)
-        free_kernels = k->next_free;
-    pthread_mutex_unlock(&free_kernels_lock);
-    if (k == NULL && (k = malloc(sizeof *k)) == NULL)
-        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
-    *k = (struct ew_kernel_s){.handle = handle,
-                              .out_dtype = spec->out_dtype,
-                              .n_inputs = spec->n_inputs,
-                              .n_params = spec->n_params};
-    for (int i = 0; i < spec->n_inputs; ++i)
-        k->in_dtypes[i] = spec->in_dtypes[i];
+    ewi_kernel_t *k = object;
+    free(k->source);
+    k->source = NULL;
+}
+
+/* A new kernel value for spec on handle, without code (*k its object). */
+static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel,
+                              ewi_kernel_t **found)
+{
     const size_t source_size = strlen(spec->source) + 1;
-    if ((k->source = malloc(source_size)) != NULL)
-        memcpy(k->source, spec->source, source_size);
-    else {
-        kernel_release(k);
+    char *source = malloc(source_size);
+    void *value;
+    ewi_kernel_t *k = source != NULL ? ewi_registry_add(&kernels, &value) : NULL;
+    if (k == NULL) {
+        free(source);
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     }
-    k->slots = ewi_kernel_slots(spec);
-    k->magic = KERNEL_LIVE;
-    *kernel = k;
+    memcpy(source, spec->source, source_size);
+    *k = (ewi_kernel_t){.handle = handle,
+                        .out_dtype = spec->out_dtype,
+                        .n_inputs = spec->n_inputs,
+                        .n_params = spec->n_params,
+                        .slots = ewi_kernel_slots(spec),
+                        .source = source};
+    for (int i = 0; i < spec->n_inputs; ++i)
+        k->in_dtypes[i] = spec->in_dtypes[i];
+    *kernel = value;
+    *found = k;
     return EW_SUCCESS;
 }
 
 ew_status_t ewi_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
 {
     *kernel = NULL;
-    ew_status_t status = ewi_handle_check(handle);
+    ewi_handle_t *h;
+    ewi_kernel_t *k;
+    ew_status_t status = ewi_handle_find(handle, &h);
     if (status == EW_SUCCESS)
         status = ewi_kernel_check(spec);
-    return status == EW_SUCCESS ? kernel_new(handle, spec, kernel) : status;
+    return status == EW_SUCCESS ? kernel_new(handle, spec, kernel, &k) : status;
 }
 
 ew_status_t ew_kernel_destroy(ew_kernel_t kernel)
 {
     if (kernel == NULL)
         return EW_SUCCESS;
-    if (kernel->magic != KERNEL_LIVE)
-        return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
-    kernel_release(kernel);
-    return EW_SUCCESS;
+    return ewi_registry_remove(&kernels, kernel, kernel_release) ? EW_SUCCESS : fail_dead_kernel(kernel);
 }
 
 /* ---- the in-memory cache: the code of each program, loaded once per context for the process's life ---- */
@@ -298,7 +295,7 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
 
 /* The calling thread's context, made current first where the thread has none: the device's primary
  * context, as the runtime would bind it on the thread's first call (the device check has passed). */
-static ew_status_t current_context(ew_handle_t handle, CUcontext *context)
+static ew_status_t current_context(const ewi_handle_t *handle, CUcontext *context)
 {
     *context = NULL;
     CUresult result = driver.context_current(context);
@@ -320,11 +317,12 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
         return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
     *kernel = NULL;
     const ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params, 0};
-    ew_status_t status = ewi_handle_check(handle);
+    ewi_handle_t *h;
+    ew_status_t status = ewi_handle_find(handle, &h);
     if (status == EW_SUCCESS)
         status = ewi_kernel_check(&spec);
     if (status == EW_SUCCESS)
-        status = ewi_handle_check_device(handle);
+        status = ewi_handle_check_device(h);
     if (status != EW_SUCCESS)
         return status;
     if (!have_driver())
@@ -333,30 +331,31 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
         return status;
 
     int major = 0, minor = 0;
-    cudaError_t error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, handle->device);
+    cudaError_t error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
     if (error == cudaSuccess)
-        error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, handle->device);
+        error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, h->device);
     if (error != cudaSuccess)
         return ewi_fail_cuda(error, "cudaDeviceGetAttribute");
     char arch[16];
     snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
     CUcontext context;
-    if ((status = current_context(handle, &context)) != EW_SUCCESS)
+    if ((status = current_context(h, &context)) != EW_SUCCESS)
         return status;
 
-    ew_kernel_t k;
-    if ((status = kernel_new(handle, &spec, &k)) != EW_SUCCESS)
+    ew_kernel_t value;
+    ewi_kernel_t *k;
+    if ((status = kernel_new(handle, &spec, &value, &k)) != EW_SUCCESS)
         return status;
     memcpy(k->arch, arch, sizeof k->arch);
     module_t *module;
     if ((status = load_module(&spec, arch, &k->slots, context, &module)) != EW_SUCCESS) {
-        ew_kernel_destroy(k);
+        ew_kernel_destroy(value);
         return status;
     }
     k->module = module->module;
     memcpy(k->function, module->function, sizeof k->function);
     k->bulk_blocks_per_sm = module->bulk_blocks_per_sm;
-    *kernel = k;
+    *kernel = value;
     return EW_SUCCESS;
 }
 
@@ -375,17 +374,22 @@ typedef struct {
 } bulk_plan_t;
 _Static_assert(sizeof(bulk_plan_t) == EWI_BULK_PLAN_BYTES, "src/bulk.cuh's BulkPlan");
 
-/* What every launch checks first: a live kernel of a live handle. */
-static ew_status_t check_kernel(ew_kernel_t kernel)
+/* What every launch checks first: a live kernel (*k its object) of a live handle (*h). */
+static ew_status_t find_kernel(ew_kernel_t kernel, ewi_kernel_t **k, ewi_handle_t **h)
 {
+    *k = NULL;
+    *h = NULL;
     if (kernel == NULL)
         return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel is NULL");
-    if (kernel->magic != KERNEL_LIVE)
-        return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p is not a live kernel (destroyed?)", (void *)kernel);
-    return ewi_handle_check(kernel->handle);
+    if ((*k = ewi_registry_find(&kernels, kernel)) == NULL)
+        return fail_dead_kernel(kernel);
+    if (ewi_handle_find((*k)->handle, h) != EW_SUCCESS)
+        return ewi_fail(EW_ERROR_INVALID_HANDLE, "kernel %p: its handle %p is not a live handle (destroyed?)",
+                        (void *)kernel, (void *)(*k)->handle);
+    return EW_SUCCESS;
 }
 
-static ew_status_t check_params(ew_kernel_t kernel, const double *params)
+static ew_status_t check_params(const ewi_kernel_t *kernel, const double *params)
 {
     return params == NULL && kernel->n_params > 0
                ? ewi_fail(EW_ERROR_INVALID_VALUE, "params is NULL but the kernel takes %d", kernel->n_params)
@@ -395,8 +399,9 @@ static ew_status_t check_params(ew_kernel_t kernel, const double *params)
 /* The launch of one of the kernel's functions on blocks of EW_PLAN_BLOCK_THREADS, its arguments the
  * functor's params, the plan, out and the inputs (NULL past n_inputs), in the thread's current
  * context. */
-static ew_status_t launch(ew_kernel_t kernel, int slot, unsigned blocks, unsigned shared_bytes, const void *plan,
-                          void *out, const void *const *inputs, const double *params, ew_stream_t stream)
+static ew_status_t launch(const ewi_kernel_t *kernel, const ewi_handle_t *handle, int slot, unsigned blocks,
+                          unsigned shared_bytes, const void *plan, void *out, const void *const *inputs,
+                          const double *params, ew_stream_t stream)
 {
     CUfunction function = kernel->function[slot];
     if (function == NULL)
@@ -421,18 +426,16 @@ static ew_status_t launch(ew_kernel_t kernel, int slot, unsigned blocks, unsigne
                                    .sharedMemBytes = shared_bytes,
                                    .hStream = (CUstream)stream,
                                    .attrs = &attribute,
-                                   .numAttrs = kernel->handle->policy.dependent_launch ? 1u : 0u};
+                                   .numAttrs = handle->policy.dependent_launch ? 1u : 0u};
     const CUresult result = driver.launch_ex(&config, function, arguments, NULL);
     return result == CUDA_SUCCESS ? EW_SUCCESS : fail_driver(result, "cuLaunchKernelEx");
 }
 
-ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
-                             const double *params, ew_stream_t stream)
+/* ew_kernel_launch once the kernel and its handle are found. */
+static ew_status_t launch_flat(const ewi_kernel_t *kernel, ewi_handle_t *handle, int64_t n, void *out,
+                               const void *const *inputs, const double *params, ew_stream_t stream)
 {
-    ew_status_t status = check_kernel(kernel);
-    if (status != EW_SUCCESS)
-        return status;
-    ew_handle_t handle = kernel->handle;
+    ew_status_t status;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
     if (n == 0)
@@ -459,7 +462,7 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", operands[i].name, operands[i].address, why);
     }
     if (kernel->module == NULL) /* ewi_kernel_make's objects have no code */
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "kernel %p has no compiled code", (void *)kernel);
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
     /* A thread whose first CUDA call this is has no context yet: bind the device's primary one. Asked
      * before the launch, not after a failed one, which tools such as compute-sanitizer report. */
     CUcontext context;
@@ -506,8 +509,18 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
         edge = body.head > 0 || n > tail;
     }
     const unsigned blocks = (plan.blocks < INT32_MAX - edge ? plan.blocks : INT32_MAX - edge) + edge;
-    return launch(kernel, slot, blocks, shared_bytes, slot == EWI_SLOT_BULK ? (const void *)&bulk : (const void *)&body,
-                  out, inputs, params, stream);
+    return launch(kernel, handle, slot, blocks, shared_bytes,
+                  slot == EWI_SLOT_BULK ? (const void *)&bulk : (const void *)&body, out, inputs, params,
+                  stream);
+}
+
+ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
+                             const double *params, ew_stream_t stream)
+{
+    ewi_kernel_t *k;
+    ewi_handle_t *h;
+    ew_status_t status = find_kernel(kernel, &k, &h);
+    return status == EW_SUCCESS ? launch_flat(k, h, n, out, inputs, params, stream) : status;
 }
 
 /* ---- the strided launch: the layout checked and coalesced, then the flat launch or a strided kernel ---- */
@@ -516,7 +529,7 @@ static pthread_mutex_t strided_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The strided program's functions of kernel, compiled or found in the caches at its first strided
  * launch (one at a time in the process), in the thread's current context. */
-static ew_status_t load_strided(ew_kernel_t kernel, CUcontext context)
+static ew_status_t load_strided(ewi_kernel_t *kernel, CUcontext context)
 {
     if (__atomic_load_n(&kernel->strided_loaded, __ATOMIC_ACQUIRE))
         return EW_SUCCESS;
@@ -537,11 +550,14 @@ static ew_status_t load_strided(ew_kernel_t kernel, CUcontext context)
     return status;
 }
 
-ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel, int ndim, const int64_t *shape, void *out,
+ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const int64_t *shape, void *out,
                                      const int64_t *out_strides, const void *const *inputs,
-                                     const int64_t *const *in_strides, const double *params, ew_stream_t stream)
+                                     const int64_t *const *in_strides, const double *params,
+                                     ew_stream_t stream)
 {
-    ew_status_t status = check_kernel(kernel);
+    ewi_kernel_t *kernel;
+    ewi_handle_t *handle;
+    ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
     if (status != EW_SUCCESS)
         return status;
     static const char *const names[EW_LAYOUT_MAX_OPERANDS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
@@ -563,20 +579,20 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel, int ndim, const int64_t
     for (int i = 0; i < kernel->n_inputs; ++i)
         bases[i] = (const void *)layout.base[1 + i];
     if (ew_layout_is_flat(&layout))
-        return ew_kernel_launch(kernel, layout.n, (void *)layout.base[0], bases, params, stream);
+        return launch_flat(kernel, handle, layout.n, (void *)layout.base[0], bases, params, stream);
 
-    if ((status = ewi_check_strided(kernel->handle, &layout, views, count)) != EW_SUCCESS)
+    if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
     if (kernel->module == NULL) /* ewi_kernel_make's objects have no code */
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "kernel %p has no compiled code", (void *)kernel);
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
     CUcontext context;
-    if ((status = current_context(kernel->handle, &context)) != EW_SUCCESS ||
+    if ((status = current_context(handle, &context)) != EW_SUCCESS ||
         (status = load_strided(kernel, context)) != EW_SUCCESS)
         return status;
-    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &kernel->handle->policy);
+    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
     const int slot = plan.kernel == EW_STRIDED_TILED ? EWI_SLOT_TILED
                      : plan.kernel == EW_STRIDED_ROWS ? EWI_SLOT_ROWS
                                                       : EWI_SLOT_GATHER;
-    return launch(kernel, slot, plan.blocks, plan.shared_bytes, &plan, (void *)layout.base[0], bases, params,
-                  stream);
+    return launch(kernel, handle, slot, plan.blocks, plan.shared_bytes, &plan, (void *)layout.base[0], bases,
+                  params, stream);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* User-defined kernels (ew_kernel_*): the object behind ew_kernel_t, its code loaded through the
- * driver, one function per kernel the launch plan can pick. Defined in src/kernel.c; the program and
- * its compilation are src/rtc.c's, the on-disk cache src/kernel_cache.c's. */
+/* User-defined kernels (ew_kernel_*): the object an ew_kernel_t value names (src/registry.h), its code
+ * loaded through the driver, one function per kernel the launch plan can pick. Defined in
+ * src/kernel.c; the program and its compilation are src/rtc.c's, the on-disk cache src/kernel_cache.c's. */
 #ifndef EW_KERNEL_H
 #define EW_KERNEL_H
 
@@ -14,9 +14,8 @@
 extern "C" {
 #endif
 
-struct ew_kernel_s {
-    unsigned magic;
-    ew_handle_t handle;
+typedef struct {
+    ew_handle_t handle; /* the value: a kernel of a destroyed handle is refused */
     ew_dtype_t out_dtype;
     int n_inputs, n_params;
     ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
@@ -27,8 +26,7 @@ struct ew_kernel_s {
     char arch[16];                  /* "sm_90": what the programs are compiled for */
     int strided_loaded;             /* 1 once function[] has the strided slots (atomic: set once, released) */
     int bulk_blocks_per_sm;         /* of its bulk kernel, by its registers; 0 where unknown (ew_call_t) */
-    struct ew_kernel_s *next_free;
-};
+} ewi_kernel_t;
 
 /* A kernel object for spec on handle without code: launches check their arguments as for a compiled
  * kernel and stop at the device check (EW_ERROR_DEVICE_MISMATCH, or EW_ERROR_CUDA without a GPU).

@@ -14,7 +14,8 @@ target_include_directories(ew_reliability_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_
 set_target_properties(ew_reliability_kernels PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 
 add_executable(test_reliability_gpu test_reliability_gpu.c ref/ref.c)
-target_include_directories(test_reliability_gpu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(test_reliability_gpu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+  ${PROJECT_SOURCE_DIR}/src) # src/registry.h alone, header-only
 target_link_libraries(test_reliability_gpu PRIVATE
   ew_cmocka elementwise ew_reliability_kernels CUDA::cudart Threads::Threads m)
 target_compile_options(test_reliability_gpu PRIVATE -Wall -Wextra)
@@ -24,7 +25,8 @@ set_target_properties(test_reliability_gpu PROPERTIES
   ENABLE_EXPORTS ON CUDA_RUNTIME_LIBRARY Shared LINKER_LANGUAGE CXX)
 
 set(EW_RELIABILITY_GPU_PARTS
-  huge_add_u8 huge_cast_i8_f16 concurrency graph_replay two_gpus sticky_errors pointer_check no_hidden_costs)
+  huge_add_u8 huge_cast_i8_f16 concurrency graph_replay two_gpus sticky_errors pointer_check no_hidden_costs
+  recycled_values)
 foreach(part IN LISTS EW_RELIABILITY_GPU_PARTS)
   add_test(NAME reliability_gpu.${part} COMMAND test_reliability_gpu ${part})
   set_tests_properties(reliability_gpu.${part} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -36,10 +36,12 @@ static int group_setup(void **state)
     gpu_present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError();
     const int device = gpu_present ? count + 7 : 0; /* a device that does not exist */
+    ewi_handle_t *checked;
     if (ewi_handle_make(device, 132, 2048, &h) != EW_SUCCESS ||
-        ewi_handle_make(device, 132, 2048, &h_checked) != EW_SUCCESS)
+        ewi_handle_make(device, 132, 2048, &h_checked) != EW_SUCCESS ||
+        ewi_handle_find(h_checked, &checked) != EW_SUCCESS)
         return -1;
-    h_checked->check_pointers = 1;
+    checked->check_pointers = 1;
     return 0;
 }
 

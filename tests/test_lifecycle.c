@@ -2,7 +2,8 @@
 /*
  * Handle lifecycle on the CPU (issue 4): create/destroy in loops through ewi_handle_make (no GPU
  * needed), double destroy refused, a destroyed handle refused by every call before anything reaches
- * CUDA, and handles made and destroyed from many threads at once. Run under LeakSanitizer by
+ * CUDA, a destroyed handle or kernel refused after another takes its slot, and handles made and
+ * destroyed from many threads at once. Run under LeakSanitizer by
  * scripts/ci/asan.sh: every handle made here is destroyed, so any leak is the library's.
  */
 #include <pthread.h>
@@ -17,6 +18,8 @@
 
 #include "elementwise.h"
 #include "handle.h"
+#include "kernel.h"
+#include "registry.h"
 
 enum { LOOP = 100000, LIVE_AT_ONCE = 1000, THREADS = 8, PER_THREAD = 20000 };
 
@@ -48,20 +51,87 @@ static void assert_refused_handle(ew_status_t status, const char *call)
         fail_msg("%s on a destroyed handle: no message", call);
 }
 
+/* Each handle takes the slot the one before it left: memory stays that of one handle. */
 static void create_destroy_loop(void **state)
 {
     (void)state;
+    uint32_t slot = 0;
     for (int i = 0; i < LOOP; ++i) {
         int device = i % 7, sm_count = 1 + i % 200, threads = 32 * (1 + i % 64);
         ew_handle_t handle = make(device, sm_count, threads);
         if (i % 1000 == 0)
             assert_figures(handle, device, sm_count, threads);
+        if (i == 0)
+            slot = ewi_registry_slot(handle);
+        assert_int_equal(ewi_registry_slot(handle), slot);
         assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
     }
 }
 
+/* The registry behind handles and kernels (src/registry.h), on a registry of its own whose slots have
+ * 3 lives: a value is refused once its object is destroyed, through every later life of its slot and
+ * after the slot retires; values no add made are refused; slots past the first chunks work. */
+static void registry_generations(void **state)
+{
+    (void)state;
+    static ewi_registry_t registry = EWI_REGISTRY_INITIALIZER(uint64_t);
+    registry.lives = 3;
+    enum { MANY = 1000 }; /* across the chunks of 16, 32, ... 512 slots */
+    static void *values[MANY];
+    for (int i = 0; i < MANY; ++i) {
+        uint64_t *object = ewi_registry_add(&registry, &values[i]);
+        assert_non_null(object);
+        assert_non_null(values[i]);
+        assert_int_equal(*object, 0); /* zeroed */
+        *object = 1000u + (uint64_t)i;
+        assert_int_equal(ewi_registry_slot(values[i]), i);
+    }
+    for (int i = 0; i < MANY; ++i) {
+        const uint64_t *object = ewi_registry_find(&registry, values[i]);
+        assert_non_null(object);
+        assert_int_equal(*object, 1000u + (uint64_t)i);
+    }
+    /* Values no add made: NULL, an address-like value, slot 0 of an even (free) generation, a slot
+     * never used, a slot beyond every chunk. */
+    const uintptr_t forged[] = {0,
+                                0x5A5A0,
+                                (uintptr_t)2 << 32 | 1,
+                                (uintptr_t)1 << 32 | (MANY + 1),
+                                (uintptr_t)1 << 32 | 0xFFFFFFFFu,
+                                (uintptr_t)1 << 32};
+    for (size_t k = 0; k < sizeof forged / sizeof forged[0]; ++k) {
+        assert_null(ewi_registry_find(&registry, (void *)forged[k]));
+        assert_int_equal(ewi_registry_remove(&registry, (void *)forged[k], NULL), 0);
+    }
+    for (int i = 1; i < MANY; ++i)
+        assert_int_equal(ewi_registry_remove(&registry, values[i], NULL), 1);
+
+    /* Slot 0's three lives, each value refused after its destroy, in every life that follows. */
+    void *lives[3] = {values[0]};
+    for (int life = 0; life < 3; ++life) {
+        if (life > 0) {
+            assert_non_null(ewi_registry_add(&registry, &lives[life]));
+            assert_int_equal(ewi_registry_slot(lives[life]), 0); /* the slot just freed */
+        }
+        for (int earlier = 0; earlier < life; ++earlier) {
+            assert_null(ewi_registry_find(&registry, lives[earlier]));
+            assert_int_equal(ewi_registry_remove(&registry, lives[earlier], NULL), 0);
+        }
+        assert_non_null(ewi_registry_find(&registry, lives[life]));
+        assert_int_equal(ewi_registry_remove(&registry, lives[life], NULL), 1);
+        assert_int_equal(ewi_registry_remove(&registry, lives[life], NULL), 0);
+    }
+    /* Retired: the next add takes another slot, and no value of slot 0 is found again. */
+    void *next;
+    assert_non_null(ewi_registry_add(&registry, &next));
+    assert_int_not_equal(ewi_registry_slot(next), 0);
+    for (int life = 0; life < 3; ++life)
+        assert_null(ewi_registry_find(&registry, lives[life]));
+    assert_int_equal(ewi_registry_remove(&registry, next, NULL), 1);
+}
+
 /* Many handles live at once are distinct and keep their own figures; destroying them all and making
- * as many again works (destroyed handles are recycled, never freed). */
+ * as many again works (destroyed handles' slots are taken again, never freed). */
 static void many_live_handles(void **state)
 {
     (void)state;
@@ -119,6 +189,111 @@ static void destroyed_handle_is_refused_everywhere(void **state)
                           "ew_binary with n = 0");
     for (size_t i = 0; i < sizeof out; ++i)
         assert_int_equal(out[i], 0);
+}
+
+/* What a call on a destroyed object must say: EW_ERROR_INVALID_HANDLE and a message naming the
+ * argument (`name`). */
+static void assert_refused_named(ew_status_t status, const char *call, const char *name)
+{
+    assert_refused_handle(status, call);
+    if (strstr(ew_get_last_error_message(), name) == NULL)
+        fail_msg("%s: the message \"%s\" does not name %s", call, ew_get_last_error_message(), name);
+}
+
+/* The slot of a live handle or kernel value: the storage the next object of its kind takes once it
+ * is destroyed (the free slots are a stack). */
+#define SLOT_OF(value) ewi_registry_slot((const void *)(value))
+
+/* Destroy h1, make h2 in its slot: h1 stays refused by every call, and refusing it leaves h2 alone. */
+static void destroyed_handle_is_refused_after_its_slot_is_reused(void **state)
+{
+    (void)state;
+    ew_handle_t h1 = make(0, 132, 2048);
+    const uint32_t slot = SLOT_OF(h1);
+    assert_int_equal(ew_handle_destroy(h1), EW_SUCCESS);
+    ew_handle_t h2 = make(0, 46, 1536);
+    assert_int_equal(SLOT_OF(h2), slot); /* the case this test is for: the same storage */
+    assert_ptr_not_equal(h1, h2);
+
+    _Alignas(16) static uint8_t out[4096], a[4096], b[4096];
+    memset(out, 0x5A, sizeof out);
+    int value = 12345;
+    assert_refused_named(ew_handle_get_sm_count(h1, &value), "ew_handle_get_sm_count", "handle");
+    assert_int_equal(value, 12345);
+    assert_refused_named(ew_unary(h1, EW_OP_RELU, EW_F32, 1000, out, a, NULL), "ew_unary", "handle");
+    assert_refused_named(ew_binary(h1, EW_OP_ADD, EW_F32, 1000, out, a, b, NULL), "ew_binary", "handle");
+    assert_refused_named(ew_binary(h1, EW_OP_ADD, EW_F32, 0, NULL, NULL, NULL, NULL), "ew_binary n = 0",
+                         "handle");
+    assert_refused_named(ew_cast(h1, EW_BF16, EW_F32, 1000, out, a, NULL), "ew_cast", "handle");
+    assert_refused_named(ew_scale_add(h1, EW_F32, 2.0, 1000, out, a, b, NULL), "ew_scale_add", "handle");
+    const int64_t shape[1] = {1000}, strides[1] = {1};
+    assert_refused_named(
+        ew_binary_strided(h1, EW_OP_ADD, EW_F32, 1, shape, out, strides, a, strides, b, strides, NULL),
+        "ew_binary_strided", "handle");
+    const int64_t n[1] = {1000};
+    void *outs[1] = {out};
+    const void *as[1] = {a}, *bs[1] = {b};
+    assert_refused_named(ew_binary_batched(h1, EW_OP_ADD, EW_F32, 1, n, outs, as, bs, NULL),
+                         "ew_binary_batched", "handle");
+    const ew_dtype_t f32 = EW_F32;
+    const ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, &f32, 0, 0};
+    ew_kernel_t kernel = (ew_kernel_t)(uintptr_t)0x5A5A;
+    assert_refused_named(ewi_kernel_make(h1, &spec, &kernel), "ewi_kernel_make", "handle");
+    assert_null(kernel);
+    assert_refused_named(ew_handle_destroy(h1), "ew_handle_destroy of the old value", "handle");
+    for (size_t i = 0; i < sizeof out; ++i)
+        assert_int_equal(out[i], 0x5A);
+
+    assert_figures(h2, 0, 46, 1536); /* the refusals left the new handle alone */
+    assert_int_equal(ew_handle_destroy(h2), EW_SUCCESS);
+    assert_refused_named(ew_handle_destroy(h2), "a second ew_handle_destroy", "handle");
+}
+
+/* The same for kernels: destroy k1, make k2 in its slot, and k1 is refused; and a kernel whose handle
+ * was destroyed is refused though another handle took the handle's slot. */
+static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    const ewi_kernel_spec_t spec = {"return in0 + in1;", EW_F32, 2, in_dtypes, 0, 0};
+    ew_kernel_t k1 = NULL, k2 = NULL;
+    assert_int_equal(ewi_kernel_make(handle, &spec, &k1), EW_SUCCESS);
+    const uint32_t slot = SLOT_OF(k1);
+    assert_int_equal(ew_kernel_destroy(k1), EW_SUCCESS);
+    assert_int_equal(ewi_kernel_make(handle, &spec, &k2), EW_SUCCESS);
+    assert_int_equal(SLOT_OF(k2), slot);
+    assert_ptr_not_equal(k1, k2);
+
+    _Alignas(16) static uint8_t out[4096], a[4096], b[4096];
+    memset(out, 0x5A, sizeof out);
+    const void *inputs[2] = {a, b};
+    const int64_t shape[2] = {10, 100}, strides[2] = {100, 1};
+    const int64_t *in_strides[2] = {strides, strides};
+    assert_refused_named(ew_kernel_launch(k1, 1000, out, inputs, NULL, NULL), "ew_kernel_launch", "kernel");
+    assert_refused_named(ew_kernel_launch(k1, 0, NULL, NULL, NULL, NULL), "ew_kernel_launch n = 0", "kernel");
+    assert_refused_named(ew_kernel_launch_strided(k1, 2, shape, out, strides, inputs, in_strides, NULL, NULL),
+                         "ew_kernel_launch_strided", "kernel");
+    assert_refused_named(ew_kernel_destroy(k1), "ew_kernel_destroy of the old value", "kernel");
+    /* k2 lives: its launch passes the kernel checks and stops only at the device (none here, or a
+     * device the fake handle does not name). */
+    ew_status_t status = ew_kernel_launch(k2, 1000, out, inputs, NULL, NULL);
+    assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH);
+
+    /* The kernel's handle destroyed and its slot taken by another: k2 is refused, naming the handle. */
+    const uint32_t handle_slot = SLOT_OF(handle);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+    ew_handle_t other = make(0, 132, 2048);
+    assert_int_equal(SLOT_OF(other), handle_slot);
+    assert_refused_named(ew_kernel_launch(k2, 1000, out, inputs, NULL, NULL),
+                         "ew_kernel_launch on a dead handle", "handle");
+    assert_refused_named(ew_kernel_launch_strided(k2, 2, shape, out, strides, inputs, in_strides, NULL, NULL),
+                         "ew_kernel_launch_strided on a dead handle", "handle");
+    for (size_t i = 0; i < sizeof out; ++i)
+        assert_int_equal(out[i], 0x5A);
+    assert_int_equal(ew_kernel_destroy(k2), EW_SUCCESS);
+    assert_refused_named(ew_kernel_destroy(k2), "a second ew_kernel_destroy", "kernel");
+    assert_int_equal(ew_handle_destroy(other), EW_SUCCESS);
 }
 
 typedef struct {
@@ -202,10 +377,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_destroy_loop),
+        cmocka_unit_test(registry_generations),
         cmocka_unit_test(many_live_handles),
         cmocka_unit_test(destroy_null_is_a_no_op),
         cmocka_unit_test(double_destroy_is_refused),
         cmocka_unit_test(destroyed_handle_is_refused_everywhere),
+        cmocka_unit_test(destroyed_handle_is_refused_after_its_slot_is_reused),
+        cmocka_unit_test(destroyed_kernel_is_refused_after_its_slot_is_reused),
         cmocka_unit_test(threads_create_and_destroy),
         cmocka_unit_test(public_create_and_destroy),
     };

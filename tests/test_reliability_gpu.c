@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reliability on the GPU (issue 4): huge n, one handle shared by many threads, CUDA graph replay,
- * two GPUs, sticky context errors, the pointer-check mode, and no hidden costs per call.
+ * two GPUs, sticky context errors, the pointer-check mode, no hidden costs per call, and destroyed
+ * handles and kernels refused after their slots are taken again.
  *
  * Each part is its own CMocka test. `test_reliability_gpu NAME` runs only test NAME (ctest registers
  * one entry per part); a part that cannot run here then prints "SKIP: <reason>" and exits 77, which
@@ -39,6 +40,7 @@
 #include "elementwise.h"
 #include "gpu_util.h" /* only its header-only rule for a machine without a GPU: gpu_util.c is not linked */
 #include "ref/ref.h"
+#include "registry.h" /* ewi_registry_slot: which slot a value names (header-only) */
 
 /* ---- host allocation counter: malloc and friends interposed for the whole process ---- */
 
@@ -442,6 +444,220 @@ static void huge_cast_i8_f16(void **state)
     EW_OK(ew_handle_destroy(handle));
 }
 
+/* ---- the 14 operation entry points, one adapter each over the same buffers ---- */
+
+/* The buffers every adapter takes: f32 inputs a and b, n = rows * cols elements each; out of
+ * out_dtype. The strided forms view them as rows x cols with a read transposed (a[j * rows + i]),
+ * so the layout is not flat; the batched forms take one list entry per row. */
+enum { ENTRY_POINTS = 14, ENTRY_MAX_ROWS = 64 };
+static const double ENTRY_ALPHA = 0.75;
+static const char *const ENTRY_KERNEL_SOURCE = "return ew::scale_add(p0, in0, in1);"; /* f32, one param */
+
+typedef struct {
+    ew_handle_t handle;
+    ew_kernel_t kernel; /* ENTRY_KERNEL_SOURCE on handle */
+    int rows, cols;     /* rows <= ENTRY_MAX_ROWS */
+    void *out;
+    const float *a, *b;
+    cudaStream_t stream;
+} entry_args_t;
+
+typedef enum { FORM_FLAT, FORM_STRIDED, FORM_BATCHED } entry_form_t;
+
+typedef struct {
+    const char *name;
+    ew_op_t op; /* EW_OP_SCALE_ADD for the kernel's entries, whose source computes it */
+    entry_form_t form;
+    ew_dtype_t out_dtype;
+    ew_status_t (*call)(const entry_args_t *e);
+} entry_t;
+
+typedef struct {
+    int64_t shape[2], dense[2], transposed[2];
+} entry_views_t;
+
+static entry_views_t entry_views(const entry_args_t *e)
+{
+    return (entry_views_t){{e->rows, e->cols}, {e->cols, 1}, {1, e->rows}};
+}
+
+typedef struct {
+    int64_t n[ENTRY_MAX_ROWS];
+    void *out[ENTRY_MAX_ROWS];
+    const void *a[ENTRY_MAX_ROWS], *b[ENTRY_MAX_ROWS];
+} entry_lists_t;
+
+/* On the stack: the batched adapters allocate nothing (no_hidden_costs counts). */
+static void entry_lists(const entry_args_t *e, size_t out_size, entry_lists_t *l)
+{
+    for (int i = 0; i < e->rows; ++i) {
+        l->n[i] = e->cols;
+        l->out[i] = (uint8_t *)e->out + (size_t)i * e->cols * out_size;
+        l->a[i] = e->a + (size_t)i * e->cols;
+        l->b[i] = e->b + (size_t)i * e->cols;
+    }
+}
+
+static int64_t entry_n(const entry_args_t *e) { return (int64_t)e->rows * e->cols; }
+
+static ew_status_t unary_flat(const entry_args_t *e)
+{
+    return ew_unary(e->handle, EW_OP_RELU, EW_F32, entry_n(e), e->out, e->a, e->stream);
+}
+static ew_status_t binary_flat(const entry_args_t *e)
+{
+    return ew_binary(e->handle, EW_OP_ADD, EW_F32, entry_n(e), e->out, e->a, e->b, e->stream);
+}
+static ew_status_t cast_flat(const entry_args_t *e)
+{
+    return ew_cast(e->handle, EW_F16, EW_F32, entry_n(e), e->out, e->a, e->stream);
+}
+static ew_status_t scale_add_flat(const entry_args_t *e)
+{
+    return ew_scale_add(e->handle, EW_F32, ENTRY_ALPHA, entry_n(e), e->out, e->a, e->b, e->stream);
+}
+static ew_status_t unary_strided(const entry_args_t *e)
+{
+    const entry_views_t v = entry_views(e);
+    return ew_unary_strided(e->handle, EW_OP_RELU, EW_F32, 2, v.shape, e->out, v.dense, e->a, v.transposed,
+                            e->stream);
+}
+static ew_status_t binary_strided(const entry_args_t *e)
+{
+    const entry_views_t v = entry_views(e);
+    return ew_binary_strided(e->handle, EW_OP_ADD, EW_F32, 2, v.shape, e->out, v.dense, e->a, v.transposed,
+                             e->b, v.dense, e->stream);
+}
+static ew_status_t cast_strided(const entry_args_t *e)
+{
+    const entry_views_t v = entry_views(e);
+    return ew_cast_strided(e->handle, EW_F16, EW_F32, 2, v.shape, e->out, v.dense, e->a, v.transposed,
+                           e->stream);
+}
+static ew_status_t scale_add_strided(const entry_args_t *e)
+{
+    const entry_views_t v = entry_views(e);
+    return ew_scale_add_strided(e->handle, EW_F32, ENTRY_ALPHA, 2, v.shape, e->out, v.dense, e->a,
+                                v.transposed, e->b, v.dense, e->stream);
+}
+static ew_status_t unary_batched(const entry_args_t *e)
+{
+    entry_lists_t l;
+    entry_lists(e, 4, &l);
+    return ew_unary_batched(e->handle, EW_OP_RELU, EW_F32, e->rows, l.n, l.out, l.a, e->stream);
+}
+static ew_status_t binary_batched(const entry_args_t *e)
+{
+    entry_lists_t l;
+    entry_lists(e, 4, &l);
+    return ew_binary_batched(e->handle, EW_OP_ADD, EW_F32, e->rows, l.n, l.out, l.a, l.b, e->stream);
+}
+static ew_status_t cast_batched(const entry_args_t *e)
+{
+    entry_lists_t l;
+    entry_lists(e, 2, &l);
+    return ew_cast_batched(e->handle, EW_F16, EW_F32, e->rows, l.n, l.out, l.a, e->stream);
+}
+static ew_status_t scale_add_batched(const entry_args_t *e)
+{
+    entry_lists_t l;
+    entry_lists(e, 4, &l);
+    return ew_scale_add_batched(e->handle, EW_F32, ENTRY_ALPHA, e->rows, l.n, l.out, l.a, l.b, e->stream);
+}
+static ew_status_t kernel_flat(const entry_args_t *e)
+{
+    const void *inputs[2] = {e->a, e->b};
+    return ew_kernel_launch(e->kernel, entry_n(e), e->out, inputs, &ENTRY_ALPHA, e->stream);
+}
+static ew_status_t kernel_strided(const entry_args_t *e)
+{
+    const entry_views_t v = entry_views(e);
+    const void *inputs[2] = {e->a, e->b};
+    const int64_t *in_strides[2] = {v.transposed, v.dense};
+    return ew_kernel_launch_strided(e->kernel, 2, v.shape, e->out, v.dense, inputs, in_strides, &ENTRY_ALPHA,
+                                    e->stream);
+}
+
+static const entry_t entries[ENTRY_POINTS] = {
+    {"ew_unary(relu f32)", EW_OP_RELU, FORM_FLAT, EW_F32, unary_flat},
+    {"ew_binary(add f32)", EW_OP_ADD, FORM_FLAT, EW_F32, binary_flat},
+    {"ew_cast(f16 <- f32)", EW_OP_CAST, FORM_FLAT, EW_F16, cast_flat},
+    {"ew_scale_add(f32)", EW_OP_SCALE_ADD, FORM_FLAT, EW_F32, scale_add_flat},
+    {"ew_unary_strided(relu f32)", EW_OP_RELU, FORM_STRIDED, EW_F32, unary_strided},
+    {"ew_binary_strided(add f32)", EW_OP_ADD, FORM_STRIDED, EW_F32, binary_strided},
+    {"ew_cast_strided(f16 <- f32)", EW_OP_CAST, FORM_STRIDED, EW_F16, cast_strided},
+    {"ew_scale_add_strided(f32)", EW_OP_SCALE_ADD, FORM_STRIDED, EW_F32, scale_add_strided},
+    {"ew_unary_batched(relu f32)", EW_OP_RELU, FORM_BATCHED, EW_F32, unary_batched},
+    {"ew_binary_batched(add f32)", EW_OP_ADD, FORM_BATCHED, EW_F32, binary_batched},
+    {"ew_cast_batched(f16 <- f32)", EW_OP_CAST, FORM_BATCHED, EW_F16, cast_batched},
+    {"ew_scale_add_batched(f32)", EW_OP_SCALE_ADD, FORM_BATCHED, EW_F32, scale_add_batched},
+    {"ew_kernel_launch(scale_add f32)", EW_OP_SCALE_ADD, FORM_FLAT, EW_F32, kernel_flat},
+    {"ew_kernel_launch_strided(scale_add f32)", EW_OP_SCALE_ADD, FORM_STRIDED, EW_F32, kernel_strided},
+};
+
+/* The reference of entry k on host copies of a and b (n = rows * cols), from tests/ref: the strided
+ * forms' a gathered as they read it first. */
+static void entry_reference(int k, int rows, int cols, const float *a, const float *b, void *expected)
+{
+    const int64_t n = (int64_t)rows * cols;
+    float *gathered = NULL;
+    const float *x = a;
+    if (entries[k].form == FORM_STRIDED) {
+        gathered = host_alloc((size_t)n * 4);
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < cols; ++j)
+                gathered[(size_t)i * cols + j] = a[(size_t)j * rows + i];
+        x = gathered;
+    }
+    switch (entries[k].op) {
+    case EW_OP_RELU: ref_unary(EW_OP_RELU, EW_F32, n, expected, x); break;
+    case EW_OP_ADD: ref_binary(EW_OP_ADD, EW_F32, n, expected, x, b); break;
+    case EW_OP_CAST: ref_cast(EW_F16, EW_F32, n, expected, x); break;
+    default: ref_scale_add(EW_F32, ENTRY_ALPHA, n, expected, x, b);
+    }
+    free(gathered);
+}
+
+/* What entry k wrote to args->out, against the reference, and the guard row after it untouched. */
+static void check_entry_output(int k, const entry_args_t *args, const float *host_a, const float *host_b)
+{
+    const size_t size = ew_dtype_size(entries[k].out_dtype), bytes = (size_t)entry_n(args) * size;
+    const size_t guard = (size_t)args->cols * size;
+    uint8_t *got = copy_to_host(args->out, bytes + guard), *expected = host_alloc(bytes);
+    entry_reference(k, args->rows, args->cols, host_a, host_b, expected);
+    assert_bytes_equal(got, expected, bytes, size, entries[k].name);
+    assert_all_bytes(got + bytes, guard, POISON, entries[k].name);
+    free(got);
+    free(expected);
+}
+
+/* Entry k on args (args->out has room for one more row of its out dtype, a guard), against the
+ * reference on host_a and host_b, the host copies of args->a and args->b: out poisoned first, then
+ * compared bit for bit, the guard still poisoned. */
+static void verify_entry(int k, const entry_args_t *args, const float *host_a, const float *host_b)
+{
+    const size_t size = ew_dtype_size(entries[k].out_dtype);
+    CUDA_OK(cudaMemsetAsync(args->out, POISON, (size_t)(entry_n(args) + args->cols) * size, args->stream));
+    ew_status_t status = entries[k].call(args);
+    if (status != EW_SUCCESS)
+        fail_msg("%s: %s: %s", entries[k].name, ew_status_string(status), ew_get_last_error_message());
+    CUDA_OK(cudaStreamSynchronize(args->stream));
+    check_entry_output(k, args, host_a, host_b);
+}
+
+/* The kernel of the kernel entries on handle (its device current); a GPU machine without NVRTC
+ * skips, or fails with EW_REQUIRE_GPU set. */
+static ew_kernel_t create_entry_kernel(ew_handle_t handle)
+{
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    ew_kernel_t kernel = NULL;
+    ew_status_t status = ew_kernel_create(handle, ENTRY_KERNEL_SOURCE, EW_F32, 2, in_dtypes, 1, &kernel);
+    if (status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL)
+        skip_part_unless_required("no NVRTC: %s", ew_get_last_error_message());
+    EW_OK(status);
+    return kernel;
+}
+
 /* ---- concurrency: one handle, 8 threads, each on its own stream ---- */
 
 enum {
@@ -462,12 +678,16 @@ static struct {
 } shared_inputs;
 
 typedef struct {
+    int entry; /* one of the 14 entry points on f32 inputs (rows x cols); -1: the flat call below */
+    int rows, cols;
     ew_op_t op;
     ew_dtype_t out_dtype, in_dtype;
     double alpha;
     int64_t n;
     int offset_out, offset_a, offset_b;
 } call_spec_t;
+
+static ew_kernel_t concurrency_kernel; /* the kernel entries' kernel, on the shared handle */
 
 typedef struct {
     ew_handle_t handle;
@@ -493,7 +713,19 @@ static int is_float(ew_dtype_t d) { return d >= EW_F16; }
 
 static call_spec_t random_call(uint64_t *state)
 {
-    call_spec_t c = {0};
+    call_spec_t c = {.entry = -1};
+    c.offset_out = (int)random_in(state, 0, MAX_OFFSET - 1);
+    c.offset_a = (int)random_in(state, 0, MAX_OFFSET - 1);
+    c.offset_b = (int)random_in(state, 0, MAX_OFFSET - 1);
+    if (random_in(state, 0, 2) == 0) { /* a third of the calls: the 14 entry points, in turn at random */
+        c.entry = (int)random_in(state, 0, ENTRY_POINTS - 1);
+        c.rows = (int)random_in(state, 1, 16);
+        c.cols = (int)random_in(state, 1, MAX_N / c.rows);
+        c.n = (int64_t)c.rows * c.cols;
+        c.out_dtype = entries[c.entry].out_dtype;
+        c.in_dtype = EW_F32;
+        return c;
+    }
     do {
         static const ew_op_t ops[] = {EW_OP_ADD, EW_OP_MUL, EW_OP_RELU, EW_OP_CAST, EW_OP_SCALE_ADD};
         c.op = ops[random_in(state, 0, 4)];
@@ -512,9 +744,6 @@ static call_spec_t random_call(uint64_t *state)
             c.alpha = (double)random_in(state, -3, 3);
     }
     c.n = random_in(state, 1, MAX_N);
-    c.offset_out = (int)random_in(state, 0, MAX_OFFSET - 1);
-    c.offset_a = (int)random_in(state, 0, MAX_OFFSET - 1);
-    c.offset_b = (int)random_in(state, 0, MAX_OFFSET - 1);
     return c;
 }
 
@@ -527,6 +756,10 @@ static const void *input_at(int which, int device_side, ew_dtype_t dtype, int of
 static ew_status_t issue_call(ew_handle_t handle, const call_spec_t *c, void *out, cudaStream_t stream)
 {
     const void *a = input_at(0, 1, c->in_dtype, c->offset_a), *b = input_at(1, 1, c->in_dtype, c->offset_b);
+    if (c->entry >= 0) {
+        const entry_args_t args = {handle, concurrency_kernel, c->rows, c->cols, out, a, b, stream};
+        return entries[c->entry].call(&args);
+    }
     switch (c->op) {
     case EW_OP_ADD:
     case EW_OP_MUL: return ew_binary(handle, c->op, c->out_dtype, c->n, out, a, b, stream);
@@ -539,6 +772,10 @@ static ew_status_t issue_call(ew_handle_t handle, const call_spec_t *c, void *ou
 static void reference_call(const call_spec_t *c, void *out)
 {
     const void *a = input_at(0, 0, c->in_dtype, c->offset_a), *b = input_at(1, 0, c->in_dtype, c->offset_b);
+    if (c->entry >= 0) {
+        entry_reference(c->entry, c->rows, c->cols, a, b, out);
+        return;
+    }
     switch (c->op) {
     case EW_OP_ADD:
     case EW_OP_MUL: ref_binary(c->op, c->out_dtype, c->n, out, a, b); break;
@@ -579,10 +816,11 @@ static void *concurrency_worker(void *argument)
             uint8_t *out = device_slots + (size_t)k * SLOT_BYTES + SLOT_GUARD_BYTES +
                            (size_t)specs[k].offset_out * ew_dtype_size(specs[k].out_dtype);
             ew_status_t status = issue_call(w->handle, &specs[k], out, stream);
-            WORKER_CHECK(w, status == EW_SUCCESS, "worker %d call %d (op %d, %s <- %s, n %lld): %s: %s",
-                         w->index, done_calls + k, specs[k].op, ew_dtype_name(specs[k].out_dtype),
-                         ew_dtype_name(specs[k].in_dtype), (long long)specs[k].n, ew_status_string(status),
-                         ew_get_last_error_message());
+            WORKER_CHECK(w, status == EW_SUCCESS, "worker %d call %d (%s, op %d, %s <- %s, n %lld): %s: %s",
+                         w->index, done_calls + k,
+                         specs[k].entry >= 0 ? entries[specs[k].entry].name : "a flat call", specs[k].op,
+                         ew_dtype_name(specs[k].out_dtype), ew_dtype_name(specs[k].in_dtype),
+                         (long long)specs[k].n, ew_status_string(status), ew_get_last_error_message());
             if ((done_calls + k) % 97 == 0) {
                 status = ew_binary(w->handle, EW_OP_ADD, EW_F32, own_bad_n, out, out, out, stream);
                 WORKER_CHECK(w, status == EW_ERROR_INVALID_VALUE, "worker %d: n = %lld gave %s", w->index,
@@ -615,12 +853,13 @@ static void *concurrency_worker(void *argument)
                 WORKER_CHECK(w, slot[i] == POISON, "worker %d call %d: byte %zu after out was written",
                              w->index, done_calls + k, i - end);
             int differs = memcmp(slot + start, expected, end - start);
-            WORKER_CHECK(w, differs == 0,
-                         "worker %d call %d (op %d, %s <- %s, n %lld, alpha %g, offsets %d/%d/%d): "
-                         "result differs from the reference",
-                         w->index, done_calls + k, c->op, ew_dtype_name(c->out_dtype),
-                         ew_dtype_name(c->in_dtype), (long long)c->n, c->alpha, c->offset_out, c->offset_a,
-                         c->offset_b);
+            WORKER_CHECK(
+                w, differs == 0,
+                "worker %d call %d (%s, rows %d, op %d, %s <- %s, n %lld, alpha %g, offsets %d/%d/%d): "
+                "result differs from the reference",
+                w->index, done_calls + k, c->entry >= 0 ? entries[c->entry].name : "a flat call", c->rows,
+                c->op, ew_dtype_name(c->out_dtype), ew_dtype_name(c->in_dtype), (long long)c->n, c->alpha,
+                c->offset_out, c->offset_a, c->offset_b);
             w->verified++;
         }
         done_calls += batch;
@@ -667,6 +906,21 @@ static void concurrency(void **state)
     (void)state;
     ew_handle_t handle = create_handle(0);
     make_shared_inputs();
+    concurrency_kernel = create_entry_kernel(handle);
+    /* Each entry point once, checked: the kernel's first strided launch compiles its strided program
+     * here, not in the race. */
+    float *scratch = device_alloc((size_t)(MAX_N + 64) * 4);
+    const entry_args_t warm = {handle,
+                               concurrency_kernel,
+                               8,
+                               64,
+                               scratch,
+                               shared_inputs.device[0][EW_F32],
+                               shared_inputs.device[1][EW_F32],
+                               NULL};
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        verify_entry(k, &warm, shared_inputs.host[0][EW_F32], shared_inputs.host[1][EW_F32]);
+    CUDA_OK(cudaFree(scratch));
     worker_t workers[WORKERS];
     pthread_t threads[WORKERS];
     int calls = small_scale ? CALLS_PER_WORKER / 10 : CALLS_PER_WORKER;
@@ -687,6 +941,7 @@ static void concurrency(void **state)
            calls, verified, now_seconds() - t0);
     assert_int_equal(verified, (long)WORKERS * calls);
     free_shared_inputs();
+    EW_OK(ew_kernel_destroy(concurrency_kernel));
     EW_OK(ew_handle_destroy(handle));
 }
 
@@ -764,6 +1019,69 @@ static void graph_verify(int runs, const graph_host_t *h, const graph_device_t *
         assert_bytes_equal(got, results[k].expected, GRAPH_N * results[k].size, results[k].size, what);
         free(got);
     }
+}
+
+/* The 14 entry points captured in global mode into one graph, each into its own output (checked
+ * poisoned after the capture), replayed three times and checked against the reference. */
+static void graph_entries(ew_handle_t handle)
+{
+    enum { ROWS = 37, COLS = 211, N = ROWS * COLS, OUT_BYTES = (N + COLS) * 4, REPLAYS = 3 };
+    int32_t *values = host_alloc(2 * N * 4);
+    uint64_t random_state = 0x6E47;
+    for (int i = 0; i < 2 * N; ++i)
+        values[i] = (int32_t)random_in(&random_state, -3000, 3000);
+    float *a = device_from_ints(EW_F32, values, N), *b = device_from_ints(EW_F32, values + N, N);
+    float *host_a = host_alloc(N * 4), *host_b = host_alloc(N * 4);
+    ref_cast(EW_F32, EW_I32, N, host_a, values);
+    ref_cast(EW_F32, EW_I32, N, host_b, values + N);
+    ew_kernel_t kernel = create_entry_kernel(handle);
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    void *outs[ENTRY_POINTS];
+    entry_args_t args[ENTRY_POINTS];
+    for (int k = 0; k < ENTRY_POINTS; ++k) { /* run once first, as one warms up before capturing */
+        outs[k] = device_alloc(OUT_BYTES);
+        args[k] = (entry_args_t){handle, kernel, ROWS, COLS, outs[k], a, b, stream};
+        verify_entry(k, &args[k], host_a, host_b);
+        CUDA_OK(cudaMemset(outs[k], POISON, OUT_BYTES));
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+
+    ew_status_t status[ENTRY_POINTS];
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        status[k] = entries[k].call(&args[k]);
+    cudaGraph_t graph = NULL;
+    cudaError_t end_capture = cudaStreamEndCapture(stream, &graph);
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        if (status[k] != EW_SUCCESS)
+            fail_msg("%s during capture: %s", entries[k].name, ew_status_string(status[k]));
+    CUDA_OK(end_capture);
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int k = 0; k < ENTRY_POINTS; ++k) {
+        void *got = copy_to_host(outs[k], OUT_BYTES);
+        assert_all_bytes(got, OUT_BYTES, POISON, entries[k].name); /* capturing runs nothing */
+        free(got);
+    }
+    for (int r = 0; r < REPLAYS; ++r)
+        CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        check_entry_output(k, &args[k], host_a, host_b);
+    printf("graph: the %d entry points captured, replayed %d times, verified\n", ENTRY_POINTS, REPLAYS);
+
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    CUDA_OK(cudaStreamDestroy(stream));
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        CUDA_OK(cudaFree(outs[k]));
+    CUDA_OK(cudaFree(a));
+    CUDA_OK(cudaFree(b));
+    EW_OK(ew_kernel_destroy(kernel));
+    free(values);
+    free(host_a);
+    free(host_b);
 }
 
 static void graph_replay(void **state)
@@ -849,24 +1167,8 @@ static void graph_replay(void **state)
     void *host_buffers[] = {h.acc0, h.inc, h.acc, h.base, h.accf, h.out, h.half, h.relu};
     for (int k = 0; k < 8; ++k)
         free(host_buffers[k]);
+    graph_entries(handle);
     EW_OK(ew_handle_destroy(handle));
-}
-
-/* ---- every operation entry point, by number ---- */
-
-enum { ENTRY_POINTS = 5 };
-
-/* Entry point k of the operations, on valid arguments. */
-static ew_status_t call_entry_point(int k, ew_handle_t handle, int64_t n, void *out, const void *a,
-                                    const void *b, cudaStream_t stream)
-{
-    switch (k) {
-    case 0: return ew_unary(handle, EW_OP_RELU, EW_F32, n, out, a, stream);
-    case 1: return ew_binary(handle, EW_OP_ADD, EW_F32, n, out, a, b, stream);
-    case 2: return ew_binary(handle, EW_OP_MUL, EW_F16, n, out, a, b, stream);
-    case 3: return ew_cast(handle, EW_F16, EW_F32, n, out, a, stream);
-    default: return ew_scale_add(handle, EW_F32, 0.25, n, out, a, b, stream);
-    }
 }
 
 /* ---- two GPUs: a handle per device, used at once; the wrong current device is refused ---- */
@@ -958,16 +1260,17 @@ static void check_device_mismatch(ew_handle_t handle, int device, int other)
     CUDA_OK(cudaMemset(in, 0x3C, N * 4));
     CUDA_OK(cudaMemset(out, POISON, N * 8));
     CUDA_OK(cudaDeviceSynchronize());
+    ew_kernel_t kernel = create_entry_kernel(handle);
     CUDA_OK(cudaSetDevice(other));
     const char *message = "";
+    const entry_args_t args = {handle, kernel, 17, 241, out, in, in, NULL}; /* 4097 elements */
     for (int k = 0; k < ENTRY_POINTS; ++k) {
-        ew_status_t status = call_entry_point(k, handle, N, out, in, in, NULL);
+        ew_status_t status = entries[k].call(&args);
         message = ew_get_last_error_message();
         if (status != EW_ERROR_DEVICE_MISMATCH)
-            fail_msg(
-                "entry point %d on the handle of device %d with device %d current: %s (\"%s\"), expected "
-                "EW_ERROR_DEVICE_MISMATCH",
-                k, device, other, ew_status_string(status), message);
+            fail_msg("%s on the handle of device %d with device %d current: %s (\"%s\"), expected "
+                     "EW_ERROR_DEVICE_MISMATCH",
+                     entries[k].name, device, other, ew_status_string(status), message);
     }
     printf("device mismatch (handle %d, current %d): \"%s\"\n", device, other, message);
     assert_true(message[0] != '\0');
@@ -982,6 +1285,7 @@ static void check_device_mismatch(ew_handle_t handle, int device, int other)
     free(after);
     CUDA_OK(cudaFree(in));
     CUDA_OK(cudaFree(out));
+    EW_OK(ew_kernel_destroy(kernel));
 }
 
 static void two_gpus(void **state)
@@ -1045,11 +1349,25 @@ static int sticky_errors_child(void)
         fprintf(stderr, "sticky child: setup failed\n");
         return 3;
     }
-    status = ew_binary(handle, EW_OP_ADD, EW_F32, N, out, a, b, stream);
+    /* Every entry point once while healthy: the kernel's strided program is loaded before the fault. */
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    ew_kernel_t kernel = NULL;
+    status = ew_kernel_create(handle, ENTRY_KERNEL_SOURCE, EW_F32, 2, in_dtypes, 1, &kernel);
+    if (status != EW_SUCCESS) {
+        fprintf(stderr, "sticky child: ew_kernel_create: %s: %s\n", ew_status_string(status),
+                ew_get_last_error_message());
+        return 4;
+    }
+    entry_args_t args = {handle, kernel, 16, 256, out, a, b, stream}; /* N elements */
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        if ((status = entries[k].call(&args)) != EW_SUCCESS) {
+            fprintf(stderr, "sticky child: the healthy %s failed: %s: %s\n", entries[k].name,
+                    ew_status_string(status), ew_get_last_error_message());
+            return 4;
+        }
     cudaError_t error = cudaStreamSynchronize(stream);
-    if (status != EW_SUCCESS || error != cudaSuccess) {
-        fprintf(stderr, "sticky child: the healthy call failed: %s, %s\n", ew_status_string(status),
-                cudaGetErrorName(error));
+    if (error != cudaSuccess) {
+        fprintf(stderr, "sticky child: the healthy calls failed: %s\n", cudaGetErrorName(error));
         return 4;
     }
 
@@ -1061,19 +1379,21 @@ static int sticky_errors_child(void)
     if (fault == cudaSuccess)
         return 5;
     const char *fault_name = cudaGetErrorName(fault);
+    /* The kernel entries report the driver's error (cuLaunchKernelEx): its name, with the same code. */
+    char fault_code[32];
+    snprintf(fault_code, sizeof fault_code, "(%d)", (int)fault);
 
-    static const char *const entry_points[ENTRY_POINTS] = {"ew_unary(relu f32)", "ew_binary(add f32)",
-                                                           "ew_binary(mul f16)", "ew_cast(f16 <- f32)",
-                                                           "ew_scale_add(f32)"};
     cudaStream_t streams[2] = {stream, NULL};
     for (int s = 0; s < 2; ++s)
         for (int k = 0; k < ENTRY_POINTS; ++k) {
-            status = call_entry_point(k, handle, N, out, a, b, streams[s]);
+            args.stream = streams[s];
+            status = entries[k].call(&args);
             const char *message = ew_get_last_error_message();
-            sticky_expect(status == EW_ERROR_CUDA && strstr(message, fault_name) != NULL,
-                          "%s on the %s stream: %s, \"%s\" (expected EW_ERROR_CUDA naming %s)",
-                          entry_points[k], s == 0 ? "caller's" : "default", ew_status_string(status), message,
-                          fault_name);
+            sticky_expect(status == EW_ERROR_CUDA &&
+                              (strstr(message, fault_name) != NULL || strstr(message, fault_code) != NULL),
+                          "%s on the %s stream: %s, \"%s\" (expected EW_ERROR_CUDA naming %s %s)",
+                          entries[k].name, s == 0 ? "caller's" : "default", ew_status_string(status), message,
+                          fault_name, fault_code);
         }
 
     /* A new handle: either refused with the CUDA error, or made, and then its calls are refused. */
@@ -1105,6 +1425,7 @@ static int sticky_errors_child(void)
                   "ew_dtype_size, ew_dtype_name");
     sticky_expect(ew_binary(handle, EW_OP_ADD, EW_F32, 0, NULL, NULL, NULL, stream) == EW_SUCCESS,
                   "n = 0 launches nothing and succeeds");
+    sticky_expect(ew_kernel_destroy(kernel) == EW_SUCCESS, "ew_kernel_destroy");
     sticky_expect(ew_handle_destroy(handle) == EW_SUCCESS, "ew_handle_destroy");
     fprintf(stderr, "sticky child: %d failed checks (fault: %s)\n", sticky_failures, fault_name);
     return sticky_failures == 0 ? 0 : 1;
@@ -1155,6 +1476,68 @@ static void expect_refused(ew_status_t status, const char *what)
     if (message[0] == '\0')
         fail_msg("pointer check, %s: refused without a message", what);
     printf("pointer check refuses %s: \"%s\"\n", what, message);
+}
+
+/* The 14 entry points on the checked handle: a valid call computes (against the reference); host
+ * memory as out or a, and out or a running one element past the end of its allocation, are refused
+ * with nothing written anywhere. */
+static void pointer_check_entries(ew_handle_t checked)
+{
+    enum { ROWS = 32, COLS = 128, N = ROWS * COLS };
+    int32_t *values = host_alloc(N * 4);
+    uint64_t random_state = 0x9C14;
+    for (int i = 0; i < N; ++i)
+        values[i] = (int32_t)random_in(&random_state, -5000, 5000);
+    float *a = device_from_ints(EW_F32, values, N), *b = device_from_ints(EW_F32, values, N);
+    float *host_a = host_alloc(N * 4), *host_out = host_alloc((N + COLS) * 4);
+    ref_cast(EW_F32, EW_I32, N, host_a, values);
+    float *out = device_alloc((N + COLS) * 4), *small_out = device_alloc(N * 4),
+          *small_in = device_alloc(N * 4);
+    ew_kernel_t kernel = create_entry_kernel(checked);
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (int k = 0; k < ENTRY_POINTS; ++k) {
+        const entry_args_t valid = {checked, kernel, ROWS, COLS, out, a, b, stream};
+        verify_entry(k, &valid, host_a, host_a);
+
+        const size_t size = ew_dtype_size(entries[k].out_dtype);
+        CUDA_OK(cudaMemset(small_out, POISON, N * 4));
+        CUDA_OK(cudaMemset(out, POISON, (N + COLS) * 4));
+        memset(host_out, POISON, (N + COLS) * 4);
+        CUDA_OK(cudaDeviceSynchronize());
+        const struct {
+            void *out;
+            const float *a;
+            const char *what;
+        } bad[] = {
+            {host_out, a, "a host out (malloc)"},
+            {out, host_a, "a host a (malloc)"},
+            {(uint8_t *)small_out + N * 4 - (size_t)(N - 1) * size, a, "out one element past its allocation"},
+            {out, small_in + 1, "a one element past its allocation"},
+        };
+        for (size_t c = 0; c < sizeof bad / sizeof bad[0]; ++c) {
+            const entry_args_t args = {checked, kernel, ROWS, COLS, bad[c].out, bad[c].a, b, stream};
+            char what[160];
+            snprintf(what, sizeof what, "%s: %s", entries[k].name, bad[c].what);
+            expect_refused(entries[k].call(&args), what);
+        }
+        CUDA_OK(cudaDeviceSynchronize()); /* nothing faulted */
+        void *got = copy_to_host(small_out, N * 4);
+        assert_all_bytes(got, N * 4, POISON, entries[k].name);
+        free(got);
+        got = copy_to_host(out, (N + COLS) * 4);
+        assert_all_bytes(got, (N + COLS) * 4, POISON, entries[k].name);
+        free(got);
+        assert_all_bytes(host_out, (N + COLS) * 4, POISON, entries[k].name);
+    }
+    CUDA_OK(cudaStreamDestroy(stream));
+    EW_OK(ew_kernel_destroy(kernel));
+    void *device_buffers[] = {a, b, out, small_out, small_in};
+    for (int k = 0; k < 5; ++k)
+        CUDA_OK(cudaFree(device_buffers[k]));
+    free(values);
+    free(host_a);
+    free(host_out);
 }
 
 /* Host time per call of a small ew_binary, over many calls, in microseconds. */
@@ -1270,6 +1653,8 @@ static void pointer_check(void **state)
     assert_bytes_equal(got, expected, CHECK_N * 4, 4, "plain handle, valid call");
     free(got);
 
+    pointer_check_entries(checked);
+
     /* Cost per call: alternate the two handles so drift hits both alike. */
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -1305,18 +1690,25 @@ enum { COST_N = 65537, COST_CALLS = 1000 };
 
 typedef struct {
     ew_handle_t handle;
+    ew_kernel_t kernel;
     cudaStream_t stream;
     float *f32_a, *f32_b, *f32_out;
     uint16_t *f16_a, *f16_out;
     int32_t *i32_a, *i32_out;
 } cost_setup_t;
 
-/* A fixed mix of every entry point; returns the number of calls that did not succeed. */
+/* A fixed mix of flat calls and the 14 entry points (64 x 1024 elements); returns the number of calls
+ * that did not succeed. */
 static int run_call_mix(const cost_setup_t *s, int calls)
 {
     int failures = 0;
+    const entry_args_t args = {s->handle, s->kernel, 64, 1024, s->f32_out, s->f32_a, s->f32_b, s->stream};
     for (int i = 0; i < calls; ++i) {
         ew_status_t status;
+        if (i % (5 + ENTRY_POINTS) >= 5) {
+            failures += entries[i % (5 + ENTRY_POINTS) - 5].call(&args) != EW_SUCCESS;
+            continue;
+        }
         switch (i % 5) {
         case 0:
             status =
@@ -1358,8 +1750,10 @@ static void no_hidden_costs(void **state)
     s.f32_out = device_alloc(COST_N * 4);
     s.f16_out = device_alloc(COST_N * 2);
     s.i32_out = device_alloc(COST_N * 4);
+    s.kernel = create_entry_kernel(s.handle);
 
-    /* Warm-up: the first launch of each kernel may load its module. */
+    /* Warm-up: the first launch of each kernel may load its module (the user kernel's first strided
+     * launch compiles its strided program). */
     assert_int_equal(run_call_mix(&s, COST_CALLS), 0);
     CUDA_OK(cudaStreamSynchronize(s.stream));
 
@@ -1386,8 +1780,9 @@ static void no_hidden_costs(void **state)
     }
     CUDA_OK(cudaStreamSynchronize(s.stream));
     assert_int_equal(failures, 0);
-    printf("host allocations (malloc/calloc/realloc/memalign) during %d calls: %ld\n", COST_CALLS,
-           allocations);
+    printf("host allocations (malloc/calloc/realloc/memalign) during %d calls (the 14 entry points among "
+           "them): %ld\n",
+           COST_CALLS, allocations);
     assert_int_equal(allocations, 0);
     /* The counter itself works: a plain malloc in the window is seen. */
     atomic_store(&allocation_count, 0);
@@ -1413,12 +1808,151 @@ static void no_hidden_costs(void **state)
     assert_true(call_seconds < 0.1);
     (void)cudaGetLastError();
 
+    /* The 14 entry points behind a busy kernel: each returns at once, the stream still busy. */
+    const entry_args_t args = {s.handle, s.kernel, 64, 1024, s.f32_out, s.f32_a, s.f32_b, s.stream};
+    CUDA_OK(ewt_launch_spin_kernel(300ull * 1000 * 1000, s.stream));
+    double slowest = 0;
+    for (int k = 0; k < ENTRY_POINTS; ++k) {
+        t0 = now_seconds();
+        EW_OK(entries[k].call(&args));
+        double seconds = now_seconds() - t0;
+        if (seconds >= 0.05)
+            fail_msg("%s behind a busy kernel took %.3f ms: it waited", entries[k].name, 1e3 * seconds);
+        slowest = seconds > slowest ? seconds : slowest;
+    }
+    query = cudaStreamQuery(s.stream);
+    CUDA_OK(cudaStreamSynchronize(s.stream));
+    printf("the 14 entry points behind a 300 ms kernel: slowest returned in %.3f ms; stream then %s\n",
+           1e3 * slowest, cudaGetErrorName(query));
+    assert_int_equal(query, cudaErrorNotReady);
+    (void)cudaGetLastError();
+
+    /* And what the mix computed: each entry point against the reference, bit for bit. */
+    float *host_a = host_alloc(COST_N * 4), *host_b = host_alloc(COST_N * 4);
+    ref_cast(EW_F32, EW_I32, COST_N, host_a, values);
+    memcpy(host_b, host_a, COST_N * 4);
+    const entry_args_t checked = {s.handle, s.kernel, 63, 1023, s.f32_out, s.f32_a, s.f32_b, s.stream};
+    for (int k = 0; k < ENTRY_POINTS; ++k)
+        verify_entry(k, &checked, host_a, host_b); /* 63 x 1023 elements and a row of guard: in COST_N */
+    free(host_a);
+    free(host_b);
+
     void *buffers[] = {s.f32_a, s.f32_b, s.f16_a, s.i32_a, s.f32_out, s.f16_out, s.i32_out};
     for (int k = 0; k < 7; ++k)
         CUDA_OK(cudaFree(buffers[k]));
     CUDA_OK(cudaStreamDestroy(s.stream));
     free(values);
+    EW_OK(ew_kernel_destroy(s.kernel));
     EW_OK(ew_handle_destroy(s.handle));
+}
+
+/* ---- recycled values: a destroyed handle or kernel stays refused after its slot is taken again ---- */
+
+/* EW_ERROR_INVALID_HANDLE with a message naming `name`, else the part fails. */
+static void expect_dead(ew_status_t status, const char *what, const char *name)
+{
+    const char *message = ew_get_last_error_message();
+    if (status != EW_ERROR_INVALID_HANDLE || strstr(message, name) == NULL)
+        fail_msg("%s: %s (\"%s\"), expected EW_ERROR_INVALID_HANDLE naming %s", what,
+                 ew_status_string(status), message, name);
+}
+
+/* With ew_handle_create and ew_kernel_create on the device: destroy the first object, make a second
+ * in its slot (src/registry.h: the last slot freed is taken first), and calls on the first value are
+ * refused without launching anything while the second one computes. */
+static void recycled_values(void **state)
+{
+    (void)state;
+    enum { N = 4099 };
+    int32_t values[N];
+    uint64_t random_state = 0x4EC7;
+    for (int i = 0; i < N; ++i)
+        values[i] = (int32_t)random_in(&random_state, -2000, 2000);
+    float *a = device_from_ints(EW_F32, values, N), *b = device_from_ints(EW_F32, values + 1, N - 1);
+    float *out = device_alloc(N * 4), *host_a = host_alloc(N * 4), *host_b = host_alloc(N * 4);
+    float *expected = host_alloc(N * 4);
+    CUDA_OK(cudaMemcpy(host_a, a, N * 4, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(host_b, b, (N - 1) * 4, cudaMemcpyDeviceToHost));
+
+    ew_handle_t h1 = create_handle(0);
+    const uint32_t handle_slot = ewi_registry_slot(h1);
+    EW_OK(ew_handle_destroy(h1));
+    ew_handle_t h2 = create_handle(0);
+    if (ewi_registry_slot(h2) != handle_slot || h2 == h1)
+        fail_msg("the second handle %p did not take the first's slot %u under a new value (%p)", (void *)h2,
+                 handle_slot, (void *)h1);
+    CUDA_OK(cudaMemset(out, POISON, N * 4));
+    CUDA_OK(cudaDeviceSynchronize());
+    expect_dead(ew_binary(h1, EW_OP_ADD, EW_F32, N - 1, out, a, b, NULL), "ew_binary on a destroyed handle",
+                "handle");
+    expect_dead(ew_handle_destroy(h1), "ew_handle_destroy of a destroyed handle", "handle");
+    CUDA_OK(cudaDeviceSynchronize());
+    float *got = copy_to_host(out, N * 4);
+    assert_all_bytes(got, N * 4, POISON, "out after calls on a destroyed handle");
+    free(got);
+    EW_OK(ew_binary(h2, EW_OP_ADD, EW_F32, N - 1, out, a, b, NULL)); /* the new handle lives */
+    CUDA_OK(cudaDeviceSynchronize());
+    got = copy_to_host(out, N * 4);
+    ref_binary(EW_OP_ADD, EW_F32, N - 1, expected, host_a, host_b);
+    assert_bytes_equal(got, expected, (N - 1) * 4, 4, "ew_binary on the handle in the recycled slot");
+    free(got);
+
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    const char *source = "return ew::add(in0, in1);";
+    ew_kernel_t k1 = NULL, k2 = NULL, k3 = NULL;
+    ew_status_t status = ew_kernel_create(h2, source, EW_F32, 2, in_dtypes, 0, &k1);
+    if (status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL)
+        skip_part_unless_required("no NVRTC: %s", ew_get_last_error_message());
+    EW_OK(status);
+    const uint32_t kernel_slot = ewi_registry_slot(k1);
+    EW_OK(ew_kernel_destroy(k1));
+    EW_OK(ew_kernel_create(h2, source, EW_F32, 2, in_dtypes, 0, &k2));
+    if (ewi_registry_slot(k2) != kernel_slot || k2 == k1)
+        fail_msg("the second kernel %p did not take the first's slot %u under a new value (%p)", (void *)k2,
+                 kernel_slot, (void *)k1);
+    const void *inputs[2] = {a, b};
+    const int64_t shape[2] = {7, 585}, dense[2] = {585, 1}, transposed[2] = {1, 7}; /* 4095 elements */
+    const int64_t *in_strides[2] = {transposed, dense};
+    CUDA_OK(cudaMemset(out, POISON, N * 4));
+    CUDA_OK(cudaDeviceSynchronize());
+    expect_dead(ew_kernel_launch(k1, N - 1, out, inputs, NULL, NULL),
+                "ew_kernel_launch of a destroyed kernel", "kernel");
+    expect_dead(ew_kernel_launch_strided(k1, 2, shape, out, dense, inputs, in_strides, NULL, NULL),
+                "ew_kernel_launch_strided of a destroyed kernel", "kernel");
+    expect_dead(ew_kernel_destroy(k1), "ew_kernel_destroy of a destroyed kernel", "kernel");
+
+    /* A kernel whose handle is destroyed and whose handle's slot is taken by a new handle. */
+    EW_OK(ew_kernel_create(h2, source, EW_F32, 2, in_dtypes, 0, &k3));
+    EW_OK(ew_handle_destroy(h2));
+    ew_handle_t h3 = create_handle(0);
+    if (ewi_registry_slot(h3) != handle_slot)
+        fail_msg("the third handle did not take the slot %u", handle_slot);
+    expect_dead(ew_kernel_launch(k3, N - 1, out, inputs, NULL, NULL),
+                "ew_kernel_launch on a destroyed handle", "handle");
+    expect_dead(ew_kernel_launch_strided(k3, 2, shape, out, dense, inputs, in_strides, NULL, NULL),
+                "ew_kernel_launch_strided on a destroyed handle", "handle");
+    CUDA_OK(cudaDeviceSynchronize());
+    got = copy_to_host(out, N * 4);
+    assert_all_bytes(got, N * 4, POISON, "out after launches of destroyed kernels");
+    free(got);
+    EW_OK(ew_kernel_destroy(k3));
+
+    /* k2 lives on a destroyed handle too: made again on h3, its launches compute. */
+    EW_OK(ew_kernel_destroy(k2));
+    EW_OK(ew_kernel_create(h3, source, EW_F32, 2, in_dtypes, 0, &k2));
+    EW_OK(ew_kernel_launch(k2, N - 1, out, inputs, NULL, NULL));
+    CUDA_OK(cudaDeviceSynchronize());
+    got = copy_to_host(out, N * 4);
+    assert_bytes_equal(got, expected, (N - 1) * 4, 4, "ew_kernel_launch of the kernel in the recycled slot");
+    free(got);
+    EW_OK(ew_kernel_destroy(k2));
+    EW_OK(ew_handle_destroy(h3));
+    CUDA_OK(cudaFree(a));
+    CUDA_OK(cudaFree(b));
+    CUDA_OK(cudaFree(out));
+    free(host_a);
+    free(host_b);
+    free(expected);
 }
 
 /* ---- main ---- */
@@ -1429,9 +1963,11 @@ int main(int argc, char **argv)
         return sticky_errors_child();
 
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(huge_add_u8),   cmocka_unit_test(huge_cast_i8_f16), cmocka_unit_test(concurrency),
-        cmocka_unit_test(graph_replay),  cmocka_unit_test(two_gpus),         cmocka_unit_test(sticky_errors),
-        cmocka_unit_test(pointer_check), cmocka_unit_test(no_hidden_costs),
+        cmocka_unit_test(huge_add_u8),     cmocka_unit_test(huge_cast_i8_f16),
+        cmocka_unit_test(concurrency),     cmocka_unit_test(graph_replay),
+        cmocka_unit_test(two_gpus),        cmocka_unit_test(sticky_errors),
+        cmocka_unit_test(pointer_check),   cmocka_unit_test(no_hidden_costs),
+        cmocka_unit_test(recycled_values),
     };
     if (argc > 1) {
         int known = 0;

@@ -7,6 +7,8 @@ add_library(ew_gpu_util STATIC ${CMAKE_CURRENT_SOURCE_DIR}/gpu_util.c)
 target_include_directories(ew_gpu_util PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(ew_gpu_util PUBLIC elementwise ew_ref ew_cmocka CUDA::cudart Threads::Threads m)
 target_compile_options(ew_gpu_util PRIVATE -Wall -Wextra)
+# Its skip rule, on the CPU: a partly skipped run exits 77; EW_REQUIRE_GPU fails all but the allow-list.
+ew_add_test(test_gpu_util SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_util.c LIBS ew_gpu_util)
 
 ew_add_test(test_kernels_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_gpu.c LIBS ew_gpu_util GPU)
 ew_add_test(test_stream_graph_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_stream_graph_gpu.c

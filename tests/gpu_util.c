@@ -67,15 +67,15 @@ uint64_t gu_seed(void)
 
 static int skipped_tests; /* gu_skip calls since gu_run_tests began */
 
-void gu_skip(const char *format, ...)
+void gu_skip(gu_skip_kind_t kind, const char *format, ...)
 {
+    char reason[1024];
     va_list args;
     va_start(args, format);
-    printf("SKIP: ");
-    vprintf(format, args);
-    printf("\n");
+    vsnprintf(reason, sizeof reason, format, args);
     va_end(args);
-    fflush(stdout);
+    if (!gu_skip_allowed(kind, reason))
+        fail(); /* does not return */
     skipped_tests++;
     skip();
     abort(); /* skip() does not return; this keeps the compiler sure of it */
@@ -106,12 +106,11 @@ int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count
     int failed = _cmocka_run_group_tests(group, selected, selected_count, NULL, NULL);
     if (failed)
         return 1;
-    if (selected_count > 0 && (size_t)skipped_tests == selected_count) {
-        printf("SKIP: every test that ran was skipped (%d of %zu)\n", skipped_tests, selected_count);
+    if (skipped_tests > 0) {
+        printf("%s: %d of %zu tests skipped, the rest passed: exit 77 (skipped)\n", group, skipped_tests,
+               selected_count);
         return 77;
     }
-    if (skipped_tests > 0)
-        printf("%s: %d of %zu tests skipped, the rest passed\n", group, skipped_tests, selected_count);
     return 0;
 }
 

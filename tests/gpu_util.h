@@ -81,6 +81,30 @@ static inline int gu_device_count_or_exit(const char *program)
     exit(broken || gu_gpu_required() ? 1 : 77);
 }
 
+/* ---- when a test on a machine with a GPU may skip ----
+ * EW_REQUIRE_GPU's allow-list: GU_SKIP_ONE_GPU, a test that needs two GPUs on a machine with one
+ * (test_stream_graph_gpu's test_device_mismatch, test_reliability_gpu's two_gpus), which the GPU
+ * machine may be without anything being wrong. Every other skip (GU_SKIP: device memory short, no
+ * NVRTC, a CUDA tool in the process) fails with EW_REQUIRE_GPU set. Prints "SKIP: <reason>" (with
+ * "(allowed with EW_REQUIRE_GPU)" for the allow-list) and returns 1 where the skip may go ahead, else
+ * prints "FAIL: <reason>: ..." and returns 0: the caller then fails the test. */
+typedef enum { GU_SKIP, GU_SKIP_ONE_GPU } gu_skip_kind_t;
+
+static inline int gu_skip_allowed(gu_skip_kind_t kind, const char *reason)
+{
+    int allowed = kind == GU_SKIP_ONE_GPU || !gu_gpu_required();
+    if (allowed)
+        printf("SKIP: %s%s\n", reason,
+               kind == GU_SKIP_ONE_GPU ? " (allowed with EW_REQUIRE_GPU: a two-GPU test on a one-GPU machine)"
+                                       : "");
+    else
+        printf("FAIL: %s: a skip, and EW_REQUIRE_GPU is set (only a two-GPU test on a one-GPU machine may "
+               "skip)\n",
+               reason);
+    fflush(stdout);
+    return allowed;
+}
+
 /* ---- setup ---- */
 
 /* gu_device_count_or_exit(program), then an ew handle for device 0, which must succeed: on a machine
@@ -100,18 +124,18 @@ uint64_t gu_seed(void);
 
 /* ---- running the tests ---- */
 
-/* Ends the running CMocka test as skipped, after printing "SKIP: <reason>". Only for a part whose
- * hardware this machine lacks although it has a GPU (a second GPU); never for "no GPU". */
-void gu_skip(const char *format, ...)
+/* Ends the running CMocka test as skipped where gu_skip_allowed(kind, <reason>) allows it, else fails
+ * it. Never for "no GPU" (gu_require_gpu has seen one). */
+void gu_skip(gu_skip_kind_t kind, const char *format, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2), noreturn))
+    __attribute__((format(printf, 2, 3), noreturn))
 #endif
     ;
 
 /* Runs the tests and returns main's exit status. With no argument every test in `tests` runs; with
  * one, only the test of that name (ctest gives a test that may skip an entry of its own, so that its
- * skip shows). Exit status: 1 if any test failed, 77 (ctest: skipped) if every test that ran was
- * skipped, else 0; 2 on a bad argument. */
+ * skip shows). Exit status: 1 if any test failed, else 77 (ctest: skipped) if any test skipped, so
+ * that a partly skipped binary never shows as passed, else 0; 2 on a bad argument. */
 int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, int argc, char **argv);
 
 /* ---- checks: fail the running CMocka test at the caller's file:line ---- */

@@ -6,11 +6,12 @@
  *
  * Each part is its own CMocka test. `test_reliability_gpu NAME` runs only test NAME (ctest registers
  * one entry per part); a part that cannot run here then prints "SKIP: <reason>" and exits 77, which
- * ctest counts as skipped. With no argument every part runs, and the run exits 77 only if every part
- * skipped. A part skips only for what a machine with a GPU may lack: a second GPU, or (for the parts a
- * CUDA tool would disturb) a tool in the process; free device memory too, but not with EW_REQUIRE_GPU
- * set, where it fails. Without a GPU the rule of tests/gpu_util.h applies (skip only where there really
- * is none, and not with EW_REQUIRE_GPU set).
+ * ctest counts as skipped. With no argument every part runs, and the run exits 77 if any part
+ * skipped (and none failed). A part skips only for what a machine with a GPU may lack: a second GPU,
+ * free device memory, or (for the parts a CUDA tool would disturb) a tool in the process; with
+ * EW_REQUIRE_GPU set only the first, and the others fail (gu_skip_allowed, tests/gpu_util.h). Without
+ * a GPU the rule of tests/gpu_util.h applies (skip only where there really is none, and not with
+ * EW_REQUIRE_GPU set).
  * EW_TEST_SCALE=small cuts the repetition counts about 10x (for compute-sanitizer runs).
  *
  * Expected values come from the independent CPU reference in tests/ref (docs/semantics.md); the
@@ -123,35 +124,20 @@ static int running_one_test; /* a skip then exits 77, so ctest shows the part as
 static int skipped_parts;    /* parts that skipped in a run of them all */
 static int small_scale;      /* EW_TEST_SCALE=small */
 
-/* Ends the running part as skipped: only for a second GPU or a CUDA tool in the process, which a
- * machine with a GPU may lack or have without anything being wrong. */
-static void skip_part(const char *format, ...)
+/* Ends the running part as skipped where gu_skip_allowed(kind, <reason>) allows it, else fails it. */
+static void skip_part(gu_skip_kind_t kind, const char *format, ...)
 {
     char reason[512];
     va_list args;
     va_start(args, format);
     vsnprintf(reason, sizeof reason, format, args);
     va_end(args);
-    printf("SKIP: %s\n", reason);
-    fflush(stdout);
+    if (!gu_skip_allowed(kind, reason))
+        fail();
     if (running_one_test)
         exit(77);
     skipped_parts++;
     skip();
-}
-
-/* Something the GPU machine must have (free device memory): a skip elsewhere, a failure with
- * EW_REQUIRE_GPU set. */
-static void skip_part_unless_required(const char *format, ...)
-{
-    char reason[512];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(reason, sizeof reason, format, args);
-    va_end(args);
-    if (gu_gpu_required())
-        fail_msg("%s, and EW_REQUIRE_GPU is set: this part must run here", reason);
-    skip_part("%s", reason);
 }
 
 #define CUDA_OK(call)                                                                                        \
@@ -268,8 +254,8 @@ static void require_free_device_memory(uint64_t bytes)
     size_t free_bytes = 0, total_bytes = 0;
     CUDA_OK(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (free_bytes < bytes)
-        skip_part_unless_required("needs %.1f GiB of free device memory, %.1f GiB free", bytes / 1073741824.0,
-                                  free_bytes / 1073741824.0);
+        skip_part(GU_SKIP, "needs %.1f GiB of free device memory, %.1f GiB free", bytes / 1073741824.0,
+                  free_bytes / 1073741824.0);
 }
 
 /* ---- huge n ---- */
@@ -1292,7 +1278,7 @@ static void two_gpus(void **state)
 {
     (void)state;
     if (device_count < 2)
-        skip_part("two_gpus needs 2 GPUs, %d visible", device_count);
+        skip_part(GU_SKIP_ONE_GPU, "two_gpus needs 2 GPUs, %d visible", device_count);
     ew_handle_t handles[2] = {create_handle(0), create_handle(1)};
     device_worker_t workers[2];
     pthread_t threads[2];
@@ -1435,7 +1421,8 @@ static void sticky_errors(void **state)
 {
     (void)state;
     if (cuda_tool_in_process() != NULL)
-        skip_part("sticky_errors faults the context on purpose, which a CUDA tool in the process (%s) would "
+        skip_part(GU_SKIP,
+                  "sticky_errors faults the context on purpose, which a CUDA tool in the process (%s) would "
                   "report",
                   cuda_tool_in_process());
     fflush(stdout);
@@ -1734,7 +1721,8 @@ static void no_hidden_costs(void **state)
 {
     (void)state;
     if (cuda_tool_in_process() != NULL)
-        skip_part("no_hidden_costs counts memory and allocations, and a CUDA tool in the process (%s) makes "
+        skip_part(GU_SKIP,
+                  "no_hidden_costs counts memory and allocations, and a CUDA tool in the process (%s) makes "
                   "its own",
                   cuda_tool_in_process());
     int32_t *values = host_alloc(COST_N * 4);
@@ -2004,8 +1992,9 @@ int main(int argc, char **argv)
     if (failed)
         return 1;
     /* Run one at a time, a part that skipped has exited 77 already. */
-    if (!running_one_test && (size_t)skipped_parts == part_count) {
-        printf("SKIP: every part skipped\n");
+    if (skipped_parts > 0) {
+        printf("test_reliability_gpu: %d of %zu parts skipped, the rest passed: exit 77 (skipped)\n",
+               skipped_parts, part_count);
         return 77;
     }
     return 0;

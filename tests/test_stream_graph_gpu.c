@@ -375,7 +375,8 @@ static void test_device_mismatch(void **state)
 {
     (void)state;
     if (device_count < 2)
-        gu_skip("test_device_mismatch: EW_ERROR_DEVICE_MISMATCH needs 2 GPUs; this machine has %d",
+        gu_skip(GU_SKIP_ONE_GPU,
+                "test_device_mismatch: EW_ERROR_DEVICE_MISMATCH needs 2 GPUs; this machine has %d",
                 device_count);
     int64_t n = 4099;
     gu_rng_t rng = gu_rng(gu_seed() + 7);

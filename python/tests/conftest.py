@@ -9,6 +9,7 @@ Environment:
   ELEMENTWISE_REQUIRE_GPU  "1" on the GPU machine: a GPU test that cannot run fails instead of skipping
 """
 
+import importlib
 import os
 import sys
 
@@ -27,6 +28,14 @@ def unavailable(reason):
     if REQUIRE_GPU:
         pytest.fail("ELEMENTWISE_REQUIRE_GPU=1 but " + reason)
     pytest.skip(reason)
+
+
+def import_or_unavailable(name):
+    """pytest.importorskip under the rule of `unavailable`: a missing module fails a required GPU run."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        unavailable("%s cannot be imported: %s" % (name, error))
 
 
 class FakeArray:

@@ -19,7 +19,7 @@ import warnings
 import pytest
 
 import elementwise as ew
-from conftest import INSTALLED, PYTHON_DIR, FakeArray, unavailable
+from conftest import INSTALLED, PYTHON_DIR, FakeArray, import_or_unavailable, unavailable
 
 D = ew.DType
 ALL = list(D)
@@ -319,8 +319,8 @@ def test_cupy_arrays_match_cupy(cupy, handle):
 
 
 def test_numba_device_arrays(handle):
-    cuda = pytest.importorskip("numba.cuda")
-    numpy = pytest.importorskip("numpy")
+    cuda = import_or_unavailable("numba.cuda")
+    numpy = import_or_unavailable("numpy")
     a = numpy.arange(1, N + 1, dtype=numpy.int32)
     d_a, d_out = cuda.to_device(a), cuda.device_array(N, dtype=numpy.int32)
     handle.mul(d_out, d_a, d_a)

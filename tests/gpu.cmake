@@ -67,3 +67,9 @@ set_tests_properties(test_stream_graph_gpu.device_mismatch PROPERTIES LABELS "gp
                      TIMEOUT 600)
 # The edge-value table is read from the document itself.
 target_compile_definitions(test_kernels_gpu PRIVATE EW_SEMANTICS_MD="${PROJECT_SOURCE_DIR}/docs/semantics.md")
+# The disk cache's own code, to plant entries the driver refuses; that test runs only when named
+# (faults: compute-sanitizer reports the refused module load).
+target_sources(test_kernel_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src/kernel_cache.c)
+target_include_directories(test_kernel_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src)
+add_test(NAME test_kernel_gpu.rejected_cubin COMMAND test_kernel_gpu rejected_cubin_recompiled)
+set_tests_properties(test_kernel_gpu.rejected_cubin PROPERTIES LABELS "gpu;faults" SKIP_RETURN_CODE 77 TIMEOUT 600)

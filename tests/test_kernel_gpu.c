@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -802,6 +803,98 @@ static void caches(void **state)
         printf("could not remove %s\n", dir);
 }
 
+/* ---- the cache's settings, through ew_kernel_create ---- */
+
+static const char *const cache_env[] = {"EW_KERNEL_CACHE", "EW_KERNEL_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+static char *saved_env[4];
+static char saved_cwd[PATH_MAX];
+
+/* Teardown: the environment and the directory as they were, then gu_teardown. */
+static int restore_cache_env(void **state)
+{
+    for (size_t i = 0; i < COUNT(cache_env); ++i) {
+        if (saved_env[i] == NULL)
+            unsetenv(cache_env[i]);
+        else
+            setenv(cache_env[i], saved_env[i], 1);
+        free(saved_env[i]);
+        saved_env[i] = NULL;
+    }
+    if (saved_cwd[0] != '\0' && chdir(saved_cwd) != 0)
+        printf("could not return to %s\n", saved_cwd);
+    return gu_teardown(state);
+}
+
+static int written_files; /* files nftw found */
+static int count_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    written_files += type == FTW_F && strstr(path, ".ewk") != NULL;
+    return 0;
+}
+
+/* The cache off, no HOME nor XDG_CACHE_HOME, and directories it cannot use (a path through a regular
+ * file, one others can write to, a read-only one): each kernel, a program of its own, is created and
+ * its launch equals the reference; nothing is written under the test's directory, which is also the
+ * working directory (where a relative path would land). Only a GPU reaches the cache: ew_kernel_create
+ * needs the device before it compiles; test_kernel_cache checks the directory's rules on the CPU. */
+static void cache_settings(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < COUNT(cache_env); ++i)
+        saved_env[i] = getenv(cache_env[i]) != NULL ? strdup(getenv(cache_env[i])) : NULL;
+    if (getcwd(saved_cwd, sizeof saved_cwd) == NULL)
+        GU_FAIL("getcwd: %s", strerror(errno));
+    char root[PATH_MAX], unused[PATH_MAX], path[PATH_MAX];
+    new_cache_dir(root, unused);
+    if (chdir(root) != 0)
+        GU_FAIL("chdir %s: %s", root, strerror(errno));
+    FILE *f = fopen("file", "w"); /* a regular file where a directory would be */
+    if (f == NULL || fputs("x", f) < 0 || fclose(f) != 0)
+        GU_FAIL("could not write %s/file", root);
+    if (mkdir("open", 0700) != 0 || chmod("open", 0777) != 0 || mkdir("read-only", 0500) != 0)
+        GU_FAIL("could not make the directories under %s", root);
+    const struct {
+        const char *name, *cache, *dir, *xdg, *home;
+    } settings[] = {
+        {"EW_KERNEL_CACHE=0", "0", "off", NULL, "home"},
+        {"no HOME, no XDG_CACHE_HOME", NULL, NULL, NULL, NULL},
+        {"XDG_CACHE_HOME relative, no HOME", NULL, NULL, "relative", NULL},
+        {"a path through a regular file", NULL, "file/cache", NULL, NULL},
+        {"a directory others can write to", NULL, "open", NULL, NULL},
+        {"a read-only directory", NULL, "read-only", NULL, NULL},
+    };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0xE7);
+    chain_case_t *c = chain_case_new(&rng);
+    for (size_t k = 0; k < COUNT(settings); ++k) {
+        if (k == 5 && geteuid() == 0) {
+            printf("cache_settings: as root a 0500 directory is writable; %s left out\n", settings[k].name);
+            continue;
+        }
+        const char *values[] = {settings[k].cache, settings[k].dir, settings[k].xdg, settings[k].home};
+        for (size_t i = 0; i < COUNT(cache_env); ++i) {
+            if (values[i] == NULL) {
+                unsetenv(cache_env[i]);
+                continue;
+            }
+            /* absolute paths under root, but the relative XDG value (which must be ignored) */
+            snprintf(path, sizeof path, "%.4000s/%.60s", root, values[i]);
+            setenv(cache_env[i], i == 0 || i == 2 ? values[i] : path, 1);
+        }
+        ew_kernel_t kernel = create_chain(new_tag(settings[k].name));
+        chain_case_run(kernel, c, 0, settings[k].name);
+        GU_EW(ew_kernel_destroy(kernel));
+        written_files = 0;
+        nftw(root, count_file, 16, FTW_PHYS);
+        struct stat st;
+        if (written_files != 0 || stat("off", &st) == 0)
+            GU_FAIL("%s: the cache wrote under %s (%d files)", settings[k].name, root, written_files);
+    }
+    if (chdir(saved_cwd) != 0)
+        GU_FAIL("chdir %s: %s", saved_cwd, strerror(errno));
+    remove_tree(root);
+}
+
 /* ---- the disk cache, from processes of their own ---- */
 
 extern char **environ;
@@ -988,6 +1081,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(strided_arguments, gu_teardown),
         cmocka_unit_test_teardown(chain_matches_reference, gu_teardown),
         cmocka_unit_test_teardown(disk_cache_in_new_processes, gu_teardown),
+        cmocka_unit_test_teardown(cache_settings, restore_cache_env),
         /* run only when named: */
         cmocka_unit_test_teardown(rejected_cubin_recompiled, gu_teardown),
         cmocka_unit_test_teardown(cache_child, gu_teardown),

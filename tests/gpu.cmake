@@ -73,3 +73,7 @@ target_sources(test_kernel_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src/kernel_cache.c)
 target_include_directories(test_kernel_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src)
 add_test(NAME test_kernel_gpu.rejected_cubin COMMAND test_kernel_gpu rejected_cubin_recompiled)
 set_tests_properties(test_kernel_gpu.rejected_cubin PROPERTIES LABELS "gpu;faults" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# Past 2^31 output elements, checked whole by the device checksum (tests/checksum.cu): named only.
+target_link_libraries(test_strided_gpu PRIVATE ew_reliability_kernels)
+add_test(NAME test_strided_gpu.broadcast_past_2_31 COMMAND test_strided_gpu test_broadcast_past_2_31)
+set_tests_properties(test_strided_gpu.broadcast_past_2_31 PROPERTIES LABELS "gpu;huge" SKIP_RETURN_CODE 77 TIMEOUT 600)

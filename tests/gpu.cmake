@@ -77,3 +77,7 @@ set_tests_properties(test_kernel_gpu.rejected_cubin PROPERTIES LABELS "gpu;fault
 target_link_libraries(test_strided_gpu PRIVATE ew_reliability_kernels)
 add_test(NAME test_strided_gpu.broadcast_past_2_31 COMMAND test_strided_gpu test_broadcast_past_2_31)
 set_tests_properties(test_strided_gpu.broadcast_past_2_31 PROPERTIES LABELS "gpu;huge" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# List entries past 2^30 elements (the slicing path), checked whole by the device checksum: named only.
+target_link_libraries(test_batched_gpu PRIVATE ew_reliability_kernels)
+add_test(NAME test_batched_gpu.entries_past_2_30 COMMAND test_batched_gpu test_entries_past_2_30)
+set_tests_properties(test_batched_gpu.entries_past_2_30 PROPERTIES LABELS "gpu;huge" SKIP_RETURN_CODE 77 TIMEOUT 600)

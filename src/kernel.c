@@ -186,13 +186,14 @@ static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, ch
     return EW_SUCCESS;
 }
 
-/* The CUBIN for key: from the disk cache, else compiled by NVRTC and stored there. */
-static ew_status_t find_cubin(const char *program, const char *arch, const char *key, size_t key_size, void **cubin,
-                              size_t *cubin_size, int *from_disk)
+/* The CUBIN for key: from the disk cache when read_disk is set and it holds one, else compiled by NVRTC
+ * and stored there (over the copy it holds, if any). */
+static ew_status_t find_cubin(const char *program, const char *arch, const char *key, size_t key_size, int read_disk,
+                              void **cubin, size_t *cubin_size, int *from_disk)
 {
     char dir[4096];
     const int disk = ewi_cache_dir(dir, sizeof dir) == 0;
-    *from_disk = disk && ewi_cache_load(dir, key, key_size, cubin, cubin_size) == 0;
+    *from_disk = disk && read_disk && ewi_cache_load(dir, key, key_size, cubin, cubin_size) == 0;
     if (*from_disk)
         return EW_SUCCESS;
     ewi_kernel_binary_t binary;
@@ -236,20 +237,16 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
     if (m == NULL)
         status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     if (status == EW_SUCCESS)
-        status = find_cubin(program, arch, key, key_size, &cubin, &cubin_size, &from_disk);
+        status = find_cubin(program, arch, key, key_size, 1, &cubin, &cubin_size, &from_disk);
     CUresult result = CUDA_SUCCESS;
     if (status == EW_SUCCESS && (result = driver.module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
-        /* a cached CUBIN this driver refuses (one from a newer NVRTC, say): compile it afresh */
+        /* a cached CUBIN this driver refuses (damaged where the file's checksum cannot see, say): compiled
+         * afresh and stored over it, so that the next process need not find it refused again */
         free(cubin);
         cubin = NULL;
-        ewi_kernel_binary_t binary;
-        status = ewi_kernel_compile_program(program, arch, &binary);
-        if (status == EW_SUCCESS) {
-            cubin = binary.cubin;
-            binary.cubin = NULL;
+        status = find_cubin(program, arch, key, key_size, 0, &cubin, &cubin_size, &from_disk);
+        if (status == EW_SUCCESS)
             result = driver.module_load(&m->module, cubin);
-        }
-        ewi_kernel_binary_free(&binary);
     }
     free(cubin);
     if (status == EW_SUCCESS && result != CUDA_SUCCESS)

@@ -69,3 +69,17 @@ set_tests_properties(test_stream_graph_gpu.device_mismatch PROPERTIES LABELS "gp
                      TIMEOUT 600)
 # The edge-value table is read from the document itself.
 target_compile_definitions(test_kernels_gpu PRIVATE EW_SEMANTICS_MD="${PROJECT_SOURCE_DIR}/docs/semantics.md")
+# The disk cache's own code, to plant entries the driver refuses; that test runs only when named
+# (faults: compute-sanitizer reports the refused module load).
+target_sources(test_kernel_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src/kernel_cache.c)
+target_include_directories(test_kernel_gpu PRIVATE ${PROJECT_SOURCE_DIR}/src)
+add_test(NAME test_kernel_gpu.rejected_cubin COMMAND test_kernel_gpu rejected_cubin_recompiled)
+set_tests_properties(test_kernel_gpu.rejected_cubin PROPERTIES LABELS "gpu;faults" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# Past 2^31 output elements, checked whole by the device checksum (tests/checksum.cu): named only.
+target_link_libraries(test_strided_gpu PRIVATE ew_reliability_kernels)
+add_test(NAME test_strided_gpu.broadcast_past_2_31 COMMAND test_strided_gpu test_broadcast_past_2_31)
+set_tests_properties(test_strided_gpu.broadcast_past_2_31 PROPERTIES LABELS "gpu;huge" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# List entries past 2^30 elements (the slicing path), checked whole by the device checksum: named only.
+target_link_libraries(test_batched_gpu PRIVATE ew_reliability_kernels)
+add_test(NAME test_batched_gpu.entries_past_2_30 COMMAND test_batched_gpu test_entries_past_2_30)
+set_tests_properties(test_batched_gpu.entries_past_2_30 PROPERTIES LABELS "gpu;huge" SKIP_RETURN_CODE 77 TIMEOUT 600)

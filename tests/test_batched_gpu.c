@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "batched.h"
+#include "checksum.h"
 #include "gpu_util.h"
 #include "ref/ref.h"
 
@@ -381,6 +382,155 @@ static void test_graph(void **state)
     list_free(l);
 }
 
+/* ---- entries past 2^30 elements: the slicing path ---- */
+
+enum { PERIOD_A = 251, PERIOD_B = 241, HUGE_GUARD = 256, HUGE_WINDOW = 4096 };
+
+/* n bytes at p := pattern[j % period]: the pattern uploaded, then copied over itself in doubling
+ * spans, each starting at a multiple of the period. */
+static void fill_periodic(unsigned char *p, size_t n, const unsigned char *pattern, size_t period)
+{
+    GU_CUDA(cudaMemcpy(p, pattern, period < n ? period : n, cudaMemcpyHostToDevice));
+    for (size_t done = period; done < n; done *= 2)
+        GU_CUDA(cudaMemcpy(p + done, p, done < n - done ? done : n - done, cudaMemcpyDeviceToDevice));
+}
+
+/* The sum over j < n of value(j % period) * ewt_checksum_weight(j) modulo 2^64, value the elements
+ * (size 1 or 2) of one period: residue r's weights are k (2 r + 1) + period k (k - 1) over its k
+ * positions. */
+static uint64_t periodic_checksum(const void *values, size_t size, uint64_t period, uint64_t n)
+{
+    uint64_t sum = 0;
+    for (uint64_t r = 0; r < period && r < n; ++r) {
+        const uint64_t k = (n - r + period - 1) / period;
+        const uint64_t value = size == 1 ? ((const uint8_t *)values)[r] : ((const uint16_t *)values)[r];
+        sum += value * (k * (2 * r + 1) + period * k * (k - 1));
+    }
+    return sum;
+}
+
+/* Lists holding entries of 2^30 elements and more (rows of EW_BATCHED_MAX_ROW and a tail), among small
+ * ones, at aligned and mixed phases: u8 add and a u8 -> bf16 cast (out wider than the input, so each
+ * slice advances its pointers by different byte counts). Inputs periodic (periods 251 and 241), so
+ * every entry's output is checked whole by the device checksum (tests/checksum.h) against a closed
+ * form over one period of the reference, and exactly at its start, across 2^30 and at its end; the
+ * guards either side of each entry keep their poison. Named only (ctest:
+ * test_batched_gpu.entries_past_2_30, label huge). */
+static void test_entries_past_2_30(void **state)
+{
+    (void)state;
+    if (ewt_checksum_weight(0) != 1 || ewt_checksum_weight(1000) != 2001)
+        GU_FAIL("the closed form takes ewt_checksum_weight(i) = 2 i + 1");
+    const int64_t big = EW_BATCHED_MAX_ROW;
+    typedef struct {
+        int64_t n;
+        int phase[3]; /* element offsets of out, a, b */
+    } entry_t;
+    const struct {
+        op_t op;
+        int count;
+        entry_t entries[4];
+    } lists[] = {
+        {{EW_OP_ADD, EW_U8, EW_U8, 0}, 4, {{1000, {0, 0, 0}}, {big + (1 << 20) + 3, {1, 1, 1}}, {big, {3, 0, 5}}, {77, {1, 2, 3}}}},
+        {{EW_OP_CAST, EW_BF16, EW_U8, 0}, 2, {{big + 5, {1, 3, 0}}, {100, {0, 1, 0}}}},
+    };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x230);
+    unsigned char pattern_a[PERIOD_A], pattern_b[PERIOD_B];
+    for (int j = 0; j < PERIOD_A; ++j)
+        pattern_a[j] = (unsigned char)gu_rng_next(&rng);
+    for (int j = 0; j < PERIOD_B; ++j)
+        pattern_b[j] = (unsigned char)gu_rng_next(&rng);
+    for (size_t l = 0; l < COUNT(lists); ++l) {
+        const op_t *op = &lists[l].op;
+        const int binary = op_inputs(op) == 2, count = lists[l].count;
+        const size_t out_size = ew_dtype_size(op->out);
+        const uint64_t period = binary ? (uint64_t)PERIOD_A * PERIOD_B : PERIOD_A;
+        /* one period of inputs and of the reference's output */
+        unsigned char *pa = gu_host_alloc(period), *pb = gu_host_alloc(period);
+        unsigned char *values = gu_host_alloc(period * out_size);
+        for (uint64_t j = 0; j < period; ++j) {
+            pa[j] = pattern_a[j % PERIOD_A];
+            pb[j] = pattern_b[j % PERIOD_B];
+        }
+        if (binary)
+            ref_binary(op->op, op->out, (int64_t)period, values, pa, pb);
+        else
+            ref_cast(op->out, op->in, (int64_t)period, values, pa);
+        unsigned char *allocation[4][3] = {{NULL}};
+        void *out_ptr[4];
+        const void *a_ptr[4], *b_ptr[4];
+        int64_t n[4];
+        for (int i = 0; i < count; ++i) {
+            const entry_t *e = &lists[l].entries[i];
+            n[i] = e->n;
+            for (int j = 0; j < 1 + op_inputs(op); ++j) {
+                const size_t size = j == 0 ? out_size : 1;
+                const size_t bytes = 2 * HUGE_GUARD + 16 + (size_t)e->n * size;
+                GU_CUDA(cudaMalloc((void **)&allocation[i][j], bytes));
+                unsigned char *at = allocation[i][j] + HUGE_GUARD + (size_t)e->phase[j] * size;
+                if (j == 0) {
+                    GU_CUDA(cudaMemset(allocation[i][j], GU_POISON, bytes));
+                    out_ptr[i] = at;
+                } else {
+                    fill_periodic(at, (size_t)e->n, j == 1 ? pattern_a : pattern_b, j == 1 ? PERIOD_A : PERIOD_B);
+                    *(j == 1 ? &a_ptr[i] : &b_ptr[i]) = at;
+                }
+            }
+        }
+        char what[96];
+        op_text(op, what, sizeof what);
+        if (binary)
+            GU_EW(ew_binary_batched(gu_handle(), op->op, op->out, count, n, out_ptr, a_ptr, b_ptr, NULL));
+        else
+            GU_EW(ew_cast_batched(gu_handle(), op->out, op->in, count, n, out_ptr, a_ptr, NULL));
+        GU_CUDA(cudaDeviceSynchronize());
+        for (int i = 0; i < count; ++i) {
+            const uint64_t ni = (uint64_t)n[i];
+            const unsigned char *out = out_ptr[i];
+            /* the guards: poison from the allocation's start to out, and after out's last element */
+            unsigned char guard[HUGE_GUARD + 16];
+            const size_t before = (size_t)(out - allocation[i][0]);
+            GU_CUDA(cudaMemcpy(guard, allocation[i][0], before, cudaMemcpyDeviceToHost));
+            for (size_t k = 0; k < before; ++k)
+                if (guard[k] != GU_POISON)
+                    GU_FAIL("%s entry %d: byte %zu before out written", what, i, before - k);
+            GU_CUDA(cudaMemcpy(guard, out + ni * out_size, HUGE_GUARD, cudaMemcpyDeviceToHost));
+            for (size_t k = 0; k < HUGE_GUARD; ++k)
+                if (guard[k] != GU_POISON)
+                    GU_FAIL("%s entry %d: byte %zu after out written", what, i, k);
+            /* exact windows */
+            const uint64_t starts[] = {0, (uint64_t)big - HUGE_WINDOW / 2, ni > HUGE_WINDOW ? ni - HUGE_WINDOW : 0};
+            for (size_t w = 0; w < COUNT(starts); ++w) {
+                const uint64_t start = starts[w], length = ni - start < HUGE_WINDOW ? ni - start : HUGE_WINDOW;
+                if (start >= ni)
+                    continue;
+                uint16_t got[HUGE_WINDOW], want[HUGE_WINDOW];
+                unsigned char wa[HUGE_WINDOW], wb[HUGE_WINDOW];
+                GU_CUDA(cudaMemcpy(got, out + start * out_size, length * out_size, cudaMemcpyDeviceToHost));
+                for (uint64_t k = 0; k < length; ++k) {
+                    memcpy((unsigned char *)want + k * out_size, values + (start + k) % period * out_size, out_size);
+                    wa[k] = pa[(start + k) % period];
+                    wb[k] = pb[(start + k) % period];
+                }
+                const gu_inputs_t inputs = {op_inputs(op), {op->in, op->in}, {wa, binary ? wb : NULL}};
+                if (gu_compare(op->out, (int64_t)length, want, got, &inputs, what) != 0)
+                    GU_FAIL("%s entry %d of %" PRIu64 ": elements from %" PRIu64 " differ", what, i, ni, start);
+            }
+            uint64_t sum = 0;
+            GU_CUDA(ewt_checksum(out, ni, (int)out_size, &sum, NULL));
+            const uint64_t expected = periodic_checksum(values, out_size, period, ni);
+            if (sum != expected)
+                GU_FAIL("%s entry %d of %" PRIu64 ": checksum 0x%016" PRIx64 ", the reference's 0x%016" PRIx64
+                        ": some element outside the windows is wrong",
+                        what, i, ni, sum, expected);
+        }
+        for (int i = 0; i < count; ++i)
+            for (int j = 0; j < 3; ++j)
+                if (allocation[i][j] != NULL)
+                    cudaFree(allocation[i][j]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     gu_require_gpu("test_batched_gpu");
@@ -394,8 +544,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_sizes, gu_teardown),
         cmocka_unit_test_teardown(test_ops, gu_teardown),
         cmocka_unit_test_teardown(test_graph, gu_teardown),
+        /* run only when named: */
+        cmocka_unit_test_teardown(test_entries_past_2_30, gu_teardown),
     };
-    int status = gu_run_tests("batched_gpu", tests, COUNT(tests), argc, argv);
+    enum { NAMED_ONLY = 1 };
+    int status =
+        gu_run_tests("batched_gpu", tests, argc == 2 ? COUNT(tests) : COUNT(tests) - NAMED_ONLY, argc, argv);
     ew_handle_destroy(gu_handle());
     return status;
 }

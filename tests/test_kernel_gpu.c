@@ -5,6 +5,7 @@
  * inputs; strided launches over the layouts of each strided kernel; a user expression; launch errors;
  * graph capture; a launch from a new thread; the caches. */
 #define _GNU_SOURCE /* setenv, mkdtemp */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "kernel_cache.h"
 
 #include "gpu_util.h"
 #include "ref.h"
@@ -42,11 +49,25 @@ static ew_kernel_t create(const char *source, ew_dtype_t out, int n_inputs, cons
     return kernel;
 }
 
-/* ---- chains of catalogue functions, against the same chain of catalogue calls ---- */
+/* ---- chains of catalogue functions, against the same chain in the CPU reference ---- */
+
+/* out = cast<y>(relu(scale_add(alpha, a, b))) over n elements of x, as the reference computes it. */
+static void reference_chain(ew_dtype_t y, ew_dtype_t x, double alpha, int64_t n, void *out, const void *a,
+                            const void *b)
+{
+    void *t = malloc(n * ew_dtype_size(x));
+    if (t == NULL)
+        GU_FAIL("out of host memory");
+    ref_scale_add(x, alpha, n, t, a, b);
+    ref_unary(EW_OP_RELU, x, n, t, t);
+    ref_cast(y, x, n, out, t);
+    free(t);
+}
 
 /* out = cast<Y>(relu(scale_add(alpha, a, b))) for every X that scale_add and relu take and every Y:
- * one kernel against ew_scale_add, ew_unary(RELU), ew_cast through temporaries. */
-static void chain_matches_catalogue_calls(void **state)
+ * one kernel against the reference's scale_add, relu and cast (tests/ref, which shares nothing with
+ * the device functions the kernel calls). */
+static void chain_matches_reference(void **state)
 {
     (void)state;
     gu_rng_t rng = gu_rng(gu_seed() ^ 0xC4A1);
@@ -55,46 +76,46 @@ static void chain_matches_catalogue_calls(void **state)
         if (!ew_is_supported(EW_OP_SCALE_ADD, x, x) || !ew_is_supported(EW_OP_RELU, x, x))
             continue;
         const size_t xs = ew_dtype_size(x);
-        const double alpha = x >= EW_F16 ? 1.5 : 3.0; /* integer dtypes take integral alphas */
-        gu_buffer_t *a = gu_buffer_new(x, n), *b = gu_buffer_new(x, n), *t = gu_buffer_new(x, n),
-                    *r = gu_buffer_new(x, n);
+        /* integer dtypes take integral alphas, bool 0 or 1 */
+        const double alpha = x == EW_BOOL ? 1.0 : x >= EW_F16 ? 1.5 : 3.0;
+        gu_buffer_t *a = gu_buffer_new(x, n), *b = gu_buffer_new(x, n);
         void *ha = gu_host_alloc(n * xs), *hb = gu_host_alloc(n * xs);
         gu_fill_random(x, n, ha, &rng);
         gu_fill_random(x, n, hb, &rng);
         gu_buffer_load(a, ha, n);
         gu_buffer_load(b, hb, n);
-        GU_EW(ew_scale_add(gu_handle(), x, alpha, n, gu_at(t, 0), gu_at(a, 0), gu_at(b, 0), NULL));
-        GU_EW(ew_unary(gu_handle(), EW_OP_RELU, x, n, gu_at(r, 0), gu_at(t, 0), NULL));
+        const gu_inputs_t inputs_for_messages = {2, {x, x}, {ha, hb}};
+        void *relu = gu_host_alloc(n * xs), *expected = gu_host_alloc(n * sizeof(double));
+        ref_scale_add(x, alpha, n, relu, ha, hb);
+        ref_unary(EW_OP_RELU, x, n, relu, relu);
         for (int y = EW_BOOL; y <= EW_F8E5M2; ++y) {
             if (gu_small_scale() && y != x && y != EW_F16 && y != EW_F8E4M3 && y != EW_BOOL)
                 continue;
-            const size_t ys = ew_dtype_size(y);
-            gu_buffer_t *want = gu_buffer_new(y, n), *got = gu_buffer_new(y, n);
-            GU_EW(ew_cast(gu_handle(), y, x, n, gu_at(want, 0), gu_at(r, 0), NULL));
+            gu_buffer_t *out = gu_buffer_new(y, n);
+            ref_cast(y, x, n, expected, relu);
             char source[160];
             snprintf(source, sizeof source, "return ew::cast<%s>(ew::relu(ew::scale_add(p0, in0, in1)));",
                      device_type(y));
             const ew_dtype_t in[] = {x, x};
             ew_kernel_t kernel = create(source, y, 2, in, 1);
             const void *inputs[] = {gu_at(a, 0), gu_at(b, 0)};
-            GU_EW(ew_kernel_launch(kernel, n, gu_at(got, 0), inputs, &alpha, NULL));
-            GU_CUDA(cudaDeviceSynchronize());
-            void *expected = gu_host_alloc(n * ys), *result = gu_host_alloc(n * ys);
-            GU_CUDA(cudaMemcpy(expected, gu_at(want, 0), n * ys, cudaMemcpyDeviceToHost));
-            GU_CUDA(cudaMemcpy(result, gu_at(got, 0), n * ys, cudaMemcpyDeviceToHost));
             char what[96];
             snprintf(what, sizeof what, "chain %s -> %s", ew_dtype_name(x), ew_dtype_name(y));
-            const gu_inputs_t inputs_for_messages = {2, {x, x}, {ha, hb}};
-            if (gu_compare(y, n, expected, result, &inputs_for_messages, what) != 0)
-                GU_FAIL("%s differs from the catalogue calls", what);
+            const uint8_t poisons[] = {GU_POISON, GU_POISON_ALT};
+            for (size_t p = 0; p < COUNT(poisons); ++p) {
+                gu_buffer_poison(out, poisons[p]);
+                GU_EW(ew_kernel_launch(kernel, n, gu_at(out, 0), inputs, &alpha, NULL));
+                GU_CUDA(cudaDeviceSynchronize());
+                if (GU_CHECK_OUTPUT(out, 0, n, expected, &inputs_for_messages, what) == 0)
+                    break; /* every element written: none could pass as the poison */
+            }
+            GU_CHECK_UNCHANGED(a, what);
+            GU_CHECK_UNCHANGED(b, what);
             GU_EW(ew_kernel_destroy(kernel));
-            gu_buffer_free(want);
-            gu_buffer_free(got);
+            gu_buffer_free(out);
         }
         gu_buffer_free(a);
         gu_buffer_free(b);
-        gu_buffer_free(t);
-        gu_buffer_free(r);
     }
 }
 
@@ -460,58 +481,204 @@ static void errors(void **state)
     cudaFree(a);
 }
 
+/* ---- one kernel's flat and strided launches against the reference: captures and the caches ---- */
+
+/* The chain kernel over f32 into f16, a comment naming it (so that each tag is a program of its own,
+ * which no cache has seen) after the body. */
+static const char kChain[] = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));";
+
+static ew_kernel_t create_chain(const char *tag)
+{
+    char source[256];
+    snprintf(source, sizeof source, "%s // %s", kChain, tag);
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    return create(source, EW_F16, 2, in, 1);
+}
+
+/* A tag no process has used: the seed, the process and a count. */
+static const char *new_tag(const char *what)
+{
+    static char tag[128];
+    static int count;
+    snprintf(tag, sizeof tag, "%s %llx.%ld.%d", what, (unsigned long long)gu_seed(), (long)getpid(), ++count);
+    return tag;
+}
+
+enum { CHAIN_N = 70001, CHAIN_ROWS = 67, CHAIN_COLS = 45 };
+
+/* The chain's operands: flat, out+1 = chain(a+2, b) over CHAIN_N (out and a at other phases than b);
+ * strided, grid[r][c] = chain(t[c][r], row[c]), t a transposed input, row a broadcast one (the tiled
+ * kernel). Inputs random with every special value; the expected results the reference's. */
+typedef struct {
+    gu_buffer_t *a, *b, *out, *t, *row, *grid;
+    float *ha, *hb, *ht, *hrow;
+    uint16_t *want, *want_grid;
+    double alpha;
+} chain_case_t;
+
+/* New inputs, uploaded, and their expected results. */
+static void chain_case_fill(chain_case_t *c, gu_rng_t *rng)
+{
+    enum { R = CHAIN_ROWS, C = CHAIN_COLS };
+    gu_fill_random(EW_F32, gu_buffer_region_elems(c->a), c->ha, rng);
+    gu_fill_random(EW_F32, gu_buffer_region_elems(c->b), c->hb, rng);
+    gu_fill_random(EW_F32, R * C, c->ht, rng);
+    gu_fill_random(EW_F32, C, c->hrow, rng);
+    gu_buffer_load(c->a, c->ha, gu_buffer_region_elems(c->a));
+    gu_buffer_load(c->b, c->hb, gu_buffer_region_elems(c->b));
+    gu_buffer_load(c->t, c->ht, R * C);
+    gu_buffer_load(c->row, c->hrow, C);
+    reference_chain(EW_F16, EW_F32, c->alpha, CHAIN_N, c->want, c->ha + 2, c->hb);
+    float *dense_t = gu_host_alloc(R * C * sizeof(float)), *dense_row = gu_host_alloc(R * C * sizeof(float));
+    for (int r = 0; r < R; ++r)
+        for (int k = 0; k < C; ++k) {
+            dense_t[r * C + k] = c->ht[k * R + r];
+            dense_row[r * C + k] = c->hrow[k];
+        }
+    reference_chain(EW_F16, EW_F32, c->alpha, R * C, c->want_grid, dense_t, dense_row);
+}
+
+static chain_case_t *chain_case_new(gu_rng_t *rng)
+{
+    chain_case_t *c = gu_host_alloc(sizeof *c);
+    *c = (chain_case_t){.a = gu_buffer_new(EW_F32, CHAIN_N),
+                        .b = gu_buffer_new(EW_F32, CHAIN_N),
+                        .out = gu_buffer_new(EW_F16, CHAIN_N),
+                        .t = gu_buffer_new(EW_F32, CHAIN_ROWS * CHAIN_COLS),
+                        .row = gu_buffer_new(EW_F32, CHAIN_COLS),
+                        .grid = gu_buffer_new(EW_F16, CHAIN_ROWS * CHAIN_COLS),
+                        .want = gu_host_alloc(CHAIN_N * 2),
+                        .want_grid = gu_host_alloc(CHAIN_ROWS * CHAIN_COLS * 2),
+                        .alpha = -0.75};
+    c->ha = gu_host_alloc(gu_buffer_region_elems(c->a) * sizeof(float));
+    c->hb = gu_host_alloc(gu_buffer_region_elems(c->b) * sizeof(float));
+    c->ht = gu_host_alloc(CHAIN_ROWS * CHAIN_COLS * sizeof(float));
+    c->hrow = gu_host_alloc(CHAIN_COLS * sizeof(float));
+    chain_case_fill(c, rng);
+    return c;
+}
+
+/* The flat launch, then (strided) the strided one, on stream; the first failure's status. */
+static ew_status_t chain_case_launch(ew_kernel_t kernel, const chain_case_t *c, int strided, cudaStream_t stream)
+{
+    const void *flat[] = {gu_at(c->a, 2), gu_at(c->b, 0)};
+    ew_status_t status = ew_kernel_launch(kernel, CHAIN_N, gu_at(c->out, 1), flat, &c->alpha, stream);
+    if (status != EW_SUCCESS || !strided)
+        return status;
+    const int64_t shape[] = {CHAIN_ROWS, CHAIN_COLS}, t_strides[] = {1, CHAIN_ROWS}, row_strides[] = {0, 1};
+    const int64_t *in_strides[] = {t_strides, row_strides};
+    const void *inputs[] = {gu_at(c->t, 0), gu_at(c->row, 0)};
+    return ew_kernel_launch_strided(kernel, 2, shape, gu_at(c->grid, 0), NULL, inputs, in_strides, &c->alpha, stream);
+}
+
+/* The outputs (strided: both) against the reference, guards and inputs intact; how many elements were
+ * expected to equal the poison (0: every element was written). */
+static int64_t chain_case_check(const chain_case_t *c, int strided, const char *what)
+{
+    const gu_inputs_t inputs = {2, {EW_F32, EW_F32}, {c->ha + 2, c->hb}};
+    int64_t ambiguous = GU_CHECK_OUTPUT(c->out, 1, CHAIN_N, c->want, &inputs, what);
+    if (strided)
+        ambiguous += GU_CHECK_OUTPUT(c->grid, 0, CHAIN_ROWS * CHAIN_COLS, c->want_grid, NULL, what);
+    GU_CHECK_UNCHANGED(c->a, what);
+    GU_CHECK_UNCHANGED(c->b, what);
+    GU_CHECK_UNCHANGED(c->t, what);
+    GU_CHECK_UNCHANGED(c->row, what);
+    return ambiguous;
+}
+
+static void chain_case_poison(const chain_case_t *c, uint8_t poison)
+{
+    gu_buffer_poison(c->out, poison);
+    gu_buffer_poison(c->grid, poison);
+}
+
+/* The launches run and checked, under a second poison where the first could hide a missing write. */
+static void chain_case_run(ew_kernel_t kernel, const chain_case_t *c, int strided, const char *what)
+{
+    const uint8_t poisons[] = {GU_POISON, GU_POISON_ALT};
+    for (size_t p = 0; p < COUNT(poisons); ++p) {
+        chain_case_poison(c, poisons[p]);
+        GU_EW(chain_case_launch(kernel, c, strided, NULL));
+        GU_CUDA(cudaDeviceSynchronize());
+        if (chain_case_check(c, strided, what) == 0)
+            break;
+    }
+}
+
 /* ---- graph capture ---- */
 
-static void graph_capture(void **state)
+static void remove_tree(const char *dir)
+{
+    char command[PATH_MAX + 32];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0)
+        printf("could not remove %s\n", dir);
+}
+
+/* A fresh directory under /tmp for a test's cache, in dir (PATH_MAX bytes): root/cache, absent yet. */
+static void new_cache_dir(char *root, char *dir)
+{
+    snprintf(root, PATH_MAX, "/tmp/ew-kernel-cache-XXXXXX");
+    if (mkdtemp(root) == NULL)
+        GU_FAIL("mkdtemp failed");
+    snprintf(dir, PATH_MAX, "%.4000s/cache", root);
+}
+
+/* Cache files (*.ewk) in dir. */
+static int cache_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        files += strstr(e->d_name, ".ewk") != NULL;
+    if (d != NULL)
+        closedir(d);
+    return files;
+}
+
+/* A kernel created, launched flat and launched strided for the first time inside a global-mode
+ * capture, so both its programs are compiled (NVRTC) and loaded (the driver) while capturing, as a
+ * framework capturing its first step does; nothing runs until the graph does, and each replay, on new
+ * inputs, equals the reference. Holds however a kernel's programs or variants come to be compiled. */
+static void first_launches_in_a_capture(void **state)
 {
     (void)state;
-    const int64_t n = 70001;
-    const ew_dtype_t in[] = {EW_F32, EW_F32};
-    ew_kernel_t kernel = create("return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2, in, 1);
-    float *a, *b, *t;
-    uint16_t *out, *want;
-    GU_CUDA(cudaMalloc((void **)&a, n * 4));
-    GU_CUDA(cudaMalloc((void **)&b, n * 4));
-    GU_CUDA(cudaMalloc((void **)&t, n * 4));
-    GU_CUDA(cudaMalloc((void **)&out, n * 2));
-    GU_CUDA(cudaMalloc((void **)&want, n * 2));
-    float *ha = gu_host_alloc(n * 4), *hb = gu_host_alloc(n * 4);
-    uint16_t *got = gu_host_alloc(n * 2), *expected = gu_host_alloc(n * 2);
+    char root[PATH_MAX], dir[PATH_MAX];
+    new_cache_dir(root, dir);
+    setenv("EW_KERNEL_CACHE_DIR", dir, 1); /* a new program in an empty cache: compiled, never loaded */
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x6A);
+    chain_case_t *c = chain_case_new(&rng);
+    chain_case_poison(c, GU_POISON);
     cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
-    const double alpha = -0.75;
-    const void *inputs[] = {a, b};
     GU_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    GU_EW(ew_kernel_launch(kernel, n, out, inputs, &alpha, stream));
+    ew_kernel_t kernel = create_chain(new_tag("captured"));
+    GU_EW(chain_case_launch(kernel, c, 1, stream));
     cudaGraph_t graph;
     GU_CUDA(cudaStreamEndCapture(stream, &graph));
     gu_track_graph(graph);
+    unsetenv("EW_KERNEL_CACHE_DIR");
+    if (cache_files(dir) != 2)
+        GU_FAIL("%s holds %d cache files after the capture; expected the flat and the strided program's",
+                dir, cache_files(dir));
+    GU_CUDA(cudaDeviceSynchronize());
+    GU_CHECK_UNCHANGED(c->out, "out after the capture (nothing may run before the graph)");
+    GU_CHECK_UNCHANGED(c->grid, "the strided out after the capture (nothing may run before the graph)");
     cudaGraphExec_t exec;
     GU_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     gu_track_graph_exec(exec);
-    gu_rng_t rng = gu_rng(gu_seed() ^ 0x6A);
     for (int replay = 0; replay < 3; ++replay) {
-        gu_fill_random(EW_F32, n, ha, &rng);
-        gu_fill_random(EW_F32, n, hb, &rng);
-        GU_CUDA(cudaMemcpy(a, ha, n * 4, cudaMemcpyHostToDevice));
-        GU_CUDA(cudaMemcpy(b, hb, n * 4, cudaMemcpyHostToDevice));
-        GU_CUDA(cudaMemset(out, GU_POISON, n * 2));
-        GU_EW(ew_scale_add(gu_handle(), EW_F32, alpha, n, t, a, b, NULL));
-        GU_EW(ew_unary(gu_handle(), EW_OP_RELU, EW_F32, n, t, t, NULL));
-        GU_EW(ew_cast(gu_handle(), EW_F16, EW_F32, n, want, t, NULL));
-        GU_CUDA(cudaDeviceSynchronize()); /* the legacy stream's work before the non-blocking stream's */
+        if (replay > 0)
+            chain_case_fill(c, &rng);
+        chain_case_poison(c, replay % 2 ? GU_POISON_ALT : GU_POISON);
+        GU_CUDA(cudaDeviceSynchronize()); /* the legacy stream's uploads before the non-blocking stream's */
         GU_CUDA(cudaGraphLaunch(exec, stream));
         GU_CUDA(cudaStreamSynchronize(stream));
-        GU_CUDA(cudaMemcpy(got, out, n * 2, cudaMemcpyDeviceToHost));
-        GU_CUDA(cudaMemcpy(expected, want, n * 2, cudaMemcpyDeviceToHost));
-        if (gu_compare(EW_F16, n, expected, got, NULL, "graph replay") != 0)
-            GU_FAIL("replay %d differs", replay);
+        char what[64];
+        snprintf(what, sizeof what, "graph replay %d", replay);
+        chain_case_check(c, 1, what);
     }
     GU_EW(ew_kernel_destroy(kernel));
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(t);
-    cudaFree(out);
-    cudaFree(want);
+    remove_tree(root);
 }
 
 /* ---- from a new thread ---- */
@@ -585,17 +752,6 @@ static double now_us(void)
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-static int cache_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int files = 0;
-    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
-        files += strstr(e->d_name, ".ewk") != NULL;
-    if (d != NULL)
-        closedir(d);
-    return files;
-}
-
 /* A new source compiles and lands on disk; the same source again comes from memory. */
 static void caches(void **state)
 {
@@ -644,6 +800,266 @@ static void caches(void **state)
         printf("could not remove %s\n", dir);
 }
 
+/* ---- the cache's settings, through ew_kernel_create ---- */
+
+static const char *const cache_env[] = {"EW_KERNEL_CACHE", "EW_KERNEL_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+static char *saved_env[4];
+static char saved_cwd[PATH_MAX];
+
+/* Teardown: the environment and the directory as they were, then gu_teardown. */
+static int restore_cache_env(void **state)
+{
+    for (size_t i = 0; i < COUNT(cache_env); ++i) {
+        if (saved_env[i] == NULL)
+            unsetenv(cache_env[i]);
+        else
+            setenv(cache_env[i], saved_env[i], 1);
+        free(saved_env[i]);
+        saved_env[i] = NULL;
+    }
+    if (saved_cwd[0] != '\0' && chdir(saved_cwd) != 0)
+        printf("could not return to %s\n", saved_cwd);
+    return gu_teardown(state);
+}
+
+static int written_files; /* files nftw found */
+static int count_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    written_files += type == FTW_F && strstr(path, ".ewk") != NULL;
+    return 0;
+}
+
+/* The cache off, no HOME nor XDG_CACHE_HOME, and directories it cannot use (a path through a regular
+ * file, one others can write to, a read-only one): each kernel, a program of its own, is created and
+ * its launch equals the reference; nothing is written under the test's directory, which is also the
+ * working directory (where a relative path would land). Only a GPU reaches the cache: ew_kernel_create
+ * needs the device before it compiles; test_kernel_cache checks the directory's rules on the CPU. */
+static void cache_settings(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < COUNT(cache_env); ++i)
+        saved_env[i] = getenv(cache_env[i]) != NULL ? strdup(getenv(cache_env[i])) : NULL;
+    if (getcwd(saved_cwd, sizeof saved_cwd) == NULL)
+        GU_FAIL("getcwd: %s", strerror(errno));
+    char root[PATH_MAX], unused[PATH_MAX], path[PATH_MAX];
+    new_cache_dir(root, unused);
+    if (chdir(root) != 0)
+        GU_FAIL("chdir %s: %s", root, strerror(errno));
+    FILE *f = fopen("file", "w"); /* a regular file where a directory would be */
+    if (f == NULL || fputs("x", f) < 0 || fclose(f) != 0)
+        GU_FAIL("could not write %s/file", root);
+    if (mkdir("open", 0700) != 0 || chmod("open", 0777) != 0 || mkdir("read-only", 0500) != 0)
+        GU_FAIL("could not make the directories under %s", root);
+    const struct {
+        const char *name, *cache, *dir, *xdg, *home;
+    } settings[] = {
+        {"EW_KERNEL_CACHE=0", "0", "off", NULL, "home"},
+        {"no HOME, no XDG_CACHE_HOME", NULL, NULL, NULL, NULL},
+        {"XDG_CACHE_HOME relative, no HOME", NULL, NULL, "relative", NULL},
+        {"a path through a regular file", NULL, "file/cache", NULL, NULL},
+        {"a directory others can write to", NULL, "open", NULL, NULL},
+        {"a read-only directory", NULL, "read-only", NULL, NULL},
+    };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0xE7);
+    chain_case_t *c = chain_case_new(&rng);
+    for (size_t k = 0; k < COUNT(settings); ++k) {
+        if (k == 5 && geteuid() == 0) {
+            printf("cache_settings: as root a 0500 directory is writable; %s left out\n", settings[k].name);
+            continue;
+        }
+        const char *values[] = {settings[k].cache, settings[k].dir, settings[k].xdg, settings[k].home};
+        for (size_t i = 0; i < COUNT(cache_env); ++i) {
+            if (values[i] == NULL) {
+                unsetenv(cache_env[i]);
+                continue;
+            }
+            /* absolute paths under root, but the relative XDG value (which must be ignored) */
+            snprintf(path, sizeof path, "%.4000s/%.60s", root, values[i]);
+            setenv(cache_env[i], i == 0 || i == 2 ? values[i] : path, 1);
+        }
+        ew_kernel_t kernel = create_chain(new_tag(settings[k].name));
+        chain_case_run(kernel, c, 0, settings[k].name);
+        GU_EW(ew_kernel_destroy(kernel));
+        written_files = 0;
+        nftw(root, count_file, 16, FTW_PHYS);
+        struct stat st;
+        if (written_files != 0 || stat("off", &st) == 0)
+            GU_FAIL("%s: the cache wrote under %s (%d files)", settings[k].name, root, written_files);
+    }
+    if (chdir(saved_cwd) != 0)
+        GU_FAIL("chdir %s: %s", saved_cwd, strerror(errno));
+    remove_tree(root);
+}
+
+/* ---- the disk cache, from processes of their own ---- */
+
+extern char **environ;
+
+/* Run in a process of its own by the tests below (named only, never in the default run): the chain
+ * kernel tagged $EW_TEST_KERNEL_TAG, from the caches under $EW_KERNEL_CACHE_DIR, flat and strided,
+ * against the reference. */
+static void cache_child(void **state)
+{
+    (void)state;
+    const char *tag = getenv("EW_TEST_KERNEL_TAG");
+    if (tag == NULL || getenv("EW_KERNEL_CACHE_DIR") == NULL)
+        GU_FAIL("cache_child is run by the disk cache tests, with EW_TEST_KERNEL_TAG and EW_KERNEL_CACHE_DIR set");
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0xD15C);
+    chain_case_t *c = chain_case_new(&rng);
+    ew_kernel_t kernel = create_chain(tag);
+    chain_case_run(kernel, c, 1, tag);
+    GU_EW(ew_kernel_destroy(kernel));
+}
+
+/* cache_child of tag in a new process of this program, with dir as its cache; fails unless it passes. */
+static void run_child(const char *dir, const char *tag)
+{
+    setenv("EW_KERNEL_CACHE_DIR", dir, 1);
+    setenv("EW_TEST_KERNEL_TAG", tag, 1);
+    char name[] = "test_kernel_gpu", test[] = "cache_child";
+    char *argv[] = {name, test, NULL};
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid;
+    const int error = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+    unsetenv("EW_KERNEL_CACHE_DIR");
+    unsetenv("EW_TEST_KERNEL_TAG");
+    if (error != 0)
+        GU_FAIL("posix_spawn: %s", strerror(error));
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        GU_FAIL("the process running \"%s\" from the cache %s failed (wait status 0x%x)", tag, dir, status);
+}
+
+/* The cache files of dir: names, inodes, times of change and sizes. A store renames a new file over the
+ * name, so a process that stores anything changes its entry. */
+typedef struct {
+    int count;
+    struct {
+        char name[64];
+        ino_t inode;
+        struct timespec changed;
+        off_t size;
+    } file[4];
+} files_t;
+
+static int by_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+static void list_files(const char *dir, files_t *files)
+{
+    memset(files, 0, sizeof *files);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        GU_FAIL("%s: %s", dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strstr(e->d_name, ".ewk") == NULL)
+            continue;
+        if (files->count == 4 || strlen(e->d_name) >= sizeof files->file[0].name)
+            GU_FAIL("%s: more cache files than expected (%s)", dir, e->d_name);
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "%.4000s/%.63s", dir, e->d_name);
+        if (stat(path, &st) != 0)
+            GU_FAIL("%s: %s", path, strerror(errno));
+        strcpy(files->file[files->count].name, e->d_name);
+        files->file[files->count].inode = st.st_ino;
+        files->file[files->count].changed = st.st_ctim;
+        files->file[files->count].size = st.st_size;
+        files->count++;
+    }
+    closedir(d);
+    qsort(files->file, (size_t)files->count, sizeof files->file[0], by_name);
+}
+
+static int same_files(const files_t *a, const files_t *b)
+{
+    if (a->count != b->count)
+        return 0;
+    for (int i = 0; i < a->count; ++i)
+        if (strcmp(a->file[i].name, b->file[i].name) != 0 || a->file[i].inode != b->file[i].inode ||
+            a->file[i].size != b->file[i].size || a->file[i].changed.tv_sec != b->file[i].changed.tv_sec ||
+            a->file[i].changed.tv_nsec != b->file[i].changed.tv_nsec)
+            return 0;
+    return 1;
+}
+
+/* A process compiles the kernel's two programs into an empty cache; a new process loads both from
+ * disk (it stores nothing: every compile stores) and its launches equal the reference. */
+static void disk_cache_in_new_processes(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], dir[PATH_MAX];
+    new_cache_dir(root, dir);
+    const char *tag = new_tag("from disk");
+    run_child(dir, tag);
+    files_t compiled, loaded;
+    list_files(dir, &compiled);
+    if (compiled.count != 2)
+        GU_FAIL("%s holds %d cache files; expected the flat and the strided program's", dir, compiled.count);
+    run_child(dir, tag);
+    list_files(dir, &loaded);
+    if (!same_files(&compiled, &loaded))
+        GU_FAIL("the second process stored its programs again: it compiled them rather than load them");
+    remove_tree(root);
+}
+
+/* Cache entries whose value the driver refuses (the file intact by its checksum, its CUBIN not one):
+ * the next process compiles both programs afresh, its launches equal the reference, and the entries
+ * are repaired, so that a third process loads them. Named only (ctest's test_kernel_gpu.rejected_cubin,
+ * label faults): compute-sanitizer reports the refused cuModuleLoadData. */
+static void rejected_cubin_recompiled(void **state)
+{
+    (void)state;
+    static const char rejected[] = "not a CUBIN: text the driver takes for PTX and refuses";
+    char root[PATH_MAX], dir[PATH_MAX];
+    new_cache_dir(root, dir);
+    const char *tag = new_tag("rejected");
+    run_child(dir, tag);
+    files_t files;
+    list_files(dir, &files);
+    if (files.count != 2)
+        GU_FAIL("%s holds %d cache files; expected the flat and the strided program's", dir, files.count);
+    unsigned char *keys[2];
+    size_t key_sizes[2];
+    for (int i = 0; i < 2; ++i) {
+        /* the key from the file (src/kernel_cache.c: its size at byte 16, itself from byte 40) */
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%.4000s/%.63s", dir, files.file[i].name);
+        FILE *f = fopen(path, "rb");
+        unsigned char header[40];
+        if (f == NULL || fread(header, 1, sizeof header, f) != sizeof header)
+            GU_FAIL("%s: unreadable", path);
+        key_sizes[i] = 0;
+        for (int b = 7; b >= 0; --b)
+            key_sizes[i] = key_sizes[i] << 8 | header[16 + b];
+        keys[i] = gu_host_alloc(key_sizes[i]);
+        if (fread(keys[i], 1, key_sizes[i], f) != key_sizes[i])
+            GU_FAIL("%s: its key is cut short", path);
+        fclose(f);
+        if (ewi_cache_store(dir, keys[i], key_sizes[i], rejected, sizeof rejected) != 0)
+            GU_FAIL("could not store the refused value under %s", path);
+    }
+    run_child(dir, tag);
+    for (int i = 0; i < 2; ++i) {
+        void *value = NULL;
+        size_t size = 0;
+        if (ewi_cache_load(dir, keys[i], key_sizes[i], &value, &size) != 0)
+            GU_FAIL("entry %s is gone after the recompile", files.file[i].name);
+        const int repaired = size >= 4 && memcmp(value, "\177ELF", 4) == 0;
+        free(value);
+        if (!repaired)
+            GU_FAIL("entry %s still holds no CUBIN after the recompile", files.file[i].name);
+    }
+    files_t repaired, loaded;
+    list_files(dir, &repaired);
+    run_child(dir, tag);
+    list_files(dir, &loaded);
+    if (!same_files(&repaired, &loaded))
+        GU_FAIL("the third process stored its programs again: the repaired entries were not loaded");
+    remove_tree(root);
+}
+
 int main(int argc, char **argv)
 {
     gu_require_gpu("test_kernel_gpu");
@@ -655,12 +1071,19 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(caches, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
-        cmocka_unit_test_teardown(graph_capture, gu_teardown),
+        cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),
         cmocka_unit_test_teardown(launch_from_a_new_thread, gu_teardown),
         cmocka_unit_test_teardown(offsets_and_packs, gu_teardown),
         cmocka_unit_test_teardown(strided_layouts, gu_teardown),
         cmocka_unit_test_teardown(strided_arguments, gu_teardown),
-        cmocka_unit_test_teardown(chain_matches_catalogue_calls, gu_teardown),
+        cmocka_unit_test_teardown(chain_matches_reference, gu_teardown),
+        cmocka_unit_test_teardown(disk_cache_in_new_processes, gu_teardown),
+        cmocka_unit_test_teardown(cache_settings, restore_cache_env),
+        /* run only when named: */
+        cmocka_unit_test_teardown(rejected_cubin_recompiled, gu_teardown),
+        cmocka_unit_test_teardown(cache_child, gu_teardown),
     };
-    return gu_run_tests("user-defined kernels", tests, COUNT(tests), argc, argv);
+    enum { NAMED_ONLY = 2 };
+    return gu_run_tests("user-defined kernels", tests, argc == 2 ? COUNT(tests) : COUNT(tests) - NAMED_ONLY, argc,
+                        argv);
 }

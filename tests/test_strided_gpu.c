@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
 #include "gpu_util.h"
 #include "ref/ref.h"
 
@@ -497,6 +498,97 @@ static void test_huge_broadcast(void **state)
         GU_FAIL("%" PRId64 " of %" PRId64 " elements differ, the first at %" PRId64, wrong, n, first_wrong);
 }
 
+/* [65536, 1] + [1, 32769] in u8: 2^31 + 65536 output elements, past any 32-bit index, through the
+ * catalogue and through a user kernel's strided launch. Checked whole by the position-weighted
+ * checksum of tests/checksum.h against a closed form (element [r][c] is v(a[r], b[c]), so a row's
+ * sum is (2 r C + 1) S0[a[r]] + S1[a[r]], with S0[x] = sum over c of v(x, b[c]) and S1[x] = sum of
+ * 2 c v(x, b[c]), v from the reference), and exactly at its start, across 2^31 and at its end; the
+ * guards either side keep their poison. Named only (ctest: test_strided_gpu.broadcast_past_2_31,
+ * label huge). */
+static void test_broadcast_past_2_31(void **state)
+{
+    (void)state;
+    enum { R = 65536, C = 32769, GUARD = 256, WINDOW = 4096 };
+    const uint64_t n = (uint64_t)R * C;
+    if (ewt_checksum_weight(0) != 1 || ewt_checksum_weight(1000) != 2001)
+        GU_FAIL("the closed form below takes ewt_checksum_weight(i) = 2 i + 1");
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x2F31);
+    uint8_t *ha = gu_host_alloc(R), *hb = gu_host_alloc(C), *row = gu_host_alloc(C), *v = gu_host_alloc(C);
+    for (int i = 0; i < R; ++i)
+        ha[i] = (uint8_t)gu_rng_next(&rng);
+    for (int j = 0; j < C; ++j)
+        hb[j] = (uint8_t)gu_rng_next(&rng);
+    uint64_t s0[256], s1[256];
+    for (int x = 0; x < 256; ++x) {
+        memset(row, x, C);
+        ref_binary(EW_OP_ADD, EW_U8, C, v, row, hb);
+        s0[x] = s1[x] = 0;
+        for (uint64_t j = 0; j < C; ++j) {
+            s0[x] += v[j];
+            s1[x] += 2 * j * v[j];
+        }
+    }
+    uint64_t expected = 0;
+    for (uint64_t r = 0; r < R; ++r)
+        expected += (2 * r * C + 1) * s0[ha[r]] + s1[ha[r]];
+
+    uint8_t *a, *b, *allocation;
+    GU_CUDA(cudaMalloc((void **)&a, R));
+    GU_CUDA(cudaMalloc((void **)&b, C));
+    GU_CUDA(cudaMalloc((void **)&allocation, n + 2 * GUARD));
+    GU_CUDA(cudaMemcpy(a, ha, R, cudaMemcpyHostToDevice));
+    GU_CUDA(cudaMemcpy(b, hb, C, cudaMemcpyHostToDevice));
+    uint8_t *out = allocation + GUARD;
+    const int64_t shape[] = {R, C}, a_strides[] = {1, 0}, b_strides[] = {0, 1};
+    const int64_t *in_strides[] = {a_strides, b_strides};
+    const void *inputs[] = {a, b};
+    const ew_dtype_t in[] = {EW_U8, EW_U8};
+    ew_kernel_t kernel = NULL;
+    ew_status_t created = ew_kernel_create(gu_handle(), "return ew::add(in0, in1);", EW_U8, 2, in, 0, &kernel);
+    if (created != EW_SUCCESS)
+        GU_FAIL("ew_kernel_create: %s: %s", ew_status_string(created), ew_get_last_error_message());
+    for (int path = 0; path < 2; ++path) {
+        const char *what = path == 0 ? "ew_binary_strided" : "ew_kernel_launch_strided";
+        GU_CUDA(cudaMemset(allocation, GU_POISON, n + 2 * GUARD));
+        if (path == 0)
+            GU_EW(ew_binary_strided(gu_handle(), EW_OP_ADD, EW_U8, 2, shape, out, NULL, a, a_strides, b, b_strides,
+                                    NULL));
+        else
+            GU_EW(ew_kernel_launch_strided(kernel, 2, shape, out, NULL, inputs, in_strides, NULL, NULL));
+        GU_CUDA(cudaDeviceSynchronize());
+        const uint64_t starts[] = {0, ((uint64_t)1 << 31) - WINDOW / 2, n - WINDOW};
+        for (size_t w = 0; w < COUNT(starts); ++w) {
+            uint8_t got[WINDOW], want[WINDOW], wa[WINDOW], wb[WINDOW];
+            GU_CUDA(cudaMemcpy(got, out + starts[w], WINDOW, cudaMemcpyDeviceToHost));
+            for (uint64_t k = 0; k < WINDOW; ++k) {
+                wa[k] = ha[(starts[w] + k) / C];
+                wb[k] = hb[(starts[w] + k) % C];
+            }
+            ref_binary(EW_OP_ADD, EW_U8, WINDOW, want, wa, wb);
+            const gu_inputs_t inputs_for_messages = {2, {EW_U8, EW_U8}, {wa, wb}};
+            if (gu_compare(EW_U8, WINDOW, want, got, &inputs_for_messages, what) != 0)
+                GU_FAIL("%s: elements from %" PRIu64 " differ from the reference", what, starts[w]);
+        }
+        uint8_t guard[GUARD];
+        for (int side = 0; side < 2; ++side) {
+            GU_CUDA(cudaMemcpy(guard, side ? out + n : allocation, GUARD, cudaMemcpyDeviceToHost));
+            for (int k = 0; k < GUARD; ++k)
+                if (guard[k] != GU_POISON)
+                    GU_FAIL("%s wrote the guard %s out (byte %d)", what, side ? "after" : "before", k);
+        }
+        uint64_t sum = 0;
+        GU_CUDA(ewt_checksum(out, n, 1, &sum, NULL));
+        if (sum != expected)
+            GU_FAIL("%s: the whole output's checksum is 0x%016" PRIx64 ", the reference's 0x%016" PRIx64
+                    ": some element outside the windows is wrong",
+                    what, sum, expected);
+    }
+    GU_EW(ew_kernel_destroy(kernel));
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(allocation);
+}
+
 /* A strided call captured in a graph and replayed on new inputs. */
 static void test_graph_capture(void **state)
 {
@@ -555,9 +647,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_every_entry, gu_teardown),
         cmocka_unit_test_teardown(test_random_layouts, gu_teardown),
         cmocka_unit_test_teardown(test_graph_capture, gu_teardown),
-        cmocka_unit_test_teardown(test_huge_broadcast, gu_teardown), /* last: small scale leaves it out */
+        cmocka_unit_test_teardown(test_huge_broadcast, gu_teardown), /* before the named: small scale leaves it out */
+        /* run only when named: */
+        cmocka_unit_test_teardown(test_broadcast_past_2_31, gu_teardown),
     };
-    size_t count = COUNT(tests);
+    enum { NAMED_ONLY = 1 };
+    size_t count = argc == 2 ? COUNT(tests) : COUNT(tests) - NAMED_ONLY;
     if (argc == 1 && gu_small_scale()) {
         printf("test_huge_broadcast left out at EW_TEST_SCALE=small: its output is 4 GiB\n");
         count--;

@@ -31,6 +31,15 @@ if [[ $# -gt 0 ]]; then
         echo "== python: installing pytest"
         "$python" -m pip install --quiet pytest
     fi
+    # The compiled module, built against BUILD_DIR's header (python/CMakeLists.txt alone) and staged in
+    # BUILD_DIR/python/elementwise with the package's Python files, which the tests import.
+    echo "== python: building the compiled module into $build/python"
+    cmake -S "$root/python" -B "$build/python" -DEW_INCLUDE_DIR="$build/include" -DCMAKE_BUILD_TYPE=Release \
+        -DPython_EXECUTABLE="$(command -v "$python")" > "$build/python-configure.log" 2>&1 ||
+        { tail -n 20 "$build/python-configure.log"; echo "(Python's headers: python3-dev on Debian)" >&2; exit 1; }
+    cmake --build "$build/python" > "$build/python-build.log" 2>&1 || { tail -n 40 "$build/python-build.log"; exit 1; }
+    cp "$root"/python/elementwise/*.py "$root"/python/elementwise/py.typed "$build/python/elementwise/"
+    export ELEMENTWISE_PACKAGE_DIR=$build/python
     export ELEMENTWISE_LIBRARY=$build/libelementwise.so.1
     export ELEMENTWISE_INCLUDE_DIR=$build/include
     cd "$root/python"

@@ -1364,75 +1364,61 @@ static int split_out(const char *function, PyObject *const *args, Py_ssize_t nar
     return wrong_count(function, n_new, new_form, nargs);
 }
 
-static PyObject *binary_common(const char *function, int op, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames)
+/* add, mul, relu and the op-taking unary/binary: (inputs..., out=) or the deprecated (out, inputs...). */
+static PyObject *op_common(const char *function, int family, int op, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT];
     PyObject *const *inputs;
-    if (parse_keywords(function, args, nargs, kwnames, OP_KEYWORDS, slots))
-        return NULL;
-    if (split_out(function, args, nargs, 2, slots, &inputs, "%s(out, a, b)", "%s(a, b, out=out)"))
+    int n = family == BINARY ? 2 : 1;
+    if (parse_keywords(function, args, nargs, kwnames, OP_KEYWORDS, slots) ||
+        split_out(function, args, nargs, n, slots, &inputs, n == 2 ? "%s(out, a, b)" : "%s(out, x)",
+                  n == 2 ? "%s(a, b, out=out)" : "%s(x, out=out)"))
         return NULL;
     int dtype = optional_dtype(slots[KW_DTYPE]);
     if (!dtype && PyErr_Occurred())
         return NULL;
-    call_t c = {BINARY, op, 0, 0, 0.0, 2};
+    call_t c = {family, op, 0, 0, 0.0, n};
     return run_call(&c, slots[KW_OUT], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+/* unary(op, ...) and binary(op, ...): the op first. */
+static PyObject *op_first(const char *function, int family, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    int op;
+    if (nargs < 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes the op first", function);
+        return NULL;
+    }
+    if (op_value(args[0], &op))
+        return NULL;
+    return op_common(function, family, op, args + 1, nargs - 1, kwnames);
 }
 
 static PyObject *py_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return binary_common("add", EW_OP_ADD, args, nargs, kwnames);
+    return op_common("add", BINARY, EW_OP_ADD, args, nargs, kwnames);
 }
 
 static PyObject *py_mul(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return binary_common("mul", EW_OP_MUL, args, nargs, kwnames);
-}
-
-static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    int op;
-    if (nargs < 1) {
-        PyErr_SetString(PyExc_TypeError, "binary() takes the op first");
-        return NULL;
-    }
-    if (op_value(args[0], &op))
-        return NULL;
-    return binary_common("binary", op, args + 1, nargs - 1, kwnames);
-}
-
-static PyObject *unary_common(const char *function, int op, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames)
-{
-    PyObject *slots[KW_COUNT];
-    PyObject *const *inputs;
-    if (parse_keywords(function, args, nargs, kwnames, OP_KEYWORDS, slots))
-        return NULL;
-    if (split_out(function, args, nargs, 1, slots, &inputs, "%s(out, x)", "%s(x, out=out)"))
-        return NULL;
-    int dtype = optional_dtype(slots[KW_DTYPE]);
-    if (!dtype && PyErr_Occurred())
-        return NULL;
-    call_t c = {UNARY, op, 0, 0, 0.0, 1};
-    return run_call(&c, slots[KW_OUT], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+    return op_common("mul", BINARY, EW_OP_MUL, args, nargs, kwnames);
 }
 
 static PyObject *py_relu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return unary_common("relu", EW_OP_RELU, args, nargs, kwnames);
+    return op_common("relu", UNARY, EW_OP_RELU, args, nargs, kwnames);
+}
+
+static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return op_first("binary", BINARY, args, nargs, kwnames);
 }
 
 static PyObject *py_unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    int op;
-    if (nargs < 1) {
-        PyErr_SetString(PyExc_TypeError, "unary() takes the op first");
-        return NULL;
-    }
-    if (op_value(args[0], &op))
-        return NULL;
-    return unary_common("unary", op, args + 1, nargs - 1, kwnames);
+    return op_first("unary", UNARY, args, nargs, kwnames);
 }
 
 static int alpha_value(PyObject *value, double *alpha)
@@ -1730,71 +1716,61 @@ static int split_outs(const char *function, PyObject *const *args, Py_ssize_t na
     return 0;
 }
 
-static PyObject *binary_batched_common(const char *function, int op, PyObject *const *args, Py_ssize_t nargs,
-                                       PyObject *kwnames)
+/* The lists of add, mul, relu and the op-taking unary/binary: (lists..., outs=) or the deprecated
+ * (outs, lists...). */
+static PyObject *batched_common(const char *function, int family, int op, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT];
     PyObject *const *rest;
+    int n = family == BINARY ? 2 : 1;
     if (parse_keywords(function, args, nargs, kwnames, BATCHED_KEYWORDS, slots) ||
-        split_outs(function, args, nargs, 2, slots, &rest, "%s(outs, as_, bs)", "%s(as_, bs, outs=outs)"))
+        split_outs(function, args, nargs, n, slots, &rest, n == 2 ? "%s(outs, as_, bs)" : "%s(outs, xs)",
+                   n == 2 ? "%s(as_, bs, outs=outs)" : "%s(xs, outs=outs)"))
         return NULL;
     int dtype = optional_dtype(slots[KW_DTYPE]);
     if (!dtype && PyErr_Occurred())
         return NULL;
-    call_t c = {BINARY, op, 0, 0, 0.0, 2};
+    call_t c = {family, op, 0, 0, 0.0, n};
     return run_batched(&c, slots[KW_OUTS], rest, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+static PyObject *batched_op_first(const char *function, int family, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    int op;
+    if (nargs < 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes the op first", function);
+        return NULL;
+    }
+    if (op_value(args[0], &op))
+        return NULL;
+    return batched_common(function, family, op, args + 1, nargs - 1, kwnames);
 }
 
 static PyObject *py_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return binary_batched_common("add_batched", EW_OP_ADD, args, nargs, kwnames);
+    return batched_common("add_batched", BINARY, EW_OP_ADD, args, nargs, kwnames);
 }
 
 static PyObject *py_mul_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return binary_batched_common("mul_batched", EW_OP_MUL, args, nargs, kwnames);
-}
-
-static PyObject *py_binary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    int op;
-    if (nargs < 1 || op_value(args[0], &op)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "binary_batched() takes the op first");
-        return NULL;
-    }
-    return binary_batched_common("binary_batched", op, args + 1, nargs - 1, kwnames);
-}
-
-static PyObject *unary_batched_common(const char *function, int op, PyObject *const *args, Py_ssize_t nargs,
-                                      PyObject *kwnames)
-{
-    PyObject *slots[KW_COUNT];
-    PyObject *const *rest;
-    if (parse_keywords(function, args, nargs, kwnames, BATCHED_KEYWORDS, slots) ||
-        split_outs(function, args, nargs, 1, slots, &rest, "%s(outs, xs)", "%s(xs, outs=outs)"))
-        return NULL;
-    int dtype = optional_dtype(slots[KW_DTYPE]);
-    if (!dtype && PyErr_Occurred())
-        return NULL;
-    call_t c = {UNARY, op, 0, 0, 0.0, 1};
-    return run_batched(&c, slots[KW_OUTS], rest, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+    return batched_common("mul_batched", BINARY, EW_OP_MUL, args, nargs, kwnames);
 }
 
 static PyObject *py_relu_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return unary_batched_common("relu_batched", EW_OP_RELU, args, nargs, kwnames);
+    return batched_common("relu_batched", UNARY, EW_OP_RELU, args, nargs, kwnames);
+}
+
+static PyObject *py_binary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return batched_op_first("binary_batched", BINARY, args, nargs, kwnames);
 }
 
 static PyObject *py_unary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    int op;
-    if (nargs < 1 || op_value(args[0], &op)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "unary_batched() takes the op first");
-        return NULL;
-    }
-    return unary_batched_common("unary_batched", op, args + 1, nargs - 1, kwnames);
+    return batched_op_first("unary_batched", UNARY, args, nargs, kwnames);
 }
 
 static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)

@@ -1341,49 +1341,60 @@ static int op_value(PyObject *value, int *op)
 
 #define KW(name) (1u << KW_##name)
 #define OP_KEYWORDS (KW(OUT) | KW(STREAM) | KW(DTYPE) | KW(HANDLE))
+#define BATCHED_KEYWORDS (KW(OUTS) | KW(STREAM) | KW(DTYPE) | KW(HANDLE))
 
 /* The inputs and out of the new form (inputs..., out=) or of the deprecated one (out, inputs...). */
 static int split_out(const char *function, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n_new, PyObject **slots,
                      PyObject *const **inputs, const char *old_form, const char *new_form)
 {
+    /* Lists take outs= where single calls take out=. */
+    int slot = strstr(new_form, "outs=") ? KW_OUTS : KW_OUT;
     if (nargs == n_new) {
         *inputs = args;
         return 0;
     }
     if (nargs == n_new + 1) {
-        if (slots[KW_OUT] != Py_None) {
-            PyErr_Format(PyExc_TypeError, "%s() got out both first and as out=", function);
+        if (slots[slot] != Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s() got %s both first and as %s=", function, KW_NAMES[slot],
+                         KW_NAMES[slot]);
             return -1;
         }
         if (deprecated(function, old_form, new_form))
             return -1;
-        slots[KW_OUT] = args[0];
+        slots[slot] = args[0];
         *inputs = args + 1;
         return 0;
     }
     return wrong_count(function, n_new, new_form, nargs);
 }
 
-/* add, mul, relu and the op-taking unary/binary: (inputs..., out=) or the deprecated (out, inputs...). */
-static PyObject *op_common(const char *function, int family, int op, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames)
+static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *list_objs, int requested, int alloc_dtype,
+                             PyObject *handle_obj, PyObject *stream_obj);
+
+/* add, mul, relu and the op-taking unary/binary, one call or lists of them: (inputs..., out=) or the
+ * deprecated (out, inputs...); lists take outs=. */
+static PyObject *op_common(const char *function, int family, int op, int lists, PyObject *const *args,
+                           Py_ssize_t nargs, PyObject *kwnames)
 {
+    static const char *const old_forms[2][2] = {{"%s(out, x)", "%s(out, a, b)"}, {"%s(outs, xs)", "%s(outs, as_, bs)"}};
+    static const char *const new_forms[2][2] = {{"%s(x, out=out)", "%s(a, b, out=out)"},
+                                                {"%s(xs, outs=outs)", "%s(as_, bs, outs=outs)"}};
     PyObject *slots[KW_COUNT];
     PyObject *const *inputs;
     int n = family == BINARY ? 2 : 1;
-    if (parse_keywords(function, args, nargs, kwnames, OP_KEYWORDS, slots) ||
-        split_out(function, args, nargs, n, slots, &inputs, n == 2 ? "%s(out, a, b)" : "%s(out, x)",
-                  n == 2 ? "%s(a, b, out=out)" : "%s(x, out=out)"))
+    if (parse_keywords(function, args, nargs, kwnames, lists ? BATCHED_KEYWORDS : OP_KEYWORDS, slots) ||
+        split_out(function, args, nargs, n, slots, &inputs, old_forms[lists][n - 1], new_forms[lists][n - 1]))
         return NULL;
     int dtype = optional_dtype(slots[KW_DTYPE]);
     if (!dtype && PyErr_Occurred())
         return NULL;
     call_t c = {family, op, 0, 0, 0.0, n};
-    return run_call(&c, slots[KW_OUT], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+    return lists ? run_batched(&c, slots[KW_OUTS], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM])
+                 : run_call(&c, slots[KW_OUT], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
 }
 
 /* unary(op, ...) and binary(op, ...): the op first. */
-static PyObject *op_first(const char *function, int family, PyObject *const *args, Py_ssize_t nargs,
+static PyObject *op_first(const char *function, int family, int lists, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames)
 {
     int op;
@@ -1393,32 +1404,32 @@ static PyObject *op_first(const char *function, int family, PyObject *const *arg
     }
     if (op_value(args[0], &op))
         return NULL;
-    return op_common(function, family, op, args + 1, nargs - 1, kwnames);
+    return op_common(function, family, op, lists, args + 1, nargs - 1, kwnames);
 }
 
 static PyObject *py_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return op_common("add", BINARY, EW_OP_ADD, args, nargs, kwnames);
+    return op_common("add", BINARY, EW_OP_ADD, 0, args, nargs, kwnames);
 }
 
 static PyObject *py_mul(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return op_common("mul", BINARY, EW_OP_MUL, args, nargs, kwnames);
+    return op_common("mul", BINARY, EW_OP_MUL, 0, args, nargs, kwnames);
 }
 
 static PyObject *py_relu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return op_common("relu", UNARY, EW_OP_RELU, args, nargs, kwnames);
+    return op_common("relu", UNARY, EW_OP_RELU, 0, args, nargs, kwnames);
 }
 
 static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return op_first("binary", BINARY, args, nargs, kwnames);
+    return op_first("binary", BINARY, 0, args, nargs, kwnames);
 }
 
 static PyObject *py_unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return op_first("unary", UNARY, args, nargs, kwnames);
+    return op_first("unary", UNARY, 0, args, nargs, kwnames);
 }
 
 static int alpha_value(PyObject *value, double *alpha)
@@ -1692,85 +1703,31 @@ done:
     return answer;
 }
 
-#define BATCHED_KEYWORDS (KW(OUTS) | KW(STREAM) | KW(DTYPE) | KW(HANDLE))
 
-/* (lists..., outs=) or the deprecated (outs, lists...) */
-static int split_outs(const char *function, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n_new,
-                      PyObject **slots, PyObject *const **rest, const char *old_form, const char *new_form)
-{
-    if (nargs == n_new + 1) {
-        if (slots[KW_OUTS] != Py_None) {
-            PyErr_Format(PyExc_TypeError, "%s() got outs both first and as outs=", function);
-            return -1;
-        }
-        if (deprecated(function, old_form, new_form))
-            return -1;
-        slots[KW_OUTS] = args[0];
-        *rest = args + 1;
-        return 0;
-    }
-    if (nargs != n_new) {
-        return wrong_count(function, n_new, new_form, nargs);
-    }
-    *rest = args;
-    return 0;
-}
-
-/* The lists of add, mul, relu and the op-taking unary/binary: (lists..., outs=) or the deprecated
- * (outs, lists...). */
-static PyObject *batched_common(const char *function, int family, int op, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
-{
-    PyObject *slots[KW_COUNT];
-    PyObject *const *rest;
-    int n = family == BINARY ? 2 : 1;
-    if (parse_keywords(function, args, nargs, kwnames, BATCHED_KEYWORDS, slots) ||
-        split_outs(function, args, nargs, n, slots, &rest, n == 2 ? "%s(outs, as_, bs)" : "%s(outs, xs)",
-                   n == 2 ? "%s(as_, bs, outs=outs)" : "%s(xs, outs=outs)"))
-        return NULL;
-    int dtype = optional_dtype(slots[KW_DTYPE]);
-    if (!dtype && PyErr_Occurred())
-        return NULL;
-    call_t c = {family, op, 0, 0, 0.0, n};
-    return run_batched(&c, slots[KW_OUTS], rest, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
-}
-
-static PyObject *batched_op_first(const char *function, int family, PyObject *const *args, Py_ssize_t nargs,
-                                  PyObject *kwnames)
-{
-    int op;
-    if (nargs < 1) {
-        PyErr_Format(PyExc_TypeError, "%s() takes the op first", function);
-        return NULL;
-    }
-    if (op_value(args[0], &op))
-        return NULL;
-    return batched_common(function, family, op, args + 1, nargs - 1, kwnames);
-}
 
 static PyObject *py_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return batched_common("add_batched", BINARY, EW_OP_ADD, args, nargs, kwnames);
+    return op_common("add_batched", BINARY, EW_OP_ADD, 1, args, nargs, kwnames);
 }
 
 static PyObject *py_mul_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return batched_common("mul_batched", BINARY, EW_OP_MUL, args, nargs, kwnames);
+    return op_common("mul_batched", BINARY, EW_OP_MUL, 1, args, nargs, kwnames);
 }
 
 static PyObject *py_relu_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return batched_common("relu_batched", UNARY, EW_OP_RELU, args, nargs, kwnames);
+    return op_common("relu_batched", UNARY, EW_OP_RELU, 1, args, nargs, kwnames);
 }
 
 static PyObject *py_binary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return batched_op_first("binary_batched", BINARY, args, nargs, kwnames);
+    return op_first("binary_batched", BINARY, 1, args, nargs, kwnames);
 }
 
 static PyObject *py_unary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return batched_op_first("unary_batched", UNARY, args, nargs, kwnames);
+    return op_first("unary_batched", UNARY, 1, args, nargs, kwnames);
 }
 
 static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1778,7 +1735,7 @@ static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_
     PyObject *slots[KW_COUNT];
     PyObject *const *rest;
     if (parse_keywords("scale_add_batched", args, nargs, kwnames, BATCHED_KEYWORDS, slots) ||
-        split_outs("scale_add_batched", args, nargs, 3, slots, &rest, "%s(outs, alpha, as_, bs)",
+        split_out("scale_add_batched", args, nargs, 3, slots, &rest, "%s(outs, alpha, as_, bs)",
                    "%s(alpha, as_, bs, outs=outs)"))
         return NULL;
     call_t c = {SCALE_ADD, 0, 0, 0, 0.0, 2};

@@ -1407,30 +1407,27 @@ static PyObject *op_first(const char *function, int family, int lists, PyObject 
     return op_common(function, family, op, lists, args + 1, nargs - 1, kwnames);
 }
 
-static PyObject *py_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_common("add", BINARY, EW_OP_ADD, 0, args, nargs, kwnames);
-}
-
-static PyObject *py_mul(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_common("mul", BINARY, EW_OP_MUL, 0, args, nargs, kwnames);
-}
-
-static PyObject *py_relu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_common("relu", UNARY, EW_OP_RELU, 0, args, nargs, kwnames);
-}
-
-static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_first("binary", BINARY, 0, args, nargs, kwnames);
-}
-
-static PyObject *py_unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_first("unary", UNARY, 0, args, nargs, kwnames);
-}
+/* The entry points: METH_FASTCALL needs a function each. */
+#define OP_ENTRY(name, family, op, lists)                                                                   \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)  \
+    {                                                                                                        \
+        return op_common(#name, family, op, lists, args, nargs, kwnames);                                    \
+    }
+#define OP_FIRST_ENTRY(name, family, lists)                                                                 \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)  \
+    {                                                                                                        \
+        return op_first(#name, family, lists, args, nargs, kwnames);                                         \
+    }
+OP_ENTRY(add, BINARY, EW_OP_ADD, 0)
+OP_ENTRY(mul, BINARY, EW_OP_MUL, 0)
+OP_ENTRY(relu, UNARY, EW_OP_RELU, 0)
+OP_FIRST_ENTRY(binary, BINARY, 0)
+OP_FIRST_ENTRY(unary, UNARY, 0)
+OP_ENTRY(add_batched, BINARY, EW_OP_ADD, 1)
+OP_ENTRY(mul_batched, BINARY, EW_OP_MUL, 1)
+OP_ENTRY(relu_batched, UNARY, EW_OP_RELU, 1)
+OP_FIRST_ENTRY(binary_batched, BINARY, 1)
+OP_FIRST_ENTRY(unary_batched, UNARY, 1)
 
 static int alpha_value(PyObject *value, double *alpha)
 {
@@ -1701,33 +1698,6 @@ done:
     PyMem_Free(counts);
     PyMem_Free(pointers);
     return answer;
-}
-
-
-
-static PyObject *py_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_common("add_batched", BINARY, EW_OP_ADD, 1, args, nargs, kwnames);
-}
-
-static PyObject *py_mul_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_common("mul_batched", BINARY, EW_OP_MUL, 1, args, nargs, kwnames);
-}
-
-static PyObject *py_relu_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_common("relu_batched", UNARY, EW_OP_RELU, 1, args, nargs, kwnames);
-}
-
-static PyObject *py_binary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_first("binary_batched", BINARY, 1, args, nargs, kwnames);
-}
-
-static PyObject *py_unary_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return op_first("unary_batched", UNARY, 1, args, nargs, kwnames);
 }
 
 static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)

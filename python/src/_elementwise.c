@@ -1325,6 +1325,11 @@ static int wrong_count(const char *function, Py_ssize_t n_new, const char *new_f
     return -1;
 }
 
+static int is_list_like(PyObject *obj)
+{
+    return obj == Py_None || PyList_Check(obj) || PyTuple_Check(obj);
+}
+
 static int is_array_like(PyObject *obj)
 {
     return obj == Py_None || has_attr(obj, s_cai) || has_attr(obj, s_dlpack);
@@ -1453,45 +1458,57 @@ static PyObject *py_scale_add(PyObject *self, PyObject *const *args, Py_ssize_t 
     return run_call(&c, slots[KW_OUT], rest + 1, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
 }
 
-static PyObject *py_cast(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* cast(x, dtype, out=) and cast_batched(xs, dtype, outs=), or the deprecated (out, x, out_dtype=) forms,
+ * told apart by an array (a list) or None where the new form takes the dtype. */
+static PyObject *cast_common(const char *function, int lists, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT];
-    if (parse_keywords("cast", args, nargs, kwnames, KW(OUT) | KW(STREAM) | KW(DTYPE) | KW(HANDLE) | KW(IN_DTYPE) |
-                                                         KW(OUT_DTYPE), slots))
+    int slot = lists ? KW_OUTS : KW_OUT;
+    if (parse_keywords(function, args, nargs, kwnames,
+                       (lists ? BATCHED_KEYWORDS : OP_KEYWORDS) | KW(IN_DTYPE) | KW(OUT_DTYPE), slots))
         return NULL;
     PyObject *x, *target = slots[KW_DTYPE] != Py_None ? slots[KW_DTYPE] : slots[KW_OUT_DTYPE];
-    if (nargs == 2 && is_array_like(args[1])) { /* the deprecated cast(out, x, out_dtype=) */
-        if (slots[KW_OUT] != Py_None) {
-            PyErr_SetString(PyExc_TypeError, "cast() got out both first and as out=");
+    if (nargs == 2 && (lists ? is_list_like(args[1]) : is_array_like(args[1]))) {
+        if (slots[slot] != Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s() got %s both first and as %s=", function, KW_NAMES[slot], KW_NAMES[slot]);
             return NULL;
         }
-        if (deprecated("cast", "%s(out, x)", "%s(x, dtype, out=out)"))
+        if (deprecated(function, lists ? "%s(outs, xs)" : "%s(out, x)",
+                       lists ? "%s(xs, dtype, outs=outs)" : "%s(x, dtype, out=out)"))
             return NULL;
-        slots[KW_OUT] = args[0];
+        slots[slot] = args[0];
         x = args[1];
     } else if (nargs == 1 || nargs == 2) {
         x = args[0];
         if (nargs == 2) {
             if (target != Py_None) {
-                PyErr_SetString(PyExc_TypeError, "cast() got the dtype both as an argument and as a keyword");
+                PyErr_Format(PyExc_TypeError, "%s() got the dtype both as an argument and as a keyword", function);
                 return NULL;
             }
             target = args[1];
         }
     } else {
-        PyErr_Format(PyExc_TypeError, "cast() takes 2 positional arguments (x, dtype) but %zd were given", nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes 2 positional arguments (x, dtype) but %zd were given", function,
+                     nargs);
         return NULL;
     }
     int out_dtype = optional_dtype(target), in_dtype = optional_dtype(slots[KW_IN_DTYPE]);
     if (PyErr_Occurred())
         return NULL;
-    if (!out_dtype && slots[KW_OUT] == Py_None) {
-        PyErr_SetString(PyExc_TypeError, "cast with out=None needs the dtype to convert to (cast(x, dtype); the "
-                        "deprecated form: out_dtype=)");
+    if (!out_dtype && slots[slot] == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s with %s=None needs the dtype to convert to (%s(x, dtype); the "
+                     "deprecated form: out_dtype=)", function, KW_NAMES[slot], function);
         return NULL;
     }
     call_t c = {CAST, EW_OP_CAST, 0, 0, 0.0, 1};
-    return run_call(&c, slots[KW_OUT], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
+    return lists ? run_batched(&c, slots[slot], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM])
+                 : run_call(&c, slots[slot], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+static PyObject *py_cast(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return cast_common("cast", 0, args, nargs, kwnames);
 }
 
 /* ---- lists ---- */
@@ -1717,49 +1734,9 @@ static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_
     return run_batched(&c, slots[KW_OUTS], rest + 1, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
 }
 
-static int is_list_like(PyObject *obj)
-{
-    return obj == Py_None || PyList_Check(obj) || PyTuple_Check(obj);
-}
-
 static PyObject *py_cast_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *slots[KW_COUNT];
-    if (parse_keywords("cast_batched", args, nargs, kwnames, BATCHED_KEYWORDS | KW(IN_DTYPE) | KW(OUT_DTYPE), slots))
-        return NULL;
-    PyObject *xs, *target = slots[KW_DTYPE] != Py_None ? slots[KW_DTYPE] : slots[KW_OUT_DTYPE];
-    if (nargs == 2 && is_list_like(args[1])) { /* the deprecated cast_batched(outs, xs, out_dtype=) */
-        if (slots[KW_OUTS] != Py_None) {
-            PyErr_SetString(PyExc_TypeError, "cast_batched() got outs both first and as outs=");
-            return NULL;
-        }
-        if (deprecated("cast_batched", "%s(outs, xs)", "%s(xs, dtype, outs=outs)"))
-            return NULL;
-        slots[KW_OUTS] = args[0];
-        xs = args[1];
-    } else if (nargs == 1 || nargs == 2) {
-        xs = args[0];
-        if (nargs == 2) {
-            if (target != Py_None) {
-                PyErr_SetString(PyExc_TypeError, "cast_batched() got the dtype both as an argument and as a keyword");
-                return NULL;
-            }
-            target = args[1];
-        }
-    } else {
-        PyErr_Format(PyExc_TypeError, "cast_batched() takes 2 positional arguments (xs, dtype) but %zd were given",
-                     nargs);
-        return NULL;
-    }
-    int out_dtype = optional_dtype(target), in_dtype = optional_dtype(slots[KW_IN_DTYPE]);
-    if (PyErr_Occurred())
-        return NULL;
-    if (!out_dtype && slots[KW_OUTS] == Py_None) {
-        PyErr_SetString(PyExc_TypeError, "cast_batched with outs=None needs the dtype to convert to");
-        return NULL;
-    }
-    call_t c = {CAST, EW_OP_CAST, 0, 0, 0.0, 1};
-    return run_batched(&c, slots[KW_OUTS], &xs, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
+    return cast_common("cast_batched", 1, args, nargs, kwnames);
 }
 
 /* ---- user-defined kernels ---- */

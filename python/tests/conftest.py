@@ -4,6 +4,8 @@ tests give up.
 
 Environment:
   ELEMENTWISE_TEST_INSTALLED  "1": test the installed package (a wheel), never this checkout's python/
+  ELEMENTWISE_PACKAGE_DIR  a directory holding the package with its compiled module built in place
+                           (scripts/ci/python.sh BUILD_DIR stages one), else this checkout's python/
   ELEMENTWISE_LIBRARY      path of libelementwise.so.1 to test (else the binding's own search)
   ELEMENTWISE_INCLUDE_DIR  directory of elementwise.h, for the C-path driver of the GPU tests
   ELEMENTWISE_REQUIRE_GPU  "1" on the GPU machine: a GPU test that cannot run fails instead of skipping
@@ -17,8 +19,9 @@ import pytest
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALLED = os.environ.get("ELEMENTWISE_TEST_INSTALLED") == "1"
-if not INSTALLED and PYTHON_DIR not in sys.path:
-    sys.path.insert(0, PYTHON_DIR)
+PACKAGE_DIR = os.environ.get("ELEMENTWISE_PACKAGE_DIR", PYTHON_DIR)
+if not INSTALLED and PACKAGE_DIR not in sys.path:
+    sys.path.insert(0, PACKAGE_DIR)
 
 REQUIRE_GPU = os.environ.get("ELEMENTWISE_REQUIRE_GPU") == "1"
 

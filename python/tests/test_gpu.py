@@ -19,7 +19,7 @@ import warnings
 import pytest
 
 import elementwise as ew
-from conftest import INSTALLED, PYTHON_DIR, FakeArray, import_or_unavailable, unavailable
+from conftest import INSTALLED, PACKAGE_DIR, PYTHON_DIR, FakeArray, import_or_unavailable, unavailable
 
 D = ew.DType
 ALL = list(D)
@@ -146,7 +146,7 @@ def test_add_and_mul_match_torch(torch, handle, op, dtype):
     a = random_tensor(torch, dtype, N, 1, torch_semantics=True)
     b = random_tensor(torch, dtype, N, 2, torch_semantics=True)
     out = torch.empty_like(a)
-    getattr(handle, op)(out, a, b)
+    getattr(handle, op)(a, b, out=out)
     want = torch.add(a, b) if op == "add" else torch.mul(a, b)
     assert_matches_torch(torch, out, want, [a, b], "%s %s" % (op, dtype.name))
 
@@ -155,7 +155,7 @@ def test_add_and_mul_match_torch(torch, handle, op, dtype):
 def test_relu_matches_torch(torch, handle, dtype):
     x = random_tensor(torch, dtype, N, 3)
     out = torch.empty_like(x)
-    handle.relu(out, x)
+    handle.relu(x, out=out)
     assert_matches_torch(torch, out, torch.relu(x), [x], "relu " + dtype.name)
 
 
@@ -165,7 +165,7 @@ def test_relu_matches_torch(torch, handle, dtype):
 def test_scale_add_matches_torch(torch, handle, dtype, alpha):
     a, b = random_tensor(torch, dtype, N, 4), random_tensor(torch, dtype, N, 5)
     out = torch.empty_like(a)
-    handle.scale_add(out, alpha, a, b)
+    handle.scale_add(alpha, a, b, out=out)
     # torch.add(b, a, alpha=alpha) is b + alpha * a, fused in float for 16-bit floats (docs/semantics.md §4)
     want = torch.add(b, a, alpha=alpha)
     assert_matches_torch(torch, out, want, [a, b], "scale_add %s alpha=%s" % (dtype.name, alpha))
@@ -185,14 +185,14 @@ def test_cast_matches_torch(torch, handle, target, source):
     except (RuntimeError, TypeError) as error:
         pytest.skip("PyTorch has no %s -> %s cast: %s" % (source.name, target.name, error))
     out = torch.empty(N, dtype=torch_dtype(torch, target), device="cuda")
-    handle.cast(out, x)
+    handle.cast(x, out=out)
     assert_matches_torch(torch, out, want, [x], "cast %s -> %s" % (source.name, target.name))
 
 
 def test_module_functions_use_the_default_handle_of_the_tensors_device(torch, handle):
     a = random_tensor(torch, D.F32, N, 7)
     out = torch.empty_like(a)
-    ew.relu(out, a)
+    ew.relu(a, out=out)
     assert ew.default_handle(a.device.index).device == a.device.index
     assert_matches_torch(torch, out, torch.relu(a), [a], "module-level relu")
 
@@ -200,20 +200,20 @@ def test_module_functions_use_the_default_handle_of_the_tensors_device(torch, ha
 def test_in_place_on_tensors(torch, handle):
     a, b = random_tensor(torch, D.F16, N, 8), random_tensor(torch, D.F16, N, 9)
     want = torch.add(a, b)
-    handle.add(a, a, b)
+    handle.add(a, b, out=a)
     assert_matches_torch(torch, a, want, [b], "in-place add")
 
 
 def test_a_bfloat16_tensor_seen_through_an_int16_view_needs_dtype(torch, handle):
     a, b = random_tensor(torch, D.BF16, N, 10), random_tensor(torch, D.BF16, N, 11)
     out = torch.empty_like(a)
-    handle.add(out.view(torch.int16), a.view(torch.int16), b.view(torch.int16), dtype="bf16")
+    handle.add(a.view(torch.int16), b.view(torch.int16), out=out.view(torch.int16), dtype="bf16")
     assert_matches_torch(torch, out, torch.add(a, b), [a, b], "add bf16 via dtype=")
 
 
 def test_empty_tensors(torch, handle):
     empty = torch.empty(0, device="cuda")
-    assert handle.add(empty, empty, empty) is empty
+    assert handle.add(empty, empty, out=empty) is empty
 
 
 def test_library_errors_on_the_gpu_raise_with_their_message(torch, handle):
@@ -221,17 +221,17 @@ def test_library_errors_on_the_gpu_raise_with_their_message(torch, handle):
     cai = a.__cuda_array_interface__
     misaligned = FakeArray(shape=(8,), typestr="<f4", pointer=cai["data"][0] + 2)
     with pytest.raises(ew.ElementwiseError) as caught:
-        handle.relu(misaligned, a[:8])
+        handle.relu(a[:8], out=misaligned)
     assert caught.value.status == ew.Status.INVALID_VALUE and "out" in caught.value.message
 
     with pytest.raises(ew.ElementwiseError) as caught:
-        handle.relu(a[1:33], a[0:32])  # shifted overlap
+        handle.relu(a[0:32], out=a[1:33])  # shifted overlap
     assert caught.value.status == ew.Status.INVALID_VALUE
     assert caught.value.message == ew._last_error_message()
 
     small = torch.ones(8, dtype=torch.int8, device="cuda")
     with pytest.raises(ew.ElementwiseError) as caught:
-        handle.scale_add(small, 0.5, small, small)
+        handle.scale_add(0.5, small, small, out=small)
     assert caught.value.status == ew.Status.INVALID_VALUE and "alpha" in caught.value.message
 
 
@@ -246,7 +246,7 @@ def test_torch_current_stream_is_honoured(torch, handle):
     with torch.cuda.stream(stream):
         torch.cuda._sleep(SPIN_CYCLES)
         a.fill_(3.0)
-        ew.add(out, a, b)  # torch's current stream: after the fill
+        ew.add(a, b, out=out)  # torch's current stream: after the fill
     stream.synchronize()
     assert torch.equal(out, b + 3.0)
 
@@ -254,7 +254,7 @@ def test_torch_current_stream_is_honoured(torch, handle):
     with torch.cuda.stream(stream):
         torch.cuda._sleep(SPIN_CYCLES)
         a.fill_(5.0)
-    handle.add(out, a, b, stream=stream)  # named explicitly, from outside the context
+    handle.add(a, b, out=out, stream=stream)  # named explicitly, from outside the context
     stream.synchronize()
     assert torch.equal(out, b + 5.0)
 
@@ -262,7 +262,7 @@ def test_torch_current_stream_is_honoured(torch, handle):
     with torch.cuda.stream(stream):
         torch.cuda._sleep(SPIN_CYCLES)
         a.fill_(7.0)
-    handle.add(out, a, b, stream=other)
+    handle.add(a, b, out=out, stream=other)
     other.synchronize()
     stream.synchronize()
     assert torch.equal(out, b + 5.0)
@@ -292,14 +292,14 @@ def test_cupy_stream_from_the_interface_is_honoured(cupy, handle):
         if a.__cuda_array_interface__.get("stream") != stream.ptr:
             unavailable("this CuPy does not name its stream in __cuda_array_interface__ (v3)")
         spin_then_fill((32,), (256,), (a, cupy.int64(N), cupy.float32(3.0), cupy.int64(SPIN_CYCLES)))
-        ew.add(out, a, b)  # the stream comes from the arrays' interface
+        ew.add(a, b, out=out)  # the stream comes from the arrays' interface
     stream.synchronize()
     assert bool((out == b + 3.0).all())
 
     # Control: queued on an unrelated stream, the add reads `a` before the fill.
     with stream:
         spin_then_fill((32,), (256,), (a, cupy.int64(N), cupy.float32(5.0), cupy.int64(SPIN_CYCLES)))
-    handle.add(out, a, b, stream=other)
+    handle.add(a, b, out=out, stream=other)
     other.synchronize()
     stream.synchronize()
     assert bool((out == b + 3.0).all())
@@ -309,12 +309,12 @@ def test_cupy_arrays_match_cupy(cupy, handle):
     a = cupy.random.standard_normal(N, dtype=cupy.float32)
     b = cupy.random.standard_normal(N, dtype=cupy.float32)
     out = cupy.empty_like(a)
-    handle.add(out, a, b)
+    handle.add(a, b, out=out)
     assert bool((out.view(cupy.uint32) == (a + b).view(cupy.uint32)).all())
     half = cupy.empty(N, dtype=cupy.float16)
-    handle.cast(half, a)
+    handle.cast(a, out=half)
     assert bool((half.view(cupy.uint16) == a.astype(cupy.float16).view(cupy.uint16)).all())
-    handle.relu(out[1:], a[1:])  # a view one element in: no vector pack fits, same results
+    handle.relu(a[1:], out=out[1:])  # a view one element in: no vector pack fits, same results
     assert bool((out[1:].view(cupy.uint32) == cupy.maximum(a[1:], 0).view(cupy.uint32)).all())
 
 
@@ -323,7 +323,7 @@ def test_numba_device_arrays(handle):
     numpy = import_or_unavailable("numpy")
     a = numpy.arange(1, N + 1, dtype=numpy.int32)
     d_a, d_out = cuda.to_device(a), cuda.device_array(N, dtype=numpy.int32)
-    handle.mul(d_out, d_a, d_a)
+    handle.mul(d_a, d_a, out=d_out)
     cuda.synchronize()
     assert (d_out.copy_to_host() == a * a).all()
 
@@ -402,13 +402,13 @@ def test_the_binding_matches_the_c_path_on_the_whole_catalogue(torch, handle, c_
         out = torch.empty(N + offset, dtype=torch_dtype(torch, out_dtype), device="cuda")[offset:]
         bits(torch, out).fill_(0x5A)  # poison
         if op == ew.Op.CAST:
-            handle.cast(out, inputs[0])
+            handle.cast(inputs[0], out=out)
         elif op == ew.Op.SCALE_ADD:
-            handle.scale_add(out, alpha, *inputs)
+            handle.scale_add(alpha, *inputs, out=out)
         elif op == ew.Op.RELU:
-            handle.relu(out, inputs[0])
+            handle.relu(inputs[0], out=out)
         else:
-            handle.binary(op, out, *inputs)
+            handle.binary(op, *inputs, out=out)
         paths = []
         for k, tensor in enumerate(inputs):
             paths.append(str(tmp_path / ("%d_in%d" % (number, k))))
@@ -498,7 +498,7 @@ def assert_gaps_untouched(torch, out, what):
 @pytest.mark.parametrize("op", ["add", "mul"])
 def test_strided_and_broadcast_views_match_torch(torch, handle, op, dtype, case):
     out, a, b = view_case(torch, dtype, case, 40)
-    assert getattr(handle, op)(out, a, b) is out
+    assert getattr(handle, op)(a, b, out=out) is out
     want = torch.add(a, b) if op == "add" else torch.mul(a, b)
     what = "%s %s, %s" % (op, dtype.name, case)
     assert_view_matches(torch, out, want, [a, b], what)
@@ -510,9 +510,9 @@ def test_strided_and_broadcast_views_match_torch(torch, handle, op, dtype, case)
                          ids=lambda value: value.name.lower() if isinstance(value, D) else str(value))
 def test_strided_scale_add_and_relu_match_torch(torch, handle, dtype, alpha, case):
     out, a, b = view_case(torch, dtype, case, 50)
-    handle.scale_add(out, alpha, a, b)
+    handle.scale_add(alpha, a, b, out=out)
     assert_view_matches(torch, out, torch.add(b, a, alpha=alpha), [a, b], "scale_add %s, %s" % (dtype.name, case))
-    handle.relu(out, a)
+    handle.relu(a, out=out)
     assert_view_matches(torch, out, torch.relu(a).expand(out.shape), [a], "relu %s, %s" % (dtype.name, case))
     assert_gaps_untouched(torch, out, "%s %s" % (dtype.name, case))
 
@@ -526,7 +526,7 @@ def test_strided_casts_match_torch(torch, handle, source, target, case):
     shape = (ROWS, COLUMNS)
     out = poisoned_base(torch, target, ROWS * COLUMNS).view(COLUMNS, ROWS).t() if case == "transposed out" \
         else poisoned_base(torch, target, ROWS * COLUMNS).view(shape)
-    handle.cast(out, x)
+    handle.cast(x, out=out)
     assert_view_matches(torch, out, x.to(torch_dtype(torch, target)).expand(shape), [x],
                         "cast %s -> %s, %s" % (source.name, target.name, case))
 
@@ -534,50 +534,57 @@ def test_strided_casts_match_torch(torch, handle, source, target, case):
 def test_out_none_allocates_with_torch_and_broadcasts(torch, handle):
     a = random_tensor(torch, D.F16, ROWS * COLUMNS, 70).view(ROWS, COLUMNS)
     bias = random_tensor(torch, D.F16, COLUMNS, 71)
-    result = ew.add(None, a, bias)
+    result = ew.add(a, bias)
     assert isinstance(result, torch.Tensor) and result.shape == a.shape and result.dtype == torch.float16
-    assert_view_matches(torch, result, a + bias, [a, bias], "add(None, a, bias)")
+    assert_view_matches(torch, result, a + bias, [a, bias], "add(a, bias)")
     transposed = a.t()
-    result = ew.relu(None, transposed)  # empty_like keeps the input's layout
-    assert result.stride() == transposed.stride()
-    assert_view_matches(torch, result, torch.relu(transposed), [transposed], "relu(None, a.t())")
+    result = ew.relu(transposed)  # made by PyTorch (the exchange API's allocator): C-contiguous
+    assert result.shape == transposed.shape and result.is_contiguous()
+    assert_view_matches(torch, result, torch.relu(transposed), [transposed], "relu(a.t())")
     for target in (D.BF16, D.F8E4M3, D.I32):
         x = random_tensor(torch, D.F32, 4099, 72)
         if target == D.I32:
             x = x.nan_to_num(0.0, 0.0, 0.0).clamp(-1e9, 1e9)
-        converted = ew.cast(None, x, out_dtype=target)
+        converted = ew.cast(x, target)
         assert converted.dtype == torch_dtype(torch, target)
         assert_matches_torch(torch, converted, x.to(torch_dtype(torch, target)), [x], "cast(None) -> " + target.name)
-    result = ew.scale_add(None, 2.0, a, bias)
+    result = ew.scale_add(2.0, a, bias)
     assert_view_matches(torch, result, torch.add(bias, a, alpha=2.0), [a, bias], "scale_add(None)")
 
 
 def test_out_none_allocates_with_cupy(cupy, handle):
     a = cupy.random.standard_normal((ROWS, COLUMNS), dtype=cupy.float32)
     bias = cupy.random.standard_normal(COLUMNS, dtype=cupy.float32)
-    result = ew.add(None, a, bias)
+    result = ew.add(a, bias)
     assert isinstance(result, cupy.ndarray) and result.shape == a.shape
     assert bool((result.view(cupy.uint32) == (a + bias).view(cupy.uint32)).all())
     reversed_a = a[::-1, ::-1]  # negative strides
-    result = ew.mul(None, reversed_a, reversed_a)
+    result = ew.mul(reversed_a, reversed_a)
     assert bool((result.view(cupy.uint32) == (reversed_a * reversed_a).view(cupy.uint32)).all())
-    half = ew.cast(None, a, out_dtype="f16")
+    half = ew.cast(a, "f16")
     assert half.dtype == cupy.float16
     assert bool((half.view(cupy.uint16) == a.astype(cupy.float16).view(cupy.uint16)).all())
 
 
-def test_an_out_that_would_be_written_twice_is_refused(torch, handle):
+def test_an_out_that_would_be_written_twice_is_refused_by_the_library(torch, handle):
+    # The binding passes such layouts on; the library's own check (src/layout.c) refuses them.
     a = torch.ones(ROWS, COLUMNS, device="cuda")
-    with pytest.raises(ValueError, match="broadcast"):
-        ew.add(torch.empty(1, COLUMNS, device="cuda").expand(ROWS, COLUMNS), a, a)
-    with pytest.raises(ValueError, match="overlaps itself"):
-        ew.relu(torch.empty(64, device="cuda").as_strided((8, 8), (1, 1)), a[:8, :8])
+    with pytest.raises(ew.ElementwiseError, match="would share an address") as caught:
+        ew.add(a, a, out=torch.empty(1, COLUMNS, device="cuda").expand(ROWS, COLUMNS))
+    assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.function == "ew_binary_strided"
+    with pytest.raises(ew.ElementwiseError, match="overlaps dimension"):
+        ew.relu(a[:8, :8], out=torch.empty(64, device="cuda").as_strided((8, 8), (1, 1)))
+    # More dimensions than EW_MAX_DIMS that do not merge: the library says so.
+    nine = torch.empty((3,) * 9, device="cuda")[(slice(0, 2),) * 9]  # no two dimensions merge
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.relu(nine, out=torch.empty((2,) * 9, device="cuda"))
+    assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.message
 
 
 def test_an_out_overlapping_a_strided_input_is_refused_by_the_library(torch, handle):
     base = torch.zeros(2 * 4099, device="cuda")
     with pytest.raises(ew.ElementwiseError) as caught:
-        ew.relu(base[1:4100], base[0:8198:2])
+        ew.relu(base[0:8198:2], out=base[1:4100])
     assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.function == "ew_unary_strided"
 
 
@@ -606,7 +613,7 @@ def test_dlpack_tensors_match_torch(torch, handle, dtype):
     out = torch.empty_like(a)
     bits(torch, out).fill_(0x5A)
     wrapped = [DLPackOnly(t) for t in (out, a, b)]
-    handle.add(*wrapped)
+    handle.add(*wrapped[1:], out=wrapped[0])
     assert_matches_torch(torch, out, torch.add(a, b), [a, b], "add %s through DLPack" % dtype.name)
     assert all(w.streams == [1] for w in wrapped)  # the legacy default stream, as the protocol writes it
 
@@ -615,7 +622,7 @@ def test_dlpack_strided_views(torch, handle):
     a = random_tensor(torch, D.F32, ROWS * COLUMNS, 82).view(COLUMNS, ROWS).t()
     bias = random_tensor(torch, D.F32, COLUMNS, 83)
     out = torch.empty(ROWS, COLUMNS, device="cuda")
-    ew.add(DLPackOnly(out), DLPackOnly(a), DLPackOnly(bias))
+    ew.add(DLPackOnly(a), DLPackOnly(bias), out=DLPackOnly(out))
     assert_view_matches(torch, out, a + bias, [a, bias], "strided add through DLPack")
 
 
@@ -629,7 +636,7 @@ def test_dlpack_producers_make_their_data_ready_on_the_callers_stream(torch, han
     with torch.cuda.stream(stream):
         torch.cuda._sleep(SPIN_CYCLES)
         a.fill_(3.0)
-        ew.add(DLPackOnly(out), DLPackOnly(a), DLPackOnly(b))
+        ew.add(DLPackOnly(a), DLPackOnly(b), out=DLPackOnly(out))
     torch.cuda.synchronize()
     assert torch.equal(out, b + 3.0)
     # With stream= the producer is asked for that stream instead, and makes it wait.
@@ -638,7 +645,7 @@ def test_dlpack_producers_make_their_data_ready_on_the_callers_stream(torch, han
     with torch.cuda.stream(stream):
         torch.cuda._sleep(SPIN_CYCLES)
         a.fill_(5.0)
-        handle.add(DLPackOnly(out), wrapped, DLPackOnly(b), stream=other)
+        handle.add(wrapped, DLPackOnly(b), out=DLPackOnly(out), stream=other)
     assert wrapped.streams == [other.cuda_stream]
     torch.cuda.synchronize()
     assert torch.equal(out, b + 5.0)
@@ -648,7 +655,7 @@ def test_cupy_arrays_through_dlpack(cupy, handle):
     a = cupy.random.standard_normal(N, dtype=cupy.float32)
     b = cupy.random.standard_normal(N, dtype=cupy.float32)
     out = cupy.empty_like(a)
-    handle.mul(DLPackOnly(out), DLPackOnly(a), DLPackOnly(b))
+    handle.mul(DLPackOnly(a), DLPackOnly(b), out=DLPackOnly(out))
     cupy.cuda.Device().synchronize()
     assert bool((out.view(cupy.uint32) == (a * b).view(cupy.uint32)).all())
 
@@ -656,9 +663,49 @@ def test_cupy_arrays_through_dlpack(cupy, handle):
 def test_host_tensors_are_refused_clearly(torch, handle):
     host = torch.ones(8)
     with pytest.raises(TypeError, match="CPU array"):
-        ew.relu(torch.empty(8, device="cuda"), host)
+        ew.relu(host, out=torch.empty(8, device="cuda"))
     with pytest.raises(TypeError, match="CPU array"):
-        ew.relu(torch.empty(8, device="cuda"), DLPackOnly(host))
+        ew.relu(DLPackOnly(host), out=torch.empty(8, device="cuda"))
+
+
+def test_refusals_on_the_gpu_name_the_operand(torch, handle):
+    a = torch.ones(64, device="cuda")
+    with pytest.raises(TypeError, match="b is I32 but out is F32"):
+        ew.add(a, a.int(), out=torch.empty_like(a))
+    with pytest.raises(ValueError, match=r"shapes a \(64,\), b \(32,\) do not broadcast together"):
+        ew.add(a, a[:32])
+    with pytest.raises(TypeError, match="has neither"):
+        ew.add(a, [1.0] * 64)
+    with pytest.raises(TypeError, match="CPU array"):
+        ew.add(a, a, out=torch.empty(64))
+    # The device check, with one GPU: a handle object claiming device 1 for device 0's handle.
+    elsewhere = ew.Handle._from_raw(handle._ptr, device=1)
+    with pytest.raises(ValueError, match="a is on device 0 but the call runs on device 1"):
+        ew.add(a, a, out=torch.empty_like(a), handle=elsewhere)
+
+
+def test_torch_tensors_come_through_the_dlpack_exchange_api(torch, handle):
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        unavailable("this PyTorch (%s) has no DLPack C exchange API (2.10 and later)" % torch.__version__)
+    a = torch.ones(N, device="cuda")
+    assert ew._ext.describe(a)[5] == a.device.index  # read through the API: its device known
+    made = ew.add(a, a)
+    assert isinstance(made, torch.Tensor) and made.device == a.device and made.dtype == torch.float32
+    assert torch.equal(made, a + a)
+    parameter = torch.nn.Parameter(a.clone())  # a subclass: the API found on its type too
+    assert torch.equal(ew.relu(parameter.detach()), a)
+
+
+def test_the_out_first_forms_still_work_on_the_gpu(torch, handle):
+    a, b = random_tensor(torch, D.F32, N, 12), random_tensor(torch, D.F32, N, 13)
+    out, want = torch.empty_like(a), torch.empty_like(a)
+    ew.scale_add(0.5, a, b, out=want)
+    with pytest.warns(DeprecationWarning):
+        assert ew.scale_add(out, 0.5, a, b) is out
+    assert_same_bits(torch, out, want, [a, b], "scale_add, the output first")
+    with pytest.warns(DeprecationWarning):
+        half = ew.cast(None, a, out_dtype="f16")
+    assert_same_bits(torch, half, ew.cast(a, "f16"), [a], "cast, the output first")
 
 
 # ---- tensor lists ----
@@ -678,27 +725,27 @@ def test_batched_lists_match_torch(torch, handle, dtype):
         return outs
 
     outs = poisoned()
-    assert ew.add_batched(outs, as_, bs) == outs
+    assert ew.add_batched(as_, bs, outs=outs) == outs
     for i, (out, a, b) in enumerate(zip(outs, as_, bs)):
         assert_matches_torch(torch, out, torch.add(a, b), [a, b], "add_batched %s [%d]" % (dtype.name, i))
     outs = poisoned()
-    handle.mul_batched(outs, as_, bs)
+    handle.mul_batched(as_, bs, outs=outs)
     for i, (out, a, b) in enumerate(zip(outs, as_, bs)):
         assert_matches_torch(torch, out, torch.mul(a, b), [a, b], "mul_batched %s [%d]" % (dtype.name, i))
     alpha = 3 if dtype in INTEGERS else 0.3
     outs = poisoned()
-    handle.scale_add_batched(outs, alpha, as_, bs)
+    handle.scale_add_batched(alpha, as_, bs, outs=outs)
     for i, (out, a, b) in enumerate(zip(outs, as_, bs)):
         assert_matches_torch(torch, out, torch.add(b, a, alpha=alpha), [a, b], "scale_add_batched [%d]" % i)
     outs = poisoned()
-    handle.relu_batched(outs, as_)
+    handle.relu_batched(as_, outs=outs)
     for i, (out, a) in enumerate(zip(outs, as_)):
         assert_matches_torch(torch, out, torch.relu(a), [a], "relu_batched %s [%d]" % (dtype.name, i))
-    made = ew.cast_batched(None, as_, out_dtype="f64")
+    made = ew.cast_batched(as_, "f64")
     for i, (out, a) in enumerate(zip(made, as_)):
         assert out.dtype == torch.float64
         assert_matches_torch(torch, out, a.to(torch.float64), [a], "cast_batched %s [%d]" % (dtype.name, i))
-    made = ew.add_batched(None, as_, bs)
+    made = ew.add_batched(as_, bs)
     assert [tuple(m.shape) for m in made] == [(n,) for n in LIST_SIZES]
     assert_matches_torch(torch, made[0], torch.add(as_[0], bs[0]), [as_[0], bs[0]], "add_batched(None)")
 
@@ -706,8 +753,8 @@ def test_batched_lists_match_torch(torch, handle, dtype):
 def test_batched_lists_refuse_strided_entries(torch, handle):
     a = torch.ones(64, device="cuda")
     with pytest.raises(ValueError, match="not contiguous"):
-        ew.relu_batched([torch.empty(32, device="cuda")], [a[::2]])
-    assert ew.relu_batched([], []) == []
+        ew.relu_batched([a[::2]], outs=[torch.empty(32, device="cuda")])
+    assert ew.relu_batched([], outs=[]) == []
 
 
 # ---- user-defined kernels: Kernel ----
@@ -720,7 +767,7 @@ CHAIN_SOURCE = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
 def kernels(handle):
     """make(source, out_dtype, in_dtypes, n_params): a Kernel on the session's handle, compiled once
     per session. Without NVRTC (EW_ERROR_NOT_SUPPORTED) the kernel tests give up as GPU tests do."""
-    if not hasattr(ew._lib, "ew_kernel_create"):
+    if not ew._ext.has_function("ew_kernel_create"):
         unavailable("%s has no user-defined kernels (ew_kernel_create)" % ew.library_path)
     made = {}
 
@@ -758,8 +805,8 @@ def test_an_add_kernel_matches_ew_add_bit_for_bit(torch, kernels, dtype, n, layo
     a = random_tensor(torch, dtype, n + a_skip, 200)[a_skip:]
     b = random_tensor(torch, dtype, n + b_skip, 201)[b_skip:]
     out = poisoned_view(torch, dtype, n, before=out_skip, after=5)
-    assert kernel(out, a, b) is out
-    want = ew.add(None, a, b)
+    assert kernel(a, b, out=out) is out
+    want = ew.add(a, b)
     what = "kernel %s %s n=%d %s" % (ADD_SOURCE, dtype.name, n, layout)
     assert_same_bits(torch, out, want, [a, b], what)
     assert_gaps_untouched(torch, out, what)
@@ -771,10 +818,10 @@ def test_a_fused_chain_matches_the_chain_of_calls_bit_for_bit(torch, kernels, sk
     a = random_tensor(torch, D.F32, N + skip, 210)[skip:]
     b = random_tensor(torch, D.F32, N + skip, 211)[skip:]
     out = torch.empty(N, dtype=torch.float16, device="cuda")
-    kernel(out, a, b, params=(1.5,))
-    step = ew.scale_add(None, 1.5, a, b)
-    ew.relu(step, step)
-    want = ew.cast(None, step, out_dtype="f16")
+    kernel(a, b, out=out, params=(1.5,))
+    step = ew.scale_add(1.5, a, b)
+    ew.relu(step, out=step)
+    want = ew.cast(step, "f16")
     assert_same_bits(torch, out, want, [a, b], "fused scale_add -> relu -> cast, offset %d" % skip)
 
 
@@ -782,7 +829,7 @@ def test_a_user_expression_matches_torch(torch, kernels):
     kernel = kernels("return in0 > 0.f ? in0 : 0.01f * in0;", D.F32, (D.F32,))
     x = random_tensor(torch, D.F32, N, 220)
     out = torch.empty_like(x)
-    kernel(out, x)
+    kernel(x, out=out)
     want = torch.where(x > 0, x, x * 0.01)  # float32 throughout: 0.01 rounds to 0.01f
     assert_matches_torch(torch, out, want, [x], "leaky relu kernel")
 
@@ -791,9 +838,9 @@ def test_a_ternary_kernel_matches_mul_then_add(torch, kernels):
     kernel = kernels("return ew::add(ew::mul(in0, in1), in2);", D.F16, (D.F16, D.F16, D.F16))
     a, b, c = (random_tensor(torch, D.F16, N, seed) for seed in (230, 231, 232))
     out = torch.empty_like(a)
-    kernel(out, a, b, c)
-    want = ew.mul(None, a, b)
-    ew.add(want, want, c)
+    kernel(a, b, c, out=out)
+    want = ew.mul(a, b)
+    ew.add(want, c, out=want)
     assert_same_bits(torch, out, want, [a, b, c], "add(mul(a, b), c) kernel")
 
 
@@ -801,22 +848,22 @@ def test_a_kernel_allocates_out_and_runs_in_place(torch, kernels, handle):
     kernel = kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
     a = random_tensor(torch, D.F32, ROWS * COLUMNS, 240).view(ROWS, COLUMNS)
     b = random_tensor(torch, D.F32, ROWS * COLUMNS, 241).view(ROWS, COLUMNS)
-    made = kernel(None, a, b, params=(1.5,))
+    made = kernel(a, b, params=(1.5,))
     assert isinstance(made, torch.Tensor) and made.dtype == torch.float16 and made.shape == a.shape
     want = torch.empty_like(made)
-    kernel(want, a, b, params=(1.5,))
-    assert_same_bits(torch, made, want, [a, b], "kernel(None, ...)")
+    kernel(a, b, out=want, params=(1.5,))
+    assert_same_bits(torch, made, want, [a, b], "kernel(..., out=None)")
 
     add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
-    want = ew.add(None, a, b)
-    assert add(a, a, b) is a  # out is in0
+    want = ew.add(a, b)
+    assert add(a, b, out=a) is a  # out is in0
     assert_same_bits(torch, a, want, [b], "in-place add kernel")
 
     # handle=None: the default handle of the current device, created then.
     with ew.Kernel("return in0;", "f32", ["f32"]) as copy:
         assert copy.handle is ew.default_handle(torch.cuda.current_device())
         x = torch.randn(N, device="cuda")
-        assert torch.equal(copy(None, x), x)
+        assert torch.equal(copy(x), x)
 
 
 def test_kernel_errors(torch, kernels):
@@ -829,17 +876,17 @@ def test_kernel_errors(torch, kernels):
     add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
     a = torch.ones(64, device="cuda")
     with pytest.raises(ValueError, match="in1 is F16"):
-        add(torch.empty_like(a), a, a.half())
+        add(a, a.half(), out=torch.empty_like(a))
     with pytest.raises(ValueError, match="out is F16"):
-        add(a.half(), a, a)
+        add(a, a, out=a.half())
     with pytest.raises(ValueError, match="does not broadcast to out's shape"):
-        add(torch.empty(32, device="cuda"), a[::2], a[:16])
+        add(a[::2], a[:16], out=torch.empty(32, device="cuda"))
     with pytest.raises(ValueError, match="do not broadcast together"):
-        add(None, a, a[:16])
-    with pytest.raises(ValueError, match="out is broadcast"):
-        add(torch.empty(1, 64, device="cuda").expand(4, 64), a, a)
+        add(a, a[:16])
+    with pytest.raises(ew.ElementwiseError, match="would share an address"):
+        add(a, a, out=torch.empty(1, 64, device="cuda").expand(4, 64))
     with pytest.raises(TypeError, match="takes 2 inputs"):
-        add(a, a)
+        add(a)
 
 
 def test_a_kernel_on_cupy_arrays(cupy, kernels):
@@ -847,14 +894,14 @@ def test_a_kernel_on_cupy_arrays(cupy, kernels):
     a = cupy.random.standard_normal(N + 1, dtype=cupy.float32)[1:]
     b = cupy.random.standard_normal(N, dtype=cupy.float32)
     out = cupy.empty_like(b)
-    assert add(out, a, b) is out
-    want = ew.add(None, a, b)
+    assert add(a, b, out=out) is out
+    want = ew.add(a, b)
     assert bool((out.view(cupy.uint32) == want.view(cupy.uint32)).all())
     chain = kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
-    made = chain(None, a, b, params=(1.5,))
+    made = chain(a, b, params=(1.5,))
     assert isinstance(made, cupy.ndarray) and made.dtype == cupy.float16 and made.shape == b.shape
-    step = ew.scale_add(None, 1.5, a, b)
-    want = ew.cast(None, ew.relu(step, step), out_dtype="f16")
+    step = ew.scale_add(1.5, a, b)
+    want = ew.cast(ew.relu(step, out=step), "f16")
     assert bool((made.view(cupy.uint16) == want.view(cupy.uint16)).all())
 
 
@@ -863,7 +910,7 @@ def test_a_kernel_on_cupy_arrays(cupy, kernels):
 @pytest.fixture(scope="session")
 def strided_kernels(kernels):
     """kernels, where the library has ew_kernel_launch_strided."""
-    if not hasattr(ew._lib, "ew_kernel_launch_strided"):
+    if not ew._ext.has_function("ew_kernel_launch_strided"):
         unavailable("%s has no strided kernel launches (ew_kernel_launch_strided)" % ew.library_path)
     return kernels
 
@@ -889,7 +936,7 @@ def assert_kernel_matches_flat_launch(torch, kernel, out, inputs, what, params=(
     bytes (0xA5) than out's (0x5A), so an element neither launch wrote differs too."""
     copies = [t.expand(out.shape).contiguous() for t in inputs]
     want = filled(torch, kernel.out_dtype, tuple(out.shape), 0xA5)
-    kernel(want, *copies, params=params)
+    kernel(*copies, out=want, params=params)
     assert_same_view_bits(torch, out, want, copies, what)
 
 
@@ -898,11 +945,11 @@ def assert_kernel_matches_flat_launch(torch, kernel, out, inputs, what, params=(
 def test_an_add_kernel_on_views_matches_the_strided_add_bit_for_bit(torch, strided_kernels, dtype, case):
     add = strided_kernels(ADD_SOURCE, dtype, (dtype, dtype))
     out, a, b = view_case(torch, dtype, case, 300)
-    assert add(out, a, b) is out
+    assert add(a, b, out=out) is out
     what = "kernel %s %s, %s" % (ADD_SOURCE, dtype.name, case)
     assert_kernel_matches_flat_launch(torch, add, out, [a, b], what)
     want = poisoned_base(torch, dtype, out.numel()).view(out.shape)
-    ew.add(want, a, b)  # the catalogue's strided call
+    ew.add(a, b, out=want)  # the catalogue's strided call
     assert_same_view_bits(torch, out, want, [a, b], what + " against ew.add")
     assert_gaps_untouched(torch, out, what)
 
@@ -912,13 +959,13 @@ def test_a_chain_kernel_on_a_transposed_input_and_a_broadcast_row(torch, strided
     a = random_tensor(torch, D.F32, ROWS * COLUMNS, 310).view(COLUMNS, ROWS).t()
     bias = random_tensor(torch, D.F32, COLUMNS, 311)
     out = poisoned_base(torch, D.F16, ROWS * COLUMNS).view(COLUMNS, ROWS).t()  # a transposed out as well
-    chain(out, a, bias, params=(1.5,))
+    chain(a, bias, out=out, params=(1.5,))
     assert_kernel_matches_flat_launch(torch, chain, out, [a, bias], "chain on a.t() and a row", params=(1.5,))
     assert_gaps_untouched(torch, out, "chain on a.t() and a row")
     column = random_tensor(torch, D.F32, ROWS, 312).view(ROWS, 1)
-    made = chain(None, column, bias, params=(-0.5,))  # the inputs' broadcast shape
+    made = chain(column, bias, params=(-0.5,))  # the inputs' broadcast shape
     assert made.shape == (ROWS, COLUMNS) and made.dtype == torch.float16
-    assert_kernel_matches_flat_launch(torch, chain, made, [column, bias], "chain(None, column, row)",
+    assert_kernel_matches_flat_launch(torch, chain, made, [column, bias], "chain(column, row)",
                                       params=(-0.5,))
 
 
@@ -928,10 +975,10 @@ def test_a_ternary_kernel_with_mixed_broadcasting(torch, strided_kernels):
     row = random_tensor(torch, D.F16, COLUMNS, 321)
     column = random_tensor(torch, D.F16, ROWS, 322).view(ROWS, 1)
     out = poisoned_base(torch, D.F16, ROWS * COLUMNS).view(ROWS, COLUMNS)
-    kernel(out, a, row, column)
+    kernel(a, row, column, out=out)
     assert_kernel_matches_flat_launch(torch, kernel, out, [a, row, column], "mul(a[:, 1::2], row) + column")
-    want = ew.mul(None, a, row)
-    ew.add(want, want, column)
+    want = ew.mul(a, row)
+    ew.add(want, column, out=want)
     assert_same_view_bits(torch, out, want, [a, row, column], "mul then add, broadcast")
 
 
@@ -944,7 +991,7 @@ def test_a_four_input_kernel_with_mixed_broadcasting_in_three_dimensions(torch, 
     column = random_tensor(torch, D.F32, 3 * ROWS, 332).view(3, ROWS, 1)
     plane = random_tensor(torch, D.F32, 3, 333).view(3, 1, 1)
     out = poisoned_base(torch, D.F32, 3 * ROWS * COLUMNS).view(shape)
-    kernel(out, permuted, row, column, plane, params=(0.75,))
+    kernel(permuted, row, column, plane, out=out, params=(0.75,))
     assert_kernel_matches_flat_launch(torch, kernel, out, [permuted, row, column, plane], "four inputs, 3-d",
                                       params=(0.75,))
 
@@ -955,8 +1002,8 @@ def test_a_kernel_in_place_on_a_strided_view(torch, strided_kernels):
     x = base.view(ROWS, 2 * COLUMNS)[:, ::2]
     untouched = base.view(ROWS, 2 * COLUMNS)[:, 1::2].clone()
     bias = random_tensor(torch, D.F32, COLUMNS, 341)
-    want = ew.add(None, x, bias)
-    assert add(x, x, bias) is x  # out is in0
+    want = ew.add(x, bias)
+    assert add(x, bias, out=x) is x  # out is in0
     assert_same_view_bits(torch, x, want, [bias], "in-place kernel on every other column")
     assert_same_view_bits(torch, base.view(ROWS, 2 * COLUMNS)[:, 1::2], untouched, [], "the columns between")
 
@@ -965,7 +1012,7 @@ def test_a_kernel_out_overlapping_a_strided_input_is_refused_by_the_library(torc
     add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
     base = torch.zeros(2 * 4099, device="cuda")
     with pytest.raises(ew.ElementwiseError) as caught:
-        add(base[1:4100], base[0:8198:2], base[0:8198:2])
+        add(base[0:8198:2], base[0:8198:2], out=base[1:4100])
     assert caught.value.status == ew.Status.INVALID_VALUE and caught.value.function == "ew_kernel_launch_strided"
 
 
@@ -984,12 +1031,12 @@ def test_a_kernel_on_negative_stride_views(cupy, strided_kernels):
                                                   b[:, ::-2]),
              "reversed row broadcast": (cupy_filled(cupy, (ROWS, COLUMNS), 0x5A), a, bias[::-1])}
     for what, (out, x, y) in cases.items():
-        assert add(out, x, y) is out
+        assert add(x, y, out=out) is out
         got = cupy.ascontiguousarray(out).view(cupy.uint32)
         want = cupy_filled(cupy, (ROWS, COLUMNS), 0xA5)
-        add(want, cupy.ascontiguousarray(x), cupy.ascontiguousarray(cupy.broadcast_to(y, (ROWS, COLUMNS))))
+        add(cupy.ascontiguousarray(x), cupy.ascontiguousarray(cupy.broadcast_to(y, (ROWS, COLUMNS))), out=want)
         assert bool((got == want.view(cupy.uint32)).all()), what + ": the strided and the flat launch differ"
-        catalogue = cupy.ascontiguousarray(ew.add(None, x, y))
+        catalogue = cupy.ascontiguousarray(ew.add(x, y))
         assert bool((got == catalogue.view(cupy.uint32)).all()), what + ": the kernel and ew.add differ"
 
 
@@ -1002,7 +1049,7 @@ def test_compiled_kernels_are_cached_on_disk(handle, kernels, tmp_path):
     env = dict(os.environ, EW_KERNEL_CACHE_DIR=str(cache))
     env.pop("EW_KERNEL_CACHE", None)
     if not INSTALLED:
-        env["PYTHONPATH"] = PYTHON_DIR
+        env["PYTHONPATH"] = PACKAGE_DIR
 
     def run():
         ran = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True,

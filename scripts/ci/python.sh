@@ -3,7 +3,8 @@
 # The Python package, as a user gets it. With no argument (CI): build the wheel from the repository
 # root with pip (scikit-build-core and CMake) for the architectures EW_CI_ARCHITECTURES names, else for
 # 90-real alone to be quick on two cores (.ci/run names the README build's list: the wheel a user's
-# `pip install .` makes, whose device code its compiler cache already holds), install it into a fresh
+# `pip install .` makes, whose device code its compiler cache already holds), check that it is the one
+# abi3 wheel (cp310-abi3: the compiled module is built for the stable ABI), install it into a fresh
 # virtual environment, check that `import elementwise` finds its bundled library with no environment
 # variable, and run the Python CPU tests against the installed package, never the source tree
 # (python/tests with ELEMENTWISE_TEST_INSTALLED=1, from another directory).
@@ -11,7 +12,9 @@
 #
 #   scripts/ci/python.sh                              the wheel, as above (needs PyPI for the build)
 #   scripts/ci/python.sh BUILD_DIR [pytest options]   the source tree's binding against BUILD_DIR's
-#                                                     library (gpu-check's python stage)
+#                                                     library (gpu-check's python stage): the compiled
+#                                                     module is built against BUILD_DIR's header and
+#                                                     staged with the package in BUILD_DIR/python
 # In the second form, with EW_REQUIRE_GPU=1 (scripts/gpu-check, where torch and CuPy are installed)
 # every GPU test must run: a would-be skip (no GPU, no torch, no CuPy, no compiler for the C-path
 # driver) fails instead, and nothing is installed. Elsewhere pytest is installed with pip when missing.
@@ -31,6 +34,15 @@ if [[ $# -gt 0 ]]; then
         echo "== python: installing pytest"
         "$python" -m pip install --quiet pytest
     fi
+    # The compiled module, built against BUILD_DIR's header (python/CMakeLists.txt alone) and staged in
+    # BUILD_DIR/python/elementwise with the package's Python files, which the tests import.
+    echo "== python: building the compiled module into $build/python"
+    cmake -S "$root/python" -B "$build/python" -DEW_INCLUDE_DIR="$build/include" -DCMAKE_BUILD_TYPE=Release \
+        -DPython_EXECUTABLE="$(command -v "$python")" > "$build/python-configure.log" 2>&1 ||
+        { tail -n 20 "$build/python-configure.log"; echo "(Python's headers: python3-dev on Debian)" >&2; exit 1; }
+    cmake --build "$build/python" > "$build/python-build.log" 2>&1 || { tail -n 40 "$build/python-build.log"; exit 1; }
+    cp "$root"/python/elementwise/*.py "$root"/python/elementwise/py.typed "$build/python/elementwise/"
+    export ELEMENTWISE_PACKAGE_DIR=$build/python
     export ELEMENTWISE_LIBRARY=$build/libelementwise.so.1
     export ELEMENTWISE_INCLUDE_DIR=$build/include
     cd "$root/python"
@@ -55,6 +67,13 @@ CMAKE_CUDA_ARCHITECTURES=$architectures SKBUILD_BUILD_DIR=$work/cmake \
 wheel_seconds=$((SECONDS - start))
 wheel=$(ls "$work"/dist/elementwise-*.whl)
 echo "   $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB: $(python3 -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}' | grep -v dist-info | tr '\n' ' ')"
+# One wheel for every CPython from 3.10: the stable-ABI tag, and the compiled module inside.
+[[ $(basename "$wheel") == *-cp310-abi3-linux_*.whl ]] || { echo "not an abi3 wheel: $(basename "$wheel")" >&2; exit 1; }
+python3 -m zipfile -l "$wheel" | grep -q 'elementwise/_elementwise.abi3.so' ||
+    { echo "the wheel has no elementwise/_elementwise.abi3.so" >&2; exit 1; }
+if command -v auditwheel > /dev/null; then
+    auditwheel show "$wheel" | sed 's/^/   /' || true
+fi
 
 step "installing it into a fresh virtual environment"
 "$python" -m venv "$work/venv"

@@ -1,0 +1,2302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* elementwise._elementwise: the Python binding's compiled half, against CPython's stable ABI.
+ *
+ * Operands are read in C: through the DLPack C exchange API where the array's type offers it
+ * (__dlpack_c_exchange_api__: PyTorch), else __cuda_array_interface__ (CuPy, Numba, older PyTorch),
+ * else __dlpack__ capsules. Shapes broadcast as NumPy's do; every other layout rule (merging
+ * dimensions, overlap, alignment, the most dimensions) is the library's own: an operand that is not
+ * contiguous over the output's shape goes to the strided call as it is, and the library refuses
+ * what it cannot take. The library is loaded with dlopen from the path the Python loader chose, so
+ * ELEMENTWISE_LIBRARY and an older 1.x library (without the strided or kernel calls) both work.
+ *
+ * Py_LIMITED_API 3.10: METH_FASTCALL | METH_KEYWORDS entered the stable ABI in 3.10. */
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030A0000
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dlpack.h"
+#include "elementwise.h"
+
+/* The most dimensions an operand may have here (NumPy's limit); the library takes EW_MAX_DIMS. */
+#define MAX_NDIM 64
+#define MAX_DEVICES 64
+#define MAX_INPUTS 4
+
+/* ---- the library, loaded at import ---- */
+
+#define LIBRARY_FUNCTIONS(X)                                                                                   \
+    X(ew_get_version, 1) X(ew_handle_create, 1) X(ew_handle_destroy, 1) X(ew_handle_get_device, 1)              \
+    X(ew_handle_get_sm_count, 1) X(ew_handle_get_max_threads_per_sm, 1) X(ew_unary, 1) X(ew_binary, 1)          \
+    X(ew_cast, 1) X(ew_scale_add, 1) X(ew_is_supported, 1) X(ew_status_string, 1) X(ew_dtype_name, 1)           \
+    X(ew_dtype_size, 1) X(ew_get_last_error_message, 1) X(ew_unary_strided, 0) X(ew_binary_strided, 0)          \
+    X(ew_cast_strided, 0) X(ew_scale_add_strided, 0) X(ew_unary_batched, 0) X(ew_binary_batched, 0)             \
+    X(ew_cast_batched, 0) X(ew_scale_add_batched, 0) X(ew_kernel_create, 0) X(ew_kernel_launch, 0)              \
+    X(ew_kernel_launch_strided, 0) X(ew_kernel_destroy, 0)
+
+static struct {
+#define FIELD(name, required) __typeof__(name) *name;
+    LIBRARY_FUNCTIONS(FIELD)
+#undef FIELD
+} lib;
+static void *lib_handle;
+
+/* Set by _configure from the Python layer. */
+static PyObject *error_class;  /* ElementwiseError(status, message, function) */
+static PyObject *allocate_fn;  /* allocate(like, shape, dtype or None): outputs of frameworks without the exchange API */
+static PyObject *recorder;     /* tests: recorder(name, args) stands in for the library's operation calls */
+
+static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_name, *s_ptr_attr, *s_device,
+    *s_id, *s_index, *s_cuda_stream, *s_ptr, *s_handle, *s_value, *s_stream_protocol, *s_stream, *s_max_version,
+    *s_copy, *s_typestr, *s_shape, *s_strides, *s_data, *s_mask, *s_version, *s_out_dtype, *s_in_dtypes,
+    *s_n_params, *max_version_value, *empty_tuple;
+
+static const char *const DTYPE_ENUM_NAMES[] = {"", "BOOL", "I8", "U8", "I16", "I32", "I64",
+                                               "F16", "BF16", "F32", "F64", "F8E4M3", "F8E5M2"};
+static const int DTYPE_SIZES[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+/* ew dtype -> DLPack (code, bits) and back (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6,
+ * kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12). */
+static const uint8_t DLPACK_CODE[] = {0, kDLBool, kDLInt, kDLUInt, kDLInt, kDLInt, kDLInt,
+                                      kDLFloat, kDLBfloat, kDLFloat, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e5m2};
+#define N_DTYPES 12
+
+/* Names a dtype argument may take: the library's and NumPy's/PyTorch's. */
+static const struct { const char *name; int dtype; } DTYPE_NAMES[] = {
+    {"bool", EW_BOOL}, {"bool_", EW_BOOL}, {"i8", EW_I8}, {"int8", EW_I8}, {"u8", EW_U8}, {"uint8", EW_U8},
+    {"i16", EW_I16}, {"int16", EW_I16}, {"short", EW_I16}, {"i32", EW_I32}, {"int32", EW_I32}, {"int", EW_I32},
+    {"i64", EW_I64}, {"int64", EW_I64}, {"long", EW_I64}, {"f16", EW_F16}, {"float16", EW_F16},
+    {"half", EW_F16}, {"bf16", EW_BF16}, {"bfloat16", EW_BF16}, {"f32", EW_F32}, {"float32", EW_F32},
+    {"float", EW_F32}, {"f64", EW_F64}, {"float64", EW_F64}, {"double", EW_F64}, {"f8e4m3", EW_F8E4M3},
+    {"float8_e4m3fn", EW_F8E4M3}, {"e4m3", EW_F8E4M3}, {"f8e5m2", EW_F8E5M2}, {"float8_e5m2", EW_F8E5M2},
+    {"e5m2", EW_F8E5M2}};
+
+static int dlpack_to_dtype(uint8_t code, uint8_t bits)
+{
+    for (int d = 1; d <= N_DTYPES; d++)
+        if (DLPACK_CODE[d] == code && DTYPE_SIZES[d] * 8 == bits)
+            return d;
+    return 0;
+}
+
+/* The library's status as ElementwiseError, its message read now, on the failing thread. */
+static void raise_status(int status, const char *function)
+{
+    const char *message = lib.ew_get_last_error_message ? lib.ew_get_last_error_message() : "";
+    PyObject *error = PyObject_CallFunction(error_class, "iss", status, message ? message : "", function);
+    if (error) {
+        PyErr_SetObject(error_class, error);
+        Py_DECREF(error);
+    }
+}
+
+static PyObject *not_implemented(const char *function)
+{
+    return PyErr_Format(PyExc_NotImplementedError,
+                        "the loaded libelementwise (version %u) has no %s; it needs libelementwise 1.1 or later",
+                        lib.ew_get_version(), function);
+}
+
+static PyObject *type_name(PyObject *obj)
+{
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__");
+    if (!name) {
+        PyErr_Clear();
+        name = PyUnicode_FromString("?");
+    }
+    return name;
+}
+
+static PyObject *int64_tuple(int n, const int64_t *values)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (int i = 0; tuple && i < n; i++) {
+        PyObject *item = PyLong_FromLongLong(values[i]);
+        if (!item) {
+            Py_CLEAR(tuple);
+            break;
+        }
+        PyTuple_SetItem(tuple, i, item);
+    }
+    return tuple;
+}
+
+static PyObject *pointer_object(const void *p)
+{
+    if (!p)
+        Py_RETURN_NONE;
+    return PyLong_FromVoidPtr((void *)p);
+}
+
+/* ---- dtypes ---- */
+
+/* A dtype from a DType / int, a name ("f16", "bfloat16", "torch.bfloat16"), or an object whose .name
+ * or str() is one. 0 with an exception set when none. */
+static int as_dtype(PyObject *value)
+{
+    if (PyLong_Check(value) && !PyBool_Check(value)) {
+        long d = PyLong_AsLong(value);
+        if (d >= 1 && d <= N_DTYPES)
+            return (int)d;
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%ld is not a valid DType", d);
+        return 0;
+    }
+    PyObject *text;
+    if (PyUnicode_Check(value)) {
+        text = value;
+        Py_INCREF(text);
+    } else {
+        text = PyObject_GetAttr(value, s_name);
+        if (!text || !PyUnicode_Check(text)) {
+            PyErr_Clear();
+            Py_XDECREF(text);
+            text = PyObject_Str(value);
+            if (!text)
+                return 0;
+        }
+    }
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    int found = 0;
+    if (utf8 && size < 32) {
+        char key[32];
+        for (Py_ssize_t i = 0; i <= size; i++)
+            key[i] = (char)(utf8[i] >= 'A' && utf8[i] <= 'Z' ? utf8[i] - 'A' + 'a' : utf8[i]);
+        const char *bare = strncmp(key, "torch.", 6) == 0 ? key + 6 : key;
+        for (size_t i = 0; i < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0]; i++)
+            if (strcmp(bare, DTYPE_NAMES[i].name) == 0)
+                found = DTYPE_NAMES[i].dtype;
+    }
+    Py_DECREF(text);
+    if (!found && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "unknown dtype %R; use elementwise.DType or a name such as 'f16', "
+                     "'bfloat16', 'float8_e4m3fn'", value);
+    return found;
+}
+
+/* bfloat16 / float8, named only by the array's own dtype (torch, ml_dtypes): 0 for anything else. */
+static int named_dtype(PyObject *obj)
+{
+    PyObject *declared = PyObject_GetAttr(obj, s_dtype);
+    if (!declared) {
+        PyErr_Clear();
+        return 0;
+    }
+    int dtype = as_dtype(declared);
+    Py_DECREF(declared);
+    if (!dtype)
+        PyErr_Clear();
+    return dtype == EW_BF16 || dtype == EW_F8E4M3 || dtype == EW_F8E5M2 ? dtype : 0;
+}
+
+/* ---- operands ---- */
+
+enum { FROM_EXCHANGE = 1, FROM_INTERFACE, FROM_DLPACK };
+
+typedef struct {
+    PyObject *obj;          /* borrowed (an output this call made: owned by the call) */
+    const char *what;       /* "a", "out", "xs" ... with index >= 0 for a list's entry */
+    Py_ssize_t index;
+    int source;
+    const DLPackExchangeAPI *api;
+    int requested;          /* dtype= given for it, else 0 */
+    int writable;
+    int dtype;
+    int ndim;
+    int64_t count;
+    char *data;
+    int read_only;
+    int device;             /* CUDA ordinal, -1 when the array does not say */
+    int has_stream;         /* __cuda_array_interface__ v3 named a stream */
+    intptr_t stream;
+    int pending;            /* a DLPack producer, exported once the call's stream is known */
+    PyObject *capsule;      /* owned: the unconsumed export, released (by its destructor) after the call */
+    DLManagedTensorVersioned *managed; /* owned: an exchange-API export, deleted after the call */
+    int64_t shape[MAX_NDIM];
+    int64_t strides[MAX_NDIM];
+} operand_t;
+
+static PyObject *operand_name(const operand_t *op)
+{
+    return op->index >= 0 ? PyUnicode_FromFormat("%s[%zd]", op->what, op->index) : PyUnicode_FromString(op->what);
+}
+
+/* Raise exc with "<operand name>: <message>" or "<operand name> <message>" (sep). */
+static int operand_error(const operand_t *op, PyObject *exc, const char *sep, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    PyObject *message = PyUnicode_FromFormatV(format, args);
+    va_end(args);
+    PyObject *name = operand_name(op);
+    if (message && name)
+        PyErr_Format(exc, "%U%s%U", name, sep, message);
+    Py_XDECREF(message);
+    Py_XDECREF(name);
+    return -1;
+}
+
+static PyObject *operand_shape(const operand_t *op)
+{
+    return int64_tuple(op->ndim, op->shape);
+}
+
+static void operand_release(operand_t *op)
+{
+    Py_CLEAR(op->capsule);
+    if (op->managed) {
+        if (op->managed->deleter)
+            op->managed->deleter(op->managed);
+        op->managed = NULL;
+    }
+}
+
+static int set_layout_count(operand_t *op)
+{
+    int64_t count = 1;
+    for (int i = 0; i < op->ndim; i++) {
+        if (op->shape[i] < 0)
+            return operand_error(op, PyExc_ValueError, ": ", "negative extent in shape");
+        if (__builtin_mul_overflow(count, op->shape[i], &count))
+            return operand_error(op, PyExc_ValueError, ": ", "its element count overflows int64");
+    }
+    op->count = count;
+    if (count == 0)
+        op->data = NULL; /* an empty operand passes NULL, as the C API allows */
+    return 0;
+}
+
+static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t step = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = step;
+        step *= shape[i] > 1 ? shape[i] : 1;
+    }
+}
+
+/* dtype from what the array says (found; 0: nothing the library has) and its element size, unless dtype=
+ * overrides it (same size). */
+static int settle_dtype(operand_t *op, int found, int itemsize, PyObject *(*describe)(const void *), const void *arg)
+{
+    int dtype = op->requested ? op->requested : found;
+    if (!dtype || DTYPE_SIZES[dtype] != itemsize) {
+        PyObject *described = describe(arg);
+        if (!described)
+            return -1;
+        if (!dtype)
+            operand_error(op, PyExc_TypeError, ": ",
+                          "%U has no libelementwise dtype; if it holds bfloat16 or float8 data, say which with dtype=",
+                          described);
+        else
+            operand_error(op, PyExc_TypeError, ": ", "dtype %s has %d-byte elements but the array's %U has %d",
+                          DTYPE_ENUM_NAMES[dtype], DTYPE_SIZES[dtype], described, itemsize);
+        Py_DECREF(described);
+        return -1;
+    }
+    op->dtype = dtype;
+    return 0;
+}
+
+static PyObject *describe_dldtype(const void *arg)
+{
+    const DLDataType *t = arg;
+    return PyUnicode_FromFormat("DLPack dtype (code %d, %d bits, %d lanes)", t->code, t->bits, t->lanes);
+}
+
+static PyObject *describe_typestr(const void *arg)
+{
+    return PyUnicode_FromFormat("typestr %R", (PyObject *)arg);
+}
+
+static const char *dlpack_device_name(int type)
+{
+    switch (type) {
+    case kDLCPU: return "CPU";
+    case kDLCUDA: return "CUDA";
+    case kDLCUDAHost: return "CUDA host (pinned)";
+    case kDLOpenCL: return "OpenCL";
+    case kDLVulkan: return "Vulkan";
+    case kDLMetal: return "Metal";
+    case kDLROCM: return "ROCm";
+    case kDLROCMHost: return "ROCm host";
+    case kDLCUDAManaged: return "CUDA managed";
+    case kDLOneAPI: return "oneAPI";
+    default: return NULL;
+    }
+}
+
+static int refuse_device(operand_t *op, int type)
+{
+    PyObject *name = type_name(op->obj);
+    const char *device = dlpack_device_name(type);
+    if (device)
+        operand_error(op, PyExc_TypeError, ": ", "%U is a %s array (DLPack); elementwise works on CUDA device memory: "
+                      "move it to the GPU first", name, device);
+    else
+        operand_error(op, PyExc_TypeError, ": ", "%U is a device type %d array (DLPack); elementwise works on CUDA "
+                      "device memory: move it to the GPU first", name, type);
+    Py_XDECREF(name);
+    return -1;
+}
+
+static int is_gpu(int type) { return type == kDLCUDA || type == kDLCUDAManaged; }
+
+/* A DLTensor (exchange API or capsule) read into op. */
+static int read_dltensor(operand_t *op, const DLTensor *t, int read_only)
+{
+    if (!is_gpu(t->device.device_type))
+        return refuse_device(op, t->device.device_type);
+    if (t->dtype.lanes != 1 || t->dtype.bits % 8) {
+        PyObject *described = describe_dldtype(&t->dtype);
+        operand_error(op, PyExc_TypeError, ": ", "%U is not a scalar element type", described);
+        Py_XDECREF(described);
+        return -1;
+    }
+    if (settle_dtype(op, dlpack_to_dtype(t->dtype.code, t->dtype.bits), t->dtype.bits / 8, describe_dldtype,
+                     &t->dtype))
+        return -1;
+    if (t->ndim < 0 || t->ndim > MAX_NDIM)
+        return operand_error(op, PyExc_ValueError, ": ", "%d dimensions; at most %d are taken", t->ndim, MAX_NDIM);
+    op->ndim = t->ndim;
+    for (int i = 0; i < t->ndim; i++)
+        op->shape[i] = t->shape[i];
+    if (t->strides)
+        for (int i = 0; i < t->ndim; i++)
+            op->strides[i] = t->strides[i];
+    else /* before DLPack 1.2: NULL means C-contiguous */
+        contiguous_strides(op->ndim, op->shape, op->strides);
+    op->data = (char *)t->data + t->byte_offset;
+    op->device = t->device.device_id;
+    op->read_only = read_only;
+    if (op->writable && read_only)
+        return operand_error(op, PyExc_ValueError, ": ", "the output array is read-only");
+    return set_layout_count(op);
+}
+
+/* The exchange API of obj's type, cached per type (a type holds it for the process's life): NULL when
+ * the type has none. */
+#define TYPE_CACHE 16
+static struct { PyObject *type; const DLPackExchangeAPI *api; } type_cache[TYPE_CACHE];
+static int type_cached;
+
+static int exchange_api(PyObject *obj, const DLPackExchangeAPI **api)
+{
+    PyObject *type = (PyObject *)Py_TYPE(obj);
+    for (int i = 0; i < type_cached; i++)
+        if (type_cache[i].type == type) {
+            *api = type_cache[i].api;
+            return 0;
+        }
+    *api = NULL;
+    PyObject *capsule = PyObject_GetAttr(type, s_exchange);
+    if (!capsule) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    } else {
+        if (PyCapsule_IsValid(capsule, "dlpack_exchange_api")) {
+            const DLPackExchangeAPIHeader *header = PyCapsule_GetPointer(capsule, "dlpack_exchange_api");
+            while (header && header->version.major != DLPACK_MAJOR_VERSION)
+                header = header->prev_api;
+            *api = (const DLPackExchangeAPI *)header;
+        }
+        Py_DECREF(capsule);
+    }
+    if (type_cached < TYPE_CACHE) {
+        Py_INCREF(type);
+        type_cache[type_cached].type = type;
+        type_cache[type_cached].api = *api;
+        type_cached++;
+    }
+    return 0;
+}
+
+static int read_exchange(operand_t *op)
+{
+    const DLPackExchangeAPI *api = op->api;
+    if (api->dltensor_from_py_object_no_sync) {
+        DLTensor t;
+        if (api->dltensor_from_py_object_no_sync(op->obj, &t))
+            return -1;
+        return read_dltensor(op, &t, 0);
+    }
+    if (api->managed_tensor_from_py_object_no_sync(op->obj, &op->managed))
+        return -1;
+    return read_dltensor(op, &op->managed->dl_tensor, (op->managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+}
+
+static int dict_item(PyObject *dict, PyObject *key, PyObject **value)
+{
+    *value = PyDict_GetItemWithError(dict, key);
+    return *value || !PyErr_Occurred() ? 0 : -1;
+}
+
+static int int64_sequence(operand_t *op, PyObject *seq, const char *field, int64_t *values, int *n)
+{
+    PyObject *tuple = PySequence_Tuple(seq);
+    if (!tuple)
+        return -1;
+    Py_ssize_t size = PyTuple_Size(tuple);
+    if (size > MAX_NDIM) {
+        Py_DECREF(tuple);
+        return operand_error(op, PyExc_ValueError, ": ", "%zd dimensions; at most %d are taken", size, MAX_NDIM);
+    }
+    for (Py_ssize_t i = 0; i < size; i++) {
+        values[i] = PyLong_AsLongLong(PyTuple_GetItem(tuple, i));
+        if (values[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(tuple);
+            return operand_error(op, PyExc_TypeError, ": ", "%s must hold integers", field);
+        }
+    }
+    Py_DECREF(tuple);
+    *n = (int)size;
+    return 0;
+}
+
+static int read_interface(operand_t *op, PyObject *cai)
+{
+    if (!PyDict_Check(cai))
+        return operand_error(op, PyExc_TypeError, ": ", "__cuda_array_interface__ is not a dict");
+    PyObject *typestr, *shape, *strides, *data, *mask, *version, *stream;
+    if (dict_item(cai, s_typestr, &typestr) || dict_item(cai, s_shape, &shape) || dict_item(cai, s_strides, &strides)
+        || dict_item(cai, s_data, &data) || dict_item(cai, s_mask, &mask) || dict_item(cai, s_version, &version)
+        || dict_item(cai, s_stream, &stream))
+        return -1;
+    if (!typestr || !shape || !data || !PyUnicode_Check(typestr))
+        return operand_error(op, PyExc_TypeError, ": ", "__cuda_array_interface__ lacks typestr, shape or data");
+    Py_ssize_t length;
+    const char *text = PyUnicode_AsUTF8AndSize(typestr, &length);
+    if (!text)
+        return -1;
+    char *end = NULL;
+    long itemsize = length >= 3 ? strtol(text + 2, &end, 10) : 0;
+    if (length < 3 || !strchr("<|=", text[0]) || !end || *end || itemsize <= 0)
+        return operand_error(op, PyExc_TypeError, ": ", "typestr %R is not a little-endian element type", typestr);
+    char kind = text[1];
+    int found = 0;
+    if (kind == 'b' && itemsize == 1)
+        found = EW_BOOL;
+    else if (kind == 'i')
+        found = itemsize == 1 ? EW_I8 : itemsize == 2 ? EW_I16 : itemsize == 4 ? EW_I32 : itemsize == 8 ? EW_I64 : 0;
+    else if (kind == 'u' && itemsize == 1)
+        found = EW_U8;
+    else if (kind == 'f')
+        found = itemsize == 2 ? EW_F16 : itemsize == 4 ? EW_F32 : itemsize == 8 ? EW_F64 : 0;
+    /* bfloat16 and float8 have no typestr of their own (void, or an integer view): the array's dtype
+     * names them. Only small non-float elements can be one, so only those ask. */
+    if (!op->requested && itemsize <= 2 && kind != 'f' && kind != 'b') {
+        int named = named_dtype(op->obj);
+        if (named)
+            found = named;
+    }
+    if (settle_dtype(op, found, (int)itemsize, describe_typestr, typestr))
+        return -1;
+    if (mask && mask != Py_None)
+        return operand_error(op, PyExc_ValueError, ": ", "masked arrays are not supported");
+    if (int64_sequence(op, shape, "shape", op->shape, &op->ndim))
+        return -1;
+    if (strides && strides != Py_None) {
+        int n;
+        if (int64_sequence(op, strides, "strides", op->strides, &n))
+            return -1;
+        if (n != op->ndim)
+            return operand_error(op, PyExc_ValueError, ": ", "strides %R do not match shape %R", strides, shape);
+        for (int i = 0; i < n; i++) {
+            /* An extent-1 dimension's stride addresses nothing, so any value is allowed there. */
+            if (op->shape[i] > 1 && op->strides[i] % itemsize)
+                return operand_error(op, PyExc_ValueError, ": ",
+                                     "strides %R (bytes) are not multiples of the %ld-byte element", strides, itemsize);
+            op->strides[i] /= itemsize;
+        }
+    } else {
+        contiguous_strides(op->ndim, op->shape, op->strides);
+    }
+    PyObject *pointer = PyTuple_Check(data) && PyTuple_Size(data) == 2 ? PyTuple_GetItem(data, 0) : NULL;
+    if (!pointer)
+        return operand_error(op, PyExc_TypeError, ": ", "__cuda_array_interface__ data is not (pointer, read_only)");
+    op->data = PyLong_AsVoidPtr(pointer);
+    if (!op->data && PyErr_Occurred())
+        return -1;
+    op->read_only = PyObject_IsTrue(PyTuple_GetItem(data, 1));
+    if (op->read_only < 0)
+        return -1;
+    if (op->writable && op->read_only)
+        return operand_error(op, PyExc_ValueError, ": ", "the output array is read-only");
+    long v = version ? PyLong_AsLong(version) : 0;
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v >= 3 && stream && stream != Py_None) {
+        op->stream = (intptr_t)PyLong_AsVoidPtr(stream);
+        if (!op->stream && PyErr_Occurred())
+            return -1;
+        if (op->stream == 0)
+            return operand_error(op, PyExc_ValueError, ": ", "__cuda_array_interface__ gives stream 0, which the "
+                                 "interface forbids (it would be ambiguous)");
+        op->has_stream = 1;
+    }
+    return set_layout_count(op);
+}
+
+static int has_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value) {
+        Py_DECREF(value);
+        return 1;
+    }
+    PyErr_Clear();
+    return 0;
+}
+
+/* First look at an array: the exchange API and the interface are read now; a DLPack producer only has
+ * its device checked, and is exported by operand_export once the call's stream is known. */
+static int operand_open_inner(operand_t *op, PyObject *obj)
+{
+    if (exchange_api(obj, &op->api))
+        return -1;
+    if (op->api) {
+        op->source = FROM_EXCHANGE;
+        return read_exchange(op);
+    }
+    PyObject *cai = PyObject_GetAttr(obj, s_cai);
+    if (cai) {
+        op->source = FROM_INTERFACE;
+        int status = read_interface(op, cai);
+        Py_DECREF(cai);
+        return status;
+    }
+    /* No interface: AttributeError; or one that cannot describe this array (PyTorch's for float8), when
+     * DLPack may still. */
+    int missing = PyErr_ExceptionMatches(PyExc_AttributeError);
+    PyObject *error_type, *error_value, *error_traceback;
+    PyErr_Fetch(&error_type, &error_value, &error_traceback);
+    int dlpack = has_attr(obj, s_dlpack) && has_attr(obj, s_dlpack_device);
+    if (!dlpack && !missing) {
+        PyErr_Restore(error_type, error_value, error_traceback);
+        return -1;
+    }
+    Py_XDECREF(error_type);
+    Py_XDECREF(error_value);
+    Py_XDECREF(error_traceback);
+    if (!dlpack) {
+        PyObject *name = type_name(obj);
+        operand_error(op, PyExc_TypeError, ": ", "%U has neither __cuda_array_interface__ nor __dlpack__ (is it a GPU "
+                      "array?)", name);
+        Py_XDECREF(name);
+        return -1;
+    }
+    op->source = FROM_DLPACK;
+    PyObject *device = PyObject_CallMethodObjArgs(obj, s_dlpack_device, NULL);
+    if (!device)
+        return -1;
+    int type = -1, id = -1;
+    if (!PyArg_ParseTuple(device, "ii", &type, &id)) {
+        Py_DECREF(device);
+        return -1;
+    }
+    Py_DECREF(device);
+    if (!is_gpu(type))
+        return refuse_device(op, type);
+    op->device = id;
+    op->pending = 1;
+    return 0;
+}
+
+/* Failing, it leaves nothing to release. */
+static int operand_open(operand_t *op, PyObject *obj, const char *what, Py_ssize_t index, int requested,
+                        int writable)
+{
+    op->obj = obj;
+    op->what = what;
+    op->index = index;
+    op->requested = requested;
+    op->writable = writable;
+    op->source = 0;
+    op->api = NULL;
+    op->read_only = 0;
+    op->device = -1;
+    op->has_stream = 0;
+    op->pending = 0;
+    op->capsule = NULL;
+    op->managed = NULL;
+    if (operand_open_inner(op, obj)) {
+        operand_release(op);
+        return -1;
+    }
+    return 0;
+}
+
+/* obj.__dlpack__ for a consumer on `stream`, the newest form the producer takes: versioned capsules
+ * (max_version) and copy=False (refuse rather than copy), then the plain 2021 form. */
+static PyObject *dlpack_export(PyObject *obj, intptr_t stream)
+{
+    /* DLPack's stream values: 1 is the legacy default stream, the library's NULL stream; 0 is forbidden. */
+    PyObject *method = PyObject_GetAttr(obj, s_dlpack);
+    PyObject *kwargs = PyDict_New();
+    PyObject *value = PyLong_FromVoidPtr((void *)(stream ? stream : 1));
+    PyObject *capsule = NULL;
+    if (!method || !kwargs || !value || PyDict_SetItem(kwargs, s_stream, value))
+        goto done;
+    if (PyDict_SetItem(kwargs, s_max_version, max_version_value) || PyDict_SetItem(kwargs, s_copy, Py_False))
+        goto done;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        capsule = PyObject_Call(method, empty_tuple, kwargs);
+        if (capsule || !PyErr_ExceptionMatches(PyExc_TypeError) || attempt == 2)
+            break;
+        PyErr_Clear();
+        PyDict_DelItem(kwargs, attempt == 0 ? s_copy : s_max_version);
+    }
+done:
+    Py_XDECREF(method);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(value);
+    return capsule;
+}
+
+static int operand_export(operand_t *op, intptr_t stream)
+{
+    if (!op->pending)
+        return 0;
+    op->pending = 0;
+    op->capsule = dlpack_export(op->obj, stream);
+    if (!op->capsule)
+        return -1;
+    if (PyCapsule_IsValid(op->capsule, "dltensor_versioned")) {
+        DLManagedTensorVersioned *managed = PyCapsule_GetPointer(op->capsule, "dltensor_versioned");
+        if (managed->version.major != DLPACK_MAJOR_VERSION)
+            return operand_error(op, PyExc_TypeError, ": ", "DLPack version %u.%u is not understood (1.x is)",
+                                 managed->version.major, managed->version.minor);
+        return read_dltensor(op, &managed->dl_tensor, (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+    }
+    if (PyCapsule_IsValid(op->capsule, "dltensor")) {
+        DLManagedTensor *managed = PyCapsule_GetPointer(op->capsule, "dltensor");
+        return read_dltensor(op, &managed->dl_tensor, 0);
+    }
+    PyObject *name = type_name(op->capsule);
+    operand_error(op, PyExc_TypeError, ": ", "__dlpack__ returned %U, not an unconsumed DLPack capsule", name);
+    Py_XDECREF(name);
+    return -1;
+}
+
+/* C-contiguous, extent-1 dimensions aside (their strides address nothing). */
+static int is_contiguous(const operand_t *op)
+{
+    int64_t expected = 1;
+    for (int i = op->ndim - 1; i >= 0; i--) {
+        if (op->shape[i] == 0)
+            return 1;
+        if (op->shape[i] != 1 && op->strides[i] != expected)
+            return 0;
+        expected *= op->shape[i];
+    }
+    return 1;
+}
+
+static int same_shape(const operand_t *a, const operand_t *b)
+{
+    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+/* ---- streams ---- */
+
+/* A cudaStream_t from an int or a stream object of PyTorch, CuPy, Numba or cuda.core. */
+static int stream_value(PyObject *stream, intptr_t *value)
+{
+    if (PyLong_Check(stream) && !PyBool_Check(stream)) {
+        *value = (intptr_t)PyLong_AsVoidPtr(stream);
+        return *value == 0 && PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *found = NULL;
+    if (has_attr(stream, s_stream_protocol)) { /* the CUDA stream protocol: (version, handle) */
+        PyObject *pair = PyObject_CallMethodObjArgs(stream, s_stream_protocol, NULL);
+        if (!pair)
+            return -1;
+        found = PyTuple_Check(pair) && PyTuple_Size(pair) == 2 ? PyTuple_GetItem(pair, 1) : NULL;
+        Py_XINCREF(found);
+        Py_DECREF(pair);
+    } else {
+        PyObject *names[] = {s_cuda_stream, s_ptr, s_handle}; /* PyTorch, CuPy, Numba */
+        for (int i = 0; i < 3 && !found; i++) {
+            found = PyObject_GetAttr(stream, names[i]);
+            if (!found)
+                PyErr_Clear();
+        }
+        if (found && !PyLong_Check(found) && has_attr(found, s_value)) { /* ctypes.c_void_p */
+            PyObject *inner = PyObject_GetAttr(found, s_value);
+            Py_DECREF(found);
+            found = inner;
+        }
+    }
+    if (!found || (found != Py_None && !PyLong_Check(found))) {
+        Py_XDECREF(found);
+        PyErr_Format(PyExc_TypeError, "stream: %R is not an int or a known CUDA stream object", stream);
+        return -1;
+    }
+    *value = found == Py_None ? 0 : (intptr_t)PyLong_AsVoidPtr(found);
+    Py_DECREF(found);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The call's stream: stream= if given; else the one the arrays' interfaces name (v3: 1 legacy default, 2
+ * per-thread default, others a cudaStream_t), all alike; else the exchange API's current stream of the
+ * first such operand's device (PyTorch's current stream); else the legacy default stream (0). */
+static int resolve_stream(PyObject *stream, operand_t **ops, int n, intptr_t *chosen)
+{
+    if (stream != Py_None)
+        return stream_value(stream, chosen);
+    const operand_t *named = NULL, *exchange = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!ops[i])
+            continue;
+        if (ops[i]->has_stream) {
+            if (named && named->stream != ops[i]->stream) {
+                PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in "
+                             "__cuda_array_interface__; synchronize them and pass stream= explicitly",
+                             (Py_ssize_t)named->stream, (Py_ssize_t)ops[i]->stream);
+                return -1;
+            }
+            named = ops[i];
+        }
+        if (!exchange && ops[i]->source == FROM_EXCHANGE)
+            exchange = ops[i];
+    }
+    *chosen = 0;
+    if (named) {
+        *chosen = named->stream;
+    } else if (exchange) {
+        void *current = NULL;
+        if (exchange->api->current_work_stream(kDLCUDA, exchange->device, &current))
+            return -1;
+        *chosen = (intptr_t)current;
+    }
+    return 0;
+}
+
+/* A later operand (a list's entry after the first) on the stream already chosen. */
+static int check_stream(const operand_t *op, PyObject *stream, intptr_t chosen)
+{
+    if (stream == Py_None && op->has_stream && op->stream != chosen) {
+        PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in __cuda_array_interface__; "
+                     "synchronize them and pass stream= explicitly", (Py_ssize_t)chosen, (Py_ssize_t)op->stream);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- handles: one per device, made on first use and kept ---- */
+
+static ew_handle_t default_handles[MAX_DEVICES];
+
+static int default_handle(int device, ew_handle_t *handle)
+{
+    if (device < 0 || device >= MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device %d: at most %d devices have default handles", device, MAX_DEVICES);
+        return -1;
+    }
+    if (!default_handles[device]) { /* under the GIL: one thread creates it */
+        ew_handle_t made = NULL;
+        int status = lib.ew_handle_create(device, &made);
+        if (status) {
+            raise_status(status, "ew_handle_create");
+            return -1;
+        }
+        default_handles[device] = made;
+    }
+    *handle = default_handles[device];
+    return 0;
+}
+
+/* The CUDA device of an interface array, which the interface does not name: PyTorch's and CuPy's say
+ * (device.index, device.id); 0 when it does not. */
+static int interface_device(PyObject *obj)
+{
+    PyObject *device = PyObject_GetAttr(obj, s_device);
+    int found = 0;
+    if (!device) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *names[] = {s_index, s_id};
+    for (int i = 0; i < 2; i++) {
+        PyObject *value = PyObject_GetAttr(device, names[i]);
+        if (value && PyLong_Check(value)) {
+            found = (int)PyLong_AsLong(value);
+            Py_DECREF(value);
+            break;
+        }
+        Py_XDECREF(value);
+        PyErr_Clear();
+    }
+    Py_DECREF(device);
+    return found;
+}
+
+/* The handle of a call: handle= (an elementwise.Handle), else the default handle of the first operand's
+ * device. Every operand that names its device must be on the handle's. */
+static int pick_handle(PyObject *handle_obj, operand_t **ops, int n, ew_handle_t *handle, int *device)
+{
+    if (handle_obj != Py_None) {
+        PyObject *raw = PyObject_GetAttr(handle_obj, s_ptr_attr);
+        if (!raw)
+            return -1;
+        if (raw == Py_None) {
+            Py_DECREF(raw);
+            PyErr_SetString(PyExc_ValueError, "the handle is closed");
+            return -1;
+        }
+        *handle = PyLong_AsVoidPtr(raw);
+        Py_DECREF(raw);
+        PyObject *number = PyObject_GetAttr(handle_obj, s_device);
+        if (!number)
+            return -1;
+        *device = (int)PyLong_AsLong(number);
+        Py_DECREF(number);
+        if (PyErr_Occurred())
+            return -1;
+    } else {
+        *device = -1;
+        for (int i = 0; i < n && *device < 0; i++)
+            if (ops[i] && ops[i]->device >= 0)
+                *device = ops[i]->device;
+        for (int i = 0; i < n && *device < 0; i++)
+            if (ops[i])
+                *device = interface_device(ops[i]->obj);
+        if (*device < 0)
+            *device = 0;
+        if (default_handle(*device, handle))
+            return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (ops[i] && ops[i]->device >= 0 && ops[i]->device != *device) {
+            operand_error(ops[i], PyExc_ValueError, " ", "is on device %d but the call runs on device %d", ops[i]->device,
+                          *device);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---- outputs made for out=None ---- */
+
+typedef struct { char message[512]; } alloc_error_t;
+
+static void alloc_set_error(void *context, const char *kind, const char *message)
+{
+    alloc_error_t *error = context;
+    snprintf(error->message, sizeof error->message, "%s: %s", kind ? kind : "error", message ? message : "");
+}
+
+/* out: a new array of `shape` and `dtype` on like's device, by like's own framework (the exchange API's
+ * allocator, else the Python layer's allocate(like, shape, dtype)), opened as an operand. The new
+ * array is returned (owned by the caller) and out->obj points at it. */
+static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim, const int64_t *shape, int dtype,
+                                 const char *what, Py_ssize_t index, intptr_t stream)
+{
+    if (like->source == FROM_EXCHANGE && like->api->managed_tensor_allocator) {
+        DLTensor prototype = {0};
+        prototype.device.device_type = kDLCUDA;
+        prototype.device.device_id = like->device;
+        prototype.ndim = ndim;
+        prototype.dtype.code = DLPACK_CODE[dtype];
+        prototype.dtype.bits = (uint8_t)(DTYPE_SIZES[dtype] * 8);
+        prototype.dtype.lanes = 1;
+        prototype.shape = (int64_t *)shape;
+        DLManagedTensorVersioned *managed = NULL;
+        alloc_error_t error = {{0}};
+        if (like->api->managed_tensor_allocator(&prototype, &managed, &error, alloc_set_error) || !managed) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_RuntimeError, "out=None: the array's framework could not allocate the output: %s",
+                             error.message);
+            return NULL;
+        }
+        /* Read before the tensor changes hands: the new tensor owns the memory from then on. */
+        memset(out, 0, offsetof(operand_t, shape));
+        out->what = what;
+        out->index = index;
+        out->source = FROM_EXCHANGE;
+        out->api = like->api;
+        out->writable = 1;
+        out->dtype = dtype;
+        out->device = like->device;
+        out->ndim = ndim;
+        memcpy(out->shape, shape, sizeof(int64_t) * (size_t)ndim);
+        contiguous_strides(ndim, shape, out->strides);
+        out->data = (char *)managed->dl_tensor.data + managed->dl_tensor.byte_offset;
+        void *made = NULL;
+        if (like->api->managed_tensor_to_py_object_no_sync(managed, &made))
+            return NULL;
+        out->obj = made;
+        if (set_layout_count(out)) {
+            Py_DECREF((PyObject *)made);
+            return NULL;
+        }
+        return made;
+    }
+    if (!allocate_fn) {
+        PyErr_SetString(PyExc_RuntimeError, "elementwise._elementwise is not configured");
+        return NULL;
+    }
+    PyObject *shape_tuple = int64_tuple(ndim, shape);
+    PyObject *dtype_value = dtype ? PyLong_FromLong(dtype) : Py_NewRef(Py_None);
+    PyObject *made = shape_tuple && dtype_value
+                         ? PyObject_CallFunctionObjArgs(allocate_fn, like->obj, shape_tuple, dtype_value, NULL)
+                         : NULL;
+    Py_XDECREF(shape_tuple);
+    Py_XDECREF(dtype_value);
+    if (!made)
+        return NULL;
+    if (operand_open(out, made, what, index, 0, 1) || operand_export(out, stream)) {
+        operand_release(out);
+        Py_DECREF(made);
+        return NULL;
+    }
+    return made;
+}
+
+/* ---- what reaches the library ---- */
+
+enum { UNARY, BINARY, CAST, SCALE_ADD };
+
+typedef struct {
+    int family;
+    int op;
+    int out_dtype, in_dtype;
+    double alpha;
+    int n_inputs;
+} call_t;
+
+/* The arguments between the handle and the element count, in the C signatures' order. */
+static PyObject *head_args(const call_t *c)
+{
+    switch (c->family) {
+    case CAST: return Py_BuildValue("(ii)", c->out_dtype, c->in_dtype);
+    case SCALE_ADD: return Py_BuildValue("(id)", c->out_dtype, c->alpha);
+    default: return Py_BuildValue("(ii)", c->op, c->out_dtype);
+    }
+}
+
+/* (handle, the arguments before the element count) of an operation call, for the recorder. */
+static PyObject *front_args(ew_handle_t handle, const call_t *c)
+{
+    PyObject *head = head_args(c), *handle_value = pointer_object(handle);
+    PyObject *first = head && handle_value ? PyTuple_Pack(1, handle_value) : NULL;
+    PyObject *front = first ? PySequence_Concat(first, head) : NULL;
+    Py_XDECREF(head);
+    Py_XDECREF(handle_value);
+    Py_XDECREF(first);
+    return front;
+}
+
+/* Tests: recorder(name, args) answers in the library's place, args as the C call takes them (pointers
+ * as ints, NULL as None; shapes and lists as tuples), with a status, or (status, pointer) for a call
+ * that makes something (ew_kernel_create), the pointer then stored in *made. front and rest are
+ * stolen. -1 with an exception, else the status. */
+static int record_making(const char *name, PyObject *front, PyObject *rest, void **made)
+{
+    PyObject *args = front && rest ? PySequence_Concat(front, rest) : NULL;
+    PyObject *result = args ? PyObject_CallFunction(recorder, "sO", name, args) : NULL;
+    Py_XDECREF(front);
+    Py_XDECREF(rest);
+    Py_XDECREF(args);
+    if (!result)
+        return -1;
+    long status;
+    if (made && PyTuple_Check(result) && PyTuple_Size(result) == 2) {
+        status = PyLong_AsLong(PyTuple_GetItem(result, 0));
+        *made = PyLong_AsVoidPtr(PyTuple_GetItem(result, 1));
+    } else {
+        status = PyLong_AsLong(result);
+    }
+    Py_DECREF(result);
+    return PyErr_Occurred() ? -1 : (int)status;
+}
+
+static int record(const char *name, PyObject *front, PyObject *rest)
+{
+    return record_making(name, front, rest, NULL);
+}
+
+static int finish(int status, const char *name)
+{
+    if (status > 0)
+        raise_status(status, name);
+    return status ? -1 : 0;
+}
+
+static int call_flat(ew_handle_t h, const call_t *c, int64_t n, const operand_t *out, operand_t *const *in,
+                     intptr_t stream)
+{
+    static const char *const names[] = {"ew_unary", "ew_binary", "ew_cast", "ew_scale_add"};
+    const char *name = names[c->family];
+    ew_stream_t s = (ew_stream_t)stream;
+    void *o = out->data;
+    const void *x = in[0]->data, *y = c->n_inputs > 1 ? in[1]->data : NULL;
+    int status;
+    if (recorder) {
+        PyObject *rest = c->n_inputs > 1 ? Py_BuildValue("(LNNNn)", (long long)n, pointer_object(o), pointer_object(x),
+                                                         pointer_object(y), (Py_ssize_t)stream)
+                                         : Py_BuildValue("(LNNn)", (long long)n, pointer_object(o), pointer_object(x),
+                                                         (Py_ssize_t)stream);
+        status = record(name, front_args(h, c), rest);
+    } else {
+        switch (c->family) {
+        case UNARY: status = lib.ew_unary(h, c->op, c->out_dtype, n, o, x, s); break;
+        case BINARY: status = lib.ew_binary(h, c->op, c->out_dtype, n, o, x, y, s); break;
+        case CAST: status = lib.ew_cast(h, c->out_dtype, c->in_dtype, n, o, x, s); break;
+        default: status = lib.ew_scale_add(h, c->out_dtype, c->alpha, n, o, x, y, s); break;
+        }
+    }
+    return finish(status, name);
+}
+
+static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, operand_t *const *in,
+                        int64_t in_strides[][MAX_NDIM], intptr_t stream)
+{
+    static const char *const names[] = {"ew_unary_strided", "ew_binary_strided", "ew_cast_strided",
+                                        "ew_scale_add_strided"};
+    const char *name = names[c->family];
+    ew_stream_t s = (ew_stream_t)stream;
+    int nd = out->ndim;
+    const int64_t *shape = out->shape;
+    void *o = out->data;
+    const void *x = in[0]->data, *y = c->n_inputs > 1 ? in[1]->data : NULL;
+    int status;
+    if (recorder) {
+        PyObject *rest =
+            c->n_inputs > 1
+                ? Py_BuildValue("(iNNNNNNNn)", nd, int64_tuple(nd, shape), pointer_object(o), int64_tuple(nd, out->strides),
+                                pointer_object(x), int64_tuple(nd, in_strides[0]), pointer_object(y),
+                                int64_tuple(nd, in_strides[1]), (Py_ssize_t)stream)
+                : Py_BuildValue("(iNNNNNn)", nd, int64_tuple(nd, shape), pointer_object(o), int64_tuple(nd, out->strides),
+                                pointer_object(x), int64_tuple(nd, in_strides[0]), (Py_ssize_t)stream);
+        status = record(name, front_args(h, c), rest);
+        return finish(status, name);
+    }
+    switch (c->family) {
+    case UNARY:
+        if (!lib.ew_unary_strided)
+            break;
+        status = lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+        return finish(status, name);
+    case BINARY:
+        if (!lib.ew_binary_strided)
+            break;
+        status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], y,
+                                       in_strides[1], s);
+        return finish(status, name);
+    case CAST:
+        if (!lib.ew_cast_strided)
+            break;
+        status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+        return finish(status, name);
+    default:
+        if (!lib.ew_scale_add_strided)
+            break;
+        status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x, in_strides[0], y,
+                                          in_strides[1], s);
+        return finish(status, name);
+    }
+    not_implemented(name);
+    return -1;
+}
+
+/* An input's strides over the output's shape (NumPy's broadcasting): 0 along broadcast dimensions. */
+static int broadcast_strides(const operand_t *in, const operand_t *out, int64_t *strides)
+{
+    int lead = out->ndim - in->ndim;
+    if (lead < 0) {
+        PyObject *a = operand_shape(in), *b = operand_shape(out);
+        if (a && b)
+            operand_error(in, PyExc_ValueError, " ", "has shape %R, more dimensions than out's %R", a, b);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return -1;
+    }
+    for (int i = 0; i < lead; i++)
+        strides[i] = 0;
+    for (int i = 0; i < in->ndim; i++) {
+        int64_t extent = in->shape[i], target = out->shape[lead + i];
+        if (extent == target)
+            strides[lead + i] = extent != 1 ? in->strides[i] : 0;
+        else if (extent == 1)
+            strides[lead + i] = 0;
+        else {
+            PyObject *a = operand_shape(in), *b = operand_shape(out);
+            if (a && b)
+                operand_error(in, PyExc_ValueError, " ", "has shape %R, which does not broadcast to out's shape %R", a, b);
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* NumPy's broadcast of the inputs' shapes, for an output made here. */
+static int broadcast_shape(operand_t *const *in, int n, int *ndim, int64_t *shape)
+{
+    int nd = 0;
+    for (int k = 0; k < n; k++)
+        nd = in[k]->ndim > nd ? in[k]->ndim : nd;
+    for (int i = 0; i < nd; i++)
+        shape[i] = 1;
+    for (int k = 0; k < n; k++) {
+        int lead = nd - in[k]->ndim;
+        for (int i = 0; i < in[k]->ndim; i++) {
+            int64_t extent = in[k]->shape[i];
+            if (extent == 1)
+                continue;
+            if (shape[lead + i] != 1 && shape[lead + i] != extent) {
+                PyObject *parts = PyList_New(0);
+                for (int j = 0; parts && j < n; j++) {
+                    PyObject *name = operand_name(in[j]), *dims = operand_shape(in[j]);
+                    PyObject *part = name && dims ? PyUnicode_FromFormat("%U %R", name, dims) : NULL;
+                    if (!part || PyList_Append(parts, part))
+                        Py_CLEAR(parts);
+                    Py_XDECREF(name);
+                    Py_XDECREF(dims);
+                    Py_XDECREF(part);
+                }
+                PyObject *sep = PyUnicode_FromString(", ");
+                PyObject *joined = parts && sep ? PyUnicode_Join(sep, parts) : NULL;
+                if (joined)
+                    PyErr_Format(PyExc_ValueError, "shapes %U do not broadcast together (NumPy's rules)", joined);
+                Py_XDECREF(parts);
+                Py_XDECREF(sep);
+                Py_XDECREF(joined);
+                return -1;
+            }
+            shape[lead + i] = extent;
+        }
+    }
+    *ndim = nd;
+    return 0;
+}
+
+static int same_dtype(const operand_t *out, operand_t *const *in, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (in[k]->dtype != out->dtype)
+            return operand_error(in[k], PyExc_TypeError, " ", "is %s but %s is %s; convert with cast() first (or give "
+                                 "dtype=)", DTYPE_ENUM_NAMES[in[k]->dtype], "out", DTYPE_ENUM_NAMES[out->dtype]);
+    return 0;
+}
+
+static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}};
+
+/* One call: read the inputs (and out), pick the stream and export DLPack operands on it, make out when
+ * None, check dtypes and broadcasting, then the flat call when every operand is contiguous over one
+ * shape, else the strided one, whose layout rules are the library's. Returns out (new reference). */
+static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs, int requested, int alloc_dtype,
+                          PyObject *handle_obj, PyObject *stream_obj)
+{
+    operand_t in_ops[2], out_op;
+    operand_t *in[2] = {&in_ops[0], &in_ops[1]};
+    operand_t *all[3] = {NULL, NULL, NULL};
+    int opened = 0, out_opened = 0;
+    PyObject *result = NULL, *made = NULL;
+    intptr_t stream;
+    int n = c->n_inputs;
+    for (; opened < n; opened++) {
+        if (operand_open(in[opened], inputs[opened], INPUT_NAMES[c->family][opened], -1, requested, 0))
+            goto done;
+        all[opened + 1] = in[opened];
+    }
+    if (out_obj != Py_None) {
+        /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
+        if (operand_open(&out_op, out_obj, "out", -1, c->family == CAST ? alloc_dtype : requested, 1))
+            goto done;
+        out_opened = 1;
+        all[0] = &out_op;
+    }
+    if (resolve_stream(stream_obj, all, 3, &stream))
+        goto done;
+    for (int k = 0; k < n; k++)
+        if (operand_export(in[k], stream))
+            goto done;
+    if (out_opened) {
+        if (operand_export(&out_op, stream))
+            goto done;
+    } else {
+        int nd;
+        int64_t shape[MAX_NDIM];
+        if (broadcast_shape(in, n, &nd, shape))
+            goto done;
+        made = allocate_output(&out_op, in[0], nd, shape, alloc_dtype ? alloc_dtype : in[0]->dtype, "out", -1, stream);
+        if (!made)
+            goto done;
+        out_opened = 1;
+        all[0] = &out_op;
+    }
+    if (c->family == CAST) {
+        c->out_dtype = out_op.dtype;
+        c->in_dtype = in[0]->dtype;
+    } else {
+        if (same_dtype(&out_op, in, n))
+            goto done;
+        c->out_dtype = c->in_dtype = out_op.dtype;
+    }
+    ew_handle_t handle;
+    int device;
+    int flat = is_contiguous(&out_op);
+    int64_t strides[2][MAX_NDIM];
+    for (int k = 0; k < n; k++) {
+        if (broadcast_strides(in[k], &out_op, strides[k]))
+            goto done;
+        flat = flat && same_shape(in[k], &out_op) && is_contiguous(in[k]);
+    }
+    if (pick_handle(handle_obj, all, 3, &handle, &device))
+        goto done;
+    if (flat || out_op.count == 0 ? call_flat(handle, c, out_op.count, &out_op, in, stream)
+                                  : call_strided(handle, c, &out_op, in, strides, stream))
+        goto done;
+    result = made ? made : Py_NewRef(out_obj);
+    made = NULL;
+done:
+    for (int k = 0; k < opened; k++)
+        operand_release(in[k]);
+    if (out_opened)
+        operand_release(&out_op);
+    Py_XDECREF(made);
+    return result;
+}
+
+/* ---- argument parsing ---- */
+
+enum { KW_OUT, KW_STREAM, KW_DTYPE, KW_HANDLE, KW_IN_DTYPE, KW_OUT_DTYPE, KW_OUTS, KW_PARAMS, KW_COUNT };
+static const char *const KW_NAMES[KW_COUNT] = {"out", "stream", "dtype", "handle", "in_dtype", "out_dtype", "outs",
+                                               "params"};
+static PyObject *kw_strings[KW_COUNT];
+
+/* Keyword arguments into slots (Py_None when absent); allowed is a bit mask of the KW_ names. */
+static int parse_keywords(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          unsigned allowed, PyObject **slots)
+{
+    for (int k = 0; k < KW_COUNT; k++)
+        slots[k] = Py_None;
+    if (!kwnames)
+        return 0;
+    Py_ssize_t count = PyTuple_Size(kwnames);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *name = PyTuple_GetItem(kwnames, i);
+        int found = -1;
+        for (int k = 0; k < KW_COUNT && found < 0; k++)
+            if (name == kw_strings[k])
+                found = k;
+        for (int k = 0; k < KW_COUNT && found < 0; k++)
+            if (PyUnicode_Compare(name, kw_strings[k]) == 0)
+                found = k;
+        if (found < 0 || !(allowed & (1u << found))) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", function, name);
+            return -1;
+        }
+        slots[found] = args[nargs + i];
+    }
+    return 0;
+}
+
+static int optional_dtype(PyObject *value)
+{
+    return value == Py_None ? 0 : as_dtype(value);
+}
+
+/* old_form and new_form: "%s(...)" formats of the function's name. */
+static int deprecated(const char *function, const char *old_form, const char *new_form)
+{
+    char old_text[96], new_text[96];
+    snprintf(old_text, sizeof old_text, old_form, function);
+    snprintf(new_text, sizeof new_text, new_form, function);
+    return PyErr_WarnFormat(PyExc_DeprecationWarning, 1,
+                            "elementwise.%s, the output first, is deprecated; call elementwise.%s (inputs first, out= "
+                            "a keyword, as in NumPy, CuPy and PyTorch)", old_text, new_text);
+}
+
+static int wrong_count(const char *function, Py_ssize_t n_new, const char *new_form, Py_ssize_t nargs)
+{
+    char text[96];
+    snprintf(text, sizeof text, new_form, function);
+    PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments (%s) but %zd were given", function, n_new, text,
+                 nargs);
+    return -1;
+}
+
+static int is_list_like(PyObject *obj)
+{
+    return obj == Py_None || PyList_Check(obj) || PyTuple_Check(obj);
+}
+
+static int is_array_like(PyObject *obj)
+{
+    return obj == Py_None || has_attr(obj, s_cai) || has_attr(obj, s_dlpack);
+}
+
+static int op_value(PyObject *value, int *op)
+{
+    long v = PyLong_AsLong(value);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *op = (int)v;
+    return 0;
+}
+
+#define KW(name) (1u << KW_##name)
+#define OP_KEYWORDS (KW(OUT) | KW(STREAM) | KW(DTYPE) | KW(HANDLE))
+#define BATCHED_KEYWORDS (KW(OUTS) | KW(STREAM) | KW(DTYPE) | KW(HANDLE))
+
+/* The inputs and out of the new form (inputs..., out=) or of the deprecated one (out, inputs...). */
+static int split_out(const char *function, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t n_new, PyObject **slots,
+                     PyObject *const **inputs, const char *old_form, const char *new_form)
+{
+    /* Lists take outs= where single calls take out=. */
+    int slot = strstr(new_form, "outs=") ? KW_OUTS : KW_OUT;
+    if (nargs == n_new) {
+        *inputs = args;
+        return 0;
+    }
+    if (nargs == n_new + 1) {
+        if (slots[slot] != Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s() got %s both first and as %s=", function, KW_NAMES[slot],
+                         KW_NAMES[slot]);
+            return -1;
+        }
+        if (deprecated(function, old_form, new_form))
+            return -1;
+        slots[slot] = args[0];
+        *inputs = args + 1;
+        return 0;
+    }
+    return wrong_count(function, n_new, new_form, nargs);
+}
+
+static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *list_objs, int requested, int alloc_dtype,
+                             PyObject *handle_obj, PyObject *stream_obj);
+
+/* add, mul, relu and the op-taking unary/binary, one call or lists of them: (inputs..., out=) or the
+ * deprecated (out, inputs...); lists take outs=. */
+static PyObject *op_common(const char *function, int family, int op, int lists, PyObject *const *args,
+                           Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const old_forms[2][2] = {{"%s(out, x)", "%s(out, a, b)"}, {"%s(outs, xs)", "%s(outs, as_, bs)"}};
+    static const char *const new_forms[2][2] = {{"%s(x, out=out)", "%s(a, b, out=out)"},
+                                                {"%s(xs, outs=outs)", "%s(as_, bs, outs=outs)"}};
+    PyObject *slots[KW_COUNT];
+    PyObject *const *inputs;
+    int n = family == BINARY ? 2 : 1;
+    if (parse_keywords(function, args, nargs, kwnames, lists ? BATCHED_KEYWORDS : OP_KEYWORDS, slots) ||
+        split_out(function, args, nargs, n, slots, &inputs, old_forms[lists][n - 1], new_forms[lists][n - 1]))
+        return NULL;
+    int dtype = optional_dtype(slots[KW_DTYPE]);
+    if (!dtype && PyErr_Occurred())
+        return NULL;
+    call_t c = {family, op, 0, 0, 0.0, n};
+    return lists ? run_batched(&c, slots[KW_OUTS], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM])
+                 : run_call(&c, slots[KW_OUT], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+/* unary(op, ...) and binary(op, ...): the op first. */
+static PyObject *op_first(const char *function, int family, int lists, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    int op;
+    if (nargs < 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes the op first", function);
+        return NULL;
+    }
+    if (op_value(args[0], &op))
+        return NULL;
+    return op_common(function, family, op, lists, args + 1, nargs - 1, kwnames);
+}
+
+/* The entry points: METH_FASTCALL needs a function each. */
+#define OP_ENTRY(name, family, op, lists)                                                                   \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)  \
+    {                                                                                                        \
+        return op_common(#name, family, op, lists, args, nargs, kwnames);                                    \
+    }
+#define OP_FIRST_ENTRY(name, family, lists)                                                                 \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)  \
+    {                                                                                                        \
+        return op_first(#name, family, lists, args, nargs, kwnames);                                         \
+    }
+OP_ENTRY(add, BINARY, EW_OP_ADD, 0)
+OP_ENTRY(mul, BINARY, EW_OP_MUL, 0)
+OP_ENTRY(relu, UNARY, EW_OP_RELU, 0)
+OP_FIRST_ENTRY(binary, BINARY, 0)
+OP_FIRST_ENTRY(unary, UNARY, 0)
+OP_ENTRY(add_batched, BINARY, EW_OP_ADD, 1)
+OP_ENTRY(mul_batched, BINARY, EW_OP_MUL, 1)
+OP_ENTRY(relu_batched, UNARY, EW_OP_RELU, 1)
+OP_FIRST_ENTRY(binary_batched, BINARY, 1)
+OP_FIRST_ENTRY(unary_batched, UNARY, 1)
+
+static int alpha_value(PyObject *value, double *alpha)
+{
+    *alpha = PyFloat_AsDouble(value);
+    return *alpha == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *py_scale_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *slots[KW_COUNT];
+    if (parse_keywords("scale_add", args, nargs, kwnames, OP_KEYWORDS, slots))
+        return NULL;
+    PyObject *const *rest;
+    /* (alpha, a, b) or the deprecated (out, alpha, a, b) */
+    if (split_out("scale_add", args, nargs, 3, slots, &rest, "%s(out, alpha, a, b)", "%s(alpha, a, b, out=out)"))
+        return NULL;
+    call_t c = {SCALE_ADD, 0, 0, 0, 0.0, 2};
+    if (alpha_value(rest[0], &c.alpha))
+        return NULL;
+    int dtype = optional_dtype(slots[KW_DTYPE]);
+    if (!dtype && PyErr_Occurred())
+        return NULL;
+    return run_call(&c, slots[KW_OUT], rest + 1, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+/* cast(x, dtype, out=) and cast_batched(xs, dtype, outs=), or the deprecated (out, x, out_dtype=) forms,
+ * told apart by an array (a list) or None where the new form takes the dtype. */
+static PyObject *cast_common(const char *function, int lists, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *slots[KW_COUNT];
+    int slot = lists ? KW_OUTS : KW_OUT;
+    if (parse_keywords(function, args, nargs, kwnames,
+                       (lists ? BATCHED_KEYWORDS : OP_KEYWORDS) | KW(IN_DTYPE) | KW(OUT_DTYPE), slots))
+        return NULL;
+    PyObject *x, *target = slots[KW_DTYPE] != Py_None ? slots[KW_DTYPE] : slots[KW_OUT_DTYPE];
+    if (nargs == 2 && (lists ? is_list_like(args[1]) : is_array_like(args[1]))) {
+        if (slots[slot] != Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s() got %s both first and as %s=", function, KW_NAMES[slot], KW_NAMES[slot]);
+            return NULL;
+        }
+        if (deprecated(function, lists ? "%s(outs, xs)" : "%s(out, x)",
+                       lists ? "%s(xs, dtype, outs=outs)" : "%s(x, dtype, out=out)"))
+            return NULL;
+        slots[slot] = args[0];
+        x = args[1];
+    } else if (nargs == 1 || nargs == 2) {
+        x = args[0];
+        if (nargs == 2) {
+            if (target != Py_None) {
+                PyErr_Format(PyExc_TypeError, "%s() got the dtype both as an argument and as a keyword", function);
+                return NULL;
+            }
+            target = args[1];
+        }
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s() takes 2 positional arguments (x, dtype) but %zd were given", function,
+                     nargs);
+        return NULL;
+    }
+    int out_dtype = optional_dtype(target), in_dtype = optional_dtype(slots[KW_IN_DTYPE]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!out_dtype && slots[slot] == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s with %s=None needs the dtype to convert to (%s(x, dtype); the "
+                     "deprecated form: out_dtype=)", function, KW_NAMES[slot], function);
+        return NULL;
+    }
+    call_t c = {CAST, EW_OP_CAST, 0, 0, 0.0, 1};
+    return lists ? run_batched(&c, slots[slot], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM])
+                 : run_call(&c, slots[slot], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+static PyObject *py_cast(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return cast_common("cast", 0, args, nargs, kwnames);
+}
+
+/* ---- lists ---- */
+
+static const char *const LIST_NAMES[][2] = {{"xs"}, {"as_", "bs"}, {"xs"}, {"as_", "bs"}};
+
+static int call_batched(ew_handle_t h, const call_t *c, Py_ssize_t count, const int64_t *n, void **outs,
+                        const void **xs, const void **ys, intptr_t stream)
+{
+    static const char *const names[] = {"ew_unary_batched", "ew_binary_batched", "ew_cast_batched",
+                                        "ew_scale_add_batched"};
+    const char *name = names[c->family];
+    ew_stream_t s = (ew_stream_t)stream;
+    if (recorder) {
+        PyObject *lists[4] = {int64_tuple((int)count, n), PyTuple_New(count), PyTuple_New(count),
+                              c->n_inputs > 1 ? PyTuple_New(count) : NULL};
+        for (Py_ssize_t i = 0; i < count && lists[0] && lists[1] && lists[2]; i++) {
+            PyTuple_SetItem(lists[1], i, pointer_object(outs[i]));
+            PyTuple_SetItem(lists[2], i, pointer_object(xs[i]));
+            if (lists[3])
+                PyTuple_SetItem(lists[3], i, pointer_object(ys[i]));
+        }
+        PyObject *rest = c->n_inputs > 1 ? Py_BuildValue("(nNNNNn)", count, lists[0], lists[1], lists[2], lists[3],
+                                                         (Py_ssize_t)stream)
+                                         : Py_BuildValue("(nNNNn)", count, lists[0], lists[1], lists[2], (Py_ssize_t)stream);
+        return finish(record(name, front_args(h, c), rest), name);
+    }
+    switch (c->family) {
+    case UNARY:
+        if (!lib.ew_unary_batched)
+            break;
+        return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
+    case BINARY:
+        if (!lib.ew_binary_batched)
+            break;
+        return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
+    case CAST:
+        if (!lib.ew_cast_batched)
+            break;
+        return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
+    default:
+        if (!lib.ew_scale_add_batched)
+            break;
+        return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
+    }
+    not_implemented(name);
+    return -1;
+}
+
+/* One list entry: out and inputs of one shape, contiguous, on the call's device, of the first entry's dtypes. */
+static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, const int *dtypes, int device)
+{
+    const operand_t *out = entry[0];
+    for (int k = 0; k < 1 + n_lists; k++) {
+        const operand_t *op = entry[k];
+        if (!same_shape(op, out)) {
+            PyObject *a = operand_shape(op), *b = operand_shape(out), *name = operand_name(out);
+            if (a && b && name)
+                operand_error(op, PyExc_ValueError, " ", "has shape %R but %U has %R; list entries are not broadcast", a,
+                              name, b);
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_XDECREF(name);
+            return -1;
+        }
+        if (!is_contiguous(op)) {
+            PyObject *strides = int64_tuple(op->ndim, op->strides);
+            if (strides)
+                operand_error(op, PyExc_ValueError, " ", "is not contiguous (strides %R in elements); the list calls take "
+                              "contiguous arrays: make a call per strided view instead", strides);
+            Py_XDECREF(strides);
+            return -1;
+        }
+        if (op->device >= 0 && op->device != device)
+            return operand_error(op, PyExc_ValueError, " ", "is on device %d but the call runs on device %d", op->device,
+                                 device);
+    }
+    if (c->family != CAST && same_dtype(out, entry + 1, n_lists))
+        return -1;
+    for (int k = 0; k < 1 + n_lists; k++) {
+        int expected = dtypes[k == 0 ? 0 : 1];
+        if (entry[k]->dtype != expected)
+            return operand_error(entry[k], PyExc_TypeError, " ", "is %s but the first entry's is %s; one list call "
+                                 "takes one dtype%s", DTYPE_ENUM_NAMES[entry[k]->dtype], DTYPE_ENUM_NAMES[expected],
+                                 c->family == CAST ? " pair" : "");
+    }
+    return 0;
+}
+
+/* Lists: entry i is exactly the flat call on outs[i] and the inputs' i-th arrays, all in one launch.
+ * Entries are contiguous, of one shape each (no broadcasting), one dtype (pair) for the list. The
+ * stream is chosen from the first entry; later entries naming another one are refused. */
+static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *list_objs, int requested, int alloc_dtype,
+                             PyObject *handle_obj, PyObject *stream_obj)
+{
+    int n_lists = c->n_inputs;
+    PyObject *lists[2] = {NULL, NULL}, *outs = NULL, *results = NULL;
+    int64_t *counts = NULL;
+    void **pointers = NULL;
+    PyObject *answer = NULL;
+    for (int k = 0; k < n_lists; k++)
+        if (!(lists[k] = PySequence_Tuple(list_objs[k])))
+            goto done;
+    Py_ssize_t count = PyTuple_Size(lists[0]);
+    for (int k = 1; k < n_lists; k++)
+        if (PyTuple_Size(lists[k]) != count) {
+            PyErr_Format(PyExc_ValueError, "%s has %zd entries but %s has %zd", LIST_NAMES[c->family][k],
+                         PyTuple_Size(lists[k]), LIST_NAMES[c->family][0], count);
+            goto done;
+        }
+    if (outs_obj != Py_None) {
+        if (!(outs = PySequence_Tuple(outs_obj)))
+            goto done;
+        if (PyTuple_Size(outs) != count) {
+            PyErr_Format(PyExc_ValueError, "outs has %zd entries but %s has %zd", PyTuple_Size(outs),
+                         LIST_NAMES[c->family][0], count);
+            goto done;
+        }
+    }
+    if (!(results = PyList_New(count)))
+        goto done;
+    counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
+    pointers = PyMem_Malloc(sizeof(void *) * (size_t)(count ? count : 1) * 3);
+    if (!counts || !pointers) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    operand_t ops[3];
+    intptr_t stream = 0;
+    int dtypes[2] = {0, 0};
+    if (!count) { /* nothing runs; the library still checks the handle and the dtypes */
+        dtypes[0] = alloc_dtype ? alloc_dtype : requested ? requested : EW_F32;
+        dtypes[1] = requested ? requested : dtypes[0];
+    }
+    ew_handle_t handle = NULL;
+    int device = -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int opened = 0, out_open = 0, ok = 0;
+        operand_t *entry[3] = {NULL, NULL, NULL}; /* out, inputs */
+        PyObject *given = outs ? PyTuple_GetItem(outs, i) : Py_None, *made = NULL;
+        for (; opened < n_lists; opened++) {
+            if (operand_open(&ops[1 + opened], PyTuple_GetItem(lists[opened], i), LIST_NAMES[c->family][opened], i,
+                             requested, 0))
+                goto entry_done;
+            entry[1 + opened] = &ops[1 + opened];
+        }
+        if (given != Py_None) {
+            if (operand_open(&ops[0], given, "outs", i, c->family == CAST ? alloc_dtype : requested, 1))
+                goto entry_done;
+            out_open = 1;
+            entry[0] = &ops[0];
+        }
+        if (i == 0 && resolve_stream(stream_obj, entry, 3, &stream))
+            goto entry_done;
+        for (int k = 0; k < 3; k++)
+            if (entry[k] && (check_stream(entry[k], stream_obj, stream) || operand_export(entry[k], stream)))
+                goto entry_done;
+        if (given == Py_None) {
+            made = allocate_output(&ops[0], entry[1], entry[1]->ndim, entry[1]->shape,
+                                   alloc_dtype ? alloc_dtype : entry[1]->dtype, "outs", i, stream);
+            if (!made)
+                goto entry_done;
+            out_open = 1;
+            entry[0] = &ops[0];
+        }
+        if (i == 0) {
+            dtypes[0] = ops[0].dtype;
+            dtypes[1] = ops[1].dtype;
+            if (pick_handle(handle_obj, entry, 3, &handle, &device))
+                goto entry_done;
+        }
+        if (check_entry(c, entry, n_lists, dtypes, device))
+            goto entry_done;
+        counts[i] = ops[0].count;
+        pointers[i] = ops[0].data;
+        pointers[count + i] = ops[1].data;
+        pointers[2 * count + i] = n_lists > 1 ? ops[2].data : NULL;
+        PyList_SetItem(results, i, made ? made : Py_NewRef(given));
+        made = NULL;
+        ok = 1;
+    entry_done:
+        if (out_open)
+            operand_release(&ops[0]);
+        for (int k = 0; k < opened; k++)
+            operand_release(&ops[1 + k]);
+        Py_XDECREF(made);
+        if (!ok)
+            goto done;
+    }
+    if (!count && pick_handle(handle_obj, NULL, 0, &handle, &device))
+        goto done;
+    c->out_dtype = dtypes[0];
+    c->in_dtype = dtypes[1];
+    if (call_batched(handle, c, count, counts, pointers, (const void **)pointers + count,
+                     (const void **)pointers + 2 * count, stream))
+        goto done;
+    answer = results;
+    results = NULL;
+done:
+    Py_XDECREF(lists[0]);
+    Py_XDECREF(lists[1]);
+    Py_XDECREF(outs);
+    Py_XDECREF(results);
+    PyMem_Free(counts);
+    PyMem_Free(pointers);
+    return answer;
+}
+
+static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *slots[KW_COUNT];
+    PyObject *const *rest;
+    if (parse_keywords("scale_add_batched", args, nargs, kwnames, BATCHED_KEYWORDS, slots) ||
+        split_out("scale_add_batched", args, nargs, 3, slots, &rest, "%s(outs, alpha, as_, bs)",
+                   "%s(alpha, as_, bs, outs=outs)"))
+        return NULL;
+    call_t c = {SCALE_ADD, 0, 0, 0, 0.0, 2};
+    if (alpha_value(rest[0], &c.alpha))
+        return NULL;
+    int dtype = optional_dtype(slots[KW_DTYPE]);
+    if (!dtype && PyErr_Occurred())
+        return NULL;
+    return run_batched(&c, slots[KW_OUTS], rest + 1, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+static PyObject *py_cast_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return cast_common("cast_batched", 1, args, nargs, kwnames);
+}
+
+/* ---- user-defined kernels ---- */
+
+static int attr_int(PyObject *obj, PyObject *name, long *value)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (!v)
+        return -1;
+    *value = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* kernel_launch(kernel, *inputs, out=None, params=(), stream=None): out[i] = body(inputs..., params) for
+ * every index of out, the inputs broadcast to out's shape; out None: made like the first input, of the
+ * inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
+ * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count. */
+static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *slots[KW_COUNT];
+    if (parse_keywords("Kernel.__call__", args, nargs, kwnames, KW(OUT) | KW(STREAM) | KW(PARAMS), slots))
+        return NULL;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "kernel_launch() takes the kernel first");
+        return NULL;
+    }
+    PyObject *kernel = args[0];
+    long out_dtype, n_params;
+    if (attr_int(kernel, s_out_dtype, &out_dtype) || attr_int(kernel, s_n_params, &n_params))
+        return NULL;
+    PyObject *in_dtypes = PyObject_GetAttr(kernel, s_in_dtypes);
+    if (!in_dtypes)
+        return NULL;
+    Py_ssize_t n_inputs = PyTuple_Check(in_dtypes) ? PyTuple_Size(in_dtypes) : -1;
+    int expected[MAX_INPUTS];
+    for (Py_ssize_t k = 0; k < n_inputs && k < MAX_INPUTS; k++)
+        expected[k] = (int)PyLong_AsLong(PyTuple_GetItem(in_dtypes, k));
+    Py_DECREF(in_dtypes);
+    if (n_inputs < 1 || n_inputs > MAX_INPUTS || PyErr_Occurred()) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "the kernel's in_dtypes are not 1 to 4 dtypes");
+        return NULL;
+    }
+    PyObject *const *inputs = args + 1;
+    Py_ssize_t given = nargs - 1;
+    if (given == n_inputs + 1) {
+        if (slots[KW_OUT] != Py_None) {
+            PyErr_SetString(PyExc_TypeError, "the kernel got out both first and as out=");
+            return NULL;
+        }
+        if (deprecated("Kernel", "%s(...)(out, *inputs)", "%s(...)(*inputs, out=out)"))
+            return NULL;
+        slots[KW_OUT] = inputs[0];
+        inputs++;
+        given--;
+    }
+    if (given != n_inputs) {
+        PyErr_Format(PyExc_TypeError, "the kernel takes %zd inputs, %zd given", n_inputs, given);
+        return NULL;
+    }
+    double params[8];
+    PyObject *param_tuple = slots[KW_PARAMS] == Py_None ? Py_NewRef(empty_tuple) : PySequence_Tuple(slots[KW_PARAMS]);
+    if (!param_tuple)
+        return NULL;
+    Py_ssize_t n_given = PyTuple_Size(param_tuple);
+    if (n_given != n_params || n_given > 8) {
+        Py_DECREF(param_tuple);
+        PyErr_Format(PyExc_TypeError, "the kernel takes %ld params, %zd given", n_params, n_given);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < n_given; k++)
+        params[k] = PyFloat_AsDouble(PyTuple_GetItem(param_tuple, k));
+    Py_DECREF(param_tuple);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *raw = PyObject_GetAttr(kernel, s_ptr_attr);
+    if (!raw)
+        return NULL;
+    if (raw == Py_None) {
+        Py_DECREF(raw);
+        PyErr_SetString(PyExc_ValueError, "the kernel is closed");
+        return NULL;
+    }
+    ew_kernel_t k_raw = PyLong_AsVoidPtr(raw);
+    Py_DECREF(raw);
+    if (PyErr_Occurred())
+        return NULL;
+
+    static const char *const names[] = {"in0", "in1", "in2", "in3"};
+    operand_t in_ops[MAX_INPUTS], out_op;
+    operand_t *all[1 + MAX_INPUTS] = {NULL};
+    int opened = 0, out_opened = 0;
+    PyObject *result = NULL, *made = NULL, *out_obj = slots[KW_OUT];
+    intptr_t stream;
+    for (; opened < n_inputs; opened++) {
+        if (operand_open(&in_ops[opened], inputs[opened], names[opened], -1, 0, 0))
+            goto done;
+        all[1 + opened] = &in_ops[opened];
+    }
+    if (out_obj != Py_None) {
+        if (operand_open(&out_op, out_obj, "out", -1, 0, 1))
+            goto done;
+        out_opened = 1;
+        all[0] = &out_op;
+    }
+    if (resolve_stream(slots[KW_STREAM], all, 1 + (int)n_inputs, &stream))
+        goto done;
+    for (int k = 0; k < n_inputs; k++)
+        if (operand_export(&in_ops[k], stream))
+            goto done;
+    for (int k = 0; k < n_inputs; k++)
+        if (in_ops[k].dtype != expected[k]) {
+            operand_error(&in_ops[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
+                          DTYPE_ENUM_NAMES[in_ops[k].dtype], DTYPE_ENUM_NAMES[expected[k]]);
+            goto done;
+        }
+    if (out_opened) {
+        if (operand_export(&out_op, stream))
+            goto done;
+    } else {
+        int nd;
+        int64_t shape[MAX_NDIM];
+        operand_t *ins[MAX_INPUTS];
+        for (int k = 0; k < n_inputs; k++)
+            ins[k] = &in_ops[k];
+        if (broadcast_shape(ins, (int)n_inputs, &nd, shape))
+            goto done;
+        made = allocate_output(&out_op, &in_ops[0], nd, shape, (int)out_dtype, "out", -1, stream);
+        if (!made)
+            goto done;
+        out_opened = 1;
+        all[0] = &out_op;
+    }
+    if (out_op.dtype != out_dtype) {
+        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s", DTYPE_ENUM_NAMES[out_op.dtype],
+                      DTYPE_ENUM_NAMES[out_dtype]);
+        goto done;
+    }
+    int64_t strides[MAX_INPUTS][MAX_NDIM];
+    const int64_t *stride_ptrs[MAX_INPUTS];
+    const void *pointers[MAX_INPUTS];
+    int flat = is_contiguous(&out_op);
+    for (int k = 0; k < n_inputs; k++) {
+        if (broadcast_strides(&in_ops[k], &out_op, strides[k]))
+            goto done;
+        flat = flat && same_shape(&in_ops[k], &out_op) && is_contiguous(&in_ops[k]);
+        stride_ptrs[k] = strides[k];
+        pointers[k] = in_ops[k].data;
+    }
+    /* The kernel runs on its handle's device: every operand must be there. */
+    PyObject *handle_obj = PyObject_GetAttrString(kernel, "_handle");
+    if (!handle_obj)
+        goto done;
+    ew_handle_t unused;
+    int device;
+    int picked = pick_handle(handle_obj, all, 1 + (int)n_inputs, &unused, &device);
+    Py_DECREF(handle_obj);
+    if (picked)
+        goto done;
+    int status;
+    const char *name = flat || out_op.count == 0 ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    if (recorder) {
+        PyObject *ptrs = PyTuple_New(n_inputs), *param_values = PyTuple_New(n_params), *rest = NULL;
+        for (Py_ssize_t k = 0; ptrs && k < n_inputs; k++)
+            PyTuple_SetItem(ptrs, k, pointer_object(pointers[k]));
+        for (Py_ssize_t k = 0; param_values && k < n_params; k++)
+            PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
+        if (flat || out_op.count == 0) {
+            rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out_op.count, pointer_object(out_op.data),
+                                 ptrs, param_values, (Py_ssize_t)stream);
+        } else {
+            PyObject *in_strides = PyTuple_New(n_inputs);
+            for (Py_ssize_t k = 0; in_strides && k < n_inputs; k++)
+                PyTuple_SetItem(in_strides, k, int64_tuple(out_op.ndim, strides[k]));
+            rest = Py_BuildValue("(NiNNNNNNn)", pointer_object(k_raw), out_op.ndim, operand_shape(&out_op),
+                                 pointer_object(out_op.data), int64_tuple(out_op.ndim, out_op.strides), ptrs, in_strides,
+                                 param_values, (Py_ssize_t)stream);
+        }
+        status = record(name, PyTuple_New(0), rest);
+    } else if (flat || out_op.count == 0) {
+        if (!lib.ew_kernel_launch) {
+            not_implemented(name);
+            goto done;
+        }
+        status = lib.ew_kernel_launch(k_raw, out_op.count, out_op.data, pointers, n_params ? params : NULL,
+                                      (ew_stream_t)stream);
+    } else {
+        if (!lib.ew_kernel_launch_strided) {
+            not_implemented(name);
+            goto done;
+        }
+        status = lib.ew_kernel_launch_strided(k_raw, out_op.ndim, out_op.shape, out_op.data, out_op.strides, pointers,
+                                              stride_ptrs, n_params ? params : NULL, (ew_stream_t)stream);
+    }
+    if (finish(status, name))
+        goto done;
+    result = made ? made : Py_NewRef(out_obj);
+    made = NULL;
+done:
+    for (int k = 0; k < opened; k++)
+        operand_release(&in_ops[k]);
+    if (out_opened)
+        operand_release(&out_op);
+    Py_XDECREF(made);
+    return result;
+}
+
+static PyObject *py_kernel_create(PyObject *self, PyObject *args)
+{
+    PyObject *handle_obj, *in_dtypes;
+    const char *source;
+    int out_dtype, n_params;
+    if (!PyArg_ParseTuple(args, "OyiOi", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params))
+        return NULL;
+    if (!lib.ew_kernel_create)
+        return not_implemented("ew_kernel_create");
+    PyObject *dtypes = PySequence_Tuple(in_dtypes);
+    if (!dtypes)
+        return NULL;
+    Py_ssize_t n = PyTuple_Size(dtypes);
+    ew_dtype_t values[16];
+    for (Py_ssize_t k = 0; k < n && k < 16; k++)
+        values[k] = (ew_dtype_t)PyLong_AsLong(PyTuple_GetItem(dtypes, k));
+    Py_DECREF(dtypes);
+    if (PyErr_Occurred())
+        return NULL;
+    ew_handle_t handle;
+    PyObject *raw = PyObject_GetAttr(handle_obj, s_ptr_attr);
+    if (!raw)
+        return NULL;
+    if (raw == Py_None) {
+        Py_DECREF(raw);
+        PyErr_SetString(PyExc_ValueError, "the handle is closed");
+        return NULL;
+    }
+    handle = PyLong_AsVoidPtr(raw);
+    Py_DECREF(raw);
+    ew_kernel_t kernel = NULL;
+    int status;
+    if (recorder) {
+        PyObject *list = PyTuple_New(n < 16 ? n : 16);
+        for (Py_ssize_t k = 0; list && k < n && k < 16; k++)
+            PyTuple_SetItem(list, k, PyLong_FromLong(values[k]));
+        void *made = NULL;
+        status = record_making("ew_kernel_create", Py_BuildValue("(N)", pointer_object(handle)),
+                               Py_BuildValue("(yinNi)", source, out_dtype, n, list, n_params), &made);
+        kernel = made;
+    } else {
+        status = lib.ew_kernel_create(handle, source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, &kernel);
+    }
+    if (finish(status, "ew_kernel_create"))
+        return NULL;
+    return pointer_object(kernel);
+}
+
+static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
+{
+    void *kernel = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!lib.ew_kernel_destroy)
+        return not_implemented("ew_kernel_destroy");
+    int status = recorder ? record("ew_kernel_destroy", PyTuple_New(0), Py_BuildValue("(N)", pointer_object(kernel)))
+                          : (int)lib.ew_kernel_destroy(kernel);
+    if (finish(status, "ew_kernel_destroy"))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- handles and the small calls ---- */
+
+static PyObject *py_handle_create(PyObject *self, PyObject *arg)
+{
+    int device = (int)PyLong_AsLong(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    ew_handle_t handle = NULL;
+    if (finish(lib.ew_handle_create(device, &handle), "ew_handle_create"))
+        return NULL;
+    return PyLong_FromVoidPtr(handle);
+}
+
+static PyObject *py_handle_destroy(PyObject *self, PyObject *arg)
+{
+    void *handle = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    for (int d = 0; d < MAX_DEVICES; d++)
+        if (handle && default_handles[d] == handle) {
+            PyErr_SetString(PyExc_ValueError, "a default handle lives as long as the process");
+            return NULL;
+        }
+    if (finish(lib.ew_handle_destroy(handle), "ew_handle_destroy"))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* handle_get(handle, what): what 0 device, 1 SM count, 2 max threads per SM. */
+static PyObject *py_handle_get(PyObject *self, PyObject *args)
+{
+    PyObject *raw;
+    int what;
+    if (!PyArg_ParseTuple(args, "Oi", &raw, &what))
+        return NULL;
+    void *handle = raw == Py_None ? NULL : PyLong_AsVoidPtr(raw);
+    if (PyErr_Occurred())
+        return NULL;
+    static const char *const names[] = {"ew_handle_get_device", "ew_handle_get_sm_count",
+                                        "ew_handle_get_max_threads_per_sm"};
+    int value = 0, status;
+    switch (what) {
+    case 0: status = lib.ew_handle_get_device(handle, &value); break;
+    case 1: status = lib.ew_handle_get_sm_count(handle, &value); break;
+    default: what = 2; status = lib.ew_handle_get_max_threads_per_sm(handle, &value); break;
+    }
+    if (finish(status, names[what]))
+        return NULL;
+    return PyLong_FromLong(value);
+}
+
+static PyObject *py_default_handle(PyObject *self, PyObject *arg)
+{
+    int device = (int)PyLong_AsLong(arg);
+    ew_handle_t handle;
+    if (PyErr_Occurred() || default_handle(device, &handle))
+        return NULL;
+    return PyLong_FromVoidPtr(handle);
+}
+
+static PyObject *py_as_dtype(PyObject *self, PyObject *arg)
+{
+    int dtype = as_dtype(arg);
+    return dtype ? PyLong_FromLong(dtype) : NULL;
+}
+
+static PyObject *py_version(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromUnsignedLong(lib.ew_get_version());
+}
+
+static PyObject *py_last_error_message(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_DecodeUTF8(lib.ew_get_last_error_message(), (Py_ssize_t)strlen(lib.ew_get_last_error_message()),
+                                "replace");
+}
+
+static PyObject *py_status_string(PyObject *self, PyObject *arg)
+{
+    int status = (int)PyLong_AsLong(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(lib.ew_status_string(status));
+}
+
+static PyObject *py_dtype_name(PyObject *self, PyObject *arg)
+{
+    int dtype = as_dtype(arg);
+    return dtype ? PyUnicode_FromString(lib.ew_dtype_name(dtype)) : NULL;
+}
+
+static PyObject *py_dtype_size(PyObject *self, PyObject *arg)
+{
+    int dtype = as_dtype(arg);
+    return dtype ? PyLong_FromSize_t(lib.ew_dtype_size(dtype)) : NULL;
+}
+
+static PyObject *py_is_supported(PyObject *self, PyObject *args)
+{
+    int op, out, in;
+    if (!PyArg_ParseTuple(args, "iii", &op, &out, &in))
+        return NULL;
+    return PyBool_FromLong(lib.ew_is_supported(op, out, in));
+}
+
+static PyObject *py_has_function(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
+    if (!name)
+        return NULL;
+#define HAS(fn, required) if (strcmp(name, #fn) == 0) return PyBool_FromLong(lib.fn != NULL);
+    LIBRARY_FUNCTIONS(HAS)
+#undef HAS
+    Py_RETURN_FALSE;
+}
+
+/* describe(obj, dtype=None, writable=False, stream=None): how an array is read, for tests and
+ * debugging: (dtype, shape, strides in elements, pointer, stream named or None, device or None). */
+static PyObject *py_describe(PyObject *self, PyObject *args)
+{
+    PyObject *obj, *dtype_obj = Py_None, *stream_obj = Py_None;
+    int writable = 0;
+    if (!PyArg_ParseTuple(args, "O|OpO", &obj, &dtype_obj, &writable, &stream_obj))
+        return NULL;
+    int requested = optional_dtype(dtype_obj);
+    if (PyErr_Occurred())
+        return NULL;
+    operand_t op;
+    operand_t *ops[1] = {&op};
+    intptr_t stream;
+    PyObject *result = NULL;
+    if (operand_open(&op, obj, writable ? "out" : "x", -1, requested, writable))
+        return NULL;
+    if (!resolve_stream(stream_obj, ops, 1, &stream) && !operand_export(&op, stream)) {
+        PyObject *named = op.has_stream ? PyLong_FromVoidPtr((void *)op.stream) : Py_NewRef(Py_None);
+        PyObject *device = op.device >= 0 ? PyLong_FromLong(op.device) : Py_NewRef(Py_None);
+        result = Py_BuildValue("(iNNNNN)", op.dtype, operand_shape(&op), int64_tuple(op.ndim, op.strides),
+                               pointer_object(op.data), named, device);
+    }
+    operand_release(&op);
+    return result;
+}
+
+/* resolve_stream(stream, *arrays): the stream a call on these arrays queues on. */
+static PyObject *py_resolve_stream(PyObject *self, PyObject *args)
+{
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 1 || n > 9) {
+        PyErr_SetString(PyExc_TypeError, "resolve_stream(stream, *arrays): 0 to 8 arrays");
+        return NULL;
+    }
+    operand_t ops[8];
+    operand_t *list[8];
+    int opened = 0;
+    intptr_t stream;
+    PyObject *result = NULL;
+    for (; opened < n - 1; opened++) {
+        if (operand_open(&ops[opened], PyTuple_GetItem(args, opened + 1), "x", opened, 0, 0))
+            goto done;
+        list[opened] = &ops[opened];
+    }
+    if (!resolve_stream(PyTuple_GetItem(args, 0), list, opened, &stream))
+        result = PyLong_FromVoidPtr((void *)stream);
+done:
+    for (int k = 0; k < opened; k++)
+        operand_release(&ops[k]);
+    return result;
+}
+
+static PyObject *py_set_recorder(PyObject *self, PyObject *arg)
+{
+    PyObject *old = recorder;
+    recorder = arg == Py_None ? NULL : Py_NewRef(arg);
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_configure(PyObject *self, PyObject *args)
+{
+    PyObject *error, *allocate;
+    if (!PyArg_ParseTuple(args, "OO", &error, &allocate))
+        return NULL;
+    Py_XDECREF(error_class);
+    Py_XDECREF(allocate_fn);
+    error_class = Py_NewRef(error);
+    allocate_fn = Py_NewRef(allocate);
+    Py_RETURN_NONE;
+}
+
+/* load(path): dlopen the library and bind its functions; those added after 1.0 may be missing.
+ * OSError when it cannot be loaded, ImportError when it is not a libelementwise 1.x. */
+static PyObject *py_load(PyObject *self, PyObject *arg)
+{
+    PyObject *encoded = PyUnicode_EncodeFSDefault(arg);
+    if (!encoded)
+        return NULL;
+    const char *path = PyBytes_AsString(encoded);
+    void *handle = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!handle) {
+        if (path)
+            PyErr_Format(PyExc_OSError, "%s", dlerror());
+        Py_DECREF(encoded);
+        return NULL;
+    }
+#define BIND(fn, required)                                                                                  \
+    lib.fn = (__typeof__(lib.fn))dlsym(handle, #fn);                                                        \
+    if (required && !lib.fn) {                                                                              \
+        PyErr_Format(PyExc_ImportError, "%s has no %s: not a libelementwise 1.x", path, #fn);              \
+        memset(&lib, 0, sizeof lib);                                                                         \
+        dlclose(handle);                                                                                    \
+        Py_DECREF(encoded);                                                                                 \
+        return NULL;                                                                                        \
+    }
+    LIBRARY_FUNCTIONS(BIND)
+#undef BIND
+    Py_DECREF(encoded);
+    if (lib.ew_get_version() / 10000 != EW_VERSION_MAJOR) {
+        unsigned version = lib.ew_get_version();
+        memset(&lib, 0, sizeof lib);
+        dlclose(handle);
+        return PyErr_Format(PyExc_ImportError, "%U is version %u; this binding needs %d.x", arg, version,
+                            EW_VERSION_MAJOR);
+    }
+    lib_handle = handle;
+    return PyLong_FromUnsignedLong(lib.ew_get_version());
+}
+
+#define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, doc}
+
+static PyMethodDef methods[] = {
+    FAST(add, "add(a, b, *, out=None, stream=None, dtype=None, handle=None)"),
+    FAST(mul, "mul(a, b, *, out=None, stream=None, dtype=None, handle=None)"),
+    FAST(relu, "relu(x, *, out=None, stream=None, dtype=None, handle=None)"),
+    FAST(cast, "cast(x, dtype, *, out=None, stream=None, in_dtype=None, handle=None)"),
+    FAST(scale_add, "scale_add(alpha, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
+    FAST(unary, "unary(op, x, *, out=None, stream=None, dtype=None, handle=None)"),
+    FAST(binary, "binary(op, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
+    FAST(add_batched, "add_batched(as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(mul_batched, "mul_batched(as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(relu_batched, "relu_batched(xs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(cast_batched, "cast_batched(xs, dtype, *, outs=None, stream=None, in_dtype=None, handle=None)"),
+    FAST(scale_add_batched, "scale_add_batched(alpha, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(unary_batched, "unary_batched(op, xs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(binary_batched, "binary_batched(op, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(kernel_launch, "kernel_launch(kernel, *inputs, out=None, params=(), stream=None)"),
+    {"kernel_create", py_kernel_create, METH_VARARGS, "kernel_create(handle, source, out_dtype, in_dtypes, n_params)"},
+    {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},
+    {"handle_create", py_handle_create, METH_O, "handle_create(device) -> the raw handle"},
+    {"handle_destroy", py_handle_destroy, METH_O, "handle_destroy(raw)"},
+    {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 0 device, 1 SM count, 2 threads per SM"},
+    {"default_handle", py_default_handle, METH_O, "default_handle(device) -> the raw default handle of device"},
+    {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
+    {"version", py_version, METH_NOARGS, "ew_get_version()"},
+    {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
+    {"status_string", py_status_string, METH_O, "ew_status_string(status)"},
+    {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},
+    {"dtype_size", py_dtype_size, METH_O, "ew_dtype_size(dtype)"},
+    {"is_supported", py_is_supported, METH_VARARGS, "ew_is_supported(op, out_dtype, in_dtype)"},
+    {"has_function", py_has_function, METH_O, "has_function(name): whether the loaded library has it"},
+    {"describe", py_describe, METH_VARARGS, "describe(obj, dtype=None, writable=False, stream=None)"},
+    {"resolve_stream", py_resolve_stream, METH_VARARGS, "resolve_stream(stream, *arrays)"},
+    {"set_recorder", py_set_recorder, METH_O, "set_recorder(callable or None): tests"},
+    {"configure", py_configure, METH_VARARGS, "configure(ElementwiseError, allocate)"},
+    {"load", py_load, METH_O, "load(path) -> the library's version"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_elementwise",
+                                    "The compiled half of the elementwise package (see elementwise).", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__elementwise(void)
+{
+    PyObject **strings[] = {&s_cai, &s_dlpack, &s_dlpack_device, &s_exchange, &s_dtype, &s_name, &s_ptr_attr,
+                            &s_device, &s_id, &s_index, &s_cuda_stream, &s_ptr, &s_handle, &s_value, &s_stream_protocol,
+                            &s_stream, &s_max_version, &s_copy, &s_typestr, &s_shape, &s_strides, &s_data, &s_mask,
+                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params};
+    const char *texts[] = {"__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
+                           "dtype", "name", "_ptr", "device", "id", "index", "cuda_stream", "ptr", "handle", "value",
+                           "__cuda_stream__", "stream", "max_version", "copy", "typestr", "shape", "strides", "data",
+                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params"};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (!(*strings[i] = PyUnicode_InternFromString(texts[i])))
+            return NULL;
+    for (int k = 0; k < KW_COUNT; k++)
+        if (!(kw_strings[k] = PyUnicode_InternFromString(KW_NAMES[k])))
+            return NULL;
+    /* The newest DLPack this reads: 1.x, any minor. */
+    if (!(max_version_value = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)))
+        return NULL;
+    if (!(empty_tuple = PyTuple_New(0)))
+        return NULL;
+    return PyModule_Create(&module);
+}

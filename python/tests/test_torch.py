@@ -341,6 +341,24 @@ def test_compile_chain_same_bits_no_graph_break(torch, device, et, compiler, nam
         assert op.default in ops, "%s not in the graph: %s" % (op, ops)
 
 
+def _in_place(x, o):
+    ew.relu(x, out=x)                   # exactly in place
+    ew.add(x, x, out=o[:, :40])         # out a view of an input
+    return ew.mul(x, o[:, 40:])
+
+
+def test_compile_in_place_and_view_outs(torch, device, et, compiler):
+    x = values(torch, (30, 40), "float32", device, 1)
+    o = values(torch, (30, 80), "float32", device, 2)
+    x2, o2 = x.clone(), o.clone()
+    want = _in_place(x, o)
+    got = torch.compile(_in_place, fullgraph=True)(x2, o2)
+    assert_same_bits(torch, got, want, "result")
+    assert_same_bits(torch, x2, x, "x written in place")
+    assert_same_bits(torch, o2, o, "o written through its view")
+    assert not compiler["graph_break"], dict(compiler["graph_break"])
+
+
 def _lists(as_, bs, outs):
     ys = ew.add_batched(as_, bs)
     ys = ew.relu_batched(ys)

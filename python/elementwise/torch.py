@@ -27,13 +27,13 @@ Every op runs the module's call itself (``ew.add(a, b, out=out)``): one implemen
 semantics (docs/semantics.md), the library's errors. An op that allocates makes its output exactly
 as the direct call does (``_like``), so the fake implementations give the strides eager gives.
 
-Not covered: ``Kernel`` (a user kernel's derivative is unknown, and its compiled code is no op
-argument; under torch.compile a call of one is a graph break), ``stream=`` under torch.compile (use
+Not covered: ``Kernel`` calls under torch.compile (a graph break: compiled code is no op argument;
+``kernel_op`` makes a Kernel an op to call instead), ``stream=`` under torch.compile (use
 ``torch.cuda.stream``), the deprecated outputs-first forms and ``outs`` lists holding None under
 torch.compile, and autograd through the ``*_out`` ops (PyTorch's own out= ops have none either).
 """
 
-from typing import List, Optional
+from typing import List
 
 import torch
 from torch.types import Number
@@ -43,10 +43,17 @@ import elementwise as ew
 __all__ = [
     "add", "add_out", "mul", "mul_out", "relu", "relu_out", "cast", "cast_out", "scale_add", "scale_add_out",
     "add_batched", "add_batched_out", "mul_batched", "mul_batched_out", "relu_batched", "relu_batched_out",
-    "cast_batched", "cast_batched_out", "scale_add_batched", "scale_add_batched_out",
+    "cast_batched", "cast_batched_out", "scale_add_batched", "scale_add_batched_out", "kernel_op",
 ]
 
 Tensor = torch.Tensor
+
+# The library's dtype names (ew.dtype_name) -> torch's dtypes.
+_TORCH_DTYPES = {
+    "bool": torch.bool, "i8": torch.int8, "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32,
+    "i64": torch.int64, "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+    "f64": torch.float64, "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2,
+}
 
 
 # ---- outputs: the direct call's allocation, shared by every op and its fake ----
@@ -352,19 +359,33 @@ def _batched_out_fake(*args):
     return None
 
 
+# ---- user kernels: an op per Kernel, on request ----
+
+def kernel_op(kernel: "ew.Kernel", name: str) -> torch.library.CustomOpDef:
+    """Register ``kernel`` (an :class:`elementwise.Kernel`) as the custom op ``elementwise::<name>``
+    and return it: ``op(inputs, params)`` runs ``kernel(*inputs, params=params)`` into a new tensor
+    of the inputs' broadcast shape and the kernel's out dtype, allocated as the direct call does. A
+    Kernel is compiled code, no op argument, so torch.compile cannot trace ``kernel(...)`` itself;
+    call the op instead. No autograd: the body's derivative is unknown (register one on the op
+    with ``register_autograd`` if you know it)."""
+    out_dtype = _TORCH_DTYPES[ew.dtype_name(kernel.out_dtype)]
+
+    def result(inputs):
+        return _like(inputs[0], torch.broadcast_shapes(*[x.shape for x in inputs]), out_dtype)
+
+    def run(inputs: List[Tensor], params: List[float]) -> Tensor:
+        return kernel(*inputs, out=result(inputs), params=params)
+
+    op = torch.library.custom_op("elementwise::" + name, run, mutates_args=())
+    op.register_fake(lambda inputs, params: result(inputs))
+    return op
+
+
 # ---- torch.compile: the module's C functions, traced as the custom ops ----
 # Each substitute has its function's signature (PYAPI.md; torch checks it where the C function
 # states one) and is used only while torch.compile traces: it maps the call onto the op, with out=
 # the mutating op and the same out returned. The arguments are tensors there; dtypes, ops and alpha
 # are constants of the graph. unary/binary call the named function, itself substituted.
-
-# The library's dtype names (ew.dtype_name) -> torch's dtypes.
-_TORCH_DTYPES = {
-    "bool": torch.bool, "i8": torch.int8, "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32,
-    "i64": torch.int64, "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
-    "f64": torch.float64, "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2,
-}
-
 
 @torch.compiler.assume_constant_result
 def _named_dtype(dtype) -> torch.dtype:

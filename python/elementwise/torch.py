@@ -385,7 +385,7 @@ def kernel_op(kernel: "ew.Kernel", name: str) -> torch.library.CustomOpDef:
 # Each substitute has its function's signature (PYAPI.md; torch checks it where the C function
 # states one) and is used only while torch.compile traces: it maps the call onto the op, with out=
 # the mutating op and the same out returned. The arguments are tensors there; dtypes, ops and alpha
-# are constants of the graph. unary/binary call the named function, itself substituted.
+# are constants of the graph; unary/binary (and their lists) name their op by ew.Op.
 
 @torch.compiler.assume_constant_result
 def _named_dtype(dtype) -> torch.dtype:
@@ -397,10 +397,29 @@ def _torch_dtype(dtype) -> torch.dtype:
     return dtype if isinstance(dtype, torch.dtype) else _named_dtype(dtype)
 
 
-def _traced(stream) -> None:
+# ew.Op -> the op's name, for unary/binary and their lists (an IntEnum: a plain int finds it too).
+_OP_NAMES = {ew.Op.ADD: "add", ew.Op.MUL: "mul", ew.Op.RELU: "relu"}
+
+
+def _traced_call(name, args, out, stream, head=(), tail=()):
+    """``out`` None: the op ``name`` on head + args + tail, its result returned; else ``name``_out on
+    head + args and out, and out returned. Lists are passed as lists (the schema's Tensor[])."""
     if stream is not None:
         raise TypeError("elementwise under torch.compile: stream= is not traced; queue the call with "
                         "`with torch.cuda.stream(s):` instead")
+    args = tuple(list(arg) if isinstance(arg, (list, tuple)) else arg for arg in args)
+    if out is None:
+        return getattr(_OPS, name).default(*head, *args, *tail)
+    out = list(out) if isinstance(out, (list, tuple)) else out
+    getattr(_OPS, name + "_out").default(*head, *args, out)
+    return out
+
+
+def _named(op, names, what):
+    name = _OP_NAMES.get(op)
+    if name not in names:
+        raise ValueError("elementwise.%s: %r is not one of its ops (%s)" % (what, op, ", ".join(names)))
+    return name
 
 
 _OPS = torch.ops.elementwise
@@ -408,121 +427,69 @@ _OPS = torch.ops.elementwise
 
 @torch.compiler.substitute_in_graph(ew.add)
 def _compiled_add(a, b, *, out=None, stream=None):
-    _traced(stream)
-    if out is None:
-        return _OPS.add.default(a, b)
-    _OPS.add_out.default(a, b, out)
-    return out
+    return _traced_call("add", (a, b), out, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.mul)
 def _compiled_mul(a, b, *, out=None, stream=None):
-    _traced(stream)
-    if out is None:
-        return _OPS.mul.default(a, b)
-    _OPS.mul_out.default(a, b, out)
-    return out
+    return _traced_call("mul", (a, b), out, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.relu)
 def _compiled_relu(x, *, out=None, stream=None):
-    _traced(stream)
-    if out is None:
-        return _OPS.relu.default(x)
-    _OPS.relu_out.default(x, out)
-    return out
+    return _traced_call("relu", (x,), out, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.cast)
 def _compiled_cast(x, dtype, *, out=None, stream=None):
-    _traced(stream)
-    if out is None:
-        return _OPS.cast.default(x, _torch_dtype(dtype))
-    _OPS.cast_out.default(x, out)
-    return out
+    return _traced_call("cast", (x,), out, stream, tail=(_torch_dtype(dtype),))
 
 
 @torch.compiler.substitute_in_graph(ew.scale_add)
 def _compiled_scale_add(alpha, a, b, *, out=None, stream=None):
-    _traced(stream)
-    if out is None:
-        return _OPS.scale_add.default(alpha, a, b)
-    _OPS.scale_add_out.default(alpha, a, b, out)
-    return out
+    return _traced_call("scale_add", (a, b), out, stream, head=(alpha,))
 
 
 @torch.compiler.substitute_in_graph(ew.unary)
 def _compiled_unary(op, x, *, out=None, stream=None):
-    if op == ew.Op.RELU:
-        return ew.relu(x, out=out, stream=stream)
-    raise ValueError("elementwise.unary: %r is not a unary op" % (op,))
+    return _traced_call(_named(op, ("relu",), "unary"), (x,), out, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.binary)
 def _compiled_binary(op, a, b, *, out=None, stream=None):
-    if op == ew.Op.ADD:
-        return ew.add(a, b, out=out, stream=stream)
-    if op == ew.Op.MUL:
-        return ew.mul(a, b, out=out, stream=stream)
-    raise ValueError("elementwise.binary: %r is not a binary op" % (op,))
+    return _traced_call(_named(op, ("add", "mul"), "binary"), (a, b), out, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.add_batched)
 def _compiled_add_batched(as_, bs, *, outs=None, stream=None):
-    _traced(stream)
-    if outs is None:
-        return _OPS.add_batched.default(list(as_), list(bs))
-    _OPS.add_batched_out.default(list(as_), list(bs), list(outs))
-    return list(outs)
+    return _traced_call("add_batched", (as_, bs), outs, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.mul_batched)
 def _compiled_mul_batched(as_, bs, *, outs=None, stream=None):
-    _traced(stream)
-    if outs is None:
-        return _OPS.mul_batched.default(list(as_), list(bs))
-    _OPS.mul_batched_out.default(list(as_), list(bs), list(outs))
-    return list(outs)
+    return _traced_call("mul_batched", (as_, bs), outs, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.relu_batched)
 def _compiled_relu_batched(xs, *, outs=None, stream=None):
-    _traced(stream)
-    if outs is None:
-        return _OPS.relu_batched.default(list(xs))
-    _OPS.relu_batched_out.default(list(xs), list(outs))
-    return list(outs)
+    return _traced_call("relu_batched", (xs,), outs, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.cast_batched)
 def _compiled_cast_batched(xs, dtype, *, outs=None, stream=None):
-    _traced(stream)
-    if outs is None:
-        return _OPS.cast_batched.default(list(xs), _torch_dtype(dtype))
-    _OPS.cast_batched_out.default(list(xs), list(outs))
-    return list(outs)
+    return _traced_call("cast_batched", (xs,), outs, stream, tail=(_torch_dtype(dtype),))
 
 
 @torch.compiler.substitute_in_graph(ew.scale_add_batched)
 def _compiled_scale_add_batched(alpha, as_, bs, *, outs=None, stream=None):
-    _traced(stream)
-    if outs is None:
-        return _OPS.scale_add_batched.default(alpha, list(as_), list(bs))
-    _OPS.scale_add_batched_out.default(alpha, list(as_), list(bs), list(outs))
-    return list(outs)
+    return _traced_call("scale_add_batched", (as_, bs), outs, stream, head=(alpha,))
 
 
 @torch.compiler.substitute_in_graph(ew.unary_batched)
 def _compiled_unary_batched(op, xs, *, outs=None, stream=None):
-    if op == ew.Op.RELU:
-        return ew.relu_batched(xs, outs=outs, stream=stream)
-    raise ValueError("elementwise.unary_batched: %r is not a unary op" % (op,))
+    return _traced_call(_named(op, ("relu",), "unary_batched") + "_batched", (xs,), outs, stream)
 
 
 @torch.compiler.substitute_in_graph(ew.binary_batched)
 def _compiled_binary_batched(op, as_, bs, *, outs=None, stream=None):
-    if op == ew.Op.ADD:
-        return ew.add_batched(as_, bs, outs=outs, stream=stream)
-    if op == ew.Op.MUL:
-        return ew.mul_batched(as_, bs, outs=outs, stream=stream)
-    raise ValueError("elementwise.binary_batched: %r is not a binary op" % (op,))
+    return _traced_call(_named(op, ("add", "mul"), "binary_batched") + "_batched", (as_, bs), outs, stream)

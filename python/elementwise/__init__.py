@@ -495,3 +495,8 @@ class Kernel(_Closing):
         return "<elementwise.Kernel (%s; %d param%s) -> %s, device %d%s: %r>" % (
             inputs, self._n_params, "" if self._n_params == 1 else "s", self._out_dtype.name.lower(),
             self._handle.device, " closed" if self._ptr is None else "", text)
+
+
+# ---- PyTorch: torch.compile support registers itself when torch._dynamo loads (_torch_hook.py) ----
+from . import _torch_hook  # noqa: E402 -- last: it may import elementwise.torch, which needs the above
+_torch_hook.install()

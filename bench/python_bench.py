@@ -606,6 +606,8 @@ class GpuRunner:
             library = None
         if self.timer is None:
             self.timer = torch_kernel.Bench(torch, self.device, s.gpu_batches, s.gpu_batch_ms)
+            if not self.timer.cycles_per_us:
+                self.notes.append("no torch.cuda._sleep: GPU times taken without the hold include the host's")
         count = max(2, math.ceil(s.pool_bytes / (2 * shape[0] * shape[1])))
         xs = [self.random(shape, torch.float16) for _ in range(count)]
         bs = [make_b(self.random) for _ in range(count)]

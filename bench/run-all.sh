@@ -3,7 +3,10 @@
 # One run of the library and every peer on this machine's GPU, then the report:
 #   bench/run-all.sh BUILD_DIR OUT_DIR [sweep options for ew-bench and the peers, e.g. --all, --ops add]
 # BUILD_DIR is a CMake build of this repository (EW_BUILD_BENCH=ON). Writes OUT_DIR/{ew,cub,torch}.csv,
-# the host-overhead CSVs, merged.csv, results.md (targets 1-6 and every ratio) and bench.png.
+# the host-overhead CSVs, merged.csv, results.md (targets 1-6 and every ratio) and bench.png, then
+# bench/python_bench.py's OUT_DIR/python/python-bench.{md,csv}: the Python package against PyTorch, CuPy
+# and the C call (its own settings, not the sweep options) on BUILD_DIR's library, the package imported
+# from EWB_PYTHONPATH (default: this checkout's python/, as gpu-check's python stage tests it).
 # Every case, for the library and every peer, is timed in two columns (bench/harness.h): back-to-back
 # calls, and isolated calls (plain stream order, an event between calls); --timing back-to-back or
 # --timing isolated among the options times one. The report judges targets 1-4 and 6 on the isolated
@@ -44,7 +47,7 @@ run() {
     timeout "$limit" "$@" > "$out/$name.txt" 2> "$out/$name.log"
     local rc=$?
     case $name in
-    *-host) cat "$out/$name.txt" ;;
+    *-host | python) cat "$out/$name.txt" ;;
     *) grep -E '^(#|cross-check|no CUDA|torch not)' "$out/$name.txt" | tail -n 20 ;;
     esac
     echo "== $name: exit $rc after $((SECONDS - start)) s"
@@ -89,6 +92,10 @@ if python3 -c 'import torch' 2> /dev/null; then
 else
     echo "== torch: python3 cannot import torch: PyTorch peer skipped"
 fi
+
+# It runs without torch too: it then says so and passes, but under EW_REQUIRE_GPU=1 (gpu-check).
+run python "$step_limit" env PYTHONPATH="${EWB_PYTHONPATH:-$here/../python}${PYTHONPATH:+:$PYTHONPATH}" \
+    ELEMENTWISE_LIBRARY="$library" python3 "$here/python_bench.py" --out-dir "$out/python" --lib "$library"
 
 present=()
 for f in "${csvs[@]}"; do [ -s "$f" ] && present+=("$f"); done

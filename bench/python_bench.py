@@ -1,0 +1,745 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The Python package against its frameworks' own calls, in one process: the targets of issue 48.
+
+    python3 bench/python_bench.py [--out-dir DIR] [--quick] [--cases LIST] [--lib PATH] [--dry-run]
+                                  [--require] [--device D]
+
+Each case times our call and the framework's same call, in turn batch by batch (so that a drift of the
+host falls on both), on the same device and stream (the framework's current one):
+  host        CPU wall time of a batch of back-to-back calls over the number of calls, the median batch;
+              the stream is drained between batches, so the queue never fills (fewer calls a batch than
+              the launches a stream holds) and no call waits on the GPU: bench/harness.c's host-overhead
+              method (256 calls a batch, 51 batches).
+  completion  host clock from the call to the stream's synchronize returning, one call at a time, the
+              median call.
+  gpu         GPU time of one call: CUDA events around each call, every batch queued behind a hold
+              (torch.cuda._sleep) so no call waits on Python, each call on fresh tensors rotating over
+              pools of at least 2 GiB per operand (L2 never serves an input again): the isolated column of
+              bench/peers/torch_strided.py, whose timing this imports. The C call's figure is the library's
+              ew_binary_strided on the same tensors through ctypes (bench/peers/torch_peer.py's Library,
+              the library of --lib, else the package's own), so a binding that copied or took a slower
+              path would show here.
+  import      milliseconds of `import elementwise` in a fresh interpreter that has imported torch, the
+              median over several processes (after one not counted, which warms the file cache).
+The cases (CASES below) are the issue's "Targets" table: add into out= and allocating at 1,024 f32 against
+torch.add, [4096,768] + [768] f16 and [4096,768] + a transposed [768,4096] f16 (host time against
+torch.add, GPU time against the C call's), a Kernel of two inputs at 1,024 against torch.add(out=),
+add_batched over 1,000 x 4,096 f32 with outputs given against torch._foreach_add_ (in place), CuPy arrays
+against cupy.add(out=), and the import. Targets are ratios ours / peer of times (lower is better), but
+the import's, which is absolute.
+
+Correctness comes first: before any case is timed its call runs into a poisoned output (all bits set)
+on random inputs that are never zero (magnitudes in [1, 100), random signs) and is compared bit for bit
+with the framework's result; an allocating call runs after a poisoned block of its size was freed, so
+the caching allocator hands that block back. Every timed batch of ours is poisoned before and checked
+after. A wrong result fails the case (its rows read FAILED) and the exit status; a missed target does
+not. A case that cannot run here (no CuPy, no library for the C call) reads "no data", never "met"; with
+--require (or EW_REQUIRE_GPU=1 / ELEMENTWISE_REQUIRE_GPU=1, as on the GPU machine) it fails instead, as
+does a run without torch or a GPU.
+
+Writes DIR/python-bench.csv (COLUMNS) and DIR/python-bench.md (the environment and the table), prints
+the table (case, metric, ours, peer, ratio, target, met). --quick takes fewer batches, smaller pools and
+three imports (a check of the plumbing, not figures to report). --dry-run imports neither torch nor the
+package: it prints the plan and writes both files with every row "not run". Exit status: 0, also for
+missed targets; 1 when a check failed, a case raised or a required case could not run; 2 for bad
+arguments. bench/test_python_bench.py tests everything here that needs no GPU.
+"""
+
+import argparse
+import csv
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLUMNS = ("case", "metric", "ours_impl", "ours", "peer_impl", "peer", "unit", "ratio", "target", "met", "check")
+
+
+class Row:
+    """One line of the table: a metric of a case, ours against a peer. goal: the largest ratio ours / peer
+    that meets the target (absolute: the largest value of ours); None: shown for information."""
+
+    def __init__(self, metric, ours, peer, goal=None, absolute=False):
+        self.metric, self.ours, self.peer, self.goal, self.absolute = metric, ours, peer, goal, absolute
+
+
+class Case:
+    def __init__(self, key, label, rows):
+        self.key, self.label, self.rows = key, label, rows
+
+
+HOST, COMPLETION, GPU, IMPORT = "host", "completion", "gpu", "import"
+UNITS = {HOST: "us", COMPLETION: "us", GPU: "us", IMPORT: "ms"}
+TORCH_OUT = "torch.add(a, b, out=o)"
+# The same kernel on the same tensors: its GPU time should be the C call's; 3% allows for the timing's noise.
+AS_THE_C_CALL = 1.03
+
+
+def timed(key, label, ours, peer, goal, judged=HOST):
+    """A case timed on the host and to completion, the goal on one of the two, the other for information."""
+    other = COMPLETION if judged == HOST else HOST
+    return Case(key, label, [Row(judged, ours, peer, goal), Row(other, ours, peer)])
+
+
+def strided(key, label, operands):
+    """A case of GpuRunner.strided_case: host time against torch, GPU time against the C call and torch."""
+    ours, peer = "ew.add(%s, out=o)" % operands, "torch.add(%s, out=o)" % operands
+    return Case(key, label, [Row(HOST, ours, peer, 1.2), Row(GPU, ours, "C ew_binary_strided", AS_THE_C_CALL),
+                             Row(GPU, ours, peer), Row(COMPLETION, ours, peer)])
+
+
+CASES = (
+    timed("add-out", "ew.add(a, b, out=o), 1,024 f32", "ew.add(a, b, out=o)", TORCH_OUT, 1.2),
+    timed("add-alloc", "ew.add(a, b) allocating, 1,024 f32", "ew.add(a, b)", "torch.add(a, b)", 1.3),
+    strided("bias-f16", "[4096,768] + [768] f16, out given", "x, bias"),
+    strided("transposed-f16", "[4096,768] + [768,4096].T f16, out given", "x, y.T"),
+    timed("kernel", "Kernel launch, two inputs, 1,024 f32", "k(a, b, out=o)", TORCH_OUT, 1.3),
+    timed("batched", "ew.add_batched, 1,000 x 4,096 f32, outs given", "ew.add_batched(as_, bs, outs=outs)",
+          "torch._foreach_add_(as_, bs)", 0.7, judged=COMPLETION),
+    timed("cupy", "CuPy arrays, ew.add(a, b, out=o), 1,024 f32", "ew.add(a, b, out=o)", "cupy.add(a, b, out=o)",
+          1.5),
+    Case("import", "import elementwise, torch imported", [
+        Row(IMPORT, "import elementwise", "", 50.0, absolute=True)]),
+)
+CASE_KEYS = tuple(case.key for case in CASES)
+
+
+class Settings:
+    """How much of each measurement: the full run (the figures to report) or --quick."""
+
+    def __init__(self, quick):
+        self.host_calls, self.host_batches = (256, 15) if quick else (256, 51)
+        self.batched_host_calls = 64  # a list call queues ~16 us of GPU work: 64 stay far from a full queue
+        self.completion_calls, self.completion_batches = (16, 7) if quick else (32, 31)
+        self.gpu_batches, self.gpu_batch_ms = (5, 1.0) if quick else (15, 2.0)
+        self.pool_bytes = (512 << 20) if quick else (2 << 30)  # per operand; either is many times any L2
+        self.imports = 3 if quick else 5  # each a process importing torch: seconds
+
+    def describe(self):
+        return ("host: %d batches of %d calls (lists: %d); completion: %d batches of %d calls; gpu: %d batches "
+                "of about %.1f ms, pools of %.1f GiB an operand; import: %d processes"
+                % (self.host_batches, self.host_calls, self.batched_host_calls, self.completion_batches,
+                   self.completion_calls, self.gpu_batches, self.gpu_batch_ms, self.pool_bytes / (1 << 30),
+                   self.imports))
+
+
+class CheckFailed(Exception):
+    """Our result is not the framework's, bit for bit (or the call raised)."""
+
+
+class Skipped(Exception):
+    """The case cannot run here (a framework or the library missing): its rows have no data."""
+
+
+class Measured:
+    """A row's figures: ours and the peer's (None where not measured)."""
+
+    def __init__(self, ours=None, peer=None):
+        self.ours, self.peer = ours, peer
+
+
+# ---- verdicts and the report ----
+
+def ratio_of(row, measured):
+    if row.absolute or measured is None or measured.ours is None or not measured.peer:
+        return None
+    return measured.ours / measured.peer
+
+
+def verdict(row, measured, status):
+    """'yes' / 'no' where the row has a goal and figures; 'FAILED' for a case whose check failed; 'no data'
+    where a figure is missing; '-' for a row shown for information."""
+    if status.startswith("FAILED"):
+        return "FAILED"
+    if row.goal is None:
+        return "-"
+    if measured is None or measured.ours is None or (not row.absolute and not measured.peer):
+        return "no data"
+    value = measured.ours if row.absolute else measured.ours / measured.peer
+    return "yes" if value <= row.goal else "no"
+
+
+def target_text(row):
+    if row.goal is None:
+        return "-"
+    if row.absolute:
+        return "<= %g %s" % (row.goal, UNITS[row.metric])
+    if row.goal == AS_THE_C_CALL:
+        return "<= %.2fx (as the C call's)" % row.goal
+    return "<= %gx" % row.goal
+
+
+def fmt(value, form="%.3f"):
+    return "" if value is None else form % value
+
+
+class Line:
+    """A row of the table as text, from a case, its row, its figures and its status."""
+
+    def __init__(self, case, row, measured, status):
+        self.case, self.row, self.measured, self.status = case, row, measured, status
+        unit = UNITS[row.metric]
+        ours = None if measured is None else measured.ours
+        peer = None if measured is None else measured.peer
+        self.ours = fmt(ours)
+        self.peer = fmt(peer)
+        self.unit = unit
+        ratio = ratio_of(row, measured)
+        self.ratio = fmt(ratio, "%.2fx")
+        self.target = target_text(row)
+        self.met = verdict(row, measured, status)
+        self.check = status
+
+    def fields(self):
+        return {"case": self.case.key, "metric": self.row.metric, "ours_impl": self.row.ours,
+                "ours": self.ours, "peer_impl": self.row.peer, "peer": self.peer, "unit": self.unit,
+                "ratio": self.ratio, "target": self.target, "met": self.met, "check": self.check}
+
+    def cells(self):
+        ours = "%s %s" % (self.ours, self.unit) if self.ours else "-"
+        if self.row.peer:
+            peer = "%s %s (%s)" % (self.peer, self.unit, self.row.peer) if self.peer else "- (%s)" % self.row.peer
+        else:
+            peer = "-"
+        return ["%s: %s" % (self.case.label, self.row.metric), ours, peer, self.ratio or "-", self.target, self.met]
+
+
+HEADER = ("case", "ours", "peer", "ratio", "target", "met")
+
+
+def text_table(lines):
+    rows = [list(HEADER)] + [line.cells() for line in lines]
+    widths = [max(len(r[k]) for r in rows) for k in range(len(HEADER))]
+    out = []
+    for r in rows:
+        out.append("  ".join(cell.ljust(width) for cell, width in zip(r, widths)).rstrip())
+    return "\n".join(out) + "\n"
+
+
+def markdown(lines, environment, notes):
+    out = ["# Python package against the frameworks' calls (bench/python_bench.py)", ""]
+    out += ["- %s" % item for item in environment]
+    out += ["", "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|"]
+    for line in lines:
+        cells = line.cells()
+        cells[-1] = "**%s**" % cells[-1] if cells[-1] in ("no", "FAILED") else cells[-1]
+        out.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    statuses = {}  # case key -> its status, once a case, where it is not "ok"
+    for line in lines:
+        if line.check != "ok":
+            statuses.setdefault(line.case.key, line.check)
+    if statuses:
+        out += ["", "Cases failed or not run:", ""] + ["- %s: %s" % item for item in statuses.items()]
+    if notes:
+        out += [""] + ["- %s" % note for note in notes]
+    return "\n".join(out) + "\n"
+
+
+def write_outputs(out_dir, lines, environment, notes):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "python-bench.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for line in lines:
+            writer.writerow(line.fields())
+    with open(os.path.join(out_dir, "python-bench.md"), "w") as f:
+        f.write(markdown(lines, environment, notes))
+
+
+def run_cases(cases, runner, require):
+    """Each case through runner.run(case) -> {row index: Measured}; the table's lines and whether anything
+    failed. A failure of one case never stops the others."""
+    lines, failed = [], False
+    for case in cases:
+        figures, status = {}, "ok"
+        try:
+            figures = runner.run(case)
+        except CheckFailed as error:
+            status, failed = "FAILED: %s" % error, True
+        except Skipped as error:
+            status = "not run: %s" % error
+            failed = failed or require
+        except Exception as error:  # a case that breaks fails alone; the traceback goes to stderr
+            traceback.print_exc()
+            status, failed = "FAILED: %s: %s" % (type(error).__name__, str(error).splitlines()[0] if str(error)
+                                                  else ""), True
+        print("# %s: %s" % (case.key, status), flush=True)
+        for index, row in enumerate(case.rows):
+            lines.append(Line(case, row, figures.get(index), status))
+    return lines, failed
+
+
+# ---- arguments ----
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out-dir", default="python-bench-out", help="where the CSV and markdown go")
+    parser.add_argument("--quick", action="store_true", help="fewer batches and imports: the plumbing only")
+    parser.add_argument("--cases", help="comma-separated subset of: " + ", ".join(CASE_KEYS))
+    parser.add_argument("--lib", help="libelementwise.so for the C call's GPU time (default: the package's)")
+    parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and write empty files; no GPU")
+    parser.add_argument("--require", action="store_true",
+                        help="a case that cannot run fails (default from EW_REQUIRE_GPU / ELEMENTWISE_REQUIRE_GPU)")
+    args = parser.parse_args(argv)
+    if args.cases:
+        wanted = [key.strip() for key in args.cases.split(",") if key.strip()]
+        unknown = [key for key in wanted if key not in CASE_KEYS]
+        if unknown or not wanted:
+            parser.error("--cases: unknown %s (cases: %s)" % (", ".join(unknown) or "(none)", ", ".join(CASE_KEYS)))
+        args.selected = [case for case in CASES if case.key in wanted]
+    else:
+        args.selected = list(CASES)
+    args.require = args.require or "1" in (os.environ.get("EW_REQUIRE_GPU"), os.environ.get("ELEMENTWISE_REQUIRE_GPU"))
+    return args
+
+
+class Unavailable:
+    """The runner of a run that measures nothing (--dry-run, no torch, no GPU): every case not run."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def run(self, case):
+        raise Skipped(self.reason)
+
+
+def main(argv=None, runner=None):
+    """runner: the measuring object (tests give a fake); None builds the GPU one, or the dry run's."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    settings = Settings(args.quick)
+    start = time.perf_counter()
+    environment = ["settings: %s%s" % ("--quick: " if args.quick else "", settings.describe())]
+    notes = []
+    require = args.require and not args.dry_run
+    if runner is None and args.dry_run:
+        runner = Unavailable("--dry-run")
+        environment.append("dry run: nothing measured")
+        for case in args.selected:
+            for row in case.rows:
+                print("plan: %-16s %-10s %s against %s, target %s" % (
+                    case.key, row.metric, row.ours, row.peer or "-", target_text(row)))
+    elif runner is None:
+        try:
+            runner = GpuRunner(args, settings)
+            environment += runner.environment()
+        except Skipped as error:
+            print("python_bench: %s: nothing measured%s" % (error, " (required: failing)" if require else ""))
+            runner = Unavailable(str(error))
+            environment.append("nothing measured: %s" % error)
+    lines, failed = run_cases(args.selected, runner, require=require)
+    notes += getattr(runner, "notes", [])
+    notes.append("Times per call; ratio = ours / peer (lower is faster). Run took %.1f s."
+                 % (time.perf_counter() - start))
+    print(text_table(lines), end="")
+    for note in notes:
+        print("# " + note)
+    write_outputs(args.out_dir, lines, environment, notes)
+    print("python_bench: %s" % os.path.join(args.out_dir, "python-bench.md"))
+    return 1 if failed else 0
+
+
+# ---- the measurements (torch, the package, CuPy: imported only here) ----
+
+def median_host_us(members, calls, batches):
+    """Host microseconds per call of each member: batches of `calls` back-to-back calls, the members in
+    turn batch by batch (each first in turn), each member's stream drained after its batch and its result
+    checked; one batch each first as a warm-up. The median batch."""
+    times = [[] for _ in members]
+    for batch in range(-1, batches):
+        for turn in range(len(members)):
+            m = members[(turn + max(batch, 0)) % len(members)]
+            m.reset()
+            call = m.call
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                call()
+            elapsed = time.perf_counter() - t0
+            m.sync()
+            m.verify()
+            if batch >= 0:
+                times[members.index(m)].append(elapsed * 1e6 / calls)
+    return [statistics.median(t) for t in times]
+
+
+def median_completion_us(members, calls, batches):
+    """Microseconds from each call to its stream's synchronize returning, one call at a time, the members in
+    turn batch by batch; one batch each first as a warm-up; every batch's result checked. The median call."""
+    times = [[] for _ in members]
+    for batch in range(-1, batches):
+        for turn in range(len(members)):
+            m = members[(turn + max(batch, 0)) % len(members)]
+            m.reset()
+            m.sync()
+            call, sync = m.call, m.sync
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                call()
+                sync()
+                elapsed = time.perf_counter() - t0
+                if batch >= 0:
+                    times[members.index(m)].append(elapsed * 1e6)
+            m.verify()
+    return [statistics.median(t) for t in times]
+
+
+class Member:
+    """A call timed on the host: call() queues it; reset() poisons its output before a batch; verify() after
+    the batch (its stream drained) raises CheckFailed where the output is not the reference."""
+
+    def __init__(self, call, sync, reset=None, verify=None):
+        self.call, self.sync = call, sync
+        self.reset = reset or (lambda: None)
+        self.verify = verify or (lambda: None)
+
+
+class GpuRunner:
+    def __init__(self, args, settings):
+        self.args, self.settings, self.notes = args, settings, []
+        try:
+            import torch
+        except ImportError as error:
+            raise Skipped("torch not importable (%s)" % error)
+        if not torch.cuda.is_available():
+            raise Skipped("no CUDA device visible to torch")
+        try:
+            import elementwise as ew
+        except ImportError as error:
+            raise Skipped("the elementwise package not importable (%s)" % error)
+        self.torch, self.ew = torch, ew
+        self.device = torch.device("cuda", args.device)
+        torch.cuda.set_device(self.device)
+        self.stream = torch.cuda.current_stream()
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(0x5EED)
+        self.timer = None  # the GPU-time machinery, made by the first case that needs it
+        self.library = None  # the C call's, likewise
+        sys.path.insert(0, os.path.join(HERE, "peers"))  # torch_kernel, torch_strided, torch_peer
+
+    def environment(self):
+        torch, ew = self.torch, self.ew
+        props = torch.cuda.get_device_properties(self.device)
+        items = ["gpu: %s, %d SMs" % (props.name, props.multi_processor_count),
+                 "python: %s" % sys.version.split()[0],
+                 "torch: %s (CUDA %s)" % (torch.__version__, torch.version.cuda),
+                 "elementwise: %s from %s" % (getattr(ew, "__version__", "?"), os.path.dirname(ew.__file__))]
+        if hasattr(ew, "library_version"):
+            items.append("libelementwise: %s at %s" % (".".join(map(str, ew.library_version())),
+                                                       getattr(ew, "library_path", "?")))
+        try:
+            import cupy
+            items.append("cupy: %s" % cupy.__version__)
+        except ImportError:
+            items.append("cupy: not importable")
+        items.append("stream: torch's current stream of device %d (the calls' and the peers' alike)"
+                     % self.args.device)
+        return items
+
+    def run(self, case):
+        return getattr(self, "case_" + case.key.replace("-", "_"))(case)
+
+    # -- helpers --
+
+    def random(self, shape, dtype):
+        """Magnitudes in [1, 100) with random signs: never zero, as the C benches' inputs."""
+        torch = self.torch
+        magnitude = 1 + 99 * torch.rand(shape, generator=self.generator, device=self.device)
+        sign = torch.randint(0, 2, shape, generator=self.generator, device=self.device) * 2 - 1
+        return (magnitude * sign).to(dtype)
+
+    def name(self, tensor):
+        return self.ew.dtype_name(str(tensor.dtype).replace("torch.", ""))
+
+    def differing(self, got, want):
+        """Elements whose bits differ (all of them where shape or dtype differ)."""
+        torch = self.torch
+        if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+            return want.numel()
+        as_int = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[want.element_size()]
+        return int((got.contiguous().view(as_int) != want.contiguous().view(as_int)).sum().item())
+
+    def expect(self, what, got, want):
+        if not isinstance(got, self.torch.Tensor):
+            raise CheckFailed("%s returned %s, not a torch.Tensor" % (what, type(got).__name__))
+        if got.device != want.device:
+            raise CheckFailed("%s: result on %s, expected %s" % (what, got.device, want.device))
+        bad = self.differing(got, want)
+        if bad:
+            raise CheckFailed("%s: %d of %d elements differ from torch's (%s %s, expected %s %s)" % (
+                what, bad, want.numel(), got.dtype, tuple(got.shape), want.dtype, tuple(want.shape)))
+
+    def poison(self, tensor):
+        tensor.view(self.torch.uint8).fill_(0xFF)  # all bits set: NaN in every float dtype
+
+    def ours(self, what, fn):
+        """fn() of the package, its exceptions a failed check of the case. A DeprecationWarning is one too:
+        the calls here have the new shape, which must never be taken for the out-first one."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)
+                return fn()
+        except CheckFailed:
+            raise
+        except Exception as error:  # the package raising on a valid call is the case failing
+            raise CheckFailed("%s raised %s: %s" % (what, type(error).__name__, error))
+
+    def out_member(self, what, call, out, want):
+        """Our call into a given output: poisoned before each batch, checked after."""
+        def reset():
+            self.poison(out)
+
+        def verify():
+            self.expect(what, out, want)
+        return Member(call, self.stream.synchronize, reset, verify)
+
+    def first_check(self, what, call, out, want):
+        self.poison(out)
+        self.ours(what, call)
+        self.stream.synchronize()
+        self.expect(what, out, want)
+
+    def host_and_completion(self, ours, peer, host_calls=None):
+        s = self.settings
+        host = median_host_us([ours, peer], host_calls or s.host_calls, s.host_batches)
+        completion = median_completion_us([ours, peer], s.completion_calls, s.completion_batches)
+        return Measured(*host), Measured(*completion)
+
+    def peer_member(self, call):
+        return Member(call, self.stream.synchronize)
+
+    # -- the cases --
+
+    def case_add_out(self, case):
+        torch, ew = self.torch, self.ew
+        a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
+        o, po = torch.empty_like(a), torch.empty_like(a)
+        want = torch.add(a, b)
+        what = "ew.add(a, b, out=o) %s" % self.name(a)
+        self.first_check(what, lambda: ew.add(a, b, out=o), o, want)
+        ours = self.out_member(what, lambda: ew.add(a, b, out=o), o, want)
+        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b, out=po)))
+        return {0: host, 1: completion}
+
+    def case_add_alloc(self, case):
+        torch, ew = self.torch, self.ew
+        a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
+        want = torch.add(a, b)
+        what = "ew.add(a, b) %s" % self.name(a)
+        # A poisoned block of the result's size, freed: the caching allocator hands it to the next allocation,
+        # so a call that wrote nothing would return poison, not an old right answer.
+        poison = torch.empty_like(a)
+        self.poison(poison)
+        del poison
+        got = self.ours(what, lambda: ew.add(a, b))
+        self.stream.synchronize()
+        self.expect(what, got, want)
+        last = [None]
+
+        def call():
+            last[0] = ew.add(a, b)
+
+        def reset():
+            # Two poisoned blocks, freed: the calls alternate between two (a result lives until the next
+            # one is made), so neither starts the batch holding an earlier right answer.
+            last[0] = None
+            blocks = [torch.empty_like(a), torch.empty_like(a)]
+            for block in blocks:
+                self.poison(block)
+
+        def verify():
+            self.expect(what, last[0], want)
+        ours = Member(call, self.stream.synchronize, reset, verify)
+        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b)))
+        return {0: host, 1: completion}
+
+    def strided_case(self, what, make_b, layout):
+        """[4096,768] f16 x plus make_b(): host and completion against torch on one set of tensors, then the
+        GPU time of ours, the C call and torch on pools of fresh tensors."""
+        torch, ew = self.torch, self.ew
+        shape = (4096, 768)
+        x, b = self.random(shape, torch.float16), make_b(self.random)
+        o, po = (torch.empty(shape, dtype=torch.float16, device=self.device) for _ in range(2))
+        want = torch.add(x, b)
+        what = "%s %s" % (what, self.name(x))
+        self.first_check(what, lambda: ew.add(x, b, out=o), o, want)
+        ours = self.out_member(what, lambda: ew.add(x, b, out=o), o, want)
+        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(x, b, out=po)))
+        gpu_c, gpu_torch = self.gpu_times(what, shape, make_b, layout)
+        return {0: host, 1: gpu_c, 2: gpu_torch, 3: completion}
+
+    def case_bias_f16(self, case):
+        return self.strided_case("ew.add(x[4096,768], bias[768], out=o)",
+                                 lambda random: random((768,), self.torch.float16), "bias")
+
+    def case_transposed_f16(self, case):
+        return self.strided_case("ew.add(x[4096,768], y[768,4096].T, out=o)",
+                                 lambda random: random((768, 4096), self.torch.float16).t(), "transposed")
+
+    def c_library(self):
+        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once;
+        Skipped where neither is known."""
+        if self.library is None:
+            import torch_peer
+            path = self.args.lib or getattr(self.ew, "library_path", None)
+            if not path:
+                raise Skipped("no library for the C call: give --lib")
+            self.library = torch_peer.Library(path, self.args.device)
+        return self.library
+
+    def gpu_times(self, what, shape, make_b, layout):
+        """GPU microseconds per call of ours, the C call and torch (bench/peers/torch_strided.py's isolated
+        column): Measured(ours, C call), Measured(ours, torch). The C call's output is checked first."""
+        torch, ew, s = self.torch, self.ew, self.settings
+        import torch_kernel
+        import torch_peer
+        import torch_strided
+        try:
+            library = self.c_library()
+        except (Skipped, OSError) as error:
+            self.notes.append("%s: the C call's GPU time not measured: %s" % (what, error))
+            library = None
+        if self.timer is None:
+            self.timer = torch_kernel.Bench(torch, self.device, s.gpu_batches, s.gpu_batch_ms)
+            if not self.timer.cycles_per_us:
+                self.notes.append("no torch.cuda._sleep: GPU times taken without the hold include the host's")
+        count = max(2, math.ceil(s.pool_bytes / (2 * shape[0] * shape[1])))
+        xs = [self.random(shape, torch.float16) for _ in range(count)]
+        bs = [make_b(self.random) for _ in range(count)]
+        outs = [torch.empty(shape, dtype=torch.float16, device=self.device) for _ in range(count)]
+        stream = self.stream.cuda_stream
+        members, names = [], []
+
+        def ours(x, b, o):
+            ew.add(x, b, out=o)
+        members.append(torch_strided.Member(ours, torch_kernel.Rotation(xs, bs, outs), "isolated"))
+        if library is not None:
+            import ctypes
+            expanded = bs[0].expand(shape)
+            strides = [(ctypes.c_int64 * 2)(*t.stride()) for t in (outs[0], xs[0], expanded)]  # elements
+            dims = (ctypes.c_int64 * 2)(*shape)
+            op, dtype = torch_peer.EW_OP["add"], torch_peer.EW_DTYPE["f16"]
+
+            def c_call(x, b, o):
+                status = library.lib.ew_binary_strided(library.handle, op, dtype, 2, dims, o.data_ptr(), strides[0],
+                                                       x.data_ptr(), strides[1], b.data_ptr(), strides[2], stream)
+                if status != 0:
+                    raise CheckFailed("C ew_binary_strided: status %d: %s" % (status, library.error()))
+            vp, i64p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)
+            library.lib.ew_binary_strided.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, i64p,
+                                                      vp, i64p, vp, i64p, vp, i64p, vp]
+            library.lib.ew_binary_strided.restype = ctypes.c_int
+            # The C call checked as ours was: a poisoned output, torch's result bit for bit.
+            check_out = torch.empty(shape, dtype=torch.float16, device=self.device)
+            self.poison(check_out)
+            c_call(xs[0], bs[0], check_out)
+            self.stream.synchronize()
+            self.expect("C ew_binary_strided (%s)" % layout, check_out, torch.add(xs[0], bs[0]))
+            members.append(torch_strided.Member(c_call, torch_kernel.Rotation(xs, bs, outs), "isolated"))
+            names.append("c")
+        members.append(torch_strided.Member(lambda x, b, o: torch.add(x, b, out=o),
+                                            torch_kernel.Rotation(xs, bs, outs), "isolated"))
+        names.append("torch")
+        times = dict(zip(["ours"] + names, self.timer.time_group(members)))
+        # Ours once more on a few of the pools' tensors, into poisoned outputs.
+        for k in range(min(count, 4)):
+            self.poison(outs[k])
+            ours(xs[k], bs[k], outs[k])
+        self.stream.synchronize()
+        for k in range(min(count, 4)):
+            self.expect("%s on the pools' tensors %d" % (what, k), outs[k], torch.add(xs[k], bs[k]))
+        if self.timer.host_behind:
+            self.notes.append("%s: %d isolated batches had the host still queueing when the GPU reached them"
+                              % (what, self.timer.host_behind))
+            self.timer.host_behind = 0
+        return Measured(times["ours"], times.get("c")), Measured(times["ours"], times["torch"])
+
+    def case_kernel(self, case):
+        torch, ew = self.torch, self.ew
+        a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
+        o, po = torch.empty_like(a), torch.empty_like(a)
+        want = torch.add(a, b)
+        kernel = self.ours("Kernel(ew::add)", lambda: ew.Kernel("return ew::add(in0, in1);", "f32", ("f32", "f32")))
+        what = "Kernel(return ew::add(in0, in1);)(a, b, out=o) %s" % self.name(a)
+        self.first_check(what, lambda: kernel(a, b, out=o), o, want)
+        ours = self.out_member(what, lambda: kernel(a, b, out=o), o, want)
+        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b, out=po)))
+        return {0: host, 1: completion}
+
+    def case_batched(self, case):
+        torch, ew = self.torch, self.ew
+        count, n = 1000, 4096
+        flat_a, flat_b = self.random((count * n,), torch.float32), self.random((count * n,), torch.float32)
+        flat_out = torch.empty_like(flat_a)
+        as_, bs, outs = (list(t.view(count, n).unbind(0)) for t in (flat_a, flat_b, flat_out))
+        want = flat_a + flat_b
+        peer_a = flat_a.clone()  # torch's in-place add grows its own copy; ours reads the pristine inputs
+        peer_as = list(peer_a.view(count, n).unbind(0))
+        torch._foreach_add_(peer_as, bs)
+        self.stream.synchronize()
+        self.expect("torch._foreach_add_ (the peer)", peer_a, want)
+        what = "ew.add_batched(as_, bs, outs=outs), %d x %d %s" % (count, n, self.name(flat_a))
+        self.first_check(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
+        ours = self.out_member(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
+        peer = self.peer_member(lambda: torch._foreach_add_(peer_as, bs))
+        host, completion = self.host_and_completion(ours, peer, self.settings.batched_host_calls)
+        return {0: completion, 1: host}
+
+    def case_cupy(self, case):
+        ew = self.ew
+        try:
+            import cupy
+        except ImportError as error:
+            raise Skipped("CuPy not importable (%s)" % error)
+        import numpy
+        rng = numpy.random.default_rng(0x5EED)
+        a, b = ((rng.uniform(1, 100, 1024) * (rng.integers(0, 2, 1024) * 2 - 1)).astype(numpy.float32)
+                for _ in range(2))
+        with cupy.cuda.Device(self.args.device):
+            a, b = cupy.asarray(a), cupy.asarray(b)
+            o, po = cupy.empty_like(a), cupy.empty_like(a)
+            want = cupy.add(a, b)
+            stream = cupy.cuda.get_current_stream()
+            what = "ew.add(a, b, out=o) on CuPy %s" % ew.dtype_name(str(a.dtype))
+
+            def reset():
+                o.view(cupy.uint8).fill(0xFF)
+
+            def verify():
+                bad = int((o.view(cupy.int32) != want.view(cupy.int32)).sum().item())
+                if bad:
+                    raise CheckFailed("%s: %d of %d elements differ from cupy.add's" % (what, bad, want.size))
+            reset()
+            self.ours(what, lambda: ew.add(a, b, out=o))
+            stream.synchronize()
+            verify()
+            ours = Member(lambda: ew.add(a, b, out=o), stream.synchronize, reset, verify)
+            peer = Member(lambda: cupy.add(a, b, out=po), stream.synchronize)
+            host, completion = self.host_and_completion(ours, peer)
+        return {0: host, 1: completion}
+
+    def case_import(self, case):
+        """A fresh interpreter (this one, this environment) imports torch, then times `import elementwise`."""
+        code = ("import time, torch\n"
+                "t0 = time.perf_counter()\n"
+                "import elementwise\n"
+                "print('%.3f' % ((time.perf_counter() - t0) * 1e3))\n")
+        times = []
+        for k in range(self.settings.imports + 1):
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                raise CheckFailed("import elementwise after torch failed: %s" % done.stderr.strip()[-500:])
+            if k:  # the first warms the file cache
+                times.append(float(done.stdout.split()[-1]))
+        self.notes.append("import elementwise after torch: %s ms over %d processes"
+                          % (", ".join("%.1f" % t for t in times), len(times)))
+        return {0: Measured(statistics.median(times))}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,25 +48,25 @@ ew_status_t ewi_handle_check_device(ewi_handle_t *handle)
     return EW_SUCCESS;
 }
 
-/* The object behind a new handle value, its fields set before the value is handed out. */
-static ewi_handle_t *handle_add(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle)
+/* A new handle value and its object (*h), its fields set before the value is handed out. */
+static ew_status_t handle_add(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle,
+                              ewi_handle_t **h)
 {
     void *value;
-    ewi_handle_t *h = ewi_registry_add(&handles, &value);
+    *h = ewi_registry_add(&handles, &value);
     *handle = value;
-    if (h == NULL)
-        return NULL;
-    h->device = device;
-    h->figures = (ew_device_t){.sm_count = sm_count, .max_threads_per_sm = max_threads_per_sm};
-    h->policy = ew_policy_for(0, 0);
-    return h;
+    if (*h == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
+    (*h)->device = device;
+    (*h)->figures = (ew_device_t){.sm_count = sm_count, .max_threads_per_sm = max_threads_per_sm};
+    (*h)->policy = ew_policy_for(0, 0);
+    return EW_SUCCESS;
 }
 
 ew_status_t ewi_handle_make(int device, int sm_count, int max_threads_per_sm, ew_handle_t *handle)
 {
-    return handle_add(device, sm_count, max_threads_per_sm, handle) != NULL
-               ? EW_SUCCESS
-               : ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
+    ewi_handle_t *h;
+    return handle_add(device, sm_count, max_threads_per_sm, handle, &h);
 }
 
 /* The device queries of ew_handle_create, in order. */
@@ -130,9 +130,10 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
         if ((error = cudaDeviceGetAttribute(&figure[i], queries[i].attribute, device)) != cudaSuccess)
             return ewi_fail_cuda(error, queries[i].call);
 
-    ewi_handle_t *h = handle_add(device, figure[SM_COUNT], figure[THREADS_PER_SM], handle);
-    if (h == NULL)
-        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "handle: out of host memory");
+    ewi_handle_t *h;
+    ew_status_t status = handle_add(device, figure[SM_COUNT], figure[THREADS_PER_SM], handle, &h);
+    if (status != EW_SUCCESS)
+        return status;
     h->check_pointers = ewi_pointer_checks_requested(&h->address_range_query);
     h->policy = ew_policy_for(figure[MAJOR], figure[MINOR]);
     ew_policy_apply_environment(&h->policy);

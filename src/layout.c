@@ -47,14 +47,13 @@ static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int6
         }
         order[k] = d;
     }
-    int64_t span = 0; /* the largest offset reached by the dimensions so far */
-    int past = 0;     /* the span left int64 (span is then INT64_MAX) */
+    int64_t span = 0; /* the largest offset reached by the dimensions so far; INT64_MAX past int64 */
     for (int k = 0; k < count; ++k) {
         const int d = order[k];
         if (llabs(stride[d]) <= span) {
             const int e = order[k - 1];
             char reach[32] = "beyond int64";
-            if (!past)
+            if (span < INT64_MAX)
                 snprintf(reach, sizeof reach, "%lld", (long long)span);
             return ewi_fail(EW_ERROR_INVALID_VALUE,
                             "out: out_strides[%d] = %lld (shape[%d] = %lld) does not step past the span of the "
@@ -64,10 +63,8 @@ static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int6
                             d, (long long)stride[d], d, (long long)shape[d], reach, e, (long long)shape[e],
                             (long long)stride[e]);
         }
-        if (__builtin_add_overflow(span, llabs(stride[d]) * (shape[d] - 1), &span)) { /* the product fits */
+        if (__builtin_add_overflow(span, llabs(stride[d]) * (shape[d] - 1), &span)) /* the product fits */
             span = INT64_MAX;
-            past = 1;
-        }
     }
     return EW_SUCCESS;
 }

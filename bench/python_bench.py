@@ -58,6 +58,10 @@ import traceback
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "peers"))
+import torch_kernel  # noqa: E402  (the peers import torch only where they measure)
+import torch_peer  # noqa: E402
+import torch_strided  # noqa: E402
 COLUMNS = ("case", "metric", "ours_impl", "ours", "peer_impl", "peer", "unit", "ratio", "target", "met", "check")
 
 
@@ -416,11 +420,9 @@ class GpuRunner:
         self.device = torch.device("cuda", args.device)
         torch.cuda.set_device(self.device)
         self.stream = torch.cuda.current_stream()
-        self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(0x5EED)
+        self.seed = 0x5EED  # the next draw's: every input tensor differs
         self.timer = None  # the GPU-time machinery, made by the first case that needs it
         self.library = None  # the C call's, likewise
-        sys.path.insert(0, os.path.join(HERE, "peers"))  # torch_kernel, torch_strided, torch_peer
 
     def environment(self):
         torch, ew = self.torch, self.ew
@@ -447,11 +449,10 @@ class GpuRunner:
     # -- helpers --
 
     def random(self, shape, dtype):
-        """Magnitudes in [1, 100) with random signs: never zero, as the C benches' inputs."""
-        torch = self.torch
-        magnitude = 1 + 99 * torch.rand(shape, generator=self.generator, device=self.device)
-        sign = torch.randint(0, 2, shape, generator=self.generator, device=self.device) * 2 - 1
-        return (magnitude * sign).to(dtype)
+        """torch_kernel.random_f32's inputs (never zero, as the C benches'), of this shape and dtype."""
+        self.seed += 1
+        flat = torch_kernel.random_f32(self.torch, math.prod(shape), 1, self.seed, self.device)[0]
+        return flat.view(shape).to(dtype)
 
     def name(self, tensor):
         return self.ew.dtype_name(str(tensor.dtype).replace("torch.", ""))
@@ -585,7 +586,6 @@ class GpuRunner:
         """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once;
         Skipped where neither is known."""
         if self.library is None:
-            import torch_peer
             path = self.args.lib or getattr(self.ew, "library_path", None)
             if not path:
                 raise Skipped("no library for the C call: give --lib")
@@ -596,9 +596,6 @@ class GpuRunner:
         """GPU microseconds per call of ours, the C call and torch (bench/peers/torch_strided.py's isolated
         column): Measured(ours, C call), Measured(ours, torch). The C call's output is checked first."""
         torch, ew, s = self.torch, self.ew, self.settings
-        import torch_kernel
-        import torch_peer
-        import torch_strided
         try:
             library = self.c_library()
         except (Skipped, OSError) as error:
@@ -696,10 +693,8 @@ class GpuRunner:
             import cupy
         except ImportError as error:
             raise Skipped("CuPy not importable (%s)" % error)
-        import numpy
-        rng = numpy.random.default_rng(0x5EED)
-        a, b = ((rng.uniform(1, 100, 1024) * (rng.integers(0, 2, 1024) * 2 - 1)).astype(numpy.float32)
-                for _ in range(2))
+        # The inputs drawn as every case's, copied through the host into CuPy's own memory.
+        a, b = (self.random((1024,), self.torch.float32).cpu().numpy() for _ in range(2))
         with cupy.cuda.Device(self.args.device):
             a, b = cupy.asarray(a), cupy.asarray(b)
             o, po = cupy.empty_like(a), cupy.empty_like(a)

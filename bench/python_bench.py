@@ -271,8 +271,7 @@ def run_cases(cases, runner, require):
             failed = failed or require
         except Exception as error:  # a case that breaks fails alone; the traceback goes to stderr
             traceback.print_exc()
-            status, failed = "FAILED: %s: %s" % (type(error).__name__, str(error).splitlines()[0] if str(error)
-                                                  else ""), True
+            status, failed = "FAILED: %s: %s" % (type(error).__name__, torch_kernel.first_line(error)), True
         print("# %s: %s" % (case.key, status), flush=True)
         for index, row in enumerate(case.rows):
             lines.append(Line(case, row, figures.get(index), status))
@@ -455,22 +454,15 @@ class GpuRunner:
         return flat.view(shape).to(dtype)
 
     def name(self, tensor):
-        return self.ew.dtype_name(str(tensor.dtype).replace("torch.", ""))
-
-    def differing(self, got, want):
-        """Elements whose bits differ (all of them where shape or dtype differ)."""
-        torch = self.torch
-        if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
-            return want.numel()
-        as_int = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[want.element_size()]
-        return int((got.contiguous().view(as_int) != want.contiguous().view(as_int)).sum().item())
+        return self.ew.dtype_name(tensor.dtype)
 
     def expect(self, what, got, want):
         if not isinstance(got, self.torch.Tensor):
             raise CheckFailed("%s returned %s, not a torch.Tensor" % (what, type(got).__name__))
         if got.device != want.device:
             raise CheckFailed("%s: result on %s, expected %s" % (what, got.device, want.device))
-        bad = self.differing(got, want)
+        same = tuple(got.shape) == tuple(want.shape) and got.dtype == want.dtype
+        bad = torch_kernel.differing(self.torch, got, want) if same else want.numel()
         if bad:
             raise CheckFailed("%s: %d of %d elements differ from torch's (%s %s, expected %s %s)" % (
                 what, bad, want.numel(), got.dtype, tuple(got.shape), want.dtype, tuple(want.shape)))
@@ -700,7 +692,7 @@ class GpuRunner:
             o, po = cupy.empty_like(a), cupy.empty_like(a)
             want = cupy.add(a, b)
             stream = cupy.cuda.get_current_stream()
-            what = "ew.add(a, b, out=o) on CuPy %s" % ew.dtype_name(str(a.dtype))
+            what = "ew.add(a, b, out=o) on CuPy %s" % ew.dtype_name(a.dtype)
 
             def reset():
                 o.view(cupy.uint8).fill(0xFF)

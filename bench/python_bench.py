@@ -62,6 +62,7 @@ sys.path.insert(0, os.path.join(HERE, "peers"))
 import torch_kernel  # noqa: E402  (the peers import torch only where they measure)
 import torch_peer  # noqa: E402
 import torch_strided  # noqa: E402
+from torch_strided import HostMember as Member, median_host_us  # noqa: E402  (bench/harness.c's host method)
 COLUMNS = ("case", "metric", "ours_impl", "ours", "peer_impl", "peer", "unit", "ratio", "target", "met", "check")
 
 
@@ -118,7 +119,7 @@ class Settings:
     """How much of each measurement: the full run (the figures to report) or --quick."""
 
     def __init__(self, quick):
-        self.host_calls, self.host_batches = (256, 15) if quick else (256, 51)
+        self.host_calls, self.host_batches = torch_strided.HOST_CALLS, 15 if quick else torch_strided.HOST_BATCHES
         self.batched_host_calls = 64  # a list call queues ~16 us of GPU work: 64 stay far from a full queue
         self.completion_calls, self.completion_batches = (16, 7) if quick else (32, 31)
         self.gpu_batches, self.gpu_batch_ms = (5, 1.0) if quick else (15, 2.0)
@@ -350,34 +351,14 @@ def main(argv=None, runner=None):
 
 # ---- the measurements (torch, the package, CuPy: imported only here) ----
 
-def median_host_us(members, calls, batches):
-    """Host microseconds per call of each member: batches of `calls` back-to-back calls, the members in
-    turn batch by batch (each first in turn), each member's stream drained after its batch and its result
-    checked; one batch each first as a warm-up. The median batch."""
-    times = [[] for _ in members]
-    for batch in range(-1, batches):
-        for turn in range(len(members)):
-            m = members[(turn + max(batch, 0)) % len(members)]
-            m.reset()
-            call = m.call
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                call()
-            elapsed = time.perf_counter() - t0
-            m.sync()
-            m.verify()
-            if batch >= 0:
-                times[members.index(m)].append(elapsed * 1e6 / calls)
-    return [statistics.median(t) for t in times]
-
-
 def median_completion_us(members, calls, batches):
     """Microseconds from each call to its stream's synchronize returning, one call at a time, the members in
     turn batch by batch; one batch each first as a warm-up; every batch's result checked. The median call."""
     times = [[] for _ in members]
     for batch in range(-1, batches):
         for turn in range(len(members)):
-            m = members[(turn + max(batch, 0)) % len(members)]
+            i = (turn + max(batch, 0)) % len(members)
+            m = members[i]
             m.reset()
             m.sync()
             call, sync = m.call, m.sync
@@ -387,19 +368,9 @@ def median_completion_us(members, calls, batches):
                 sync()
                 elapsed = time.perf_counter() - t0
                 if batch >= 0:
-                    times[members.index(m)].append(elapsed * 1e6)
+                    times[i].append(elapsed * 1e6)
             m.verify()
     return [statistics.median(t) for t in times]
-
-
-class Member:
-    """A call timed on the host: call() queues it; reset() poisons its output before a batch; verify() after
-    the batch (its stream drained) raises CheckFailed where the output is not the reference."""
-
-    def __init__(self, call, sync, reset=None, verify=None):
-        self.call, self.sync = call, sync
-        self.reset = reset or (lambda: None)
-        self.verify = verify or (lambda: None)
 
 
 class GpuRunner:

@@ -48,6 +48,7 @@ arguments. bench/test_python_bench.py tests everything here that needs no GPU.
 
 import argparse
 import csv
+import ctypes
 import math
 import os
 import statistics
@@ -579,21 +580,16 @@ class GpuRunner:
             ew.add(x, b, out=o)
         members.append(torch_strided.Member(ours, torch_kernel.Rotation(xs, bs, outs), "isolated"))
         if library is not None:
-            import ctypes
             expanded = bs[0].expand(shape)
             strides = [(ctypes.c_int64 * 2)(*t.stride()) for t in (outs[0], xs[0], expanded)]  # elements
             dims = (ctypes.c_int64 * 2)(*shape)
-            op, dtype = torch_peer.EW_OP["add"], torch_peer.EW_DTYPE["f16"]
+            op, dtype = int(ew.Op.ADD), int(ew.DType.F16)
 
             def c_call(x, b, o):
                 status = library.lib.ew_binary_strided(library.handle, op, dtype, 2, dims, o.data_ptr(), strides[0],
                                                        x.data_ptr(), strides[1], b.data_ptr(), strides[2], stream)
                 if status != 0:
                     raise CheckFailed("C ew_binary_strided: status %d: %s" % (status, library.error()))
-            vp, i64p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)
-            library.lib.ew_binary_strided.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, i64p,
-                                                      vp, i64p, vp, i64p, vp, i64p, vp]
-            library.lib.ew_binary_strided.restype = ctypes.c_int
             # The C call checked as ours was: a poisoned output, torch's result bit for bit.
             check_out = torch.empty(shape, dtype=torch.float16, device=self.device)
             self.poison(check_out)

@@ -454,20 +454,21 @@ class GpuRunner:
         except Exception as error:  # the package raising on a valid call is the case failing
             raise CheckFailed("%s raised %s: %s" % (what, type(error).__name__, error))
 
-    def out_member(self, what, call, out, want):
-        """Our call into a given output: poisoned before each batch, checked after."""
-        def reset():
-            self.poison(out)
-
-        def verify():
-            self.expect(what, out, want)
-        return Member(call, self.stream.synchronize, reset, verify)
-
     def first_check(self, what, call, out, want):
+        """call() once into a poisoned output, which must then be want bit for bit."""
         self.poison(out)
         self.ours(what, call)
         self.stream.synchronize()
         self.expect(what, out, want)
+
+    def out_case(self, what, call, out, peer, want, host_calls=None):
+        """Our call into a given output, checked first, then timed on the host and to completion against
+        peer() (its own output), every batch of ours poisoned before and checked after: Measured host and
+        completion."""
+        self.first_check(what, call, out, want)
+        sync = self.stream.synchronize
+        ours = Member(call, sync, lambda: self.poison(out), lambda: self.expect(what, out, want))
+        return self.host_and_completion(ours, Member(peer, sync), host_calls)
 
     def host_and_completion(self, ours, peer, host_calls=None):
         s = self.settings
@@ -475,21 +476,20 @@ class GpuRunner:
         completion = median_completion_us([ours, peer], s.completion_calls, s.completion_batches)
         return Measured(*host), Measured(*completion)
 
-    def peer_member(self, call):
-        return Member(call, self.stream.synchronize)
-
     # -- the cases --
 
-    def case_add_out(self, case):
-        torch, ew = self.torch, self.ew
+    def pair_case(self, what, make_call):
+        """make_call(a, b, o) -> our call into o on two 1,024 f32 inputs, against torch.add(a, b, out=)."""
+        torch = self.torch
         a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
         o, po = torch.empty_like(a), torch.empty_like(a)
-        want = torch.add(a, b)
-        what = "ew.add(a, b, out=o) %s" % self.name(a)
-        self.first_check(what, lambda: ew.add(a, b, out=o), o, want)
-        ours = self.out_member(what, lambda: ew.add(a, b, out=o), o, want)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b, out=po)))
+        host, completion = self.out_case("%s %s" % (what, self.name(a)), make_call(a, b, o), o,
+                                         lambda: torch.add(a, b, out=po), torch.add(a, b))
         return {0: host, 1: completion}
+
+    def case_add_out(self, case):
+        ew = self.ew
+        return self.pair_case("ew.add(a, b, out=o)", lambda a, b, o: lambda: ew.add(a, b, out=o))
 
     def case_add_alloc(self, case):
         torch, ew = self.torch, self.ew
@@ -520,31 +520,29 @@ class GpuRunner:
         def verify():
             self.expect(what, last[0], want)
         ours = Member(call, self.stream.synchronize, reset, verify)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b)))
+        host, completion = self.host_and_completion(ours, Member(lambda: torch.add(a, b), self.stream.synchronize))
         return {0: host, 1: completion}
 
-    def strided_case(self, what, make_b, layout):
+    def strided_case(self, what, make_b):
         """[4096,768] f16 x plus make_b(): host and completion against torch on one set of tensors, then the
         GPU time of ours, the C call and torch on pools of fresh tensors."""
         torch, ew = self.torch, self.ew
         shape = (4096, 768)
         x, b = self.random(shape, torch.float16), make_b(self.random)
         o, po = (torch.empty(shape, dtype=torch.float16, device=self.device) for _ in range(2))
-        want = torch.add(x, b)
         what = "%s %s" % (what, self.name(x))
-        self.first_check(what, lambda: ew.add(x, b, out=o), o, want)
-        ours = self.out_member(what, lambda: ew.add(x, b, out=o), o, want)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(x, b, out=po)))
-        gpu_c, gpu_torch = self.gpu_times(what, shape, make_b, layout)
+        host, completion = self.out_case(what, lambda: ew.add(x, b, out=o), o, lambda: torch.add(x, b, out=po),
+                                         torch.add(x, b))
+        gpu_c, gpu_torch = self.gpu_times(what, shape, make_b)
         return {0: host, 1: gpu_c, 2: gpu_torch, 3: completion}
 
     def case_bias_f16(self, case):
         return self.strided_case("ew.add(x[4096,768], bias[768], out=o)",
-                                 lambda random: random((768,), self.torch.float16), "bias")
+                                 lambda random: random((768,), self.torch.float16))
 
     def case_transposed_f16(self, case):
         return self.strided_case("ew.add(x[4096,768], y[768,4096].T, out=o)",
-                                 lambda random: random((768, 4096), self.torch.float16).t(), "transposed")
+                                 lambda random: random((768, 4096), self.torch.float16).t())
 
     def c_library(self):
         """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once;
@@ -556,7 +554,7 @@ class GpuRunner:
             self.library = torch_peer.Library(path, self.args.device)
         return self.library
 
-    def gpu_times(self, what, shape, make_b, layout):
+    def gpu_times(self, what, shape, make_b):
         """GPU microseconds per call of ours, the C call and torch (bench/peers/torch_strided.py's isolated
         column): Measured(ours, C call), Measured(ours, torch). The C call's output is checked first."""
         torch, ew, s = self.torch, self.ew, self.settings
@@ -592,10 +590,8 @@ class GpuRunner:
                     raise CheckFailed("C ew_binary_strided: status %d: %s" % (status, library.error()))
             # The C call checked as ours was: a poisoned output, torch's result bit for bit.
             check_out = torch.empty(shape, dtype=torch.float16, device=self.device)
-            self.poison(check_out)
-            c_call(xs[0], bs[0], check_out)
-            self.stream.synchronize()
-            self.expect("C ew_binary_strided (%s)" % layout, check_out, torch.add(xs[0], bs[0]))
+            self.first_check("C ew_binary_strided for %s" % what, lambda: c_call(xs[0], bs[0], check_out), check_out,
+                             torch.add(xs[0], bs[0]))
             members.append(torch_strided.Member(c_call, torch_kernel.Rotation(xs, bs, outs), "isolated"))
             names.append("c")
         members.append(torch_strided.Member(lambda x, b, o: torch.add(x, b, out=o),
@@ -616,16 +612,10 @@ class GpuRunner:
         return Measured(times["ours"], times.get("c")), Measured(times["ours"], times["torch"])
 
     def case_kernel(self, case):
-        torch, ew = self.torch, self.ew
-        a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
-        o, po = torch.empty_like(a), torch.empty_like(a)
-        want = torch.add(a, b)
+        ew = self.ew
         kernel = self.ours("Kernel(ew::add)", lambda: ew.Kernel("return ew::add(in0, in1);", "f32", ("f32", "f32")))
-        what = "Kernel(return ew::add(in0, in1);)(a, b, out=o) %s" % self.name(a)
-        self.first_check(what, lambda: kernel(a, b, out=o), o, want)
-        ours = self.out_member(what, lambda: kernel(a, b, out=o), o, want)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b, out=po)))
-        return {0: host, 1: completion}
+        return self.pair_case("Kernel(return ew::add(in0, in1);)(a, b, out=o)",
+                              lambda a, b, o: lambda: kernel(a, b, out=o))
 
     def case_batched(self, case):
         torch, ew = self.torch, self.ew
@@ -640,10 +630,9 @@ class GpuRunner:
         self.stream.synchronize()
         self.expect("torch._foreach_add_ (the peer)", peer_a, want)
         what = "ew.add_batched(as_, bs, outs=outs), %d x %d %s" % (count, n, self.name(flat_a))
-        self.first_check(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
-        ours = self.out_member(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
-        peer = self.peer_member(lambda: torch._foreach_add_(peer_as, bs))
-        host, completion = self.host_and_completion(ours, peer, self.settings.batched_host_calls)
+        host, completion = self.out_case(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out,
+                                         lambda: torch._foreach_add_(peer_as, bs), want,
+                                         self.settings.batched_host_calls)
         return {0: completion, 1: host}
 
     def case_cupy(self, case):

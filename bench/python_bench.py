@@ -152,10 +152,17 @@ class Measured:
 
 # ---- verdicts and the report ----
 
-def ratio_of(row, measured):
-    if row.absolute or measured is None or measured.ours is None or not measured.peer:
+def judged(row, measured):
+    """What a row's goal is judged on: ours (an absolute row) or ours / peer; None where a figure is missing."""
+    if measured is None or measured.ours is None:
         return None
-    return measured.ours / measured.peer
+    if row.absolute:
+        return measured.ours
+    return measured.ours / measured.peer if measured.peer else None
+
+
+def ratio_of(row, measured):
+    return None if row.absolute else judged(row, measured)
 
 
 def verdict(row, measured, status):
@@ -165,9 +172,9 @@ def verdict(row, measured, status):
         return "FAILED"
     if row.goal is None:
         return "-"
-    if measured is None or measured.ours is None or (not row.absolute and not measured.peer):
+    value = judged(row, measured)
+    if value is None:
         return "no data"
-    value = measured.ours if row.absolute else measured.ours / measured.peer
     return "yes" if value <= row.goal else "no"
 
 
@@ -189,18 +196,12 @@ class Line:
     """A row of the table as text, from a case, its row, its figures and its status."""
 
     def __init__(self, case, row, measured, status):
-        self.case, self.row, self.measured, self.status = case, row, measured, status
-        unit = UNITS[row.metric]
-        ours = None if measured is None else measured.ours
-        peer = None if measured is None else measured.peer
-        self.ours = fmt(ours)
-        self.peer = fmt(peer)
-        self.unit = unit
-        ratio = ratio_of(row, measured)
-        self.ratio = fmt(ratio, "%.2fx")
+        self.case, self.row, self.check = case, row, status
+        measured = measured or Measured()
+        self.ours, self.peer, self.unit = fmt(measured.ours), fmt(measured.peer), UNITS[row.metric]
+        self.ratio = fmt(ratio_of(row, measured), "%.2fx")
         self.target = target_text(row)
         self.met = verdict(row, measured, status)
-        self.check = status
 
     def fields(self):
         return {"case": self.case.key, "metric": self.row.metric, "ours_impl": self.row.ours,

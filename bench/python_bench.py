@@ -402,10 +402,8 @@ class GpuRunner:
         items = ["gpu: %s, %d SMs" % (props.name, props.multi_processor_count),
                  "python: %s" % sys.version.split()[0],
                  "torch: %s (CUDA %s)" % (torch.__version__, torch.version.cuda),
-                 "elementwise: %s from %s" % (getattr(ew, "__version__", "?"), os.path.dirname(ew.__file__))]
-        if hasattr(ew, "library_version"):
-            items.append("libelementwise: %s at %s" % (".".join(map(str, ew.library_version())),
-                                                       getattr(ew, "library_path", "?")))
+                 "elementwise: %s from %s" % (ew.__version__, os.path.dirname(ew.__file__)),
+                 "libelementwise: %s at %s" % (".".join(map(str, ew.library_version())), ew.library_path)]
         try:
             import cupy
             items.append("cupy: %s" % cupy.__version__)
@@ -546,13 +544,9 @@ class GpuRunner:
                                  lambda random: random((768, 4096), self.torch.float16).t())
 
     def c_library(self):
-        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once;
-        Skipped where neither is known."""
+        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once."""
         if self.library is None:
-            path = self.args.lib or getattr(self.ew, "library_path", None)
-            if not path:
-                raise Skipped("no library for the C call: give --lib")
-            self.library = torch_peer.Library(path, self.args.device)
+            self.library = torch_peer.Library(self.args.lib or self.ew.library_path, self.args.device)
         return self.library
 
     def gpu_times(self, what, shape, make_b):
@@ -561,7 +555,7 @@ class GpuRunner:
         torch, ew, s = self.torch, self.ew, self.settings
         try:
             library = self.c_library()
-        except (Skipped, OSError) as error:
+        except OSError as error:  # --lib names no loadable library
             self.notes.append("%s: the C call's GPU time not measured: %s" % (what, error))
             library = None
         if self.timer is None:

@@ -453,21 +453,25 @@ class GpuRunner:
         except Exception as error:  # the package raising on a valid call is the case failing
             raise CheckFailed("%s raised %s: %s" % (what, type(error).__name__, error))
 
-    def first_check(self, what, call, out, want):
-        """call() once into a poisoned output, which must then be want bit for bit."""
-        self.poison(out)
+    def checked(self, what, call, sync, reset, verify):
+        """Our call as a timed Member, after it was checked once as every batch of it will be: reset()
+        (poisons the output), the call, sync(), verify()."""
+        reset()
         self.ours(what, call)
-        self.stream.synchronize()
-        self.expect(what, out, want)
+        sync()
+        verify()
+        return Member(call, sync, reset, verify)
+
+    def into(self, what, call, out, want):
+        """checked() for a call into the given torch output out, which must be want bit for bit."""
+        return self.checked(what, call, self.stream.synchronize, lambda: self.poison(out),
+                            lambda: self.expect(what, out, want))
 
     def out_case(self, what, call, out, peer, want, host_calls=None):
-        """Our call into a given output, checked first, then timed on the host and to completion against
-        peer() (its own output), every batch of ours poisoned before and checked after: Measured host and
-        completion."""
-        self.first_check(what, call, out, want)
-        sync = self.stream.synchronize
-        ours = Member(call, sync, lambda: self.poison(out), lambda: self.expect(what, out, want))
-        return self.host_and_completion(ours, Member(peer, sync), host_calls)
+        """Our call into a given output, checked, then timed on the host and to completion against peer()
+        (its own output): Measured host and completion."""
+        ours = self.into(what, call, out, want)
+        return self.host_and_completion(ours, Member(peer, self.stream.synchronize), host_calls)
 
     def host_and_completion(self, ours, peer, host_calls=None):
         s = self.settings
@@ -495,30 +499,22 @@ class GpuRunner:
         a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
         want = torch.add(a, b)
         what = "ew.add(a, b) %s" % self.name(a)
-        # A poisoned block of the result's size, freed: the caching allocator hands it to the next allocation,
-        # so a call that wrote nothing would return poison, not an old right answer.
-        poison = torch.empty_like(a)
-        self.poison(poison)
-        del poison
-        got = self.ours(what, lambda: ew.add(a, b))
-        self.stream.synchronize()
-        self.expect(what, got, want)
         last = [None]
 
         def call():
             last[0] = ew.add(a, b)
 
         def reset():
-            # Two poisoned blocks, freed: the calls alternate between two (a result lives until the next
-            # one is made), so neither starts the batch holding an earlier right answer.
+            # Poisoned blocks of the result's size, freed: the caching allocator hands them to the next
+            # allocations, so a call that wrote nothing would return poison, not an old right answer. Two:
+            # the calls alternate between two (a result lives until the next one is made).
             last[0] = None
-            blocks = [torch.empty_like(a), torch.empty_like(a)]
-            for block in blocks:
+            for block in (torch.empty_like(a), torch.empty_like(a)):
                 self.poison(block)
 
         def verify():
             self.expect(what, last[0], want)
-        ours = Member(call, self.stream.synchronize, reset, verify)
+        ours = self.checked(what, call, self.stream.synchronize, reset, verify)
         host, completion = self.host_and_completion(ours, Member(lambda: torch.add(a, b), self.stream.synchronize))
         return {0: host, 1: completion}
 
@@ -585,7 +581,7 @@ class GpuRunner:
                     raise CheckFailed("C ew_binary_strided: status %d: %s" % (status, library.error()))
             # The C call checked as ours was: a poisoned output, torch's result bit for bit.
             check_out = torch.empty(shape, dtype=torch.float16, device=self.device)
-            self.first_check("C ew_binary_strided for %s" % what, lambda: c_call(xs[0], bs[0], check_out), check_out,
+            self.into("C ew_binary_strided for %s" % what, lambda: c_call(xs[0], bs[0], check_out), check_out,
                              torch.add(xs[0], bs[0]))
             members.append(torch_strided.Member(c_call, torch_kernel.Rotation(xs, bs, outs), "isolated"))
             names.append("c")
@@ -652,11 +648,7 @@ class GpuRunner:
                 bad = int((o.view(cupy.int32) != want.view(cupy.int32)).sum().item())
                 if bad:
                     raise CheckFailed("%s: %d of %d elements differ from cupy.add's" % (what, bad, want.size))
-            reset()
-            self.ours(what, lambda: ew.add(a, b, out=o))
-            stream.synchronize()
-            verify()
-            ours = Member(lambda: ew.add(a, b, out=o), stream.synchronize, reset, verify)
+            ours = self.checked(what, lambda: ew.add(a, b, out=o), stream.synchronize, reset, verify)
             peer = Member(lambda: cupy.add(a, b, out=po), stream.synchronize)
             host, completion = self.host_and_completion(ours, peer)
         return {0: host, 1: completion}

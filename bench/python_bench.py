@@ -563,11 +563,10 @@ class GpuRunner:
         bs = [make_b(self.random) for _ in range(count)]
         outs = [torch.empty(shape, dtype=torch.float16, device=self.device) for _ in range(count)]
         stream = self.stream.cuda_stream
-        members, names = [], []
 
         def ours(x, b, o):
             ew.add(x, b, out=o)
-        members.append(torch_strided.Member(ours, torch_kernel.Rotation(xs, bs, outs), "isolated"))
+        calls = {"ours": ours}  # timed in this order
         if library is not None:
             expanded = bs[0].expand(shape)
             strides = [(ctypes.c_int64 * 2)(*t.stride()) for t in (outs[0], xs[0], expanded)]  # elements
@@ -583,12 +582,10 @@ class GpuRunner:
             check_out = torch.empty(shape, dtype=torch.float16, device=self.device)
             self.into("C ew_binary_strided for %s" % what, lambda: c_call(xs[0], bs[0], check_out), check_out,
                              torch.add(xs[0], bs[0]))
-            members.append(torch_strided.Member(c_call, torch_kernel.Rotation(xs, bs, outs), "isolated"))
-            names.append("c")
-        members.append(torch_strided.Member(lambda x, b, o: torch.add(x, b, out=o),
-                                            torch_kernel.Rotation(xs, bs, outs), "isolated"))
-        names.append("torch")
-        times = dict(zip(["ours"] + names, self.timer.time_group(members)))
+            calls["c"] = c_call
+        calls["torch"] = lambda x, b, o: torch.add(x, b, out=o)
+        members = [torch_strided.Member(fn, torch_kernel.Rotation(xs, bs, outs), "isolated") for fn in calls.values()]
+        times = dict(zip(calls, self.timer.time_group(members)))
         # Ours once more on a few of the pools' tensors, into poisoned outputs.
         for k in range(min(count, 4)):
             self.poison(outs[k])

@@ -354,24 +354,22 @@ def main(argv=None, runner=None):
 # ---- the measurements (torch, the package, CuPy: imported only here) ----
 
 def median_completion_us(members, calls, batches):
-    """Microseconds from each call to its stream's synchronize returning, one call at a time, the members in
-    turn batch by batch; one batch each first as a warm-up; every batch's result checked. The median call."""
+    """Microseconds from each call to its stream's synchronize returning, one call at a time, the members
+    taking torch_strided.turns; every batch's result checked. The median call."""
     times = [[] for _ in members]
-    for batch in range(-1, batches):
-        for turn in range(len(members)):
-            i = (turn + max(batch, 0)) % len(members)
-            m = members[i]
-            m.reset()
-            m.sync()
-            call, sync = m.call, m.sync
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                call()
-                sync()
-                elapsed = time.perf_counter() - t0
-                if batch >= 0:
-                    times[i].append(elapsed * 1e6)
-            m.verify()
+    for batch, i in torch_strided.turns(len(members), batches):
+        m = members[i]
+        m.reset()
+        m.sync()
+        call, sync = m.call, m.sync
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            call()
+            sync()
+            elapsed = time.perf_counter() - t0
+            if batch >= 0:
+                times[i].append(elapsed * 1e6)
+        m.verify()
     return [statistics.median(t) for t in times]
 
 

@@ -268,25 +268,31 @@ class HostMember:
         self.verify = verify or (lambda: None)
 
 
+def turns(count, batches):
+    """(batch, member index) of each turn: a warm-up batch of every member (batch -1), then `batches`
+    batches, the members in turn, each first in turn."""
+    for batch in range(-1, batches):
+        for turn in range(count):
+            yield batch, (turn + max(batch, 0)) % count
+
+
 def median_host_us(members, calls, batches):
     """Host microseconds per call of each member (bench/harness.c's host method): batches of `calls`
     back-to-back calls, the members in turn batch by batch (each first in turn), each member's stream
     drained after its batch and its result checked; one batch each first as a warm-up. The median batch."""
     times = [[] for _ in members]
-    for batch in range(-1, batches):
-        for turn in range(len(members)):
-            i = (turn + max(batch, 0)) % len(members)
-            m = members[i]
-            m.reset()
-            call = m.call
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                call()
-            elapsed = time.perf_counter() - t0
-            m.sync()
-            m.verify()
-            if batch >= 0:
-                times[i].append(elapsed * 1e6 / calls)
+    for batch, i in turns(len(members), batches):
+        m = members[i]
+        m.reset()
+        call = m.call
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        elapsed = time.perf_counter() - t0
+        m.sync()
+        m.verify()
+        if batch >= 0:
+            times[i].append(elapsed * 1e6 / calls)
     return [statistics.median(t) for t in times]
 
 

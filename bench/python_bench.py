@@ -124,7 +124,7 @@ class Settings:
         self.batched_host_calls = 64  # a list call queues ~16 us of GPU work: 64 stay far from a full queue
         self.completion_calls, self.completion_batches = (16, 7) if quick else (32, 31)
         self.gpu_batches, self.gpu_batch_ms = (5, 1.0) if quick else (15, 2.0)
-        self.pool_bytes = (512 << 20) if quick else (2 << 30)  # per operand; either is many times any L2
+        self.pool_bytes = (512 << 20) if quick else torch_strided.MIN_POOL_BYTES  # per operand; either >> any L2
         self.imports = 3 if quick else 5  # each a process importing torch: seconds
 
     def describe(self):

@@ -48,6 +48,7 @@ arguments. bench/test_python_bench.py tests everything here that needs no GPU.
 
 import argparse
 import csv
+import ctypes
 import math
 import os
 import statistics
@@ -58,6 +59,11 @@ import traceback
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "peers"))
+import torch_kernel  # noqa: E402  (the peers import torch only where they measure)
+import torch_peer  # noqa: E402
+import torch_strided  # noqa: E402
+from torch_strided import HostMember as Member, median_host_us  # noqa: E402  (bench/harness.c's host method)
 COLUMNS = ("case", "metric", "ours_impl", "ours", "peer_impl", "peer", "unit", "ratio", "target", "met", "check")
 
 
@@ -114,11 +120,11 @@ class Settings:
     """How much of each measurement: the full run (the figures to report) or --quick."""
 
     def __init__(self, quick):
-        self.host_calls, self.host_batches = (256, 15) if quick else (256, 51)
+        self.host_calls, self.host_batches = torch_strided.HOST_CALLS, 15 if quick else torch_strided.HOST_BATCHES
         self.batched_host_calls = 64  # a list call queues ~16 us of GPU work: 64 stay far from a full queue
         self.completion_calls, self.completion_batches = (16, 7) if quick else (32, 31)
         self.gpu_batches, self.gpu_batch_ms = (5, 1.0) if quick else (15, 2.0)
-        self.pool_bytes = (512 << 20) if quick else (2 << 30)  # per operand; either is many times any L2
+        self.pool_bytes = (512 << 20) if quick else torch_strided.MIN_POOL_BYTES  # per operand; either >> any L2
         self.imports = 3 if quick else 5  # each a process importing torch: seconds
 
     def describe(self):
@@ -146,10 +152,17 @@ class Measured:
 
 # ---- verdicts and the report ----
 
-def ratio_of(row, measured):
-    if row.absolute or measured is None or measured.ours is None or not measured.peer:
+def judged(row, measured):
+    """What a row's goal is judged on: ours (an absolute row) or ours / peer; None where a figure is missing."""
+    if measured is None or measured.ours is None:
         return None
-    return measured.ours / measured.peer
+    if row.absolute:
+        return measured.ours
+    return measured.ours / measured.peer if measured.peer else None
+
+
+def ratio_of(row, measured):
+    return None if row.absolute else judged(row, measured)
 
 
 def verdict(row, measured, status):
@@ -159,9 +172,9 @@ def verdict(row, measured, status):
         return "FAILED"
     if row.goal is None:
         return "-"
-    if measured is None or measured.ours is None or (not row.absolute and not measured.peer):
+    value = judged(row, measured)
+    if value is None:
         return "no data"
-    value = measured.ours if row.absolute else measured.ours / measured.peer
     return "yes" if value <= row.goal else "no"
 
 
@@ -183,18 +196,12 @@ class Line:
     """A row of the table as text, from a case, its row, its figures and its status."""
 
     def __init__(self, case, row, measured, status):
-        self.case, self.row, self.measured, self.status = case, row, measured, status
-        unit = UNITS[row.metric]
-        ours = None if measured is None else measured.ours
-        peer = None if measured is None else measured.peer
-        self.ours = fmt(ours)
-        self.peer = fmt(peer)
-        self.unit = unit
-        ratio = ratio_of(row, measured)
-        self.ratio = fmt(ratio, "%.2fx")
+        self.case, self.row, self.check = case, row, status
+        measured = measured or Measured()
+        self.ours, self.peer, self.unit = fmt(measured.ours), fmt(measured.peer), UNITS[row.metric]
+        self.ratio = fmt(ratio_of(row, measured), "%.2fx")
         self.target = target_text(row)
         self.met = verdict(row, measured, status)
-        self.check = status
 
     def fields(self):
         return {"case": self.case.key, "metric": self.row.metric, "ours_impl": self.row.ours,
@@ -267,8 +274,7 @@ def run_cases(cases, runner, require):
             failed = failed or require
         except Exception as error:  # a case that breaks fails alone; the traceback goes to stderr
             traceback.print_exc()
-            status, failed = "FAILED: %s: %s" % (type(error).__name__, str(error).splitlines()[0] if str(error)
-                                                  else ""), True
+            status, failed = "FAILED: %s: %s" % (type(error).__name__, torch_kernel.first_line(error)), True
         print("# %s: %s" % (case.key, status), flush=True)
         for index, row in enumerate(case.rows):
             lines.append(Line(case, row, figures.get(index), status))
@@ -347,56 +353,24 @@ def main(argv=None, runner=None):
 
 # ---- the measurements (torch, the package, CuPy: imported only here) ----
 
-def median_host_us(members, calls, batches):
-    """Host microseconds per call of each member: batches of `calls` back-to-back calls, the members in
-    turn batch by batch (each first in turn), each member's stream drained after its batch and its result
-    checked; one batch each first as a warm-up. The median batch."""
-    times = [[] for _ in members]
-    for batch in range(-1, batches):
-        for turn in range(len(members)):
-            m = members[(turn + max(batch, 0)) % len(members)]
-            m.reset()
-            call = m.call
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                call()
-            elapsed = time.perf_counter() - t0
-            m.sync()
-            m.verify()
-            if batch >= 0:
-                times[members.index(m)].append(elapsed * 1e6 / calls)
-    return [statistics.median(t) for t in times]
-
-
 def median_completion_us(members, calls, batches):
-    """Microseconds from each call to its stream's synchronize returning, one call at a time, the members in
-    turn batch by batch; one batch each first as a warm-up; every batch's result checked. The median call."""
+    """Microseconds from each call to its stream's synchronize returning, one call at a time, the members
+    taking torch_strided.turns; every batch's result checked. The median call."""
     times = [[] for _ in members]
-    for batch in range(-1, batches):
-        for turn in range(len(members)):
-            m = members[(turn + max(batch, 0)) % len(members)]
-            m.reset()
-            m.sync()
-            call, sync = m.call, m.sync
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                call()
-                sync()
-                elapsed = time.perf_counter() - t0
-                if batch >= 0:
-                    times[members.index(m)].append(elapsed * 1e6)
-            m.verify()
+    for batch, i in torch_strided.turns(len(members), batches):
+        m = members[i]
+        m.reset()
+        m.sync()
+        call, sync = m.call, m.sync
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            call()
+            sync()
+            elapsed = time.perf_counter() - t0
+            if batch >= 0:
+                times[i].append(elapsed * 1e6)
+        m.verify()
     return [statistics.median(t) for t in times]
-
-
-class Member:
-    """A call timed on the host: call() queues it; reset() poisons its output before a batch; verify() after
-    the batch (its stream drained) raises CheckFailed where the output is not the reference."""
-
-    def __init__(self, call, sync, reset=None, verify=None):
-        self.call, self.sync = call, sync
-        self.reset = reset or (lambda: None)
-        self.verify = verify or (lambda: None)
 
 
 class GpuRunner:
@@ -416,11 +390,9 @@ class GpuRunner:
         self.device = torch.device("cuda", args.device)
         torch.cuda.set_device(self.device)
         self.stream = torch.cuda.current_stream()
-        self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(0x5EED)
+        self.seed = 0x5EED  # the next draw's: every input tensor differs
         self.timer = None  # the GPU-time machinery, made by the first case that needs it
         self.library = None  # the C call's, likewise
-        sys.path.insert(0, os.path.join(HERE, "peers"))  # torch_kernel, torch_strided, torch_peer
 
     def environment(self):
         torch, ew = self.torch, self.ew
@@ -428,10 +400,8 @@ class GpuRunner:
         items = ["gpu: %s, %d SMs" % (props.name, props.multi_processor_count),
                  "python: %s" % sys.version.split()[0],
                  "torch: %s (CUDA %s)" % (torch.__version__, torch.version.cuda),
-                 "elementwise: %s from %s" % (getattr(ew, "__version__", "?"), os.path.dirname(ew.__file__))]
-        if hasattr(ew, "library_version"):
-            items.append("libelementwise: %s at %s" % (".".join(map(str, ew.library_version())),
-                                                       getattr(ew, "library_path", "?")))
+                 "elementwise: %s from %s" % (ew.__version__, os.path.dirname(ew.__file__)),
+                 "libelementwise: %s at %s" % (".".join(map(str, ew.library_version())), ew.library_path)]
         try:
             import cupy
             items.append("cupy: %s" % cupy.__version__)
@@ -447,29 +417,21 @@ class GpuRunner:
     # -- helpers --
 
     def random(self, shape, dtype):
-        """Magnitudes in [1, 100) with random signs: never zero, as the C benches' inputs."""
-        torch = self.torch
-        magnitude = 1 + 99 * torch.rand(shape, generator=self.generator, device=self.device)
-        sign = torch.randint(0, 2, shape, generator=self.generator, device=self.device) * 2 - 1
-        return (magnitude * sign).to(dtype)
+        """torch_kernel.random_f32's inputs (never zero, as the C benches'), of this shape and dtype."""
+        self.seed += 1
+        flat = torch_kernel.random_f32(self.torch, math.prod(shape), 1, self.seed, self.device)[0]
+        return flat.view(shape).to(dtype)
 
     def name(self, tensor):
-        return self.ew.dtype_name(str(tensor.dtype).replace("torch.", ""))
-
-    def differing(self, got, want):
-        """Elements whose bits differ (all of them where shape or dtype differ)."""
-        torch = self.torch
-        if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
-            return want.numel()
-        as_int = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[want.element_size()]
-        return int((got.contiguous().view(as_int) != want.contiguous().view(as_int)).sum().item())
+        return self.ew.dtype_name(tensor.dtype)
 
     def expect(self, what, got, want):
         if not isinstance(got, self.torch.Tensor):
             raise CheckFailed("%s returned %s, not a torch.Tensor" % (what, type(got).__name__))
         if got.device != want.device:
             raise CheckFailed("%s: result on %s, expected %s" % (what, got.device, want.device))
-        bad = self.differing(got, want)
+        same = tuple(got.shape) == tuple(want.shape) and got.dtype == want.dtype
+        bad = torch_kernel.differing(self.torch, got, want) if same else want.numel()
         if bad:
             raise CheckFailed("%s: %d of %d elements differ from torch's (%s %s, expected %s %s)" % (
                 what, bad, want.numel(), got.dtype, tuple(got.shape), want.dtype, tuple(want.shape)))
@@ -489,20 +451,25 @@ class GpuRunner:
         except Exception as error:  # the package raising on a valid call is the case failing
             raise CheckFailed("%s raised %s: %s" % (what, type(error).__name__, error))
 
-    def out_member(self, what, call, out, want):
-        """Our call into a given output: poisoned before each batch, checked after."""
-        def reset():
-            self.poison(out)
-
-        def verify():
-            self.expect(what, out, want)
-        return Member(call, self.stream.synchronize, reset, verify)
-
-    def first_check(self, what, call, out, want):
-        self.poison(out)
+    def checked(self, what, call, sync, reset, verify):
+        """Our call as a timed Member, after it was checked once as every batch of it will be: reset()
+        (poisons the output), the call, sync(), verify()."""
+        reset()
         self.ours(what, call)
-        self.stream.synchronize()
-        self.expect(what, out, want)
+        sync()
+        verify()
+        return Member(call, sync, reset, verify)
+
+    def into(self, what, call, out, want):
+        """checked() for a call into the given torch output out, which must be want bit for bit."""
+        return self.checked(what, call, self.stream.synchronize, lambda: self.poison(out),
+                            lambda: self.expect(what, out, want))
+
+    def out_case(self, what, call, out, peer, want, host_calls=None):
+        """Our call into a given output, checked, then timed on the host and to completion against peer()
+        (its own output): Measured host and completion."""
+        ours = self.into(what, call, out, want)
+        return self.host_and_completion(ours, Member(peer, self.stream.synchronize), host_calls)
 
     def host_and_completion(self, ours, peer, host_calls=None):
         s = self.settings
@@ -510,98 +477,79 @@ class GpuRunner:
         completion = median_completion_us([ours, peer], s.completion_calls, s.completion_batches)
         return Measured(*host), Measured(*completion)
 
-    def peer_member(self, call):
-        return Member(call, self.stream.synchronize)
-
     # -- the cases --
 
-    def case_add_out(self, case):
-        torch, ew = self.torch, self.ew
+    def pair_case(self, what, make_call):
+        """make_call(a, b, o) -> our call into o on two 1,024 f32 inputs, against torch.add(a, b, out=)."""
+        torch = self.torch
         a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
         o, po = torch.empty_like(a), torch.empty_like(a)
-        want = torch.add(a, b)
-        what = "ew.add(a, b, out=o) %s" % self.name(a)
-        self.first_check(what, lambda: ew.add(a, b, out=o), o, want)
-        ours = self.out_member(what, lambda: ew.add(a, b, out=o), o, want)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b, out=po)))
+        host, completion = self.out_case("%s %s" % (what, self.name(a)), make_call(a, b, o), o,
+                                         lambda: torch.add(a, b, out=po), torch.add(a, b))
         return {0: host, 1: completion}
+
+    def case_add_out(self, case):
+        ew = self.ew
+        return self.pair_case("ew.add(a, b, out=o)", lambda a, b, o: lambda: ew.add(a, b, out=o))
 
     def case_add_alloc(self, case):
         torch, ew = self.torch, self.ew
         a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
         want = torch.add(a, b)
         what = "ew.add(a, b) %s" % self.name(a)
-        # A poisoned block of the result's size, freed: the caching allocator hands it to the next allocation,
-        # so a call that wrote nothing would return poison, not an old right answer.
-        poison = torch.empty_like(a)
-        self.poison(poison)
-        del poison
-        got = self.ours(what, lambda: ew.add(a, b))
-        self.stream.synchronize()
-        self.expect(what, got, want)
         last = [None]
 
         def call():
             last[0] = ew.add(a, b)
 
         def reset():
-            # Two poisoned blocks, freed: the calls alternate between two (a result lives until the next
-            # one is made), so neither starts the batch holding an earlier right answer.
+            # Poisoned blocks of the result's size, freed: the caching allocator hands them to the next
+            # allocations, so a call that wrote nothing would return poison, not an old right answer. Two:
+            # the calls alternate between two (a result lives until the next one is made).
             last[0] = None
-            blocks = [torch.empty_like(a), torch.empty_like(a)]
-            for block in blocks:
+            for block in (torch.empty_like(a), torch.empty_like(a)):
                 self.poison(block)
 
         def verify():
             self.expect(what, last[0], want)
-        ours = Member(call, self.stream.synchronize, reset, verify)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b)))
+        ours = self.checked(what, call, self.stream.synchronize, reset, verify)
+        host, completion = self.host_and_completion(ours, Member(lambda: torch.add(a, b), self.stream.synchronize))
         return {0: host, 1: completion}
 
-    def strided_case(self, what, make_b, layout):
+    def strided_case(self, what, make_b):
         """[4096,768] f16 x plus make_b(): host and completion against torch on one set of tensors, then the
         GPU time of ours, the C call and torch on pools of fresh tensors."""
         torch, ew = self.torch, self.ew
         shape = (4096, 768)
         x, b = self.random(shape, torch.float16), make_b(self.random)
         o, po = (torch.empty(shape, dtype=torch.float16, device=self.device) for _ in range(2))
-        want = torch.add(x, b)
         what = "%s %s" % (what, self.name(x))
-        self.first_check(what, lambda: ew.add(x, b, out=o), o, want)
-        ours = self.out_member(what, lambda: ew.add(x, b, out=o), o, want)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(x, b, out=po)))
-        gpu_c, gpu_torch = self.gpu_times(what, shape, make_b, layout)
+        host, completion = self.out_case(what, lambda: ew.add(x, b, out=o), o, lambda: torch.add(x, b, out=po),
+                                         torch.add(x, b))
+        gpu_c, gpu_torch = self.gpu_times(what, shape, make_b)
         return {0: host, 1: gpu_c, 2: gpu_torch, 3: completion}
 
     def case_bias_f16(self, case):
         return self.strided_case("ew.add(x[4096,768], bias[768], out=o)",
-                                 lambda random: random((768,), self.torch.float16), "bias")
+                                 lambda random: random((768,), self.torch.float16))
 
     def case_transposed_f16(self, case):
         return self.strided_case("ew.add(x[4096,768], y[768,4096].T, out=o)",
-                                 lambda random: random((768, 4096), self.torch.float16).t(), "transposed")
+                                 lambda random: random((768, 4096), self.torch.float16).t())
 
     def c_library(self):
-        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once;
-        Skipped where neither is known."""
+        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once."""
         if self.library is None:
-            import torch_peer
-            path = self.args.lib or getattr(self.ew, "library_path", None)
-            if not path:
-                raise Skipped("no library for the C call: give --lib")
-            self.library = torch_peer.Library(path, self.args.device)
+            self.library = torch_peer.Library(self.args.lib or self.ew.library_path, self.args.device)
         return self.library
 
-    def gpu_times(self, what, shape, make_b, layout):
+    def gpu_times(self, what, shape, make_b):
         """GPU microseconds per call of ours, the C call and torch (bench/peers/torch_strided.py's isolated
         column): Measured(ours, C call), Measured(ours, torch). The C call's output is checked first."""
         torch, ew, s = self.torch, self.ew, self.settings
-        import torch_kernel
-        import torch_peer
-        import torch_strided
         try:
             library = self.c_library()
-        except (Skipped, OSError) as error:
+        except OSError as error:  # --lib names no loadable library
             self.notes.append("%s: the C call's GPU time not measured: %s" % (what, error))
             library = None
         if self.timer is None:
@@ -613,39 +561,29 @@ class GpuRunner:
         bs = [make_b(self.random) for _ in range(count)]
         outs = [torch.empty(shape, dtype=torch.float16, device=self.device) for _ in range(count)]
         stream = self.stream.cuda_stream
-        members, names = [], []
 
         def ours(x, b, o):
             ew.add(x, b, out=o)
-        members.append(torch_strided.Member(ours, torch_kernel.Rotation(xs, bs, outs), "isolated"))
+        calls = {"ours": ours}  # timed in this order
         if library is not None:
-            import ctypes
             expanded = bs[0].expand(shape)
             strides = [(ctypes.c_int64 * 2)(*t.stride()) for t in (outs[0], xs[0], expanded)]  # elements
             dims = (ctypes.c_int64 * 2)(*shape)
-            op, dtype = torch_peer.EW_OP["add"], torch_peer.EW_DTYPE["f16"]
+            op, dtype = int(ew.Op.ADD), int(ew.DType.F16)
 
             def c_call(x, b, o):
                 status = library.lib.ew_binary_strided(library.handle, op, dtype, 2, dims, o.data_ptr(), strides[0],
                                                        x.data_ptr(), strides[1], b.data_ptr(), strides[2], stream)
                 if status != 0:
                     raise CheckFailed("C ew_binary_strided: status %d: %s" % (status, library.error()))
-            vp, i64p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)
-            library.lib.ew_binary_strided.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, i64p,
-                                                      vp, i64p, vp, i64p, vp, i64p, vp]
-            library.lib.ew_binary_strided.restype = ctypes.c_int
             # The C call checked as ours was: a poisoned output, torch's result bit for bit.
             check_out = torch.empty(shape, dtype=torch.float16, device=self.device)
-            self.poison(check_out)
-            c_call(xs[0], bs[0], check_out)
-            self.stream.synchronize()
-            self.expect("C ew_binary_strided (%s)" % layout, check_out, torch.add(xs[0], bs[0]))
-            members.append(torch_strided.Member(c_call, torch_kernel.Rotation(xs, bs, outs), "isolated"))
-            names.append("c")
-        members.append(torch_strided.Member(lambda x, b, o: torch.add(x, b, out=o),
-                                            torch_kernel.Rotation(xs, bs, outs), "isolated"))
-        names.append("torch")
-        times = dict(zip(["ours"] + names, self.timer.time_group(members)))
+            self.into("C ew_binary_strided for %s" % what, lambda: c_call(xs[0], bs[0], check_out), check_out,
+                             torch.add(xs[0], bs[0]))
+            calls["c"] = c_call
+        calls["torch"] = lambda x, b, o: torch.add(x, b, out=o)
+        members = [torch_strided.Member(fn, torch_kernel.Rotation(xs, bs, outs), "isolated") for fn in calls.values()]
+        times = dict(zip(calls, self.timer.time_group(members)))
         # Ours once more on a few of the pools' tensors, into poisoned outputs.
         for k in range(min(count, 4)):
             self.poison(outs[k])
@@ -660,16 +598,10 @@ class GpuRunner:
         return Measured(times["ours"], times.get("c")), Measured(times["ours"], times["torch"])
 
     def case_kernel(self, case):
-        torch, ew = self.torch, self.ew
-        a, b = self.random((1024,), torch.float32), self.random((1024,), torch.float32)
-        o, po = torch.empty_like(a), torch.empty_like(a)
-        want = torch.add(a, b)
+        ew = self.ew
         kernel = self.ours("Kernel(ew::add)", lambda: ew.Kernel("return ew::add(in0, in1);", "f32", ("f32", "f32")))
-        what = "Kernel(return ew::add(in0, in1);)(a, b, out=o) %s" % self.name(a)
-        self.first_check(what, lambda: kernel(a, b, out=o), o, want)
-        ours = self.out_member(what, lambda: kernel(a, b, out=o), o, want)
-        host, completion = self.host_and_completion(ours, self.peer_member(lambda: torch.add(a, b, out=po)))
-        return {0: host, 1: completion}
+        return self.pair_case("Kernel(return ew::add(in0, in1);)(a, b, out=o)",
+                              lambda a, b, o: lambda: kernel(a, b, out=o))
 
     def case_batched(self, case):
         torch, ew = self.torch, self.ew
@@ -684,10 +616,9 @@ class GpuRunner:
         self.stream.synchronize()
         self.expect("torch._foreach_add_ (the peer)", peer_a, want)
         what = "ew.add_batched(as_, bs, outs=outs), %d x %d %s" % (count, n, self.name(flat_a))
-        self.first_check(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
-        ours = self.out_member(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
-        peer = self.peer_member(lambda: torch._foreach_add_(peer_as, bs))
-        host, completion = self.host_and_completion(ours, peer, self.settings.batched_host_calls)
+        host, completion = self.out_case(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out,
+                                         lambda: torch._foreach_add_(peer_as, bs), want,
+                                         self.settings.batched_host_calls)
         return {0: completion, 1: host}
 
     def case_cupy(self, case):
@@ -696,16 +627,14 @@ class GpuRunner:
             import cupy
         except ImportError as error:
             raise Skipped("CuPy not importable (%s)" % error)
-        import numpy
-        rng = numpy.random.default_rng(0x5EED)
-        a, b = ((rng.uniform(1, 100, 1024) * (rng.integers(0, 2, 1024) * 2 - 1)).astype(numpy.float32)
-                for _ in range(2))
+        # The inputs drawn as every case's, copied through the host into CuPy's own memory.
+        a, b = (self.random((1024,), self.torch.float32).cpu().numpy() for _ in range(2))
         with cupy.cuda.Device(self.args.device):
             a, b = cupy.asarray(a), cupy.asarray(b)
             o, po = cupy.empty_like(a), cupy.empty_like(a)
             want = cupy.add(a, b)
             stream = cupy.cuda.get_current_stream()
-            what = "ew.add(a, b, out=o) on CuPy %s" % ew.dtype_name(str(a.dtype))
+            what = "ew.add(a, b, out=o) on CuPy %s" % ew.dtype_name(a.dtype)
 
             def reset():
                 o.view(cupy.uint8).fill(0xFF)
@@ -714,11 +643,7 @@ class GpuRunner:
                 bad = int((o.view(cupy.int32) != want.view(cupy.int32)).sum().item())
                 if bad:
                     raise CheckFailed("%s: %d of %d elements differ from cupy.add's" % (what, bad, want.size))
-            reset()
-            self.ours(what, lambda: ew.add(a, b, out=o))
-            stream.synchronize()
-            verify()
-            ours = Member(lambda: ew.add(a, b, out=o), stream.synchronize, reset, verify)
+            ours = self.checked(what, lambda: ew.add(a, b, out=o), stream.synchronize, reset, verify)
             peer = Member(lambda: cupy.add(a, b, out=po), stream.synchronize)
             host, completion = self.host_and_completion(ours, peer)
         return {0: host, 1: completion}

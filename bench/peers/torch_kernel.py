@@ -94,7 +94,9 @@ class Peer:
 
 
 def differing(torch, x, y):
-    return int((x.view(torch.int16) != y.view(torch.int16)).sum().item())
+    """Elements whose bits differ, of x and y of one shape and dtype."""
+    as_int = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
+    return int((x.view(as_int) != y.view(as_int)).sum().item())
 
 
 def first_line(error):

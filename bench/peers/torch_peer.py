@@ -369,6 +369,9 @@ class Library:
         lib.ew_cast.restype = i32
         lib.ew_scale_add.argtypes = [vp, i32, ctypes.c_double, i64, vp, vp, vp, vp]
         lib.ew_scale_add.restype = i32
+        i64p = ctypes.POINTER(i64)  # shape and strides (in elements) of ew_binary_strided
+        lib.ew_binary_strided.argtypes = [vp, i32, i32, i32, i64p, vp, i64p, vp, i64p, vp, i64p, vp]
+        lib.ew_binary_strided.restype = i32
         lib.ew_get_last_error_message.restype = ctypes.c_char_p
         lib.ew_handle_destroy.argtypes = [vp]
         self.handle = self.create(device)

@@ -28,6 +28,7 @@ Without torch or a GPU it says so and exits 0.
 """
 
 import argparse
+import functools
 import math
 import statistics
 import sys
@@ -250,23 +251,49 @@ class Bench:
         return [statistics.median(t) * 1000.0 / member.calls for t, member in zip(times, members)]
 
     def host_us(self, fns_views):
-        """Host microseconds per call for each (fn, views): batches of HOST_CALLS calls on the same views,
-        in turn batch by batch, the stream drained between batches, median batch."""
-        times = [[] for _ in fns_views]
-        for fn, views in fns_views:
-            for _ in range(HOST_CALLS):
-                fn(*views)
-        self.torch.cuda.synchronize()
-        for b in range(HOST_BATCHES):
-            for turn in range(len(fns_views)):
-                i = (turn + b) % len(fns_views)
-                fn, views = fns_views[i]
-                t0 = time.perf_counter()
-                for _ in range(HOST_CALLS):
-                    fn(*views)
-                times[i].append((time.perf_counter() - t0) * 1e6 / HOST_CALLS)
-                self.torch.cuda.synchronize()
-        return [statistics.median(t) for t in times]
+        """Host microseconds per call for each (fn, views): median_host_us of HOST_CALLS calls a batch on
+        the same views."""
+        sync = self.torch.cuda.synchronize
+        members = [HostMember(functools.partial(fn, *views), sync) for fn, views in fns_views]
+        return median_host_us(members, HOST_CALLS, HOST_BATCHES)
+
+
+class HostMember:
+    """A call timed on the host: call() queues it, sync() drains its stream; reset() before each batch
+    (poisons its output) and verify() after it, the stream drained (raises where the output is wrong)."""
+
+    def __init__(self, call, sync, reset=None, verify=None):
+        self.call, self.sync = call, sync
+        self.reset = reset or (lambda: None)
+        self.verify = verify or (lambda: None)
+
+
+def turns(count, batches):
+    """(batch, member index) of each turn: a warm-up batch of every member (batch -1), then `batches`
+    batches, the members in turn, each first in turn."""
+    for batch in range(-1, batches):
+        for turn in range(count):
+            yield batch, (turn + max(batch, 0)) % count
+
+
+def median_host_us(members, calls, batches):
+    """Host microseconds per call of each member (bench/harness.c's host method): batches of `calls`
+    back-to-back calls, the members in turn batch by batch (each first in turn), each member's stream
+    drained after its batch and its result checked; one batch each first as a warm-up. The median batch."""
+    times = [[] for _ in members]
+    for batch, i in turns(len(members), batches):
+        m = members[i]
+        m.reset()
+        call = m.call
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        elapsed = time.perf_counter() - t0
+        m.sync()
+        m.verify()
+        if batch >= 0:
+            times[i].append(elapsed * 1e6 / calls)
+    return [statistics.median(t) for t in times]
 
 
 def torch_op(torch, c):

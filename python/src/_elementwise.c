@@ -56,29 +56,39 @@ static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_n
     *s_copy, *s_typestr, *s_shape, *s_strides, *s_data, *s_mask, *s_version, *s_out_dtype, *s_in_dtypes,
     *s_n_params, *max_version_value, *empty_tuple;
 
-static const char *const DTYPE_ENUM_NAMES[] = {"", "BOOL", "I8", "U8", "I16", "I32", "I64",
-                                               "F16", "BF16", "F32", "F64", "F8E4M3", "F8E5M2"};
-static const int DTYPE_SIZES[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
-/* ew dtype -> DLPack (code, bits) and back (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6,
- * kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12). */
+/* ew dtype -> DLPack code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, kDLFloat8_e4m3fn 10,
+ * kDLFloat8_e5m2 12); the bits are the library's ew_dtype_size. */
 static const uint8_t DLPACK_CODE[] = {0, kDLBool, kDLInt, kDLUInt, kDLInt, kDLInt, kDLInt,
                                       kDLFloat, kDLBfloat, kDLFloat, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e5m2};
-#define N_DTYPES 12
+#define N_DTYPES ((int)(sizeof DLPACK_CODE / sizeof DLPACK_CODE[0]) - 1)
 
-/* Names a dtype argument may take: the library's and NumPy's/PyTorch's. */
+static int dtype_size(int dtype) { return (int)lib.ew_dtype_size((ew_dtype_t)dtype); }
+
+/* A dtype as DType names it (F16, BF16, F8E4M3): the library's ew_dtype_name, upper-cased, in label. */
+typedef struct { char text[16]; } dtype_label_t;
+
+static const char *dtype_label(int dtype, dtype_label_t *label)
+{
+    const char *name = lib.ew_dtype_name((ew_dtype_t)dtype);
+    size_t i = 0;
+    for (; name[i] && i < sizeof label->text - 1; i++)
+        label->text[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
+    label->text[i] = '\0';
+    return label->text;
+}
+
+/* Names a dtype argument may take beyond the library's own (ew_dtype_name): NumPy's and PyTorch's. */
 static const struct { const char *name; int dtype; } DTYPE_NAMES[] = {
-    {"bool", EW_BOOL}, {"bool_", EW_BOOL}, {"i8", EW_I8}, {"int8", EW_I8}, {"u8", EW_U8}, {"uint8", EW_U8},
-    {"i16", EW_I16}, {"int16", EW_I16}, {"short", EW_I16}, {"i32", EW_I32}, {"int32", EW_I32}, {"int", EW_I32},
-    {"i64", EW_I64}, {"int64", EW_I64}, {"long", EW_I64}, {"f16", EW_F16}, {"float16", EW_F16},
-    {"half", EW_F16}, {"bf16", EW_BF16}, {"bfloat16", EW_BF16}, {"f32", EW_F32}, {"float32", EW_F32},
-    {"float", EW_F32}, {"f64", EW_F64}, {"float64", EW_F64}, {"double", EW_F64}, {"f8e4m3", EW_F8E4M3},
-    {"float8_e4m3fn", EW_F8E4M3}, {"e4m3", EW_F8E4M3}, {"f8e5m2", EW_F8E5M2}, {"float8_e5m2", EW_F8E5M2},
+    {"bool_", EW_BOOL}, {"int8", EW_I8}, {"uint8", EW_U8}, {"int16", EW_I16}, {"short", EW_I16},
+    {"int32", EW_I32}, {"int", EW_I32}, {"int64", EW_I64}, {"long", EW_I64}, {"float16", EW_F16},
+    {"half", EW_F16}, {"bfloat16", EW_BF16}, {"float32", EW_F32}, {"float", EW_F32}, {"float64", EW_F64},
+    {"double", EW_F64}, {"float8_e4m3fn", EW_F8E4M3}, {"e4m3", EW_F8E4M3}, {"float8_e5m2", EW_F8E5M2},
     {"e5m2", EW_F8E5M2}};
 
 static int dlpack_to_dtype(uint8_t code, uint8_t bits)
 {
     for (int d = 1; d <= N_DTYPES; d++)
-        if (DLPACK_CODE[d] == code && DTYPE_SIZES[d] * 8 == bits)
+        if (DLPACK_CODE[d] == code && dtype_size(d) * 8 == bits)
             return d;
     return 0;
 }
@@ -168,7 +178,10 @@ static int as_dtype(PyObject *value)
         for (Py_ssize_t i = 0; i <= size; i++)
             key[i] = (char)(utf8[i] >= 'A' && utf8[i] <= 'Z' ? utf8[i] - 'A' + 'a' : utf8[i]);
         const char *bare = strncmp(key, "torch.", 6) == 0 ? key + 6 : key;
-        for (size_t i = 0; i < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0]; i++)
+        for (int d = 1; d <= N_DTYPES && !found; d++)
+            if (strcmp(bare, lib.ew_dtype_name((ew_dtype_t)d)) == 0)
+                found = d;
+        for (size_t i = 0; i < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0] && !found; i++)
             if (strcmp(bare, DTYPE_NAMES[i].name) == 0)
                 found = DTYPE_NAMES[i].dtype;
     }
@@ -285,7 +298,8 @@ static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
 static int settle_dtype(operand_t *op, int found, int itemsize, PyObject *(*describe)(const void *), const void *arg)
 {
     int dtype = op->requested ? op->requested : found;
-    if (!dtype || DTYPE_SIZES[dtype] != itemsize) {
+    if (!dtype || dtype_size(dtype) != itemsize) {
+        dtype_label_t label;
         PyObject *described = describe(arg);
         if (!described)
             return -1;
@@ -295,7 +309,7 @@ static int settle_dtype(operand_t *op, int found, int itemsize, PyObject *(*desc
                           described);
         else
             operand_error(op, PyExc_TypeError, ": ", "dtype %s has %d-byte elements but the array's %U has %d",
-                          DTYPE_ENUM_NAMES[dtype], DTYPE_SIZES[dtype], described, itemsize);
+                          dtype_label(dtype, &label), dtype_size(dtype), described, itemsize);
         Py_DECREF(described);
         return -1;
     }
@@ -903,7 +917,7 @@ static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim
         prototype.device.device_id = like->device;
         prototype.ndim = ndim;
         prototype.dtype.code = DLPACK_CODE[dtype];
-        prototype.dtype.bits = (uint8_t)(DTYPE_SIZES[dtype] * 8);
+        prototype.dtype.bits = (uint8_t)(dtype_size(dtype) * 8);
         prototype.dtype.lanes = 1;
         prototype.shape = (int64_t *)shape;
         DLManagedTensorVersioned *managed = NULL;
@@ -1180,10 +1194,11 @@ static int broadcast_shape(operand_t *const *in, int n, int *ndim, int64_t *shap
 
 static int same_dtype(const operand_t *out, operand_t *const *in, int n)
 {
+    dtype_label_t have, want;
     for (int k = 0; k < n; k++)
         if (in[k]->dtype != out->dtype)
             return operand_error(in[k], PyExc_TypeError, " ", "is %s but %s is %s; convert with cast() first (or give "
-                                 "dtype=)", DTYPE_ENUM_NAMES[in[k]->dtype], "out", DTYPE_ENUM_NAMES[out->dtype]);
+                                 "dtype=)", dtype_label(in[k]->dtype, &have), "out", dtype_label(out->dtype, &want));
     return 0;
 }
 
@@ -1589,10 +1604,11 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
     if (c->family != CAST && same_dtype(out, entry + 1, n_lists))
         return -1;
     for (int k = 0; k < 1 + n_lists; k++) {
+        dtype_label_t have, want;
         int expected = dtypes[k == 0 ? 0 : 1];
         if (entry[k]->dtype != expected)
             return operand_error(entry[k], PyExc_TypeError, " ", "is %s but the first entry's is %s; one list call "
-                                 "takes one dtype%s", DTYPE_ENUM_NAMES[entry[k]->dtype], DTYPE_ENUM_NAMES[expected],
+                                 "takes one dtype%s", dtype_label(entry[k]->dtype, &have), dtype_label(expected, &want),
                                  c->family == CAST ? " pair" : "");
     }
     return 0;
@@ -1850,8 +1866,9 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
             goto done;
     for (int k = 0; k < n_inputs; k++)
         if (in_ops[k].dtype != expected[k]) {
+            dtype_label_t have, want;
             operand_error(&in_ops[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
-                          DTYPE_ENUM_NAMES[in_ops[k].dtype], DTYPE_ENUM_NAMES[expected[k]]);
+                          dtype_label(in_ops[k].dtype, &have), dtype_label(expected[k], &want));
             goto done;
         }
     if (out_opened) {
@@ -1872,8 +1889,9 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         all[0] = &out_op;
     }
     if (out_op.dtype != out_dtype) {
-        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s", DTYPE_ENUM_NAMES[out_op.dtype],
-                      DTYPE_ENUM_NAMES[out_dtype]);
+        dtype_label_t have, want;
+        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s", dtype_label(out_op.dtype, &have),
+                      dtype_label((int)out_dtype, &want));
         goto done;
     }
     int64_t strides[MAX_INPUTS][MAX_NDIM];

@@ -6,8 +6,8 @@
  * else __dlpack__ capsules. Shapes broadcast as NumPy's do; every other layout rule (merging
  * dimensions, overlap, alignment, the most dimensions) is the library's own: an operand that is not
  * contiguous over the output's shape goes to the strided call as it is, and the library refuses
- * what it cannot take. The library is loaded with dlopen from the path the Python loader chose, so
- * ELEMENTWISE_LIBRARY and an older 1.x library (without the strided or kernel calls) both work.
+ * what it cannot take. The library is loaded with dlopen from the path the Python loader chose (the
+ * copy bundled beside this module, or ELEMENTWISE_LIBRARY); it must have every call of 1.1.
  *
  * Py_LIMITED_API 3.10: METH_FASTCALL | METH_KEYWORDS entered the stable ABI in 3.10. */
 #ifndef Py_LIMITED_API
@@ -31,16 +31,15 @@
 /* ---- the library, loaded at import ---- */
 
 #define LIBRARY_FUNCTIONS(X)                                                                                   \
-    X(ew_get_version, 1) X(ew_handle_create, 1) X(ew_handle_destroy, 1) X(ew_handle_get_device, 1)              \
-    X(ew_handle_get_sm_count, 1) X(ew_handle_get_max_threads_per_sm, 1) X(ew_unary, 1) X(ew_binary, 1)          \
-    X(ew_cast, 1) X(ew_scale_add, 1) X(ew_is_supported, 1) X(ew_status_string, 1) X(ew_dtype_name, 1)           \
-    X(ew_dtype_size, 1) X(ew_get_last_error_message, 1) X(ew_unary_strided, 0) X(ew_binary_strided, 0)          \
-    X(ew_cast_strided, 0) X(ew_scale_add_strided, 0) X(ew_unary_batched, 0) X(ew_binary_batched, 0)             \
-    X(ew_cast_batched, 0) X(ew_scale_add_batched, 0) X(ew_kernel_create, 0) X(ew_kernel_launch, 0)              \
-    X(ew_kernel_launch_strided, 0) X(ew_kernel_destroy, 0)
+    X(ew_get_version) X(ew_handle_create) X(ew_handle_destroy) X(ew_handle_get_device) X(ew_handle_get_sm_count) \
+    X(ew_handle_get_max_threads_per_sm) X(ew_unary) X(ew_binary) X(ew_cast) X(ew_scale_add) X(ew_is_supported)  \
+    X(ew_status_string) X(ew_dtype_name) X(ew_dtype_size) X(ew_get_last_error_message) X(ew_unary_strided)      \
+    X(ew_binary_strided) X(ew_cast_strided) X(ew_scale_add_strided) X(ew_unary_batched) X(ew_binary_batched)    \
+    X(ew_cast_batched) X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch)                          \
+    X(ew_kernel_launch_strided) X(ew_kernel_destroy)
 
 static struct {
-#define FIELD(name, required) __typeof__(name) *name;
+#define FIELD(name) __typeof__(name) *name;
     LIBRARY_FUNCTIONS(FIELD)
 #undef FIELD
 } lib;
@@ -96,19 +95,12 @@ static int dlpack_to_dtype(uint8_t code, uint8_t bits)
 /* The library's status as ElementwiseError, its message read now, on the failing thread. */
 static void raise_status(int status, const char *function)
 {
-    const char *message = lib.ew_get_last_error_message ? lib.ew_get_last_error_message() : "";
+    const char *message = lib.ew_get_last_error_message();
     PyObject *error = PyObject_CallFunction(error_class, "iss", status, message ? message : "", function);
     if (error) {
         PyErr_SetObject(error_class, error);
         Py_DECREF(error);
     }
-}
-
-static PyObject *not_implemented(const char *function)
-{
-    return PyErr_Format(PyExc_NotImplementedError,
-                        "the loaded libelementwise (version %u) has no %s; it needs libelementwise 1.1 or later",
-                        lib.ew_get_version(), function);
 }
 
 static PyObject *type_name(PyObject *obj)
@@ -1089,34 +1081,25 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
                 : Py_BuildValue("(iNNNNNn)", nd, int64_tuple(nd, shape), pointer_object(o), int64_tuple(nd, out->strides),
                                 pointer_object(x), int64_tuple(nd, in_strides[0]), (Py_ssize_t)stream);
         status = record(name, front_args(h, c), rest);
-        return finish(status, name);
+    } else {
+        switch (c->family) {
+        case UNARY:
+            status = lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+            break;
+        case BINARY:
+            status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], y,
+                                           in_strides[1], s);
+            break;
+        case CAST:
+            status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+            break;
+        default:
+            status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x, in_strides[0],
+                                              y, in_strides[1], s);
+            break;
+        }
     }
-    switch (c->family) {
-    case UNARY:
-        if (!lib.ew_unary_strided)
-            break;
-        status = lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
-        return finish(status, name);
-    case BINARY:
-        if (!lib.ew_binary_strided)
-            break;
-        status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], y,
-                                       in_strides[1], s);
-        return finish(status, name);
-    case CAST:
-        if (!lib.ew_cast_strided)
-            break;
-        status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
-        return finish(status, name);
-    default:
-        if (!lib.ew_scale_add_strided)
-            break;
-        status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x, in_strides[0], y,
-                                          in_strides[1], s);
-        return finish(status, name);
-    }
-    not_implemented(name);
-    return -1;
+    return finish(status, name);
 }
 
 /* An input's strides over the output's shape (NumPy's broadcasting): 0 along broadcast dimensions. */
@@ -1552,25 +1535,11 @@ static int call_batched(ew_handle_t h, const call_t *c, Py_ssize_t count, const 
         return finish(record(name, front_args(h, c), rest), name);
     }
     switch (c->family) {
-    case UNARY:
-        if (!lib.ew_unary_batched)
-            break;
-        return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
-    case BINARY:
-        if (!lib.ew_binary_batched)
-            break;
-        return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
-    case CAST:
-        if (!lib.ew_cast_batched)
-            break;
-        return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
-    default:
-        if (!lib.ew_scale_add_batched)
-            break;
-        return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
+    case UNARY: return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
+    case BINARY: return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
+    case CAST: return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
+    default: return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
     }
-    not_implemented(name);
-    return -1;
 }
 
 /* One list entry: out and inputs of one shape, contiguous, on the call's device, of the first entry's dtypes. */
@@ -1936,17 +1905,9 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         }
         status = record(name, PyTuple_New(0), rest);
     } else if (flat || out_op.count == 0) {
-        if (!lib.ew_kernel_launch) {
-            not_implemented(name);
-            goto done;
-        }
         status = lib.ew_kernel_launch(k_raw, out_op.count, out_op.data, pointers, n_params ? params : NULL,
                                       (ew_stream_t)stream);
     } else {
-        if (!lib.ew_kernel_launch_strided) {
-            not_implemented(name);
-            goto done;
-        }
         status = lib.ew_kernel_launch_strided(k_raw, out_op.ndim, out_op.shape, out_op.data, out_op.strides, pointers,
                                               stride_ptrs, n_params ? params : NULL, (ew_stream_t)stream);
     }
@@ -1970,8 +1931,6 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     int out_dtype, n_params;
     if (!PyArg_ParseTuple(args, "OyiOi", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params))
         return NULL;
-    if (!lib.ew_kernel_create)
-        return not_implemented("ew_kernel_create");
     PyObject *dtypes = PySequence_Tuple(in_dtypes);
     if (!dtypes)
         return NULL;
@@ -2016,8 +1975,6 @@ static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
     void *kernel = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
     if (PyErr_Occurred())
         return NULL;
-    if (!lib.ew_kernel_destroy)
-        return not_implemented("ew_kernel_destroy");
     int status = recorder ? record("ew_kernel_destroy", PyTuple_New(0), Py_BuildValue("(N)", pointer_object(kernel)))
                           : (int)lib.ew_kernel_destroy(kernel);
     if (finish(status, "ew_kernel_destroy"))
@@ -2130,17 +2087,6 @@ static PyObject *py_is_supported(PyObject *self, PyObject *args)
     return PyBool_FromLong(lib.ew_is_supported(op, out, in));
 }
 
-static PyObject *py_has_function(PyObject *self, PyObject *arg)
-{
-    const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
-    if (!name)
-        return NULL;
-#define HAS(fn, required) if (strcmp(name, #fn) == 0) return PyBool_FromLong(lib.fn != NULL);
-    LIBRARY_FUNCTIONS(HAS)
-#undef HAS
-    Py_RETURN_FALSE;
-}
-
 /* describe(obj, dtype=None, writable=False, stream=None): how an array is read, for tests and
  * debugging: (dtype, shape, strides in elements, pointer, stream named or None, device or None). */
 static PyObject *py_describe(PyObject *self, PyObject *args)
@@ -2214,8 +2160,8 @@ static PyObject *py_configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* load(path): dlopen the library and bind its functions; those added after 1.0 may be missing.
- * OSError when it cannot be loaded, ImportError when it is not a libelementwise 1.x. */
+/* load(path): dlopen the library and bind its functions. OSError when it cannot be loaded, ImportError
+ * when it is not a libelementwise 1.x with every call of 1.1. */
 static PyObject *py_load(PyObject *self, PyObject *arg)
 {
     PyObject *encoded = PyUnicode_EncodeFSDefault(arg);
@@ -2229,10 +2175,10 @@ static PyObject *py_load(PyObject *self, PyObject *arg)
         Py_DECREF(encoded);
         return NULL;
     }
-#define BIND(fn, required)                                                                                  \
+#define BIND(fn)                                                                                            \
     lib.fn = (__typeof__(lib.fn))dlsym(handle, #fn);                                                        \
-    if (required && !lib.fn) {                                                                              \
-        PyErr_Format(PyExc_ImportError, "%s has no %s: not a libelementwise 1.x", path, #fn);              \
+    if (!lib.fn) {                                                                                          \
+        PyErr_Format(PyExc_ImportError, "%s has no %s: not a libelementwise 1.1 or later", path, #fn);     \
         memset(&lib, 0, sizeof lib);                                                                         \
         dlclose(handle);                                                                                    \
         Py_DECREF(encoded);                                                                                 \
@@ -2283,7 +2229,6 @@ static PyMethodDef methods[] = {
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},
     {"dtype_size", py_dtype_size, METH_O, "ew_dtype_size(dtype)"},
     {"is_supported", py_is_supported, METH_VARARGS, "ew_is_supported(op, out_dtype, in_dtype)"},
-    {"has_function", py_has_function, METH_O, "has_function(name): whether the loaded library has it"},
     {"describe", py_describe, METH_VARARGS, "describe(obj, dtype=None, writable=False, stream=None)"},
     {"resolve_stream", py_resolve_stream, METH_VARARGS, "resolve_stream(stream, *arrays)"},
     {"set_recorder", py_set_recorder, METH_O, "set_recorder(callable or None): tests"},

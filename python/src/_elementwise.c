@@ -134,6 +134,33 @@ static PyObject *pointer_object(const void *p)
     return PyLong_FromVoidPtr((void *)p);
 }
 
+/* A raw pointer argument: an int, or None for NULL. */
+static int pointer_arg(PyObject *arg, void **p)
+{
+    *p = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The raw pointer (_ptr) of a live Handle or Kernel; ValueError "the <what> is closed" once closed. */
+static int live_pointer(PyObject *obj, const char *what, void **p)
+{
+    PyObject *raw = PyObject_GetAttr(obj, s_ptr_attr);
+    if (!raw)
+        return -1;
+    int status = raw == Py_None ? -1 : pointer_arg(raw, p);
+    if (raw == Py_None)
+        PyErr_Format(PyExc_ValueError, "the %s is closed", what);
+    Py_DECREF(raw);
+    return status;
+}
+
+/* An int argument. */
+static int int_arg(PyObject *arg, int *value)
+{
+    *value = (int)PyLong_AsLong(arg);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* ---- dtypes ---- */
 
 /* A dtype from a DType / int, a name ("f16", "bfloat16", "torch.bfloat16"), or an object whose .name
@@ -848,22 +875,14 @@ static int interface_device(PyObject *obj)
 static int pick_handle(PyObject *handle_obj, operand_t **ops, int n, ew_handle_t *handle, int *device)
 {
     if (handle_obj != Py_None) {
-        PyObject *raw = PyObject_GetAttr(handle_obj, s_ptr_attr);
-        if (!raw)
+        if (live_pointer(handle_obj, "handle", (void **)handle))
             return -1;
-        if (raw == Py_None) {
-            Py_DECREF(raw);
-            PyErr_SetString(PyExc_ValueError, "the handle is closed");
-            return -1;
-        }
-        *handle = PyLong_AsVoidPtr(raw);
-        Py_DECREF(raw);
         PyObject *number = PyObject_GetAttr(handle_obj, s_device);
         if (!number)
             return -1;
-        *device = (int)PyLong_AsLong(number);
+        int status = int_arg(number, device);
         Py_DECREF(number);
-        if (PyErr_Occurred())
+        if (status)
             return -1;
     } else {
         *device = -1;
@@ -1798,17 +1817,8 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     Py_DECREF(param_tuple);
     if (PyErr_Occurred())
         return NULL;
-    PyObject *raw = PyObject_GetAttr(kernel, s_ptr_attr);
-    if (!raw)
-        return NULL;
-    if (raw == Py_None) {
-        Py_DECREF(raw);
-        PyErr_SetString(PyExc_ValueError, "the kernel is closed");
-        return NULL;
-    }
-    ew_kernel_t k_raw = PyLong_AsVoidPtr(raw);
-    Py_DECREF(raw);
-    if (PyErr_Occurred())
+    ew_kernel_t k_raw;
+    if (live_pointer(kernel, "kernel", (void **)&k_raw))
         return NULL;
 
     static const char *const names[] = {"in0", "in1", "in2", "in3"};
@@ -1942,16 +1952,8 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     if (PyErr_Occurred())
         return NULL;
     ew_handle_t handle;
-    PyObject *raw = PyObject_GetAttr(handle_obj, s_ptr_attr);
-    if (!raw)
+    if (live_pointer(handle_obj, "handle", (void **)&handle))
         return NULL;
-    if (raw == Py_None) {
-        Py_DECREF(raw);
-        PyErr_SetString(PyExc_ValueError, "the handle is closed");
-        return NULL;
-    }
-    handle = PyLong_AsVoidPtr(raw);
-    Py_DECREF(raw);
     ew_kernel_t kernel = NULL;
     int status;
     if (recorder) {
@@ -1972,8 +1974,8 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
 
 static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
 {
-    void *kernel = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
-    if (PyErr_Occurred())
+    void *kernel;
+    if (pointer_arg(arg, &kernel))
         return NULL;
     int status = recorder ? record("ew_kernel_destroy", PyTuple_New(0), Py_BuildValue("(N)", pointer_object(kernel)))
                           : (int)lib.ew_kernel_destroy(kernel);
@@ -1986,19 +1988,17 @@ static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
 
 static PyObject *py_handle_create(PyObject *self, PyObject *arg)
 {
-    int device = (int)PyLong_AsLong(arg);
-    if (PyErr_Occurred())
-        return NULL;
+    int device;
     ew_handle_t handle = NULL;
-    if (finish(lib.ew_handle_create(device, &handle), "ew_handle_create"))
+    if (int_arg(arg, &device) || finish(lib.ew_handle_create(device, &handle), "ew_handle_create"))
         return NULL;
     return PyLong_FromVoidPtr(handle);
 }
 
 static PyObject *py_handle_destroy(PyObject *self, PyObject *arg)
 {
-    void *handle = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
-    if (PyErr_Occurred())
+    void *handle;
+    if (pointer_arg(arg, &handle))
         return NULL;
     for (int d = 0; d < MAX_DEVICES; d++)
         if (handle && default_handles[d] == handle) {
@@ -2017,8 +2017,8 @@ static PyObject *py_handle_get(PyObject *self, PyObject *args)
     int what;
     if (!PyArg_ParseTuple(args, "Oi", &raw, &what))
         return NULL;
-    void *handle = raw == Py_None ? NULL : PyLong_AsVoidPtr(raw);
-    if (PyErr_Occurred())
+    void *handle;
+    if (pointer_arg(raw, &handle))
         return NULL;
     static const char *const names[] = {"ew_handle_get_device", "ew_handle_get_sm_count",
                                         "ew_handle_get_max_threads_per_sm"};
@@ -2035,9 +2035,9 @@ static PyObject *py_handle_get(PyObject *self, PyObject *args)
 
 static PyObject *py_default_handle(PyObject *self, PyObject *arg)
 {
-    int device = (int)PyLong_AsLong(arg);
+    int device;
     ew_handle_t handle;
-    if (PyErr_Occurred() || default_handle(device, &handle))
+    if (int_arg(arg, &device) || default_handle(device, &handle))
         return NULL;
     return PyLong_FromVoidPtr(handle);
 }
@@ -2061,10 +2061,8 @@ static PyObject *py_last_error_message(PyObject *self, PyObject *unused)
 
 static PyObject *py_status_string(PyObject *self, PyObject *arg)
 {
-    int status = (int)PyLong_AsLong(arg);
-    if (PyErr_Occurred())
-        return NULL;
-    return PyUnicode_FromString(lib.ew_status_string(status));
+    int status;
+    return int_arg(arg, &status) ? NULL : PyUnicode_FromString(lib.ew_status_string(status));
 }
 
 static PyObject *py_dtype_name(PyObject *self, PyObject *arg)

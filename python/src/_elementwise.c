@@ -53,7 +53,7 @@ static PyObject *recorder;     /* tests: recorder(name, args) stands in for the 
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_name, *s_ptr_attr, *s_device,
     *s_id, *s_index, *s_cuda_stream, *s_ptr, *s_handle, *s_value, *s_stream_protocol, *s_stream, *s_max_version,
     *s_copy, *s_typestr, *s_shape, *s_strides, *s_data, *s_mask, *s_version, *s_out_dtype, *s_in_dtypes,
-    *s_n_params, *max_version_value, *empty_tuple;
+    *s_n_params, *s_handle_attr, *max_version_value, *empty_tuple;
 
 /* ew dtype -> DLPack code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, kDLFloat8_e4m3fn 10,
  * kDLFloat8_e5m2 12); the bits are the library's ew_dtype_size. */
@@ -1347,9 +1347,16 @@ static int is_list_like(PyObject *obj)
     return obj == Py_None || PyList_Check(obj) || PyTuple_Check(obj);
 }
 
+/* cast's second argument: an array (or None: the deprecated form's x) or a dtype. The dtypes named by
+ * str or int (DType) are told at once, sparing a str two failed attribute lookups on every call; then
+ * __dlpack__ before __cuda_array_interface__, which PyTorch computes as a new dict. */
 static int is_array_like(PyObject *obj)
 {
-    return obj == Py_None || has_attr(obj, s_cai) || has_attr(obj, s_dlpack);
+    if (obj == Py_None)
+        return 1;
+    if (PyUnicode_Check(obj) || PyLong_Check(obj))
+        return 0;
+    return has_attr(obj, s_dlpack) || has_attr(obj, s_cai);
 }
 
 static int op_value(PyObject *value, int *op)
@@ -1885,7 +1892,7 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         pointers[k] = in_ops[k].data;
     }
     /* The kernel runs on its handle's device: every operand must be there. */
-    PyObject *handle_obj = PyObject_GetAttrString(kernel, "_handle");
+    PyObject *handle_obj = PyObject_GetAttr(kernel, s_handle_attr);
     if (!handle_obj)
         goto done;
     ew_handle_t unused;
@@ -2243,11 +2250,11 @@ PyMODINIT_FUNC PyInit__elementwise(void)
     PyObject **strings[] = {&s_cai, &s_dlpack, &s_dlpack_device, &s_exchange, &s_dtype, &s_name, &s_ptr_attr,
                             &s_device, &s_id, &s_index, &s_cuda_stream, &s_ptr, &s_handle, &s_value, &s_stream_protocol,
                             &s_stream, &s_max_version, &s_copy, &s_typestr, &s_shape, &s_strides, &s_data, &s_mask,
-                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params};
+                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params, &s_handle_attr};
     const char *texts[] = {"__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
                            "dtype", "name", "_ptr", "device", "id", "index", "cuda_stream", "ptr", "handle", "value",
                            "__cuda_stream__", "stream", "max_version", "copy", "typestr", "shape", "strides", "data",
-                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params"};
+                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params", "_handle"};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!(*strings[i] = PyUnicode_InternFromString(texts[i])))
             return NULL;

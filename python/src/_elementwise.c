@@ -30,13 +30,14 @@
 
 /* ---- the library, loaded at import ---- */
 
-#define LIBRARY_FUNCTIONS(X)                                                                                   \
-    X(ew_get_version) X(ew_handle_create) X(ew_handle_destroy) X(ew_handle_get_device) X(ew_handle_get_sm_count) \
-    X(ew_handle_get_max_threads_per_sm) X(ew_unary) X(ew_binary) X(ew_cast) X(ew_scale_add) X(ew_is_supported)  \
-    X(ew_status_string) X(ew_dtype_name) X(ew_dtype_size) X(ew_get_last_error_message) X(ew_unary_strided)      \
-    X(ew_binary_strided) X(ew_cast_strided) X(ew_scale_add_strided) X(ew_unary_batched) X(ew_binary_batched)    \
-    X(ew_cast_batched) X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch)                          \
-    X(ew_kernel_launch_strided) X(ew_kernel_destroy)
+#define LIBRARY_FUNCTIONS(X)                                                                                 \
+    X(ew_get_version) X(ew_handle_create) X(ew_handle_destroy) X(ew_handle_get_device)                       \
+    X(ew_handle_get_sm_count) X(ew_handle_get_max_threads_per_sm) X(ew_unary) X(ew_binary) X(ew_cast)        \
+    X(ew_scale_add) X(ew_is_supported) X(ew_status_string) X(ew_dtype_name) X(ew_dtype_size)                 \
+    X(ew_get_last_error_message) X(ew_unary_strided) X(ew_binary_strided) X(ew_cast_strided)                 \
+    X(ew_scale_add_strided) X(ew_unary_batched) X(ew_binary_batched) X(ew_cast_batched)                      \
+    X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch) X(ew_kernel_launch_strided)              \
+    X(ew_kernel_destroy)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -1103,18 +1104,20 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
     } else {
         switch (c->family) {
         case UNARY:
-            status = lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+            status =
+                lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
             break;
         case BINARY:
-            status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], y,
-                                           in_strides[1], s);
+            status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x,
+                                           in_strides[0], y, in_strides[1], s);
             break;
         case CAST:
-            status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+            status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x,
+                                         in_strides[0], s);
             break;
         default:
-            status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x, in_strides[0],
-                                              y, in_strides[1], s);
+            status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x,
+                                              in_strides[0], y, in_strides[1], s);
             break;
         }
     }
@@ -1199,8 +1202,9 @@ static int same_dtype(const operand_t *out, operand_t *const *in, int n)
     dtype_label_t have, want;
     for (int k = 0; k < n; k++)
         if (in[k]->dtype != out->dtype)
-            return operand_error(in[k], PyExc_TypeError, " ", "is %s but %s is %s; convert with cast() first (or give "
-                                 "dtype=)", dtype_label(in[k]->dtype, &have), "out", dtype_label(out->dtype, &want));
+            return operand_error(in[k], PyExc_TypeError, " ",
+                                 "is %s but out is %s; convert with cast() first (or give dtype=)",
+                                 dtype_label(in[k]->dtype, &have), dtype_label(out->dtype, &want));
     return 0;
 }
 
@@ -1562,9 +1566,11 @@ static int call_batched(ew_handle_t h, const call_t *c, Py_ssize_t count, const 
     }
     switch (c->family) {
     case UNARY: return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
-    case BINARY: return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
+    case BINARY:
+        return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
     case CAST: return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
-    default: return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
+    default:
+        return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
     }
 }
 
@@ -1602,8 +1608,9 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
         dtype_label_t have, want;
         int expected = dtypes[k == 0 ? 0 : 1];
         if (entry[k]->dtype != expected)
-            return operand_error(entry[k], PyExc_TypeError, " ", "is %s but the first entry's is %s; one list call "
-                                 "takes one dtype%s", dtype_label(entry[k]->dtype, &have), dtype_label(expected, &want),
+            return operand_error(entry[k], PyExc_TypeError, " ",
+                                 "is %s but the first entry's is %s; one list call takes one dtype%s",
+                                 dtype_label(entry[k]->dtype, &have), dtype_label(expected, &want),
                                  c->family == CAST ? " pair" : "");
     }
     return 0;
@@ -1876,8 +1883,8 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     }
     if (out_op.dtype != out_dtype) {
         dtype_label_t have, want;
-        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s", dtype_label(out_op.dtype, &have),
-                      dtype_label((int)out_dtype, &want));
+        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s",
+                      dtype_label(out_op.dtype, &have), dtype_label((int)out_dtype, &want));
         goto done;
     }
     int64_t strides[MAX_INPUTS][MAX_NDIM];

@@ -279,6 +279,18 @@ static PyObject *operand_shape(const operand_t *op)
     return int64_tuple(op->ndim, op->shape);
 }
 
+/* Raise ValueError "<op> <format>", format taking op's shape (%R), other's name (%U) and shape (%R). */
+static int shapes_error(const operand_t *op, const operand_t *other, const char *format)
+{
+    PyObject *a = operand_shape(op), *name = operand_name(other), *b = operand_shape(other);
+    if (a && name && b)
+        operand_error(op, PyExc_ValueError, " ", format, a, name, b);
+    Py_XDECREF(a);
+    Py_XDECREF(name);
+    Py_XDECREF(b);
+    return -1;
+}
+
 static void operand_release(operand_t *op)
 {
     Py_CLEAR(op->capsule);
@@ -777,6 +789,17 @@ static int stream_value(PyObject *stream, intptr_t *value)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* An operand on the stream already chosen (by an earlier operand, or a list's first entry). */
+static int check_stream(const operand_t *op, PyObject *stream, intptr_t chosen)
+{
+    if (stream == Py_None && op->has_stream && op->stream != chosen) {
+        PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in __cuda_array_interface__; "
+                     "synchronize them and pass stream= explicitly", (Py_ssize_t)chosen, (Py_ssize_t)op->stream);
+        return -1;
+    }
+    return 0;
+}
+
 /* The call's stream: stream= if given; else the one the arrays' interfaces name (v3: 1 legacy default, 2
  * per-thread default, others a cudaStream_t), all alike; else the exchange API's current stream of the
  * first such operand's device (PyTorch's current stream); else the legacy default stream (0). */
@@ -789,12 +812,8 @@ static int resolve_stream(PyObject *stream, operand_t **ops, int n, intptr_t *ch
         if (!ops[i])
             continue;
         if (ops[i]->has_stream) {
-            if (named && named->stream != ops[i]->stream) {
-                PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in "
-                             "__cuda_array_interface__; synchronize them and pass stream= explicitly",
-                             (Py_ssize_t)named->stream, (Py_ssize_t)ops[i]->stream);
+            if (named && check_stream(ops[i], stream, named->stream))
                 return -1;
-            }
             named = ops[i];
         }
         if (!exchange && ops[i]->source == FROM_EXCHANGE)
@@ -808,17 +827,6 @@ static int resolve_stream(PyObject *stream, operand_t **ops, int n, intptr_t *ch
         if (exchange->api->current_work_stream(kDLCUDA, exchange->device, &current))
             return -1;
         *chosen = (intptr_t)current;
-    }
-    return 0;
-}
-
-/* A later operand (a list's entry after the first) on the stream already chosen. */
-static int check_stream(const operand_t *op, PyObject *stream, intptr_t chosen)
-{
-    if (stream == Py_None && op->has_stream && op->stream != chosen) {
-        PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in __cuda_array_interface__; "
-                     "synchronize them and pass stream= explicitly", (Py_ssize_t)chosen, (Py_ssize_t)op->stream);
-        return -1;
     }
     return 0;
 }
@@ -1128,14 +1136,8 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
 static int broadcast_strides(const operand_t *in, const operand_t *out, int64_t *strides)
 {
     int lead = out->ndim - in->ndim;
-    if (lead < 0) {
-        PyObject *a = operand_shape(in), *b = operand_shape(out);
-        if (a && b)
-            operand_error(in, PyExc_ValueError, " ", "has shape %R, more dimensions than out's %R", a, b);
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        return -1;
-    }
+    if (lead < 0)
+        return shapes_error(in, out, "has shape %R, more dimensions than %U's %R");
     for (int i = 0; i < lead; i++)
         strides[i] = 0;
     for (int i = 0; i < in->ndim; i++) {
@@ -1144,14 +1146,8 @@ static int broadcast_strides(const operand_t *in, const operand_t *out, int64_t 
             strides[lead + i] = extent != 1 ? in->strides[i] : 0;
         else if (extent == 1)
             strides[lead + i] = 0;
-        else {
-            PyObject *a = operand_shape(in), *b = operand_shape(out);
-            if (a && b)
-                operand_error(in, PyExc_ValueError, " ", "has shape %R, which does not broadcast to out's shape %R", a, b);
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            return -1;
-        }
+        else
+            return shapes_error(in, out, "has shape %R, which does not broadcast to %U's shape %R");
     }
     return 0;
 }
@@ -1580,16 +1576,8 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
     const operand_t *out = entry[0];
     for (int k = 0; k < 1 + n_lists; k++) {
         const operand_t *op = entry[k];
-        if (!same_shape(op, out)) {
-            PyObject *a = operand_shape(op), *b = operand_shape(out), *name = operand_name(out);
-            if (a && b && name)
-                operand_error(op, PyExc_ValueError, " ", "has shape %R but %U has %R; list entries are not broadcast", a,
-                              name, b);
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            Py_XDECREF(name);
-            return -1;
-        }
+        if (!same_shape(op, out))
+            return shapes_error(op, out, "has shape %R but %U has %R; list entries are not broadcast");
         if (!is_contiguous(op)) {
             PyObject *strides = int64_tuple(op->ndim, op->strides);
             if (strides)

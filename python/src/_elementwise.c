@@ -31,13 +31,12 @@
 /* ---- the library, loaded at import ---- */
 
 #define LIBRARY_FUNCTIONS(X)                                                                                 \
-    X(ew_get_version) X(ew_handle_create) X(ew_handle_destroy) X(ew_handle_get_device)                       \
-    X(ew_handle_get_sm_count) X(ew_handle_get_max_threads_per_sm) X(ew_unary) X(ew_binary) X(ew_cast)        \
-    X(ew_scale_add) X(ew_is_supported) X(ew_status_string) X(ew_dtype_name) X(ew_dtype_size)                 \
-    X(ew_get_last_error_message) X(ew_unary_strided) X(ew_binary_strided) X(ew_cast_strided)                 \
-    X(ew_scale_add_strided) X(ew_unary_batched) X(ew_binary_batched) X(ew_cast_batched)                      \
-    X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch) X(ew_kernel_launch_strided)              \
-    X(ew_kernel_destroy)
+    X(ew_get_version) X(ew_handle_create) X(ew_handle_destroy) X(ew_handle_get_sm_count)                     \
+    X(ew_handle_get_max_threads_per_sm) X(ew_unary) X(ew_binary) X(ew_cast) X(ew_scale_add)                  \
+    X(ew_is_supported) X(ew_status_string) X(ew_dtype_name) X(ew_dtype_size) X(ew_get_last_error_message)    \
+    X(ew_unary_strided) X(ew_binary_strided) X(ew_cast_strided) X(ew_scale_add_strided) X(ew_unary_batched)  \
+    X(ew_binary_batched) X(ew_cast_batched) X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch)  \
+    X(ew_kernel_launch_strided) X(ew_kernel_destroy)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -2012,7 +2011,7 @@ static PyObject *py_handle_destroy(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* handle_get(handle, what): what 0 device, 1 SM count, 2 max threads per SM. */
+/* handle_get(handle, what): what 1 SM count, 2 max threads per SM (Handle keeps its own device). */
 static PyObject *py_handle_get(PyObject *self, PyObject *args)
 {
     PyObject *raw;
@@ -2022,15 +2021,11 @@ static PyObject *py_handle_get(PyObject *self, PyObject *args)
     void *handle;
     if (pointer_arg(raw, &handle))
         return NULL;
-    static const char *const names[] = {"ew_handle_get_device", "ew_handle_get_sm_count",
-                                        "ew_handle_get_max_threads_per_sm"};
-    int value = 0, status;
-    switch (what) {
-    case 0: status = lib.ew_handle_get_device(handle, &value); break;
-    case 1: status = lib.ew_handle_get_sm_count(handle, &value); break;
-    default: what = 2; status = lib.ew_handle_get_max_threads_per_sm(handle, &value); break;
-    }
-    if (finish(status, names[what]))
+    int value = 0;
+    const char *name = what == 1 ? "ew_handle_get_sm_count" : "ew_handle_get_max_threads_per_sm";
+    int status = what == 1 ? lib.ew_handle_get_sm_count(handle, &value)
+                           : lib.ew_handle_get_max_threads_per_sm(handle, &value);
+    if (finish(status, name))
         return NULL;
     return PyLong_FromLong(value);
 }
@@ -2220,7 +2215,7 @@ static PyMethodDef methods[] = {
     {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},
     {"handle_create", py_handle_create, METH_O, "handle_create(device) -> the raw handle"},
     {"handle_destroy", py_handle_destroy, METH_O, "handle_destroy(raw)"},
-    {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 0 device, 1 SM count, 2 threads per SM"},
+    {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 1 SM count, 2 threads per SM"},
     {"default_handle", py_default_handle, METH_O, "default_handle(device) -> the raw default handle of device"},
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},

@@ -1205,80 +1205,126 @@ static int same_dtype(const operand_t *out, operand_t *const *in, int n)
 
 static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}};
 
+/* The operands of one call (an operation's or a kernel's): the inputs, out, and the call's stream. */
+typedef struct {
+    operand_t in[MAX_INPUTS], out;
+    operand_t *all[1 + MAX_INPUTS]; /* out, then the inputs (all + 1: the inputs); NULL until open */
+    int n, opened, out_opened;
+    PyObject *made;                 /* out, made here for out=None (owned) */
+    intptr_t stream;
+} operands_t;
+
+/* Read the inputs and the given out (out_requested: out's dtype=), pick the stream and export the
+ * inputs' DLPack on it. operands_release after, failing or not. */
+static int operands_open(operands_t *o, PyObject *const *inputs, int n, const char *const *names,
+                         int requested, PyObject *out_obj, int out_requested, PyObject *stream_obj)
+{
+    memset(o->all, 0, sizeof o->all);
+    o->n = n;
+    o->opened = o->out_opened = 0;
+    o->made = NULL;
+    for (; o->opened < n; o->opened++) {
+        if (operand_open(&o->in[o->opened], inputs[o->opened], names[o->opened], -1, requested, 0))
+            return -1;
+        o->all[1 + o->opened] = &o->in[o->opened];
+    }
+    if (out_obj != Py_None) {
+        if (operand_open(&o->out, out_obj, "out", -1, out_requested, 1))
+            return -1;
+        o->out_opened = 1;
+        o->all[0] = &o->out;
+    }
+    if (resolve_stream(stream_obj, o->all, 1 + n, &o->stream))
+        return -1;
+    for (int k = 0; k < n; k++)
+        if (operand_export(&o->in[k], o->stream))
+            return -1;
+    return 0;
+}
+
+/* out: the given one exported on the stream, else made like the first input, of the inputs' broadcast
+ * shape and `dtype`. */
+static int operands_out(operands_t *o, int dtype)
+{
+    if (o->out_opened)
+        return operand_export(&o->out, o->stream);
+    int nd;
+    int64_t shape[MAX_NDIM];
+    if (broadcast_shape(o->all + 1, o->n, &nd, shape))
+        return -1;
+    o->made = allocate_output(&o->out, &o->in[0], nd, shape, dtype, "out", -1, o->stream);
+    if (!o->made)
+        return -1;
+    o->out_opened = 1;
+    o->all[0] = &o->out;
+    return 0;
+}
+
+/* Each input's strides over out's shape; *flat when every operand is contiguous over that one shape (or
+ * out is empty): the flat call, else the strided one, whose layout rules are the library's. */
+static int operands_layout(const operands_t *o, int64_t strides[][MAX_NDIM], int *flat)
+{
+    *flat = is_contiguous(&o->out);
+    for (int k = 0; k < o->n; k++) {
+        if (broadcast_strides(&o->in[k], &o->out, strides[k]))
+            return -1;
+        *flat = *flat && same_shape(&o->in[k], &o->out) && is_contiguous(&o->in[k]);
+    }
+    *flat = *flat || o->out.count == 0;
+    return 0;
+}
+
+/* The call's result: out (a new reference), and nothing left to release but the operands. */
+static PyObject *operands_result(operands_t *o, PyObject *out_obj)
+{
+    PyObject *result = o->made ? o->made : Py_NewRef(out_obj);
+    o->made = NULL;
+    return result;
+}
+
+static void operands_release(operands_t *o)
+{
+    for (int k = 0; k < o->opened; k++)
+        operand_release(&o->in[k]);
+    if (o->out_opened)
+        operand_release(&o->out);
+    Py_CLEAR(o->made);
+}
+
 /* One call: read the inputs (and out), pick the stream and export DLPack operands on it, make out when
  * None, check dtypes and broadcasting, then the flat call when every operand is contiguous over one
  * shape, else the strided one, whose layout rules are the library's. Returns out (new reference). */
 static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs, int requested, int alloc_dtype,
                           PyObject *handle_obj, PyObject *stream_obj)
 {
-    operand_t in_ops[2], out_op;
-    operand_t *in[2] = {&in_ops[0], &in_ops[1]};
-    operand_t *all[3] = {NULL, NULL, NULL};
-    int opened = 0, out_opened = 0;
-    PyObject *result = NULL, *made = NULL;
-    intptr_t stream;
+    operands_t o;
+    PyObject *result = NULL;
     int n = c->n_inputs;
-    for (; opened < n; opened++) {
-        if (operand_open(in[opened], inputs[opened], INPUT_NAMES[c->family][opened], -1, requested, 0))
-            goto done;
-        all[opened + 1] = in[opened];
-    }
-    if (out_obj != Py_None) {
-        /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
-        if (operand_open(&out_op, out_obj, "out", -1, c->family == CAST ? alloc_dtype : requested, 1))
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
-    if (resolve_stream(stream_obj, all, 3, &stream))
+    /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
+    if (operands_open(&o, inputs, n, INPUT_NAMES[c->family], requested, out_obj,
+                      c->family == CAST ? alloc_dtype : requested, stream_obj) ||
+        operands_out(&o, alloc_dtype ? alloc_dtype : o.in[0].dtype))
         goto done;
-    for (int k = 0; k < n; k++)
-        if (operand_export(in[k], stream))
-            goto done;
-    if (out_opened) {
-        if (operand_export(&out_op, stream))
-            goto done;
-    } else {
-        int nd;
-        int64_t shape[MAX_NDIM];
-        if (broadcast_shape(in, n, &nd, shape))
-            goto done;
-        made = allocate_output(&out_op, in[0], nd, shape, alloc_dtype ? alloc_dtype : in[0]->dtype, "out", -1, stream);
-        if (!made)
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
+    operand_t *const *in = o.all + 1;
     if (c->family == CAST) {
-        c->out_dtype = out_op.dtype;
+        c->out_dtype = o.out.dtype;
         c->in_dtype = in[0]->dtype;
     } else {
-        if (same_dtype(&out_op, in, n))
+        if (same_dtype(&o.out, in, n))
             goto done;
-        c->out_dtype = c->in_dtype = out_op.dtype;
+        c->out_dtype = c->in_dtype = o.out.dtype;
     }
     ew_handle_t handle;
-    int device;
-    int flat = is_contiguous(&out_op);
+    int device, flat;
     int64_t strides[2][MAX_NDIM];
-    for (int k = 0; k < n; k++) {
-        if (broadcast_strides(in[k], &out_op, strides[k]))
-            goto done;
-        flat = flat && same_shape(in[k], &out_op) && is_contiguous(in[k]);
-    }
-    if (pick_handle(handle_obj, all, 3, &handle, &device))
+    if (operands_layout(&o, strides, &flat) || pick_handle(handle_obj, o.all, 1 + n, &handle, &device))
         goto done;
-    if (flat || out_op.count == 0 ? call_flat(handle, c, out_op.count, &out_op, in, stream)
-                                  : call_strided(handle, c, &out_op, in, strides, stream))
+    if (flat ? call_flat(handle, c, o.out.count, &o.out, in, o.stream)
+             : call_strided(handle, c, &o.out, in, strides, o.stream))
         goto done;
-    result = made ? made : Py_NewRef(out_obj);
-    made = NULL;
+    result = operands_result(&o, out_obj);
 done:
-    for (int k = 0; k < opened; k++)
-        operand_release(in[k]);
-    if (out_opened)
-        operand_release(&out_op);
-    Py_XDECREF(made);
+    operands_release(&o);
     return result;
 }
 
@@ -1823,67 +1869,35 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
 
     static const char *const names[] = {"in0", "in1", "in2", "in3"};
-    operand_t in_ops[MAX_INPUTS], out_op;
-    operand_t *all[1 + MAX_INPUTS] = {NULL};
-    int opened = 0, out_opened = 0;
-    PyObject *result = NULL, *made = NULL, *out_obj = slots[KW_OUT];
-    intptr_t stream;
-    for (; opened < n_inputs; opened++) {
-        if (operand_open(&in_ops[opened], inputs[opened], names[opened], -1, 0, 0))
-            goto done;
-        all[1 + opened] = &in_ops[opened];
-    }
-    if (out_obj != Py_None) {
-        if (operand_open(&out_op, out_obj, "out", -1, 0, 1))
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
-    if (resolve_stream(slots[KW_STREAM], all, 1 + (int)n_inputs, &stream))
+    operands_t o;
+    PyObject *result = NULL, *out_obj = slots[KW_OUT];
+    int n = (int)n_inputs;
+    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM]))
         goto done;
-    for (int k = 0; k < n_inputs; k++)
-        if (operand_export(&in_ops[k], stream))
-            goto done;
-    for (int k = 0; k < n_inputs; k++)
-        if (in_ops[k].dtype != expected[k]) {
+    for (int k = 0; k < n; k++)
+        if (o.in[k].dtype != expected[k]) {
             dtype_label_t have, want;
-            operand_error(&in_ops[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
-                          dtype_label(in_ops[k].dtype, &have), dtype_label(expected[k], &want));
+            operand_error(&o.in[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
+                          dtype_label(o.in[k].dtype, &have), dtype_label(expected[k], &want));
             goto done;
         }
-    if (out_opened) {
-        if (operand_export(&out_op, stream))
-            goto done;
-    } else {
-        int nd;
-        int64_t shape[MAX_NDIM];
-        operand_t *ins[MAX_INPUTS];
-        for (int k = 0; k < n_inputs; k++)
-            ins[k] = &in_ops[k];
-        if (broadcast_shape(ins, (int)n_inputs, &nd, shape))
-            goto done;
-        made = allocate_output(&out_op, &in_ops[0], nd, shape, (int)out_dtype, "out", -1, stream);
-        if (!made)
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
-    if (out_op.dtype != out_dtype) {
+    if (operands_out(&o, (int)out_dtype))
+        goto done;
+    if (o.out.dtype != out_dtype) {
         dtype_label_t have, want;
-        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s",
-                      dtype_label(out_op.dtype, &have), dtype_label((int)out_dtype, &want));
+        operand_error(&o.out, PyExc_ValueError, " ", "is %s but the kernel makes %s",
+                      dtype_label(o.out.dtype, &have), dtype_label((int)out_dtype, &want));
         goto done;
     }
     int64_t strides[MAX_INPUTS][MAX_NDIM];
     const int64_t *stride_ptrs[MAX_INPUTS];
     const void *pointers[MAX_INPUTS];
-    int flat = is_contiguous(&out_op);
-    for (int k = 0; k < n_inputs; k++) {
-        if (broadcast_strides(&in_ops[k], &out_op, strides[k]))
-            goto done;
-        flat = flat && same_shape(&in_ops[k], &out_op) && is_contiguous(&in_ops[k]);
+    int flat;
+    if (operands_layout(&o, strides, &flat))
+        goto done;
+    for (int k = 0; k < n; k++) {
         stride_ptrs[k] = strides[k];
-        pointers[k] = in_ops[k].data;
+        pointers[k] = o.in[k].data;
     }
     /* The kernel runs on its handle's device: every operand must be there. */
     PyObject *handle_obj = PyObject_GetAttr(kernel, s_handle_attr);
@@ -1891,47 +1905,44 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         goto done;
     ew_handle_t unused;
     int device;
-    int picked = pick_handle(handle_obj, all, 1 + (int)n_inputs, &unused, &device);
+    int picked = pick_handle(handle_obj, o.all, 1 + n, &unused, &device);
     Py_DECREF(handle_obj);
     if (picked)
         goto done;
     int status;
-    const char *name = flat || out_op.count == 0 ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    const char *name = flat ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    const operand_t *out = &o.out;
+    ew_stream_t stream = (ew_stream_t)o.stream;
     if (recorder) {
-        PyObject *ptrs = PyTuple_New(n_inputs), *param_values = PyTuple_New(n_params), *rest = NULL;
-        for (Py_ssize_t k = 0; ptrs && k < n_inputs; k++)
+        PyObject *ptrs = PyTuple_New(n), *param_values = PyTuple_New(n_params), *rest = NULL;
+        for (Py_ssize_t k = 0; ptrs && k < n; k++)
             PyTuple_SetItem(ptrs, k, pointer_object(pointers[k]));
         for (Py_ssize_t k = 0; param_values && k < n_params; k++)
             PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
-        if (flat || out_op.count == 0) {
-            rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out_op.count, pointer_object(out_op.data),
-                                 ptrs, param_values, (Py_ssize_t)stream);
+        if (flat) {
+            rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out->count,
+                                 pointer_object(out->data), ptrs, param_values, (Py_ssize_t)o.stream);
         } else {
-            PyObject *in_strides = PyTuple_New(n_inputs);
-            for (Py_ssize_t k = 0; in_strides && k < n_inputs; k++)
-                PyTuple_SetItem(in_strides, k, int64_tuple(out_op.ndim, strides[k]));
-            rest = Py_BuildValue("(NiNNNNNNn)", pointer_object(k_raw), out_op.ndim, operand_shape(&out_op),
-                                 pointer_object(out_op.data), int64_tuple(out_op.ndim, out_op.strides), ptrs, in_strides,
-                                 param_values, (Py_ssize_t)stream);
+            PyObject *in_strides = PyTuple_New(n);
+            for (Py_ssize_t k = 0; in_strides && k < n; k++)
+                PyTuple_SetItem(in_strides, k, int64_tuple(out->ndim, strides[k]));
+            rest = Py_BuildValue("(NiNNNNNNn)", pointer_object(k_raw), out->ndim, operand_shape(out),
+                                 pointer_object(out->data), int64_tuple(out->ndim, out->strides), ptrs,
+                                 in_strides, param_values, (Py_ssize_t)o.stream);
         }
         status = record(name, PyTuple_New(0), rest);
-    } else if (flat || out_op.count == 0) {
-        status = lib.ew_kernel_launch(k_raw, out_op.count, out_op.data, pointers, n_params ? params : NULL,
-                                      (ew_stream_t)stream);
+    } else if (flat) {
+        status =
+            lib.ew_kernel_launch(k_raw, out->count, out->data, pointers, n_params ? params : NULL, stream);
     } else {
-        status = lib.ew_kernel_launch_strided(k_raw, out_op.ndim, out_op.shape, out_op.data, out_op.strides, pointers,
-                                              stride_ptrs, n_params ? params : NULL, (ew_stream_t)stream);
+        status = lib.ew_kernel_launch_strided(k_raw, out->ndim, out->shape, out->data, out->strides, pointers,
+                                              stride_ptrs, n_params ? params : NULL, stream);
     }
     if (finish(status, name))
         goto done;
-    result = made ? made : Py_NewRef(out_obj);
-    made = NULL;
+    result = operands_result(&o, out_obj);
 done:
-    for (int k = 0; k < opened; k++)
-        operand_release(&in_ops[k]);
-    if (out_opened)
-        operand_release(&out_op);
-    Py_XDECREF(made);
+    operands_release(&o);
     return result;
 }
 

@@ -2267,5 +2267,10 @@ PyMODINIT_FUNC PyInit__elementwise(void)
         return NULL;
     if (!(empty_tuple = PyTuple_New(0)))
         return NULL;
-    return PyModule_Create(&module);
+    /* The header's constants, which the package states nowhere else. */
+    PyObject *m = PyModule_Create(&module);
+    if (m && (PyModule_AddIntConstant(m, "MAX_DIMS", EW_MAX_DIMS) ||
+              PyModule_AddIntConstant(m, "VERSION_MAJOR", EW_VERSION_MAJOR)))
+        Py_CLEAR(m);
+    return m;
 }

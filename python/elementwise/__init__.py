@@ -60,7 +60,7 @@ __all__ = [
     "Kernel",
 ]
 
-MAX_DIMS = 8
+MAX_DIMS = _ext.MAX_DIMS
 """EW_MAX_DIMS: the most dimensions a strided call takes (the library merges what it can first)."""
 
 
@@ -123,8 +123,6 @@ class ElementwiseError(RuntimeError):
 
 # ---- loading the library ----
 
-_ABI_MAJOR = 1
-
 
 def _candidates() -> list:
     explicit = os.environ.get("ELEMENTWISE_LIBRARY")
@@ -134,7 +132,7 @@ def _candidates() -> list:
     here = os.path.dirname(os.path.abspath(__file__))
     found = [os.path.join(here, name) for name in ("libelementwise.so.1", "libelementwise.so")]
     found = [path for path in found if os.path.exists(path)]
-    found.append("libelementwise.so.%d" % _ABI_MAJOR)  # the loader's search: LD_LIBRARY_PATH, ld.so.cache
+    found.append("libelementwise.so.%d" % _ext.VERSION_MAJOR)  # the loader's search: LD_LIBRARY_PATH, ld.so.cache
     return found
 
 

@@ -48,12 +48,11 @@ __all__ = [
 
 Tensor = torch.Tensor
 
-# The library's dtype names (ew.dtype_name) -> torch's dtypes.
-_TORCH_DTYPES = {
-    "bool": torch.bool, "i8": torch.int8, "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32,
-    "i64": torch.int64, "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
-    "f64": torch.float64, "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2,
-}
+
+def _as_torch_dtype(dtype) -> torch.dtype:
+    """torch's dtype of any dtype the package reads (a DType, its int, a name), by the name the package
+    gives each framework."""
+    return getattr(torch, ew._FRAMEWORK_NAME[ew._as_dtype(dtype)])
 
 
 # ---- outputs: the direct call's allocation, shared by every op and its fake ----
@@ -72,6 +71,9 @@ def _binary_result(a: Tensor, b: Tensor) -> Tensor:
     return _like(a, torch.broadcast_shapes(a.shape, b.shape), a.dtype)
 
 
+def _likes(xs: List[Tensor], dtype=None) -> List[Tensor]:
+    """A list op's outputs: each entry like its input, of ``dtype`` (else the input's)."""
+    return [_like(x, x.shape, x.dtype if dtype is None else dtype) for x in xs]
 
 
 # ---- the per-tensor ops ----
@@ -228,7 +230,7 @@ scale_add.register_autograd(_scale_add_backward, setup_context=_scale_add_setup)
 
 @torch.library.custom_op("elementwise::add_batched", mutates_args=())
 def add_batched(as_: List[Tensor], bs: List[Tensor]) -> List[Tensor]:
-    return ew.add_batched(as_, bs, outs=[_like(a, a.shape, a.dtype) for a in as_])
+    return ew.add_batched(as_, bs, outs=_likes(as_))
 
 
 @torch.library.custom_op("elementwise::add_batched_out", mutates_args=("outs",))
@@ -238,7 +240,7 @@ def add_batched_out(as_: List[Tensor], bs: List[Tensor], outs: List[Tensor]) -> 
 
 @torch.library.custom_op("elementwise::mul_batched", mutates_args=())
 def mul_batched(as_: List[Tensor], bs: List[Tensor]) -> List[Tensor]:
-    return ew.mul_batched(as_, bs, outs=[_like(a, a.shape, a.dtype) for a in as_])
+    return ew.mul_batched(as_, bs, outs=_likes(as_))
 
 
 @torch.library.custom_op("elementwise::mul_batched_out", mutates_args=("outs",))
@@ -248,7 +250,7 @@ def mul_batched_out(as_: List[Tensor], bs: List[Tensor], outs: List[Tensor]) -> 
 
 @torch.library.custom_op("elementwise::relu_batched", mutates_args=())
 def relu_batched(xs: List[Tensor]) -> List[Tensor]:
-    return ew.relu_batched(xs, outs=[_like(x, x.shape, x.dtype) for x in xs])
+    return ew.relu_batched(xs, outs=_likes(xs))
 
 
 @torch.library.custom_op("elementwise::relu_batched_out", mutates_args=("outs",))
@@ -258,7 +260,7 @@ def relu_batched_out(xs: List[Tensor], outs: List[Tensor]) -> None:
 
 @torch.library.custom_op("elementwise::cast_batched", mutates_args=())
 def cast_batched(xs: List[Tensor], dtype: torch.dtype) -> List[Tensor]:
-    return ew.cast_batched(xs, dtype, outs=[_like(x, x.shape, dtype) for x in xs])
+    return ew.cast_batched(xs, dtype, outs=_likes(xs, dtype))
 
 
 @torch.library.custom_op("elementwise::cast_batched_out", mutates_args=("outs",))
@@ -270,7 +272,7 @@ def cast_batched_out(xs: List[Tensor], outs: List[Tensor]) -> None:
 
 @torch.library.custom_op("elementwise::scale_add_batched", mutates_args=())
 def scale_add_batched(alpha: Number, as_: List[Tensor], bs: List[Tensor]) -> List[Tensor]:
-    return ew.scale_add_batched(alpha, as_, bs, outs=[_like(a, a.shape, a.dtype) for a in as_])
+    return ew.scale_add_batched(alpha, as_, bs, outs=_likes(as_))
 
 
 @torch.library.custom_op("elementwise::scale_add_batched_out", mutates_args=("outs",))
@@ -281,22 +283,16 @@ def scale_add_batched_out(alpha: Number, as_: List[Tensor], bs: List[Tensor], ou
 @add_batched.register_fake
 @mul_batched.register_fake
 def _binary_batched_fake(as_, bs):
-    return [_like(a, a.shape, a.dtype) for a in as_]
+    return _likes(as_)
 
 
-@relu_batched.register_fake
-def _relu_batched_fake(xs):
-    return [_like(x, x.shape, x.dtype) for x in xs]
-
-
-@cast_batched.register_fake
-def _cast_batched_fake(xs, dtype):
-    return [_like(x, x.shape, dtype) for x in xs]
+relu_batched.register_fake(_likes)
+cast_batched.register_fake(_likes)
 
 
 @scale_add_batched.register_fake
 def _scale_add_batched_fake(alpha, as_, bs):
-    return [_like(a, a.shape, a.dtype) for a in as_]
+    return _likes(as_)
 
 
 # Autograd of the lists: entry by entry the per-tensor formulas above (a list broadcasts nothing).
@@ -368,7 +364,7 @@ def kernel_op(kernel: "ew.Kernel", name: str) -> torch.library.CustomOpDef:
     Kernel is compiled code, no op argument, so torch.compile cannot trace ``kernel(...)`` itself;
     call the op instead. No autograd: the body's derivative is unknown (register one on the op
     with ``register_autograd`` if you know it)."""
-    out_dtype = _TORCH_DTYPES[ew.dtype_name(kernel.out_dtype)]
+    out_dtype = _as_torch_dtype(kernel.out_dtype)
 
     def result(inputs):
         return _like(inputs[0], torch.broadcast_shapes(*[x.shape for x in inputs]), out_dtype)
@@ -382,15 +378,16 @@ def kernel_op(kernel: "ew.Kernel", name: str) -> torch.library.CustomOpDef:
 
 
 # ---- torch.compile: the module's C functions, traced as the custom ops ----
-# Each substitute has its function's signature (PYAPI.md; torch checks it where the C function
-# states one) and is used only while torch.compile traces: it maps the call onto the op, with out=
-# the mutating op and the same out returned. The arguments are tensors there; dtypes, ops and alpha
+# Each substitute takes its function's arguments but dtype= and handle= (torch checks the signatures
+# only where the C function states one in __text_signature__, and these state none) and is used only
+# while torch.compile traces: it maps the call onto the op, with out= the mutating op and the same out
+# returned. The arguments are tensors there; dtypes, ops and alpha
 # are constants of the graph; unary/binary (and their lists) name their op by ew.Op.
 
 @torch.compiler.assume_constant_result
 def _named_dtype(dtype) -> torch.dtype:
-    # Run once while tracing, not traced: ew.dtype_name is the module's own reading of a name.
-    return _TORCH_DTYPES[ew.dtype_name(dtype)]
+    # Run once while tracing, not traced: the package's own reading of a name.
+    return _as_torch_dtype(dtype)
 
 
 def _torch_dtype(dtype) -> torch.dtype:

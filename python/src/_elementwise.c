@@ -6,8 +6,8 @@
  * else __dlpack__ capsules. Shapes broadcast as NumPy's do; every other layout rule (merging
  * dimensions, overlap, alignment, the most dimensions) is the library's own: an operand that is not
  * contiguous over the output's shape goes to the strided call as it is, and the library refuses
- * what it cannot take. The library is loaded with dlopen from the path the Python loader chose, so
- * ELEMENTWISE_LIBRARY and an older 1.x library (without the strided or kernel calls) both work.
+ * what it cannot take. The library is loaded with dlopen from the path the Python loader chose (the
+ * copy bundled beside this module, or ELEMENTWISE_LIBRARY); it must have every call of 1.1.
  *
  * Py_LIMITED_API 3.10: METH_FASTCALL | METH_KEYWORDS entered the stable ABI in 3.10. */
 #ifndef Py_LIMITED_API
@@ -30,17 +30,16 @@
 
 /* ---- the library, loaded at import ---- */
 
-#define LIBRARY_FUNCTIONS(X)                                                                                   \
-    X(ew_get_version, 1) X(ew_handle_create, 1) X(ew_handle_destroy, 1) X(ew_handle_get_device, 1)              \
-    X(ew_handle_get_sm_count, 1) X(ew_handle_get_max_threads_per_sm, 1) X(ew_unary, 1) X(ew_binary, 1)          \
-    X(ew_cast, 1) X(ew_scale_add, 1) X(ew_is_supported, 1) X(ew_status_string, 1) X(ew_dtype_name, 1)           \
-    X(ew_dtype_size, 1) X(ew_get_last_error_message, 1) X(ew_unary_strided, 0) X(ew_binary_strided, 0)          \
-    X(ew_cast_strided, 0) X(ew_scale_add_strided, 0) X(ew_unary_batched, 0) X(ew_binary_batched, 0)             \
-    X(ew_cast_batched, 0) X(ew_scale_add_batched, 0) X(ew_kernel_create, 0) X(ew_kernel_launch, 0)              \
-    X(ew_kernel_launch_strided, 0) X(ew_kernel_destroy, 0)
+#define LIBRARY_FUNCTIONS(X)                                                                                 \
+    X(ew_get_version) X(ew_handle_create) X(ew_handle_destroy) X(ew_handle_get_sm_count)                     \
+    X(ew_handle_get_max_threads_per_sm) X(ew_unary) X(ew_binary) X(ew_cast) X(ew_scale_add)                  \
+    X(ew_is_supported) X(ew_status_string) X(ew_dtype_name) X(ew_dtype_size) X(ew_get_last_error_message)    \
+    X(ew_unary_strided) X(ew_binary_strided) X(ew_cast_strided) X(ew_scale_add_strided) X(ew_unary_batched)  \
+    X(ew_binary_batched) X(ew_cast_batched) X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch)  \
+    X(ew_kernel_launch_strided) X(ew_kernel_destroy)
 
 static struct {
-#define FIELD(name, required) __typeof__(name) *name;
+#define FIELD(name) __typeof__(name) *name;
     LIBRARY_FUNCTIONS(FIELD)
 #undef FIELD
 } lib;
@@ -54,31 +53,41 @@ static PyObject *recorder;     /* tests: recorder(name, args) stands in for the 
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_name, *s_ptr_attr, *s_device,
     *s_id, *s_index, *s_cuda_stream, *s_ptr, *s_handle, *s_value, *s_stream_protocol, *s_stream, *s_max_version,
     *s_copy, *s_typestr, *s_shape, *s_strides, *s_data, *s_mask, *s_version, *s_out_dtype, *s_in_dtypes,
-    *s_n_params, *max_version_value, *empty_tuple;
+    *s_n_params, *s_handle_attr, *max_version_value, *empty_tuple;
 
-static const char *const DTYPE_ENUM_NAMES[] = {"", "BOOL", "I8", "U8", "I16", "I32", "I64",
-                                               "F16", "BF16", "F32", "F64", "F8E4M3", "F8E5M2"};
-static const int DTYPE_SIZES[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
-/* ew dtype -> DLPack (code, bits) and back (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6,
- * kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12). */
+/* ew dtype -> DLPack code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, kDLFloat8_e4m3fn 10,
+ * kDLFloat8_e5m2 12); the bits are the library's ew_dtype_size. */
 static const uint8_t DLPACK_CODE[] = {0, kDLBool, kDLInt, kDLUInt, kDLInt, kDLInt, kDLInt,
                                       kDLFloat, kDLBfloat, kDLFloat, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e5m2};
-#define N_DTYPES 12
+#define N_DTYPES ((int)(sizeof DLPACK_CODE / sizeof DLPACK_CODE[0]) - 1)
 
-/* Names a dtype argument may take: the library's and NumPy's/PyTorch's. */
+static int dtype_size(int dtype) { return (int)lib.ew_dtype_size((ew_dtype_t)dtype); }
+
+/* A dtype as DType names it (F16, BF16, F8E4M3): the library's ew_dtype_name, upper-cased, in label. */
+typedef struct { char text[16]; } dtype_label_t;
+
+static const char *dtype_label(int dtype, dtype_label_t *label)
+{
+    const char *name = lib.ew_dtype_name((ew_dtype_t)dtype);
+    size_t i = 0;
+    for (; name[i] && i < sizeof label->text - 1; i++)
+        label->text[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
+    label->text[i] = '\0';
+    return label->text;
+}
+
+/* Names a dtype argument may take beyond the library's own (ew_dtype_name): NumPy's and PyTorch's. */
 static const struct { const char *name; int dtype; } DTYPE_NAMES[] = {
-    {"bool", EW_BOOL}, {"bool_", EW_BOOL}, {"i8", EW_I8}, {"int8", EW_I8}, {"u8", EW_U8}, {"uint8", EW_U8},
-    {"i16", EW_I16}, {"int16", EW_I16}, {"short", EW_I16}, {"i32", EW_I32}, {"int32", EW_I32}, {"int", EW_I32},
-    {"i64", EW_I64}, {"int64", EW_I64}, {"long", EW_I64}, {"f16", EW_F16}, {"float16", EW_F16},
-    {"half", EW_F16}, {"bf16", EW_BF16}, {"bfloat16", EW_BF16}, {"f32", EW_F32}, {"float32", EW_F32},
-    {"float", EW_F32}, {"f64", EW_F64}, {"float64", EW_F64}, {"double", EW_F64}, {"f8e4m3", EW_F8E4M3},
-    {"float8_e4m3fn", EW_F8E4M3}, {"e4m3", EW_F8E4M3}, {"f8e5m2", EW_F8E5M2}, {"float8_e5m2", EW_F8E5M2},
+    {"bool_", EW_BOOL}, {"int8", EW_I8}, {"uint8", EW_U8}, {"int16", EW_I16}, {"short", EW_I16},
+    {"int32", EW_I32}, {"int", EW_I32}, {"int64", EW_I64}, {"long", EW_I64}, {"float16", EW_F16},
+    {"half", EW_F16}, {"bfloat16", EW_BF16}, {"float32", EW_F32}, {"float", EW_F32}, {"float64", EW_F64},
+    {"double", EW_F64}, {"float8_e4m3fn", EW_F8E4M3}, {"e4m3", EW_F8E4M3}, {"float8_e5m2", EW_F8E5M2},
     {"e5m2", EW_F8E5M2}};
 
 static int dlpack_to_dtype(uint8_t code, uint8_t bits)
 {
     for (int d = 1; d <= N_DTYPES; d++)
-        if (DLPACK_CODE[d] == code && DTYPE_SIZES[d] * 8 == bits)
+        if (DLPACK_CODE[d] == code && dtype_size(d) * 8 == bits)
             return d;
     return 0;
 }
@@ -86,19 +95,12 @@ static int dlpack_to_dtype(uint8_t code, uint8_t bits)
 /* The library's status as ElementwiseError, its message read now, on the failing thread. */
 static void raise_status(int status, const char *function)
 {
-    const char *message = lib.ew_get_last_error_message ? lib.ew_get_last_error_message() : "";
+    const char *message = lib.ew_get_last_error_message();
     PyObject *error = PyObject_CallFunction(error_class, "iss", status, message ? message : "", function);
     if (error) {
         PyErr_SetObject(error_class, error);
         Py_DECREF(error);
     }
-}
-
-static PyObject *not_implemented(const char *function)
-{
-    return PyErr_Format(PyExc_NotImplementedError,
-                        "the loaded libelementwise (version %u) has no %s; it needs libelementwise 1.1 or later",
-                        lib.ew_get_version(), function);
 }
 
 static PyObject *type_name(PyObject *obj)
@@ -130,6 +132,33 @@ static PyObject *pointer_object(const void *p)
     if (!p)
         Py_RETURN_NONE;
     return PyLong_FromVoidPtr((void *)p);
+}
+
+/* A raw pointer argument: an int, or None for NULL. */
+static int pointer_arg(PyObject *arg, void **p)
+{
+    *p = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The raw pointer (_ptr) of a live Handle or Kernel; ValueError "the <what> is closed" once closed. */
+static int live_pointer(PyObject *obj, const char *what, void **p)
+{
+    PyObject *raw = PyObject_GetAttr(obj, s_ptr_attr);
+    if (!raw)
+        return -1;
+    int status = raw == Py_None ? -1 : pointer_arg(raw, p);
+    if (raw == Py_None)
+        PyErr_Format(PyExc_ValueError, "the %s is closed", what);
+    Py_DECREF(raw);
+    return status;
+}
+
+/* An int argument. */
+static int int_arg(PyObject *arg, int *value)
+{
+    *value = (int)PyLong_AsLong(arg);
+    return PyErr_Occurred() ? -1 : 0;
 }
 
 /* ---- dtypes ---- */
@@ -168,7 +197,10 @@ static int as_dtype(PyObject *value)
         for (Py_ssize_t i = 0; i <= size; i++)
             key[i] = (char)(utf8[i] >= 'A' && utf8[i] <= 'Z' ? utf8[i] - 'A' + 'a' : utf8[i]);
         const char *bare = strncmp(key, "torch.", 6) == 0 ? key + 6 : key;
-        for (size_t i = 0; i < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0]; i++)
+        for (int d = 1; d <= N_DTYPES && !found; d++)
+            if (strcmp(bare, lib.ew_dtype_name((ew_dtype_t)d)) == 0)
+                found = d;
+        for (size_t i = 0; i < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0] && !found; i++)
             if (strcmp(bare, DTYPE_NAMES[i].name) == 0)
                 found = DTYPE_NAMES[i].dtype;
     }
@@ -246,6 +278,18 @@ static PyObject *operand_shape(const operand_t *op)
     return int64_tuple(op->ndim, op->shape);
 }
 
+/* Raise ValueError "<op> <format>", format taking op's shape (%R), other's name (%U) and shape (%R). */
+static int shapes_error(const operand_t *op, const operand_t *other, const char *format)
+{
+    PyObject *a = operand_shape(op), *name = operand_name(other), *b = operand_shape(other);
+    if (a && name && b)
+        operand_error(op, PyExc_ValueError, " ", format, a, name, b);
+    Py_XDECREF(a);
+    Py_XDECREF(name);
+    Py_XDECREF(b);
+    return -1;
+}
+
 static void operand_release(operand_t *op)
 {
     Py_CLEAR(op->capsule);
@@ -285,7 +329,8 @@ static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
 static int settle_dtype(operand_t *op, int found, int itemsize, PyObject *(*describe)(const void *), const void *arg)
 {
     int dtype = op->requested ? op->requested : found;
-    if (!dtype || DTYPE_SIZES[dtype] != itemsize) {
+    if (!dtype || dtype_size(dtype) != itemsize) {
+        dtype_label_t label;
         PyObject *described = describe(arg);
         if (!described)
             return -1;
@@ -295,7 +340,7 @@ static int settle_dtype(operand_t *op, int found, int itemsize, PyObject *(*desc
                           described);
         else
             operand_error(op, PyExc_TypeError, ": ", "dtype %s has %d-byte elements but the array's %U has %d",
-                          DTYPE_ENUM_NAMES[dtype], DTYPE_SIZES[dtype], described, itemsize);
+                          dtype_label(dtype, &label), dtype_size(dtype), described, itemsize);
         Py_DECREF(described);
         return -1;
     }
@@ -743,6 +788,17 @@ static int stream_value(PyObject *stream, intptr_t *value)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* An operand on the stream already chosen (by an earlier operand, or a list's first entry). */
+static int check_stream(const operand_t *op, PyObject *stream, intptr_t chosen)
+{
+    if (stream == Py_None && op->has_stream && op->stream != chosen) {
+        PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in __cuda_array_interface__; "
+                     "synchronize them and pass stream= explicitly", (Py_ssize_t)chosen, (Py_ssize_t)op->stream);
+        return -1;
+    }
+    return 0;
+}
+
 /* The call's stream: stream= if given; else the one the arrays' interfaces name (v3: 1 legacy default, 2
  * per-thread default, others a cudaStream_t), all alike; else the exchange API's current stream of the
  * first such operand's device (PyTorch's current stream); else the legacy default stream (0). */
@@ -755,12 +811,8 @@ static int resolve_stream(PyObject *stream, operand_t **ops, int n, intptr_t *ch
         if (!ops[i])
             continue;
         if (ops[i]->has_stream) {
-            if (named && named->stream != ops[i]->stream) {
-                PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in "
-                             "__cuda_array_interface__; synchronize them and pass stream= explicitly",
-                             (Py_ssize_t)named->stream, (Py_ssize_t)ops[i]->stream);
+            if (named && check_stream(ops[i], stream, named->stream))
                 return -1;
-            }
             named = ops[i];
         }
         if (!exchange && ops[i]->source == FROM_EXCHANGE)
@@ -774,17 +826,6 @@ static int resolve_stream(PyObject *stream, operand_t **ops, int n, intptr_t *ch
         if (exchange->api->current_work_stream(kDLCUDA, exchange->device, &current))
             return -1;
         *chosen = (intptr_t)current;
-    }
-    return 0;
-}
-
-/* A later operand (a list's entry after the first) on the stream already chosen. */
-static int check_stream(const operand_t *op, PyObject *stream, intptr_t chosen)
-{
-    if (stream == Py_None && op->has_stream && op->stream != chosen) {
-        PyErr_Format(PyExc_ValueError, "the arrays name different streams [%zd, %zd] in __cuda_array_interface__; "
-                     "synchronize them and pass stream= explicitly", (Py_ssize_t)chosen, (Py_ssize_t)op->stream);
-        return -1;
     }
     return 0;
 }
@@ -842,22 +883,14 @@ static int interface_device(PyObject *obj)
 static int pick_handle(PyObject *handle_obj, operand_t **ops, int n, ew_handle_t *handle, int *device)
 {
     if (handle_obj != Py_None) {
-        PyObject *raw = PyObject_GetAttr(handle_obj, s_ptr_attr);
-        if (!raw)
+        if (live_pointer(handle_obj, "handle", (void **)handle))
             return -1;
-        if (raw == Py_None) {
-            Py_DECREF(raw);
-            PyErr_SetString(PyExc_ValueError, "the handle is closed");
-            return -1;
-        }
-        *handle = PyLong_AsVoidPtr(raw);
-        Py_DECREF(raw);
         PyObject *number = PyObject_GetAttr(handle_obj, s_device);
         if (!number)
             return -1;
-        *device = (int)PyLong_AsLong(number);
+        int status = int_arg(number, device);
         Py_DECREF(number);
-        if (PyErr_Occurred())
+        if (status)
             return -1;
     } else {
         *device = -1;
@@ -903,7 +936,7 @@ static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim
         prototype.device.device_id = like->device;
         prototype.ndim = ndim;
         prototype.dtype.code = DLPACK_CODE[dtype];
-        prototype.dtype.bits = (uint8_t)(DTYPE_SIZES[dtype] * 8);
+        prototype.dtype.bits = (uint8_t)(dtype_size(dtype) * 8);
         prototype.dtype.lanes = 1;
         prototype.shape = (int64_t *)shape;
         DLManagedTensorVersioned *managed = NULL;
@@ -1075,48 +1108,35 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
                 : Py_BuildValue("(iNNNNNn)", nd, int64_tuple(nd, shape), pointer_object(o), int64_tuple(nd, out->strides),
                                 pointer_object(x), int64_tuple(nd, in_strides[0]), (Py_ssize_t)stream);
         status = record(name, front_args(h, c), rest);
-        return finish(status, name);
+    } else {
+        switch (c->family) {
+        case UNARY:
+            status =
+                lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
+            break;
+        case BINARY:
+            status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x,
+                                           in_strides[0], y, in_strides[1], s);
+            break;
+        case CAST:
+            status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x,
+                                         in_strides[0], s);
+            break;
+        default:
+            status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x,
+                                              in_strides[0], y, in_strides[1], s);
+            break;
+        }
     }
-    switch (c->family) {
-    case UNARY:
-        if (!lib.ew_unary_strided)
-            break;
-        status = lib.ew_unary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
-        return finish(status, name);
-    case BINARY:
-        if (!lib.ew_binary_strided)
-            break;
-        status = lib.ew_binary_strided(h, c->op, c->out_dtype, nd, shape, o, out->strides, x, in_strides[0], y,
-                                       in_strides[1], s);
-        return finish(status, name);
-    case CAST:
-        if (!lib.ew_cast_strided)
-            break;
-        status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x, in_strides[0], s);
-        return finish(status, name);
-    default:
-        if (!lib.ew_scale_add_strided)
-            break;
-        status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x, in_strides[0], y,
-                                          in_strides[1], s);
-        return finish(status, name);
-    }
-    not_implemented(name);
-    return -1;
+    return finish(status, name);
 }
 
 /* An input's strides over the output's shape (NumPy's broadcasting): 0 along broadcast dimensions. */
 static int broadcast_strides(const operand_t *in, const operand_t *out, int64_t *strides)
 {
     int lead = out->ndim - in->ndim;
-    if (lead < 0) {
-        PyObject *a = operand_shape(in), *b = operand_shape(out);
-        if (a && b)
-            operand_error(in, PyExc_ValueError, " ", "has shape %R, more dimensions than out's %R", a, b);
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        return -1;
-    }
+    if (lead < 0)
+        return shapes_error(in, out, "has shape %R, more dimensions than %U's %R");
     for (int i = 0; i < lead; i++)
         strides[i] = 0;
     for (int i = 0; i < in->ndim; i++) {
@@ -1125,14 +1145,8 @@ static int broadcast_strides(const operand_t *in, const operand_t *out, int64_t 
             strides[lead + i] = extent != 1 ? in->strides[i] : 0;
         else if (extent == 1)
             strides[lead + i] = 0;
-        else {
-            PyObject *a = operand_shape(in), *b = operand_shape(out);
-            if (a && b)
-                operand_error(in, PyExc_ValueError, " ", "has shape %R, which does not broadcast to out's shape %R", a, b);
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            return -1;
-        }
+        else
+            return shapes_error(in, out, "has shape %R, which does not broadcast to %U's shape %R");
     }
     return 0;
 }
@@ -1180,14 +1194,102 @@ static int broadcast_shape(operand_t *const *in, int n, int *ndim, int64_t *shap
 
 static int same_dtype(const operand_t *out, operand_t *const *in, int n)
 {
+    dtype_label_t have, want;
     for (int k = 0; k < n; k++)
         if (in[k]->dtype != out->dtype)
-            return operand_error(in[k], PyExc_TypeError, " ", "is %s but %s is %s; convert with cast() first (or give "
-                                 "dtype=)", DTYPE_ENUM_NAMES[in[k]->dtype], "out", DTYPE_ENUM_NAMES[out->dtype]);
+            return operand_error(in[k], PyExc_TypeError, " ",
+                                 "is %s but out is %s; convert with cast() first (or give dtype=)",
+                                 dtype_label(in[k]->dtype, &have), dtype_label(out->dtype, &want));
     return 0;
 }
 
 static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}};
+
+/* The operands of one call (an operation's or a kernel's): the inputs, out, and the call's stream. */
+typedef struct {
+    operand_t in[MAX_INPUTS], out;
+    operand_t *all[1 + MAX_INPUTS]; /* out, then the inputs (all + 1: the inputs); NULL until open */
+    int n, opened, out_opened;
+    PyObject *made;                 /* out, made here for out=None (owned) */
+    intptr_t stream;
+} operands_t;
+
+/* Read the inputs and the given out (out_requested: out's dtype=), pick the stream and export the
+ * inputs' DLPack on it. operands_release after, failing or not. */
+static int operands_open(operands_t *o, PyObject *const *inputs, int n, const char *const *names,
+                         int requested, PyObject *out_obj, int out_requested, PyObject *stream_obj)
+{
+    memset(o->all, 0, sizeof o->all);
+    o->n = n;
+    o->opened = o->out_opened = 0;
+    o->made = NULL;
+    for (; o->opened < n; o->opened++) {
+        if (operand_open(&o->in[o->opened], inputs[o->opened], names[o->opened], -1, requested, 0))
+            return -1;
+        o->all[1 + o->opened] = &o->in[o->opened];
+    }
+    if (out_obj != Py_None) {
+        if (operand_open(&o->out, out_obj, "out", -1, out_requested, 1))
+            return -1;
+        o->out_opened = 1;
+        o->all[0] = &o->out;
+    }
+    if (resolve_stream(stream_obj, o->all, 1 + n, &o->stream))
+        return -1;
+    for (int k = 0; k < n; k++)
+        if (operand_export(&o->in[k], o->stream))
+            return -1;
+    return 0;
+}
+
+/* out: the given one exported on the stream, else made like the first input, of the inputs' broadcast
+ * shape and `dtype`. */
+static int operands_out(operands_t *o, int dtype)
+{
+    if (o->out_opened)
+        return operand_export(&o->out, o->stream);
+    int nd;
+    int64_t shape[MAX_NDIM];
+    if (broadcast_shape(o->all + 1, o->n, &nd, shape))
+        return -1;
+    o->made = allocate_output(&o->out, &o->in[0], nd, shape, dtype, "out", -1, o->stream);
+    if (!o->made)
+        return -1;
+    o->out_opened = 1;
+    o->all[0] = &o->out;
+    return 0;
+}
+
+/* Each input's strides over out's shape; *flat when every operand is contiguous over that one shape (or
+ * out is empty): the flat call, else the strided one, whose layout rules are the library's. */
+static int operands_layout(const operands_t *o, int64_t strides[][MAX_NDIM], int *flat)
+{
+    *flat = is_contiguous(&o->out);
+    for (int k = 0; k < o->n; k++) {
+        if (broadcast_strides(&o->in[k], &o->out, strides[k]))
+            return -1;
+        *flat = *flat && same_shape(&o->in[k], &o->out) && is_contiguous(&o->in[k]);
+    }
+    *flat = *flat || o->out.count == 0;
+    return 0;
+}
+
+/* The call's result: out (a new reference), and nothing left to release but the operands. */
+static PyObject *operands_result(operands_t *o, PyObject *out_obj)
+{
+    PyObject *result = o->made ? o->made : Py_NewRef(out_obj);
+    o->made = NULL;
+    return result;
+}
+
+static void operands_release(operands_t *o)
+{
+    for (int k = 0; k < o->opened; k++)
+        operand_release(&o->in[k]);
+    if (o->out_opened)
+        operand_release(&o->out);
+    Py_CLEAR(o->made);
+}
 
 /* One call: read the inputs (and out), pick the stream and export DLPack operands on it, make out when
  * None, check dtypes and broadcasting, then the flat call when every operand is contiguous over one
@@ -1195,74 +1297,34 @@ static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, 
 static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs, int requested, int alloc_dtype,
                           PyObject *handle_obj, PyObject *stream_obj)
 {
-    operand_t in_ops[2], out_op;
-    operand_t *in[2] = {&in_ops[0], &in_ops[1]};
-    operand_t *all[3] = {NULL, NULL, NULL};
-    int opened = 0, out_opened = 0;
-    PyObject *result = NULL, *made = NULL;
-    intptr_t stream;
+    operands_t o;
+    PyObject *result = NULL;
     int n = c->n_inputs;
-    for (; opened < n; opened++) {
-        if (operand_open(in[opened], inputs[opened], INPUT_NAMES[c->family][opened], -1, requested, 0))
-            goto done;
-        all[opened + 1] = in[opened];
-    }
-    if (out_obj != Py_None) {
-        /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
-        if (operand_open(&out_op, out_obj, "out", -1, c->family == CAST ? alloc_dtype : requested, 1))
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
-    if (resolve_stream(stream_obj, all, 3, &stream))
+    /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
+    if (operands_open(&o, inputs, n, INPUT_NAMES[c->family], requested, out_obj,
+                      c->family == CAST ? alloc_dtype : requested, stream_obj) ||
+        operands_out(&o, alloc_dtype ? alloc_dtype : o.in[0].dtype))
         goto done;
-    for (int k = 0; k < n; k++)
-        if (operand_export(in[k], stream))
-            goto done;
-    if (out_opened) {
-        if (operand_export(&out_op, stream))
-            goto done;
-    } else {
-        int nd;
-        int64_t shape[MAX_NDIM];
-        if (broadcast_shape(in, n, &nd, shape))
-            goto done;
-        made = allocate_output(&out_op, in[0], nd, shape, alloc_dtype ? alloc_dtype : in[0]->dtype, "out", -1, stream);
-        if (!made)
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
+    operand_t *const *in = o.all + 1;
     if (c->family == CAST) {
-        c->out_dtype = out_op.dtype;
+        c->out_dtype = o.out.dtype;
         c->in_dtype = in[0]->dtype;
     } else {
-        if (same_dtype(&out_op, in, n))
+        if (same_dtype(&o.out, in, n))
             goto done;
-        c->out_dtype = c->in_dtype = out_op.dtype;
+        c->out_dtype = c->in_dtype = o.out.dtype;
     }
     ew_handle_t handle;
-    int device;
-    int flat = is_contiguous(&out_op);
+    int device, flat;
     int64_t strides[2][MAX_NDIM];
-    for (int k = 0; k < n; k++) {
-        if (broadcast_strides(in[k], &out_op, strides[k]))
-            goto done;
-        flat = flat && same_shape(in[k], &out_op) && is_contiguous(in[k]);
-    }
-    if (pick_handle(handle_obj, all, 3, &handle, &device))
+    if (operands_layout(&o, strides, &flat) || pick_handle(handle_obj, o.all, 1 + n, &handle, &device))
         goto done;
-    if (flat || out_op.count == 0 ? call_flat(handle, c, out_op.count, &out_op, in, stream)
-                                  : call_strided(handle, c, &out_op, in, strides, stream))
+    if (flat ? call_flat(handle, c, o.out.count, &o.out, in, o.stream)
+             : call_strided(handle, c, &o.out, in, strides, o.stream))
         goto done;
-    result = made ? made : Py_NewRef(out_obj);
-    made = NULL;
+    result = operands_result(&o, out_obj);
 done:
-    for (int k = 0; k < opened; k++)
-        operand_release(in[k]);
-    if (out_opened)
-        operand_release(&out_op);
-    Py_XDECREF(made);
+    operands_release(&o);
     return result;
 }
 
@@ -1330,9 +1392,16 @@ static int is_list_like(PyObject *obj)
     return obj == Py_None || PyList_Check(obj) || PyTuple_Check(obj);
 }
 
+/* cast's second argument: an array (or None: the deprecated form's x) or a dtype. The dtypes named by
+ * str or int (DType) are told at once, sparing a str two failed attribute lookups on every call; then
+ * __dlpack__ before __cuda_array_interface__, which PyTorch computes as a new dict. */
 static int is_array_like(PyObject *obj)
 {
-    return obj == Py_None || has_attr(obj, s_cai) || has_attr(obj, s_dlpack);
+    if (obj == Py_None)
+        return 1;
+    if (PyUnicode_Check(obj) || PyLong_Check(obj))
+        return 0;
+    return has_attr(obj, s_dlpack) || has_attr(obj, s_cai);
 }
 
 static int op_value(PyObject *value, int *op)
@@ -1537,25 +1606,13 @@ static int call_batched(ew_handle_t h, const call_t *c, Py_ssize_t count, const 
         return finish(record(name, front_args(h, c), rest), name);
     }
     switch (c->family) {
-    case UNARY:
-        if (!lib.ew_unary_batched)
-            break;
-        return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
+    case UNARY: return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
     case BINARY:
-        if (!lib.ew_binary_batched)
-            break;
         return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
-    case CAST:
-        if (!lib.ew_cast_batched)
-            break;
-        return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
+    case CAST: return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
     default:
-        if (!lib.ew_scale_add_batched)
-            break;
         return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
     }
-    not_implemented(name);
-    return -1;
 }
 
 /* One list entry: out and inputs of one shape, contiguous, on the call's device, of the first entry's dtypes. */
@@ -1564,16 +1621,8 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
     const operand_t *out = entry[0];
     for (int k = 0; k < 1 + n_lists; k++) {
         const operand_t *op = entry[k];
-        if (!same_shape(op, out)) {
-            PyObject *a = operand_shape(op), *b = operand_shape(out), *name = operand_name(out);
-            if (a && b && name)
-                operand_error(op, PyExc_ValueError, " ", "has shape %R but %U has %R; list entries are not broadcast", a,
-                              name, b);
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            Py_XDECREF(name);
-            return -1;
-        }
+        if (!same_shape(op, out))
+            return shapes_error(op, out, "has shape %R but %U has %R; list entries are not broadcast");
         if (!is_contiguous(op)) {
             PyObject *strides = int64_tuple(op->ndim, op->strides);
             if (strides)
@@ -1589,10 +1638,12 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
     if (c->family != CAST && same_dtype(out, entry + 1, n_lists))
         return -1;
     for (int k = 0; k < 1 + n_lists; k++) {
+        dtype_label_t have, want;
         int expected = dtypes[k == 0 ? 0 : 1];
         if (entry[k]->dtype != expected)
-            return operand_error(entry[k], PyExc_TypeError, " ", "is %s but the first entry's is %s; one list call "
-                                 "takes one dtype%s", DTYPE_ENUM_NAMES[entry[k]->dtype], DTYPE_ENUM_NAMES[expected],
+            return operand_error(entry[k], PyExc_TypeError, " ",
+                                 "is %s but the first entry's is %s; one list call takes one dtype%s",
+                                 dtype_label(entry[k]->dtype, &have), dtype_label(expected, &want),
                                  c->family == CAST ? " pair" : "");
     }
     return 0;
@@ -1813,135 +1864,85 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     Py_DECREF(param_tuple);
     if (PyErr_Occurred())
         return NULL;
-    PyObject *raw = PyObject_GetAttr(kernel, s_ptr_attr);
-    if (!raw)
-        return NULL;
-    if (raw == Py_None) {
-        Py_DECREF(raw);
-        PyErr_SetString(PyExc_ValueError, "the kernel is closed");
-        return NULL;
-    }
-    ew_kernel_t k_raw = PyLong_AsVoidPtr(raw);
-    Py_DECREF(raw);
-    if (PyErr_Occurred())
+    ew_kernel_t k_raw;
+    if (live_pointer(kernel, "kernel", (void **)&k_raw))
         return NULL;
 
     static const char *const names[] = {"in0", "in1", "in2", "in3"};
-    operand_t in_ops[MAX_INPUTS], out_op;
-    operand_t *all[1 + MAX_INPUTS] = {NULL};
-    int opened = 0, out_opened = 0;
-    PyObject *result = NULL, *made = NULL, *out_obj = slots[KW_OUT];
-    intptr_t stream;
-    for (; opened < n_inputs; opened++) {
-        if (operand_open(&in_ops[opened], inputs[opened], names[opened], -1, 0, 0))
-            goto done;
-        all[1 + opened] = &in_ops[opened];
-    }
-    if (out_obj != Py_None) {
-        if (operand_open(&out_op, out_obj, "out", -1, 0, 1))
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
-    if (resolve_stream(slots[KW_STREAM], all, 1 + (int)n_inputs, &stream))
+    operands_t o;
+    PyObject *result = NULL, *out_obj = slots[KW_OUT];
+    int n = (int)n_inputs;
+    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM]))
         goto done;
-    for (int k = 0; k < n_inputs; k++)
-        if (operand_export(&in_ops[k], stream))
-            goto done;
-    for (int k = 0; k < n_inputs; k++)
-        if (in_ops[k].dtype != expected[k]) {
-            operand_error(&in_ops[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
-                          DTYPE_ENUM_NAMES[in_ops[k].dtype], DTYPE_ENUM_NAMES[expected[k]]);
+    for (int k = 0; k < n; k++)
+        if (o.in[k].dtype != expected[k]) {
+            dtype_label_t have, want;
+            operand_error(&o.in[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
+                          dtype_label(o.in[k].dtype, &have), dtype_label(expected[k], &want));
             goto done;
         }
-    if (out_opened) {
-        if (operand_export(&out_op, stream))
-            goto done;
-    } else {
-        int nd;
-        int64_t shape[MAX_NDIM];
-        operand_t *ins[MAX_INPUTS];
-        for (int k = 0; k < n_inputs; k++)
-            ins[k] = &in_ops[k];
-        if (broadcast_shape(ins, (int)n_inputs, &nd, shape))
-            goto done;
-        made = allocate_output(&out_op, &in_ops[0], nd, shape, (int)out_dtype, "out", -1, stream);
-        if (!made)
-            goto done;
-        out_opened = 1;
-        all[0] = &out_op;
-    }
-    if (out_op.dtype != out_dtype) {
-        operand_error(&out_op, PyExc_ValueError, " ", "is %s but the kernel makes %s", DTYPE_ENUM_NAMES[out_op.dtype],
-                      DTYPE_ENUM_NAMES[out_dtype]);
+    if (operands_out(&o, (int)out_dtype))
+        goto done;
+    if (o.out.dtype != out_dtype) {
+        dtype_label_t have, want;
+        operand_error(&o.out, PyExc_ValueError, " ", "is %s but the kernel makes %s",
+                      dtype_label(o.out.dtype, &have), dtype_label((int)out_dtype, &want));
         goto done;
     }
     int64_t strides[MAX_INPUTS][MAX_NDIM];
     const int64_t *stride_ptrs[MAX_INPUTS];
     const void *pointers[MAX_INPUTS];
-    int flat = is_contiguous(&out_op);
-    for (int k = 0; k < n_inputs; k++) {
-        if (broadcast_strides(&in_ops[k], &out_op, strides[k]))
-            goto done;
-        flat = flat && same_shape(&in_ops[k], &out_op) && is_contiguous(&in_ops[k]);
+    int flat;
+    if (operands_layout(&o, strides, &flat))
+        goto done;
+    for (int k = 0; k < n; k++) {
         stride_ptrs[k] = strides[k];
-        pointers[k] = in_ops[k].data;
+        pointers[k] = o.in[k].data;
     }
     /* The kernel runs on its handle's device: every operand must be there. */
-    PyObject *handle_obj = PyObject_GetAttrString(kernel, "_handle");
+    PyObject *handle_obj = PyObject_GetAttr(kernel, s_handle_attr);
     if (!handle_obj)
         goto done;
     ew_handle_t unused;
     int device;
-    int picked = pick_handle(handle_obj, all, 1 + (int)n_inputs, &unused, &device);
+    int picked = pick_handle(handle_obj, o.all, 1 + n, &unused, &device);
     Py_DECREF(handle_obj);
     if (picked)
         goto done;
     int status;
-    const char *name = flat || out_op.count == 0 ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    const char *name = flat ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    const operand_t *out = &o.out;
+    ew_stream_t stream = (ew_stream_t)o.stream;
     if (recorder) {
-        PyObject *ptrs = PyTuple_New(n_inputs), *param_values = PyTuple_New(n_params), *rest = NULL;
-        for (Py_ssize_t k = 0; ptrs && k < n_inputs; k++)
+        PyObject *ptrs = PyTuple_New(n), *param_values = PyTuple_New(n_params), *rest = NULL;
+        for (Py_ssize_t k = 0; ptrs && k < n; k++)
             PyTuple_SetItem(ptrs, k, pointer_object(pointers[k]));
         for (Py_ssize_t k = 0; param_values && k < n_params; k++)
             PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
-        if (flat || out_op.count == 0) {
-            rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out_op.count, pointer_object(out_op.data),
-                                 ptrs, param_values, (Py_ssize_t)stream);
+        if (flat) {
+            rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out->count,
+                                 pointer_object(out->data), ptrs, param_values, (Py_ssize_t)o.stream);
         } else {
-            PyObject *in_strides = PyTuple_New(n_inputs);
-            for (Py_ssize_t k = 0; in_strides && k < n_inputs; k++)
-                PyTuple_SetItem(in_strides, k, int64_tuple(out_op.ndim, strides[k]));
-            rest = Py_BuildValue("(NiNNNNNNn)", pointer_object(k_raw), out_op.ndim, operand_shape(&out_op),
-                                 pointer_object(out_op.data), int64_tuple(out_op.ndim, out_op.strides), ptrs, in_strides,
-                                 param_values, (Py_ssize_t)stream);
+            PyObject *in_strides = PyTuple_New(n);
+            for (Py_ssize_t k = 0; in_strides && k < n; k++)
+                PyTuple_SetItem(in_strides, k, int64_tuple(out->ndim, strides[k]));
+            rest = Py_BuildValue("(NiNNNNNNn)", pointer_object(k_raw), out->ndim, operand_shape(out),
+                                 pointer_object(out->data), int64_tuple(out->ndim, out->strides), ptrs,
+                                 in_strides, param_values, (Py_ssize_t)o.stream);
         }
         status = record(name, PyTuple_New(0), rest);
-    } else if (flat || out_op.count == 0) {
-        if (!lib.ew_kernel_launch) {
-            not_implemented(name);
-            goto done;
-        }
-        status = lib.ew_kernel_launch(k_raw, out_op.count, out_op.data, pointers, n_params ? params : NULL,
-                                      (ew_stream_t)stream);
+    } else if (flat) {
+        status =
+            lib.ew_kernel_launch(k_raw, out->count, out->data, pointers, n_params ? params : NULL, stream);
     } else {
-        if (!lib.ew_kernel_launch_strided) {
-            not_implemented(name);
-            goto done;
-        }
-        status = lib.ew_kernel_launch_strided(k_raw, out_op.ndim, out_op.shape, out_op.data, out_op.strides, pointers,
-                                              stride_ptrs, n_params ? params : NULL, (ew_stream_t)stream);
+        status = lib.ew_kernel_launch_strided(k_raw, out->ndim, out->shape, out->data, out->strides, pointers,
+                                              stride_ptrs, n_params ? params : NULL, stream);
     }
     if (finish(status, name))
         goto done;
-    result = made ? made : Py_NewRef(out_obj);
-    made = NULL;
+    result = operands_result(&o, out_obj);
 done:
-    for (int k = 0; k < opened; k++)
-        operand_release(&in_ops[k]);
-    if (out_opened)
-        operand_release(&out_op);
-    Py_XDECREF(made);
+    operands_release(&o);
     return result;
 }
 
@@ -1952,8 +1953,6 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     int out_dtype, n_params;
     if (!PyArg_ParseTuple(args, "OyiOi", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params))
         return NULL;
-    if (!lib.ew_kernel_create)
-        return not_implemented("ew_kernel_create");
     PyObject *dtypes = PySequence_Tuple(in_dtypes);
     if (!dtypes)
         return NULL;
@@ -1965,16 +1964,8 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     if (PyErr_Occurred())
         return NULL;
     ew_handle_t handle;
-    PyObject *raw = PyObject_GetAttr(handle_obj, s_ptr_attr);
-    if (!raw)
+    if (live_pointer(handle_obj, "handle", (void **)&handle))
         return NULL;
-    if (raw == Py_None) {
-        Py_DECREF(raw);
-        PyErr_SetString(PyExc_ValueError, "the handle is closed");
-        return NULL;
-    }
-    handle = PyLong_AsVoidPtr(raw);
-    Py_DECREF(raw);
     ew_kernel_t kernel = NULL;
     int status;
     if (recorder) {
@@ -1995,11 +1986,9 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
 
 static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
 {
-    void *kernel = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
-    if (PyErr_Occurred())
+    void *kernel;
+    if (pointer_arg(arg, &kernel))
         return NULL;
-    if (!lib.ew_kernel_destroy)
-        return not_implemented("ew_kernel_destroy");
     int status = recorder ? record("ew_kernel_destroy", PyTuple_New(0), Py_BuildValue("(N)", pointer_object(kernel)))
                           : (int)lib.ew_kernel_destroy(kernel);
     if (finish(status, "ew_kernel_destroy"))
@@ -2011,19 +2000,17 @@ static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
 
 static PyObject *py_handle_create(PyObject *self, PyObject *arg)
 {
-    int device = (int)PyLong_AsLong(arg);
-    if (PyErr_Occurred())
-        return NULL;
+    int device;
     ew_handle_t handle = NULL;
-    if (finish(lib.ew_handle_create(device, &handle), "ew_handle_create"))
+    if (int_arg(arg, &device) || finish(lib.ew_handle_create(device, &handle), "ew_handle_create"))
         return NULL;
     return PyLong_FromVoidPtr(handle);
 }
 
 static PyObject *py_handle_destroy(PyObject *self, PyObject *arg)
 {
-    void *handle = arg == Py_None ? NULL : PyLong_AsVoidPtr(arg);
-    if (PyErr_Occurred())
+    void *handle;
+    if (pointer_arg(arg, &handle))
         return NULL;
     for (int d = 0; d < MAX_DEVICES; d++)
         if (handle && default_handles[d] == handle) {
@@ -2035,34 +2022,30 @@ static PyObject *py_handle_destroy(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* handle_get(handle, what): what 0 device, 1 SM count, 2 max threads per SM. */
+/* handle_get(handle, what): what 1 SM count, 2 max threads per SM (Handle keeps its own device). */
 static PyObject *py_handle_get(PyObject *self, PyObject *args)
 {
     PyObject *raw;
     int what;
     if (!PyArg_ParseTuple(args, "Oi", &raw, &what))
         return NULL;
-    void *handle = raw == Py_None ? NULL : PyLong_AsVoidPtr(raw);
-    if (PyErr_Occurred())
+    void *handle;
+    if (pointer_arg(raw, &handle))
         return NULL;
-    static const char *const names[] = {"ew_handle_get_device", "ew_handle_get_sm_count",
-                                        "ew_handle_get_max_threads_per_sm"};
-    int value = 0, status;
-    switch (what) {
-    case 0: status = lib.ew_handle_get_device(handle, &value); break;
-    case 1: status = lib.ew_handle_get_sm_count(handle, &value); break;
-    default: what = 2; status = lib.ew_handle_get_max_threads_per_sm(handle, &value); break;
-    }
-    if (finish(status, names[what]))
+    int value = 0;
+    const char *name = what == 1 ? "ew_handle_get_sm_count" : "ew_handle_get_max_threads_per_sm";
+    int status = what == 1 ? lib.ew_handle_get_sm_count(handle, &value)
+                           : lib.ew_handle_get_max_threads_per_sm(handle, &value);
+    if (finish(status, name))
         return NULL;
     return PyLong_FromLong(value);
 }
 
 static PyObject *py_default_handle(PyObject *self, PyObject *arg)
 {
-    int device = (int)PyLong_AsLong(arg);
+    int device;
     ew_handle_t handle;
-    if (PyErr_Occurred() || default_handle(device, &handle))
+    if (int_arg(arg, &device) || default_handle(device, &handle))
         return NULL;
     return PyLong_FromVoidPtr(handle);
 }
@@ -2086,10 +2069,8 @@ static PyObject *py_last_error_message(PyObject *self, PyObject *unused)
 
 static PyObject *py_status_string(PyObject *self, PyObject *arg)
 {
-    int status = (int)PyLong_AsLong(arg);
-    if (PyErr_Occurred())
-        return NULL;
-    return PyUnicode_FromString(lib.ew_status_string(status));
+    int status;
+    return int_arg(arg, &status) ? NULL : PyUnicode_FromString(lib.ew_status_string(status));
 }
 
 static PyObject *py_dtype_name(PyObject *self, PyObject *arg)
@@ -2110,17 +2091,6 @@ static PyObject *py_is_supported(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "iii", &op, &out, &in))
         return NULL;
     return PyBool_FromLong(lib.ew_is_supported(op, out, in));
-}
-
-static PyObject *py_has_function(PyObject *self, PyObject *arg)
-{
-    const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
-    if (!name)
-        return NULL;
-#define HAS(fn, required) if (strcmp(name, #fn) == 0) return PyBool_FromLong(lib.fn != NULL);
-    LIBRARY_FUNCTIONS(HAS)
-#undef HAS
-    Py_RETURN_FALSE;
 }
 
 /* describe(obj, dtype=None, writable=False, stream=None): how an array is read, for tests and
@@ -2196,8 +2166,8 @@ static PyObject *py_configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* load(path): dlopen the library and bind its functions; those added after 1.0 may be missing.
- * OSError when it cannot be loaded, ImportError when it is not a libelementwise 1.x. */
+/* load(path): dlopen the library and bind its functions. OSError when it cannot be loaded, ImportError
+ * when it is not a libelementwise 1.x with every call of 1.1. */
 static PyObject *py_load(PyObject *self, PyObject *arg)
 {
     PyObject *encoded = PyUnicode_EncodeFSDefault(arg);
@@ -2211,10 +2181,10 @@ static PyObject *py_load(PyObject *self, PyObject *arg)
         Py_DECREF(encoded);
         return NULL;
     }
-#define BIND(fn, required)                                                                                  \
+#define BIND(fn)                                                                                            \
     lib.fn = (__typeof__(lib.fn))dlsym(handle, #fn);                                                        \
-    if (required && !lib.fn) {                                                                              \
-        PyErr_Format(PyExc_ImportError, "%s has no %s: not a libelementwise 1.x", path, #fn);              \
+    if (!lib.fn) {                                                                                          \
+        PyErr_Format(PyExc_ImportError, "%s has no %s: not a libelementwise 1.1 or later", path, #fn);     \
         memset(&lib, 0, sizeof lib);                                                                         \
         dlclose(handle);                                                                                    \
         Py_DECREF(encoded);                                                                                 \
@@ -2256,7 +2226,7 @@ static PyMethodDef methods[] = {
     {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},
     {"handle_create", py_handle_create, METH_O, "handle_create(device) -> the raw handle"},
     {"handle_destroy", py_handle_destroy, METH_O, "handle_destroy(raw)"},
-    {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 0 device, 1 SM count, 2 threads per SM"},
+    {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 1 SM count, 2 threads per SM"},
     {"default_handle", py_default_handle, METH_O, "default_handle(device) -> the raw default handle of device"},
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
@@ -2265,7 +2235,6 @@ static PyMethodDef methods[] = {
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},
     {"dtype_size", py_dtype_size, METH_O, "ew_dtype_size(dtype)"},
     {"is_supported", py_is_supported, METH_VARARGS, "ew_is_supported(op, out_dtype, in_dtype)"},
-    {"has_function", py_has_function, METH_O, "has_function(name): whether the loaded library has it"},
     {"describe", py_describe, METH_VARARGS, "describe(obj, dtype=None, writable=False, stream=None)"},
     {"resolve_stream", py_resolve_stream, METH_VARARGS, "resolve_stream(stream, *arrays)"},
     {"set_recorder", py_set_recorder, METH_O, "set_recorder(callable or None): tests"},
@@ -2282,11 +2251,11 @@ PyMODINIT_FUNC PyInit__elementwise(void)
     PyObject **strings[] = {&s_cai, &s_dlpack, &s_dlpack_device, &s_exchange, &s_dtype, &s_name, &s_ptr_attr,
                             &s_device, &s_id, &s_index, &s_cuda_stream, &s_ptr, &s_handle, &s_value, &s_stream_protocol,
                             &s_stream, &s_max_version, &s_copy, &s_typestr, &s_shape, &s_strides, &s_data, &s_mask,
-                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params};
+                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params, &s_handle_attr};
     const char *texts[] = {"__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
                            "dtype", "name", "_ptr", "device", "id", "index", "cuda_stream", "ptr", "handle", "value",
                            "__cuda_stream__", "stream", "max_version", "copy", "typestr", "shape", "strides", "data",
-                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params"};
+                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params", "_handle"};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!(*strings[i] = PyUnicode_InternFromString(texts[i])))
             return NULL;
@@ -2298,5 +2267,10 @@ PyMODINIT_FUNC PyInit__elementwise(void)
         return NULL;
     if (!(empty_tuple = PyTuple_New(0)))
         return NULL;
-    return PyModule_Create(&module);
+    /* The header's constants, which the package states nowhere else. */
+    PyObject *m = PyModule_Create(&module);
+    if (m && (PyModule_AddIntConstant(m, "MAX_DIMS", EW_MAX_DIMS) ||
+              PyModule_AddIntConstant(m, "VERSION_MAJOR", EW_VERSION_MAJOR)))
+        Py_CLEAR(m);
+    return m;
 }

@@ -972,12 +972,6 @@ def test_a_failing_batched_call_raises_with_its_name(recorded):
 
 # ---- user-defined kernels: Kernel ----
 
-def needs_kernel_symbols(name="ew_kernel_create"):
-    """Skip visibly where the loaded library predates ew_kernel_* (libelementwise 1.1)."""
-    if not ew._ext.has_function(name):
-        pytest.skip("%s (version %d.%d.%d) has no %s" % ((ew.library_path,) + ew.library_version() + (name,)))
-
-
 def test_kernel_is_exported_and_documented():
     assert "Kernel" in ew.__all__ and "Kernel" in ew.__doc__
     for member in (ew.Kernel, ew.Kernel.__call__, ew.Kernel.close):
@@ -985,7 +979,6 @@ def test_kernel_is_exported_and_documented():
 
 
 def test_creating_a_kernel_without_a_gpu_raises_an_elementwise_error():
-    needs_kernel_symbols()
     assert ew._current_device() >= 0
     try:
         kernel = ew.Kernel("return in0;", "f32", ["f32"])
@@ -998,7 +991,6 @@ def test_creating_a_kernel_without_a_gpu_raises_an_elementwise_error():
 
 
 def test_a_null_handle_or_kernel_is_refused_by_the_library():
-    needs_kernel_symbols()
     with pytest.raises(ew.ElementwiseError) as caught:
         ew.Kernel("return in0;", "f32", ["f32"], handle=ew.Handle._from_raw(None))
     assert caught.value.status == ew.Status.INVALID_HANDLE and caught.value.function == "ew_kernel_create"
@@ -1010,7 +1002,6 @@ def test_a_null_handle_or_kernel_is_refused_by_the_library():
 
 
 def test_a_null_kernel_is_refused_by_the_strided_launch_too():
-    needs_kernel_symbols("ew_kernel_launch_strided")
     out, bias = FakeArray(shape=(2, 4)), FakeArray(shape=(4,), pointer=0x20000)
     with pytest.raises(ew.ElementwiseError) as caught:
         ew.Kernel._from_raw(None, "f32", ["f32"])(bias, out=out)

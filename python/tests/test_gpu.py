@@ -767,8 +767,6 @@ CHAIN_SOURCE = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
 def kernels(handle):
     """make(source, out_dtype, in_dtypes, n_params): a Kernel on the session's handle, compiled once
     per session. Without NVRTC (EW_ERROR_NOT_SUPPORTED) the kernel tests give up as GPU tests do."""
-    if not ew._ext.has_function("ew_kernel_create"):
-        unavailable("%s has no user-defined kernels (ew_kernel_create)" % ew.library_path)
     made = {}
 
     def make(source, out_dtype, in_dtypes, n_params=0):
@@ -907,14 +905,6 @@ def test_a_kernel_on_cupy_arrays(cupy, kernels):
 
 # ---- Kernel on strided and broadcast views: ew_kernel_launch_strided ----
 
-@pytest.fixture(scope="session")
-def strided_kernels(kernels):
-    """kernels, where the library has ew_kernel_launch_strided."""
-    if not ew._ext.has_function("ew_kernel_launch_strided"):
-        unavailable("%s has no strided kernel launches (ew_kernel_launch_strided)" % ew.library_path)
-    return kernels
-
-
 def filled(torch, dtype, shape, byte):
     """A contiguous tensor of ``shape`` whose every byte is ``byte``."""
     tensor = torch.empty(shape, dtype=torch_dtype(torch, dtype), device="cuda")
@@ -942,8 +932,8 @@ def assert_kernel_matches_flat_launch(torch, kernel, out, inputs, what, params=(
 
 @pytest.mark.parametrize("case", VIEW_CASES)
 @pytest.mark.parametrize("dtype", [D.F32, D.F16, D.BF16, D.I8], ids=names)
-def test_an_add_kernel_on_views_matches_the_strided_add_bit_for_bit(torch, strided_kernels, dtype, case):
-    add = strided_kernels(ADD_SOURCE, dtype, (dtype, dtype))
+def test_an_add_kernel_on_views_matches_the_strided_add_bit_for_bit(torch, kernels, dtype, case):
+    add = kernels(ADD_SOURCE, dtype, (dtype, dtype))
     out, a, b = view_case(torch, dtype, case, 300)
     assert add(a, b, out=out) is out
     what = "kernel %s %s, %s" % (ADD_SOURCE, dtype.name, case)
@@ -954,8 +944,8 @@ def test_an_add_kernel_on_views_matches_the_strided_add_bit_for_bit(torch, strid
     assert_gaps_untouched(torch, out, what)
 
 
-def test_a_chain_kernel_on_a_transposed_input_and_a_broadcast_row(torch, strided_kernels):
-    chain = strided_kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
+def test_a_chain_kernel_on_a_transposed_input_and_a_broadcast_row(torch, kernels):
+    chain = kernels(CHAIN_SOURCE, D.F16, (D.F32, D.F32), 1)
     a = random_tensor(torch, D.F32, ROWS * COLUMNS, 310).view(COLUMNS, ROWS).t()
     bias = random_tensor(torch, D.F32, COLUMNS, 311)
     out = poisoned_base(torch, D.F16, ROWS * COLUMNS).view(COLUMNS, ROWS).t()  # a transposed out as well
@@ -969,8 +959,8 @@ def test_a_chain_kernel_on_a_transposed_input_and_a_broadcast_row(torch, strided
                                       params=(-0.5,))
 
 
-def test_a_ternary_kernel_with_mixed_broadcasting(torch, strided_kernels):
-    kernel = strided_kernels("return ew::add(ew::mul(in0, in1), in2);", D.F16, (D.F16, D.F16, D.F16))
+def test_a_ternary_kernel_with_mixed_broadcasting(torch, kernels):
+    kernel = kernels("return ew::add(ew::mul(in0, in1), in2);", D.F16, (D.F16, D.F16, D.F16))
     a = random_tensor(torch, D.F16, 2 * ROWS * COLUMNS, 320).view(ROWS, 2 * COLUMNS)[:, 1::2]
     row = random_tensor(torch, D.F16, COLUMNS, 321)
     column = random_tensor(torch, D.F16, ROWS, 322).view(ROWS, 1)
@@ -982,9 +972,9 @@ def test_a_ternary_kernel_with_mixed_broadcasting(torch, strided_kernels):
     assert_same_view_bits(torch, out, want, [a, row, column], "mul then add, broadcast")
 
 
-def test_a_four_input_kernel_with_mixed_broadcasting_in_three_dimensions(torch, strided_kernels):
+def test_a_four_input_kernel_with_mixed_broadcasting_in_three_dimensions(torch, kernels):
     source = "return ew::add(ew::mul(in0, in1), ew::scale_add(p0, in2, in3));"
-    kernel = strided_kernels(source, D.F32, (D.F32,) * 4, 1)
+    kernel = kernels(source, D.F32, (D.F32,) * 4, 1)
     shape = (3, ROWS, COLUMNS)
     permuted = random_tensor(torch, D.F32, 3 * ROWS * COLUMNS, 330).view(COLUMNS, 3, ROWS).permute(1, 2, 0)
     row = random_tensor(torch, D.F32, COLUMNS, 331)
@@ -996,8 +986,8 @@ def test_a_four_input_kernel_with_mixed_broadcasting_in_three_dimensions(torch, 
                                       params=(0.75,))
 
 
-def test_a_kernel_in_place_on_a_strided_view(torch, strided_kernels):
-    add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+def test_a_kernel_in_place_on_a_strided_view(torch, kernels):
+    add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
     base = random_tensor(torch, D.F32, 2 * ROWS * COLUMNS, 340)
     x = base.view(ROWS, 2 * COLUMNS)[:, ::2]
     untouched = base.view(ROWS, 2 * COLUMNS)[:, 1::2].clone()
@@ -1008,8 +998,8 @@ def test_a_kernel_in_place_on_a_strided_view(torch, strided_kernels):
     assert_same_view_bits(torch, base.view(ROWS, 2 * COLUMNS)[:, 1::2], untouched, [], "the columns between")
 
 
-def test_a_kernel_out_overlapping_a_strided_input_is_refused_by_the_library(torch, strided_kernels):
-    add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+def test_a_kernel_out_overlapping_a_strided_input_is_refused_by_the_library(torch, kernels):
+    add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
     base = torch.zeros(2 * 4099, device="cuda")
     with pytest.raises(ew.ElementwiseError) as caught:
         add(base[0:8198:2], base[0:8198:2], out=base[1:4100])
@@ -1022,8 +1012,8 @@ def cupy_filled(cupy, shape, byte):
     return array
 
 
-def test_a_kernel_on_negative_stride_views(cupy, strided_kernels):
-    add = strided_kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
+def test_a_kernel_on_negative_stride_views(cupy, kernels):
+    add = kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))
     a = cupy.random.standard_normal((ROWS, COLUMNS), dtype=cupy.float32)
     b = cupy.random.standard_normal((ROWS, 2 * COLUMNS), dtype=cupy.float32)
     bias = cupy.random.standard_normal(COLUMNS, dtype=cupy.float32)

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 import elementwise as ew
-from conftest import INSTALLED, PYTHON_DIR, unavailable
+from conftest import INSTALLED, PACKAGE_DIR, unavailable
 
 # The dtypes by family, by torch's names; each op's dtypes are docs/semantics.md's.
 FAMILIES = {
@@ -162,17 +162,20 @@ def test_fake_outputs_on_meta(torch, et):
     assert ops.add_out(transposed, row, torch.empty(5, 7, device=meta)) is None
 
 
-def _python(code):
+def _python(code, tmp_path):
+    # The package the tests import (PACKAGE_DIR holds its compiled module), from another directory:
+    # `python -c` imports from its working directory first, and the source tree's package has no module.
     env = dict(os.environ)
     if not INSTALLED:
-        env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
-    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        env["PYTHONPATH"] = PACKAGE_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
     # A registration that fails warns (it never breaks torch._dynamo's import): here that fails.
     assert "torch.compile support is not registered" not in run.stderr, run.stderr
     return run
 
 
-def test_import_hook_registers_when_dynamo_loads(torch):
+def test_import_hook_registers_when_dynamo_loads(torch, tmp_path):
     # import elementwise in a process with torch: nothing of elementwise.torch yet (its cost waits);
     # torch._dynamo's import (torch.compile's first step) then registers it, with no warning.
     run = _python("import sys, torch\n"
@@ -180,14 +183,14 @@ def test_import_hook_registers_when_dynamo_loads(torch):
                   "assert 'elementwise.torch' not in sys.modules, 'registered too early'\n"
                   "import torch._dynamo\n"
                   "assert 'elementwise.torch' in sys.modules, 'not registered'\n"
-                  "assert torch.ops.elementwise.add.default is not None\n")
+                  "assert torch.ops.elementwise.add.default is not None\n", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def test_import_hook_registers_at_once_after_dynamo(torch):
+def test_import_hook_registers_at_once_after_dynamo(torch, tmp_path):
     run = _python("import sys, torch, torch._dynamo\n"
                   "import elementwise\n"
-                  "assert 'elementwise.torch' in sys.modules, 'not registered'\n")
+                  "assert 'elementwise.torch' in sys.modules, 'not registered'\n", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
 
 

@@ -219,8 +219,8 @@ def _framework_dtype(module, dtype: DType, framework: str):
 def _allocate(like, shape: tuple, dtype):
     """An uninitialised array of ``shape`` on ``like``'s device, made by ``like``'s own framework:
     ``empty_like`` when the shape is like's (keeping its memory layout), else ``empty``; of like's own
-    dtype when ``dtype`` is None. The extension calls it for arrays without the exchange API's
-    allocator (which PyTorch's tensors have)."""
+    dtype when ``dtype`` is None. The extension calls it where the exchange API's allocator (which
+    PyTorch's tensors have, C-contiguous only) cannot give that layout."""
     dtype = None if dtype is None else DType(dtype)
     module = type(like).__module__.split(".")[0]
     same = tuple(getattr(like, "shape", ())) == shape

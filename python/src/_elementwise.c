@@ -924,13 +924,17 @@ static void alloc_set_error(void *context, const char *kind, const char *message
     snprintf(error->message, sizeof error->message, "%s: %s", kind ? kind : "error", message ? message : "");
 }
 
-/* out: a new array of `shape` and `dtype` on like's device, by like's own framework (the exchange API's
- * allocator, else the Python layer's allocate(like, shape, dtype)), opened as an operand. The new
- * array is returned (owned by the caller) and out->obj points at it. */
+/* out: a new array of `shape` and `dtype` on like's device, by like's own framework, opened as an
+ * operand: like's memory layout when it has like's shape, else C-contiguous (the 1.1 rule). The
+ * exchange API's allocator makes only C-contiguous tensors, so it serves where that is the rule's
+ * answer; the Python layer's allocate(like, shape, dtype) serves the rest. The new array is
+ * returned (owned by the caller) and out->obj points at it. */
 static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim, const int64_t *shape, int dtype,
                                  const char *what, Py_ssize_t index, intptr_t stream)
 {
-    if (like->source == FROM_EXCHANGE && like->api->managed_tensor_allocator) {
+    const int keeps_layout = like->ndim == ndim &&
+                             memcmp(like->shape, shape, sizeof(int64_t) * (size_t)ndim) == 0 && !is_contiguous(like);
+    if (like->source == FROM_EXCHANGE && like->api->managed_tensor_allocator && !keeps_layout) {
         DLTensor prototype = {0};
         prototype.device.device_type = kDLCUDA;
         prototype.device.device_id = like->device;

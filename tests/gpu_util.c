@@ -81,10 +81,15 @@ void gu_skip(gu_skip_kind_t kind, const char *format, ...)
     abort(); /* skip() does not return; this keeps the compiler sure of it */
 }
 
-int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, int argc, char **argv)
+int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, size_t named_only, int argc,
+                 char **argv)
 {
     const struct CMUnitTest *selected = tests;
-    size_t selected_count = count;
+    if (named_only > count) {
+        fprintf(stderr, "%s: %zu tests named only, of %zu\n", group, named_only, count);
+        return 2;
+    }
+    size_t selected_count = count - named_only;
     if (argc > 2) {
         fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
         return 2;

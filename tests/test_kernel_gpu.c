@@ -757,11 +757,8 @@ static double now_us(void)
 static void caches(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/ew-kernel-cache-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        GU_FAIL("mkdtemp failed");
-    char path[64];
-    snprintf(path, sizeof path, "%s/cache", dir);
+    char root[PATH_MAX], path[PATH_MAX];
+    new_cache_dir(root, path);
     setenv("EW_KERNEL_CACHE_DIR", path, 1);
     char source[96];
     snprintf(source, sizeof source, "return in0 * 3; // %llu", (unsigned long long)gu_seed() ^ (unsigned long long)getpid());
@@ -795,10 +792,7 @@ static void caches(void **state)
     GU_EW(ew_kernel_destroy(second));
     cudaFree(x);
     unsetenv("EW_KERNEL_CACHE_DIR");
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0)
-        printf("could not remove %s\n", dir);
+    remove_tree(root);
 }
 
 /* ---- the cache's settings, through ew_kernel_create ---- */

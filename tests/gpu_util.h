@@ -57,6 +57,13 @@ static inline int gu_error_means_no_gpu(cudaError_t error)
            error == cudaErrorStubLibrary;
 }
 
+/* Whether ew_kernel_create's failure means "no NVRTC on this machine" (a skip under gu_skip_allowed's
+ * rule below) rather than a failing compile. */
+static inline int gu_status_means_no_nvrtc(ew_status_t status)
+{
+    return status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL;
+}
+
 /* The number of CUDA devices (at least 1); else never returns: exits 77 with "SKIP: <why>" where the
  * rule above allows a skip, 1 with "FAIL: <why>" otherwise. `program` prefixes the line. */
 static inline int gu_device_count_or_exit(const char *program)

@@ -68,8 +68,8 @@ static int run_group(int argc, char **argv)
         if (strcmp(argv[2], groups[g].name) == 0) {
             /* gu_run_tests sees "PROGRAM [TEST]" */
             argv[2] = argv[0];
-            return gu_run_tests(groups[g].name, groups[g].tests, groups[g].count, groups[g].named_only, argc - 2,
-                                argv + 2);
+            return gu_run_tests(groups[g].name, groups[g].tests, groups[g].count, groups[g].named_only,
+                                argc - 2, argv + 2);
         }
     fprintf(stderr, "%s: no group named %s\n", argv[0], argv[2]);
     return 2;

@@ -43,7 +43,7 @@ static ew_kernel_t create(const char *source, ew_dtype_t out, int n_inputs, cons
 {
     ew_kernel_t kernel = NULL;
     ew_status_t status = ew_kernel_create(gu_handle(), source, out, n_inputs, in, n_params, &kernel);
-    if (status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL)
+    if (gu_status_means_no_nvrtc(status))
         gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
     if (status != EW_SUCCESS)
         GU_FAIL("ew_kernel_create(\"%s\"): %s: %s", source, ew_status_string(status), ew_get_last_error_message());

@@ -239,23 +239,10 @@ static model_tuple_t *model_enumerate(int ndim, const int64_t *shape, int count,
     return list;
 }
 
-/* For an accepted strided call of n elements (shape valid and not empty): 1 where no two elements of
- * out share a byte and every input element meets no out element's bytes but its own index's, at the
- * same address and size (in place). By enumeration; the caller keeps n small. */
-static int model_elements_apart(int ndim, const int64_t *shape, int count, const model_operand_t *operands,
-                                int64_t n)
+/* model_elements_apart below, on the addresses of every index (model_enumerate's list of n) already
+ * sorted by model_compare_tuples (so in the order of out's), of count operands of sizes size[]. */
+static int model_tuples_apart(const model_tuple_t *list, int64_t n, int count, const size_t *size)
 {
-    int64_t strides[MODEL_MAX_OPERANDS][EW_MAX_DIMS];
-    uintptr_t base[MODEL_MAX_OPERANDS];
-    size_t size[MODEL_MAX_OPERANDS];
-    for (int k = 0; k < count; ++k) {
-        model_strides(ndim, shape, &operands[k], strides[k]);
-        base[k] = operands[k].address;
-        size[k] = operands[k].size;
-    }
-    /* each index's addresses, in the order of out's */
-    model_tuple_t *list = model_enumerate(ndim, shape, count, strides, base, size, n);
-    qsort(list, (size_t)n, sizeof *list, model_compare_tuples);
     int apart = 1;
     for (int64_t i = 1; i < n && apart; ++i)
         apart = list[i].a[0] - list[i - 1].a[0] >= size[0];
@@ -275,6 +262,26 @@ static int model_elements_apart(int ndim, const int64_t *shape, int count, const
             if (low < n && a + size[k] > list[low].a[0]) /* a's bytes reach the next out element */
                 apart = 0;
         }
+    return apart;
+}
+
+/* For an accepted strided call of n elements (shape valid and not empty): 1 where no two elements of
+ * out share a byte and every input element meets no out element's bytes but its own index's, at the
+ * same address and size (in place). By enumeration; the caller keeps n small. */
+static int model_elements_apart(int ndim, const int64_t *shape, int count, const model_operand_t *operands,
+                                int64_t n)
+{
+    int64_t strides[MODEL_MAX_OPERANDS][EW_MAX_DIMS];
+    uintptr_t base[MODEL_MAX_OPERANDS];
+    size_t size[MODEL_MAX_OPERANDS];
+    for (int k = 0; k < count; ++k) {
+        model_strides(ndim, shape, &operands[k], strides[k]);
+        base[k] = operands[k].address;
+        size[k] = operands[k].size;
+    }
+    model_tuple_t *list = model_enumerate(ndim, shape, count, strides, base, size, n);
+    qsort(list, (size_t)n, sizeof *list, model_compare_tuples);
+    const int apart = model_tuples_apart(list, n, count, size);
     free(list);
     return apart;
 }

@@ -407,6 +407,25 @@ void gu_check_unchanged(const gu_buffer_t *buffer, const char *what, const char 
         gu_fail_at(file, line, "%s: %zu bytes of a buffer the call must not write were written", what, bad);
 }
 
+void gu_check_poisoned(const void *device, size_t bytes, const char *what, const char *file, int line)
+{
+    unsigned char *got = malloc(bytes ? bytes : 1);
+    if (got == NULL)
+        gu_fail_at(file, line, "%s: out of host memory", what);
+    cudaError_t error = cudaMemcpy(got, device, bytes, cudaMemcpyDeviceToHost);
+    size_t at = 0;
+    while (error == cudaSuccess && at < bytes && got[at] == GU_POISON)
+        ++at;
+    const unsigned byte = at < bytes ? got[at] : 0;
+    free(got);
+    if (error != cudaSuccess)
+        gu_fail_at(file, line, "%s: cudaMemcpy(device to host) of %zu guard bytes failed: %s (%s)", what,
+                   bytes, cudaGetErrorName(error), cudaGetErrorString(error));
+    if (at < bytes)
+        gu_fail_at(file, line, "%s: guard byte %zu of %zu is 0x%02x, not the poison 0x%02x: written", what,
+                   at, bytes, byte, GU_POISON);
+}
+
 uint64_t gu_bits(ew_dtype_t dtype, const void *host, int64_t i)
 {
     size_t size = ew_dtype_size(dtype);

@@ -212,6 +212,13 @@ void gu_buffer_poison_async(gu_buffer_t *buffer, uint8_t byte, cudaStream_t stre
 #define GU_CHECK_UNCHANGED(buffer, what) gu_check_unchanged((buffer), (what), __FILE__, __LINE__)
 void gu_check_unchanged(const gu_buffer_t *buffer, const char *what, const char *file, int line);
 
+/* The guards of an allocation too big for a gu_buffer_t's host image (the huge tests make their own):
+ * fails unless each of the `bytes` device bytes at `device` still holds GU_POISON, naming the first
+ * that does not. */
+#define GU_CHECK_POISONED(device, bytes, what)                                                               \
+    gu_check_poisoned((device), (bytes), (what), __FILE__, __LINE__)
+void gu_check_poisoned(const void *device, size_t bytes, const char *what, const char *file, int line);
+
 /* The inputs of a call, for messages: host arrays whose element 0 is the call's element 0. */
 typedef struct {
     int count; /* 0, 1 or 2 */

@@ -109,14 +109,7 @@ int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count
     }
     skipped_tests = 0;
     int failed = _cmocka_run_group_tests(group, selected, selected_count, NULL, NULL);
-    if (failed)
-        return 1;
-    if (skipped_tests > 0) {
-        printf("%s: %d of %zu tests skipped, the rest passed: exit 77 (skipped)\n", group, skipped_tests,
-               selected_count);
-        return 77;
-    }
-    return 0;
+    return gu_exit_status(group, failed, skipped_tests, selected_count);
 }
 
 /* ======================================================================================== */

@@ -112,6 +112,21 @@ static inline int gu_skip_allowed(gu_skip_kind_t kind, const char *reason)
     return allowed;
 }
 
+/* main's exit status after `ran` tests, `failed` of them failed and `skipped` skipped: 1 if any
+ * failed, else 77 (ctest: skipped) if any skipped, saying so, so that a partly skipped binary never
+ * shows as passed, else 0. Header-only like the rule above: gu_run_tests's, and test_reliability_gpu's
+ * own runner's. */
+static inline int gu_exit_status(const char *group, int failed, int skipped, size_t ran)
+{
+    if (failed)
+        return 1;
+    if (skipped > 0) {
+        printf("%s: %d of %zu tests skipped, the rest passed: exit 77 (skipped)\n", group, skipped, ran);
+        return 77;
+    }
+    return 0;
+}
+
 /* ---- setup ---- */
 
 /* gu_device_count_or_exit(program), then an ew handle for device 0, which must succeed: on a machine

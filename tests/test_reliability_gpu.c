@@ -1991,13 +1991,6 @@ int main(int argc, char **argv)
     ew_handle_destroy(probe);
     size_t part_count = sizeof tests / sizeof tests[0];
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (failed)
-        return 1;
     /* Run one at a time, a part that skipped has exited 77 already. */
-    if (skipped_parts > 0) {
-        printf("test_reliability_gpu: %d of %zu parts skipped, the rest passed: exit 77 (skipped)\n",
-               skipped_parts, part_count);
-        return 77;
-    }
-    return 0;
+    return gu_exit_status("test_reliability_gpu", failed, skipped_parts, part_count);
 }

@@ -294,21 +294,32 @@ static model_verdict_t flat_verdict(int64_t n, int count, const char *const name
     return model_flat(n, count, operands);
 }
 
+/* What every call's status must satisfy whatever its arguments: an ew_status_t, a message on failure,
+ * and nothing a machine without a GPU cannot produce (no device mismatch, no device to be missing at
+ * call time, no allocation; EW_ERROR_CUDA names the CUDA error). */
+static void check_status(const char *what, ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    CHECK(message != NULL, "%s: NULL message", what);
+    CHECK((unsigned)status <= FUZZ_LAST_STATUS, "%s returned %d, not an ew_status_t", what, (int)status);
+    if (status != EW_SUCCESS)
+        CHECK(message[0] != '\0' && strlen(message) < 4096, "%s: %s with message \"%s\"", what,
+              ew_status_string(status), message);
+    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NO_DEVICE &&
+              status != EW_ERROR_OUT_OF_MEMORY,
+          "%s: %s (\"%s\")", what, ew_status_string(status), message);
+    if (status == EW_ERROR_CUDA)
+        CHECK(strstr(message, "cuda") != NULL, "%s: EW_ERROR_CUDA without the CUDA error's name: \"%s\"",
+              what, message);
+}
+
 /* Checks one operation call's status against the model. entry: 0 unary, 1 binary, 2 cast, 3 scale_add. */
 static void check_operation(int entry, ew_handle_t h, int op, int out_dtype, int in_dtype, int64_t n,
                             double alpha, int count, const void *const pointers[], ew_status_t status)
 {
+    static const char *const entry_names[] = {"ew_unary", "ew_binary", "ew_cast", "ew_scale_add"};
+    check_status(entry_names[entry], status);
     const char *message = ew_get_last_error_message();
-    CHECK(message != NULL, "NULL message");
-    CHECK((unsigned)status <= EW_ERROR_OUT_OF_MEMORY, "entry %d returned %d, not an ew_status_t", entry,
-          (int)status);
-    if (status != EW_SUCCESS)
-        CHECK(message[0] != '\0' && strlen(message) < 4096, "entry %d: %s with message \"%s\"", entry,
-              ew_status_string(status), message);
-    /* Without a device: no mismatch, no allocation, no device to be missing at call time. */
-    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_OUT_OF_MEMORY &&
-              status != EW_ERROR_NO_DEVICE,
-          "entry %d: %s (\"%s\")", entry, ew_status_string(status), message);
 
     if (find_live(h) == NULL) {
         CHECK(status == EW_ERROR_INVALID_HANDLE, "entry %d on a %s handle %p: %s (\"%s\")", entry,
@@ -449,17 +460,12 @@ static void action_operation(input_t *in, int action)
     }
 }
 
-/* What every call's status must satisfy whatever its arguments, and the handle and catalogue rules the
- * strided and batched calls share with the flat ones. Returns 1 where the call got past them. */
+/* check_status, and the handle and catalogue rules the strided and batched calls share with the flat
+ * ones. Returns 1 where the call got past them. */
 static int check_common(const char *what, ew_handle_t h, int in_catalogue, ew_status_t status)
 {
+    check_status(what, status);
     const char *message = ew_get_last_error_message();
-    CHECK((unsigned)status <= EW_ERROR_OUT_OF_MEMORY, "%s returned %d", what, (int)status);
-    if (status != EW_SUCCESS)
-        CHECK(message[0] != '\0' && strlen(message) < 4096, "%s: %s without a message", what,
-              ew_status_string(status));
-    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NO_DEVICE, "%s: %s (\"%s\")", what,
-          ew_status_string(status), message);
     if (find_live(h) == NULL) {
         CHECK(status == EW_ERROR_INVALID_HANDLE, "%s on a dead handle: %s", what, ew_status_string(status));
         return 0;
@@ -779,24 +785,6 @@ static ew_status_t spec_model(const ewi_kernel_spec_t *spec)
     return EW_SUCCESS;
 }
 
-/* What every kernel call's status must satisfy: an ew_status_t, a message on failure, and nothing a
- * machine without a GPU cannot produce. */
-static void check_kernel_status(const char *what, ew_status_t status)
-{
-    const char *message = ew_get_last_error_message();
-    CHECK(message != NULL, "%s: NULL message", what);
-    CHECK((unsigned)status <= EW_ERROR_OUT_OF_MEMORY, "%s returned %d", what, (int)status);
-    if (status != EW_SUCCESS)
-        CHECK(message[0] != '\0' && strlen(message) < 4096, "%s: %s without a message", what,
-              ew_status_string(status));
-    CHECK(status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NO_DEVICE &&
-              status != EW_ERROR_OUT_OF_MEMORY,
-          "%s: %s (\"%s\")", what, ew_status_string(status), message);
-    if (status == EW_ERROR_CUDA)
-        CHECK(strstr(message, "cuda") != NULL, "%s: EW_ERROR_CUDA without the CUDA error's name: \"%s\"",
-              what, message);
-}
-
 static void destroy_kernel_checked(ew_kernel_t k)
 {
     int was_live = find_live_kernel(k) != NULL;
@@ -822,7 +810,7 @@ static void action_kernel_create(input_t *in)
     ew_kernel_t k = (ew_kernel_t)(uintptr_t)0x5A5A; /* must be overwritten with NULL */
     ew_status_t status = ew_kernel_create(h, spec.source, spec.out_dtype, spec.n_inputs, spec.in_dtypes,
                                           spec.n_params, output_null ? NULL : &k);
-    check_kernel_status("ew_kernel_create", status);
+    check_status("ew_kernel_create", status);
     ew_status_t expected;
     if (output_null)
         expected = EW_ERROR_INVALID_VALUE;
@@ -855,7 +843,7 @@ static void action_kernel_make(input_t *in)
     take_spec(in, &spec, dtypes);
     ew_kernel_t k = NULL;
     ew_status_t status = ewi_kernel_make(h, &spec, &k);
-    check_kernel_status("ewi_kernel_make", status);
+    check_status("ewi_kernel_make", status);
     ew_status_t expected = find_live(h) == NULL ? EW_ERROR_INVALID_HANDLE : spec_model(&spec);
     CHECK(status == expected,
           "ewi_kernel_make(%p, source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d): "
@@ -912,7 +900,7 @@ static void action_kernel_launch_strided(input_t *in)
     ew_status_t status = ew_kernel_launch_strided(k, v.ndim, v.shape_null ? NULL : v.shape, (void *)out, v.s[0],
                                                   inputs_null ? NULL : inputs, in_strides_null ? NULL : v.s + 1,
                                                   params_null ? NULL : kernel_params, NULL);
-    check_kernel_status("ew_kernel_launch_strided", status);
+    check_status("ew_kernel_launch_strided", status);
     const live_kernel_t *l = launchable(k, "ew_kernel_launch_strided", status);
     if (l == NULL)
         return;
@@ -944,7 +932,7 @@ static void action_kernel_launch(input_t *in)
     ew_stream_t stream = take_stream(in);
     ew_status_t status =
         ew_kernel_launch(k, n, (void *)out, inputs_null ? NULL : inputs, params_null ? NULL : kernel_params, stream);
-    check_kernel_status("ew_kernel_launch", status);
+    check_status("ew_kernel_launch", status);
 
     const live_kernel_t *l = launchable(k, "ew_kernel_launch", status);
     if (l == NULL)

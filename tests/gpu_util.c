@@ -81,10 +81,15 @@ void gu_skip(gu_skip_kind_t kind, const char *format, ...)
     abort(); /* skip() does not return; this keeps the compiler sure of it */
 }
 
-int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, int argc, char **argv)
+int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, size_t named_only, int argc,
+                 char **argv)
 {
     const struct CMUnitTest *selected = tests;
-    size_t selected_count = count;
+    if (named_only > count) {
+        fprintf(stderr, "%s: %zu tests named only, of %zu\n", group, named_only, count);
+        return 2;
+    }
+    size_t selected_count = count - named_only;
     if (argc > 2) {
         fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
         return 2;
@@ -104,14 +109,7 @@ int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count
     }
     skipped_tests = 0;
     int failed = _cmocka_run_group_tests(group, selected, selected_count, NULL, NULL);
-    if (failed)
-        return 1;
-    if (skipped_tests > 0) {
-        printf("%s: %d of %zu tests skipped, the rest passed: exit 77 (skipped)\n", group, skipped_tests,
-               selected_count);
-        return 77;
-    }
-    return 0;
+    return gu_exit_status(group, failed, skipped_tests, selected_count);
 }
 
 /* ======================================================================================== */
@@ -400,6 +398,25 @@ void gu_check_unchanged(const gu_buffer_t *buffer, const char *what, const char 
     free(got);
     if (bad)
         gu_fail_at(file, line, "%s: %zu bytes of a buffer the call must not write were written", what, bad);
+}
+
+void gu_check_poisoned(const void *device, size_t bytes, const char *what, const char *file, int line)
+{
+    unsigned char *got = malloc(bytes ? bytes : 1);
+    if (got == NULL)
+        gu_fail_at(file, line, "%s: out of host memory", what);
+    cudaError_t error = cudaMemcpy(got, device, bytes, cudaMemcpyDeviceToHost);
+    size_t at = 0;
+    while (error == cudaSuccess && at < bytes && got[at] == GU_POISON)
+        ++at;
+    const unsigned byte = at < bytes ? got[at] : 0;
+    free(got);
+    if (error != cudaSuccess)
+        gu_fail_at(file, line, "%s: cudaMemcpy(device to host) of %zu guard bytes failed: %s (%s)", what,
+                   bytes, cudaGetErrorName(error), cudaGetErrorString(error));
+    if (at < bytes)
+        gu_fail_at(file, line, "%s: guard byte %zu of %zu is 0x%02x, not the poison 0x%02x: written", what,
+                   at, bytes, byte, GU_POISON);
 }
 
 uint64_t gu_bits(ew_dtype_t dtype, const void *host, int64_t i)

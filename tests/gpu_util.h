@@ -57,6 +57,13 @@ static inline int gu_error_means_no_gpu(cudaError_t error)
            error == cudaErrorStubLibrary;
 }
 
+/* Whether ew_kernel_create's failure means "no NVRTC on this machine" (a skip under gu_skip_allowed's
+ * rule below) rather than a failing compile. */
+static inline int gu_status_means_no_nvrtc(ew_status_t status)
+{
+    return status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL;
+}
+
 /* The number of CUDA devices (at least 1); else never returns: exits 77 with "SKIP: <why>" where the
  * rule above allows a skip, 1 with "FAIL: <why>" otherwise. `program` prefixes the line. */
 static inline int gu_device_count_or_exit(const char *program)
@@ -105,6 +112,21 @@ static inline int gu_skip_allowed(gu_skip_kind_t kind, const char *reason)
     return allowed;
 }
 
+/* main's exit status after `ran` tests, `failed` of them failed and `skipped` skipped: 1 if any
+ * failed, else 77 (ctest: skipped) if any skipped, saying so, so that a partly skipped binary never
+ * shows as passed, else 0. Header-only like the rule above: gu_run_tests's, and test_reliability_gpu's
+ * own runner's. */
+static inline int gu_exit_status(const char *group, int failed, int skipped, size_t ran)
+{
+    if (failed)
+        return 1;
+    if (skipped > 0) {
+        printf("%s: %d of %zu tests skipped, the rest passed: exit 77 (skipped)\n", group, skipped, ran);
+        return 77;
+    }
+    return 0;
+}
+
 /* ---- setup ---- */
 
 /* gu_device_count_or_exit(program), then an ew handle for device 0, which must succeed: on a machine
@@ -132,11 +154,14 @@ void gu_skip(gu_skip_kind_t kind, const char *format, ...)
 #endif
     ;
 
-/* Runs the tests and returns main's exit status. With no argument every test in `tests` runs; with
- * one, only the test of that name (ctest gives a test that may skip an entry of its own, so that its
- * skip shows). Exit status: 1 if any test failed, else 77 (ctest: skipped) if any test skipped, so
- * that a partly skipped binary never shows as passed, else 0; 2 on a bad argument. */
-int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, int argc, char **argv);
+/* Runs the tests and returns main's exit status. With no argument every test in `tests` runs but the
+ * last `named_only` (too big for the default run, or not for this machine: each has a ctest entry of
+ * its own that names it); with one, only the test of that name, any of the `count` (ctest gives a
+ * test that may skip an entry of its own, so that its skip shows). Exit status: 1 if any test failed,
+ * else 77 (ctest: skipped) if any test skipped, so that a partly skipped binary never shows as passed,
+ * else 0; 2 on a bad argument. */
+int gu_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, size_t named_only, int argc,
+                 char **argv);
 
 /* ---- checks: fail the running CMocka test at the caller's file:line ---- */
 
@@ -201,6 +226,13 @@ void gu_buffer_poison_async(gu_buffer_t *buffer, uint8_t byte, cudaStream_t stre
 /* Fails unless the whole allocation still equals its image (inputs: nothing written anywhere). */
 #define GU_CHECK_UNCHANGED(buffer, what) gu_check_unchanged((buffer), (what), __FILE__, __LINE__)
 void gu_check_unchanged(const gu_buffer_t *buffer, const char *what, const char *file, int line);
+
+/* The guards of an allocation too big for a gu_buffer_t's host image (the huge tests make their own):
+ * fails unless each of the `bytes` device bytes at `device` still holds GU_POISON, naming the first
+ * that does not. */
+#define GU_CHECK_POISONED(device, bytes, what)                                                               \
+    gu_check_poisoned((device), (bytes), (what), __FILE__, __LINE__)
+void gu_check_poisoned(const void *device, size_t bytes, const char *what, const char *file, int line);
 
 /* The inputs of a call, for messages: host arrays whose element 0 is the call's element 0. */
 typedef struct {

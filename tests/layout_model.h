@@ -39,7 +39,7 @@ typedef struct {
     const char *name[MODEL_MAX_NAMES];
 } model_verdict_t;
 
-static void model_refuse(model_verdict_t *v, const char *name)
+static inline void model_refuse(model_verdict_t *v, const char *name)
 {
     v->valid = 0;
     for (int i = 0; i < v->names; ++i)
@@ -51,7 +51,7 @@ static void model_refuse(model_verdict_t *v, const char *name)
 
 /* Whether message starts with one of the verdict's names as a whole word ("a" matches "a = 0x..." and
  * "a: ...", not "alpha"). */
-static int model_message_names(const model_verdict_t *v, const char *message)
+static inline int model_message_names(const model_verdict_t *v, const char *message)
 {
     for (int i = 0; i < v->names; ++i) {
         const size_t length = strlen(v->name[i]);
@@ -63,10 +63,10 @@ static int model_message_names(const model_verdict_t *v, const char *message)
 }
 
 /* ---- flat operands: the ops group's rules, for n >= 0 elements ----
- * n == 0: valid, whatever the pointers. Otherwise each pointer non-NULL and aligned to its element size; its n elements inside the address space (the
- * address one past its last byte below 2^64); out overlapping an input only exactly in place (the
- * same address and element size). */
-static model_verdict_t model_flat(int64_t n, int count, const model_operand_t *operands)
+ * n == 0: valid, whatever the pointers. Otherwise each pointer non-NULL and aligned to its element size; its
+ * n elements inside the address space (the address one past its last byte below 2^64); out overlapping an
+ * input only exactly in place (the same address and element size). */
+static inline model_verdict_t model_flat(int64_t n, int count, const model_operand_t *operands)
 {
     model_verdict_t v = {.valid = 1, .n = n};
     if (n == 0)
@@ -105,7 +105,7 @@ static model_verdict_t model_flat(int64_t n, int count, const model_operand_t *o
  *   same strides wherever the extent exceeds 1. */
 
 /* The strides an operand is addressed with: its own, or C-contiguous over shape. */
-static void model_strides(int ndim, const int64_t *shape, const model_operand_t *p, int64_t *strides)
+static inline void model_strides(int ndim, const int64_t *shape, const model_operand_t *p, int64_t *strides)
 {
     int64_t step = 1;
     for (int d = ndim - 1; d >= 0; --d) {
@@ -115,7 +115,7 @@ static void model_strides(int ndim, const int64_t *shape, const model_operand_t 
 }
 
 /* out's layout rule above. */
-static int model_out_nests(int ndim, const int64_t *shape, const int64_t *stride)
+static inline int model_out_nests(int ndim, const int64_t *shape, const int64_t *stride)
 {
     for (int d = 0; d < ndim; ++d) {
         if (shape[d] < 2)
@@ -133,9 +133,10 @@ static int model_out_nests(int ndim, const int64_t *shape, const int64_t *stride
     return 1;
 }
 
-static int model_fits_int64(model_int x) { return x >= INT64_MIN && x <= INT64_MAX; }
+static inline int model_fits_int64(model_int x) { return x >= INT64_MIN && x <= INT64_MAX; }
 
-static model_verdict_t model_views(int ndim, const int64_t *shape, int count, const model_operand_t *operands)
+static inline model_verdict_t model_views(int ndim, const int64_t *shape, int count,
+                                          const model_operand_t *operands)
 {
     model_verdict_t v = {.valid = 1, .n = 0};
     if (ndim < 0 || ndim > EW_MAX_DIMS) {
@@ -178,7 +179,8 @@ static model_verdict_t model_views(int ndim, const int64_t *shape, int count, co
             *(reach < 0 ? &below : &above) += reach;
             fits &= model_fits_int64(reach) && model_fits_int64(below) && model_fits_int64(above);
         }
-        const model_int below_bytes = below * (model_int)p->size, above_bytes = (above + 1) * (model_int)p->size;
+        const model_int below_bytes = below * (model_int)p->size,
+                        above_bytes = (above + 1) * (model_int)p->size;
         fits &= below_bytes > INT64_MIN && above_bytes <= INT64_MAX;
         lo[k] = (model_int)p->address + below_bytes;
         hi[k] = (model_int)p->address + above_bytes;
@@ -207,7 +209,7 @@ typedef struct {
     uintptr_t a[MODEL_MAX_OPERANDS];
 } model_tuple_t;
 
-static int model_compare_tuples(const void *x, const void *y)
+static inline int model_compare_tuples(const void *x, const void *y)
 {
     const model_tuple_t *p = x, *q = y;
     for (int k = 0; k < MODEL_MAX_OPERANDS; ++k)
@@ -218,8 +220,9 @@ static int model_compare_tuples(const void *x, const void *y)
 
 /* The addresses of every index of n elements, index by index (dimension ndim - 1 fastest), from
  * explicit strides; calloc'd, the caller frees it. */
-static model_tuple_t *model_enumerate(int ndim, const int64_t *shape, int count, const int64_t strides[][EW_MAX_DIMS],
-                                      const uintptr_t *base, const size_t *size, int64_t n)
+static inline model_tuple_t *model_enumerate(int ndim, const int64_t *shape, int count,
+                                             const int64_t strides[][EW_MAX_DIMS], const uintptr_t *base,
+                                             const size_t *size, int64_t n)
 {
     model_tuple_t *list = calloc((size_t)(n > 0 ? n : 1), sizeof *list);
     int64_t index[EW_MAX_DIMS] = {0};
@@ -239,23 +242,10 @@ static model_tuple_t *model_enumerate(int ndim, const int64_t *shape, int count,
     return list;
 }
 
-/* For an accepted strided call of n elements (shape valid and not empty): 1 where no two elements of
- * out share a byte and every input element meets no out element's bytes but its own index's, at the
- * same address and size (in place). By enumeration; the caller keeps n small. */
-static int model_elements_apart(int ndim, const int64_t *shape, int count, const model_operand_t *operands,
-                                int64_t n)
+/* model_elements_apart below, on the addresses of every index (model_enumerate's list of n) already
+ * sorted by model_compare_tuples (so in the order of out's), of count operands of sizes size[]. */
+static inline int model_tuples_apart(const model_tuple_t *list, int64_t n, int count, const size_t *size)
 {
-    int64_t strides[MODEL_MAX_OPERANDS][EW_MAX_DIMS];
-    uintptr_t base[MODEL_MAX_OPERANDS];
-    size_t size[MODEL_MAX_OPERANDS];
-    for (int k = 0; k < count; ++k) {
-        model_strides(ndim, shape, &operands[k], strides[k]);
-        base[k] = operands[k].address;
-        size[k] = operands[k].size;
-    }
-    /* each index's addresses, in the order of out's */
-    model_tuple_t *list = model_enumerate(ndim, shape, count, strides, base, size, n);
-    qsort(list, (size_t)n, sizeof *list, model_compare_tuples);
     int apart = 1;
     for (int64_t i = 1; i < n && apart; ++i)
         apart = list[i].a[0] - list[i - 1].a[0] >= size[0];
@@ -275,6 +265,26 @@ static int model_elements_apart(int ndim, const int64_t *shape, int count, const
             if (low < n && a + size[k] > list[low].a[0]) /* a's bytes reach the next out element */
                 apart = 0;
         }
+    return apart;
+}
+
+/* For an accepted strided call of n elements (shape valid and not empty): 1 where no two elements of
+ * out share a byte and every input element meets no out element's bytes but its own index's, at the
+ * same address and size (in place). By enumeration; the caller keeps n small. */
+static inline int model_elements_apart(int ndim, const int64_t *shape, int count,
+                                       const model_operand_t *operands, int64_t n)
+{
+    int64_t strides[MODEL_MAX_OPERANDS][EW_MAX_DIMS];
+    uintptr_t base[MODEL_MAX_OPERANDS];
+    size_t size[MODEL_MAX_OPERANDS];
+    for (int k = 0; k < count; ++k) {
+        model_strides(ndim, shape, &operands[k], strides[k]);
+        base[k] = operands[k].address;
+        size[k] = operands[k].size;
+    }
+    model_tuple_t *list = model_enumerate(ndim, shape, count, strides, base, size, n);
+    qsort(list, (size_t)n, sizeof *list, model_compare_tuples);
+    const int apart = model_tuples_apart(list, n, count, size);
     free(list);
     return apart;
 }

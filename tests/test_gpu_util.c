@@ -6,7 +6,8 @@
  * skip, and checks the exit status main returns to ctest and the line the skip prints:
  *   - a run in which any test skipped and none failed exits 77 (ctest: skipped), never 0 (passed);
  *   - with EW_REQUIRE_GPU set, gu_skip(GU_SKIP, ...) fails the test (exit 1), and only the allow-list,
- *     GU_SKIP_ONE_GPU (a two-GPU test on a one-GPU machine), skips, saying so; "0" and "" mean unset.
+ *     GU_SKIP_ONE_GPU (a two-GPU test on a one-GPU machine), skips, saying so; "0" and "" mean unset;
+ *   - a test named only runs when named, never in the plain run.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,12 +53,13 @@ static void skips_one_gpu(void **state)
 static const struct {
     const char *name;
     struct CMUnitTest tests[2];
-    size_t count;
+    size_t count, named_only;
 } groups[] = {
-    {"pass", {cmocka_unit_test(passes)}, 1},
-    {"pass_skip", {cmocka_unit_test(passes), cmocka_unit_test(skips)}, 2},
-    {"pass_skip_one_gpu", {cmocka_unit_test(passes), cmocka_unit_test(skips_one_gpu)}, 2},
-    {"fail_skip", {cmocka_unit_test(fails), cmocka_unit_test(skips)}, 2},
+    {"pass", {cmocka_unit_test(passes)}, 1, 0},
+    {"pass_skip", {cmocka_unit_test(passes), cmocka_unit_test(skips)}, 2, 0},
+    {"pass_skip_one_gpu", {cmocka_unit_test(passes), cmocka_unit_test(skips_one_gpu)}, 2, 0},
+    {"fail_skip", {cmocka_unit_test(fails), cmocka_unit_test(skips)}, 2, 0},
+    {"pass_named_skip", {cmocka_unit_test(passes), cmocka_unit_test(skips)}, 2, 1}, /* skips: named only */
 };
 
 static int run_group(int argc, char **argv)
@@ -66,7 +68,8 @@ static int run_group(int argc, char **argv)
         if (strcmp(argv[2], groups[g].name) == 0) {
             /* gu_run_tests sees "PROGRAM [TEST]" */
             argv[2] = argv[0];
-            return gu_run_tests(groups[g].name, groups[g].tests, groups[g].count, argc - 2, argv + 2);
+            return gu_run_tests(groups[g].name, groups[g].tests, groups[g].count, groups[g].named_only,
+                                argc - 2, argv + 2);
         }
     fprintf(stderr, "%s: no group named %s\n", argv[0], argv[2]);
     return 2;
@@ -133,6 +136,8 @@ static void without_require_gpu(void **state)
     expect(NULL, "pass_skip", "passes", 0, NULL);
     expect(NULL, "pass_skip_one_gpu", NULL, 77, "SKIP: a stand-in two-GPU test");
     expect(NULL, "fail_skip", NULL, 1, NULL);
+    expect(NULL, "pass_named_skip", NULL, 0, NULL);
+    expect(NULL, "pass_named_skip", "skips", 77, "SKIP: a stand-in skip");
     expect("0", "pass_skip", NULL, 77, "SKIP: a stand-in skip");
     expect("", "pass_skip", NULL, 77, "SKIP: a stand-in skip");
 }

@@ -34,6 +34,7 @@
 
 #include <cmocka.h>
 
+#include "cache_env.h"
 #include "kernel_cache.h"
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -199,16 +200,9 @@ static int teardown(void **state)
 
 /* ---- the directory's name ---- */
 
-static const char *const env_names[] = {"EW_KERNEL_CACHE", "EW_KERNEL_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
-
 static void set_env(const char *cache, const char *dir, const char *xdg, const char *home)
 {
-    const char *values[] = {cache, dir, xdg, home};
-    for (size_t i = 0; i < COUNT(env_names); ++i)
-        if (values[i] == NULL)
-            unsetenv(env_names[i]);
-        else
-            setenv(env_names[i], values[i], 1);
+    cache_env_set((const char *const[CACHE_ENV_COUNT]){cache, dir, xdg, home});
 }
 
 static void expect_dir(const char *expected)
@@ -227,9 +221,8 @@ static void expect_dir(const char *expected)
 static void test_dir(void **state)
 {
     (void)state;
-    char *saved[COUNT(env_names)];
-    for (size_t i = 0; i < COUNT(env_names); ++i)
-        saved[i] = getenv(env_names[i]) != NULL ? strdup(getenv(env_names[i])) : NULL;
+    char *saved[CACHE_ENV_COUNT];
+    cache_env_save(saved);
 
     set_env(NULL, "/explicit/dir", "/xdg", "/home/u");
     expect_dir("/explicit/dir");
@@ -272,13 +265,7 @@ static void test_dir(void **state)
     char short_out[sizeof "/xdg/libelementwise" - 1];
     assert_int_equal(ewi_cache_dir(short_out, sizeof short_out), -1);
 
-    for (size_t i = 0; i < COUNT(env_names); ++i) {
-        if (saved[i] == NULL)
-            unsetenv(env_names[i]);
-        else
-            setenv(env_names[i], saved[i], 1);
-        free(saved[i]);
-    }
+    cache_env_restore(saved);
 }
 
 /* ---- round trips and keys ---- */

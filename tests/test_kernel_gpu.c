@@ -20,6 +20,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include "cache_env.h"
 #include "kernel_cache.h"
 
 #include "gpu_util.h"
@@ -42,7 +43,7 @@ static ew_kernel_t create(const char *source, ew_dtype_t out, int n_inputs, cons
 {
     ew_kernel_t kernel = NULL;
     ew_status_t status = ew_kernel_create(gu_handle(), source, out, n_inputs, in, n_params, &kernel);
-    if (status == EW_ERROR_NOT_SUPPORTED && strstr(ew_get_last_error_message(), "NVRTC") != NULL)
+    if (gu_status_means_no_nvrtc(status))
         gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
     if (status != EW_SUCCESS)
         GU_FAIL("ew_kernel_create(\"%s\"): %s: %s", source, ew_status_string(status), ew_get_last_error_message());
@@ -756,11 +757,8 @@ static double now_us(void)
 static void caches(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/ew-kernel-cache-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        GU_FAIL("mkdtemp failed");
-    char path[64];
-    snprintf(path, sizeof path, "%s/cache", dir);
+    char root[PATH_MAX], path[PATH_MAX];
+    new_cache_dir(root, path);
     setenv("EW_KERNEL_CACHE_DIR", path, 1);
     char source[96];
     snprintf(source, sizeof source, "return in0 * 3; // %llu", (unsigned long long)gu_seed() ^ (unsigned long long)getpid());
@@ -794,29 +792,18 @@ static void caches(void **state)
     GU_EW(ew_kernel_destroy(second));
     cudaFree(x);
     unsetenv("EW_KERNEL_CACHE_DIR");
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0)
-        printf("could not remove %s\n", dir);
+    remove_tree(root);
 }
 
 /* ---- the cache's settings, through ew_kernel_create ---- */
 
-static const char *const cache_env[] = {"EW_KERNEL_CACHE", "EW_KERNEL_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
-static char *saved_env[4];
+static char *saved_env[CACHE_ENV_COUNT];
 static char saved_cwd[PATH_MAX];
 
 /* Teardown: the environment and the directory as they were, then gu_teardown. */
 static int restore_cache_env(void **state)
 {
-    for (size_t i = 0; i < COUNT(cache_env); ++i) {
-        if (saved_env[i] == NULL)
-            unsetenv(cache_env[i]);
-        else
-            setenv(cache_env[i], saved_env[i], 1);
-        free(saved_env[i]);
-        saved_env[i] = NULL;
-    }
+    cache_env_restore(saved_env);
     if (saved_cwd[0] != '\0' && chdir(saved_cwd) != 0)
         printf("could not return to %s\n", saved_cwd);
     return gu_teardown(state);
@@ -838,11 +825,10 @@ static int count_file(const char *path, const struct stat *st, int type, struct 
 static void cache_settings(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < COUNT(cache_env); ++i)
-        saved_env[i] = getenv(cache_env[i]) != NULL ? strdup(getenv(cache_env[i])) : NULL;
+    cache_env_save(saved_env);
     if (getcwd(saved_cwd, sizeof saved_cwd) == NULL)
         GU_FAIL("getcwd: %s", strerror(errno));
-    char root[PATH_MAX], unused[PATH_MAX], path[PATH_MAX];
+    char root[PATH_MAX], unused[PATH_MAX];
     new_cache_dir(root, unused);
     if (chdir(root) != 0)
         GU_FAIL("chdir %s: %s", root, strerror(errno));
@@ -868,16 +854,16 @@ static void cache_settings(void **state)
             printf("cache_settings: as root a 0500 directory is writable; %s left out\n", settings[k].name);
             continue;
         }
-        const char *values[] = {settings[k].cache, settings[k].dir, settings[k].xdg, settings[k].home};
-        for (size_t i = 0; i < COUNT(cache_env); ++i) {
-            if (values[i] == NULL) {
-                unsetenv(cache_env[i]);
-                continue;
-            }
-            /* absolute paths under root, but the relative XDG value (which must be ignored) */
-            snprintf(path, sizeof path, "%.4000s/%.60s", root, values[i]);
-            setenv(cache_env[i], i == 0 || i == 2 ? values[i] : path, 1);
+        const char *given[] = {settings[k].cache, settings[k].dir, settings[k].xdg, settings[k].home};
+        const char *values[CACHE_ENV_COUNT];
+        char paths[CACHE_ENV_COUNT][PATH_MAX];
+        for (size_t i = 0; i < CACHE_ENV_COUNT; ++i) {
+            /* absolute paths under root, but the cache switch and the relative XDG value (which must be
+             * ignored) as given */
+            snprintf(paths[i], PATH_MAX, "%.4000s/%.60s", root, given[i] != NULL ? given[i] : "");
+            values[i] = given[i] == NULL || i == 0 || i == 2 ? given[i] : paths[i];
         }
+        cache_env_set(values);
         ew_kernel_t kernel = create_chain(new_tag(settings[k].name));
         chain_case_run(kernel, c, 0, settings[k].name);
         GU_EW(ew_kernel_destroy(kernel));
@@ -1084,6 +1070,5 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(cache_child, gu_teardown),
     };
     enum { NAMED_ONLY = 2 };
-    return gu_run_tests("user-defined kernels", tests, argc == 2 ? COUNT(tests) : COUNT(tests) - NAMED_ONLY, argc,
-                        argv);
+    return gu_run_tests("user-defined kernels", tests, COUNT(tests), NAMED_ONLY, argc, argv);
 }

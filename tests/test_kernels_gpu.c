@@ -1260,7 +1260,7 @@ int main(int argc, char **argv)
 
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    int status = gu_run_tests("kernels_gpu", tests, test_count, argc, argv);
+    int status = gu_run_tests("kernels_gpu", tests, test_count, 0, argc, argv);
     clock_gettime(CLOCK_MONOTONIC, &end);
     printf("test_kernels_gpu: %.1f s\n",
            (double)(end.tv_sec - start.tv_sec) + 1e-9 * (double)(end.tv_nsec - start.tv_nsec));

@@ -276,9 +276,10 @@ static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
                          "ew_kernel_launch_strided", "kernel");
     assert_refused_named(ew_kernel_destroy(k1), "ew_kernel_destroy of the old value", "kernel");
     /* k2 lives: its launch passes the kernel checks and stops only at the device (none here, or a
-     * device the fake handle does not name). */
+     * device the fake handle does not name) or, on the fake handle's device, at its code (objects of
+     * ewi_kernel_make have none). */
     ew_status_t status = ew_kernel_launch(k2, 1000, out, inputs, NULL, NULL);
-    assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH);
+    assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH || status == EW_ERROR_NOT_SUPPORTED);
 
     /* The kernel's handle destroyed and its slot taken by another: k2 is refused, naming the handle. */
     const uint32_t handle_slot = SLOT_OF(handle);

@@ -6,7 +6,8 @@
 # the host-overhead CSVs, merged.csv, results.md (targets 1-6 and every ratio) and bench.png, then
 # bench/python_bench.py's OUT_DIR/python/python-bench.{md,csv}: the Python package against PyTorch, CuPy
 # and the C call (its own settings, not the sweep options) on BUILD_DIR's library, the package imported
-# from EWB_PYTHONPATH (default: this checkout's python/, as gpu-check's python stage tests it).
+# from EWB_PYTHONPATH (default: BUILD_DIR/python, where scripts/ci/python.sh stages it with its
+# compiled module, as gpu-check's python and bench stages do).
 # Every case, for the library and every peer, is timed in two columns (bench/harness.h): back-to-back
 # calls, and isolated calls (plain stream order, an event between calls); --timing back-to-back or
 # --timing isolated among the options times one. The report judges targets 1-4 and 6 on the isolated
@@ -94,7 +95,7 @@ else
 fi
 
 # It runs without torch too: it then says so and passes, but under EW_REQUIRE_GPU=1 (gpu-check).
-run python "$step_limit" env PYTHONPATH="${EWB_PYTHONPATH:-$here/../python}${PYTHONPATH:+:$PYTHONPATH}" \
+run python "$step_limit" env PYTHONPATH="${EWB_PYTHONPATH:-$build/python}${PYTHONPATH:+:$PYTHONPATH}" \
     ELEMENTWISE_LIBRARY="$library" python3 "$here/python_bench.py" --out-dir "$out/python" --lib "$library"
 
 present=()

@@ -14,7 +14,8 @@
 #   scripts/ci/python.sh BUILD_DIR [pytest options]   the source tree's binding against BUILD_DIR's
 #                                                     library (gpu-check's python stage): the compiled
 #                                                     module is built against BUILD_DIR's header and
-#                                                     staged with the package in BUILD_DIR/python
+#                                                     staged with the package in BUILD_DIR/python;
+#                                                     EW_PYTHON_BUILD_ONLY=1 stops there
 # In the second form, with EW_REQUIRE_GPU=1 (scripts/gpu-check, where torch and CuPy are installed)
 # every GPU test must run: a would-be skip (no GPU, no torch, no CuPy, no compiler for the C-path
 # driver) fails instead, and nothing is installed. Elsewhere pytest is installed with pip when missing.
@@ -42,6 +43,7 @@ if [[ $# -gt 0 ]]; then
         { tail -n 20 "$build/python-configure.log"; echo "(Python's headers: python3-dev on Debian)" >&2; exit 1; }
     cmake --build "$build/python" > "$build/python-build.log" 2>&1 || { tail -n 40 "$build/python-build.log"; exit 1; }
     cp "$root"/python/elementwise/*.py "$root"/python/elementwise/py.typed "$build/python/elementwise/"
+    [[ ${EW_PYTHON_BUILD_ONLY:-0} == 1 ]] && exit 0 # the package staged, for bench/run-all.sh
     export ELEMENTWISE_PACKAGE_DIR=$build/python
     export ELEMENTWISE_LIBRARY=$build/libelementwise.so.1
     export ELEMENTWISE_INCLUDE_DIR=$build/include

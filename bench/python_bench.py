@@ -25,7 +25,8 @@ host falls on both), on the same device and stream (the framework's current one)
 The cases (CASES below) are the issue's "Targets" table: add into out= and allocating at 1,024 f32 against
 torch.add, [4096,768] + [768] f16 and [4096,768] + a transposed [768,4096] f16 (host time against
 torch.add, GPU time against the C call's), a Kernel of two inputs at 1,024 against torch.add(out=),
-add_batched over 1,000 x 4,096 f32 with outputs given against torch._foreach_add_ (in place), CuPy arrays
+add_batched over 1,000 x 4,096 f32 with outputs given against torch._foreach_add_ (in place) and, to
+completion, against the C ew_binary_batched on the same lists (its pointer arrays prepared), CuPy arrays
 against cupy.add(out=), and the import. Targets are ratios ours / peer of times (lower is better), but
 the import's, which is absolute.
 
@@ -106,8 +107,11 @@ CASES = (
     strided("bias-f16", "[4096,768] + [768] f16, out given", "x, bias"),
     strided("transposed-f16", "[4096,768] + [768,4096].T f16, out given", "x, y.T"),
     timed("kernel", "Kernel launch, two inputs, 1,024 f32", "k(a, b, out=o)", TORCH_OUT, 1.3),
-    timed("batched", "ew.add_batched, 1,000 x 4,096 f32, outs given", "ew.add_batched(as_, bs, outs=outs)",
-          "torch._foreach_add_(as_, bs)", 0.7, judged=COMPLETION),
+    Case("batched", "ew.add_batched, 1,000 x 4,096 f32, outs given", [
+        Row(COMPLETION, "ew.add_batched(as_, bs, outs=outs)", "torch._foreach_add_(as_, bs)", 0.7),
+        Row(HOST, "ew.add_batched(as_, bs, outs=outs)", "torch._foreach_add_(as_, bs)"),
+        # The C call on the same lists, their pointers prepared: what of ours is the binding's.
+        Row(COMPLETION, "ew.add_batched(as_, bs, outs=outs)", "C ew_binary_batched")]),
     timed("cupy", "CuPy arrays, ew.add(a, b, out=o), 1,024 f32", "ew.add(a, b, out=o)", "cupy.add(a, b, out=o)",
           1.5),
     Case("import", "import elementwise, torch imported", [
@@ -616,10 +620,29 @@ class GpuRunner:
         self.stream.synchronize()
         self.expect("torch._foreach_add_ (the peer)", peer_a, want)
         what = "ew.add_batched(as_, bs, outs=outs), %d x %d %s" % (count, n, self.name(flat_a))
-        host, completion = self.out_case(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out,
-                                         lambda: torch._foreach_add_(peer_as, bs), want,
+        def call():
+            return ew.add_batched(as_, bs, outs=outs)
+        host, completion = self.out_case(what, call, flat_out, lambda: torch._foreach_add_(peer_as, bs), want,
                                          self.settings.batched_host_calls)
-        return {0: completion, 1: host}
+        figures = {0: completion, 1: host}
+        try:
+            library = self.c_library()
+        except OSError as error:  # --lib names no loadable library
+            self.notes.append("%s: the C call not measured: %s" % (what, error))
+            return figures
+        pointers = [(ctypes.c_void_p * count)(*(t.data_ptr() for t in ts)) for ts in (outs, as_, bs)]
+        sizes = (ctypes.c_int64 * count)(*([n] * count))
+        op, dtype, stream = int(ew.Op.ADD), int(ew.DType.F32), self.stream.cuda_stream
+
+        def c_call():
+            status = library.lib.ew_binary_batched(library.handle, op, dtype, count, sizes, *pointers, stream)
+            if status != 0:
+                raise CheckFailed("C ew_binary_batched: status %d: %s" % (status, library.error()))
+        ours = self.into(what, call, flat_out, want)
+        c = self.into("C ew_binary_batched for %s" % what, c_call, flat_out, want)
+        s = self.settings
+        figures[2] = Measured(*median_completion_us([ours, c], s.completion_calls, s.completion_batches))
+        return figures
 
     def case_cupy(self, case):
         ew = self.ew

@@ -372,6 +372,9 @@ class Library:
         i64p = ctypes.POINTER(i64)  # shape and strides (in elements) of ew_binary_strided
         lib.ew_binary_strided.argtypes = [vp, i32, i32, i32, i64p, vp, i64p, vp, i64p, vp, i64p, vp]
         lib.ew_binary_strided.restype = i32
+        vpp = ctypes.POINTER(vp)  # the pointer arrays of the list calls
+        lib.ew_binary_batched.argtypes = [vp, i32, i32, i64, i64p, vpp, vpp, vpp, vp]
+        lib.ew_binary_batched.restype = i32
         lib.ew_get_last_error_message.restype = ctypes.c_char_p
         lib.ew_handle_destroy.argtypes = [vp]
         self.handle = self.create(device)

@@ -541,21 +541,21 @@ class GpuRunner:
         return self.strided_case("ew.add(x[4096,768], y[768,4096].T, out=o)",
                                  lambda random: random((768, 4096), self.torch.float16).t())
 
-    def c_library(self):
-        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once."""
+    def c_library(self, what):
+        """bench/peers/torch_peer.py's ctypes Library on --lib, else on the package's own library, made once;
+        None, with a note on what, where it cannot be loaded."""
         if self.library is None:
-            self.library = torch_peer.Library(self.args.lib or self.ew.library_path, self.args.device)
+            try:
+                self.library = torch_peer.Library(self.args.lib or self.ew.library_path, self.args.device)
+            except OSError as error:  # --lib names no loadable library
+                self.notes.append("%s: the C call not measured: %s" % (what, error))
         return self.library
 
     def gpu_times(self, what, shape, make_b):
         """GPU microseconds per call of ours, the C call and torch (bench/peers/torch_strided.py's isolated
         column): Measured(ours, C call), Measured(ours, torch). The C call's output is checked first."""
         torch, ew, s = self.torch, self.ew, self.settings
-        try:
-            library = self.c_library()
-        except OSError as error:  # --lib names no loadable library
-            self.notes.append("%s: the C call's GPU time not measured: %s" % (what, error))
-            library = None
+        library = self.c_library(what)
         if self.timer is None:
             self.timer = torch_kernel.Bench(torch, self.device, s.gpu_batches, s.gpu_batch_ms)
             if not self.timer.cycles_per_us:
@@ -620,28 +620,25 @@ class GpuRunner:
         self.stream.synchronize()
         self.expect("torch._foreach_add_ (the peer)", peer_a, want)
         what = "ew.add_batched(as_, bs, outs=outs), %d x %d %s" % (count, n, self.name(flat_a))
-        def call():
-            return ew.add_batched(as_, bs, outs=outs)
-        host, completion = self.out_case(what, call, flat_out, lambda: torch._foreach_add_(peer_as, bs), want,
-                                         self.settings.batched_host_calls)
-        figures = {0: completion, 1: host}
-        try:
-            library = self.c_library()
-        except OSError as error:  # --lib names no loadable library
-            self.notes.append("%s: the C call not measured: %s" % (what, error))
-            return figures
-        pointers = [(ctypes.c_void_p * count)(*(t.data_ptr() for t in ts)) for ts in (outs, as_, bs)]
-        sizes = (ctypes.c_int64 * count)(*([n] * count))
-        op, dtype, stream = int(ew.Op.ADD), int(ew.DType.F32), self.stream.cuda_stream
+        ours = self.into(what, lambda: ew.add_batched(as_, bs, outs=outs), flat_out, want)
+        members = [ours, Member(lambda: torch._foreach_add_(peer_as, bs), self.stream.synchronize)]
+        library = self.c_library(what)
+        if library is not None:  # the C call on the same lists, its pointer arrays prepared
+            pointers = [(ctypes.c_void_p * count)(*(t.data_ptr() for t in ts)) for ts in (outs, as_, bs)]
+            sizes = (ctypes.c_int64 * count)(*([n] * count))
+            op, dtype, stream = int(ew.Op.ADD), int(ew.DType.F32), self.stream.cuda_stream
 
-        def c_call():
-            status = library.lib.ew_binary_batched(library.handle, op, dtype, count, sizes, *pointers, stream)
-            if status != 0:
-                raise CheckFailed("C ew_binary_batched: status %d: %s" % (status, library.error()))
-        ours = self.into(what, call, flat_out, want)
-        c = self.into("C ew_binary_batched for %s" % what, c_call, flat_out, want)
+            def c_call():
+                status = library.lib.ew_binary_batched(library.handle, op, dtype, count, sizes, *pointers, stream)
+                if status != 0:
+                    raise CheckFailed("C ew_binary_batched: status %d: %s" % (status, library.error()))
+            members.append(self.into("C ew_binary_batched for %s" % what, c_call, flat_out, want))
         s = self.settings
-        figures[2] = Measured(*median_completion_us([ours, c], s.completion_calls, s.completion_batches))
+        host = median_host_us(members[:2], s.batched_host_calls, s.host_batches)
+        completion = median_completion_us(members, s.completion_calls, s.completion_batches)
+        figures = {0: Measured(*completion[:2]), 1: Measured(*host)}
+        if library is not None:
+            figures[2] = Measured(completion[0], completion[2])
         return figures
 
     def case_cupy(self, case):

@@ -61,7 +61,12 @@ static const uint8_t DLPACK_CODE[] = {0, kDLBool, kDLInt, kDLUInt, kDLInt, kDLIn
                                       kDLFloat, kDLBfloat, kDLFloat, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e5m2};
 #define N_DTYPES ((int)(sizeof DLPACK_CODE / sizeof DLPACK_CODE[0]) - 1)
 
-static int dtype_size(int dtype) { return (int)lib.ew_dtype_size((ew_dtype_t)dtype); }
+/* The library's element sizes and the DLPack types they answer, read once at load: every operand asks,
+ * and a call into the library for each of a list's thousands of operands showed in its time. */
+static uint8_t dtype_sizes[N_DTYPES + 1];
+static int dtype_size(int dtype) { return dtype >= 1 && dtype <= N_DTYPES ? dtype_sizes[dtype] : 0; }
+#define DLPACK_CODES 32
+static uint8_t dlpack_dtypes[DLPACK_CODES][9]; /* [DLPack code][bytes]: the dtype, 0 for none */
 
 /* A dtype as DType names it (F16, BF16, F8E4M3): the library's ew_dtype_name, upper-cased, in label. */
 typedef struct { char text[16]; } dtype_label_t;
@@ -86,10 +91,7 @@ static const struct { const char *name; int dtype; } DTYPE_NAMES[] = {
 
 static int dlpack_to_dtype(uint8_t code, uint8_t bits)
 {
-    for (int d = 1; d <= N_DTYPES; d++)
-        if (DLPACK_CODE[d] == code && dtype_size(d) * 8 == bits)
-            return d;
-    return 0;
+    return code < DLPACK_CODES && bits % 8 == 0 && bits / 8 <= 8 ? dlpack_dtypes[code][bits / 8] : 0;
 }
 
 /* The library's status as ElementwiseError, its message read now, on the failing thread. */
@@ -745,7 +747,12 @@ static int is_contiguous(const operand_t *op)
 
 static int same_shape(const operand_t *a, const operand_t *b)
 {
-    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++) /* a loop, not memcmp: a list compares thousands of short shapes */
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
 }
 
 /* ---- streams ---- */
@@ -1619,13 +1626,15 @@ static int call_batched(ew_handle_t h, const call_t *c, Py_ssize_t count, const 
     }
 }
 
-/* One list entry: out and inputs of one shape, contiguous, on the call's device, of the first entry's dtypes. */
-static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, const int *dtypes, int device)
+/* One list entry: out and inputs of one shape, contiguous, on the call's device, of the first entry's dtypes
+ * (whose inputs' dtype the first entry checks against its out's: later entries match them). */
+static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, const int *dtypes, int device,
+                       int first)
 {
     const operand_t *out = entry[0];
     for (int k = 0; k < 1 + n_lists; k++) {
         const operand_t *op = entry[k];
-        if (!same_shape(op, out))
+        if (k && !same_shape(op, out))
             return shapes_error(op, out, "has shape %R but %U has %R; list entries are not broadcast");
         if (!is_contiguous(op)) {
             PyObject *strides = int64_tuple(op->ndim, op->strides);
@@ -1639,7 +1648,7 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
             return operand_error(op, PyExc_ValueError, " ", "is on device %d but the call runs on device %d", op->device,
                                  device);
     }
-    if (c->family != CAST && same_dtype(out, entry + 1, n_lists))
+    if (first && c->family != CAST && same_dtype(out, entry + 1, n_lists))
         return -1;
     for (int k = 0; k < 1 + n_lists; k++) {
         dtype_label_t have, want;
@@ -1735,7 +1744,7 @@ static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *lis
             if (pick_handle(handle_obj, entry, 3, &handle, &device))
                 goto entry_done;
         }
-        if (check_entry(c, entry, n_lists, dtypes, device))
+        if (check_entry(c, entry, n_lists, dtypes, device, i == 0))
             goto entry_done;
         counts[i] = ops[0].count;
         pointers[i] = ops[0].data;
@@ -2203,6 +2212,11 @@ static PyObject *py_load(PyObject *self, PyObject *arg)
         dlclose(handle);
         return PyErr_Format(PyExc_ImportError, "%U is version %u; this binding needs %d.x", arg, version,
                             EW_VERSION_MAJOR);
+    }
+    for (int d = 1; d <= N_DTYPES; d++) {
+        dtype_sizes[d] = (uint8_t)lib.ew_dtype_size((ew_dtype_t)d);
+        if (dtype_sizes[d] <= 8)
+            dlpack_dtypes[DLPACK_CODE[d]][dtype_sizes[d]] = (uint8_t)d;
     }
     lib_handle = handle;
     return PyLong_FromUnsignedLong(lib.ew_get_version());

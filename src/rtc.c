@@ -114,8 +114,13 @@ static void *open_glob(const char *pattern, char *path, size_t path_size)
     return library;
 }
 
-/* The nvidia-cuda-nvrtc wheel's directory below site-packages: nvidia/cu13/lib from CUDA 13 on,
- * nvidia/cuda_nvrtc/lib for CUDA 12 (nvidia-cuda-nvrtc-cu12). */
+/* The NVRTC wheel of this build's CUDA major and its directory below site-packages: nvidia-cuda-nvrtc
+ * (nvidia/cu13/lib) from CUDA 13 on, nvidia-cuda-nvrtc-cu12 (nvidia/cuda_nvrtc/lib) for CUDA 12. */
+#if EW_NVRTC_MAJOR >= 13
+#define NVRTC_WHEEL "nvidia-cuda-nvrtc"
+#else
+#define NVRTC_WHEEL "nvidia-cuda-nvrtc-cu12"
+#endif
 static void wheel_directory(char *out, size_t size)
 {
     if (EW_NVRTC_MAJOR >= 13)
@@ -179,6 +184,14 @@ static void *search(const char *soname)
                 return library;
         }
     }
+    /* 4. A Conda environment's own NVRTC package (cuda-nvrtc), in $CONDA_PREFIX/lib: last, so that no
+     * NVRTC found before it changes (the found library's version is part of the cache key). */
+    const char *conda = getenv("CONDA_PREFIX");
+    if (conda != NULL && conda[0] != '\0') {
+        snprintf(candidate, sizeof candidate, "%s/lib/%s", conda, soname);
+        if ((library = open_nvrtc(candidate)) != NULL)
+            goto found;
+    }
     return NULL;
 found:
     snprintf(nvrtc.path, sizeof nvrtc.path, "%s", candidate);
@@ -199,17 +212,17 @@ static void load(void)
         if ((library = open_nvrtc(named)) == NULL) {
             snprintf(nvrtc.message, sizeof nvrtc.message,
                      "EW_NVRTC_LIBRARY=%.200s cannot be loaded (%.150s); point it at a %s, or unset it to search "
-                     "the CUDA toolkit and the nvidia-cuda-nvrtc wheel",
+                     "the CUDA toolkit and the " NVRTC_WHEEL " wheel",
                      named, dlerror(), soname);
             return;
         }
         snprintf(nvrtc.path, sizeof nvrtc.path, "%s", named);
     } else if ((library = search(soname)) == NULL) {
         snprintf(nvrtc.message, sizeof nvrtc.message,
-                 "run-time compiled kernels need NVRTC (%s), which was not found: searched the loader's path, the "
-                 "CUDA toolkit (%s, $CUDA_HOME, /usr/local/cuda) and the nvidia-cuda-nvrtc wheel (site-packages/%s "
-                 "under $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local, /usr); install the toolkit's NVRTC or "
-                 "`pip install nvidia-cuda-nvrtc`, or set EW_NVRTC_LIBRARY to its path",
+                 "run-time compiled kernels need NVRTC (%s), not found on the loader's path, in the CUDA toolkit "
+                 "(%s, $CUDA_HOME, /usr/local/cuda), the " NVRTC_WHEEL " wheel (site-packages/%s under "
+                 "$VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local, /usr) or $CONDA_PREFIX/lib; install the "
+                 "toolkit's NVRTC or `pip install " NVRTC_WHEEL "`, or set EW_NVRTC_LIBRARY to its path",
                  soname,
 #ifdef EW_CUDA_TOOLKIT_LIBRARY_DIR
                  EW_CUDA_TOOLKIT_LIBRARY_DIR,

@@ -158,14 +158,18 @@ def library_version() -> tuple:
 
 
 def _package_version() -> str:
-    # The installed distribution's version (it names the CUDA toolkit: 1.1.0+cu130) when this very
-    # file is the one installed; from a source tree, the library's version.
+    # The installed distribution's version when this very file is the one installed (elementwise from
+    # a source build, elementwise-cu13 or -cu12 from a released wheel); from a source tree, the
+    # library's version.
     try:
+        import glob
         from importlib import metadata
-        distribution = metadata.distribution("elementwise")
-        installed = str(distribution.locate_file(os.path.join("elementwise", "__init__.py")))
-        if os.path.exists(installed) and os.path.samefile(installed, __file__):
-            return distribution.version
+        site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for info in glob.glob(os.path.join(site, "elementwise*.dist-info")):
+            distribution = metadata.Distribution.at(info)
+            installed = str(distribution.locate_file(os.path.join("elementwise", "__init__.py")))
+            if os.path.exists(installed) and os.path.samefile(installed, __file__):
+                return distribution.version
     except Exception:  # no metadata: not installed
         pass
     return "%d.%d.%d" % library_version()

@@ -49,3 +49,20 @@ class FakeArray:
                                              version=3, **extra)
         if dtype is not None:
             self.dtype = dtype
+
+
+# Tests whose peers need a CUDA toolkit of their own: CuPy compiles its kernels with the toolkit's
+# headers, the C-path driver links the toolkit's static runtime. The installed wheel needs none, so
+# scripts/gpu/python-wheel.sh runs the rest with the toolkit hidden (-m "not toolkit") and these
+# beside it.
+TOOLKIT_FIXTURES = {"cupy", "c_path"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "toolkit: the test's peer (CuPy, the C-path driver) needs a CUDA toolkit")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if TOOLKIT_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.toolkit)

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Python package, as a user gets it. With no argument (CI): build the wheel from the repository
-# root with pip (scikit-build-core and CMake) for the architectures EW_CI_ARCHITECTURES names, else for
-# 90-real alone to be quick on two cores (.ci/run names the README build's list: the wheel a user's
-# `pip install .` makes, whose device code its compiler cache already holds), check that it is the one
-# abi3 wheel (cp310-abi3: the compiled module is built for the stable ABI), install it into a fresh
-# virtual environment, check that `import elementwise` finds its bundled library with no environment
-# variable, and run the Python CPU tests against the installed package, never the source tree
+# The Python package, as a user gets it. With no argument (CI): build the cu13 release wheel with
+# scripts/build-wheel (pip, scikit-build-core and CMake, renamed elementwise-cu13, checked and tagged
+# manylinux by auditwheel) for the architectures EW_CI_ARCHITECTURES names, else for 90-real alone to
+# be quick on two cores (.ci/run names the README build's list, whose device code its compiler cache
+# already holds): the packaging is under test, not the kernels. Check that it is the one abi3 wheel
+# (cp310-abi3: the compiled module is built for the stable ABI), install it into a fresh virtual
+# environment and, with no CUDA toolkit visible (scripts/without-toolkit: no nvcc, no
+# /usr/local/cuda), check that `import elementwise` finds its bundled library with no environment
+# variable and run the Python CPU tests against the installed package, never the source tree
 # (python/tests with ELEMENTWISE_TEST_INSTALLED=1, from another directory).
 # Without a GPU the GPU tests skip, each with its reason (-rs). Prints the time of each step.
 #
-#   scripts/ci/python.sh                              the wheel, as above (needs PyPI for the build)
+#   scripts/ci/python.sh                              the wheel, as above (needs PyPI and root)
 #   scripts/ci/python.sh BUILD_DIR [pytest options]   the source tree's binding against BUILD_DIR's
 #                                                     library (gpu-check's python stage): the compiled
 #                                                     module is built against BUILD_DIR's header and
@@ -59,23 +61,18 @@ start=$SECONDS
 step() { echo "== python: $* (at $((SECONDS - start)) s)"; }
 
 architectures=${EW_CI_ARCHITECTURES:-90-real}
-step "building the wheel (CMAKE_CUDA_ARCHITECTURES=$architectures) into $work/dist"
-"$python" -m venv "$work/build-venv"
-"$work/build-venv/bin/python" -m pip install --quiet --upgrade pip
-# The CMake build directory is kept for the log and the generated header.
-CMAKE_CUDA_ARCHITECTURES=$architectures SKBUILD_BUILD_DIR=$work/cmake \
-    "$work/build-venv/bin/python" -m pip wheel --no-deps --wheel-dir "$work/dist" "$root" > "$work/wheel.log" 2>&1 ||
-    { tail -n 40 "$work/wheel.log"; exit 1; }
+step "building the cu13 wheel (CMAKE_CUDA_ARCHITECTURES=$architectures) with scripts/build-wheel"
+wheel=$("$root/scripts/build-wheel" --cuda 13 --architectures "$architectures" --out "$work/dist" | tail -n1)
 wheel_seconds=$((SECONDS - start))
-wheel=$(ls "$work"/dist/elementwise-*.whl)
 echo "   $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB: $(python3 -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}' | grep -v dist-info | tr '\n' ' ')"
-# One wheel for every CPython from 3.10: the stable-ABI tag, and the compiled module inside.
-[[ $(basename "$wheel") == *-cp310-abi3-linux_*.whl ]] || { echo "not an abi3 wheel: $(basename "$wheel")" >&2; exit 1; }
+# One wheel for every CPython from 3.10 (the stable-ABI tag, the compiled module inside), named for its
+# CUDA major, with the manylinux tag auditwheel granted.
+[[ $(basename "$wheel") == elementwise_cu13-*-cp310-abi3-manylinux_*_x86_64*.whl ]] ||
+    { echo "not a manylinux abi3 wheel of elementwise-cu13: $(basename "$wheel")" >&2; exit 1; }
 python3 -m zipfile -l "$wheel" | grep -q 'elementwise/_elementwise.abi3.so' ||
     { echo "the wheel has no elementwise/_elementwise.abi3.so" >&2; exit 1; }
-if command -v auditwheel > /dev/null; then
-    auditwheel show "$wheel" | sed 's/^/   /' || true
-fi
+python3 -m zipfile -l "$wheel" | grep -q 'elementwise/libelementwise.so.1' ||
+    { echo "the wheel has no elementwise/libelementwise.so.1" >&2; exit 1; }
 
 step "installing it into a fresh virtual environment"
 "$python" -m venv "$work/venv"
@@ -83,14 +80,17 @@ step "installing it into a fresh virtual environment"
 "$work/venv/bin/python" -m pip install --quiet "$wheel" pytest
 install_seconds=$((SECONDS - start - wheel_seconds))
 
-step "importing it from outside the source tree, with no environment variable"
+# From here on no CUDA toolkit is visible (scripts/without-toolkit): what the wheel needs, it carries.
+hide=("$root/scripts/without-toolkit")
+step "importing it from outside the source tree, with no environment variable and no toolkit"
 cd "$work"
-"$work/venv/bin/python" -c 'import elementwise as ew; print(ew.library_version())'
-"$work/venv/bin/python" -c 'import elementwise as ew; print("  ", ew.__version__, ew.library_path)'
+"${hide[@]}" "$work/venv/bin/python" -c 'import elementwise as ew; print(ew.library_version())'
+"${hide[@]}" "$work/venv/bin/python" -c 'import elementwise as ew; print("  ", ew.__version__, ew.library_path)'
 
-step "the Python tests against the installed package"
+step "the Python tests against the installed package, no toolkit visible"
 test_start=$SECONDS
 status=0
-ELEMENTWISE_TEST_INSTALLED=1 "$work/venv/bin/python" -m pytest -rs -p no:cacheprovider "$root/python/tests" || status=$?
+ELEMENTWISE_TEST_INSTALLED=1 "${hide[@]}" "$work/venv/bin/python" -m pytest -rs -p no:cacheprovider "$root/python/tests" ||
+    status=$?
 echo "== python: wheel ${wheel_seconds} s, install ${install_seconds} s, tests $((SECONDS - test_start)) s, total $((SECONDS - start)) s"
 exit $status

@@ -64,15 +64,15 @@ architectures=${EW_CI_ARCHITECTURES:-90-real}
 step "building the cu13 wheel (CMAKE_CUDA_ARCHITECTURES=$architectures) with scripts/build-wheel"
 wheel=$("$root/scripts/build-wheel" --cuda 13 --architectures "$architectures" --out "$work/dist" | tail -n1)
 wheel_seconds=$((SECONDS - start))
-echo "   $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB: $(python3 -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}' | grep -v dist-info | tr '\n' ' ')"
+files=$(python3 -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}')
+echo "   $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB: $(grep -v dist-info <<< "$files" | tr '\n' ' ')"
 # One wheel for every CPython from 3.10 (the stable-ABI tag, the compiled module inside), named for its
 # CUDA major, with the manylinux tag auditwheel granted.
 [[ $(basename "$wheel") == elementwise_cu13-*-cp310-abi3-manylinux_*_x86_64*.whl ]] ||
     { echo "not a manylinux abi3 wheel of elementwise-cu13: $(basename "$wheel")" >&2; exit 1; }
-python3 -m zipfile -l "$wheel" | grep -q 'elementwise/_elementwise.abi3.so' ||
-    { echo "the wheel has no elementwise/_elementwise.abi3.so" >&2; exit 1; }
-python3 -m zipfile -l "$wheel" | grep -q 'elementwise/libelementwise.so.1' ||
-    { echo "the wheel has no elementwise/libelementwise.so.1" >&2; exit 1; }
+for file in elementwise/_elementwise.abi3.so elementwise/libelementwise.so.1; do
+    grep -qx "$file" <<< "$files" || { echo "the wheel has no $file" >&2; exit 1; }
+done
 
 step "installing it into a fresh virtual environment"
 "$python" -m venv "$work/venv"

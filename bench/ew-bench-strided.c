@@ -15,13 +15,11 @@
  * With --kernel, each case of targets 1-5 and 7 is also timed in the same group as a user-defined kernel
  * of the op's ew:: function (ew_kernel_launch_strided: the same strided kernels, compiled by NVRTC).
  * GB/s count the bytes the op must move: each distinct input element once, each output element once.
- * Method as bench/harness.c (docs/design.md): pools of at least 2 GiB per operand, every call on the next
- * 4 KiB-aligned slice, inputs from ewb_fill_random (never zero), an L2 flush per group, warm-up and a
- * probe sizing batches, the median of the batches, CUDA events, the members of a group taking turns batch
- * by batch so drift falls on the case and its yardstick alike. Two columns: back-to-back (a handle as the
- * environment makes it) and isolated (a handle with EW_DEPENDENT_LAUNCH=0, an event after each call, the
- * stream held by ewb_hold_back until the batch is queued). Each case's first and last output elements
- * are compared bit for bit with the tests' CPU reference, in both columns.
+ * Method of bench/lib (docs/design.md): pools of at least 2 GiB per operand, every call on the next
+ * 4 KiB-aligned slice, inputs never zero, an L2 flush per group, warm-up and a probe sizing batches, the
+ * median of the batches, CUDA events, the members of a group taking turns batch by batch so drift falls on
+ * the case and its yardstick alike; both columns of bench/lib/common.h. Each case's first and last output
+ * elements are compared bit for bit with the tests' CPU reference, in both columns.
  *   ew-bench-strided [--csv FILE] [--list] [--targets LIST] [--kernel] [--batches N] [--batch-ms T]
  *                    [--timing LIST] [--device D] [--no-check]
  * --list prints the cases' geometry for bench/peers/torch_strided.py and needs no GPU. Without a GPU the
@@ -37,19 +35,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include "check.h"
+#include "common.h"
+#include "csv.h"
 #include "elementwise.h"
-#include "harness.h"
-#include "raw_kernel.h"
-#ifndef EWB_NO_REF
-#include "ref.h"
-#endif
+#include "pool.h"
+#include "timing.h"
 
 enum { MAX_NDIM = 4, OPERANDS = 3, MAX_CASES = 160, TARGETS = 7 };
-enum { COL_B2B = 0, COL_ISO = 1, COLUMNS = 2 };
-static const char *const column_names[COLUMNS] = {"back-to-back", "isolated"};
+enum { COL_B2B = EWB_BACK_TO_BACK, COL_ISO = EWB_ISOLATED, COLUMNS = EWB_COLUMNS };
 
-static const size_t SLICE_ALIGN = 4096;
-static const size_t MIN_POOL_BYTES = (size_t)2 << 30; /* the harness's: every input slice far out of L2 */
 static const uint64_t FILL_SEED = 0x5EEDB57Dull;
 static const int64_t N26 = (int64_t)1 << 26;
 
@@ -75,9 +70,8 @@ typedef struct {
     flat_t yard;
 } scase_t;
 
-static int arity(ew_op_t op) { return op == EW_OP_RELU || op == EW_OP_CAST ? 1 : 2; }
-static int operands_of(const scase_t *c) { return 1 + arity(c->op); }
-static size_t elem_size(const scase_t *c, int k) { return ewb_dtype_size(k == 0 ? c->out : c->in); }
+static int operands_of(const scase_t *c) { return 1 + ewb_arity(c->op); }
+static size_t elem_size(const scase_t *c, int k) { return ew_dtype_size(k == 0 ? c->out : c->in); }
 
 static int64_t elements(const scase_t *c)
 {
@@ -116,7 +110,7 @@ static double case_bytes(const scase_t *c)
 
 static double flat_bytes(const flat_t *f)
 {
-    return (double)f->n * (double)(ewb_dtype_size(f->out) + (size_t)arity(f->op) * ewb_dtype_size(f->in));
+    return (double)f->n * (double)(ew_dtype_size(f->out) + (size_t)ewb_arity(f->op) * ew_dtype_size(f->in));
 }
 
 static scase_t cases[MAX_CASES];
@@ -192,7 +186,7 @@ static void build_cases(unsigned target_mask)
                         else
                             set_strides(s, 2, 1, 0); /* [N,C] + [N,1] */
                         snprintf(s->name, sizeof s->name, "t2-%s-%s-%s-C%lld", s->layout,
-                                 ewb_op_name(t2_ops[o]), ewb_dtype_name(t), (long long)c);
+                                 ewb_op_name(t2_ops[o]), ew_dtype_name(t), (long long)c);
                     }
     if (target_mask >> 3 & 1)
         for (int d = 0; d < 2; ++d) {
@@ -200,7 +194,7 @@ static void build_cases(unsigned target_mask)
             const int64_t shape[] = {8192, 8192};
             scase_t *s = add_case(3, "scalar", 0, EW_OP_ADD, t, t, 2, shape, (flat_t){EW_OP_RELU, t, t, N26});
             set_strides(s, 2, 0, 0);
-            snprintf(s->name, sizeof s->name, "t3-scalar-add-%s", ewb_dtype_name(t));
+            snprintf(s->name, sizeof s->name, "t3-scalar-add-%s", ew_dtype_name(t));
         }
     if (target_mask >> 4 & 1)
         for (int d = 0; d < 2; ++d) {
@@ -209,7 +203,7 @@ static void build_cases(unsigned target_mask)
             scase_t *s =
                 add_case(4, "transposed", 0, EW_OP_ADD, t, t, 2, shape, (flat_t){EW_OP_ADD, t, t, N26});
             set_strides(s, 2, 1, 8192); /* [N,C] + [C,N]^T */
-            snprintf(s->name, sizeof s->name, "t4-transposed-add-%s", ewb_dtype_name(t));
+            snprintf(s->name, sizeof s->name, "t4-transposed-add-%s", ew_dtype_name(t));
         }
     if (target_mask >> 5 & 1) {
         /* (N, C, H, W) = (32, 256, 64, 64): out is NHWC, contiguous; x is NCHW addressed as (n, h, w, c). */
@@ -237,18 +231,18 @@ static void build_cases(unsigned target_mask)
             scase_t *s = add_case(7, "bcast3", 0, EW_OP_ADD, t, t, 3, nhc, (flat_t){EW_OP_RELU, t, t, N26});
             memcpy(s->strides[1], a, sizeof a);
             memcpy(s->strides[2], b, sizeof b);
-            snprintf(s->name, sizeof s->name, "t7-bcast3-add-%s", ewb_dtype_name(t));
+            snprintf(s->name, sizeof s->name, "t7-bcast3-add-%s", ew_dtype_name(t));
             /* out (B,S,H,D) from x (B,H,S,D): four dimensions, x indexed with D contiguous */
             const int64_t B = 32, H = 16, S = 1024, D = 128;
             const int64_t bshd[] = {B, S, H, D}, x[] = {H * S * D, D, S * D, 1};
             s = add_case(7, "heads", 0, EW_OP_RELU, t, t, 4, bshd, (flat_t){EW_OP_RELU, t, t, N26});
             memcpy(s->strides[1], x, sizeof x);
-            snprintf(s->name, sizeof s->name, "t7-heads-relu-%s", ewb_dtype_name(t));
+            snprintf(s->name, sizeof s->name, "t7-heads-relu-%s", ew_dtype_name(t));
             /* out the first 1024 columns of [65536, 2048]: written element by element at walked offsets */
             const int64_t rows[] = {65536, 1024};
             s = add_case(7, "gaps", 0, EW_OP_RELU, t, t, 2, rows, (flat_t){EW_OP_RELU, t, t, N26});
             set_strides(s, 0, 2048, 1);
-            snprintf(s->name, sizeof s->name, "t7-gaps-relu-%s", ewb_dtype_name(t));
+            snprintf(s->name, sizeof s->name, "t7-gaps-relu-%s", ew_dtype_name(t));
         }
 }
 
@@ -339,14 +333,14 @@ static int parse_options(int argc, char **argv, options_t *o)
 static void print_list(const options_t *o)
 {
     printf("# settings: --batches %d --batch-ms %g --timing %s%s%s\n", o->batches, o->batch_ms,
-           o->timing & 1 ? column_names[0] : "", o->timing == 3 ? "," : "",
-           o->timing & 2 ? column_names[1] : "");
+           o->timing & 1 ? ewb_column_name(0) : "", o->timing == 3 ? "," : "",
+           o->timing & 2 ? ewb_column_name(1) : "");
     for (int i = 0; i < case_count; ++i) {
         const scase_t *c = &cases[i];
         char shape[96], strides[96];
         join(shape, sizeof shape, c->shape, c->ndim, "x");
         printf("target=%d case=%s op=%s out=%s in=%s layout=%s c=%lld shape=%s", c->target, c->name,
-               ewb_op_name(c->op), ewb_dtype_name(c->out), ewb_dtype_name(c->in), c->layout, (long long)c->c,
+               ewb_op_name(c->op), ew_dtype_name(c->out), ew_dtype_name(c->in), c->layout, (long long)c->c,
                shape);
         static const char *const names[OPERANDS] = {"out", "a", "b"};
         for (int k = 0; k < operands_of(c); ++k) {
@@ -356,78 +350,46 @@ static void print_list(const options_t *o)
         }
         printf(" alpha=%g bytes=%.0f yard=%s:%s:%s:%lld\n",
                c->op == EW_OP_SCALE_ADD ? ewb_alpha(c->out) : 0.0, case_bytes(c), ewb_op_name(c->yard.op),
-               ewb_dtype_name(c->yard.out), ewb_dtype_name(c->yard.in), (long long)c->yard.n);
+               ew_dtype_name(c->yard.out), ew_dtype_name(c->yard.in), (long long)c->yard.n);
     }
 }
 
 /* ---- device state ---- */
 
 static struct {
-    ew_handle_t
-        handle[COLUMNS]; /* back-to-back: as the environment makes it; isolated: EW_DEPENDENT_LAUNCH=0 */
-    unsigned char *pool[OPERANDS];
-    size_t pool_bytes, cursor[OPERANDS];
-    ew_dtype_t filled[OPERANDS];
+    ew_handle_t handle[COLUMNS]; /* ewb_create_handles */
+    ewb_pools_t pools;           /* out, a (x), b */
     ewb_timer_t timer;
     ew_kernel_t kernel[COLUMNS]; /* the current case's user kernel on each column's handle (--kernel) */
 } dev;
 
-static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+static unsigned char *next_slice(int p, size_t bytes) { return ewb_pool_next(&dev.pools, p, bytes); }
 
-static unsigned char *next_slice(int p, size_t bytes)
-{
-    return ewb_next_slice(dev.pool[p], dev.pool_bytes, &dev.cursor[p], round_up(bytes, SLICE_ALIGN));
-}
+static int fill(int p, ew_dtype_t dtype) { return ewb_pool_fill(&dev.pools, p, dtype, dev.timer.stream); }
 
-static int fill(int p, ew_dtype_t dtype)
-{
-    return ewb_fill_pool(dev.pool[p], dev.pool_bytes, &dev.filled[p], dtype, FILL_SEED + (uint64_t)p,
-                         dev.timer.stream);
-}
-
-/* Two handles, the isolated one created with EW_DEPENDENT_LAUNCH=0 (read at creation only), the
- * variable put back as it was; pools, stream, events. */
+/* The handles, pools, stream and events. */
 static int device_init(int device)
 {
-    const char *setting = getenv("EW_DEPENDENT_LAUNCH");
-    char *saved = setting ? strdup(setting) : NULL;
-    int ok =
-        ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create") &&
-        setenv("EW_DEPENDENT_LAUNCH", "0", 1) == 0 &&
-        ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]), "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
-    if (saved ? setenv("EW_DEPENDENT_LAUNCH", saved, 1) : unsetenv("EW_DEPENDENT_LAUNCH"))
-        ok = 0;
-    printf(
-        "# ew-strided: back-to-back column: a handle with EW_DEPENDENT_LAUNCH%s%s; isolated column: a handle "
-        "with EW_DEPENDENT_LAUNCH=0, an event after each call, the stream held until the batch is queued\n",
-        saved ? "=" : " unset", saved ? saved : "");
-    free(saved);
-    if (!ok)
+    if (ewb_create_handles(device, 1, "ew-strided", dev.handle) != 0)
         return -1;
     size_t largest = 0;
     for (int i = 0; i < case_count; ++i) {
         for (int k = 0; k < operands_of(&cases[i]); ++k) {
-            size_t bytes =
-                round_up((size_t)alloc_elements(&cases[i], k) * elem_size(&cases[i], k), SLICE_ALIGN);
+            size_t bytes = (size_t)alloc_elements(&cases[i], k) * elem_size(&cases[i], k);
             largest = bytes > largest ? bytes : largest;
         }
-        size_t yard = round_up((size_t)cases[i].yard.n * 8, SLICE_ALIGN);
+        size_t yard = (size_t)cases[i].yard.n * 8;
         largest = yard > largest ? yard : largest;
     }
-    dev.pool_bytes = 2 * largest > MIN_POOL_BYTES ? 2 * largest : MIN_POOL_BYTES;
-    if (ewb_timer_init(&dev.timer, device) != 0)
-        return -1;
-    for (int p = 0; p < OPERANDS; ++p)
-        if (!ewb_cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
-            return -1;
-    return 0;
+    return ewb_timer_init(&dev.timer, device) != 0 ||
+                   ewb_pools_init(&dev.pools, OPERANDS, ewb_pool_bytes(largest), FILL_SEED) != 0
+               ? -1
+               : 0;
 }
 
 static void device_free(void)
 {
-    for (int p = 0; p < OPERANDS; ++p)
-        if (dev.pool[p])
-            cudaFree(dev.pool[p]);
+    ewb_pools_free(&dev.pools);
     ewb_timer_free(&dev.timer);
     for (int k = 0; k < COLUMNS; ++k) {
         ew_kernel_destroy(dev.kernel[k]);
@@ -516,7 +478,7 @@ static int call_kernel(ew_kernel_t kernel, const scase_t *c, void *const p[OPERA
                : -1;
 }
 
-/* ---- timing (bench/harness.c's method) ---- */
+/* ---- timing (bench/lib's method) ---- */
 
 enum { IMPL_EW, IMPL_FLAT, IMPL_KERNEL, IMPLS }; /* the strided call, its flat yardstick, the user kernel */
 
@@ -535,9 +497,9 @@ static int enqueue(ewb_member_t *member)
     const scase_t *c = m->c;
     if (m->impl == IMPL_FLAT) {
         const flat_t *f = &c->yard;
-        const size_t size[OPERANDS] = {ewb_dtype_size(f->out), ewb_dtype_size(f->in), ewb_dtype_size(f->in)};
+        const size_t size[OPERANDS] = {ew_dtype_size(f->out), ew_dtype_size(f->in), ew_dtype_size(f->in)};
         for (int k = 0; k < OPERANDS; ++k)
-            m->last[k] = k <= arity(f->op) ? next_slice(k, (size_t)f->n * size[k]) : NULL;
+            m->last[k] = k <= ewb_arity(f->op) ? next_slice(k, (size_t)f->n * size[k]) : NULL;
         return call_flat(dev.handle[m->column], f, m->last, dev.timer.stream);
     }
     for (int k = 0; k < OPERANDS; ++k)
@@ -549,30 +511,20 @@ static int enqueue(ewb_member_t *member)
 
 /* ---- the spot check ---- */
 
-typedef enum { CHECK_OK, CHECK_NO_REFERENCE, CHECK_MISMATCH, CHECK_FAILED } check_t;
-static const char *const check_names[] = {"ok", "no-reference", "mismatch", "failed"};
-
-/* One more strided call (impl: the library's or the user kernel's) in the column on fresh slices with a poisoned output, then its first and last
- * SPAN output elements compared bit for bit with the CPU reference on the inputs they address. */
-static check_t check_case(const scase_t *c, int impl, int column, char *why, size_t why_size)
+/* One more strided call (impl: the library's or the user kernel's) in the column on fresh slices with a
+ * poisoned output, then its first and last SPAN output elements compared bit for bit with the CPU
+ * reference on the inputs they address. */
+static ewb_check_t check_case(const scase_t *c, int impl, int column, char *why, size_t why_size)
 {
-#ifdef EWB_NO_REF
-    (void)c, (void)impl, (void)column;
-    snprintf(why, why_size, "no reference");
-    return CHECK_NO_REFERENCE;
-#else
-    enum { SPAN = 32 };
+    enum { SPAN = EWB_MAX_SPAN };
     member_t m = {.c = c, .impl = impl, .column = column};
     const int operands = operands_of(c);
     const size_t out_bytes = (size_t)alloc_elements(c, 0) * elem_size(c, 0);
-    if (dev.cursor[0] + round_up(out_bytes, SLICE_ALIGN) > dev.pool_bytes)
-        dev.cursor[0] = 0;
-    if (!ewb_cuda_ok(cudaMemsetAsync(dev.pool[0] + dev.cursor[0], 0xA5, out_bytes, dev.timer.stream),
-                     "cudaMemsetAsync") ||
+    if (ewb_pool_poison_next(&dev.pools, 0, out_bytes, EWB_POISON, dev.timer.stream) != 0 ||
         enqueue(&m.member) != 0 ||
         !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "the checked call failed");
-        return CHECK_FAILED;
+        return EWB_CHECK_FAILED;
     }
     const int64_t n = elements(c), span = n < SPAN ? n : SPAN;
     const int64_t starts[2] = {0, n - span};
@@ -594,41 +546,24 @@ static check_t check_case(const scase_t *c, int impl, int column, char *why, siz
                                             cudaMemcpyDeviceToHost),
                                  "cudaMemcpy (check)")) {
                     snprintf(why, why_size, "copy back failed");
-                    return CHECK_FAILED;
+                    return EWB_CHECK_FAILED;
                 }
             }
         }
-        switch (c->op) {
-        case EW_OP_ADD:
-        case EW_OP_MUL: ref_binary(c->op, c->out, span, want, in[0], in[1]); break;
-        case EW_OP_RELU: ref_unary(c->op, c->out, span, want, in[0]); break;
-        case EW_OP_CAST: ref_cast(c->out, c->in, span, want, in[0]); break;
-        case EW_OP_SCALE_ADD: ref_scale_add(c->out, ewb_alpha(c->out), span, want, in[0], in[1]); break;
-        default: break;
+        if (ewb_reference(c->op, c->out, c->in, ewb_alpha(c->out), span, want, in[0], in[1]) != 0) {
+            snprintf(why, why_size, "no reference");
+            return EWB_CHECK_NO_REFERENCE;
         }
-        const size_t size = elem_size(c, 0);
-        for (int64_t j = 0; j < span; ++j)
-            if (memcmp(got + j * size, want + j * size, size) != 0) {
-                snprintf(why, why_size, "mismatch at output element %lld", (long long)(starts[s] + j));
-                return CHECK_MISMATCH;
-            }
+        const ewb_check_t verdict = ewb_compare(got, want, span, elem_size(c, 0), starts[s], why, why_size);
+        if (verdict != EWB_CHECK_OK)
+            return verdict;
     }
-    snprintf(why, why_size, "ok");
-    return CHECK_OK;
-#endif
+    return EWB_CHECK_OK;
 }
 
 /* ---- output ---- */
 
 static FILE *csv;
-
-static void print_value(FILE *to, const char *format, double value)
-{
-    if (isnan(value))
-        fputc(',', to);
-    else
-        fprintf(to, format, value);
-}
 
 /* us[column], gbps[column]: NAN where not timed. */
 static void csv_row(const scase_t *c, const char *impl, int yard, const double us[COLUMNS],
@@ -644,76 +579,70 @@ static void csv_row(const scase_t *c, const char *impl, int yard, const double u
     const ew_op_t op = yard ? c->yard.op : c->op;
     const ew_dtype_t out = yard ? c->yard.out : c->out, in = yard ? c->yard.in : c->in;
     const double bytes = c->target == 6 ? NAN : yard ? flat_bytes(&c->yard) : case_bytes(c);
-    fprintf(csv, "%d,%s,%s,%s,%s,%s,%s,%s,%lld,", c->target, c->name, impl, ewb_op_name(op),
-            ewb_dtype_name(out), ewb_dtype_name(in), shape, yard ? "flat" : c->layout, (long long)c->c);
-    print_value(csv, "%.0f,", bytes);
+    fprintf(csv, "%d,%s,%s,%s,%s,%s,%s,%s,%lld", c->target, c->name, impl, ewb_op_name(op),
+            ew_dtype_name(out), ew_dtype_name(in), shape, yard ? "flat" : c->layout, (long long)c->c);
+    ewb_csv_number(csv, "%.0f", bytes);
     for (int k = 0; k < COLUMNS; ++k) {
-        print_value(csv, "%.4f,", us[k]);
-        print_value(csv, "%.2f,", gbps[k]);
+        ewb_csv_number(csv, "%.4f", us[k]);
+        ewb_csv_number(csv, "%.2f", gbps[k]);
     }
-    fprintf(csv, "%s\n", check);
+    fprintf(csv, ",%s\n", check);
 }
 
 /* ---- target 6: host time per call ---- */
 
-/* Host microseconds to queue one call: batches of CALLS calls timed with clock_gettime, the stream drained
- * between batches, the four launchers (strided and flat, on each column's handle) taking turns batch by
- * batch so drift falls on all alike; the median batch. Nothing but the call is timed. */
+/* Target 6's launchers: slot s is column[s]'s strided call (even s) or flat call (odd s). */
+typedef struct {
+    const scase_t *c;
+    int column[2 * COLUMNS];
+    void *p[OPERANDS];
+} host_t;
+
+static int host_call(void *ctx, int s)
+{
+    const host_t *h = ctx;
+    const ew_handle_t handle = dev.handle[h->column[s]];
+    return s & 1 ? call_flat(handle, &h->c->yard, h->p, dev.timer.stream)
+                 : call_strided(handle, h->c, h->p, dev.timer.stream);
+}
+
+/* Host microseconds to queue one call (ewb_time_host): the strided and the flat call on each timed
+ * column's handle. */
 static int run_host(const scase_t *c, const options_t *o, int *failures)
 {
-    enum { CALLS = 256, BATCHES = 51, SLOTS = 2 * COLUMNS };
-    static double t[SLOTS][BATCHES];
-    void *p[OPERANDS];
+    host_t h = {.c = c};
     for (int k = 0; k < OPERANDS; ++k)
-        p[k] = next_slice(k, 4096); /* 1024 f32 each: room for the strided views and the flat n */
-    int failed = 0;
-    for (int s = 0; s < SLOTS && !failed; ++s)
-        for (int i = 0; i < CALLS && !failed; ++i)
-            failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.timer.stream)
-                            : call_strided(dev.handle[s / 2], c, p, dev.timer.stream)) != 0;
-    failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
-    for (int b = 0; b < BATCHES && !failed; ++b)
-        for (int turn = 0; turn < SLOTS && !failed; ++turn) {
-            const int s = (turn + b) % SLOTS;
-            if (!((o->timing >> (s / 2)) & 1)) {
-                t[s][b] = NAN;
-                continue;
-            }
-            const double t0 = ewb_now_us();
-            for (int i = 0; i < CALLS && !failed; ++i)
-                failed = (s & 1 ? call_flat(dev.handle[s / 2], &c->yard, p, dev.timer.stream)
-                                : call_strided(dev.handle[s / 2], c, p, dev.timer.stream)) != 0;
-            t[s][b] = (ewb_now_us() - t0) / CALLS;
-            failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
-        }
-    if (failed) {
+        h.p[k] = next_slice(k, 4096); /* 1024 f32 each: room for the strided views and the flat n */
+    int columns[COLUMNS], slots = 0;
+    const int column_count = ewb_timed_columns(o->timing, columns);
+    for (int k = 0; k < column_count; ++k)
+        h.column[slots++] = columns[k], h.column[slots++] = columns[k];
+    double t[2 * COLUMNS];
+    if (ewb_time_host(host_call, &h, slots, EWB_HOST_CALLS, EWB_HOST_BATCHES, dev.timer.stream, t) != 0) {
         ++*failures;
         return -1;
     }
-    double us[SLOTS], none[COLUMNS] = {NAN, NAN};
-    for (int s = 0; s < SLOTS; ++s)
-        us[s] = (o->timing >> (s / 2)) & 1 ? ewb_median(t[s], BATCHES) : NAN;
+    double strided[COLUMNS] = {NAN, NAN}, flat[COLUMNS] = {NAN, NAN}, none[COLUMNS] = {NAN, NAN};
+    for (int k = 0; k < column_count; ++k)
+        strided[columns[k]] = t[2 * k], flat[columns[k]] = t[2 * k + 1];
     char why[96] = "skipped";
-    check_t worst = CHECK_OK;
+    ewb_check_t worst = EWB_CHECK_OK;
     if (!o->no_check)
-        for (int k = 0; k < COLUMNS; ++k)
-            if ((o->timing >> k) & 1) {
-                char w[96];
-                check_t v = check_case(c, IMPL_EW, k, w, sizeof w);
-                if (v >= worst)
-                    worst = v, snprintf(why, sizeof why, "%s", w);
-            }
-    const char *check = o->no_check ? "skipped" : check_names[worst];
-    *failures += !o->no_check && (worst == CHECK_MISMATCH || worst == CHECK_FAILED);
+        for (int k = 0; k < column_count; ++k) {
+            char w[96];
+            const ewb_check_t v = check_case(c, IMPL_EW, columns[k], w, sizeof w);
+            ewb_check_fold(&worst, why, sizeof why, k == 0, v, ewb_column_name(columns[k]), w);
+        }
+    const char *check = o->no_check ? "skipped" : ewb_check_name(worst);
+    *failures += !o->no_check && ewb_check_fails(worst);
     printf("# target 6: host time per call (median of %d batches of %d calls), 4-d strided add f32 %s over "
            "shape 2x4x8x16 (gather kernel) vs flat add f32 n=1024\n",
-           BATCHES, CALLS, "with b strides {0,16,0,1}");
-    for (int k = 0; k < COLUMNS; ++k)
-        if ((o->timing >> k) & 1)
-            printf("%-13s strided %7.3f us  flat %7.3f us  difference %+7.3f us (target <= +0.5)\n",
-                   column_names[k], us[2 * k], us[2 * k + 1], us[2 * k] - us[2 * k + 1]);
+           EWB_HOST_BATCHES, EWB_HOST_CALLS, "with b strides {0,16,0,1}");
+    for (int k = 0; k < column_count; ++k)
+        printf("%-13s strided %7.3f us  flat %7.3f us  difference %+7.3f us (target <= +0.5)\n",
+               ewb_column_name(columns[k]), strided[columns[k]], flat[columns[k]],
+               strided[columns[k]] - flat[columns[k]]);
     printf("# target 6 check: %s\n", why);
-    const double strided[COLUMNS] = {us[0], us[2]}, flat[COLUMNS] = {us[1], us[3]};
     csv_row(c, "ew", 0, strided, none, check);
     csv_row(c, "ew_flat", 1, flat, none, "");
     return 0;
@@ -730,7 +659,7 @@ static int create_kernels(const scase_t *c)
     for (int k = 0; k < COLUMNS; ++k) {
         ew_kernel_destroy(dev.kernel[k]);
         dev.kernel[k] = NULL;
-        if (!ewb_ew_ok(ew_kernel_create(dev.handle[k], source, c->out, arity(c->op), in,
+        if (!ewb_ew_ok(ew_kernel_create(dev.handle[k], source, c->out, ewb_arity(c->op), in,
                                         c->op == EW_OP_SCALE_ADD ? 1 : 0, &dev.kernel[k]),
                        "ew_kernel_create"))
             return -1;
@@ -741,21 +670,18 @@ static int create_kernels(const scase_t *c)
 static int run(const options_t *o)
 {
     int failures = 0, checked = 0, behind = 0, isolated_batches = 0;
-    int columns[COLUMNS], column_count = 0;
-    for (int k = 0; k < COLUMNS; ++k)
-        if ((o->timing >> k) & 1)
-            columns[column_count++] = k;
+    int columns[COLUMNS];
+    const int column_count = ewb_timed_columns(o->timing, columns);
     printf("# ew-strided: %d cases, pools 3 x %.2f GiB, median of %d batches of about %g ms, GB/s = bytes "
-           "the op "
-           "must move (each distinct input element once, each output element once) / time\n",
-           case_count, (double)dev.pool_bytes / (1 << 30), o->batches, o->batch_ms);
+           "the op must move (each distinct input element once, each output element once) / time\n",
+           case_count, (double)dev.pools.bytes / (1 << 30), o->batches, o->batch_ms);
     printf("%-28s %9s %9s %9s %9s %7s %7s  %s%s\n", "case", "GB/s", "flat", "iso GB/s", "iso flat", "ratio",
            "iso rat", "check",
            o->kernel ? "  | kernel GB/s, iso GB/s, ratios to the strided call, check" : "");
     for (int i = 0; i < case_count; ++i) {
         const scase_t *c = &cases[i];
         /* a case and its yardstick read inputs of one dtype */
-        if (fill(1, c->in) != 0 || (arity(c->op) > 1 && fill(2, c->in) != 0)) {
+        if (fill(1, c->in) != 0 || (ewb_arity(c->op) > 1 && fill(2, c->in) != 0)) {
             ++failures;
             break;
         }
@@ -805,21 +731,18 @@ static int run(const options_t *o)
             }
         }
         char why[IMPLS][128];
-        check_t worst[IMPLS] = {CHECK_OK, CHECK_OK, CHECK_OK};
+        ewb_check_t worst[IMPLS] = {EWB_CHECK_OK, EWB_CHECK_OK, EWB_CHECK_OK};
         for (int i = 0; i < impls; i += i == IMPL_EW ? 2 : 1) { /* the yardstick is not checked */
             snprintf(why[i], sizeof why[i], "skipped");
             if (o->no_check)
                 continue;
             for (int k = 0; k < column_count; ++k) {
                 char w[96];
-                check_t v = check_case(c, i, columns[k], w, sizeof w);
-                if (k == 0 || v > worst[i])
-                    worst[i] = v,
-                    snprintf(why[i], sizeof why[i], "%s%s%s", v != CHECK_OK ? column_names[columns[k]] : "",
-                             v != CHECK_OK ? ": " : "", w);
+                const ewb_check_t v = check_case(c, i, columns[k], w, sizeof w);
+                ewb_check_fold(&worst[i], why[i], sizeof why[i], k == 0, v, ewb_column_name(columns[k]), w);
             }
             ++checked;
-            failures += worst[i] == CHECK_MISMATCH || worst[i] == CHECK_FAILED;
+            failures += ewb_check_fails(worst[i]);
         }
         printf("%-28s %9.1f %9.1f %9.1f %9.1f %7.3f %7.3f  %s", c->name, f_gbps[IMPL_EW][COL_B2B],
                f_gbps[IMPL_FLAT][COL_B2B], f_gbps[IMPL_EW][COL_ISO], f_gbps[IMPL_FLAT][COL_ISO],
@@ -831,12 +754,12 @@ static int run(const options_t *o)
                    f_gbps[IMPL_KERNEL][COL_ISO] / f_gbps[IMPL_EW][COL_ISO], why[IMPL_KERNEL]);
         printf("\n");
         fflush(stdout);
-        const char *const check = o->no_check ? "skipped" : check_names[worst[IMPL_EW]];
+        const char *const check = o->no_check ? "skipped" : ewb_check_name(worst[IMPL_EW]);
         csv_row(c, "ew", 0, f_us[IMPL_EW], f_gbps[IMPL_EW], check);
         csv_row(c, "ew_flat", 1, f_us[IMPL_FLAT], f_gbps[IMPL_FLAT], "");
         if (o->kernel)
             csv_row(c, "ew_kernel", 0, f_us[IMPL_KERNEL], f_gbps[IMPL_KERNEL],
-                    o->no_check ? "skipped" : check_names[worst[IMPL_KERNEL]]);
+                    o->no_check ? "skipped" : ewb_check_name(worst[IMPL_KERNEL]));
     }
     printf("# ew-strided: %d cases checked bit-exact against the CPU reference, %d failures\n", checked,
            failures);
@@ -863,22 +786,13 @@ int main(int argc, char **argv)
     const int found = ewb_use_device(o.device);
     if (found <= 0)
         return found == 0 ? 0 : found == -2 ? 2 : 1;
-    if (o.csv_path) {
-        csv = fopen(o.csv_path, "w");
-        if (!csv) {
-            perror(o.csv_path);
-            return 1;
-        }
-        fprintf(csv, "target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,us_isolated,"
-                     "gbps_isolated,check\n");
-    }
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, o.device) == cudaSuccess)
-        printf("# device %d: %s, cc %d.%d, %d SMs, L2 %.0f MiB\n", o.device, prop.name, prop.major,
-               prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0);
+    csv = ewb_csv_open(o.csv_path, "target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,"
+                                   "us_isolated,gbps_isolated,check\n");
+    if (o.csv_path && !csv)
+        return 1;
     int status = device_init(o.device) != 0 ? 1 : run(&o);
     device_free();
-    if (csv && fclose(csv) != 0)
+    if (ewb_csv_close(csv) != 0)
         status = 1;
     return status;
 }

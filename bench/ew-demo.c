@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ew-demo: one add of 2^26 random f32 on the GPU through libelementwise. Prints the time per call
  * (CUDA events, after a warm-up) and GB/s counting bytes read + written, and checks a few elements on
- * the host. With no GPU it says so and exits 0. The full benchmark is ew-bench. */
+ * the host. With no GPU it says so and exits 0. The full benchmark is ew-bench-catalogue. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The user-defined kernels' targets table from ew-bench-kernel's CSVs and its peers'.
+"""The user-defined kernels' targets table from ew-bench-user-kernels's CSVs and its peers'.
 
     kernel_report.py OUT_DIR
 
 Reads, where present, OUT_DIR/ew-kernel.csv (targets 1-3 and the host time of a launch),
-ew-kernel-create-compile.csv and ew-kernel-create-disk.csv (ew-bench-kernel --create-only) and
+ew-kernel-create-compile.csv and ew-kernel-create-disk.csv (ew-bench-user-kernels --create-only) and
 torch-kernel.csv (bench/peers/torch_kernel.py), all with the columns
 target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check, and writes
 OUT_DIR/kernel.md: one line per target (goal, measured ratio or time in each timed column, verdict), then

@@ -9,7 +9,7 @@ Each case times our call and the framework's same call, in turn batch by batch (
 host falls on both), on the same device and stream (the framework's current one):
   host        CPU wall time of a batch of back-to-back calls over the number of calls, the median batch;
               the stream is drained between batches, so the queue never fills (fewer calls a batch than
-              the launches a stream holds) and no call waits on the GPU: bench/harness.c's host-overhead
+              the launches a stream holds) and no call waits on the GPU: bench/lib/timing.c's host-overhead
               method (256 calls a batch, 51 batches).
   completion  host clock from the call to the stream's synchronize returning, one call at a time, the
               median call.
@@ -64,7 +64,7 @@ sys.path.insert(0, os.path.join(HERE, "peers"))
 import torch_kernel  # noqa: E402  (the peers import torch only where they measure)
 import torch_peer  # noqa: E402
 import torch_strided  # noqa: E402
-from torch_strided import HostMember as Member, median_host_us  # noqa: E402  (bench/harness.c's host method)
+from torch_strided import HostMember as Member, median_host_us  # noqa: E402  (bench/lib/timing.c's host method)
 COLUMNS = ("case", "metric", "ours_impl", "ours", "peer_impl", "peer", "unit", "ratio", "target", "met", "check")
 
 

@@ -7,12 +7,12 @@ OUT_DIR/merged.csv and OUT_DIR/bench.png (GB/s against n).
   report.py --out-dir OUT [--env OUT/env.txt] [--log OUT/ew.txt ...] CSV...
 
 Needs only the standard library; the plot needs matplotlib (skipped with a note when it is missing).
-CSV columns (bench/harness.h): impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy, then
+CSV columns (bench/sweep.h): impl,op,out_dtype,in_dtype,n,offsets,us,gbps,vs_memcpy, then
 us_isolated,gbps_isolated,vs_memcpy_isolated,check. us, gbps and vs_memcpy are the back-to-back
 column, the *_isolated fields the isolated one (plain stream order, an event between calls); an empty
 field was not measured. CSVs from before the isolated column (its fields and check absent) are read
 too: what they lack is missing data. impl is ew (the library), memcpy (cudaMemcpy D2D moving the same
-bytes, from ew-bench's run), cub, torch, memcpy_cub, memcpy_torch, ew_ctypes; offsets "host" marks
+bytes, from ew-bench-catalogue's run), cub, torch, memcpy_cub, memcpy_torch, ew_ctypes; offsets "host" marks
 host-overhead rows (us = host microseconds per call; launchers ew, raw, cub, raw_chevron, raw_cub).
 check is the bit-exact spot check of the case (ok, mismatch, failed, skipped, no-reference), or
 "unsupported" on a row without figures for a case the implementation does not cover.
@@ -314,7 +314,7 @@ def judge(results):
         if lacking:
             no_data.append((k, "; ".join(lacking)))
     checks = [results.check(k) for k in keys]
-    detail = "worst %s; %s; bit-exact: %d of %d cases ok (ew-bench spot checks of each column's call)" % (
+    detail = "worst %s; %s; bit-exact: %d of %d cases ok (ew-bench-catalogue spot checks of each column's call)" % (
         worst_text(keys, "vs_aligned"),
         tally(len(keys), missed, no_data),
         checks.count("ok"),
@@ -506,7 +506,7 @@ def markdown(results, targets, env, log_lines, plot_name):
         ]
         names = {
             "ew": "libelementwise ew_binary (isolated: its EW_DEPENDENT_LAUNCH=0 handle)",
-            "raw": "raw cudaLaunchKernel (ew-bench process)",
+            "raw": "raw cudaLaunchKernel (ew-bench-catalogue process)",
             "cub": "CUB DeviceTransform",
             "raw_chevron": "raw <<<>>> (CUB peer process)",
             "raw_cub": "raw cudaLaunchKernel (CUB peer process)",

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # One run of the library and every peer on this machine's GPU, then the report:
-#   bench/run-all.sh BUILD_DIR OUT_DIR [sweep options for ew-bench and the peers, e.g. --all, --ops add]
+#   bench/run-all.sh BUILD_DIR OUT_DIR [sweep options for ew-bench-catalogue and the peers, e.g. --all, --ops add]
 # BUILD_DIR is a CMake build of this repository (EW_BUILD_BENCH=ON). Writes OUT_DIR/{ew,cub,torch}.csv,
 # the host-overhead CSVs, merged.csv, results.md (targets 1-6 and every ratio) and bench.png, then
 # bench/python_bench.py's OUT_DIR/python/python-bench.{md,csv}: the Python package against PyTorch, CuPy
 # and the C call (its own settings, not the sweep options) on BUILD_DIR's library, the package imported
 # from EWB_PYTHONPATH (default: BUILD_DIR/python, where scripts/ci/python.sh stages it with its
 # compiled module, as gpu-check's python and bench stages do).
-# Every case, for the library and every peer, is timed in two columns (bench/harness.h): back-to-back
+# Every case, for the library and every peer, is timed in two columns (bench/lib/common.h): back-to-back
 # calls, and isolated calls (plain stream order, an event between calls); --timing back-to-back or
 # --timing isolated among the options times one. The report judges targets 1-4 and 6 on the isolated
 # column, the host-time target 5 on both.
@@ -30,7 +30,7 @@ shift 2
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 
-ew_bench=$build/bench/ew-bench
+ew_bench=$build/bench/ew-bench-catalogue
 cub_peer=$build/bench/peers/cub-peer
 library=$build/src/libelementwise.so # the ctypes cross-check's; older trees built it at the top
 [ -e "$library" ] || library=$build/libelementwise.so

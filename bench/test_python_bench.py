@@ -186,7 +186,7 @@ class Main(unittest.TestCase):
 
     def test_quick_is_smaller(self):
         full, quick = pb.Settings(False), pb.Settings(True)
-        self.assertEqual((full.host_calls, full.host_batches), (256, 51))  # bench/harness.c's host method
+        self.assertEqual((full.host_calls, full.host_batches), (256, 51))  # bench/lib/timing.c's host method
         for field in ("host_batches", "completion_batches", "gpu_batches", "pool_bytes", "imports"):
             self.assertLess(getattr(quick, field), getattr(full, field), field)
         self.assertGreaterEqual(quick.pool_bytes, 256 << 20)  # still far beyond any L2

@@ -177,7 +177,7 @@ class Target6(unittest.TestCase):
 
 
 class Output(unittest.TestCase):
-    def test_reads_the_csv_the_harness_writes(self):
+    def test_reads_the_csv_the_sweep_writes(self):
         text = (
             ",".join(report.COLUMNS) + "\n"
             "ew,add,f32,f32,67108864,aligned,180.0,4473.92,1.05,182.0,4424.76,1.04,ok\n"

@@ -4,10 +4,10 @@
 
     ab-compare.py --old OLD.csv [OLD.csv ...] --new NEW.csv [NEW.csv ...] [--threshold 0.99]
 
-The CSVs are ew-bench's (bench/report.py names the columns: impl,op,out_dtype,in_dtype,n,offsets,
+The CSVs are ew-bench-catalogue's (bench/report.py names the columns: impl,op,out_dtype,in_dtype,n,offsets,
 us,gbps,vs_memcpy,...) or ew-bench-strided's (target,case,impl,...,gbps,...,gbps_isolated,...); one
 side's CSVs are all of one kind. The library's rows (impl "ew", and ew-bench-strided's user kernels,
-impl "ew_kernel") with a bandwidth are compared, host-overhead rows (ew-bench's offsets "host",
+impl "ew_kernel") with a bandwidth are compared, host-overhead rows (ew-bench-catalogue's offsets "host",
 ew-bench-strided's target 6) and yardsticks left out. Both timing columns are compared where the CSVs
 have them: back-to-back (gbps) and isolated (gbps_isolated). Several CSVs a side are rounds of the
 same sweep (scripts/gpu-check's ab stage alternates them): each case takes the median of its rounds,

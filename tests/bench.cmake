@@ -13,6 +13,6 @@ set_tests_properties(bench_kernel_report PROPERTIES LABELS bench)
 # bench/python_bench.py's verdicts, exit status, files, dry run and timing loops, with fake runners.
 add_test(NAME bench_python COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/bench/test_python_bench.py)
 set_tests_properties(bench_python PROPERTIES LABELS bench)
-# scripts/ab-compare.py's tables of two builds' results, on made-up CSVs of ew-bench and ew-bench-strided.
+# scripts/ab-compare.py's tables of two builds' results, on made-up CSVs of ew-bench-catalogue and ew-bench-strided.
 add_test(NAME scripts_ab_compare COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/scripts/test_ab_compare.py)
 set_tests_properties(scripts_ab_compare PROPERTIES LABELS bench)

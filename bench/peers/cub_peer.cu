@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// cub-peer: the cases of ew-bench run by CUB's cub::DeviceTransform::Transform (CCCL, shipped with the
-// CUDA toolkit), with functors whose results are bit-identical to libelementwise's (docs/semantics.md),
-// on the same rotating-slice pools with the same timing method: the harness is shared with ew-bench,
-// so only the code that runs the op differs, in both of its columns: back-to-back and isolated calls
-// (CUB launches in plain stream order, so one call serves both; the harness records an event between
-// isolated calls and holds the stream until each batch is queued). Every case is spot-checked bit for
-// bit against the same CPU reference; the selected cases CUB does not cover get CSV rows marked
-// unsupported. --host-overhead times CUB's call against a raw <<<>>> launch. --help lists options.
+// cub-peer: the cases of ew-bench-catalogue run by CUB's cub::DeviceTransform::Transform (CCCL, shipped
+// with the CUDA toolkit), with functors whose results are bit-identical to libelementwise's
+// (docs/semantics.md), on the same rotating-slice pools with the same timing method: the sweep
+// (bench/sweep.c) is shared with ew-bench-catalogue, so only the code that runs the op differs, in both
+// of its columns: back-to-back and isolated calls (CUB launches in plain stream order, so one call
+// serves both; the sweep records an event between isolated calls and holds the stream until each batch
+// is queued). Every case is spot-checked bit for bit against the same CPU reference; the selected cases
+// CUB does not cover get CSV rows marked unsupported. --host-overhead times CUB's call against a raw
+// <<<>>> launch. --help lists options.
 //
 // Covered: add, mul, scale_add on bool and every integer and float dtype but fp8; relu on the same but
 // bool; casts f32<->f16, f32<->bf16, f64->f32, u8->f32, i32->f64. Other entries are skipped.
@@ -20,8 +21,7 @@
 #include <cstdio>
 #include <type_traits>
 
-#include "harness.h"
-#include "raw_kernel.h"
+#include "sweep.h"
 
 namespace
 {

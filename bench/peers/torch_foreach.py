@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""PyTorch's tensor-list ops on the lists of bench/ew-bench-batched.c, same method, same CSV columns.
+"""PyTorch's tensor-list ops on the lists of bench/ew-bench-lists.c, same method, same CSV columns.
 
     python3 bench/peers/torch_foreach.py [--csv FILE] [--seed N] [--batches N]
 

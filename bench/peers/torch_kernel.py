@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Peers of ew-bench-kernel's target 2: the chain relu(1.5 * a + b) -> f16 on f32 inputs, one call each.
+"""Peers of ew-bench-user-kernels's target 2: the chain relu(1.5 * a + b) -> f16 on f32 inputs, one call each.
 
   torch_compile  torch.compile(fn, fullgraph=True) (mode default) of fn(a, b) = torch.relu(1.5 * a + b).half(),
                  compiled by warm-up calls before anything is timed;
   torch_eager    the same fn uncompiled (four kernels), for information;
   cupy_elementwise  a CuPy ElementwiseKernel of the chain, t = fmaf(1.5f, a, b), out = (float16)max(t, 0),
                  writing into a given output.
-Inputs as ew-bench-kernel's: n = 2^--chain-log2 (default 26, ew-bench-kernel's target 2), random f32
+Inputs as ew-bench-user-kernels's: n = 2^--chain-log2 (default 26, ew-bench-user-kernels's target 2), random f32
 magnitudes in [1, 100) with random signs, never zero; each call takes the next of its own input tensors,
 at least 2 GiB of them per operand, so L2 never serves an input again (separate tensors, not views of one
 pool: torch.compile may recompile for a new storage offset).
@@ -24,10 +24,10 @@ f32), as counts of differing elements.
 
   torch_kernel.py [--csv FILE] [--chain-log2 K] [--batches N] [--batch-ms T] [--timing L] [--device D]
 
-CSV columns as ew-bench-kernel's: target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,
+CSV columns as ew-bench-user-kernels's: target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,
 yardstick,ratio,check; one row per peer and column, case t2-chain, the peer in yardstick_impl and its
 microseconds per call in yardstick; library and ratio empty (bench/kernel_report.py takes the library's
-figure from ew-bench-kernel's CSV). Without torch or a GPU it says so and exits 0; without CuPy it skips
+figure from ew-bench-user-kernels's CSV). Without torch or a GPU it says so and exits 0; without CuPy it skips
 that peer with a note. Exits 1 when a peer failed to run.
 """
 

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""PyTorch peer of ew-bench: the same cases, buffers scheme and timing method, with PyTorch ops.
+"""PyTorch peer of ew-bench-catalogue: the same cases, buffers scheme and timing method, with PyTorch ops.
 
-Cases come from `ew-bench --list` (one "op out_dtype in_dtype n offsets" per line, after a
+Cases come from `ew-bench-catalogue --list` (one "op out_dtype in_dtype n offsets" per line, after a
 "# settings:" line whose --batches, --batch-ms and --timing this peer takes unless given here), so the
-peers run exactly the library's cases. Method (docs/design.md; bench/harness.c is the reference):
+peers run exactly the library's cases. Method (docs/design.md; bench/lib and bench/sweep.c are the reference):
 preallocated pools sliced so every call reads fresh slices (a cursor per pool walks the whole pool
 before it wraps; L2 never serves a repeated input), an L2 flush between cases, torch.cuda.Event
 timing, a warm-up, batches of many calls sized by a short probe, the median of >= 5 batches as
 microseconds per call (the offsets of one op, dtypes and n, in each column, taking turns batch by
 batch), GB/s counting bytes read + written, and cudaMemcpy D2D (a same-dtype tensor copy_) moving the
-same bytes, measured the same way. Two columns, as ew-bench's:
+same bytes, measured the same way. Two columns, as ew-bench-catalogue's:
   back-to-back  calls queued one after the other;
   isolated      an event recorded between calls, the stream first held by torch.cuda._sleep for 1.5
                 times the host's time to queue the batch, so no call waits on Python inside the timed
@@ -51,25 +51,12 @@ DTYPE_SIZE = {
     "f8e4m3": 1,
     "f8e5m2": 1,
 }
-EW_DTYPE = {
-    "bool": 1,
-    "i8": 2,
-    "u8": 3,
-    "i16": 4,
-    "i32": 5,
-    "i64": 6,
-    "f16": 7,
-    "bf16": 8,
-    "f32": 9,
-    "f64": 10,
-    "f8e4m3": 11,
-    "f8e5m2": 12,
-}
+# ew_op_t's values: the library exports the dtypes' names (Library.dtypes reads them), not the ops'.
 EW_OP = {"add": 1, "mul": 2, "relu": 3, "cast": 4, "scale_add": 5}
 ARITY = {"add": 2, "mul": 2, "relu": 1, "cast": 1, "scale_add": 2}
 WARMUP_CALLS, PROBE_CALLS, MIN_CALLS, MAX_CALLS = 3, 4, 10, 5000
 # Isolated batches: fewer calls than the ~1000 launches a stream queues before the host blocks, which
-# would outlast the hold (bench/harness.c has the same figures).
+# would outlast the hold (bench/lib/timing.c has the same figures).
 MAX_ISOLATED_CALLS, HOLD_FACTOR, HOLD_MARGIN_US, HOLD_MAX_US = 200, 1.5, 50, 200000
 TIMINGS = ("back-to-back", "isolated")
 COLUMNS = (
@@ -100,7 +87,7 @@ def ratio_of(x, y):
 
 
 def alpha_for(dtype):
-    """The alpha every implementation uses for scale_add (harness.c: ewb_alpha)."""
+    """The alpha every implementation uses for scale_add (bench/lib/common.c: ewb_alpha)."""
     if dtype == "bool":
         return True
     if dtype in ("i8", "u8", "i16", "i32", "i64"):
@@ -109,7 +96,7 @@ def alpha_for(dtype):
 
 
 def read_cases(path):
-    """The cases of `ew-bench --list`, and the options of its "# settings:" line as a dict."""
+    """The cases of `ew-bench-catalogue --list`, and the options of its "# settings:" line as a dict."""
     cases, settings = [], {}
     with open(path) as f:
         for line in f:
@@ -191,7 +178,7 @@ class Bench:
         return cycles / (ms * 1000.0) if ms > 0 else None
 
     def fill(self, p, dtype_name):
-        """Random values that are never zero: magnitudes in [1, 100), random signs (as the C harness)."""
+        """Random values that are never zero: magnitudes in [1, 100), random signs (as bench/lib/raw_kernel.cu)."""
         if self.filled[p] == dtype_name:
             return
         torch = self.torch
@@ -314,7 +301,7 @@ class Bench:
     def time_group(self, members):
         """Microseconds per call, the median of the batches, for each Member of a group (the offsets of
         one case, in each column): the L2 flush, then their batches in turn, each first in turn, as
-        ew-bench does, so that a drift of the host's launch rate falls on every member alike; each
+        ew-bench-catalogue does, so that a drift of the host's launch rate falls on every member alike; each
         member's warm-up and probe just before its first batch."""
         self.flush_buffer.fill_(0x3C)
         times = [[] for _ in members]
@@ -377,6 +364,14 @@ class Library:
         lib.ew_binary_batched.restype = i32
         lib.ew_get_last_error_message.restype = ctypes.c_char_p
         lib.ew_handle_destroy.argtypes = [vp]
+        lib.ew_dtype_name.argtypes = [i32]
+        lib.ew_dtype_name.restype = ctypes.c_char_p
+        lib.ew_dtype_size.argtypes = [i32]
+        lib.ew_dtype_size.restype = ctypes.c_size_t
+        # ew_dtype_t's values by the library's names of them: from 1 up, without gaps, to the first of size 0.
+        self.dtypes = {}
+        while lib.ew_dtype_size(len(self.dtypes) + 1):
+            self.dtypes[lib.ew_dtype_name(len(self.dtypes) + 1).decode()] = len(self.dtypes) + 1
         self.handle = self.create(device)
         saved = os.environ.get("EW_DEPENDENT_LAUNCH")
         os.environ["EW_DEPENDENT_LAUNCH"] = "0"  # read by ew_handle_create only
@@ -405,7 +400,7 @@ class Library:
             status = lib.ew_binary(
                 handle,
                 EW_OP[op],
-                EW_DTYPE[c["out"]],
+                self.dtypes[c["out"]],
                 n,
                 o.data_ptr(),
                 a.data_ptr(),
@@ -414,16 +409,16 @@ class Library:
             )
         elif op == "relu":
             status = lib.ew_unary(
-                handle, EW_OP[op], EW_DTYPE[c["out"]], n, o.data_ptr(), a.data_ptr(), stream
+                handle, EW_OP[op], self.dtypes[c["out"]], n, o.data_ptr(), a.data_ptr(), stream
             )
         elif op == "cast":
             status = lib.ew_cast(
-                handle, EW_DTYPE[c["out"]], EW_DTYPE[c["in"]], n, o.data_ptr(), a.data_ptr(), stream
+                handle, self.dtypes[c["out"]], self.dtypes[c["in"]], n, o.data_ptr(), a.data_ptr(), stream
             )
         else:
             status = lib.ew_scale_add(
                 handle,
-                EW_DTYPE[c["out"]],
+                self.dtypes[c["out"]],
                 float(alpha_for(c["out"])),
                 n,
                 o.data_ptr(),
@@ -550,7 +545,7 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--cases", required=True, help="case list from `ew-bench --list` (same filters)")
+    parser.add_argument("--cases", required=True, help="case list from `ew-bench-catalogue --list` (same filters)")
     parser.add_argument("--csv", help="write " + COLUMNS)
     parser.add_argument("--lib", help="libelementwise.so: cross-check a few calls and time one via ctypes")
     parser.add_argument(
@@ -621,7 +616,7 @@ def main():
         for member in group:
             rows.append(("torch", member, {}, check))
 
-    # The offsets of one op, dtypes and n (ew-bench lists them together) are timed as a group.
+    # The offsets of one op, dtypes and n (ew-bench-catalogue lists them together) are timed as a group.
     for key, group in itertools.groupby(cases, key=lambda c: (c["op"], c["out"], c["in"], c["n"])):
         group = list(group)
         c = group[0]

@@ -10,7 +10,7 @@ torch.add(a, b, out=o), torch.mul(a, b, out=o), torch.add(b, a, alpha=alpha, out
 (alpha * a + b), o.copy_(x) for the cast, and relu as torch.clamp_min(x, 0, out=o) (torch.relu takes no
 out=; at::relu is clamp_min(x, 0)).
 
-Method as bench/harness.c and bench/peers/torch_peer.py: pools of at least 2 GiB per operand, every call
+Method as bench/lib and bench/peers/torch_peer.py: pools of at least 2 GiB per operand, every call
 on the next 4 KiB-aligned slice, inputs random and never zero, an L2 flush per case, warm-up, a probe
 sizing batches to about --batch-ms, the median of the batches, torch.cuda.Event timing, two columns:
   back-to-back  calls queued one after the other;
@@ -35,21 +35,14 @@ import sys
 import time
 
 import torch_peer  # the torch and GPU set-up
+# The method's figures and the catalogue's tables, as the catalogue's peer has them.
+from torch_peer import (ARITY, DTYPE_SIZE, HOLD_FACTOR, HOLD_MARGIN_US, HOLD_MAX_US, MAX_CALLS,  # noqa: F401
+                        MAX_ISOLATED_CALLS, MIN_CALLS, MIN_POOL_BYTES, PROBE_CALLS, SLICE_ALIGN, TIMINGS,
+                        WARMUP_CALLS, round_up)
 
-SLICE_ALIGN = 4096
-MIN_POOL_BYTES = 2 << 30
-DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8, "i16": 2, "i8": 1, "u8": 1}
-ARITY = {"add": 2, "mul": 2, "relu": 1, "cast": 1, "scale_add": 2}
-WARMUP_CALLS, PROBE_CALLS, MIN_CALLS, MAX_CALLS = 3, 4, 10, 5000
-MAX_ISOLATED_CALLS, HOLD_FACTOR, HOLD_MARGIN_US, HOLD_MAX_US = 200, 1.5, 50, 200000
-HOST_CALLS, HOST_BATCHES = 256, 51
-TIMINGS = ("back-to-back", "isolated")
+HOST_CALLS, HOST_BATCHES = 256, 51  # bench/lib/timing.h: EWB_HOST_CALLS, EWB_HOST_BATCHES
 COLUMNS = "target,case,impl,op,out_dtype,in_dtype,shape,layout,c,bytes,us,gbps,us_isolated,gbps_isolated,check"
 OPERANDS = ("out", "a", "b")
-
-
-def round_up(x, to):
-    return (x + to - 1) // to * to
 
 
 def parse_case(line):
@@ -277,7 +270,7 @@ def turns(count, batches):
 
 
 def median_host_us(members, calls, batches):
-    """Host microseconds per call of each member (bench/harness.c's host method): batches of `calls`
+    """Host microseconds per call of each member (bench/lib/timing.c's host method): batches of `calls`
     back-to-back calls, the members in turn batch by batch (each first in turn), each member's stream
     drained after its batch and its result checked; one batch each first as a warm-up. The median batch."""
     times = [[] for _ in members]

@@ -394,8 +394,6 @@ def _torch_dtype(dtype) -> torch.dtype:
     return dtype if isinstance(dtype, torch.dtype) else _named_dtype(dtype)
 
 
-# ew.Op -> the op's name, for unary/binary and their lists (an IntEnum: a plain int finds it too).
-_OP_NAMES = {ew.Op.ADD: "add", ew.Op.MUL: "mul", ew.Op.RELU: "relu"}
 
 
 def _traced_call(name, args, out, stream, head=(), tail=()):
@@ -413,7 +411,8 @@ def _traced_call(name, args, out, stream, head=(), tail=()):
 
 
 def _named(op, names, what):
-    name = _OP_NAMES.get(op)
+    # The op's name is its ew.Op member's, lower-cased (a plain int finds it too).
+    name = ew.Op(op).name.lower() if op in ew.Op.__members__.values() else None
     if name not in names:
         raise ValueError("elementwise.%s: %r is not one of its ops (%s)" % (what, op, ", ".join(names)))
     return name

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The tensor-list targets in one go on this machine's GPU:
 #   scripts/gpu/bench-batched.sh OUT_DIR [BUILD_DIR]
-# BUILD_DIR (default build/gpu) is a CMake build with the bench (bench/ew-bench-batched). Runs the bench
+# BUILD_DIR (default build/gpu) is a CMake build with the bench (bench/ew-bench-lists). Runs the bench
 # and bench/peers/torch_foreach.py alternately, EW_BENCH_RUNS processes each (default 3): the host-bound
 # rows (end to end, host time) vary between processes on a shared host, so each row is judged on its
 # median over the runs, its range beside it. Writes OUT_DIR/ew-batched-R.csv and
@@ -12,12 +12,12 @@
 set -uo pipefail
 # shellcheck source=scripts/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-bench_setup ew-bench-batched "$@"
+bench_setup ew-bench-lists "$@"
 runs=${EW_BENCH_RUNS:-3}
 
 status=0
 for run in $(seq 1 "$runs"); do
-    echo "== ew-bench-batched, run $run of $runs"
+    echo "== ew-bench-lists, run $run of $runs"
     timeout 600 "$bench" --csv "$out/ew-batched-$run.csv" || status=1
     echo "== torch_foreach.py, run $run of $runs"
     timeout 600 python3 "$here/bench/peers/torch_foreach.py" --csv "$out/torch-foreach-$run.csv" || status=1

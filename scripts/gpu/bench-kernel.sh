@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The user-defined kernels' targets in one go on this machine's GPU:
 #   scripts/gpu/bench-kernel.sh OUT_DIR [BUILD_DIR]
-# BUILD_DIR (default build/gpu) is a CMake build with the bench target ew-bench-kernel. Writes to OUT_DIR:
-#   ew-kernel-create-compile.csv, .log  ew-bench-kernel --create-only compile: new sources compiled, with
+# BUILD_DIR (default build/gpu) is a CMake build with the bench target ew-bench-user-kernels. Writes to OUT_DIR:
+#   ew-kernel-create-compile.csv, .log  ew-bench-user-kernels --create-only compile: new sources compiled, with
 #                                       EW_KERNEL_CACHE_DIR a fresh empty directory, then one created again
 #                                       in the same process (the memory cache)
 #   ew-kernel-create-disk.csv, .log     --create-only disk: a second process creates the same sources from
@@ -13,12 +13,12 @@
 #                                       on target 2's chain
 #   kernel.md                           bench/kernel_report.py's table, printed at the end
 # Python: $PYTHON, else /opt/torch/.venv/bin/python3 where it exists, else python3 (the one holding PyTorch
-# and CuPy). Options for both ew-bench-kernel and the peer (--batches N, --batch-ms T, --timing LIST,
-# --device D) go in EW_KERNEL_ARGS. Exits 0; 1 when a step failed; 3 when ew-bench-kernel found no NVRTC.
+# and CuPy). Options for both ew-bench-user-kernels and the peer (--batches N, --batch-ms T, --timing LIST,
+# --device D) go in EW_KERNEL_ARGS. Exits 0; 1 when a step failed; 3 when ew-bench-user-kernels found no NVRTC.
 set -uo pipefail
 # shellcheck source=scripts/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-bench_setup ew-bench-kernel "$@"
+bench_setup ew-bench-user-kernels "$@"
 python=${PYTHON:-}
 if [ -z "$python" ]; then
     python=python3

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Hardware counters (Nsight Compute) of one kernel launch per case, to find what bounds a kernel
 # before changing it. A case is name|environment|program and options; the program
-# is ew-bench or peers/cub-peer under BUILD_DIR/bench, run on one case (--log2 one k, one --offsets); the
+# is ew-bench-catalogue or peers/cub-peer under BUILD_DIR/bench, run on one case (--log2 one k, one --offsets); the
 # profiled launch is the 8th that the kernel regex matches (after warm-up and probe): the library's
 # kernels and CUB's, or KERNEL_REGEX=... among the case's settings.
-#   scripts/gpu/profile.sh BUILD_DIR OUT_DIR 'name|VAR=value ...|ew-bench --ops add ...' ...
+#   scripts/gpu/profile.sh BUILD_DIR OUT_DIR 'name|VAR=value ...|ew-bench-catalogue --ops add ...' ...
 #   scripts/gpu/profile.sh BUILD_DIR OUT_DIR < scripts/gpu/profile-cases.txt   (a case a line)
 # Writes OUT_DIR/NAME.csv (ncu's details page) per case and prints one table of the key metrics; a
 # case ncu cannot profile is named and left out of the table.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ew-bench-kernel: user-defined kernels (ew_kernel_*) against the library's own calls, each case timed in
- * one group with its yardstick:
+ * ew-bench-user-kernels: user-defined kernels (ew_kernel_*) against the library's own calls, each case
+ * timed in one group with its yardstick:
  *   target 1  `return ew::add(in0, in1);` at f32, f16, i8, n = 2^20 ... 2^28, aligned and misaligned
  *             (out +2, in0 +1, in1 +3 elements: no common vector width), vs ew_binary(EW_OP_ADD): GB/s;
  *   target 2  `return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));`, f32 in, f16 out,
@@ -12,20 +12,18 @@
  *   target 4  host time to queue one ew_kernel_launch vs one ew_binary, add f32, n = 256; with
  *             --create-only, the time of ew_kernel_create (below).
  * GB/s = bytes the call must move (each operand element read or written once) / time, 1 GB = 10^9 bytes.
- * Method as bench/harness.c (docs/design.md): a pool of at least 2 GiB per operand, every call on the
- * next 4 KiB-aligned slice, inputs from ewb_fill_random (never zero), an L2 flush per group, warm-up and
- * a probe sizing batches, the median of the batches, CUDA events, the members of a group taking turns
- * batch by batch. Two columns: back-to-back (a handle as the environment makes it) and isolated (a handle
- * with EW_DEPENDENT_LAUNCH=0, an event after each call, the stream held by ewb_hold_back until the batch
- * is queued). Each kernel is created on both handles.
+ * Method of bench/lib (docs/design.md): a pool of at least 2 GiB per operand, every call on the next
+ * 4 KiB-aligned slice, inputs never zero, an L2 flush per group, warm-up and a probe sizing batches, the
+ * median of the batches, CUDA events, the members of a group taking turns batch by batch; both columns of
+ * bench/lib/common.h. Each kernel is created on both columns' handles.
  * Checks, in each column: the kernel and the catalogue calls giving the same bits (target 3: ew_binary
  * mul then add) run once on the same inputs into outputs poisoned with different bytes; the outputs are
  * compared whole, byte for byte, the poison around each must be intact, and spans at the start, middle
  * and end of the kernel's output are compared with the tests' CPU reference.
  *
- *   ew-bench-kernel [--csv FILE] [--targets LIST] [--log2 LIST] [--batches N] [--batch-ms T]
- *                   [--timing LIST] [--device D] [--no-check]
- *   ew-bench-kernel --create-only compile|disk [--tag TAG] [--sources K] [--csv FILE] [--device D]
+ *   ew-bench-user-kernels [--csv FILE] [--targets LIST] [--log2 LIST] [--batches N] [--batch-ms T]
+ *                         [--timing LIST] [--device D] [--no-check]
+ *   ew-bench-user-kernels --create-only compile|disk [--tag TAG] [--sources K] [--csv FILE] [--device D]
  * --create-only compile creates K sources never seen (the chain of target 2 behind a comment naming TAG and
  * a counter), each timed: with EW_KERNEL_CACHE_DIR a fresh empty directory that is a compilation; then one
  * of them again, many times, in the same process (the memory cache). --create-only disk, a new process
@@ -52,31 +50,24 @@
 
 #include <cuda_runtime_api.h>
 
+#include "check.h"
+#include "common.h"
+#include "csv.h"
 #include "elementwise.h"
-#include "harness.h"
+#include "pool.h"
 #include "raw_kernel.h"
-#ifndef EWB_NO_REF
-#include "ref.h"
-#endif
+#include "timing.h"
 
-enum { COL_B2B = 0, COL_ISO = 1, COLUMNS = 2 };
+enum { COL_B2B = EWB_BACK_TO_BACK, COL_ISO = EWB_ISOLATED, COLUMNS = EWB_COLUMNS };
 /* Operand pools: 0 out, 1-3 inputs, 3-4 the catalogue chains' temporaries. */
 enum { POOLS = 5, MAX_OFFSET = 3, MAX_CASES = 64, MAX_LOG2 = 8 };
 /* The sides of a case: the kernel, its yardstick, the catalogue calls whose bits it must equal. */
 enum { LIB = 0, YARD = 1, SAME = 2 };
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_NVRTC = 3 };
 
-static const char *const column_names[COLUMNS] = {"back-to-back", "isolated"};
-static const size_t SLICE_ALIGN = 4096;
-/* Pools are at least this big (the harness's 2 GiB: every input slice far out of L2); a host-only test may
- * shrink it. */
-#ifndef EWB_MIN_POOL_BYTES
-#define EWB_MIN_POOL_BYTES ((size_t)2 << 30)
-#endif
-static const size_t MIN_POOL_BYTES = EWB_MIN_POOL_BYTES;
 static const size_t CHUNK = (size_t)64 << 20;          /* pinned buffers of the whole-output comparison */
 static const uint64_t FILL_SEED = 0x5EEDC0DEull;
-static const unsigned char POISON[2] = {0xA5, 0x5A}; /* the kernel's output, the catalogue's */
+static const unsigned char POISON[2] = {EWB_POISON, 0x5A}; /* the kernel's output, the catalogue's */
 static const double ALPHA = 1.5;                     /* target 2's p0 */
 /* Targets 2 and 3's n, 2^26; a host-only test may shrink it. */
 #ifndef EWB_N26
@@ -183,7 +174,7 @@ static double bytes_of(const kcase_t *c, int side)
     operands(c, side, d);
     double size = 0;
     for (int p = 0; p < POOLS; ++p)
-        size += d[p] ? (double)ewb_dtype_size(d[p]) : 0;
+        size += d[p] ? (double)ew_dtype_size(d[p]) : 0;
     return size * (double)c->n;
 }
 
@@ -292,33 +283,20 @@ static int parse_options(int argc, char **argv, options_t *o)
 /* ---- device state ---- */
 
 static struct {
-    ew_handle_t handle[COLUMNS]; /* back-to-back: as the environment makes it; isolated: EW_DEPENDENT_LAUNCH=0 */
+    ew_handle_t handle[COLUMNS]; /* ewb_create_handles */
     ew_kernel_t kernel[COLUMNS][SLOTS];
-    unsigned char *pool[POOLS];
-    size_t pool_bytes, cursor[POOLS];
-    ew_dtype_t filled[POOLS]; /* what the pool holds: random values of this dtype, or 0 */
+    ewb_pools_t pools;
     unsigned char *host[2]; /* pinned, CHUNK bytes each */
     ewb_timer_t timer;
 } dev;
 
-static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
-
 /* A slice holds n elements after the largest offset. */
 static size_t stride_of(int64_t n, ew_dtype_t dtype)
 {
-    return round_up(((size_t)n + MAX_OFFSET) * ewb_dtype_size(dtype), SLICE_ALIGN);
+    return ewb_round_up(((size_t)n + MAX_OFFSET) * ew_dtype_size(dtype), EWB_SLICE_ALIGN);
 }
 
-static unsigned char *next_slice(int p, size_t stride)
-{
-    return ewb_next_slice(dev.pool[p], dev.pool_bytes, &dev.cursor[p], stride);
-}
-
-static int fill(int p, ew_dtype_t dtype)
-{
-    return ewb_fill_pool(dev.pool[p], dev.pool_bytes, &dev.filled[p], dtype, FILL_SEED + (uint64_t)p,
-                         dev.timer.stream);
-}
+static int fill(int p, ew_dtype_t dtype) { return ewb_pool_fill(&dev.pools, p, dtype, dev.timer.stream); }
 
 /* A side's pointers: on the next slices (fixed = 0), or (fixed = 1, for the checks) at the start of
  * every pool but out, whose second slice is the catalogue's when the kernel's is the first. */
@@ -332,31 +310,10 @@ static void pointers(const kcase_t *c, int side, int fixed, void *p[POOLS])
             continue;
         }
         const size_t stride = stride_of(c->n, d[k]);
-        unsigned char *slice = fixed ? dev.pool[k] + (k == 0 && side != LIB ? stride : 0) : next_slice(k, stride);
-        p[k] = slice + (c->misaligned ? (size_t)MISALIGNED[k] * ewb_dtype_size(d[k]) : 0);
+        unsigned char *slice =
+            fixed ? dev.pools.base[k] + (k == 0 && side != LIB ? stride : 0) : ewb_pool_next(&dev.pools, k, stride);
+        p[k] = slice + (c->misaligned ? (size_t)MISALIGNED[k] * ew_dtype_size(d[k]) : 0);
     }
-}
-
-/* Two handles, the isolated one created with EW_DEPENDENT_LAUNCH=0 (read at creation only), the variable
- * put back as it was. */
-static int create_handles(int device, int both)
-{
-    const char *setting = getenv("EW_DEPENDENT_LAUNCH");
-    char *saved = setting ? strdup(setting) : NULL;
-    int ok = ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_B2B]), "ew_handle_create");
-    if (ok && both)
-        ok = setenv("EW_DEPENDENT_LAUNCH", "0", 1) == 0 &&
-             ewb_ew_ok(ew_handle_create(device, &dev.handle[COL_ISO]),
-                       "ew_handle_create (EW_DEPENDENT_LAUNCH=0)");
-    if (saved ? setenv("EW_DEPENDENT_LAUNCH", saved, 1) : unsetenv("EW_DEPENDENT_LAUNCH"))
-        ok = 0;
-    if (both)
-        printf("# ew-kernel: back-to-back column: a handle with EW_DEPENDENT_LAUNCH%s%s; isolated column: a "
-               "handle with EW_DEPENDENT_LAUNCH=0, an event after each call, the stream held until the batch "
-               "is queued\n",
-               saved ? "=" : " unset", saved ? saved : "");
-    free(saved);
-    return ok ? 0 : -1;
 }
 
 /* Create slot's kernel on handle; 0, -1, or EXIT_NO_NVRTC's negative where NVRTC is missing. */
@@ -371,7 +328,7 @@ static int create_kernel(ew_handle_t handle, slot_t slot, const char *source, ew
     if (status == EW_ERROR_NOT_SUPPORTED) {
         fprintf(stderr,
                 "ew_kernel_create: EW_ERROR_NOT_SUPPORTED: %s\n"
-                "ew-bench-kernel: no run-time compilation here (NVRTC missing?): nothing measured\n",
+                "ew-bench-user-kernels: no run-time compilation here (NVRTC missing?): nothing measured\n",
                 ew_get_last_error_message());
         return -EXIT_NO_NVRTC;
     }
@@ -394,12 +351,9 @@ static int device_init(const options_t *o)
                     largest = stride_of(cases[i].n, d[p]);
         }
     }
-    dev.pool_bytes = 2 * largest > MIN_POOL_BYTES ? 2 * largest : MIN_POOL_BYTES;
-    if (ewb_timer_init(&dev.timer, o->device) != 0)
+    if (ewb_timer_init(&dev.timer, o->device) != 0 ||
+        ewb_pools_init(&dev.pools, POOLS, ewb_pool_bytes(largest), FILL_SEED) != 0)
         return -1;
-    for (int p = 0; p < POOLS; ++p)
-        if (!ewb_cuda_ok(cudaMalloc((void **)&dev.pool[p], dev.pool_bytes), "cudaMalloc (pool)"))
-            return -1;
     for (int k = 0; k < 2 && !o->no_check; ++k)
         if (!ewb_cuda_ok(cudaMallocHost((void **)&dev.host[k], CHUNK), "cudaMallocHost"))
             return -1;
@@ -411,7 +365,7 @@ static int device_init(const options_t *o)
             if (status != 0)
                 return status;
             printf("# kernel %-38s %-8s created on the %s handle in %.1f ms\n", specs[slot].source,
-                   specs[slot].dtype, column_names[col], us / 1e3);
+                   specs[slot].dtype, ewb_column_name(col), us / 1e3);
         }
     return 0;
 }
@@ -422,9 +376,7 @@ static void device_free(void)
         for (int slot = 0; slot < SLOTS; ++slot)
             if (dev.kernel[col][slot])
                 ew_kernel_destroy(dev.kernel[col][slot]);
-    for (int p = 0; p < POOLS; ++p)
-        if (dev.pool[p])
-            cudaFree(dev.pool[p]);
+    ewb_pools_free(&dev.pools);
     for (int k = 0; k < 2; ++k)
         if (dev.host[k])
             cudaFreeHost(dev.host[k]);
@@ -470,7 +422,7 @@ static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
                                                                                                       : -1;
 }
 
-/* ---- timing (bench/harness.c's method) ---- */
+/* ---- timing (bench/lib's method) ---- */
 
 typedef struct {
     ewb_member_t member; /* first: enqueue casts it back */
@@ -487,17 +439,6 @@ static int enqueue(ewb_member_t *member)
 }
 
 /* ---- the checks ---- */
-
-typedef enum { CHECK_OK, CHECK_NO_REFERENCE, CHECK_MISMATCH, CHECK_FAILED } check_t;
-static const char *const check_names[] = {"ok", "no-reference", "mismatch", "failed"};
-
-static void hex(char *text, size_t size, const unsigned char *bytes, size_t count)
-{
-    size_t used = 0;
-    text[0] = 0;
-    for (size_t k = count; k-- > 0 && used + 2 < size;)
-        used += (size_t)snprintf(text + used, size - used, "%02x", bytes[k]);
-}
 
 /* Compare `bytes` at x and y on the device, elements of `size` bytes, through the pinned buffers: the
  * differing elements counted, the first one described in why. -1 where a copy failed. */
@@ -518,8 +459,8 @@ static int compare_whole(const unsigned char *x, const unsigned char *y, size_t 
             if (memcmp(dev.host[0] + at, dev.host[1] + at, size) != 0) {
                 if (*differ == 0) {
                     char got[20], want[20];
-                    hex(got, sizeof got, dev.host[0] + at, size);
-                    hex(want, sizeof want, dev.host[1] + at, size);
+                    ewb_hex(got, sizeof got, dev.host[0] + at, size);
+                    ewb_hex(want, sizeof want, dev.host[1] + at, size);
                     snprintf(why, why_size, "element %lld: kernel 0x%s, catalogue 0x%s",
                              (long long)((done + at) / size), got, want);
                 }
@@ -552,107 +493,68 @@ static int guards_intact(const unsigned char *slice, size_t stride, const unsign
     return 0;
 }
 
-enum { SPAN = 32 };
-
-/* Spans at the start, middle and end of the kernel's output against the tests' CPU reference of the
- * catalogue calls the kernel stands for. */
-static check_t check_reference(const kcase_t *c, void *const p[POOLS], char *why, size_t why_size)
+/* The CPU reference of the catalogue calls a case's kernel stands for. */
+static int reference(const void *ctx, int64_t count, void *want, const void *const in[])
 {
-#ifdef EWB_NO_REF
-    (void)c, (void)p;
-    snprintf(why, why_size, "no reference");
-    return CHECK_NO_REFERENCE;
-#else
-    const size_t out_size = ewb_dtype_size(specs[c->slot].out), in_size = ewb_dtype_size(specs[c->slot].in);
-    const int64_t span = c->n < SPAN ? c->n : SPAN, starts[3] = {0, c->n / 2 - span / 2, c->n - span};
-    for (int s = 0; s < 3; ++s) {
-        unsigned char got[SPAN * 8], want[SPAN * 8], in[3][SPAN * 8];
-        const int64_t first = starts[s];
-        if (!ewb_cuda_ok(cudaMemcpy(got, (unsigned char *)p[0] + first * (int64_t)out_size,
-                                    (size_t)span * out_size, cudaMemcpyDeviceToHost),
-                         "cudaMemcpy (check)"))
-            return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
-        for (int k = 0; k < specs[c->slot].inputs; ++k)
-            if (!ewb_cuda_ok(cudaMemcpy(in[k], (unsigned char *)p[1 + k] + first * (int64_t)in_size,
-                                        (size_t)span * in_size, cudaMemcpyDeviceToHost),
-                             "cudaMemcpy (check)"))
-                return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
-        if (c->slot == K_CHAIN) {
-            float scaled[SPAN], relu[SPAN];
-            ref_scale_add(EW_F32, ALPHA, span, scaled, in[0], in[1]);
-            ref_unary(EW_OP_RELU, EW_F32, span, relu, scaled);
-            ref_cast(EW_F16, EW_F32, span, want, relu);
-        } else if (c->slot == K_TERNARY) {
-            uint16_t product[SPAN];
-            ref_binary(EW_OP_MUL, EW_F16, span, product, in[0], in[1]);
-            ref_binary(EW_OP_ADD, EW_F16, span, want, product, in[2]);
-        } else {
-            ref_binary(EW_OP_ADD, specs[c->slot].out, span, want, in[0], in[1]);
-        }
-        for (int64_t j = 0; j < span; ++j)
-            if (memcmp(got + j * (int64_t)out_size, want + j * (int64_t)out_size, out_size) != 0) {
-                char g[20], w[20];
-                hex(g, sizeof g, got + j * (int64_t)out_size, out_size);
-                hex(w, sizeof w, want + j * (int64_t)out_size, out_size);
-                snprintf(why, why_size, "element %lld: kernel 0x%s, CPU reference 0x%s", (long long)(first + j), g,
-                         w);
-                return CHECK_MISMATCH;
-            }
+    const kcase_t *c = ctx;
+    if (c->slot == K_CHAIN) {
+        float scaled[EWB_MAX_SPAN], relu[EWB_MAX_SPAN];
+        return ewb_reference(EW_OP_SCALE_ADD, EW_F32, EW_F32, ALPHA, count, scaled, in[0], in[1]) ||
+               ewb_reference(EW_OP_RELU, EW_F32, EW_F32, 0, count, relu, scaled, NULL) ||
+               ewb_reference(EW_OP_CAST, EW_F16, EW_F32, 0, count, want, relu, NULL);
     }
-    snprintf(why, why_size, "ok");
-    return CHECK_OK;
-#endif
+    if (c->slot == K_TERNARY) {
+        uint16_t product[EWB_MAX_SPAN];
+        return ewb_reference(EW_OP_MUL, EW_F16, EW_F16, 0, count, product, in[0], in[1]) ||
+               ewb_reference(EW_OP_ADD, EW_F16, EW_F16, 0, count, want, product, in[2]);
+    }
+    return ewb_reference(EW_OP_ADD, specs[c->slot].out, specs[c->slot].out, 0, count, want, in[0], in[1]);
 }
 
 /* The kernel and the catalogue calls of the same bits, once each in the column on the same inputs, into
  * outputs poisoned with different bytes: the whole outputs equal byte for byte, the poison around both
  * intact, and the kernel's output equal to the CPU reference where sampled. */
-static check_t check_case(const kcase_t *c, int column, char *why, size_t why_size)
+static ewb_check_t check_case(const kcase_t *c, int column, char *why, size_t why_size)
 {
     void *lib[POOLS], *same[POOLS];
     pointers(c, LIB, 1, lib);
     pointers(c, SAME, 1, same);
     const ew_dtype_t out = specs[c->slot].out;
-    const size_t size = ewb_dtype_size(out), stride = stride_of(c->n, out), out_bytes = (size_t)c->n * size;
-    unsigned char *slice[2] = {dev.pool[0], dev.pool[0] + stride}, *outs[2] = {lib[0], same[0]};
+    const size_t size = ew_dtype_size(out), stride = stride_of(c->n, out), out_bytes = (size_t)c->n * size;
+    unsigned char *slice[2] = {dev.pools.base[0], dev.pools.base[0] + stride}, *outs[2] = {lib[0], same[0]};
     if (!ewb_cuda_ok(cudaMemsetAsync(slice[0], POISON[0], stride, dev.timer.stream), "cudaMemsetAsync") ||
         !ewb_cuda_ok(cudaMemsetAsync(slice[1], POISON[1], stride, dev.timer.stream), "cudaMemsetAsync") ||
         call(c, LIB, column, lib) != 0 || call(c, SAME, column, same) != 0 ||
         !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "a checked call failed");
-        return CHECK_FAILED;
+        return EWB_CHECK_FAILED;
     }
     int64_t differ = 0;
     char first[96] = "";
     if (compare_whole(outs[0], outs[1], out_bytes, size, &differ, first, sizeof first) != 0)
-        return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
+        return snprintf(why, why_size, "copy back failed"), EWB_CHECK_FAILED;
     if (differ) {
         snprintf(why, why_size, "%lld of %lld elements differ from the catalogue's; %s", (long long)differ,
                  (long long)c->n, first);
-        return CHECK_MISMATCH;
+        return EWB_CHECK_MISMATCH;
     }
     for (int k = 0; k < 2; ++k) {
         int intact;
         if (guards_intact(slice[k], stride, outs[k], out_bytes, POISON[k], &intact) != 0)
-            return snprintf(why, why_size, "copy back failed"), CHECK_FAILED;
+            return snprintf(why, why_size, "copy back failed"), EWB_CHECK_FAILED;
         if (!intact) {
             snprintf(why, why_size, "the %s wrote outside its output", k ? "catalogue" : "kernel");
-            return CHECK_MISMATCH;
+            return EWB_CHECK_MISMATCH;
         }
     }
-    return check_reference(c, lib, why, why_size);
+    const void *inputs[3] = {lib[1], lib[2], lib[3]};
+    return ewb_check_spans(lib[0], out, inputs, specs[c->slot].inputs, specs[c->slot].in, c->n, EWB_MAX_SPAN,
+                           reference, c, why, why_size);
 }
 
 /* ---- output ---- */
 
 static FILE *csv;
-
-static void csv_value(const char *format, double value)
-{
-    fputc(',', csv);
-    if (!isnan(value))
-        fprintf(csv, format, value);
-}
 
 static void csv_row(int target, const char *name, const char *dtype, int64_t n, const char *alignment,
                     const char *timing, const char *metric, double library, const char *yard_impl, double yard,
@@ -664,34 +566,12 @@ static void csv_row(int target, const char *name, const char *dtype, int64_t n, 
     if (n > 0)
         fprintf(csv, "%lld", (long long)n);
     fprintf(csv, ",%s,%s,%s", alignment, timing, metric);
-    csv_value("%.4f", library);
+    ewb_csv_number(csv, "%.4f", library);
     fprintf(csv, ",%s", yard_impl);
-    csv_value("%.4f", yard);
-    csv_value("%.4f", ratio);
+    ewb_csv_number(csv, "%.4f", yard);
+    ewb_csv_number(csv, "%.4f", ratio);
     fprintf(csv, ",%s\n", check);
     fflush(csv);
-}
-
-static int open_csv(const char *path)
-{
-    if (!path)
-        return 0;
-    csv = fopen(path, "w");
-    if (!csv) {
-        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    fputs("target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check\n", csv);
-    return 0;
-}
-
-/* A figure of the log, "-" where not timed; format is " %<width>.<precision>f". */
-static void print_value(const char *format, double value)
-{
-    if (isnan(value))
-        printf(" %*s", atoi(format + 2), "-");
-    else
-        printf(format, value);
 }
 
 static const char *yard_name(const kcase_t *c)
@@ -724,12 +604,10 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
     for (int k = 1; k <= specs[c->slot].inputs; ++k)
         if (fill(k, lib_dtypes[k]) != 0)
             return -1;
-    dev.filled[3] = c->slot == K_CHAIN ? (ew_dtype_t)0 : dev.filled[3];
-    dev.filled[4] = (ew_dtype_t)0;
-    int columns[COLUMNS], column_count = 0;
-    for (int k = 0; k < COLUMNS; ++k)
-        if (o->timing >> k & 1)
-            columns[column_count++] = k;
+    dev.pools.filled[3] = c->slot == K_CHAIN ? (ew_dtype_t)0 : dev.pools.filled[3];
+    dev.pools.filled[4] = (ew_dtype_t)0;
+    int columns[COLUMNS];
+    const int column_count = ewb_timed_columns(o->timing, columns);
     member_t group[2 * COLUMNS];
     ewb_member_t *members[2 * COLUMNS];
     for (int m = 0; m < 2 * column_count; ++m) {
@@ -762,90 +640,83 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
         }
     }
     char why[192] = "skipped";
-    check_t worst = CHECK_OK;
+    ewb_check_t worst = EWB_CHECK_OK;
     if (!o->no_check) {
         for (int k = 0; k < column_count; ++k) {
             char w[160];
-            const check_t v = check_case(c, columns[k], w, sizeof w);
-            if (k == 0 || v > worst)
-                worst = v, snprintf(why, sizeof why, "%s%s%s", v != CHECK_OK ? column_names[columns[k]] : "",
-                                    v != CHECK_OK ? ": " : "", w);
+            const ewb_check_t v = check_case(c, columns[k], w, sizeof w);
+            ewb_check_fold(&worst, why, sizeof why, k == 0, v, ewb_column_name(columns[k]), w);
         }
         ++*checked;
-        *failures += worst == CHECK_MISMATCH || worst == CHECK_FAILED;
+        *failures += ewb_check_fails(worst);
     }
     printf("%-30s", c->name);
-    print_value(" %10.1f", lib[COL_B2B]);
-    print_value(" %10.1f", yard[COL_B2B]);
-    print_value(" %10.1f", lib[COL_ISO]);
-    print_value(" %10.1f", yard[COL_ISO]);
-    print_value(" %8.3f", ratio[COL_B2B]);
-    print_value(" %8.3f", ratio[COL_ISO]);
+    ewb_print_number(" %*.1f", 10, lib[COL_B2B]);
+    ewb_print_number(" %*.1f", 10, yard[COL_B2B]);
+    ewb_print_number(" %*.1f", 10, lib[COL_ISO]);
+    ewb_print_number(" %*.1f", 10, yard[COL_ISO]);
+    ewb_print_number(" %*.3f", 8, ratio[COL_B2B]);
+    ewb_print_number(" %*.3f", 8, ratio[COL_ISO]);
     printf("  %s\n", why);
     if (timed_in_us(c))
         for (int col = 0; col < COLUMNS; ++col)
             if (!isnan(lib[col]))
                 printf("#   %s: the kernel moves %.1f GB/s of its %.0f bytes an element; the three calls %.1f "
                        "GB/s of their 26\n",
-                       column_names[col], bytes_of(c, LIB) / lib[col] / 1e3, bytes_of(c, LIB) / (double)c->n,
+                       ewb_column_name(col), bytes_of(c, LIB) / lib[col] / 1e3, bytes_of(c, LIB) / (double)c->n,
                        bytes_of(c, YARD) / yard[col] / 1e3);
     fflush(stdout);
-    const char *check = o->no_check ? "skipped" : check_names[worst];
+    const char *check = o->no_check ? "skipped" : ewb_check_name(worst);
     for (int col = 0; col < COLUMNS; ++col)
         if (o->timing >> col & 1)
             csv_row(c->target, c->name, specs[c->slot].dtype, c->n, c->misaligned ? "misaligned" : "aligned",
-                    column_names[col], timed_in_us(c) ? "us" : "gbps", lib[col], yard_name(c), yard[col],
+                    ewb_column_name(col), timed_in_us(c) ? "us" : "gbps", lib[col], yard_name(c), yard[col],
                     ratio[col], check);
     return 0;
 }
 
 /* ---- target 4: host time of a launch ---- */
 
-/* Host microseconds to queue one call, add f32 at n = 256: batches of CALLS calls timed with
- * clock_gettime, the stream drained between batches, the launchers (kernel and ew_binary on each column's
- * handle) taking turns batch by batch so drift falls on all alike; the median batch. Nothing but the call
- * is timed. */
+/* Target 4's launchers: slot s is column[s]'s kernel (even s) or ew_binary (odd s). */
+typedef struct {
+    const kcase_t *c;
+    int column[2 * COLUMNS];
+    void *p[POOLS];
+} host_t;
+
+static int host_call(void *ctx, int s)
+{
+    const host_t *h = ctx;
+    return call(h->c, s & 1 ? YARD : LIB, h->column[s], h->p);
+}
+
+/* Host microseconds to queue one call, add f32 at n = 256 (ewb_time_host): the kernel and ew_binary on
+ * each timed column's handle. */
 static int run_host(const options_t *o, int *failures)
 {
-    enum { CALLS = 256, BATCHES = 51, SLOTS_HOST = 2 * COLUMNS };
-    static double t[SLOTS_HOST][BATCHES];
     const kcase_t c = {.target = 4, .name = "t4-host-add-f32", .slot = K_ADD_F32, .n = HOST_N};
-    void *p[POOLS];
+    host_t h = {.c = &c};
     if (fill(1, EW_F32) != 0 || fill(2, EW_F32) != 0)
         return -1;
-    pointers(&c, LIB, 1, p);
-    /* slot s: column s / 2; even the kernel, odd ew_binary */
-    int failed = 0;
-    for (int s = 0; s < SLOTS_HOST && !failed; ++s)
-        for (int i = 0; i < CALLS && !failed && (o->timing >> (s / 2) & 1); ++i)
-            failed = call(&c, s & 1 ? YARD : LIB, s / 2, p) != 0;
-    failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
-    for (int b = 0; b < BATCHES && !failed; ++b)
-        for (int turn = 0; turn < SLOTS_HOST && !failed; ++turn) {
-            const int s = (turn + b) % SLOTS_HOST;
-            if (!(o->timing >> (s / 2) & 1))
-                continue;
-            const double t0 = ewb_now_us();
-            for (int i = 0; i < CALLS && !failed; ++i)
-                failed = call(&c, s & 1 ? YARD : LIB, s / 2, p) != 0;
-            t[s][b] = (ewb_now_us() - t0) / CALLS;
-            failed = failed || !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize");
-        }
-    if (failed) {
+    pointers(&c, LIB, 1, h.p);
+    int columns[COLUMNS], slots = 0;
+    const int column_count = ewb_timed_columns(o->timing, columns);
+    for (int k = 0; k < column_count; ++k)
+        h.column[slots++] = columns[k], h.column[slots++] = columns[k];
+    double t[2 * COLUMNS];
+    if (ewb_time_host(host_call, &h, slots, EWB_HOST_CALLS, EWB_HOST_BATCHES, dev.timer.stream, t) != 0) {
         ++*failures;
         return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
     }
     printf("# target 4: host time per call (median of %d batches of %d calls, the stream drained between "
            "batches), `return ew::add(in0, in1);` f32 vs ew_binary add f32, n = %lld; goal <= +0.2 us\n",
-           BATCHES, CALLS, (long long)HOST_N);
-    for (int col = 0; col < COLUMNS; ++col) {
-        if (!(o->timing >> col & 1))
-            continue;
-        const double kernel = ewb_median(t[2 * col], BATCHES), binary = ewb_median(t[2 * col + 1], BATCHES);
-        printf("%-13s kernel %7.3f us  ew_binary %7.3f us  difference %+7.3f us\n", column_names[col], kernel,
-               binary, kernel - binary);
-        csv_row(4, c.name, "f32", c.n, "aligned", column_names[col], "host_us", kernel, "ew_binary_add", binary,
-                binary / kernel, "");
+           EWB_HOST_BATCHES, EWB_HOST_CALLS, (long long)HOST_N);
+    for (int k = 0; k < column_count; ++k) {
+        const double kernel = t[2 * k], binary = t[2 * k + 1];
+        printf("%-13s kernel %7.3f us  ew_binary %7.3f us  difference %+7.3f us\n", ewb_column_name(columns[k]),
+               kernel, binary, kernel - binary);
+        csv_row(4, c.name, "f32", c.n, "aligned", ewb_column_name(columns[k]), "host_us", kernel, "ew_binary_add",
+                binary, binary / kernel, "");
     }
     fflush(stdout);
     return 0;
@@ -855,19 +726,19 @@ static int run_host(const options_t *o, int *failures)
 
 static void unique_source(char *text, size_t size, const char *tag, int i)
 {
-    snprintf(text, size, "/* ew-bench-kernel %s %d */ " CHAIN_SOURCE, tag, i);
+    snprintf(text, size, "/* ew-bench-user-kernels %s %d */ " CHAIN_SOURCE, tag, i);
 }
 
 /* Each kernel launched once on fresh random inputs against the three catalogue calls, bit for bit. */
-static check_t check_created(ew_kernel_t *kernels, int count, char *why, size_t why_size)
+static ewb_check_t check_created(ew_kernel_t *kernels, int count, char *why, size_t why_size)
 {
     enum { N = 4099 }; /* odd: a tail after every pack width */
     unsigned char *base = NULL;
-    const size_t f32 = round_up(N * 4, 256), f16 = round_up(N * 2, 256);
-    check_t verdict = CHECK_FAILED;
+    const size_t f32 = ewb_round_up(N * 4, 256), f16 = ewb_round_up(N * 2, 256);
+    ewb_check_t verdict = EWB_CHECK_FAILED;
     snprintf(why, why_size, "a checked call failed");
     if (!ewb_cuda_ok(cudaMalloc((void **)&base, 4 * f32 + 2 * f16), "cudaMalloc"))
-        return CHECK_FAILED;
+        return EWB_CHECK_FAILED;
     unsigned char *a = base, *b = a + f32, *t1 = b + f32, *t2 = t1 + f32, *want = t2 + f32, *got = want + f16;
     const void *inputs[2] = {a, b};
     const ew_handle_t h = dev.handle[COL_B2B];
@@ -894,12 +765,12 @@ static check_t check_created(ew_kernel_t *kernels, int count, char *why, size_t 
             while (g[j] == w[j])
                 ++j;
             snprintf(why, why_size, "kernel %d, element %d: 0x%04x, the three calls 0x%04x", k, j, g[j], w[j]);
-            verdict = CHECK_MISMATCH;
+            verdict = EWB_CHECK_MISMATCH;
             goto done;
         }
     }
     snprintf(why, why_size, "ok");
-    verdict = CHECK_OK;
+    verdict = EWB_CHECK_OK;
 done:
     cudaFree(base);
     return verdict;
@@ -923,7 +794,7 @@ static int run_create(const options_t *o)
         snprintf(tag, sizeof tag, "%ld-%lld-%ld", (long)getpid(), (long long)now.tv_sec, now.tv_nsec);
     }
     const char *dir = getenv("EW_KERNEL_CACHE_DIR"), *cache = getenv("EW_KERNEL_CACHE");
-    printf("# ew-kernel create: %s, tag %s, %d sources like `/* ew-bench-kernel %s 0 */ %s`, "
+    printf("# ew-kernel create: %s, tag %s, %d sources like `/* ew-bench-user-kernels %s 0 */ %s`, "
            "EW_KERNEL_CACHE_DIR=%s, EW_KERNEL_CACHE=%s\n",
            disk ? "from the disk cache (a new process)" : "compiling new sources", tag, count, tag, CHAIN_SOURCE,
            dir ? dir : "(unset)", cache ? cache : "(unset)");
@@ -945,13 +816,13 @@ static int run_create(const options_t *o)
     const double most = t[count - 1];
     const char *what = disk ? "disk" : "compile";
     char name[48], why[128];
-    const check_t verdict = check_created(kernels, count, why, sizeof why);
-    failures += verdict != CHECK_OK;
+    const ewb_check_t verdict = check_created(kernels, count, why, sizeof why);
+    failures += verdict != EWB_CHECK_OK;
     printf("create (%s): median %.1f us, max %.1f us, first in the process %.1f us, over %d sources; goal <= %s\n",
            what, mid, most, first, count, disk ? "5 ms" : "150 ms");
     printf("# ew-kernel create: each created kernel launched once against the three catalogue calls: %s\n", why);
     snprintf(name, sizeof name, "t4-create-%s", what);
-    csv_row(4, name, "f16<-f32", count, "-", "host", "create_us", mid, "", NAN, NAN, check_names[verdict]);
+    csv_row(4, name, "f16<-f32", count, "-", "host", "create_us", mid, "", NAN, NAN, ewb_check_name(verdict));
     snprintf(name, sizeof name, "t4-create-%s-max", what);
     csv_row(4, name, "f16<-f32", count, "-", "host", "create_us", most, "", NAN, NAN, "");
     snprintf(name, sizeof name, "t4-create-%s-first", what);
@@ -986,7 +857,7 @@ static int run(const options_t *o)
     int failures = 0, checked = 0, behind = 0, batches = 0, status = 0;
     printf("# ew-kernel: %d cases, pools %d x %.2f GiB, median of %d batches of about %g ms; GB/s = bytes the "
            "call moves (each operand element once) / time\n",
-           case_count, POOLS, (double)dev.pool_bytes / (1 << 30), o->batches, o->batch_ms);
+           case_count, POOLS, (double)dev.pools.bytes / (1 << 30), o->batches, o->batch_ms);
     for (int i = 0; i < case_count && status == 0; ++i) {
         if (i == 0 || cases[i].target != cases[i - 1].target)
             print_header(cases[i].target);
@@ -1017,14 +888,12 @@ int main(int argc, char **argv)
     const int found = ewb_use_device(o.device);
     if (found <= 0)
         return found == 0 ? 0 : found == -2 ? EXIT_USAGE : EXIT_FAILED;
-    if (open_csv(o.csv_path) != 0)
+    csv = ewb_csv_open(o.csv_path,
+                       "target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check\n");
+    if (o.csv_path && !csv)
         return EXIT_FAILED;
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, o.device) == cudaSuccess)
-        printf("# device %d: %s, cc %d.%d, %d SMs, L2 %.0f MiB\n", o.device, prop.name, prop.major, prop.minor,
-               prop.multiProcessorCount, prop.l2CacheSize / 1048576.0);
     int status;
-    if (create_handles(o.device, !o.create_only) != 0) {
+    if (ewb_create_handles(o.device, !o.create_only, "ew-kernel", dev.handle) != 0) {
         status = EXIT_FAILED;
     } else if (o.create_only) {
         status = ewb_cuda_ok(cudaStreamCreateWithFlags(&dev.timer.stream, cudaStreamNonBlocking),
@@ -1036,7 +905,7 @@ int main(int argc, char **argv)
         status = status == -EXIT_NO_NVRTC ? EXIT_NO_NVRTC : status != 0 ? EXIT_FAILED : run(&o);
     }
     device_free();
-    if (csv && fclose(csv) != 0)
+    if (ewb_csv_close(csv) != 0)
         status = EXIT_FAILED;
     return status;
 }

@@ -11,10 +11,10 @@
  *   host        host time of one ew_binary_batched call (its launches queued, not run) at counts 1,
  *               100, 1,000 and 10,000 entries of 4,096 elements, of one ew_binary of 4,096, and of
  *               one cudaLaunchKernel of a raw add kernel over as many (the floor of any call).
- * Method as bench/harness.c: warm-up calls, then batches of calls between two events, the median batch
- * divided by its calls. The sizes come from xorshift64 seeded with --seed, which
- * bench/peers/torch_foreach.py repeats, so its lists are these.
- *   ew-bench-batched [--csv FILE] [--seed N] [--batches N]
+ * Method of bench/lib: warm-up calls, then batches of calls between two events, the median batch divided
+ * by its calls. The sizes come from xorshift64 seeded with --seed, which bench/peers/torch_foreach.py
+ * repeats, so its lists are these.
+ *   ew-bench-lists [--csv FILE] [--seed N] [--batches N]
  * Columns: case,impl,count,elements,us,gbps. Without a GPU it says so and exits 0.
  */
 #include <inttypes.h>
@@ -26,33 +26,27 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common.h"
+#include "csv.h"
 #include "elementwise.h"
-#include "harness.h"
+#include "timing.h"
 
 enum { COUNT = 1000, WARMUP = 3, CALLS_PER_BATCH = 10 };
 
 static int batches = 15;
 static FILE *csv;
 static ew_handle_t handle;
-static cudaStream_t stream;
+static ewb_timer_t timer; /* its stream is the one every call is queued on */
 
-#define CHECK_CUDA(call)                                                                                     \
-    do {                                                                                                     \
-        cudaError_t e_ = (call);                                                                             \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
-#define CHECK_EW(call)                                                                                       \
-    do {                                                                                                     \
-        ew_status_t s_ = (call);                                                                             \
-        if (s_ != EW_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, ew_status_string(s_),         \
-                    ew_get_last_error_message());                                                            \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
+/* A failed call ends the program (said on stderr): its figures would be meaningless. */
+#define CHECK_CUDA(call) need(ewb_cuda_ok((call), #call))
+#define CHECK_EW(call) need(ewb_ew_ok((call), #call))
+
+static void need(int ok)
+{
+    if (!ok)
+        exit(1);
+}
 
 /* The sizes: xorshift64 (13, 7, 17), u = top 53 bits / 2^53, n = round(2^(10 + 10 u)). */
 static void loguniform_sizes(uint64_t seed, int64_t *n, int count)
@@ -72,25 +66,21 @@ typedef int (*call_fn)(void *ctx); /* queues one call: 0 (a failure exits) */
  * Batches queued past their hold count in *behind. */
 static double gpu_us(call_fn call, void *ctx, int *behind)
 {
-    cudaEvent_t start, stop;
-    CHECK_CUDA(cudaEventCreate(&start));
-    CHECK_CUDA(cudaEventCreate(&stop));
     double call_us = ewb_now_us(); /* the host's time to queue one call */
     for (int w = 0; w < WARMUP; ++w)
         call(ctx);
     call_us = (ewb_now_us() - call_us) / WARMUP;
-    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamSynchronize(timer.stream));
     double *t = malloc((size_t)batches * sizeof *t);
     for (int b = 0; b < batches; ++b) {
         double ms;
-        if (ewb_time_held(stream, start, stop, NULL, call, ctx, CALLS_PER_BATCH, &call_us, behind, &ms) != 0)
+        if (ewb_time_held(timer.stream, timer.start, timer.stop, NULL, call, ctx, CALLS_PER_BATCH, &call_us,
+                          behind, &ms) != 0)
             exit(1);
         t[b] = ms * 1e3 / CALLS_PER_BATCH;
     }
     const double result = ewb_median(t, batches);
     free(t);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     return result;
 }
 
@@ -99,13 +89,13 @@ static double end_to_end_us(call_fn call, void *ctx)
 {
     for (int w = 0; w < WARMUP; ++w)
         call(ctx);
-    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamSynchronize(timer.stream));
     const int runs = batches * CALLS_PER_BATCH;
     double *t = malloc((size_t)runs * sizeof *t);
     for (int r = 0; r < runs; ++r) {
         const double t0 = ewb_now_us();
         call(ctx);
-        CHECK_CUDA(cudaStreamSynchronize(stream));
+        CHECK_CUDA(cudaStreamSynchronize(timer.stream));
         t[r] = ewb_now_us() - t0;
     }
     const double result = ewb_median(t, runs);
@@ -122,12 +112,12 @@ static double host_us(call_fn call, void *ctx)
     double *t = malloc((size_t)runs * sizeof *t);
     for (int r = 0; r < runs; ++r) {
         if (r % CALLS_PER_BATCH == 0)
-            CHECK_CUDA(cudaStreamSynchronize(stream));
+            CHECK_CUDA(cudaStreamSynchronize(timer.stream));
         const double t0 = ewb_now_us();
         call(ctx);
         t[r] = ewb_now_us() - t0;
     }
-    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamSynchronize(timer.stream));
     const double result = ewb_median(t, runs);
     free(t);
     return result;
@@ -183,28 +173,27 @@ static void list_free(list_t *l)
 static int add_list(void *ctx)
 {
     list_t *l = ctx;
-    CHECK_EW(ew_binary_batched(handle, EW_OP_ADD, EW_F32, l->count, l->n, l->out, l->a, l->b, stream));
+    CHECK_EW(ew_binary_batched(handle, EW_OP_ADD, EW_F32, l->count, l->n, l->out, l->a, l->b, timer.stream));
     return 0;
 }
 static int add_loop(void *ctx)
 {
     list_t *l = ctx;
     for (int i = 0; i < l->count; ++i)
-        CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, l->n[i], l->out[i], l->a[i], l->b[i], stream));
+        CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, l->n[i], l->out[i], l->a[i], l->b[i], timer.stream));
     return 0;
 }
 /* bench/raw_kernel.cu's add over the first entry through cudaLaunchKernel: a launch's own host cost. */
 static int raw_launch(void *ctx)
 {
     list_t *l = ctx;
-    if (ewb_raw_launch_add_f32(NULL, l->n[0], l->out[0], l->a[0], l->b[0], stream) != 0)
-        exit(1);
+    need(ewb_raw_launch_add_f32(NULL, l->n[0], l->out[0], l->a[0], l->b[0], timer.stream) == 0);
     return 0;
 }
 static int cast_list(void *ctx)
 {
     list_t *l = ctx;
-    CHECK_EW(ew_cast_batched(handle, l->out_dtype, l->in_dtype, l->count, l->n, l->out, l->a, stream));
+    CHECK_EW(ew_cast_batched(handle, l->out_dtype, l->in_dtype, l->count, l->n, l->out, l->a, timer.stream));
     return 0;
 }
 
@@ -217,13 +206,13 @@ typedef struct {
 static int add_flat(void *ctx)
 {
     flat_t *f = ctx;
-    CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, f->n, f->out, f->a, f->b, stream));
+    CHECK_EW(ew_binary(handle, EW_OP_ADD, EW_F32, f->n, f->out, f->a, f->b, timer.stream));
     return 0;
 }
 static int cast_flat(void *ctx)
 {
     flat_t *f = ctx;
-    CHECK_EW(ew_cast(handle, f->out_dtype, f->in_dtype, f->n, f->out, f->a, stream));
+    CHECK_EW(ew_cast(handle, f->out_dtype, f->in_dtype, f->n, f->out, f->a, timer.stream));
     return 0;
 }
 
@@ -232,8 +221,12 @@ static void row(const char *name, const char *impl, int count, int64_t elements,
     const double gbps = bytes > 0 ? bytes / (us * 1e3) : 0;
     printf("%-12s %-16s count %6d  elements %11" PRId64 "  %10.2f us  %8.1f GB/s\n", name, impl, count, elements,
            us, gbps);
-    if (csv)
-        fprintf(csv, "%s,%s,%d,%" PRId64 ",%.3f,%.1f\n", name, impl, count, elements, us, gbps);
+    if (csv) {
+        fprintf(csv, "%s,%s,%d,%" PRId64, name, impl, count, elements);
+        ewb_csv_number(csv, "%.3f", us);
+        ewb_csv_number(csv, "%.1f", gbps);
+        fputc('\n', csv);
+    }
 }
 
 int main(int argc, char **argv)
@@ -252,20 +245,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        printf("no CUDA device: nothing to measure\n");
-        return 0;
-    }
-    CHECK_CUDA(cudaSetDevice(0));
+    const int found = ewb_use_device(0);
+    if (found <= 0)
+        return found == 0 ? 0 : 1;
     CHECK_EW(ew_handle_create(0, &handle));
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    if (csv_path && (csv = fopen(csv_path, "w")) == NULL) {
-        perror(csv_path);
+    need(ewb_timer_init(&timer, 0) == 0);
+    csv = ewb_csv_open(csv_path, "case,impl,count,elements,us,gbps\n");
+    if (csv_path && !csv)
         return 1;
-    }
-    if (csv)
-        fprintf(csv, "case,impl,count,elements,us,gbps\n");
 
     int behind = 0; /* GPU-time batches queued past their hold */
     int64_t sizes[COUNT];
@@ -315,9 +302,8 @@ int main(int argc, char **argv)
     }
     free(n4096);
     printf("GPU time: %d of the timed batches were queued past their hold (those include host time)\n", behind);
-    if (csv)
-        fclose(csv);
+    const int status = ewb_csv_close(csv) != 0;
     ew_handle_destroy(handle);
-    cudaStreamDestroy(stream);
-    return 0;
+    ewb_timer_free(&timer);
+    return status;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Strided layouts: the checks a strided call's views must pass, their coalescing into the fewest
- * dimensions that address the same elements, and the strided launch plan (which kernel, how its
- * operands are read, its grid). Pure C, so the CPU tests check it against a brute-force model; the
- * kernels (src/strided.cuh) take the plan as it is. NVRTC sees the plan's types only (run-time
+ * dimensions that address the same elements (src/layout.c), and the strided launch plan (which kernel,
+ * how its operands are read, its grid; src/strided_plan.c, its parts in src/strided_plan.h). Pure C, so
+ * the CPU tests check it against a brute-force model; the kernels (src/strided.cuh) take the plan as it
+ * is. NVRTC sees the plan's types only (run-time
  * compiled ops' strided kernels: src/rtc.c defines EW_MAX_DIMS for it). */
 #ifndef EW_LAYOUT_H
 #define EW_LAYOUT_H
@@ -136,8 +137,9 @@ static inline uint64_t ew_divider_div(const ew_divider_t *d, uint64_t n)
     return (high + n) >> d->shift;
 }
 
-/* The plan of a coalesced layout that is not flat, under the handle's policy (bulk copies for the rows
- * kernel's staged inputs where it has them on). */
+/* The plan of a coalesced layout, under the handle's policy (bulk copies for the rows kernel's staged
+ * inputs where it has them on): the chooser's kernel, planned by that kernel's planner
+ * (src/strided_plan.h); a flat layout's plan holds the layout alone. */
 ew_strided_plan_t ew_strided_plan_make(const ew_layout_t *layout, const ew_policy_t *policy);
 #endif
 

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Strided layouts (src/layout.c) against the model of the header's rules (tests/layout_model.h, shared
- * with the fuzzer) and its brute force: over random views (ndim 0-8, extents 0-5, permuted, broadcast,
- * flipped and gapped strides, inputs in place or overlapping out),
+/* Strided layouts (src/layout.c) and their plans (src/strided_plan.c) against the model of the header's
+ * rules (tests/layout_model.h, shared with the fuzzer) and its brute force: over random views (ndim 0-8,
+ * extents 0-5, permuted, broadcast, flipped and gapped strides, inputs in place or overlapping out),
  * - the library accepts exactly the layouts the model accepts, and its refusals name an argument the
  *   model says is at fault;
  * - a layout accepted has no two out elements at one address, and no input element meeting an out
  *   element but its own index's, exactly in place (enumerated);
  * - the coalesced layout pairs exactly the elements the views pair: the sorted lists of (out, a, b)
  *   addresses over every index agree; its extents are >= 2, out's strides positive and increasing;
- * - the plan: a flat layout is contiguous alike in every operand; the gather plan's packed operands are
- *   contiguous at out's flat index and pack-aligned after the head, its scalar operands all-zero
- *   strides; the tiled plan's tiled inputs contiguous along the tile's second dimension.
- * Then the division the kernels index with, and named layouts with their plans and messages. */
+ * - the plan: the chooser's kernel by its rule, and ew_strided_plan_make the chosen planner's plan; that
+ *   plan against its planner's model (check_gather, check_rows, check_tiled).
+ * Then each planner alone, on views made for it (the chooser, gather, rows, tiled tests), the division
+ * the kernels index with, and named layouts with their plans and messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +24,7 @@
 
 #include "layout.h"
 #include "layout_model.h"
+#include "strided_plan.h"
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -149,8 +150,6 @@ static void check_elements(const views_t *v, const ew_layout_t *l, int64_t n)
     free(got);
 }
 
-/* Every property of one accepted layout and its plan; returns 1 where it is flat. */
-
 /* rows_whole, element by element: where the plan sets it, every pack of out the rows kernel takes lies
  * in one row of each input read along the row, and that input's elements there are one aligned vector
  * (stride 1) or one element repeated (stride 0). Checked over every pack, or where there are more than
@@ -207,6 +206,286 @@ static int check_rows_table(const views_t *v, const ew_layout_t *l, const ew_str
     return tables;
 }
 
+static size_t widest_of(const ew_layout_t *l)
+{
+    size_t widest = 0;
+    for (int k = 0; k < l->count; ++k)
+        widest = l->elem_size[k] > widest ? l->elem_size[k] : widest;
+    return widest;
+}
+
+/* The policy a layout of n elements is planned under: staging on or off, the rows kernel's tile any
+ * the policy may have. */
+static ew_policy_t policy_of(int64_t n)
+{
+    ew_policy_t policy = ew_policy_for(9, 0);
+    policy.bulk = n & 1 ? EW_BULK_AUTO : EW_BULK_OFF;
+    policy.rows_tile_packs = 512 << (n >> 1) % 4;
+    return policy;
+}
+
+/* out's strides are 1, the extents before each dimension, ...: out dense, in the layout's order. */
+static int out_dense_in(const ew_layout_t *l)
+{
+    int64_t step = 1, dense = 1;
+    for (int d = 0; d < l->ndim; ++d) {
+        dense &= l->stride[0][d] == step;
+        step *= l->shape[d];
+    }
+    return (int)dense;
+}
+
+/* The chooser's rule: flat where every operand is contiguous alike (no dimension, or one of stride 1 in
+ * every operand); tiled where out runs along dimension 0 and an input, which neither runs along 0 nor is
+ * broadcast there, runs along another dimension t, both at least EW_TILE_MIN_EXTENT long (the first
+ * such input's first t: *tile_dim); rows where out is dense over at most two dimensions; else gather. */
+static ew_strided_kernel_t model_kernel(const ew_layout_t *l, int *tile_dim)
+{
+    int flat = l->ndim <= 1;
+    for (int k = 0; k < l->count && l->ndim == 1; ++k)
+        flat &= l->stride[k][0] == 1;
+    *tile_dim = 0;
+    const int out_along_0 = l->ndim > 0 && l->stride[0][0] == 1 && l->shape[0] >= EW_TILE_MIN_EXTENT;
+    for (int k = 1; k < l->count && out_along_0 && !*tile_dim; ++k)
+        for (int t = 1; t < l->ndim && llabs(l->stride[k][0]) > 1 && !*tile_dim; ++t)
+            *tile_dim = llabs(l->stride[k][t]) == 1 && l->shape[t] >= EW_TILE_MIN_EXTENT ? t : 0;
+    return flat                              ? EW_STRIDED_FLAT
+           : *tile_dim                       ? EW_STRIDED_TILED
+           : out_dense_in(l) && l->ndim <= 2 ? EW_STRIDED_ROWS
+                                             : EW_STRIDED_GATHER;
+}
+
+/* The chooser against its rule, and ew_strided_plan_make as the chosen planner's plan, byte for byte
+ * (a flat plan: the layout alone, no pack, tile or grid). Returns the plan. */
+static ew_strided_plan_t check_chooser(const ew_layout_t *l, const ew_policy_t *policy)
+{
+    int tile_dim;
+    const ew_strided_kernel_t kernel = ew_strided_plan_kernel(l);
+    assert_int_equal(kernel, model_kernel(l, &tile_dim));
+    const ew_strided_plan_t plan = ew_strided_plan_make(l, policy);
+    ew_strided_plan_t want;
+    switch (kernel) {
+    case EW_STRIDED_GATHER: want = ew_strided_plan_gather(l); break;
+    case EW_STRIDED_ROWS: want = ew_strided_plan_rows(l, policy); break;
+    case EW_STRIDED_TILED: want = ew_strided_plan_tiled(l); break;
+    case EW_STRIDED_FLAT:
+        want = plan;
+        assert_int_equal(plan.kernel, EW_STRIDED_FLAT);
+        assert_int_equal(plan.pack | plan.tile_dim | (int)plan.blocks | (int)plan.access[0], 0);
+        break;
+    }
+    assert_memory_equal(&plan, &want, sizeof plan);
+    return plan;
+}
+
+/* What every plan holds: the layout, and a divider by each extent. */
+static void check_plan_layout(const ew_layout_t *l, const ew_strided_plan_t *plan, ew_strided_kernel_t kernel)
+{
+    assert_int_equal(plan->kernel, kernel);
+    assert_int_equal(plan->ndim, l->ndim);
+    assert_int_equal(plan->n, l->n);
+    assert_true(plan->blocks >= 1);
+    for (int d = 0; d < l->ndim; ++d) {
+        assert_int_equal(plan->shape[d], l->shape[d]);
+        assert_int_equal(plan->divider[d].divisor, (uint64_t)l->shape[d]);
+    }
+}
+
+/* Out in packs (the gather and rows plans): the widest operand's pack of up to 16 bytes and at most 8
+ * elements; where out is dense, a head shorter than a pack (or all of n) after which out's packs are
+ * aligned, else none; a tail shorter than a pack. Inputs: packed or linear only contiguous as dense out
+ * (packed aligned after the head), scalar with every stride 0, indexed otherwise. */
+static void check_packs(const views_t *v, const ew_layout_t *l, const ew_strided_plan_t *plan)
+{
+    const int64_t n = l->n;
+    const int dense = out_dense_in(l);
+    assert_int_equal(plan->pack, widest_of(l) <= 2 ? 8 : (int)(16 / widest_of(l)));
+    assert_int_equal(plan->access[0], dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED);
+    assert_int_equal(plan->head + plan->packs * plan->pack <= n, 1);
+    assert_true(n - plan->head - plan->packs * plan->pack < plan->pack);
+    if (dense) {
+        assert_true(plan->head < plan->pack || plan->head == n);
+        if (plan->packs > 0)
+            assert_int_equal((l->base[0] + (uintptr_t)plan->head * v->size[0]) % (plan->pack * v->size[0]),
+                             0);
+    } else {
+        assert_int_equal(plan->head, 0);
+    }
+    for (int k = 1; k < v->count; ++k) {
+        int same = 1, zero = 1;
+        for (int d = 0; d < l->ndim; ++d) {
+            same &= l->stride[k][d] == l->stride[0][d];
+            zero &= l->stride[k][d] == 0;
+        }
+        switch (plan->access[k]) {
+        case EW_ACCESS_PACKED:
+            assert_true(dense && same);
+            assert_int_equal((l->base[k] + (uintptr_t)plan->head * v->size[k]) % (plan->pack * v->size[k]),
+                             0);
+            break;
+        case EW_ACCESS_LINEAR: assert_true(dense && same); break;
+        case EW_ACCESS_SCALAR: assert_true(zero); break;
+        case EW_ACCESS_INDEXED: assert_false(zero); break;
+        default: fail_msg("input %d: access %d in a gather or rows plan", k, plan->access[k]);
+        }
+    }
+}
+
+/* The gather plan: out in packs, and blocks of EW_PLAN_BLOCK_THREADS threads of EW_GATHER_UNROLL packs
+ * that cover them in one pass (one block where there are none), nothing staged. */
+static void check_gather(const views_t *v, const ew_layout_t *l, const ew_strided_plan_t *plan)
+{
+    check_plan_layout(l, plan, EW_STRIDED_GATHER);
+    check_packs(v, l, plan);
+    const int64_t per_block = (int64_t)EW_PLAN_BLOCK_THREADS * EW_GATHER_UNROLL;
+    const int64_t work = plan->packs > 0 ? plan->packs : 1;
+    assert_true((int64_t)plan->blocks * per_block >= work);
+    assert_true(((int64_t)plan->blocks - 1) * per_block < work);
+    assert_int_equal(plan->staged | plan->shared_bytes | plan->rows_table, 0);
+}
+
+/* The rows plan of out dense over one or two dimensions: out in packs; staged the packed inputs of
+ * 16-byte packs where the policy stages; a block's packs the policy's tile for 2-byte elements with an
+ * input read along the row, else EW_ROWS_GROUP, halved while the slots and tables overflow; the body's
+ * blocks and one more for the edges; rows_whole, rows_spliced and rows_table by their models. */
+static void check_rows(const views_t *v, const ew_layout_t *l, const ew_policy_t *policy,
+                       const ew_strided_plan_t *plan)
+{
+    check_plan_layout(l, plan, EW_STRIDED_ROWS);
+    check_packs(v, l, plan);
+    unsigned staged = 0, slots = 0;
+    for (int k = 1; k < v->count && policy->bulk != EW_BULK_OFF && plan->packs > 0; ++k)
+        if (plan->access[k] == EW_ACCESS_PACKED && plan->pack * v->size[k] == 16) {
+            staged |= 1u << k;
+            ++slots;
+        }
+    assert_int_equal(plan->staged, staged);
+    int along_row = 0;
+    for (int k = 1; k < v->count; ++k)
+        along_row |= plan->access[k] == EW_ACCESS_INDEXED || plan->access[k] == EW_ACCESS_LINEAR;
+    int64_t per_block = widest_of(l) == 2 && along_row ? policy->rows_tile_packs : EW_ROWS_GROUP;
+    const int64_t table_bytes = check_rows_table(v, l, plan) * l->shape[0] * 16;
+    while (per_block > EW_ROWS_GROUP && slots * per_block * 16 + table_bytes > EW_ROWS_MAX_SHARED)
+        per_block /= 2;
+    assert_int_equal(plan->block_packs, per_block);
+    assert_true(slots * per_block * 16 + table_bytes <= EW_ROWS_MAX_SHARED);
+    const int64_t body = (plan->packs + per_block - 1) / per_block;
+    assert_int_equal(plan->blocks, body + (plan->packs * plan->pack < l->n));
+    assert_int_equal(plan->shared_bytes, slots * per_block * 16 + table_bytes);
+    check_rows_whole(v, l, plan);
+    check_rows_spliced(v, l, plan);
+}
+
+/* Whether operand k's tiled runs (`run` elements along dimension d from every multiple of run, at every
+ * index of the other dimensions) are whole vectors of min(run * size, 16) bytes: stride 1 along d and
+ * every run's first element's address aligned. By enumeration of the runs; past ELEMENTS_CHECKED
+ * elements, of the first two along each dimension (an address is affine in the index, so where those
+ * are aligned every one is). */
+static int tile_runs_whole(const ew_layout_t *l, int k, int d, int run)
+{
+    const size_t vector = run * l->elem_size[k] < 16 ? run * l->elem_size[k] : 16;
+    if (l->stride[k][d] != 1)
+        return 0;
+    int64_t index[EW_MAX_DIMS] = {0}, end[EW_MAX_DIMS];
+    for (int e = 0; e < l->ndim; ++e)
+        end[e] = l->n > ELEMENTS_CHECKED && 2 * (e == d ? run : 1) < l->shape[e] ? 2 * (e == d ? run : 1)
+                                                                                 : l->shape[e];
+    for (;;) {
+        int64_t offset = 0;
+        for (int e = 0; e < l->ndim; ++e)
+            offset += index[e] * l->stride[k][e];
+        if ((l->base[k] + (uintptr_t)offset * l->elem_size[k]) % vector != 0)
+            return 0;
+        int e = 0;
+        for (; e < l->ndim; ++e) { /* the next run's start: dimension d steps by run */
+            index[e] += e == d ? run : 1;
+            if (index[e] < end[e])
+                break;
+            index[e] = 0;
+        }
+        if (e == l->ndim)
+            return 1;
+    }
+}
+
+/* The tile index of a tiled plan along t: tiles along 0 and along t, then the other dimensions in order,
+ * their extents covering the shape (the first two in tiles of EW_TILE_THREADS threads' runs), a divider
+ * by each that splits the last tile back into every extent's last coordinate; a block a tile. */
+static void check_tile_index(const ew_layout_t *l, const ew_strided_plan_t *plan, int t)
+{
+    const int64_t tile = (int64_t)EW_TILE_THREADS * plan->tile_run;
+    unsigned seen = 0;
+    int64_t tiles = 1;
+    for (int i = 0; i < l->ndim; ++i) {
+        const int d = plan->tile_order[i], extent = (int)plan->tile_extent[i];
+        seen |= 1u << d;
+        assert_true(i == 0 ? d == 0 : i == 1 ? d == t : i == 2 || d > plan->tile_order[i - 1]);
+        if (i < 2)
+            assert_true(extent * tile >= l->shape[d] && (extent - 1) * tile < l->shape[d]);
+        else
+            assert_int_equal(extent, l->shape[d]);
+        assert_int_equal(plan->tile_divider[i].divisor, (uint64_t)extent);
+        tiles *= extent;
+    }
+    assert_int_equal(seen, (1u << l->ndim) - 1);
+    assert_int_equal(plan->tiles, tiles);
+    assert_int_equal(plan->blocks, tiles);
+    int64_t rest = tiles - 1;
+    for (int i = 0; i < l->ndim; ++i) {
+        const int64_t next = (int64_t)ew_divider_div(&plan->tile_divider[i], (uint64_t)rest);
+        assert_int_equal(rest - next * plan->tile_extent[i], plan->tile_extent[i] - 1);
+        rest = next;
+    }
+    assert_int_equal(rest, 0);
+}
+
+/* The tiled plan: tile_dim the chooser's; out indexed, an input tiled where it runs along tile_dim and
+ * not along 0 (nor is broadcast there), scalar where every stride is 0, else indexed; a thread's runs
+ * 16 bytes of the widest operand's 2- and 4-byte elements (4 of 8-byte ones, 8 of 1-byte ones); the
+ * tile index; tile_vector by enumeration of the runs. */
+static void check_tiled(const ew_layout_t *l, const ew_strided_plan_t *plan)
+{
+    int t;
+    check_plan_layout(l, plan, EW_STRIDED_TILED);
+    assert_int_equal(model_kernel(l, &t), EW_STRIDED_TILED);
+    assert_int_equal(plan->tile_dim, t);
+    assert_int_equal(plan->access[0], EW_ACCESS_INDEXED);
+    int tiled = 0;
+    for (int k = 1; k < l->count; ++k) {
+        int zero = 1;
+        for (int d = 0; d < l->ndim; ++d)
+            zero &= l->stride[k][d] == 0;
+        const int along_t = llabs(l->stride[k][t]) == 1 && llabs(l->stride[k][0]) > 1;
+        assert_int_equal(plan->access[k], zero      ? EW_ACCESS_SCALAR
+                                          : along_t ? EW_ACCESS_TILED
+                                                    : EW_ACCESS_INDEXED);
+        tiled += along_t;
+    }
+    assert_true(tiled >= 1);
+    assert_int_equal(plan->tile_run, widest_of(l) >= 4 ? 4 : 8);
+    check_tile_index(l, plan, t);
+    for (int k = 0; k < l->count; ++k) {
+        const int along = plan->access[k] == EW_ACCESS_TILED ? t : 0;
+        const int vector =
+            plan->access[k] != EW_ACCESS_SCALAR && tile_runs_whole(l, k, along, plan->tile_run);
+        assert_int_equal(plan->tile_vector >> k & 1u, vector);
+    }
+}
+
+/* The plan of an accepted layout, the chosen planner's, against that planner's model. */
+static void check_plan(const views_t *v, const ew_layout_t *l)
+{
+    const ew_policy_t policy = policy_of(l->n);
+    const ew_strided_plan_t plan = check_chooser(l, &policy);
+    switch (plan.kernel) {
+    case EW_STRIDED_FLAT: break;
+    case EW_STRIDED_GATHER: check_gather(v, l, &plan); break;
+    case EW_STRIDED_ROWS: check_rows(v, l, &policy, &plan); break;
+    case EW_STRIDED_TILED: check_tiled(l, &plan); break;
+    }
+}
+
+/* Every property of one accepted layout and its plan; returns 1 where it is flat. */
 static int check_layout(const views_t *v, const ew_layout_t *l)
 {
     const int64_t n = elements_of(v->ndim, v->shape);
@@ -222,114 +501,8 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     }
     if (n <= ELEMENTS_CHECKED)
         check_elements(v, l, n);
-
-    /* the plan, staging allowed or not, the rows kernel's tile any the policy may have */
-    const int stage = (int)(n & 1);
-    ew_policy_t policy = ew_policy_for(9, 0);
-    policy.bulk = stage ? EW_BULK_AUTO : EW_BULK_OFF;
-    policy.rows_tile_packs = 512 << (n >> 1) % 4;
-    const ew_strided_plan_t plan = ew_strided_plan_make(l, &policy);
-    if (plan.kernel == EW_STRIDED_FLAT) {
-        assert_true(ew_layout_is_flat(l));
-        for (int k = 0; k < v->count && l->ndim == 1; ++k)
-            assert_int_equal(l->stride[k][0], 1);
-        return 1;
-    }
-    assert_false(ew_layout_is_flat(l));
-    assert_true(plan.blocks >= 1);
-    for (int d = 0; d < l->ndim; ++d)
-        assert_int_equal(plan.divider[d].divisor, (uint64_t)l->shape[d]);
-    if (plan.kernel == EW_STRIDED_TILED) {
-        const int t = plan.tile_dim;
-        assert_in_range(t, 1, l->ndim - 1);
-        assert_int_equal(l->stride[0][0], 1);
-        int tiled = 0;
-        for (int k = 1; k < v->count; ++k)
-            if (plan.access[k] == EW_ACCESS_TILED) {
-                ++tiled;
-                assert_true(llabs(l->stride[k][t]) == 1);
-            }
-        assert_true(tiled >= 1);
-        /* a thread's runs: of the widest operand, 16 bytes of 2- and 4-byte elements */
-        size_t widest = 0;
-        for (int k = 0; k < v->count; ++k)
-            widest = l->elem_size[k] > widest ? l->elem_size[k] : widest;
-        assert_int_equal(plan.tile_run, widest >= 4 ? 4 : 8);
-        const int64_t tile = (int64_t)EW_TILE_THREADS * plan.tile_run;
-        assert_int_equal(plan.tile_extent[0], (l->shape[0] + tile - 1) / tile);
-        assert_int_equal(plan.tile_extent[1], (l->shape[t] + tile - 1) / tile);
-        int64_t tiles = 1;
-        for (int e = 0; e < l->ndim; ++e)
-            tiles *= plan.tile_extent[e];
-        assert_int_equal(plan.tiles, tiles);
-        return 0;
-    }
-    int64_t dense_step = 1, dense = 1;
-    for (int d = 0; d < l->ndim; ++d) {
-        dense &= l->stride[0][d] == dense_step;
-        dense_step *= l->shape[d];
-    }
-    /* out dense over one or two dimensions: the rows kernel, its edges in one block past the body's */
-    assert_int_equal(plan.kernel, dense && l->ndim <= 2 ? EW_STRIDED_ROWS : EW_STRIDED_GATHER);
-    unsigned staged = 0, slots = 0;
-    if (plan.kernel == EW_STRIDED_ROWS) {
-        /* staged: the packed inputs whose packs are 16 bytes, where staging is allowed */
-        for (int k = 1; k < v->count && stage && plan.packs > 0; ++k)
-            if (plan.access[k] == EW_ACCESS_PACKED && plan.pack * v->size[k] == 16) {
-                staged |= 1u << k;
-                ++slots;
-            }
-        /* 2-byte elements, an input read along the row: the policy's tile, or the largest half of it
-         * whose slots fit; else EW_ROWS_GROUP */
-        size_t widest = 0;
-        int along_row = 0;
-        for (int k = 0; k < v->count; ++k) {
-            widest = v->size[k] > widest ? v->size[k] : widest;
-            along_row |= k > 0 && (plan.access[k] == EW_ACCESS_INDEXED || plan.access[k] == EW_ACCESS_LINEAR);
-        }
-        int64_t per_block = widest == 2 && along_row ? policy.rows_tile_packs : EW_ROWS_GROUP;
-        const int64_t table_bytes = check_rows_table(v, l, &plan) * l->shape[0] * 16;
-        while (per_block > EW_ROWS_GROUP && slots * per_block * 16 + table_bytes > EW_ROWS_MAX_SHARED)
-            per_block /= 2;
-        assert_int_equal(plan.block_packs, per_block);
-        assert_true(slots * per_block * 16 + table_bytes <= EW_ROWS_MAX_SHARED);
-        const int64_t body = (plan.packs + per_block - 1) / per_block;
-        assert_int_equal(plan.blocks, body + (plan.packs * plan.pack < n));
-        assert_int_equal(plan.shared_bytes, slots * per_block * 16 + table_bytes);
-        check_rows_whole(v, l, &plan);
-        check_rows_spliced(v, l, &plan);
-    } else {
-        assert_int_equal(plan.shared_bytes, 0);
-    }
-    assert_int_equal(plan.staged, staged);
-    assert_int_equal(plan.access[0], dense ? EW_ACCESS_PACKED : EW_ACCESS_INDEXED);
-    assert_int_equal(plan.head + plan.packs * plan.pack <= n, 1);
-    assert_true(n - plan.head - plan.packs * plan.pack < plan.pack);
-    if (dense) {
-        assert_true(plan.head < plan.pack || plan.head == n);
-        if (plan.packs > 0)
-            assert_int_equal((l->base[0] + (uintptr_t)plan.head * v->size[0]) % (plan.pack * v->size[0]), 0);
-    } else {
-        assert_int_equal(plan.head, 0);
-    }
-    for (int k = 1; k < v->count; ++k) {
-        int same = 1, zero = 1;
-        for (int d = 0; d < l->ndim; ++d) {
-            same &= l->stride[k][d] == l->stride[0][d];
-            zero &= l->stride[k][d] == 0;
-        }
-        switch (plan.access[k]) {
-        case EW_ACCESS_PACKED:
-            assert_true(dense && same);
-            assert_int_equal((l->base[k] + (uintptr_t)plan.head * v->size[k]) % (plan.pack * v->size[k]), 0);
-            break;
-        case EW_ACCESS_LINEAR: assert_true(dense && same); break;
-        case EW_ACCESS_SCALAR: assert_true(zero); break;
-        case EW_ACCESS_INDEXED: assert_false(zero); break;
-        default: fail_msg("input %d: access %d in a gather or rows plan", k, plan.access[k]);
-        }
-    }
-    return 0;
+    check_plan(v, l);
+    return ew_layout_is_flat(l);
 }
 
 static void test_random_layouts(void **state)
@@ -385,6 +558,165 @@ static void test_valid_layouts_are_accepted(void **state)
             fail_msg("trial %d refused: %s", trial, ew_get_last_error_message());
         check_layout(&v, &layout);
     }
+}
+
+/* ---- the chooser and each planner alone ---- */
+
+/* An offset of an operand's address from an aligned one: none half the time, else any element's. */
+static uintptr_t random_phase(size_t size)
+{
+    return random_below(2) ? 0 : (uintptr_t)random_below(16) * size;
+}
+
+/* Views whose out is dense over one or two dimensions once coalesced (the rows planner's layouts): rows
+ * of lengths about a pack and two, and long; inputs contiguous, a broadcast row or column, a scalar,
+ * rows padded, every other element or column-major; any phase, sizes mixed. */
+static void rows_views(views_t *v)
+{
+    static const int64_t rows[] = {1, 2, 3, 5, 64, 1000},
+                         columns[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33, 64, 100, 4099};
+    static const size_t sizes[] = {1, 2, 4, 8};
+    memset(v, 0, sizeof *v);
+    v->ndim = 2;
+    v->count = 2 + (int)random_below(2);
+    v->shape[0] = rows[random_below(COUNT(rows))];
+    v->shape[1] = columns[random_below(COUNT(columns))];
+    const int64_t c = v->shape[1], gap = 1 + random_below(4);
+    const int64_t strides[][2] = {{c, 1}, {0, 1}, {1, 0}, {0, 0}, {c + gap, 1}, {2 * c, 2}, {1, v->shape[0]}};
+    const size_t size = sizes[random_below(4)];
+    for (int k = 0; k < v->count; ++k) {
+        v->size[k] = random_below(3) ? size : sizes[random_below(4)];
+        const int kind = k == 0 ? 0 : (int)random_below(COUNT(strides));
+        v->strides[k][0] = k == 0 && random_below(3) == 0 ? -c : strides[kind][0]; /* out's rows reversed */
+        v->strides[k][1] = strides[kind][1];
+        v->address[k] = ((uintptr_t)(k + 1) << 36) + random_phase(v->size[k]);
+    }
+}
+
+/* Views with an input transposed against out (the tiled planner's layouts): two or three dimensions of
+ * extents about a tile's; out contiguous, its rows now and then padded; input a contiguous along
+ * out's second dimension, the others in any order; inputs now and then broadcast along a dimension, of
+ * a small stride there, or scalar; any phase, sizes mixed. */
+static void tiled_views(views_t *v)
+{
+    static const int64_t extents[] = {8, 9, 16, 17, 31, 64, 65, 100};
+    static const size_t sizes[] = {1, 2, 4, 8};
+    memset(v, 0, sizeof *v);
+    v->ndim = 2 + (int)random_below(2);
+    v->count = 2 + (int)random_below(2);
+    for (int d = 0; d < v->ndim; ++d)
+        v->shape[d] = d == 0 && v->ndim == 3 ? 1 + random_below(3) : extents[random_below(COUNT(extents))];
+    const int last = v->ndim - 1;
+    for (int k = 0; k < v->count; ++k) {
+        v->size[k] = sizes[random_below(4)];
+        int order[EW_MAX_DIMS]; /* outermost first */
+        for (int d = 0; d < v->ndim; ++d)
+            order[d] = d;
+        if (k == 1 || (k > 1 && random_below(2))) {
+            order[last] = last - 1;
+            order[last - 1] = last;
+        }
+        int64_t step = 1;
+        for (int j = last; j >= 0; --j) {
+            v->strides[k][order[j]] = step;
+            step = step * v->shape[order[j]] + (random_below(4) == 0 ? random_below(3) : 0);
+        }
+        if (k > 0 && random_below(6) == 0) /* broadcast, or elements read twice: a stride of -2 to 2 */
+            v->strides[k][random_below(v->ndim)] = random_below(3) ? 0 : random_below(5) - 2;
+        if (k > 1 && random_below(6) == 0)
+            memset(v->strides[k], 0, sizeof v->strides[k]);
+        v->address[k] = ((uintptr_t)(k + 1) << 36) + random_phase(v->size[k]);
+    }
+}
+
+typedef void (*views_maker_t)(views_t *);
+static const views_maker_t view_makers[] = {random_views, rows_views, tiled_views};
+
+/* An accepted, non-empty layout from maker. */
+static void accepted_layout(views_maker_t maker, views_t *v, ew_layout_t *l)
+{
+    do
+        maker(v);
+    while (make(v, l) != EW_SUCCESS || l->n == 0);
+}
+
+static void test_plan_chooser(void **state)
+{
+    (void)state;
+    int chosen[4] = {0};
+    for (int trial = 0; trial < 30000; ++trial) {
+        views_t v;
+        ew_layout_t l;
+        accepted_layout(view_makers[trial % COUNT(view_makers)], &v, &l);
+        const ew_policy_t policy = policy_of(trial);
+        ++chosen[check_chooser(&l, &policy).kernel];
+    }
+    printf("# chosen: %d flat, %d gather, %d tiled, %d rows\n", chosen[EW_STRIDED_FLAT],
+           chosen[EW_STRIDED_GATHER], chosen[EW_STRIDED_TILED], chosen[EW_STRIDED_ROWS]);
+    for (int kernel = 0; kernel < 4; ++kernel)
+        assert_true(chosen[kernel] > 1000);
+}
+
+/* The gather planner takes any layout that is not flat, whichever kernel the chooser picks for it. */
+static void test_gather_plan(void **state)
+{
+    (void)state;
+    int planned = 0;
+    for (int trial = 0; trial < 30000; ++trial) {
+        views_t v;
+        ew_layout_t l;
+        accepted_layout(view_makers[trial % COUNT(view_makers)], &v, &l);
+        if (ew_layout_is_flat(&l))
+            continue;
+        const ew_strided_plan_t plan = ew_strided_plan_gather(&l);
+        check_gather(&v, &l, &plan);
+        ++planned;
+    }
+    assert_true(planned > 20000);
+}
+
+static void test_rows_plan(void **state)
+{
+    (void)state;
+    int planned = 0, whole = 0, spliced = 0, tables = 0, staged = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+        views_t v;
+        ew_layout_t l;
+        accepted_layout(rows_views, &v, &l);
+        if (ew_layout_is_flat(&l) || !out_dense_in(&l) || l.ndim > 2)
+            continue;
+        const ew_policy_t policy = policy_of(trial);
+        const ew_strided_plan_t plan = ew_strided_plan_rows(&l, &policy);
+        check_rows(&v, &l, &policy, &plan);
+        ++planned;
+        whole += plan.rows_whole;
+        spliced += plan.rows_spliced;
+        tables += plan.rows_table != 0;
+        staged += plan.staged != 0;
+    }
+    printf("# %d rows plans: %d of whole packs, %d spliced, %d with tables, %d staged\n", planned, whole,
+           spliced, tables, staged);
+    assert_true(planned > 10000 && whole > 100 && spliced > 100 && tables > 100 && staged > 100);
+}
+
+static void test_tiled_plan(void **state)
+{
+    (void)state;
+    int planned = 0, vectors = 0, some = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        views_t v;
+        ew_layout_t l;
+        accepted_layout(tiled_views, &v, &l);
+        if (ew_strided_plan_kernel(&l) != EW_STRIDED_TILED)
+            continue;
+        const ew_strided_plan_t plan = ew_strided_plan_tiled(&l);
+        check_tiled(&l, &plan);
+        ++planned;
+        vectors += plan.tile_vector == (1u << l.count) - 1;
+        some += plan.tile_vector != 0 && plan.tile_vector != (1u << l.count) - 1;
+    }
+    printf("# %d tiled plans: %d of vectors in every operand, %d in some\n", planned, vectors, some);
+    assert_true(planned > 1500 && vectors > 100 && some > 100);
 }
 
 /* ---- the division ---- */
@@ -680,6 +1012,10 @@ int main(void)
         cmocka_unit_test(test_out_layout_rule),
         cmocka_unit_test(test_valid_layouts_are_accepted),
         cmocka_unit_test(test_random_layouts),
+        cmocka_unit_test(test_plan_chooser),
+        cmocka_unit_test(test_gather_plan),
+        cmocka_unit_test(test_rows_plan),
+        cmocka_unit_test(test_tiled_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

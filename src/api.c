@@ -11,6 +11,7 @@
 #include "api.h"
 #include "catalogue.h"
 #include "dispatch.h"
+#include "launch.h"
 #include "elementwise.h"
 #include "error.h"
 #include "handle.h"
@@ -25,15 +26,15 @@ int ew_is_supported(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
 }
 
 ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_launcher_t **launcher)
+                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_kernel_set_t **set)
 {
-    *launcher = NULL;
+    *set = NULL;
     ew_status_t status = ewi_handle_find(handle, h);
     if (status != EW_SUCCESS)
         return status;
     if (ewi_op_call(op) != call)
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "op %d (%s) is not an op of %s", (int)op, ewi_op_name(op), entry);
-    if ((*launcher = ew_dispatch_find(op, out_dtype, in_dtype)) == NULL) {
+    if ((*set = ew_dispatch_find(op, out_dtype, in_dtype)) == NULL) {
         if (call == EW_CALL_CAST)
             return ewi_fail(EW_ERROR_NOT_SUPPORTED,
                             "cast from dtype %d (%s) to dtype %d (%s) is not in the catalogue", (int)in_dtype,
@@ -44,94 +45,99 @@ ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op
     return EW_SUCCESS;
 }
 
-/* ewi_find, then n: *launcher is NULL when n == 0. */
+/* ewi_find, then n: *set is NULL when n == 0. */
 static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                           ew_dtype_t in_dtype, int64_t n, ewi_handle_t **h, const ew_launcher_t **launcher)
+                           ew_dtype_t in_dtype, int64_t n, ewi_handle_t **h, const ew_kernel_set_t **set)
 {
-    ew_status_t status = ewi_find(handle, entry, call, op, out_dtype, in_dtype, h, launcher);
+    ew_status_t status = ewi_find(handle, entry, call, op, out_dtype, in_dtype, h, set);
     if (status != EW_SUCCESS)
         return status;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
     if (n == 0)
-        *launcher = NULL;
+        *set = NULL;
     return EW_SUCCESS;
 }
 
-ew_status_t ewi_run(ewi_handle_t *handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
-                    const ewi_operand_t *operands, int count)
+ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int count)
 {
-    ew_status_t status = ewi_check_operands(args->n, operands, count);
-    if (status != EW_SUCCESS)
-        return status;
-    if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
-        return status;
+    ew_status_t status = ewi_check_operands(n, operands, count);
+    if (status == EW_SUCCESS)
+        status = ewi_handle_check_device(handle);
+    for (int i = 0; status == EW_SUCCESS && handle->check_pointers && i < count; ++i)
+        status = ewi_check_pointer(handle->device, operands[i].name, operands[i].address,
+                                   (size_t)n * operands[i].elem_size);
+    return status;
+}
 
-    for (int i = 0; handle->check_pointers && i < count; ++i) {
-        char why[256];
-        if (!ewi_pointer_ok(handle->device, handle->address_range_query, operands[i].address,
-                            (size_t)args->n * operands[i].elem_size, why, sizeof why))
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", operands[i].name, operands[i].address, why);
-    }
-
-    ew_call_t call = {.n = args->n, .count = count, .block_table = launcher->block_table};
+ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
+                            const ewi_operand_t *operands, int count, const ew_functor_t *functor,
+                            ew_stream_t stream)
+{
+    ew_call_t call = {.n = n,
+                      .count = count,
+                      .block_table = set->block_table,
+                      .bulk_blocks_per_sm = set->bulk_blocks_per_sm};
     for (int i = 0; i < count; ++i) {
         call.address[i] = (uintptr_t)operands[i].address;
         call.elem_size[i] = operands[i].elem_size;
     }
-    args->plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
-    args->dependent_launch = handle->policy.dependent_launch;
-    return ewi_launch_status(ew_launcher_pick(launcher, &args->plan)(args));
+    const ew_plan_t plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
+    const ew_launch_t how = ewi_launch_of(handle, stream);
+    return ew_launch_flat(set, &call, &plan, functor, &how);
 }
 
-ew_status_t ewi_launch_status(cudaError_t error)
+ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,
+                    int count, const ew_op_params_t *params, ew_stream_t stream)
 {
-    if (error == cudaSuccess)
-        return EW_SUCCESS;
-    cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
-    return ewi_fail_cuda(error, "cudaLaunchKernel");
+    ew_status_t status = ewi_check_flat(handle, n, operands, count);
+    if (status != EW_SUCCESS)
+        return status;
+    ew_functor_t functor;
+    set->make_functor(params, &functor);
+    return ewi_launch_flat(handle, set, n, operands, count, &functor, stream);
 }
 
 ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x,
                      ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
-    ew_status_t status = prepare(handle, "ew_unary", EW_CALL_UNARY, op, dtype, dtype, n, &h, &launcher);
-    if (status != EW_SUCCESS || launcher == NULL)
+    const ew_kernel_set_t *set;
+    ew_status_t status = prepare(handle, "ew_unary", EW_CALL_UNARY, op, dtype, dtype, n, &h, &set);
+    if (status != EW_SUCCESS || set == NULL)
         return status;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"x", x, size}};
-    ew_launch_args_t args = {.out = out, .in = {x, NULL}, .n = n, .stream = (cudaStream_t)stream};
-    return ewi_run(h, launcher, &args, operands, 2);
+    const ew_op_params_t params = {0};
+    return ewi_run(h, set, n, operands, 2, &params, stream);
 }
 
 ew_status_t ew_binary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *a,
                       const void *b, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
-    ew_status_t status = prepare(handle, "ew_binary", EW_CALL_BINARY, op, dtype, dtype, n, &h, &launcher);
-    if (status != EW_SUCCESS || launcher == NULL)
+    const ew_kernel_set_t *set;
+    ew_status_t status = prepare(handle, "ew_binary", EW_CALL_BINARY, op, dtype, dtype, n, &h, &set);
+    if (status != EW_SUCCESS || set == NULL)
         return status;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
-    ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream};
-    return ewi_run(h, launcher, &args, operands, 3);
+    const ew_op_params_t params = {0};
+    return ewi_run(h, set, n, operands, 3, &params, stream);
 }
 
 ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out,
                     const void *x, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_status_t status =
-        prepare(handle, "ew_cast", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, n, &h, &launcher);
-    if (status != EW_SUCCESS || launcher == NULL)
+        prepare(handle, "ew_cast", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, n, &h, &set);
+    if (status != EW_SUCCESS || set == NULL)
         return status;
     ewi_operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"x", x, ew_dtype_size(in_dtype)}};
-    ew_launch_args_t args = {.out = out, .in = {x, NULL}, .n = n, .stream = (cudaStream_t)stream};
-    return ewi_run(h, launcher, &args, operands, 2);
+    const ew_op_params_t params = {0};
+    return ewi_run(h, set, n, operands, 2, &params, stream);
 }
 
 /* Integer dtypes take alpha as an exact integer, a wrapping multiplier, as PyTorch does: a signed
@@ -160,10 +166,10 @@ ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t 
 }
 
 ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
-                               ewi_handle_t **h, const ew_launcher_t **launcher, ew_op_params_t *params)
+                               ewi_handle_t **h, const ew_kernel_set_t **set, ew_op_params_t *params)
 {
     ew_status_t status =
-        ewi_find(handle, entry, EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, h, launcher);
+        ewi_find(handle, entry, EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, h, set);
     return status != EW_SUCCESS ? status : ewi_scale_add_params(dtype, alpha, params);
 }
 
@@ -171,18 +177,18 @@ ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int
                          const void *a, const void *b, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_status_t status =
-        prepare(handle, "ew_scale_add", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, n, &h, &launcher);
+        prepare(handle, "ew_scale_add", EW_CALL_SCALE_ADD, EW_OP_SCALE_ADD, dtype, dtype, n, &h, &set);
     if (status != EW_SUCCESS)
         return status;
-    ew_launch_args_t args = {.out = out, .in = {a, b}, .n = n, .stream = (cudaStream_t)stream};
     /* alpha is part of the op, so it is checked even when n == 0 (as PyTorch does on empty tensors) */
-    if ((status = ewi_scale_add_params(dtype, alpha, &args.params)) != EW_SUCCESS)
+    ew_op_params_t params;
+    if ((status = ewi_scale_add_params(dtype, alpha, &params)) != EW_SUCCESS)
         return status;
-    if (launcher == NULL)
+    if (set == NULL)
         return EW_SUCCESS;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
-    return ewi_run(h, launcher, &args, operands, 3);
+    return ewi_run(h, set, n, operands, 3, &params, stream);
 }

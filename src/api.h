@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What the C ABI's call families (flat, strided, batched) share: finding the entry, checking operands,
- * scale_add's alpha, and the flat call's plan and launch. Defined in src/api.c, but the operand check. */
+/* What the C ABI's call families (flat, strided, batched, user kernels) share: finding the entry,
+ * checking operands, scale_add's alpha, and the flat call's plan and launch. Defined in src/api.c, but
+ * the operand check. */
 #ifndef EW_API_INTERNAL_H
 #define EW_API_INTERNAL_H
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 
 #include "dispatch.h"
+#include "launch.h"
 #include "elementwise.h"
 #include "error.h"
 #include "handle.h"
@@ -26,10 +28,10 @@ typedef struct {
 } ewi_operand_t;
 
 /* Finds the handle's object (*h) and op on (out_dtype, in_dtype) in the dispatch table. call: how the
- * entry point takes its op (EW_CALL_*); entry: its name, for messages. *launcher is never NULL on
+ * entry point takes its op (EW_CALL_*); entry: its name, for messages. *set is never NULL on
  * success. */
 ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
-                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_launcher_t **launcher);
+                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_kernel_set_t **set);
 
 /* Flat operands of n > 0 elements (out first): non-NULL, aligned to their element size, inside the
  * address space, and out overlapping an input only exactly in place with equal element sizes (any other
@@ -71,22 +73,32 @@ ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t 
 /* ewi_find for scale_add on dtype, then its parameters from alpha (checked even where nothing runs, as
  * the flat call checks them at n == 0). */
 ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
-                               ewi_handle_t **h, const ew_launcher_t **launcher, ew_op_params_t *params);
+                               ewi_handle_t **h, const ew_kernel_set_t **set, ew_op_params_t *params);
 
-/* A flat call of args->n > 0 elements: checks the operands, the device and (EW_CHECK_POINTERS) the
- * pointers, plans and launches. */
-ew_status_t ewi_run(ewi_handle_t *handle, const ew_launcher_t *launcher, ew_launch_args_t *args,
-                    const ewi_operand_t *operands, int count);
+/* A flat call of n > 0 elements: the operands (ewi_check_operands), the device and, where the handle
+ * checks pointers, each pointer against the device's memory. */
+ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int count);
+
+/* A checked flat call planned and launched on set's kernels. */
+ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
+                            const ewi_operand_t *operands, int count, const ew_functor_t *functor,
+                            ew_stream_t stream);
+
+/* A catalogue call: ewi_check_flat, then ewi_launch_flat with the functor built from params. */
+ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,
+                    int count, const ew_op_params_t *params, ew_stream_t stream);
+
+/* How the handle's calls launch on stream. */
+static inline ew_launch_t ewi_launch_of(const ewi_handle_t *handle, ew_stream_t stream)
+{
+    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch};
+}
 
 /* Before a strided launch of a layout that is not flat (views[0] is out): the device check and, where
  * the handle checks pointers, each operand's span against the device's memory. Defined in
  * src/api_strided.c. */
 ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, const ew_view_t *views,
                               int count);
-
-/* A launch function's result as the call's status: a failed launch's error is cleared from the
- * runtime and reported with EW_ERROR_CUDA. */
-ew_status_t ewi_launch_status(cudaError_t error);
 
 #ifdef __cplusplus
 }

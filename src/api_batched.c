@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The C ABI's tensor-list calls: every entry validated with the flat call's rules before anything is
  * launched (messages name the entry), then the list packed into launches (src/batched.h) and each
- * launched through the launcher's batched slot. O(count) but for EW_CHECK_POINTERS, which also asks
+ * launched through its kernel set's list slots. O(count) but for EW_CHECK_POINTERS, which also asks
  * the driver about every pointer and sorts the ranges to find an output overlapping another entry. */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -168,12 +168,12 @@ static ew_status_t check_with_driver(const ewi_handle_t *handle, const list_call
 {
     for (int64_t i = 0; i < call->count; ++i)
         for (int j = 0; call->n[i] > 0 && j < call->pointers; ++j) {
-            char why[256];
-            const void *p = call->address[j][i];
-            if (!ewi_pointer_ok(handle->device, handle->address_range_query, p,
-                                (size_t)call->n[i] * call->elem_size[j], why, sizeof why))
-                return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: %s = %p %s", (long long)i, call->name[j], p,
-                                why);
+            char name[64];
+            snprintf(name, sizeof name, "entry %lld: %s", (long long)i, call->name[j]);
+            ew_status_t status = ewi_check_pointer(handle->device, name, call->address[j][i],
+                                                   (size_t)call->n[i] * call->elem_size[j]);
+            if (status != EW_SUCCESS)
+                return status;
         }
     return EW_SUCCESS;
 }
@@ -199,7 +199,7 @@ static int large_params_allowed(void)
     return yes;
 }
 
-static ew_status_t run_list(ewi_handle_t *handle, const ew_launcher_t *launcher, const list_call_t *call,
+static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
                             const ew_op_params_t *params, ew_stream_t stream)
 {
     int64_t rows;
@@ -226,15 +226,13 @@ static ew_status_t run_list(ewi_handle_t *handle, const ew_launcher_t *launcher,
         list.address[j] = call->address[j];
         list.elem_size[j] = call->elem_size[j];
     }
+    ew_functor_t functor;
+    set->make_functor(params, &functor);
+    const ew_launch_t how = ewi_launch_of(handle, stream);
     ew_batched_desc_t desc;
-    ew_batched_args_t args = {.desc = &desc,
-                              .large = large,
-                              .stream = (cudaStream_t)stream,
-                              .dependent_launch = handle->policy.dependent_launch,
-                              .params = *params};
     ew_batched_cursor_t cursor = {0, 0};
     while (ew_batched_next(&list, &cursor, &desc))
-        if ((status = ewi_launch_status(launcher->batched(&args))) != EW_SUCCESS)
+        if ((status = ew_launch_batched(set, &desc, large, &functor, &how)) != EW_SUCCESS)
             return status;
     return EW_SUCCESS;
 }
@@ -243,44 +241,44 @@ ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
                              void *const *out, const void *const *x, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
-    ew_status_t status = ewi_find(handle, "ew_unary_batched", EW_CALL_UNARY, op, dtype, dtype, &h, &launcher);
+    const ew_kernel_set_t *set;
+    ew_status_t status = ewi_find(handle, "ew_unary_batched", EW_CALL_UNARY, op, dtype, dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x}, {size, size}};
     const ew_op_params_t params = {0};
-    return run_list(h, launcher, &call, &params, stream);
+    return run_list(h, set, &call, &params, stream);
 }
 
 ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
                               void *const *out, const void *const *a, const void *const *b, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_status_t status =
-        ewi_find(handle, "ew_binary_batched", EW_CALL_BINARY, op, dtype, dtype, &h, &launcher);
+        ewi_find(handle, "ew_binary_batched", EW_CALL_BINARY, op, dtype, dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
     const ew_op_params_t params = {0};
-    return run_list(h, launcher, &call, &params, stream);
+    return run_list(h, set, &call, &params, stream);
 }
 
 ew_status_t ew_cast_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t count,
                             const int64_t *n, void *const *out, const void *const *x, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_status_t status =
-        ewi_find(handle, "ew_cast_batched", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &launcher);
+        ewi_find(handle, "ew_cast_batched", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
     const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x},
                               {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return run_list(h, launcher, &call, &params, stream);
+    return run_list(h, set, &call, &params, stream);
 }
 
 ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t count,
@@ -288,13 +286,13 @@ ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double al
                                  ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_op_params_t params;
     ew_status_t status =
-        ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &h, &launcher, &params);
+        ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &h, &set, &params);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
-    return run_list(h, launcher, &call, &params, stream);
+    return run_list(h, set, &call, &params, stream);
 }

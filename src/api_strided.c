@@ -10,7 +10,6 @@
 #include "handle.h"
 #include "layout.h"
 #include "pointer_check.h"
-#include "strided.h"
 
 ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, const ew_view_t *views,
                               int count)
@@ -18,15 +17,13 @@ ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, c
     ew_status_t status = ewi_handle_check_device(handle);
     for (int k = 0; status == EW_SUCCESS && handle->check_pointers && k < count; ++k) {
         uintptr_t lo, hi;
-        char why[256];
         ew_layout_span(layout, k, &lo, &hi);
-        if (!ewi_pointer_ok(handle->device, handle->address_range_query, (const void *)lo, hi - lo, why, sizeof why))
-            status = ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", views[k].name, views[k].address, why);
+        status = ewi_check_pointer(handle->device, views[k].name, (const void *)lo, hi - lo);
     }
     return status;
 }
 
-static ew_status_t run_strided(ewi_handle_t *handle, const ew_launcher_t *launcher, int ndim,
+static ew_status_t run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, int ndim,
                                const int64_t *shape, const ew_view_t *views, int count,
                                const ew_op_params_t *params, ew_stream_t stream)
 {
@@ -38,25 +35,18 @@ static ew_status_t run_strided(ewi_handle_t *handle, const ew_launcher_t *launch
         ewi_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
         for (int k = 0; k < count; ++k)
             operands[k] = (ewi_operand_t){views[k].name, (const void *)layout.base[k], views[k].elem_size};
-        ew_launch_args_t args = {.out = (void *)layout.base[0],
-                                 .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
-                                 .n = layout.n,
-                                 .stream = (cudaStream_t)stream,
-                                 .params = *params};
-        return ewi_run(handle, launcher, &args, operands, count);
+        return ewi_run(handle, set, layout.n, operands, count, params, stream);
     }
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
-    ew_strided_args_t args = {.out = (void *)layout.base[0],
-                              .in = {(const void *)layout.base[1], (const void *)layout.base[2]},
-                              .plan = ew_strided_plan_make(&layout, &handle->policy),
-                              .stream = (cudaStream_t)stream,
-                              .dependent_launch = handle->policy.dependent_launch,
-                              .params = *params};
-    const ew_strided_fn launch = args.plan.kernel == EW_STRIDED_TILED ? launcher->tiled
-                                 : args.plan.kernel == EW_STRIDED_ROWS ? launcher->rows
-                                                                       : launcher->gather;
-    return ewi_launch_status(launch(&args));
+    const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
+    const void *in[EW_PLAN_MAX_POINTERS - 1] = {NULL};
+    for (int k = 1; k < count; ++k)
+        in[k - 1] = (const void *)layout.base[k];
+    ew_functor_t functor;
+    set->make_functor(params, &functor);
+    const ew_launch_t how = ewi_launch_of(handle, stream);
+    return ew_launch_strided(set, &plan, (void *)layout.base[0], in, &functor, &how);
 }
 
 ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
@@ -64,14 +54,14 @@ ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
                              ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
-    ew_status_t status = ewi_find(handle, "ew_unary_strided", EW_CALL_UNARY, op, dtype, dtype, &h, &launcher);
+    const ew_kernel_set_t *set;
+    ew_status_t status = ewi_find(handle, "ew_unary_strided", EW_CALL_UNARY, op, dtype, dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size}, {"x", "x_strides", x, x_strides, size}};
     const ew_op_params_t params = {0};
-    return run_strided(h, launcher, ndim, shape, views, 2, &params, stream);
+    return run_strided(h, set, ndim, shape, views, 2, &params, stream);
 }
 
 ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
@@ -79,9 +69,9 @@ ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
                               const void *b, const int64_t *b_strides, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_status_t status =
-        ewi_find(handle, "ew_binary_strided", EW_CALL_BINARY, op, dtype, dtype, &h, &launcher);
+        ewi_find(handle, "ew_binary_strided", EW_CALL_BINARY, op, dtype, dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
@@ -89,7 +79,7 @@ ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
                                {"a", "a_strides", a, a_strides, size},
                                {"b", "b_strides", b, b_strides, size}};
     const ew_op_params_t params = {0};
-    return run_strided(h, launcher, ndim, shape, views, 3, &params, stream);
+    return run_strided(h, set, ndim, shape, views, 3, &params, stream);
 }
 
 ew_status_t ew_cast_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int ndim,
@@ -97,15 +87,15 @@ ew_status_t ew_cast_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t
                             const int64_t *x_strides, ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_status_t status =
-        ewi_find(handle, "ew_cast_strided", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &launcher);
+        ewi_find(handle, "ew_cast_strided", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, ew_dtype_size(out_dtype)},
                                {"x", "x_strides", x, x_strides, ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return run_strided(h, launcher, ndim, shape, views, 2, &params, stream);
+    return run_strided(h, set, ndim, shape, views, 2, &params, stream);
 }
 
 ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double alpha, int ndim,
@@ -114,15 +104,15 @@ ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double al
                                  ew_stream_t stream)
 {
     ewi_handle_t *h;
-    const ew_launcher_t *launcher;
+    const ew_kernel_set_t *set;
     ew_op_params_t params;
     ew_status_t status =
-        ewi_find_scale_add(handle, "ew_scale_add_strided", dtype, alpha, &h, &launcher, &params);
+        ewi_find_scale_add(handle, "ew_scale_add_strided", dtype, alpha, &h, &set, &params);
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size},
                                {"a", "a_strides", a, a_strides, size},
                                {"b", "b_strides", b, b_strides, size}};
-    return run_strided(h, launcher, ndim, shape, views, 3, &params, stream);
+    return run_strided(h, set, ndim, shape, views, 3, &params, stream);
 }

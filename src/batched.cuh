@@ -11,7 +11,6 @@
 
 #include "batched.h"
 #include "edges.cuh"
-#include "launch.cuh"
 #include "pack.cuh"
 
 namespace ew {
@@ -146,23 +145,6 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     const int64_t head_elements = body - begin;
     edge_elements(f, out, a, b, head_elements + (end - body_end),
                   [=](int64_t j) { return j < head_elements ? begin + j : body_end + (j - head_elements); });
-}
-
-// A descriptor block's launch: the 32 KiB kernel where the caller found the driver allows it.
-template <typename F, int P> cudaError_t launch_batched(const ew_batched_args_t *args)
-{
-    F f = F::make(args->params);
-    void *params[] = {&f, const_cast<ew_batched_desc_t *>(args->desc)};
-#if CUDART_VERSION >= 12010
-    if (args->large)
-        return launch_kernel<&batched_kernel<F, P, EW_BATCHED_LARGE_BLOCK>>(args->desc->blocks, 0, args->stream,
-                                                                            params, args->dependent_launch);
-#else
-    if (args->large)
-        return cudaErrorInvalidValue;
-#endif
-    return launch_kernel<&batched_kernel<F, P, EW_BATCHED_SMALL_BLOCK>>(args->desc->blocks, 0, args->stream,
-                                                                        params, args->dependent_launch);
 }
 
 } // namespace ew

@@ -16,9 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cuda_runtime_api.h>
-
-#include "params.h"
 #include "plan.h"
 
 #ifdef __cplusplus
@@ -87,16 +84,6 @@ size_t ew_batched_widest(const ew_batched_list_t *list);
 /* Fills *desc with the next launch from *cursor and advances it: returns 1, or 0 when the list has no
  * more rows (desc untouched). */
 int ew_batched_next(const ew_batched_list_t *list, ew_batched_cursor_t *cursor, ew_batched_desc_t *desc);
-
-/* The launch's arguments (dispatch.h's ew_batched_fn). */
-struct ew_batched_args_s {
-    const ew_batched_desc_t *desc;
-    int large; /* the block is EW_BATCHED_LARGE_BLOCK bytes (the 32 KiB kernel); else the small one */
-    cudaStream_t stream;
-    int dependent_launch;
-    ew_op_params_t params;
-};
-typedef struct ew_batched_args_s ew_batched_args_t;
 
 #ifdef __cplusplus
 }

@@ -201,15 +201,9 @@ __device__ __forceinline__ void stage_by_threads(const T *input, int64_t first, 
     }
 }
 
-// src/kernel.c passes it from C, laid out alike (EWI_BULK_PLAN_BYTES).
-struct BulkPlan {
-    int64_t n, head;
-    int tile_packs;
-};
-
-// The head is done one by one in an extra block, the grid's last, as the direct kernel's edges are;
-// the tiles end with n, so there is no tail.
-__host__ __device__ __forceinline__ unsigned edge_blocks(const BulkPlan &plan) { return plan.head > 0; }
+// The tiles and the head (src/plan.h, which the launch fills): the head is done one by one in an extra
+// block, the grid's last, as the direct kernel's edges are; the tiles end with n, so there is no tail.
+using BulkPlan = ew_bulk_plan_t;
 
 // One tile of every input F has (one or two for the catalogue, up to four for run-time compiled ops).
 template <typename F, int P>
@@ -231,7 +225,7 @@ __device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, type
     const int64_t left = plan.n - first;
     const int count = left < tile ? static_cast<int>(left) : tile;
 
-    if (edge_blocks(plan) && blockIdx.x == gridDim.x - 1) {
+    if (ew_bulk_edge_blocks(&plan) && blockIdx.x == gridDim.x - 1) {
         follow_previous_grid();
         edge_elements(f, out, a, b, plan.head, [](int64_t j) { return j; }, c, d);
         return;

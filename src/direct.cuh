@@ -61,26 +61,8 @@ template <typename T> __device__ __forceinline__ const T *input_body(const T *p,
         return p + head - shift_bytes / static_cast<int>(kStorageSize<T>);
 }
 
-// Where the body of a call lies: elements [0, head) and [body_tail, n) are done one by one; each
-// input's phase past pack alignment, in bytes (0 but for shifted windows). Run-time compiled kernels
-// get it from C (src/kernel.c), laid out alike.
-struct BodyPlan {
-    int64_t n, head, packs;
-    int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
-};
-
-// The end of the last whole run of A packs: the body's threads stop there.
-template <int P, int A> __host__ __device__ __forceinline__ int64_t body_tail(const BodyPlan &body)
-{
-    return body.head + body.packs / A * A * P;
-}
-
-// 1 where the call has elements to do one by one (the head, the tail), 0 else. Both kernels put them
-// in an extra block, the grid's last, which the host counts into the grid by this same function.
-template <int P, int A> __host__ __device__ __forceinline__ unsigned edge_blocks(const BodyPlan &body)
-{
-    return body.head > 0 || body.n > body_tail<P, A>(body);
-}
+// Where the body of a call lies (src/plan.h, which the launch fills).
+using BodyPlan = ew_body_plan_t;
 
 // A run of out at an address aligned to its element only (out-shifted plans). Four 1-byte elements
 // (f32 -> fp8) go as 16-bit stores where the address allows (two at phase 2, a byte, a half and a
@@ -126,8 +108,8 @@ __device__ __forceinline__ void direct_body(const F &f, const BodyPlan &body, ty
     using Out = typename F::Out;
     using In1 = typename F::In1;
     using In2 = typename F::In2;
-    const int64_t head = body.head, runs = body.packs / A, tail = body_tail<P, A>(body);
-    const unsigned edge_block = edge_blocks<P, A>(body);
+    const int64_t head = body.head, runs = body.packs / A, tail = ew_body_tail(&body, P, A);
+    const unsigned edge_block = ew_body_edge_blocks(&body, P, A);
     follow_previous_grid();
     if (edge_block && blockIdx.x == gridDim.x - 1) {
         edge_elements(

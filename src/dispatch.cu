@@ -22,16 +22,16 @@ constexpr bool is_cast[EW_OP_END] = {false, EW_CATALOGUE_OPS(EW_OP_IS_CAST)};
 bool in_range(int value, int end) { return value > 0 && value < end; }
 } // namespace
 
-extern "C" const ew_launcher_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
+extern "C" const ew_kernel_set_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype)
 {
     if (!in_range(op, EW_OP_END) || !in_range(out_dtype, EW_DTYPE_END) || !in_range(in_dtype, EW_DTYPE_END))
         return nullptr;
-    const ew_launcher_t *entry;
+    const ew_kernel_set_t *entry;
     if (is_cast[op])
         entry = &(*cast_rows_by_source[in_dtype])[out_dtype];
     else if (out_dtype == in_dtype)
         entry = &(*op_rows[op])[out_dtype];
     else
         return nullptr;
-    return entry->by_pack[0] ? entry : nullptr;
+    return ew_kernel_set_has(entry, EW_SLOT_PACK1) ? entry : nullptr;
 }

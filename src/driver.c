@@ -6,7 +6,10 @@
 
 #include <cuda_runtime_api.h>
 
-void *ewi_driver_function(const char *name)
+#include "error.h"
+
+/* The driver's function `name`, or NULL if the driver lacks it. */
+static void *find(const char *name)
 {
     void *function = NULL;
     enum cudaDriverEntryPointQueryResult found;
@@ -22,57 +25,71 @@ void *ewi_driver_function(const char *name)
     return function;
 }
 
-/* The context functions, found once; all NULL if any is absent. */
-static struct {
-    int (*context_current)(void **context);
-    int (*device_get)(int *device, int ordinal);
-    int (*primary_retain)(void **context, int device);
-    int (*primary_release)(int device);
-} driver;
+static ewi_driver_t driver;
+static int found; /* set (released) once driver is filled: the calls' path reads it without pthread_once */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
-static void find_context_functions(void)
+static void find_all(void)
 {
-    driver.context_current = (int (*)(void **))ewi_driver_function("cuCtxGetCurrent");
-    driver.device_get = (int (*)(int *, int))ewi_driver_function("cuDeviceGet");
-    driver.primary_retain = (int (*)(void **, int))ewi_driver_function("cuDevicePrimaryCtxRetain");
-    driver.primary_release = (int (*)(int))ewi_driver_function("cuDevicePrimaryCtxRelease");
-    if (!driver.context_current || !driver.device_get || !driver.primary_retain || !driver.primary_release)
-        driver.context_current = NULL;
+    driver.context_current = (CUresult(*)(CUcontext *))find("cuCtxGetCurrent");
+    driver.device_get = (CUresult(*)(CUdevice *, int))find("cuDeviceGet");
+    driver.primary_retain = (CUresult(*)(CUcontext *, CUdevice))find("cuDevicePrimaryCtxRetain");
+    driver.primary_release = (CUresult(*)(CUdevice))find("cuDevicePrimaryCtxRelease");
+    driver.module_load = (CUresult(*)(CUmodule *, const void *))find("cuModuleLoadData");
+    driver.module_unload = (CUresult(*)(CUmodule))find("cuModuleUnload");
+    driver.module_function = (CUresult(*)(CUfunction *, CUmodule, const char *))find("cuModuleGetFunction");
+    driver.launch = (CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))find("cuLaunchKernelEx");
+    driver.occupancy =
+        (CUresult(*)(int *, CUfunction, int, size_t))find("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    driver.address_range = (CUresult(*)(CUdeviceptr *, size_t *, CUdeviceptr))find("cuMemGetAddressRange");
+    driver.error_name = (CUresult(*)(CUresult, const char **))find("cuGetErrorName");
+    __atomic_store_n(&found, 1, __ATOMIC_RELEASE);
 }
 
-static int have_context_functions(void)
+const ewi_driver_t *ewi_driver(void)
 {
-    pthread_once(&driver_once, find_context_functions);
-    return driver.context_current != NULL;
+    if (!__atomic_load_n(&found, __ATOMIC_ACQUIRE))
+        pthread_once(&driver_once, find_all);
+    return &driver;
 }
 
-/* On every call's path: no pthread_once there. Callers hold a context that
- * ewi_retain_current_primary_context returned, so the functions were found. */
+ew_status_t ewi_fail_driver(CUresult result, const char *call)
+{
+    const char *name = NULL;
+    const ewi_driver_t *d = ewi_driver();
+    if (d->error_name == NULL || d->error_name(result, &name) != CUDA_SUCCESS || name == NULL)
+        name = "an unknown error";
+    return ewi_fail(EW_ERROR_CUDA, "%s failed: %s (%d)", call, name, (int)result);
+}
+
 void *ewi_current_context(void)
 {
-    void *context = NULL;
-    if (driver.context_current == NULL || driver.context_current(&context) != 0)
+    CUcontext context = NULL;
+    const ewi_driver_t *d = ewi_driver();
+    if (d->context_current == NULL || d->context_current(&context) != CUDA_SUCCESS)
         return NULL;
     return context;
 }
 
 void *ewi_retain_current_primary_context(int ordinal)
 {
-    void *current = NULL, *primary = NULL;
-    int device = 0;
-    if (!have_context_functions() || driver.context_current(&current) != 0 || current == NULL ||
-        driver.device_get(&device, ordinal) != 0 || driver.primary_retain(&primary, device) != 0)
+    const ewi_driver_t *d = ewi_driver();
+    CUcontext current = NULL, primary = NULL;
+    CUdevice device = 0;
+    if (!d->context_current || !d->device_get || !d->primary_retain || !d->primary_release ||
+        d->context_current(&current) != CUDA_SUCCESS || current == NULL ||
+        d->device_get(&device, ordinal) != CUDA_SUCCESS || d->primary_retain(&primary, device) != CUDA_SUCCESS)
         return NULL;
     if (primary == current)
         return primary;
-    driver.primary_release(device);
+    d->primary_release(device);
     return NULL;
 }
 
 void ewi_release_primary_context(int ordinal)
 {
-    int device = 0;
-    if (have_context_functions() && driver.device_get(&device, ordinal) == 0)
-        driver.primary_release(device);
+    const ewi_driver_t *d = ewi_driver();
+    CUdevice device = 0;
+    if (d->device_get && d->primary_release && d->device_get(&device, ordinal) == CUDA_SUCCESS)
+        d->primary_release(device);
 }

@@ -9,6 +9,7 @@
 
 #include "driver.h"
 #include "error.h"
+#include "pointer_check.h"
 #include "registry.h"
 
 /* Only create and destroy take its lock; calls never do. */
@@ -134,7 +135,7 @@ ew_status_t ew_handle_create(int device, ew_handle_t *handle)
     ew_status_t status = handle_add(device, figure[SM_COUNT], figure[THREADS_PER_SM], handle, &h);
     if (status != EW_SUCCESS)
         return status;
-    h->check_pointers = ewi_pointer_checks_requested(&h->address_range_query);
+    h->check_pointers = ewi_pointer_checks_requested();
     h->policy = ew_policy_for(figure[MAJOR], figure[MINOR]);
     ew_policy_apply_environment(&h->policy);
     return EW_SUCCESS;

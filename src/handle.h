@@ -9,16 +9,14 @@
 
 #include "elementwise.h"
 #include "plan.h"
-#include "pointer_check.h"
 #include "policy.h"
 
 typedef struct {
     int device;
     ew_device_t figures;
     ew_policy_t policy;                       /* the architecture's, with the environment's overrides */
-    int check_pointers;                       /* EW_CHECK_POINTERS=1 at create */
-    ewi_address_range_fn address_range_query; /* for those checks; NULL if the driver lacks it */
-    void *_Atomic context;                    /* the device's primary context, retained; NULL: not yet */
+    int check_pointers;    /* EW_CHECK_POINTERS=1 at create */
+    void *_Atomic context; /* the device's primary context, retained; NULL: not yet */
     atomic_int adoption_tried;
 } ewi_handle_t;
 

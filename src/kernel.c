@@ -23,46 +23,12 @@
 #include "pointer_check.h"
 #include "registry.h"
 
-/* ---- the driver's module and launch functions, found once ---- */
-
-static struct {
-    CUresult (*context_current)(CUcontext *context);
-    CUresult (*module_load)(CUmodule *module, const void *image);
-    CUresult (*module_unload)(CUmodule module);
-    CUresult (*module_function)(CUfunction *function, CUmodule module, const char *name);
-    CUresult (*launch_ex)(const CUlaunchConfig *config, CUfunction function, void **params, void **extra);
-    CUresult (*error_name)(CUresult error, const char **name);
-    CUresult (*occupancy)(int *blocks, CUfunction function, int block_size, size_t dynamic_shared);
-} driver;
-static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-
-static void find_driver(void)
-{
-    driver.context_current = (CUresult(*)(CUcontext *))ewi_driver_function("cuCtxGetCurrent");
-    driver.module_load = (CUresult(*)(CUmodule *, const void *))ewi_driver_function("cuModuleLoadData");
-    driver.module_unload = (CUresult(*)(CUmodule))ewi_driver_function("cuModuleUnload");
-    driver.module_function =
-        (CUresult(*)(CUfunction *, CUmodule, const char *))ewi_driver_function("cuModuleGetFunction");
-    driver.launch_ex = (CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))ewi_driver_function(
-        "cuLaunchKernelEx");
-    driver.error_name = (CUresult(*)(CUresult, const char **))ewi_driver_function("cuGetErrorName");
-    driver.occupancy = (CUresult(*)(int *, CUfunction, int, size_t))ewi_driver_function(
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-}
-
+/* The driver's functions user kernels need besides the launch's: 1 where it has them all. */
 static int have_driver(void)
 {
-    pthread_once(&driver_once, find_driver);
-    return driver.context_current && driver.module_load && driver.module_unload && driver.module_function &&
-           driver.launch_ex && driver.error_name && driver.occupancy;
-}
-
-static ew_status_t fail_driver(CUresult result, const char *call)
-{
-    const char *name = NULL;
-    if (driver.error_name == NULL || driver.error_name(result, &name) != CUDA_SUCCESS || name == NULL)
-        name = "an unknown error";
-    return ewi_fail(EW_ERROR_CUDA, "%s failed: %s (%d)", call, name, (int)result);
+    const ewi_driver_t *d = ewi_driver();
+    return d->context_current && d->module_load && d->module_unload && d->module_function && d->launch &&
+           d->error_name && d->occupancy;
 }
 
 /* ---- kernel objects ---- */
@@ -100,8 +66,10 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
                         .out_dtype = spec->out_dtype,
                         .n_inputs = spec->n_inputs,
                         .n_params = spec->n_params,
-                        .slots = ewi_kernel_slots(spec),
                         .source = source};
+    const ewi_slots_t slots = ewi_kernel_slots(spec);
+    k->set.widest_pack = slots.widest_pack;
+    k->set.access_packs = slots.access_packs;
     for (int i = 0; i < spec->n_inputs; ++i)
         k->in_dtypes[i] = spec->in_dtypes[i];
     *kernel = value;
@@ -135,7 +103,7 @@ typedef struct module_s {
     size_t key_size;
     CUcontext context;
     CUmodule module;
-    CUfunction function[EWI_SLOT_COUNT];
+    CUfunction function[EW_SLOT_COUNT];
     int bulk_blocks_per_sm; /* 0 where the program has no bulk kernel or the driver would not say */
     struct module_s *next;
 } module_t;
@@ -212,9 +180,10 @@ static ew_status_t find_cubin(const char *program, const char *arch, const char 
 }
 
 /* The module of spec's program in the current context, loaded once and kept. */
-static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, const ewi_slots_t *slots,
-                               CUcontext context, module_t **found)
+static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, CUcontext context,
+                               module_t **found)
 {
+    const ewi_slots_t slots = ewi_kernel_slots(spec);
     char *key = NULL;
     size_t key_size = 0;
     const char *program = NULL;
@@ -239,30 +208,30 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
     if (status == EW_SUCCESS)
         status = find_cubin(program, arch, key, key_size, 1, &cubin, &cubin_size, &from_disk);
     CUresult result = CUDA_SUCCESS;
-    if (status == EW_SUCCESS && (result = driver.module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
+    if (status == EW_SUCCESS && (result = ewi_driver()->module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
         /* a cached CUBIN this driver refuses (damaged where the file's checksum cannot see, say): compiled
          * afresh and stored over it, so that the next process need not find it refused again */
         free(cubin);
         cubin = NULL;
         status = find_cubin(program, arch, key, key_size, 0, &cubin, &cubin_size, &from_disk);
         if (status == EW_SUCCESS)
-            result = driver.module_load(&m->module, cubin);
+            result = ewi_driver()->module_load(&m->module, cubin);
     }
     free(cubin);
     if (status == EW_SUCCESS && result != CUDA_SUCCESS)
-        status = fail_driver(result, "cuModuleLoadData (the kernel's compiled code)");
-    for (int slot = 0; status == EW_SUCCESS && slot < EWI_SLOT_COUNT; ++slot)
-        if (slots->present[slot] &&
-            (result = driver.module_function(&m->function[slot], m->module, ewi_kernel_slot_name(slot))) != CUDA_SUCCESS)
-            status = fail_driver(result, "cuModuleGetFunction");
+        status = ewi_fail_driver(result, "cuModuleLoadData (the kernel's compiled code)");
+    for (int slot = 0; status == EW_SUCCESS && slot < EW_SLOT_COUNT; ++slot)
+        if (slots.present[slot] &&
+            (result = ewi_driver()->module_function(&m->function[slot], m->module, ewi_kernel_slot_name(slot))) != CUDA_SUCCESS)
+            status = ewi_fail_driver(result, "cuModuleGetFunction");
     /* Blocks of the bulk kernel an SM holds, its shared memory aside (a tile's slots are a fraction of
      * an SM's): its registers decide, which the launch plan's tiles make up for. */
-    if (status == EW_SUCCESS && slots->present[EWI_SLOT_BULK] &&
-        driver.occupancy(&m->bulk_blocks_per_sm, m->function[EWI_SLOT_BULK], EW_PLAN_BLOCK_THREADS, 0) != CUDA_SUCCESS)
+    if (status == EW_SUCCESS && slots.present[EW_SLOT_BULK] &&
+        ewi_driver()->occupancy(&m->bulk_blocks_per_sm, m->function[EW_SLOT_BULK], EW_PLAN_BLOCK_THREADS, 0) != CUDA_SUCCESS)
         m->bulk_blocks_per_sm = 0;
     if (status != EW_SUCCESS) {
         if (m != NULL && m->module != NULL)
-            driver.module_unload(m->module);
+            ewi_driver()->module_unload(m->module);
         free(m);
         free(key);
         return status;
@@ -282,7 +251,7 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
     }
     pthread_mutex_unlock(&modules_lock);
     if (first != m) {
-        driver.module_unload(m->module);
+        ewi_driver()->module_unload(m->module);
         free(m->key);
         free(m);
     }
@@ -295,15 +264,15 @@ static ew_status_t load_module(const ewi_kernel_spec_t *spec, const char *arch, 
 static ew_status_t current_context(const ewi_handle_t *handle, CUcontext *context)
 {
     *context = NULL;
-    CUresult result = driver.context_current(context);
+    CUresult result = ewi_driver()->context_current(context);
     if (result == CUDA_SUCCESS && *context == NULL) {
         cudaError_t error = cudaSetDevice(handle->device);
         if (error != cudaSuccess)
             return ewi_fail_cuda(error, "cudaSetDevice");
-        result = driver.context_current(context);
+        result = ewi_driver()->context_current(context);
     }
     if (result != CUDA_SUCCESS)
-        return fail_driver(result, "cuCtxGetCurrent");
+        return ewi_fail_driver(result, "cuCtxGetCurrent");
     return *context != NULL ? EW_SUCCESS : ewi_fail(EW_ERROR_CUDA, "no CUDA context on this thread");
 }
 
@@ -345,31 +314,19 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
         return status;
     memcpy(k->arch, arch, sizeof k->arch);
     module_t *module;
-    if ((status = load_module(&spec, arch, &k->slots, context, &module)) != EW_SUCCESS) {
+    if ((status = load_module(&spec, arch, context, &module)) != EW_SUCCESS) {
         ew_kernel_destroy(value);
         return status;
     }
     k->module = module->module;
-    memcpy(k->function, module->function, sizeof k->function);
-    k->bulk_blocks_per_sm = module->bulk_blocks_per_sm;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        k->set.kernel[slot].function = module->function[slot];
+    k->set.bulk_blocks_per_sm = module->bulk_blocks_per_sm;
     *kernel = value;
     return EW_SUCCESS;
 }
 
-/* ---- the launch: the catalogue's plan, its slot, and the driver's launch ---- */
-
-/* src/direct.cuh's BodyPlan and src/bulk.cuh's BulkPlan, as the program's kernels take them (it
- * asserts the sizes). */
-typedef struct {
-    int64_t n, head, packs;
-    int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
-} body_plan_t;
-_Static_assert(sizeof(body_plan_t) == EWI_BODY_PLAN_BYTES, "src/direct.cuh's BodyPlan");
-typedef struct {
-    int64_t n, head;
-    int tile_packs;
-} bulk_plan_t;
-_Static_assert(sizeof(bulk_plan_t) == EWI_BULK_PLAN_BYTES, "src/bulk.cuh's BulkPlan");
+/* ---- the launches: checked here, planned and launched as the catalogue's (src/launch.c) ---- */
 
 /* What every launch checks first: a live kernel (*k its object) of a live handle (*h). */
 static ew_status_t find_kernel(ew_kernel_t kernel, ewi_kernel_t **k, ewi_handle_t **h)
@@ -393,39 +350,13 @@ static ew_status_t check_params(const ewi_kernel_t *kernel, const double *params
                : EW_SUCCESS;
 }
 
-/* The launch of one of the kernel's functions on blocks of EW_PLAN_BLOCK_THREADS, its arguments the
- * functor's params, the plan, out and the inputs (NULL past n_inputs), in the thread's current
- * context. */
-static ew_status_t launch(const ewi_kernel_t *kernel, const ewi_handle_t *handle, int slot, unsigned blocks,
-                          unsigned shared_bytes, const void *plan, void *out, const void *const *inputs,
-                          const double *params, ew_stream_t stream)
+/* The functor's bytes: the kernel's parameters, zero past n_params. */
+static ew_functor_t functor_of(const ewi_kernel_t *kernel, const double *params)
 {
-    CUfunction function = kernel->function[slot];
-    if (function == NULL)
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no code for its plan (slot %s)",
-                        ewi_kernel_slot_name(slot));
-    double functor[EWI_KERNEL_MAX_PARAMS] = {0};
+    ew_functor_t functor = {{0}};
     for (int i = 0; i < kernel->n_params; ++i)
-        functor[i] = params[i];
-    const void *in[EWI_KERNEL_MAX_INPUTS] = {NULL};
-    for (int i = 0; i < kernel->n_inputs; ++i)
-        in[i] = inputs[i];
-    void *arguments[] = {functor, (void *)plan, &out, &in[0], &in[1], &in[2], &in[3]};
-
-    CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-    attribute.value.programmaticStreamSerializationAllowed = 1;
-    const CUlaunchConfig config = {.gridDimX = blocks,
-                                   .gridDimY = 1,
-                                   .gridDimZ = 1,
-                                   .blockDimX = EW_PLAN_BLOCK_THREADS,
-                                   .blockDimY = 1,
-                                   .blockDimZ = 1,
-                                   .sharedMemBytes = shared_bytes,
-                                   .hStream = (CUstream)stream,
-                                   .attrs = &attribute,
-                                   .numAttrs = handle->policy.dependent_launch ? 1u : 0u};
-    const CUresult result = driver.launch_ex(&config, function, arguments, NULL);
-    return result == CUDA_SUCCESS ? EW_SUCCESS : fail_driver(result, "cuLaunchKernelEx");
+        functor.params[i] = params[i];
+    return functor;
 }
 
 /* ew_kernel_launch once the kernel and its handle are found. */
@@ -448,16 +379,8 @@ static ew_status_t launch_flat(const ewi_kernel_t *kernel, ewi_handle_t *handle,
     ewi_operand_t operands[EW_PLAN_MAX_POINTERS] = {{names[0], out, ew_dtype_size(kernel->out_dtype)}};
     for (int i = 0; i < kernel->n_inputs; ++i)
         operands[1 + i] = (ewi_operand_t){names[1 + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
-    if ((status = ewi_check_operands(n, operands, count)) != EW_SUCCESS)
+    if ((status = ewi_check_flat(handle, n, operands, count)) != EW_SUCCESS)
         return status;
-    if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
-        return status;
-    for (int i = 0; handle->check_pointers && i < count; ++i) {
-        char why[256];
-        if (!ewi_pointer_ok(handle->device, handle->address_range_query, operands[i].address,
-                            (size_t)n * operands[i].elem_size, why, sizeof why))
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", operands[i].name, operands[i].address, why);
-    }
     if (kernel->module == NULL) /* ewi_kernel_make's objects have no code */
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
     /* A thread whose first CUDA call this is has no context yet: bind the device's primary one. Asked
@@ -465,50 +388,8 @@ static ew_status_t launch_flat(const ewi_kernel_t *kernel, ewi_handle_t *handle,
     CUcontext context;
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
-
-    ew_call_t call = {.n = n, .count = count, .bulk_blocks_per_sm = kernel->bulk_blocks_per_sm};
-    for (int i = 0; i < count; ++i) {
-        call.address[i] = (uintptr_t)operands[i].address;
-        call.elem_size[i] = operands[i].elem_size;
-    }
-    const ew_plan_t plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
-
-    /* The slot the catalogue's launcher would take for this plan (src/launch.cuh: launch, launch_bulk). */
-    int slot, pack = plan.pack, runs = 1;
-    if (plan.kernel == EW_PLAN_KERNEL_BULK) {
-        slot = EWI_SLOT_BULK;
-    } else if (plan.kernel == EW_PLAN_KERNEL_SHIFTED) {
-        slot = EWI_SLOT_SHIFTED;
-    } else if (plan.kernel == EW_PLAN_KERNEL_OUT_SHIFTED) {
-        slot = EWI_SLOT_OUT_SHIFTED;
-    } else if (kernel->slots.access_packs > 1 && pack == kernel->slots.widest_pack &&
-               plan.access_packs == kernel->slots.access_packs) {
-        slot = EWI_SLOT_RUNS;
-        runs = plan.access_packs;
-    } else {
-        slot = ew_pack_index(pack);
-    }
-
-    /* The kernel's plan, its edge block after the plan's grid (src/direct.cuh, src/bulk.cuh: edge_blocks)
-     * and, for the bulk-copy kernel, the shared memory of its inputs' slots. */
-    body_plan_t body = {.n = n, .head = plan.head, .packs = plan.packs};
-    bulk_plan_t bulk = {.n = n, .head = plan.head, .tile_packs = plan.tile_packs};
-    unsigned edge, shared_bytes = 0;
-    if (slot == EWI_SLOT_BULK) {
-        const int tile = EW_PLAN_BLOCK_THREADS * plan.tile_packs * pack;
-        for (int i = 0; i < kernel->n_inputs; ++i)
-            shared_bytes += (unsigned)EW_PLAN_BULK_SLOT_BYTES(tile, (int)operands[1 + i].elem_size);
-        edge = plan.head > 0;
-    } else {
-        for (int i = 0; i < kernel->n_inputs; ++i)
-            body.shift_bytes[i] = plan.shift[i] * (int)operands[1 + i].elem_size;
-        const int64_t tail = body.head + body.packs / runs * runs * pack;
-        edge = body.head > 0 || n > tail;
-    }
-    const unsigned blocks = (plan.blocks < INT32_MAX - edge ? plan.blocks : INT32_MAX - edge) + edge;
-    return launch(kernel, handle, slot, blocks, shared_bytes,
-                  slot == EWI_SLOT_BULK ? (const void *)&bulk : (const void *)&body, out, inputs, params,
-                  stream);
+    const ew_functor_t functor = functor_of(kernel, params);
+    return ewi_launch_flat(handle, &kernel->set, n, operands, count, &functor, stream);
 }
 
 ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
@@ -535,11 +416,10 @@ static ew_status_t load_strided(ewi_kernel_t *kernel, CUcontext context)
     if (!kernel->strided_loaded) {
         const ewi_kernel_spec_t spec = {kernel->source,    kernel->out_dtype, kernel->n_inputs,
                                         kernel->in_dtypes, kernel->n_params,  1};
-        const ewi_slots_t slots = ewi_kernel_slots(&spec);
         module_t *module;
-        if ((status = load_module(&spec, kernel->arch, &slots, context, &module)) == EW_SUCCESS) {
-            for (int slot = EWI_SLOT_GATHER; slot <= EWI_SLOT_TILED; ++slot)
-                kernel->function[slot] = module->function[slot];
+        if ((status = load_module(&spec, kernel->arch, context, &module)) == EW_SUCCESS) {
+            for (int slot = EW_SLOT_GATHER; slot <= EW_SLOT_TILED; ++slot)
+                kernel->set.kernel[slot].function = module->function[slot];
             __atomic_store_n(&kernel->strided_loaded, 1, __ATOMIC_RELEASE);
         }
     }
@@ -587,9 +467,7 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
         (status = load_strided(kernel, context)) != EW_SUCCESS)
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
-    const int slot = plan.kernel == EW_STRIDED_TILED ? EWI_SLOT_TILED
-                     : plan.kernel == EW_STRIDED_ROWS ? EWI_SLOT_ROWS
-                                                      : EWI_SLOT_GATHER;
-    return launch(kernel, handle, slot, plan.blocks, plan.shared_bytes, &plan, (void *)layout.base[0], bases,
-                  params, stream);
+    const ew_functor_t functor = functor_of(kernel, params);
+    const ew_launch_t how = ewi_launch_of(handle, stream);
+    return ew_launch_strided(&kernel->set, &plan, (void *)layout.base[0], bases, &functor, &how);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "elementwise.h"
+#include "kernel_set.h"
 #include "rtc.h"
 
 #ifdef __cplusplus
@@ -19,13 +20,12 @@ typedef struct {
     ew_dtype_t out_dtype;
     int n_inputs, n_params;
     ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
-    ewi_slots_t slots;              /* which kernels its program has */
-    void *module;                   /* the driver's CUmodule, the in-memory cache's; NULL for ewi_kernel_make's */
-    void *function[EWI_SLOT_COUNT]; /* CUfunction per slot; NULL where the program has none */
-    char *source;                   /* the body, for the strided program */
-    char arch[16];                  /* "sm_90": what the programs are compiled for */
-    int strided_loaded;             /* 1 once function[] has the strided slots (atomic: set once, released) */
-    int bulk_blocks_per_sm;         /* of its bulk kernel, by its registers; 0 where unknown (ew_call_t) */
+    ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the strided ones' from
+                          * the first strided launch */
+    void *module;        /* the driver's CUmodule, the in-memory cache's; NULL for ewi_kernel_make's */
+    char *source;        /* the body, for the strided program */
+    char arch[16];       /* "sm_90": what the programs are compiled for */
+    int strided_loaded;  /* 1 once set has the strided slots (atomic: set once, released) */
 } ewi_kernel_t;
 
 /* A kernel object for spec on handle without code: launches check their arguments as for a compiled

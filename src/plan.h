@@ -33,7 +33,7 @@ enum {
 /* Shared memory of one staged input of the bulk-copy kernel, a tile of `tile` elements of `size`
  * bytes: the tile, its head padding (< EW_PLAN_BULK_ALIGN), its tail rounding (< 16) and one more
  * pack for the splice of the last one, in whole EW_PLAN_BULK_ALIGN blocks. The kernel's slots and
- * the launches' shared bytes (src/launch.cuh, src/kernel.c) take it alike. */
+ * the launch's shared bytes (src/launch.c) take it alike. */
 #define EW_PLAN_BULK_SLOT_BYTES(tile, size) \
     (((tile) * (size) + 3 * EW_PLAN_BULK_ALIGN - 1) / EW_PLAN_BULK_ALIGN * EW_PLAN_BULK_ALIGN)
 
@@ -41,7 +41,7 @@ enum {
  * bulk-copy kernel always and in the direct kernel where every pointer sits at one phase of it. */
 #define EW_PLAN_ACCESS_PACKS(max_elem_size) ((max_elem_size) == 1 ? 2 : 1)
 
-/* The kernel a plan runs, one launcher slot each (src/dispatch.h). Zero is the aligned kernel, so that a
+/* The kernel a plan runs, one slot each (src/kernel_set.h). Zero is the aligned kernel, so that a
  * plan initialized with its pack alone runs it. */
 typedef enum {
     EW_PLAN_KERNEL_ALIGNED = 0,     /* the direct kernel at plan.pack, every pointer at one phase */
@@ -62,6 +62,40 @@ typedef struct {
     unsigned blocks;  /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
     int tile_packs;   /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;
+
+/* What the direct kernel reads of its plan (src/direct.cuh), and the bulk-copy kernel (src/bulk.cuh):
+ * declared once, here, for the launch (src/launch.c) and the kernels, NVRTC's included. Elements
+ * [0, head) and [ew_body_tail, n) are done one by one; shift_bytes: each input's phase past pack
+ * alignment, in bytes (0 but for shifted windows). */
+typedef struct {
+    int64_t n, head, packs;
+    int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
+} ew_body_plan_t;
+typedef struct {
+    int64_t n, head;
+    int tile_packs;
+} ew_bulk_plan_t;
+
+#if defined(__CUDACC__)
+#define EW_PLAN_INLINE static __host__ __device__ __forceinline__
+#else
+#define EW_PLAN_INLINE static inline
+#endif
+
+/* The end of the body's last whole run of `runs` packs of `pack` elements: its threads stop there. */
+EW_PLAN_INLINE int64_t ew_body_tail(const ew_body_plan_t *body, int pack, int runs)
+{
+    return body->head + body->packs / runs * runs * pack;
+}
+
+/* 1 where a call has elements to do one by one (the head, the tail), 0 else. Both kernels do them in
+ * an extra block, the grid's last, which the launch counts into the grid by these same functions. The
+ * bulk-copy kernel's tiles end with n: only a head. */
+EW_PLAN_INLINE unsigned ew_body_edge_blocks(const ew_body_plan_t *body, int pack, int runs)
+{
+    return body->head > 0 || body->n > ew_body_tail(body, pack, runs);
+}
+EW_PLAN_INLINE unsigned ew_bulk_edge_blocks(const ew_bulk_plan_t *plan) { return plan->head > 0; }
 
 /* The device's figures a plan sizes its grid by, read once per handle. */
 typedef struct {

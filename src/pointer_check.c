@@ -2,6 +2,7 @@
 #include "pointer_check.h"
 
 #include "driver.h"
+#include "error.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -10,18 +11,13 @@
 
 #include <cuda_runtime_api.h>
 
-int ewi_pointer_checks_requested(ewi_address_range_fn *range_query)
+int ewi_pointer_checks_requested(void)
 {
     const char *setting = getenv("EW_CHECK_POINTERS");
-    *range_query = NULL;
-    if (setting == NULL || strcmp(setting, "1") != 0)
-        return 0;
-    *range_query = (ewi_address_range_fn)ewi_driver_function("cuMemGetAddressRange");
-    return 1;
+    return setting != NULL && strcmp(setting, "1") == 0;
 }
 
-int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *address, size_t bytes, char *why,
-                   size_t why_size)
+int ewi_pointer_ok(int device, const void *address, size_t bytes, char *why, size_t why_size)
 {
     struct cudaPointerAttributes attributes;
     cudaError_t error = cudaPointerGetAttributes(&attributes, address);
@@ -43,20 +39,29 @@ int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *add
                  device);
         return 0;
     }
-    if (range_query != NULL) {
-        unsigned long long base = 0;
+    const ewi_driver_t *driver = ewi_driver();
+    if (driver->address_range != NULL) {
+        CUdeviceptr base = 0;
         size_t size = 0;
-        if (range_query(&base, &size, (unsigned long long)(uintptr_t)address) != 0) {
+        if (driver->address_range(&base, &size, (CUdeviceptr)(uintptr_t)address) != CUDA_SUCCESS) {
             snprintf(why, why_size, "lies in no allocation the driver knows");
             return 0;
         }
         unsigned long long start = (unsigned long long)(uintptr_t)address;
         if (start - base + bytes > size) {
             snprintf(why, why_size,
-                     "needs %zu bytes but its allocation [%#llx, +%zu) ends %llu bytes after it", bytes, base,
-                     size, base + size - start);
+                     "needs %zu bytes but its allocation [%#llx, +%zu) ends %llu bytes after it", bytes,
+                     (unsigned long long)base, size, (unsigned long long)base + size - start);
             return 0;
         }
     }
     return 1;
+}
+
+ew_status_t ewi_check_pointer(int device, const char *name, const void *address, size_t bytes)
+{
+    char why[256];
+    return ewi_pointer_ok(device, address, bytes, why, sizeof why)
+               ? EW_SUCCESS
+               : ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p %s", name, address, why);
 }

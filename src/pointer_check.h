@@ -8,20 +8,22 @@
 
 #include <stddef.h>
 
+#include "elementwise.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The driver's cuMemGetAddressRange, found at run time so the library needs no link to libcuda. */
-typedef int (*ewi_address_range_fn)(unsigned long long *base, size_t *size, unsigned long long address);
+/* 1 if EW_CHECK_POINTERS asks for checks. */
+int ewi_pointer_checks_requested(void);
 
-/* 1 if EW_CHECK_POINTERS asks for checks, and *range_query then holds the driver query (or NULL). */
-int ewi_pointer_checks_requested(ewi_address_range_fn *range_query);
+/* 1 if [address, address + bytes) is device memory of `device` inside one allocation (the driver's
+ * cuMemGetAddressRange, where it has one); otherwise 0, with the reason written to why. */
+int ewi_pointer_ok(int device, const void *address, size_t bytes, char *why, size_t why_size);
 
-/* 1 if [address, address + bytes) is device memory of `device` inside one allocation; otherwise 0,
- * with the reason written to why. */
-int ewi_pointer_ok(int device, ewi_address_range_fn range_query, const void *address, size_t bytes, char *why,
-                   size_t why_size);
+/* The check of every call family: EW_SUCCESS where ewi_pointer_ok, else EW_ERROR_INVALID_VALUE with
+ * "NAME = ADDRESS REASON" as the message. */
+ew_status_t ewi_check_pointer(int device, const char *name, const void *address, size_t bytes);
 
 #ifdef __cplusplus
 }

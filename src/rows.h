@@ -10,7 +10,7 @@
 #include "dispatch.h"
 
 namespace ew {
-using DispatchRow = std::array<ew_launcher_t, EW_DTYPE_END>;
+using DispatchRow = std::array<ew_kernel_set_t, EW_DTYPE_END>;
 
 // The row of an op by how it is called: EW_ROW_OF_<call>(name), NULL for the cast's several rows.
 #define EW_ROW_OF_EW_CALL_UNARY(name) &ew::name##_row

@@ -340,24 +340,24 @@ static void body_arguments(buffer_t *b, const ewi_kernel_spec_t *spec)
         append(b, ", double p%d", i);
 }
 
-/* The kernels' instantiations the plan can pick for spec: one extern "C" kernel per slot (src/kernel.h),
- * under the names ewi_kernel_slot_name gives, exactly where the catalogue's dispatch table has the
- * same launcher slot (src/table.cuh: make_launcher; src/launch.cuh: launch, launch_bulk). */
+/* The kernels' instantiations the plan can pick for spec: one extern "C" kernel per slot
+ * (src/kernel_set.h), under the names ewi_kernel_slot_name gives, exactly where the catalogue's kernel
+ * sets have the same slot (src/table.cuh: make_kernel_set). */
 static void slot_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
 {
     ewi_slots_t slots = ewi_kernel_slots(spec);
     const int widest_pack = slots.widest_pack;
     static const char *const windows[] = {"Aligned", "Shifted", "OutShifted"};
-    for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot) {
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
         if (!slots.present[slot])
             continue;
-        if (slot == EWI_SLOT_BULK) {
+        if (slot == EW_SLOT_BULK) {
             append(b, "EW_BULK_SLOT(%s, %d)\n", ewi_kernel_slot_name(slot), widest_pack);
             continue;
         }
-        int pack = slot <= EWI_SLOT_PACK8 ? 1 << slot : widest_pack;
-        int window = slot == EWI_SLOT_SHIFTED ? 1 : slot == EWI_SLOT_OUT_SHIFTED ? 2 : 0;
-        if (slot == EWI_SLOT_RUNS)
+        int pack = slot <= EW_SLOT_PACK8 ? 1 << slot : widest_pack;
+        int window = slot == EW_SLOT_SHIFTED ? 1 : slot == EW_SLOT_OUT_SHIFTED ? 2 : 0;
+        if (slot == EW_SLOT_RUNS)
             append(b, "EW_SLOT(%s, %d, (ew::kRunsUnroll<ew_op, %d, %d>), Aligned, %d)\n", ewi_kernel_slot_name(slot),
                    pack, pack, slots.access_packs, slots.access_packs);
         else
@@ -430,10 +430,6 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
 static void flat_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
 {
     append(b,
-           "static_assert(sizeof(ew::BodyPlan) == %d && sizeof(ew::BulkPlan) == %d,\n"
-           "              \"src/kernel.c passes the kernels' plans so laid out\");\n",
-           EWI_BODY_PLAN_BYTES, EWI_BULK_PLAN_BYTES);
-    append(b,
            "#define EW_SLOT(name, P, U, W, A)                                                            \\\n"
            "    extern \"C\" __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)                   \\\n"
            "        name(ew_op f, ew::BodyPlan body, ew_op::Out *out, const ew_op::In1 *__restrict__ a,    \\\n"
@@ -458,15 +454,13 @@ static void flat_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
 static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
 {
     const int pack = ewi_kernel_slots(spec).widest_pack;
-    append(b, "static_assert(sizeof(ew_strided_plan_t) == %zu, \"src/kernel.c passes the plan so laid out\");\n",
-           sizeof(ew_strided_plan_t));
     const struct {
         int slot;
         const char *bounds, *body;
-    } kernels[] = {{EWI_SLOT_GATHER, "EW_PLAN_BLOCK_THREADS", "gather_body<ew_op, %d, EW_GATHER_UNROLL>"},
-                   {EWI_SLOT_ROWS, "EW_PLAN_BLOCK_THREADS, ew::kRowsMinBlocks<ew_op>",
+    } kernels[] = {{EW_SLOT_GATHER, "EW_PLAN_BLOCK_THREADS", "gather_body<ew_op, %d, EW_GATHER_UNROLL>"},
+                   {EW_SLOT_ROWS, "EW_PLAN_BLOCK_THREADS, ew::kRowsMinBlocks<ew_op>",
                     "rows_body<ew_op, %d>"},
-                   {EWI_SLOT_TILED, "EW_PLAN_BLOCK_THREADS", "tiled_body<ew_op>"}};
+                   {EW_SLOT_TILED, "EW_PLAN_BLOCK_THREADS", "tiled_body<ew_op>"}};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
         const char *name = ewi_kernel_slot_name(kernels[i].slot);
         char body[64];
@@ -480,10 +474,10 @@ static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
 
 const char *ewi_kernel_slot_name(int slot)
 {
-    static const char *const names[EWI_SLOT_COUNT] = {
+    static const char *const names[EW_SLOT_COUNT] = {
         "ew_pack1", "ew_pack2", "ew_pack4",  "ew_pack8", "ew_runs", "ew_shifted", "ew_out_shifted",
         "ew_bulk",  "ew_gather", "ew_rows", "ew_tiled"};
-    return slot >= 0 && slot < EWI_SLOT_COUNT ? names[slot] : NULL;
+    return slot >= 0 && slot < EW_SLOT_COUNT ? names[slot] : NULL;
 }
 
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
@@ -498,22 +492,22 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
     slots.widest_pack = EW_PLAN_MAX_PACK(widest);
     slots.access_packs = EW_PLAN_ACCESS_PACKS(widest);
     if (spec->strided) {
-        slots.present[EWI_SLOT_GATHER] = slots.present[EWI_SLOT_ROWS] = slots.present[EWI_SLOT_TILED] = 1;
+        slots.present[EW_SLOT_GATHER] = slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] = 1;
         return slots;
     }
-    slots.present[EWI_SLOT_RUNS] = slots.access_packs > 1;
+    slots.present[EW_SLOT_RUNS] = slots.access_packs > 1;
     if (EW_PLAN_SHIFTS_OUT(1 + spec->n_inputs, sizes[0], sizes[1]))
-        slots.present[EWI_SLOT_OUT_SHIFTED] = 1;
+        slots.present[EW_SLOT_OUT_SHIFTED] = 1;
     else
-        slots.present[EWI_SLOT_SHIFTED] = ew_plan_can_shift(slots.widest_pack, 1 + spec->n_inputs, sizes);
+        slots.present[EW_SLOT_SHIFTED] = ew_plan_can_shift(slots.widest_pack, 1 + spec->n_inputs, sizes);
     /* ew_plan_make narrows the pack only where pointers at other phases can be neither shifted nor
      * out-shifted: elsewhere the widest pack is the one aligned kernel a plan picks (fewer kernels,
      * a faster compile). */
-    const int shifts = slots.present[EWI_SLOT_SHIFTED] || slots.present[EWI_SLOT_OUT_SHIFTED];
-    for (int slot = EWI_SLOT_PACK1; slot <= EWI_SLOT_PACK8; ++slot)
+    const int shifts = slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED];
+    for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_PACK8; ++slot)
         slots.present[slot] = shifts ? (1 << slot) == slots.widest_pack : (1 << slot) <= slots.widest_pack;
     /* at the widest pack, as the catalogue's; empty below sm_90, where no policy plans it */
-    slots.present[EWI_SLOT_BULK] = 1;
+    slots.present[EW_SLOT_BULK] = 1;
     return slots;
 }
 

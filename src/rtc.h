@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "elementwise.h"
+#include "kernel_set.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,40 +67,20 @@ ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, 
 ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary);
 void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
 
-/* The generated programs' kernels, one per launcher slot a plan can pick (the catalogue's: src/dispatch.h).
- * The flat program: the direct kernel aligned at each pack width, aligned in runs of two packs an access
- * (1-byte types), with inputs through shifted windows, and with out stored element by element; the
- * bulk-copy kernel. The strided program: the gather, rows and tiled kernels (src/strided.cuh). */
-typedef enum {
-    EWI_SLOT_PACK1,
-    EWI_SLOT_PACK2,
-    EWI_SLOT_PACK4,
-    EWI_SLOT_PACK8,
-    EWI_SLOT_RUNS,
-    EWI_SLOT_SHIFTED,
-    EWI_SLOT_OUT_SHIFTED,
-    EWI_SLOT_BULK,
-    EWI_SLOT_GATHER,
-    EWI_SLOT_ROWS,
-    EWI_SLOT_TILED,
-    EWI_SLOT_COUNT
-} ewi_slot_t;
-
-/* Which slots spec's program has, by the rules the catalogue's table is built by (src/plan.h's macros);
- * the strided program has its three at the widest pack. */
+/* Which kernels spec's program has, one per slot a plan can pick (src/kernel_set.h), by the rules the
+ * catalogue's sets are built by (src/plan.h's macros): the flat program the direct kernel aligned at
+ * each pack width, in runs of two packs an access (1-byte types), with inputs through shifted windows,
+ * with out stored element by element, and the bulk-copy kernel; the strided program the gather, rows
+ * and tiled kernels at the widest pack. No program has the list kernels. */
 typedef struct {
-    int present[EWI_SLOT_COUNT];
+    int present[EW_SLOT_COUNT];
     int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
     int access_packs; /* EW_PLAN_ACCESS_PACKS of it: the runs slot's packs an access */
 } ewi_slots_t;
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
 
-/* The kernel symbol of a slot in the program ("ew_pack1", ...); NULL outside the enum. */
+/* The kernel symbol of a slot in the program ("ew_pack1", ...); NULL for the list slots and outside the enum. */
 const char *ewi_kernel_slot_name(int slot);
-
-/* Bytes of the direct kernel's BodyPlan (src/direct.cuh) and the bulk-copy kernel's BulkPlan
- * (src/bulk.cuh), which src/kernel.c builds in C: the program asserts the sizes. */
-enum { EWI_BODY_PLAN_BYTES = 3 * 8 + 4 * 4, EWI_BULK_PLAN_BYTES = 2 * 8 + 8 };
 
 /* The device headers a program includes, embedded at build time (src/device_header.c.in): the
  * catalogue's own scalar semantics and kernels, NUL-terminated texts under their include names. */

@@ -7,7 +7,7 @@
 // it in registers, so that an input transposed against out is read along its own contiguous dimension.
 // Offsets are 64-bit and elements of each operand's own type; the functors are the flat calls'. Each kernel
 // is a body and a __global__ wrapper: NVRTC compiles the bodies too, for run-time compiled ops of up to four
-// inputs (src/rtc.c); the launchers at the end are the catalogue's only.
+// inputs (src/rtc.c).
 #pragma once
 
 #include "bulk.cuh"
@@ -942,41 +942,3 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) tiled_kernel(EW_STRIDED
 }
 
 } // namespace ew
-
-#if !defined(__CUDACC_RTC__)
-#include "launch.cuh"
-#include "strided.h"
-
-namespace ew {
-
-// The catalogue's launches: the functor built from the call's values, the plan by value.
-template <auto Kernel, typename F> cudaError_t launch_strided(const ew_strided_args_t *args)
-{
-    F f = F::make(args->params);
-    ew_strided_plan_t plan = args->plan;
-    auto *out = static_cast<typename F::Out *>(args->out);
-    auto *a = static_cast<const typename F::In1 *>(args->in[0]);
-    auto *b = static_cast<const typename F::In2 *>(args->in[1]);
-    const In3<F> *c = nullptr;
-    const In4<F> *d = nullptr;
-    void *params[] = {&f, &plan, &out, &a, &b, &c, &d};
-    return launch_kernel<Kernel>(plan.blocks, plan.shared_bytes, args->stream, params, args->dependent_launch);
-}
-
-template <typename F, int P> cudaError_t launch_gather(const ew_strided_args_t *args)
-{
-    return launch_strided<&gather_kernel<F, P, EW_GATHER_UNROLL>, F>(args);
-}
-
-template <typename F, int P> cudaError_t launch_rows(const ew_strided_args_t *args)
-{
-    return launch_strided<&rows_kernel<F, P>, F>(args);
-}
-
-template <typename F> cudaError_t launch_tiled(const ew_strided_args_t *args)
-{
-    return launch_strided<&tiled_kernel<F>, F>(args);
-}
-
-} // namespace ew
-#endif

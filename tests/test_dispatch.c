@@ -4,7 +4,7 @@
  * here from the issue's text; each entry holds a kernel for every legal pack width and none for an
  * illegal one, the shifted-window kernel exactly where the input's widest pack is whole 32-bit
  * words (src/plan.h, ew_plan_can_shift) but for unary ops narrowing to a quarter or less, which have
- * the out-shifted kernel instead (EW_PLAN_SHIFTS_OUT); ew_is_supported agrees; ew_launcher_pick runs each
+ * the out-shifted kernel instead (EW_PLAN_SHIFTS_OUT); ew_is_supported agrees; ew_flat_slot runs each
  * plan.kernel from its own slot, and finds a kernel for every plan of every entry; and the public calls
  * answer EW_ERROR_NOT_SUPPORTED exactly for what the catalogue lacks.
  *
@@ -80,7 +80,7 @@ static void test_table_matches_catalogue(void **state)
         for (size_t i = 0; i < COUNT(dtype_values); ++i)
             for (size_t k = 0; k < COUNT(dtype_values); ++k) {
                 int op = op_values[o], out = dtype_values[i], in = dtype_values[k];
-                const ew_launcher_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
+                const ew_kernel_set_t *entry = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
                 int supported = ew_is_supported((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
                 int expected = in_catalogue(op, out, in);
                 if ((entry != NULL) != expected || supported != expected) {
@@ -100,33 +100,39 @@ static void test_table_matches_catalogue(void **state)
                 int unary = op == EW_OP_RELU || op == EW_OP_CAST;
                 int shifts_out = unary && size_of(in) >= 4 * size_of(out);
                 int can_shift = (widest_pack * size_of(in)) % 4 == 0 && !shifts_out;
-                if ((entry->shifted != NULL) != can_shift || (entry->out_shifted != NULL) != shifts_out) {
+                const int shifted = ew_kernel_set_has(entry, EW_SLOT_SHIFTED);
+                const int out_shifted = ew_kernel_set_has(entry, EW_SLOT_OUT_SHIFTED);
+                if (shifted != can_shift || out_shifted != shifts_out) {
                     print_error("op %d, out dtype %d, in dtype %d: shifted kernel is %s, expected %s; "
                                 "out-shifted kernel is %s, expected %s\n",
-                                op, out, in, entry->shifted ? "present" : "missing",
-                                can_shift ? "present" : "absent", entry->out_shifted ? "present" : "missing",
-                                shifts_out ? "present" : "absent");
+                                op, out, in, shifted ? "present" : "missing", can_shift ? "present" : "absent",
+                                out_shifted ? "present" : "missing", shifts_out ? "present" : "absent");
                     fail();
                 }
-                for (int index = 0; index < EW_PACK_WIDTHS; ++index) {
+                for (int index = 0; index < 4; ++index) {
                     int legal = (size_t)(1 << index) * widest <= 16;
-                    if ((entry->by_pack[index] != NULL) != legal) {
+                    const int present = ew_kernel_set_has(entry, ew_pack_slot(1 << index));
+                    if (present != legal) {
                         print_error("op %d, out dtype %d, in dtype %d: pack %d (%zu bytes) is %s but its "
                                     "kernel is %s\n",
                                     op, out, in, 1 << index, (size_t)(1 << index) * widest,
-                                    legal ? "legal" : "illegal",
-                                    entry->by_pack[index] ? "present" : "missing");
+                                    legal ? "legal" : "illegal", present ? "present" : "missing");
                         fail();
                     }
                 }
+                /* runs of two packs an access exactly for 1-byte types; every other kernel in every entry */
+                assert_int_equal(entry->widest_pack, widest_pack);
+                assert_int_equal(ew_kernel_set_has(entry, EW_SLOT_RUNS), widest == 1);
+                for (int slot = EW_SLOT_BULK; slot < EW_SLOT_COUNT; ++slot)
+                    assert_true(ew_kernel_set_has(entry, (ew_slot_t)slot));
+                assert_non_null(entry->make_functor);
             }
     assert_int_equal(checked, (int)(COUNT(op_values) * COUNT(dtype_values) * COUNT(dtype_values)));
     assert_int_equal(entries, 3 * 10 + 9 + 144);
-    assert_int_equal(EW_PACK_WIDTHS, 4); /* 1, 2, 4, 8 */
-    assert_int_equal(ew_pack_index(1), 0);
-    assert_int_equal(ew_pack_index(2), 1);
-    assert_int_equal(ew_pack_index(4), 2);
-    assert_int_equal(ew_pack_index(8), 3);
+    assert_int_equal(ew_pack_slot(1), EW_SLOT_PACK1);
+    assert_int_equal(ew_pack_slot(2), EW_SLOT_PACK2);
+    assert_int_equal(ew_pack_slot(4), EW_SLOT_PACK4);
+    assert_int_equal(ew_pack_slot(8), EW_SLOT_PACK8);
 }
 
 /* Every entry of the table with its op and dtypes; the body runs once per entry (`continue` goes on
@@ -135,62 +141,59 @@ static void test_table_matches_catalogue(void **state)
     for (int op = 1; op <= 5; ++op)                                                      \
         for (int out = 1; out <= 12; ++out)                                              \
             for (int in = 1; in <= 12; ++in)                                             \
-                for (const ew_launcher_t *entry =                                        \
+                for (const ew_kernel_set_t *entry =                                      \
                          ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in); \
                      entry != NULL; entry = NULL)
 
 /* Every kernel of the table is its own: a row wired twice, or one op's row standing in for
- * another's, would show as two slots holding the same launcher. */
+ * another's, would show as two slots holding the same kernel. */
 static void test_kernels_distinct(void **state)
 {
     (void)state;
-    enum { MAX = (3 * 10 + 9 + 144) * (EW_PACK_WIDTHS + 2) };
-    ew_launch_fn seen[MAX];
-    int where[MAX][3];
+    enum { MAX = (3 * 10 + 9 + 144) * EW_SLOT_COUNT };
+    static const ew_precompiled_kernel_t *(*seen[MAX])(void);
+    static int where[MAX][4];
     int count = 0;
     FOR_EACH_ENTRY (op, out, in, entry) {
-        for (int index = 0; index <= EW_PACK_WIDTHS + 1; ++index) {
-            /* indexes EW_PACK_WIDTHS and EW_PACK_WIDTHS + 1 stand for the shifted kernels */
-            ew_launch_fn fn = index < EW_PACK_WIDTHS    ? entry->by_pack[index]
-                              : index == EW_PACK_WIDTHS ? entry->shifted
-                                                        : entry->out_shifted;
-            if (!fn)
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+            const ew_precompiled_kernel_t *(*kernel)(void) = entry->kernel[slot].precompiled;
+            assert_null(entry->kernel[slot].function); /* compiled in, never a module's */
+            if (!kernel)
                 continue;
             for (int s = 0; s < count; ++s)
-                if (seen[s] == fn) {
-                    print_error("op %d (%d <- %d) kernel %d shares its launcher with op %d (%d <- %d) "
-                                "kernel %d (kernel k: pack 1 << k; %d: shifted; %d: out-shifted)\n",
-                                op, out, in, index, where[s][0], where[s][1], where[s][2] >> 4,
-                                where[s][2] & 15, EW_PACK_WIDTHS, EW_PACK_WIDTHS + 1);
+                if (seen[s] == kernel) {
+                    print_error("op %d (%d <- %d) slot %d shares its kernel with op %d (%d <- %d) slot %d\n", op,
+                                out, in, slot, where[s][0], where[s][1], where[s][2], where[s][3]);
                     fail();
                 }
             assert_true(count < MAX);
-            seen[count] = fn;
+            seen[count] = kernel;
             where[count][0] = op;
             where[count][1] = out;
-            where[count][2] = (in << 4) | index;
+            where[count][2] = in;
+            where[count][3] = slot;
             ++count;
         }
     }
     assert_true(count > 0);
 }
 
-/* ew_launcher_pick, the pick the C ABI layer makes: each plan.kernel runs its own slot whatever the pack,
- * the aligned kernel the one of plan.pack. */
-static void test_launcher_pick(void **state)
+/* ew_flat_slot, the pick of the flat launch: each plan.kernel runs its own slot whatever the pack, the
+ * aligned kernel the one of plan.pack, in runs where the plan moves two packs an access at the widest. */
+static void test_flat_slot(void **state)
 {
     (void)state;
     int picks = 0;
     FOR_EACH_ENTRY (op, out, in, entry) {
-        for (int index = 0; index < EW_PACK_WIDTHS; ++index) {
-            if (!entry->by_pack[index])
+        for (int index = 0; index < 4; ++index) {
+            const ew_slot_t aligned = ew_pack_slot(1 << index);
+            if (!ew_kernel_set_has(entry, aligned))
                 continue;
             /* the slot of each kernel, in the order of the enum's explicit values */
-            const ew_launch_fn slot[] = {entry->by_pack[index], entry->shifted, entry->out_shifted,
-                                         entry->bulk};
+            const ew_slot_t slot[] = {aligned, EW_SLOT_SHIFTED, EW_SLOT_OUT_SHIFTED, EW_SLOT_BULK};
             for (int kernel = EW_PLAN_KERNEL_ALIGNED; kernel <= EW_PLAN_KERNEL_BULK; ++kernel) {
-                ew_plan_t plan = {.kernel = (ew_plan_kernel_t)kernel, .pack = 1 << index};
-                if (ew_launcher_pick(entry, &plan) != slot[kernel]) {
+                ew_plan_t plan = {.kernel = (ew_plan_kernel_t)kernel, .pack = 1 << index, .access_packs = 1};
+                if (ew_flat_slot(entry, &plan) != slot[kernel]) {
                     print_error("op %d, out dtype %d, in dtype %d: kernel %d at pack %d picks the "
                                 "wrong slot\n",
                                 op, out, in, kernel, plan.pack);
@@ -198,6 +201,9 @@ static void test_launcher_pick(void **state)
                 }
                 ++picks;
             }
+            ew_plan_t runs = {.kernel = EW_PLAN_KERNEL_ALIGNED, .pack = 1 << index, .access_packs = 2};
+            const int in_runs = entry->access_packs == 2 && 1 << index == entry->widest_pack;
+            assert_int_equal(ew_flat_slot(entry, &runs), in_runs ? EW_SLOT_RUNS : aligned);
         }
     }
     /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 452 for the casts */
@@ -206,7 +212,7 @@ static void test_launcher_pick(void **state)
 
 /* Every plan the planner makes for an entry (src/plan.c: ew_plan_choose, bulk copies off and always) at
  * every phase of its pointers within 16 bytes has a kernel in the entry: the planner and the table
- * (src/table.cuh: make_launcher) agree on where shifted and out-shifted kernels exist. */
+ * (src/table.cuh: make_kernel_set) agree on where shifted and out-shifted kernels exist. */
 static void test_every_plan_has_a_kernel(void **state)
 {
     (void)state;
@@ -238,9 +244,9 @@ static void test_every_plan_has_a_kernel(void **state)
                     }
                     ew_plan_t plan = ew_plan_choose(&policy, &device, &call);
                     if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
-                        ew_launcher_pick(entry, &plan) == NULL) {
+                        !ew_kernel_set_has(entry, ew_flat_slot(entry, &plan))) {
                         print_error("op %d, out dtype %d, in dtype %d, pointers %#lx %#lx %#lx, n = "
-                                    "%lld: kernel %d at pack %d has no launcher\n",
+                                    "%lld: kernel %d at pack %d has no kernel\n",
                                     op, out, in, (unsigned long)address[0], (unsigned long)address[1],
                                     count == 3 ? (unsigned long)address[2] : 0ul, (long long)ns[k],
                                     (int)plan.kernel, plan.pack);
@@ -342,7 +348,7 @@ int main(void)
         cmocka_unit_test(test_catalogue_size),
         cmocka_unit_test(test_table_matches_catalogue),
         cmocka_unit_test(test_kernels_distinct),
-        cmocka_unit_test(test_launcher_pick),
+        cmocka_unit_test(test_flat_slot),
         cmocka_unit_test(test_every_plan_has_a_kernel),
         cmocka_unit_test(test_public_calls),
     };

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "catalogue.h"
+#include "dispatch.h"
 #include "elementwise.h"
 #include "gpu_util.h" /* only its header-only skip rule: gpu_util.c is not linked */
 #include "rtc.h"
@@ -86,7 +87,7 @@ static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch
     assert_memory_equal(binary.cubin, "\x7f" "ELF", 4);
     const ewi_slots_t slots = ewi_kernel_slots(spec);
     const char *bytes = binary.cubin;
-    for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot) {
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
         if (!slots.present[slot])
             continue;
         const char *name = ewi_kernel_slot_name(slot);
@@ -366,7 +367,7 @@ static void slots_follow_the_catalogue(void **state)
         ew_dtype_t out;
         int n_inputs;
         ew_dtype_t in[4];
-        int present[EWI_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted, bulk; the
+        int present[EW_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted, bulk; the
                                       * strided program's gather, rows, tiled */
     } cases[] = {
         {EW_F32, 2, {EW_F32, EW_F32}, {0, 0, 1, 0, 0, 1, 0, 1}},
@@ -380,7 +381,7 @@ static void slots_follow_the_catalogue(void **state)
     for (size_t c = 0; c < COUNT(cases); ++c) {
         ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0, 0};
         ewi_slots_t slots = ewi_kernel_slots(&spec);
-        for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot)
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
             if (slots.present[slot] != cases[c].present[slot]) {
                 print_error("case %zu: slot %s is %s\n", c, ewi_kernel_slot_name(slot),
                             slots.present[slot] ? "present" : "absent");
@@ -388,9 +389,39 @@ static void slots_follow_the_catalogue(void **state)
             }
         spec.strided = 1;
         slots = ewi_kernel_slots(&spec);
-        for (int slot = 0; slot < EWI_SLOT_COUNT; ++slot)
-            assert_int_equal(slots.present[slot], slot >= EWI_SLOT_GATHER);
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            assert_int_equal(slots.present[slot], slot >= EW_SLOT_GATHER && slot <= EW_SLOT_TILED);
     }
+}
+
+/* The slots a program has past the aligned packs are the catalogue's kernel set's for the same dtypes:
+ * one rule (src/plan.h's macros) for both. */
+static void slots_match_the_kernel_sets(void **state)
+{
+    (void)state;
+    int compared = 0;
+    for (int op = 1; op < EW_OP_END; ++op)
+        for (int out = 1; out < EW_DTYPE_END; ++out)
+            for (int in = 1; in < EW_DTYPE_END; ++in) {
+                const ew_kernel_set_t *set = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
+                if (set == NULL)
+                    continue;
+                const ew_dtype_t inputs[2] = {(ew_dtype_t)in, (ew_dtype_t)in};
+                const int binary = op != EW_OP_RELU && op != EW_OP_CAST;
+                const ewi_kernel_spec_t spec = {"return in0;", (ew_dtype_t)out, binary ? 2 : 1, inputs, 0, 0};
+                const ewi_slots_t slots = ewi_kernel_slots(&spec);
+                assert_int_equal(slots.widest_pack, set->widest_pack);
+                assert_int_equal(slots.access_packs, set->access_packs);
+                for (int slot = EW_SLOT_RUNS; slot <= EW_SLOT_BULK; ++slot)
+                    if (slots.present[slot] != ew_kernel_set_has(set, (ew_slot_t)slot)) {
+                        print_error("op %d (%s <- %s): slot %s is %s in the program\n", op, ew_dtype_name(out),
+                                    ew_dtype_name(in), ewi_kernel_slot_name(slot),
+                                    slots.present[slot] ? "present" : "absent");
+                        fail();
+                    }
+                ++compared;
+            }
+    assert_int_equal(compared, 3 * 10 + 9 + 144);
 }
 
 static void headers_are_embedded(void **state)
@@ -503,7 +534,8 @@ int main(int argc, char **argv)
     ewi_nvrtc_version(&major, &minor);
     printf("NVRTC %d.%d from %s, loaded in %.1f ms\n", major, minor, ewi_nvrtc_path(), now_ms() - start);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(slots_follow_the_catalogue), cmocka_unit_test(headers_are_embedded),
+        cmocka_unit_test(slots_follow_the_catalogue),
+        cmocka_unit_test(slots_match_the_kernel_sets), cmocka_unit_test(headers_are_embedded),
         cmocka_unit_test(program_text),
         cmocka_unit_test(arguments_refused),
         cmocka_unit_test(fused_chain),

@@ -6,11 +6,11 @@
  * arguments. Handles are valid ones made with the internal ewi_handle_make (no GPU needed), NULL,
  * or destroyed ones; op and dtype values, n, pointers (NULL, misaligned, overlapping, arbitrary
  * fake addresses), alpha and streams are arbitrary. User-defined kernels likewise: live ones made
- * without code by the internal ewi_kernel_make, NULL or destroyed ones, on live or destroyed
+ * without code by the internal ewi_user_kernel_make, NULL or destroyed ones, on live or destroyed
  * handles, and ew_kernel_create's arguments. Every call must return one of the ew_status_t values,
  * with a non-empty message on failure, and the status must be the one the rules of
  * include/elementwise.h and docs/semantics.md give for those arguments: the operand rules of the
- * flat, strided and batched calls by the model tests/layout_model.h (shared with tests/test_layout.c),
+ * flat, strided and batched calls by the model tests/plan/layout_model.h (shared with tests/plan/test_layout.c),
  * the rest by the model below. A refusal's message must name an argument the model finds at fault (a
  * list's, the entry and its argument). Any violation aborts, which libFuzzer reports as a crash.
  *
@@ -39,8 +39,8 @@
 
 #include "elementwise.h"
 #include "fuzz_table.h"
-#include "handle.h"
-#include "kernel.h"
+#include "abi/handle.h"
+#include "abi/user_kernel.h"
 #include "layout_model.h"
 
 #define CHECK(condition, ...)                                                                                \
@@ -755,7 +755,7 @@ static const char *take_source(input_t *in)
     return sources[take8(in) % (sizeof sources / sizeof sources[0])];
 }
 
-/* A fuzzed spec for ew_kernel_create and ewi_kernel_make. dtypes always has EW_KERNEL_MAX_INPUTS
+/* A fuzzed spec for ew_kernel_create and ewi_user_kernel_make. dtypes always has EW_KERNEL_MAX_INPUTS
  * entries, so whatever n_inputs the library accepts, it reads inside the array. */
 static void take_spec(input_t *in, ewi_kernel_spec_t *spec, ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS])
 {
@@ -769,7 +769,7 @@ static void take_spec(input_t *in, ewi_kernel_spec_t *spec, ew_dtype_t dtypes[EW
     spec->n_params = take_count(in, EW_KERNEL_MAX_PARAMS);
 }
 
-/* The spec checks of ew_kernel_create and ewi_kernel_make, in their order: source, n_inputs,
+/* The spec checks of ew_kernel_create and ewi_user_kernel_make, in their order: source, n_inputs,
  * in_dtypes, n_params (EW_ERROR_INVALID_VALUE), then out_dtype and in_dtypes[0 .. n_inputs-1]
  * (EW_ERROR_NOT_SUPPORTED). */
 static ew_status_t spec_model(const ewi_kernel_spec_t *spec)
@@ -828,7 +828,7 @@ static void action_kernel_create(input_t *in)
         CHECK(k == NULL, "ew_kernel_create failed but left the output %p", (void *)k);
 }
 
-/* ewi_kernel_make into a slot: the handle and the spec are checked as by ew_kernel_create; otherwise a
+/* ewi_user_kernel_make into a slot: the handle and the spec are checked as by ew_kernel_create; otherwise a
  * live kernel without code. */
 static void action_kernel_make(input_t *in)
 {
@@ -842,20 +842,20 @@ static void action_kernel_make(input_t *in)
     ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
     take_spec(in, &spec, dtypes);
     ew_kernel_t k = NULL;
-    ew_status_t status = ewi_kernel_make(h, &spec, &k);
-    check_status("ewi_kernel_make", status);
+    ew_status_t status = ewi_user_kernel_make(h, &spec, &k);
+    check_status("ewi_user_kernel_make", status);
     ew_status_t expected = find_live(h) == NULL ? EW_ERROR_INVALID_HANDLE : spec_model(&spec);
     CHECK(status == expected,
-          "ewi_kernel_make(%p, source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d): "
+          "ewi_user_kernel_make(%p, source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d): "
           "%s, not %s (\"%s\")",
           (void *)h, spec.source ? "set" : "NULL", (int)spec.out_dtype, spec.n_inputs,
           spec.in_dtypes ? "set" : "NULL", spec.n_params, ew_status_string(status),
           ew_status_string(expected), ew_get_last_error_message());
     if (status != EW_SUCCESS) {
-        CHECK(k == NULL, "ewi_kernel_make failed but returned a kernel %p", (void *)k);
+        CHECK(k == NULL, "ewi_user_kernel_make failed but returned a kernel %p", (void *)k);
         return;
     }
-    CHECK(k != NULL && find_live_kernel(k) == NULL, "ewi_kernel_make returned %p, NULL or still live",
+    CHECK(k != NULL && find_live_kernel(k) == NULL, "ewi_user_kernel_make returned %p, NULL or still live",
           (void *)k);
     live_kernel_t *l = &live_kernels[live_kernel_count++];
     *l = (live_kernel_t){.kernel = k,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The environment the kernel cache reads for its directory (src/kernel_cache.c, ewi_cache_dir), saved,
+/* The environment the kernel cache reads for its directory (src/rtc/kernel_cache.c, ewi_cache_dir), saved,
  * set and restored by the tests that change it: test_kernel_cache (the directory's rules, on the CPU)
- * and test_kernel_gpu (the same settings through ew_kernel_create). Header-only: the two link
+ * and test_user_kernel_gpu (the same settings through ew_kernel_create). Header-only: the two link
  * different test utilities. */
 #ifndef EW_TESTS_CACHE_ENV_H
 #define EW_TESTS_CACHE_ENV_H

@@ -5,17 +5,17 @@ find_package(Threads REQUIRED)
 # The C ABI, the plan and the dispatch table, reached through the library's own objects (not the .so,
 # which hides ewi_handle_make and the table).
 set(EW_CPU_TEST_LIBS elementwise_objects CUDA::cudart_static Threads::Threads m)
-ew_add_test(test_api SOURCES test_api.c LIBS ${EW_CPU_TEST_LIBS})
-ew_add_test(test_dispatch SOURCES test_dispatch.c LIBS ${EW_CPU_TEST_LIBS})
-ew_add_test(test_plan SOURCES test_plan.c LIBS ${EW_CPU_TEST_LIBS})
-ew_add_test(test_catalogue SOURCES test_catalogue.c LIBS ${EW_CPU_TEST_LIBS})
-ew_add_test(test_batched SOURCES test_batched.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_api SOURCES abi/test_api.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_dispatch SOURCES catalogue/test_dispatch.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_plan SOURCES plan/test_plan.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_catalogue SOURCES catalogue/test_catalogue.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_batched SOURCES plan/test_batched.c LIBS ${EW_CPU_TEST_LIBS})
 set_target_properties(test_batched PROPERTIES LINKER_LANGUAGE CXX)
-ew_add_test(test_layout SOURCES test_layout.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_layout SOURCES plan/test_layout.c LIBS ${EW_CPU_TEST_LIBS})
 # Run-time compiled kernels through NVRTC, for sm_90, no GPU needed: skipped (77) where NVRTC cannot
 # be loaded. Its longest test, every architecture, runs as a test of its own beside the rest (two
 # cores: half the time); the third run points EW_NVRTC_LIBRARY at a missing file and checks the refusal.
-ew_add_test(test_nvrtc SOURCES test_nvrtc.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_nvrtc SOURCES rtc/test_nvrtc.c LIBS ${EW_CPU_TEST_LIBS})
 target_compile_definitions(test_nvrtc PRIVATE EW_SOURCE_SRC_DIR="${PROJECT_SOURCE_DIR}/src")
 set_tests_properties(test_nvrtc PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME test_nvrtc_architectures COMMAND test_nvrtc architectures)
@@ -25,17 +25,17 @@ set_tests_properties(test_nvrtc_missing PROPERTIES LABELS cpu)
 target_compile_definitions(test_catalogue PRIVATE EW_PUBLIC_HEADER="${EW_GENERATED_INCLUDE_DIR}/elementwise.h")
 # The objects hold C++ (the table) and CUDA host code: link with the C++ driver.
 set_target_properties(test_api test_dispatch test_plan test_catalogue test_layout test_nvrtc PROPERTIES LINKER_LANGUAGE CXX)
-# The on-disk cache of compiled kernels (src/kernel_cache.c), in fresh directories under $TMPDIR.
-ew_add_test(test_kernel_cache SOURCES test_kernel_cache.c LIBS ${EW_CPU_TEST_LIBS})
+# The on-disk cache of compiled kernels (src/rtc/kernel_cache.c), in fresh directories under $TMPDIR.
+ew_add_test(test_kernel_cache SOURCES rtc/test_kernel_cache.c LIBS ${EW_CPU_TEST_LIBS})
 set_target_properties(test_kernel_cache PROPERTIES LINKER_LANGUAGE CXX)
 
 # ew_handle_create on a driver older than the runtime: a stub libcuda.so.1 (the test's own source)
 # first on the loader's path, where the static runtime's dlopen finds it before any real driver.
-add_library(ew_stub_driver SHARED test_driver_version.c)
+add_library(ew_stub_driver SHARED abi/test_driver_version.c)
 target_compile_definitions(ew_stub_driver PRIVATE EW_STUB_DRIVER)
 set_target_properties(ew_stub_driver PROPERTIES OUTPUT_NAME cuda SOVERSION 1 C_VISIBILITY_PRESET hidden
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stub_driver)
-ew_add_test(test_driver_version SOURCES test_driver_version.c LIBS ${EW_CPU_TEST_LIBS})
+ew_add_test(test_driver_version SOURCES abi/test_driver_version.c LIBS ${EW_CPU_TEST_LIBS})
 set_target_properties(test_driver_version PROPERTIES LINKER_LANGUAGE CXX)
 add_dependencies(test_driver_version ew_stub_driver)
 set_tests_properties(test_driver_version PROPERTIES

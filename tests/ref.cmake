@@ -6,5 +6,5 @@ target_compile_features(ew_ref PUBLIC c_std_11)
 target_include_directories(ew_ref PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ref
                            $<TARGET_PROPERTY:elementwise,INTERFACE_INCLUDE_DIRECTORIES>)
 target_link_libraries(ew_ref PUBLIC m)
-ew_add_test(test_reference SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_reference.c LIBS ew_ref)
+ew_add_test(test_reference SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/ref/test_reference.c LIBS ew_ref)
 target_compile_definitions(test_reference PRIVATE EW_SEMANTICS_MD="${PROJECT_SOURCE_DIR}/docs/semantics.md")

@@ -3,7 +3,7 @@
 # GPU: huge n, one handle shared by threads, graph replay, two GPUs, sticky errors, the pointer-check
 # mode and per-call costs; one ctest entry per part so each runs, skips and times out on its own.
 
-ew_add_test(test_lifecycle SOURCES test_lifecycle.c
+ew_add_test(test_lifecycle SOURCES abi/test_lifecycle.c
   LIBS elementwise_objects CUDA::cudart_static Threads::Threads)
 # The internal ewi_handle_make lives in the objects; the nvcc-compiled ones need the C++ runtime.
 set_target_properties(test_lifecycle PROPERTIES LINKER_LANGUAGE CXX)
@@ -13,9 +13,9 @@ add_library(ew_reliability_kernels STATIC checksum.cu)
 target_include_directories(ew_reliability_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 set_target_properties(ew_reliability_kernels PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 
-add_executable(test_reliability_gpu test_reliability_gpu.c ref/ref.c)
+add_executable(test_reliability_gpu abi/test_reliability_gpu.c ref/ref.c)
 target_include_directories(test_reliability_gpu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-  ${PROJECT_SOURCE_DIR}/src) # src/registry.h alone, header-only
+  ${PROJECT_SOURCE_DIR}/src) # src/abi/registry.h alone, header-only
 target_link_libraries(test_reliability_gpu PRIVATE
   ew_cmocka elementwise ew_reliability_kernels CUDA::cudart Threads::Threads m)
 target_compile_options(test_reliability_gpu PRIVATE -Wall -Wextra)

@@ -610,7 +610,7 @@ def test_a_contiguous_call_of_one_shape_is_flat_and_any_other_is_strided_as_it_i
     handle.relu(FakeArray(shape=(3, 1, 4), pointer=0x200, strides=(16, 999, 4)), out=FakeArray(shape=(3, 1, 4)))
     assert called(recorded) == ["ew_binary", "ew_unary"] and recorded["ew_unary"].args[3] == 12
     # Anything else reaches the strided call with the output's own dimensions: merging them is the
-    # library's (src/layout.c), not repeated here.
+    # library's (src/plan/layout.c), not repeated here.
     out = FakeArray(shape=(3, 1, 4), pointer=0x100)
     rows = FakeArray(shape=(3, 1, 4), pointer=0x200, strides=(32, 999, 4))  # every other row of 8
     handle.relu(rows, out=out, stream=7)

@@ -567,7 +567,7 @@ def test_out_none_allocates_with_cupy(cupy, handle):
 
 
 def test_an_out_that_would_be_written_twice_is_refused_by_the_library(torch, handle):
-    # The binding passes such layouts on; the library's own check (src/layout.c) refuses them.
+    # The binding passes such layouts on; the library's own check (src/plan/layout.c) refuses them.
     a = torch.ones(ROWS, COLUMNS, device="cuda")
     with pytest.raises(ew.ElementwiseError, match="would share an address") as caught:
         ew.add(a, a, out=torch.empty(1, COLUMNS, device="cuda").expand(ROWS, COLUMNS))

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The catalogue's scalar semantics (docs/semantics.md), written once: the storage types of the 12
 // dtypes, the conversion of every ordered pair (ew::convert), and the scalar add, mul, relu and
-// scale_add. nvcc compiles it into the catalogue's kernels (src/functors.cuh calls it for every scalar
+// scale_add. nvcc compiles it into the catalogue's kernels (src/catalogue/functors.cuh calls it for every scalar
 // form), and NVRTC compiles it into run-time compiled kernels: the library embeds this file as a string
-// (src/CMakeLists.txt, src/rtc.c), so a chain of ew::add, ew::mul, ew::relu, ew::scale_add and
+// (src/CMakeLists.txt, src/rtc/rtc.c), so a chain of ew::add, ew::mul, ew::relu, ew::scale_add and
 // ew::cast<T> in a user's kernel gives the bits of the same chain of catalogue calls.
 //
 // Self-contained under NVRTC (__CUDACC_RTC__): NVRTC has no standard headers and no cuda_fp16.h,
@@ -11,7 +11,7 @@
 // defines what it needs: the fixed-width integers, a few type traits, and the f16/bf16/fp8
 // conversions as the same PTX the toolkit's headers emit (their instruction strings copied, so the
 // catalogue's code is unchanged by this file's move). Under nvcc the storage types of f16 and bf16 are
-// the toolkit's __half and __nv_bfloat16, which the pair forms of src/functors.cuh need; under NVRTC
+// the toolkit's __half and __nv_bfloat16, which the pair forms of src/catalogue/functors.cuh need; under NVRTC
 // they are this file's own structs of the same size and alignment. Only the bits matter here: every
 // function below reads and writes a __half through its 16 bits.
 #pragma once
@@ -35,7 +35,7 @@ typedef unsigned long long uintptr_t;
 #endif
 
 // The cc 8.9 conversion instructions (fp8x2 <-> f16x2, f32x2 -> fp8x2). A build with
-// EW_GENERIC_CONVERSIONS (CMake option EW_GENERIC_CONVERSIONS, which src/rtc.c passes on to NVRTC)
+// EW_GENERIC_CONVERSIONS (CMake option EW_GENERIC_CONVERSIONS, which src/rtc/rtc.c passes on to NVRTC)
 // compiles the paths of older GPUs for every GPU, so that a newer one runs the same tests over them.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !defined(EW_GENERIC_CONVERSIONS)
 #define EW_HAS_FP8_CVT 1
@@ -510,7 +510,7 @@ template <typename T> struct AlphaOf<T, true> {
 template <typename T> using AlphaType = typename AlphaOf<T>::Type;
 
 // alpha·a + b with alpha already in the op's type (AlphaType<T>): the catalogue's ScaleAdd gets it from
-// the host, where integer alphas were checked integral and in range (src/api.c).
+// the host, where integer alphas were checked integral and in range (src/abi/api.c).
 template <typename T> __device__ __forceinline__ T scale_add_by(AlphaType<T> alpha, T a, T b)
 {
     static_assert(kIsDtype<T> && !kIsFp8<T>,
@@ -563,7 +563,7 @@ template <> struct UserType<bool> {
     __device__ __forceinline__ static bool from_storage(Storage x) { return x.bits != 0; }
 };
 template <typename T> using StorageOf = typename UserType<T>::Storage;
-// The user's type of a storage type (the catalogue's device types, src/catalogue.h).
+// The user's type of a storage type (the catalogue's device types, src/catalogue/catalogue.h).
 template <typename Storage> struct UserOfStorage {
     using Type = Storage;
 };

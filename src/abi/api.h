@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the C ABI's call families (flat, strided, batched, user kernels) share: finding the entry,
+ * checking operands, scale_add's alpha, and the flat call's plan and launch. Defined in src/abi/api.c, but
+ * the operand check. */
+#ifndef EW_API_INTERNAL_H
+#define EW_API_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalogue/dispatch.h"
+#include "launch/launch.h"
+#include "elementwise.h"
+#include "abi/error.h"
+#include "abi/handle.h"
+#include "plan/layout.h"
+#include "catalogue/params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One pointer of a call, named for error messages ("out", "a", ...). */
+typedef struct {
+    const char *name;
+    const void *address;
+    size_t elem_size;
+} ewi_operand_t;
+
+/* Finds the handle's object (*h) and op on (out_dtype, in_dtype) in the dispatch table. call: how the
+ * entry point takes its op (EW_CALL_*); entry: its name, for messages. *set is never NULL on
+ * success. */
+ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
+                     ew_dtype_t in_dtype, ewi_handle_t **h, const ew_kernel_set_t **set);
+
+/* Flat operands of n > 0 elements (out first): non-NULL, aligned to their element size, inside the
+ * address space, and out overlapping an input only exactly in place with equal element sizes (any other
+ * overlap is refused). Inline: the tensor lists check every entry with it. */
+static inline ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count)
+{
+    uintptr_t end[EW_PLAN_MAX_POINTERS];
+    for (int i = 0; i < count; ++i) {
+        const ewi_operand_t *p = &operands[i];
+        uintptr_t address = (uintptr_t)p->address;
+        if (p->address == NULL)
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with n = %lld", p->name, (long long)n);
+        if ((address & (p->elem_size - 1)) != 0) /* element sizes are powers of two */
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its element size %zu", p->name,
+                            p->address, p->elem_size);
+        uintptr_t bytes;
+        if (__builtin_mul_overflow((uintptr_t)n, (uintptr_t)p->elem_size, &bytes) ||
+            bytes > UINTPTR_MAX - address)
+            return ewi_fail(EW_ERROR_INVALID_VALUE,
+                            "%s: n = %lld elements run past the end of the address space", p->name, (long long)n);
+        end[i] = address + bytes;
+    }
+    for (int i = 1; i < count; ++i) {
+        uintptr_t out = (uintptr_t)operands[0].address, in = (uintptr_t)operands[i].address;
+        if (out == in && operands[0].elem_size == operands[i].elem_size)
+            continue;
+        if (out < end[i] && in < end[0])
+            return ewi_fail(EW_ERROR_INVALID_VALUE,
+                            "out [%p, +%lld elements) overlaps %s; only exact in-place with equal element sizes "
+                            "is allowed",
+                            operands[0].address, (long long)n, operands[i].name);
+    }
+    return EW_SUCCESS;
+}
+
+/* scale_add's parameters from alpha: integer dtypes take it as an exact integer in their range. */
+ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t *params);
+
+/* ewi_find for scale_add on dtype, then its parameters from alpha (checked even where nothing runs, as
+ * the flat call checks them at n == 0). */
+ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t dtype, double alpha,
+                               ewi_handle_t **h, const ew_kernel_set_t **set, ew_op_params_t *params);
+
+/* A flat call of n > 0 elements: the operands (ewi_check_operands), the device and, where the handle
+ * checks pointers, each pointer against the device's memory. */
+ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int count);
+
+/* A checked flat call planned and launched on set's kernels. */
+ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
+                            const ewi_operand_t *operands, int count, const ew_functor_t *functor,
+                            ew_stream_t stream);
+
+/* A catalogue call: ewi_check_flat, then ewi_launch_flat with the functor built from params. */
+ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,
+                    int count, const ew_op_params_t *params, ew_stream_t stream);
+
+/* How the handle's calls launch on stream. */
+static inline ew_launch_t ewi_launch_of(const ewi_handle_t *handle, ew_stream_t stream)
+{
+    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch};
+}
+
+/* Before a strided launch of a layout that is not flat (views[0] is out): the device check and, where
+ * the handle checks pointers, each operand's span against the device's memory. Defined in
+ * src/abi/api_strided.c. */
+ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, const ew_view_t *views,
+                              int count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

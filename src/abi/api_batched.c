@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The C ABI's tensor-list calls: every entry validated with the flat call's rules before anything is
+ * launched (messages name the entry), then the list packed into launches (src/plan/batched.h) and each
+ * launched through its kernel set's list slots. O(count) but for EW_CHECK_POINTERS, which also asks
+ * the driver about every pointer and sorts the ranges to find an output overlapping another entry. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "abi/api.h"
+#include "plan/batched.h"
+#include "catalogue/catalogue.h"
+#include "catalogue/dispatch.h"
+#include "elementwise.h"
+#include "abi/error.h"
+#include "abi/handle.h"
+#include "abi/pointer_check.h"
+
+/* One list call: its pointer arrays (out first) with their names and element sizes. */
+typedef struct {
+    int64_t count;
+    const int64_t *n;
+    int pointers;
+    const char *name[EW_PLAN_MAX_POINTERS];
+    const void *const *address[EW_PLAN_MAX_POINTERS];
+    size_t elem_size[EW_PLAN_MAX_POINTERS];
+} list_call_t;
+
+/* The failure just set, prefixed with the entry's index. */
+static ew_status_t fail_entry(ew_status_t status, int64_t entry)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%s", ew_get_last_error_message());
+    return ewi_fail(status, "entry %lld: %s", (long long)entry, text);
+}
+
+/* Every entry of a list of `pointers` pointers by the flat call's rules; *rows: the rows they make
+ * (src/plan/batched.h). Inlined for each count, so that the check's loops over the pointers unroll: about
+ * half the time of calling it per entry. */
+static inline __attribute__((always_inline)) ew_status_t check_each(const list_call_t *call, int pointers,
+                                                                    int64_t *rows)
+{
+    ewi_operand_t operands[EW_PLAN_MAX_POINTERS];
+    for (int j = 0; j < pointers; ++j) {
+        operands[j].name = call->name[j];
+        operands[j].elem_size = call->elem_size[j];
+    }
+    for (int64_t i = 0; i < call->count; ++i) {
+        const int64_t n = call->n[i];
+        if (n <= 0) {
+            if (n < 0)
+                return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: n = %lld is negative", (long long)i,
+                                (long long)n);
+            continue;
+        }
+        for (int j = 0; j < pointers; ++j)
+            operands[j].address = call->address[j][i];
+        ew_status_t status = ewi_check_operands(n, operands, pointers);
+        if (status != EW_SUCCESS)
+            return fail_entry(status, i);
+        *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
+    }
+    return EW_SUCCESS;
+}
+
+/* The arrays, then every entry; *rows: the rows they make. */
+static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
+{
+    *rows = 0;
+    if (call->count < 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "count = %lld is negative", (long long)call->count);
+    if (call->count == 0)
+        return EW_SUCCESS;
+    if (call->n == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n is NULL with count = %lld", (long long)call->count);
+    for (int j = 0; j < call->pointers; ++j)
+        if (call->address[j] == NULL)
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->name[j],
+                            (long long)call->count);
+    return call->pointers == 3 ? check_each(call, 3, rows) : check_each(call, 2, rows);
+}
+
+/* ---- EW_CHECK_POINTERS: the driver's view of every pointer, and overlaps between entries ---- */
+
+typedef struct {
+    uintptr_t begin, end;
+    int64_t entry;
+    int role; /* index of the pointer in the call: 0 is out */
+} range_t;
+
+static int by_begin(const void *x, const void *y)
+{
+    const range_t *a = x, *b = y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* The farthest-reaching ranges seen so far from two different entries. */
+typedef struct {
+    range_t best, second;
+} reach_t;
+
+static void reach_add(reach_t *reach, const range_t *r)
+{
+    if (r->entry == reach->best.entry) {
+        if (r->end > reach->best.end)
+            reach->best = *r;
+    } else if (r->end > reach->best.end) {
+        reach->second = reach->best;
+        reach->best = *r;
+    } else if (r->end > reach->second.end) {
+        reach->second = *r;
+    }
+}
+
+/* A range seen so far, of another entry than r's, that reaches past r's start; NULL if none. */
+static const range_t *reach_overlap(const reach_t *reach, const range_t *r)
+{
+    const range_t *other = reach->best.entry != r->entry ? &reach->best : &reach->second;
+    return other->entry >= 0 && other->end > r->begin ? other : NULL;
+}
+
+/* Outputs overlapping another entry's operand: the ranges sorted by their starts; in that order an out
+ * overlaps an earlier range of another entry, or an input an earlier out, exactly when the
+ * farthest-reaching such range passes its start. Needs no device. */
+static ew_status_t check_overlaps(const list_call_t *call)
+{
+    int64_t ranges = 0;
+    for (int64_t i = 0; i < call->count; ++i)
+        ranges += call->n[i] > 0 ? call->pointers : 0;
+    range_t *range = malloc((size_t)(ranges > 0 ? ranges : 1) * sizeof *range);
+    if (range == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "no host memory to sort the %lld ranges of EW_CHECK_POINTERS",
+                        (long long)ranges);
+    int64_t k = 0;
+    for (int64_t i = 0; i < call->count; ++i)
+        for (int j = 0; call->n[i] > 0 && j < call->pointers; ++j) {
+            uintptr_t begin = (uintptr_t)call->address[j][i];
+            range[k++] = (range_t){begin, begin + (uintptr_t)call->n[i] * call->elem_size[j], i, j};
+        }
+    qsort(range, (size_t)ranges, sizeof *range, by_begin);
+    const range_t none = {0, 0, -1, 0};
+    reach_t outs = {none, none}, all = {none, none};
+    ew_status_t status = EW_SUCCESS;
+    for (int64_t r = 0; r < ranges && status == EW_SUCCESS; ++r) {
+        const range_t *at = &range[r], *other = reach_overlap(at->role == 0 ? &all : &outs, at);
+        if (other != NULL) {
+            const range_t *out = other->role == 0 ? other : at, *operand = other->role == 0 ? at : other;
+            status = ewi_fail(EW_ERROR_INVALID_VALUE,
+                              "entry %lld: out [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
+                              "overlap another entry's output",
+                              (long long)out->entry, (void *)out->begin, (long long)(out->end - out->begin),
+                              call->name[operand->role], (long long)operand->entry);
+        }
+        if (at->role == 0)
+            reach_add(&outs, at);
+        reach_add(&all, at);
+    }
+    free(range);
+    return status;
+}
+
+/* Every pointer is device memory of the handle's device, its whole range inside one allocation. */
+static ew_status_t check_with_driver(const ewi_handle_t *handle, const list_call_t *call)
+{
+    for (int64_t i = 0; i < call->count; ++i)
+        for (int j = 0; call->n[i] > 0 && j < call->pointers; ++j) {
+            char name[64];
+            snprintf(name, sizeof name, "entry %lld: %s", (long long)i, call->name[j]);
+            ew_status_t status = ewi_check_pointer(handle->device, name, call->address[j][i],
+                                                   (size_t)call->n[i] * call->elem_size[j]);
+            if (status != EW_SUCCESS)
+                return status;
+        }
+    return EW_SUCCESS;
+}
+
+/* ---- launching ---- */
+
+/* Whether launches may take 32 KiB of parameters: the runtime built against and the driver are CUDA
+ * 12.1 or later (every supported GPU is cc >= 7.0). EW_BATCHED_PARAMS=4096 (tests) keeps them at 4 KiB.
+ * Found once per process. */
+static int large_params_allowed(void)
+{
+    static atomic_int answer; /* 0: not yet; 1: no; 2: yes */
+    int known = atomic_load_explicit(&answer, memory_order_relaxed);
+    if (known != 0)
+        return known == 2;
+    int driver = 0;
+    int yes = CUDART_VERSION >= 12010 && cudaDriverGetVersion(&driver) == cudaSuccess && driver >= 12010;
+    cudaGetLastError();
+    const char *forced = getenv("EW_BATCHED_PARAMS");
+    if (forced != NULL && strcmp(forced, "4096") == 0)
+        yes = 0;
+    atomic_store_explicit(&answer, yes ? 2 : 1, memory_order_relaxed);
+    return yes;
+}
+
+static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
+                            const ew_op_params_t *params, ew_stream_t stream)
+{
+    int64_t rows;
+    ew_status_t status = check_entries(call, &rows);
+    if (status != EW_SUCCESS || rows == 0)
+        return status;
+    if (handle->check_pointers && (status = check_overlaps(call)) != EW_SUCCESS)
+        return status;
+    if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
+        return status;
+    if (handle->check_pointers && (status = check_with_driver(handle, call)) != EW_SUCCESS)
+        return status;
+
+    /* The 32 KiB kernel only where one 4 KiB block would not hold the list: the driver copies every
+     * parameter byte at each launch. */
+    const int large = large_params_allowed() && rows > EW_BATCHED_CAPACITY(EW_BATCHED_SMALL_BLOCK, call->pointers);
+    ew_batched_list_t list = {.count = call->count,
+                              .n = call->n,
+                              .pointers = call->pointers,
+                              .block_bytes = large ? EW_BATCHED_LARGE_BLOCK : EW_BATCHED_SMALL_BLOCK,
+                              .target_blocks = (int64_t)handle->figures.sm_count *
+                                               handle->figures.max_threads_per_sm / EW_PLAN_BLOCK_THREADS};
+    for (int j = 0; j < call->pointers; ++j) {
+        list.address[j] = call->address[j];
+        list.elem_size[j] = call->elem_size[j];
+    }
+    ew_functor_t functor;
+    set->make_functor(params, &functor);
+    const ew_launch_t how = ewi_launch_of(handle, stream);
+    ew_batched_desc_t desc;
+    ew_batched_cursor_t cursor = {0, 0};
+    while (ew_batched_next(&list, &cursor, &desc))
+        if ((status = ew_launch_batched(set, &desc, large, &functor, &how)) != EW_SUCCESS)
+            return status;
+    return EW_SUCCESS;
+}
+
+ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
+                             void *const *out, const void *const *x, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_status_t status = ewi_find(handle, "ew_unary_batched", EW_CALL_UNARY, op, dtype, dtype, &h, &set);
+    if (status != EW_SUCCESS)
+        return status;
+    const size_t size = ew_dtype_size(dtype);
+    const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x}, {size, size}};
+    const ew_op_params_t params = {0};
+    return run_list(h, set, &call, &params, stream);
+}
+
+ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
+                              void *const *out, const void *const *a, const void *const *b, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_status_t status =
+        ewi_find(handle, "ew_binary_batched", EW_CALL_BINARY, op, dtype, dtype, &h, &set);
+    if (status != EW_SUCCESS)
+        return status;
+    const size_t size = ew_dtype_size(dtype);
+    const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
+    const ew_op_params_t params = {0};
+    return run_list(h, set, &call, &params, stream);
+}
+
+ew_status_t ew_cast_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t count,
+                            const int64_t *n, void *const *out, const void *const *x, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_status_t status =
+        ewi_find(handle, "ew_cast_batched", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &set);
+    if (status != EW_SUCCESS)
+        return status;
+    const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x},
+                              {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)}};
+    const ew_op_params_t params = {0};
+    return run_list(h, set, &call, &params, stream);
+}
+
+ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t count,
+                                 const int64_t *n, void *const *out, const void *const *a, const void *const *b,
+                                 ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_op_params_t params;
+    ew_status_t status =
+        ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &h, &set, &params);
+    if (status != EW_SUCCESS)
+        return status;
+    const size_t size = ew_dtype_size(dtype);
+    const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
+    return run_list(h, set, &call, &params, stream);
+}

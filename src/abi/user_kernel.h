@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* User-defined kernels (ew_kernel_*): the object an ew_kernel_t value names (src/abi/registry.h), its code
+ * loaded through the driver, one function per kernel the launch plan can pick. Defined in
+ * src/abi/user_kernel.c; the program and its compilation are src/rtc/rtc.c's, the on-disk cache src/rtc/kernel_cache.c's. */
+#ifndef EW_KERNEL_H
+#define EW_KERNEL_H
+
+#include <stddef.h>
+
+#include "elementwise.h"
+#include "launch/kernel_set.h"
+#include "rtc/rtc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    ew_handle_t handle; /* the value: a kernel of a destroyed handle is refused */
+    ew_dtype_t out_dtype;
+    int n_inputs, n_params;
+    ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
+    ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the strided ones' from
+                          * the first strided launch */
+    void *module;        /* the driver's CUmodule, the in-memory cache's; NULL for ewi_user_kernel_make's */
+    char *source;        /* the body, for the strided program */
+    char arch[16];       /* "sm_90": what the programs are compiled for */
+    int strided_loaded;  /* 1 once set has the strided slots (atomic: set once, released) */
+} ewi_user_kernel_t;
+
+/* A kernel object for spec on handle without code: launches check their arguments as for a compiled
+ * kernel and stop at the device check (EW_ERROR_DEVICE_MISMATCH, or EW_ERROR_CUDA without a GPU).
+ * For the CPU tests and the fuzzer; ew_kernel_destroy releases it. */
+ew_status_t ewi_user_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Dispatch table: op x dtype (cast: out dtype x in dtype) -> the kernel set of the catalogue's entry
+ * (src/launch/kernel_set.h), its kernels compiled in. Shared by the C ABI layer and the CUDA instantiation
+ * files. */
+#ifndef EW_DISPATCH_H
+#define EW_DISPATCH_H
+
+#include "catalogue/catalogue.h"
+#include "elementwise.h"
+#include "launch/kernel_set.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernel set of op on (out_dtype, in_dtype), or NULL when the catalogue lacks it. Values outside
+ * the enums are answered with NULL, never read out of bounds. */
+const ew_kernel_set_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

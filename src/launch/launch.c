@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one launch (src/launch/launch.h): the plan's kernel, its arguments and grid, then the driver. */
+#include "launch/launch.h"
+
+#include <stdint.h>
+
+#include <cuda.h> /* the driver's launch types only: its functions are src/launch/driver.c's */
+
+#include "launch/driver.h"
+#include "abi/error.h"
+
+/* Launches slot's kernel of set on `blocks` blocks of EW_PLAN_BLOCK_THREADS, straight through the
+ * driver with the kernel's context-independent handle: the runtime's own launch path measured about
+ * 0.3 us more per call from inside this library. A dependent launch may start while the stream's
+ * previous kernel finishes (the kernels' follow_previous_grid keeps the order). A compiled-in kernel's
+ * launch that the driver refuses is retried through the runtime, which binds a context where the
+ * thread has none and reports errors as the runtime's. */
+static ew_status_t launch(const ew_kernel_set_t *set, ew_slot_t slot, unsigned blocks, unsigned shared_bytes,
+                          const ew_launch_t *how, void **arguments)
+{
+    const ew_gpu_kernel_t *kernel = &set->kernel[slot];
+    const ew_precompiled_kernel_t *precompiled = kernel->precompiled != NULL ? kernel->precompiled() : NULL;
+    void *function = precompiled != NULL ? precompiled->handle : kernel->function;
+    if (function == NULL && precompiled == NULL)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the op has no kernel for its plan (slot %d)", (int)slot);
+
+    CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    const CUlaunchConfig config = {.gridDimX = blocks,
+                                   .gridDimY = 1,
+                                   .gridDimZ = 1,
+                                   .blockDimX = EW_PLAN_BLOCK_THREADS,
+                                   .blockDimY = 1,
+                                   .blockDimZ = 1,
+                                   .sharedMemBytes = shared_bytes,
+                                   .hStream = (CUstream)how->stream,
+                                   .attrs = &attribute,
+                                   .numAttrs = how->dependent ? 1u : 0u};
+    const ewi_driver_t *driver = ewi_driver();
+    CUresult result = CUDA_ERROR_NOT_FOUND;
+    if (function != NULL && driver->launch != NULL &&
+        (result = driver->launch(&config, (CUfunction)function, arguments, NULL)) == CUDA_SUCCESS)
+        return EW_SUCCESS;
+    if (precompiled == NULL)
+        return ewi_fail_driver(result, "cuLaunchKernelEx");
+
+    cudaLaunchAttribute runtime_attribute = {.id = cudaLaunchAttributeProgrammaticStreamSerialization};
+    runtime_attribute.val.programmaticStreamSerializationAllowed = 1;
+    const cudaLaunchConfig_t runtime_config = {.gridDim = {blocks, 1, 1},
+                                               .blockDim = {EW_PLAN_BLOCK_THREADS, 1, 1},
+                                               .dynamicSmemBytes = shared_bytes,
+                                               .stream = how->stream,
+                                               .attrs = &runtime_attribute,
+                                               .numAttrs = how->dependent ? 1u : 0u};
+    const cudaError_t error = cudaLaunchKernelExC(&runtime_config, precompiled->symbol, arguments);
+    if (error == cudaSuccess)
+        return EW_SUCCESS;
+    cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
+    return ewi_fail_cuda(error, "cudaLaunchKernel");
+}
+
+/* The grid's blocks and `edge` after them (the kernels' edge block). Only a direct grid reaches the
+ * limit (bulk plans leave room), and its grid-stride loop covers the cut. */
+static unsigned with_edge(unsigned blocks, unsigned edge)
+{
+    return (blocks < INT32_MAX - edge ? blocks : INT32_MAX - edge) + edge;
+}
+
+ew_status_t ew_launch_flat(const ew_kernel_set_t *set, const ew_call_t *call, const ew_plan_t *plan,
+                           const ew_functor_t *functor, const ew_launch_t *how)
+{
+    const ew_slot_t slot = ew_flat_slot(set, plan);
+    void *out = (void *)call->address[0];
+    const void *in[EW_PLAN_MAX_POINTERS - 1] = {NULL};
+    for (int i = 1; i < call->count; ++i)
+        in[i - 1] = (const void *)call->address[i];
+    if (slot == EW_SLOT_BULK) {
+        ew_bulk_plan_t bulk = {.n = call->n, .head = plan->head, .tile_packs = plan->tile_packs};
+        const int tile = EW_PLAN_BLOCK_THREADS * plan->tile_packs * plan->pack;
+        unsigned shared_bytes = 0;
+        for (int i = 1; i < call->count; ++i)
+            shared_bytes += (unsigned)EW_PLAN_BULK_SLOT_BYTES(tile, (int)call->elem_size[i]);
+        void *arguments[] = {(void *)functor, &bulk, &out, &in[0], &in[1], &in[2], &in[3]};
+        return launch(set, slot, with_edge(plan->blocks, ew_bulk_edge_blocks(&bulk)), shared_bytes, how,
+                      arguments);
+    }
+    ew_body_plan_t body = {.n = call->n, .head = plan->head, .packs = plan->packs};
+    for (int i = 1; i < call->count; ++i)
+        body.shift_bytes[i - 1] = plan->shift[i - 1] * (int)call->elem_size[i];
+    const int runs = slot == EW_SLOT_RUNS ? set->access_packs : 1;
+    void *arguments[] = {(void *)functor, &body, &out, &in[0], &in[1], &in[2], &in[3]};
+    return launch(set, slot, with_edge(plan->blocks, ew_body_edge_blocks(&body, plan->pack, runs)), 0, how,
+                  arguments);
+}
+
+ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_t *plan, void *out,
+                              const void *const in[EW_PLAN_MAX_POINTERS - 1], const ew_functor_t *functor,
+                              const ew_launch_t *how)
+{
+    const ew_slot_t slot = plan->kernel == EW_STRIDED_TILED ? EW_SLOT_TILED
+                           : plan->kernel == EW_STRIDED_ROWS ? EW_SLOT_ROWS
+                                                             : EW_SLOT_GATHER;
+    const void *a = in[0], *b = in[1], *c = in[2], *d = in[3];
+    void *arguments[] = {(void *)functor, (void *)plan, &out, &a, &b, &c, &d};
+    return launch(set, slot, plan->blocks, plan->shared_bytes, how, arguments);
+}
+
+ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_t *desc, int large,
+                              const ew_functor_t *functor, const ew_launch_t *how)
+{
+    void *arguments[] = {(void *)functor, (void *)desc};
+    return launch(set, large ? EW_SLOT_BATCHED_LARGE : EW_SLOT_BATCHED, desc->blocks, 0, how, arguments);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one launch: a kernel of a set (src/launch/kernel_set.h) on a plan's grid, straight through the
+ * driver's cuLaunchKernelEx, for the catalogue's kernels and user kernels alike. Each function builds
+ * what its kernels take from the plan: the flat kernels' plan argument, edge block and shared
+ * memory; the strided kernels' plan; a list's descriptor block. */
+#ifndef EW_LAUNCH_H
+#define EW_LAUNCH_H
+
+#include <cuda_runtime_api.h>
+
+#include "plan/batched.h"
+#include "elementwise.h"
+#include "launch/kernel_set.h"
+#include "plan/layout.h"
+#include "plan/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where and how a launch goes: the stream, and whether as a programmatic dependent of the stream's
+ * previous kernel (the policy's dependent_launch). */
+typedef struct {
+    cudaStream_t stream;
+    int dependent;
+} ew_launch_t;
+
+/* A flat call (call: n, the pointers, out first, and their element sizes) on its plan. */
+ew_status_t ew_launch_flat(const ew_kernel_set_t *set, const ew_call_t *call, const ew_plan_t *plan,
+                           const ew_functor_t *functor, const ew_launch_t *launch);
+
+/* A strided call on its plan: out and the inputs at their layout's bases (the inputs past count NULL). */
+ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_t *plan, void *out,
+                              const void *const in[EW_PLAN_MAX_POINTERS - 1], const ew_functor_t *functor,
+                              const ew_launch_t *launch);
+
+/* One descriptor block of a list (large: of EW_BATCHED_LARGE_BLOCK bytes). */
+ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_t *desc, int large,
+                              const ew_functor_t *functor, const ew_launch_t *launch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tensor lists: how a list of flat calls is packed into launches. Pure C, so the CPU tests check it.
+ *
+ * The entries' descriptors travel in one kernel parameter, a descriptor block: a header, then per row
+ * its first block (u32), its length (u32) and its pointers (u64 each), as arrays of the block's row
+ * capacity. A row is an entry, or a slice of at most EW_BATCHED_MAX_ROW elements of one (its pointers
+ * advanced to the slice, which keeps their phases). Each thread block of a launch runs one chunk of
+ * one row: block b finds its row as the last whose first block is <= b. Chunks are a power-of-two
+ * number of the kernel's steps (a step: every thread of the block moves its bytes in flight once),
+ * chosen per launch so that its blocks fill the GPU a few times over: small lists get one-step blocks,
+ * large ones longer blocks that amortize the row lookup. Rows never cross launches; a launch takes as
+ * many rows as its block holds, so a list takes ceil(rows / capacity) launches. */
+#ifndef EW_BATCHED_H
+#define EW_BATCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    /* Kernel parameter bytes: 4 KiB everywhere, 32 764 on drivers of CUDA 12.1 and later (cc >= 7.0).
+     * The descriptor block leaves room for the functor's parameters beside it. */
+    EW_BATCHED_SMALL_PARAMS = 4096,
+    EW_BATCHED_LARGE_PARAMS = 32764,
+    EW_BATCHED_SMALL_BLOCK = 4096 - 128,
+    EW_BATCHED_LARGE_BLOCK = 32 * 1024 - 128,
+    EW_BATCHED_HEADER = 16,
+    EW_BATCHED_MAX_ROW = 1 << 30, /* elements of one row: a multiple of every chunk, and fits u32 */
+    EW_BATCHED_MAX_STEPS = 8,     /* steps a chunk holds at most */
+    EW_BATCHED_WAVES = 4          /* chunks shrink (to one step) until a launch has this many grid fills */
+};
+
+/* A descriptor block, at the largest size; the 4 KiB kernel takes its first EW_BATCHED_SMALL_BLOCK
+ * bytes, laid out for that size. */
+typedef struct {
+    uint32_t rows;   /* rows in this launch, >= 1 */
+    uint32_t chunk;  /* elements per thread block: a power of two times the step */
+    uint32_t blocks; /* the launch's grid */
+    uint32_t reserved;
+    uint64_t data[(EW_BATCHED_LARGE_BLOCK - EW_BATCHED_HEADER) / 8]; /* the arrays, at byte offsets below */
+} ew_batched_desc_t;
+
+/* Rows a block of `block_bytes` holds for calls of `pointers` pointers (2 or 3). The rule, shared with
+ * the kernel, which takes it at compile time. */
+#define EW_BATCHED_CAPACITY(block_bytes, pointers) \
+    ((int)(((block_bytes)-EW_BATCHED_HEADER) / (8 + 8 * (pointers))))
+/* Offsets in data[] of the arrays of a block of `capacity` rows: first blocks, lengths, pointer j. */
+#define EW_BATCHED_FIRST_AT(capacity) 0
+#define EW_BATCHED_LENGTH_AT(capacity) (4 * (capacity))
+#define EW_BATCHED_POINTER_AT(capacity, j) (8 * (capacity) + 8 * (capacity) * (j))
+
+/* Elements one step of the kernel moves: 256 threads, each EW_PLAN_UNROLL packs of the widest legal
+ * pack (as the direct kernel's threads). A power of two. */
+#define EW_BATCHED_STEP(widest)                                                                \
+    ((uint32_t)EW_PLAN_BLOCK_THREADS * (uint32_t)EW_PLAN_UNROLL(EW_PLAN_MAX_PACK(widest) * (widest), 0) * \
+     (uint32_t)EW_PLAN_MAX_PACK(widest))
+
+/* A list as the packer sees it: count entries of n[i] elements (n[i] >= 0; 0 has no rows), pointers
+ * pointer arrays (out first), each of elements of elem_size[j] bytes. */
+typedef struct {
+    int64_t count;
+    const int64_t *n;
+    int pointers;
+    const void *const *address[EW_PLAN_MAX_POINTERS];
+    size_t elem_size[EW_PLAN_MAX_POINTERS];
+    int block_bytes;       /* EW_BATCHED_SMALL_BLOCK or EW_BATCHED_LARGE_BLOCK */
+    int64_t target_blocks; /* blocks one fill of the GPU holds: SMs * threads per SM / 256 */
+} ew_batched_list_t;
+
+/* Where the next launch starts: entry and element within it. Start at {0, 0}. */
+typedef struct {
+    int64_t entry;
+    int64_t offset;
+} ew_batched_cursor_t;
+
+/* The widest element size of the list. */
+size_t ew_batched_widest(const ew_batched_list_t *list);
+
+/* Fills *desc with the next launch from *cursor and advances it: returns 1, or 0 when the list has no
+ * more rows (desc untouched). */
+int ew_batched_next(const ew_batched_list_t *list, ew_batched_cursor_t *cursor, ew_batched_desc_t *desc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The in-memory cache of loaded programs (src/rtc/modules.h). */
+#include "rtc/modules.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi/error.h"
+#include "launch/driver.h"
+#include "plan/plan.h"
+#include "rtc/kernel_cache.h"
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static ewi_module_t *modules;
+
+static ewi_module_t *find_module(uint64_t hash, const char *key, size_t key_size, CUcontext context)
+{
+    for (ewi_module_t *m = modules; m != NULL; m = m->next)
+        if (m->hash == hash && m->context == context && m->key_size == key_size && memcmp(m->key, key, key_size) == 0)
+            return m;
+    return NULL;
+}
+
+/* The cache key: what makes two compilations the same (the library, its device headers, NVRTC, the
+ * architecture, the conversion paths), then the program text from *program on, NUL-terminated past
+ * key_size. malloc'ed. */
+static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, char **key, size_t *key_size,
+                             const char **program)
+{
+    char *text;
+    ew_status_t status = ewi_kernel_program(spec, &text);
+    if (status != EW_SUCCESS)
+        return status;
+    int major = 0, minor = 0;
+    ewi_nvrtc_version(&major, &minor);
+    char prefix[192];
+    int length = snprintf(prefix, sizeof prefix, "libelementwise %u, headers %s; NVRTC %d.%d; %s; %s\n",
+                          ew_get_version(), ewi_device_headers_digest, major, minor, arch,
+#ifdef EW_GENERIC_CONVERSIONS
+                          "generic conversions"
+#else
+                          "native conversions"
+#endif
+    );
+    size_t text_size = strlen(text);
+    *key = malloc((size_t)length + text_size + 1);
+    if (*key == NULL) {
+        free(text);
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the cache key");
+    }
+    memcpy(*key, prefix, (size_t)length);
+    memcpy(*key + length, text, text_size + 1);
+    *key_size = (size_t)length + text_size;
+    *program = *key + length;
+    free(text);
+    return EW_SUCCESS;
+}
+
+/* The CUBIN for key: from the disk cache when read_disk is set and it holds one, else compiled by NVRTC
+ * and stored there (over the copy it holds, if any). */
+static ew_status_t find_cubin(const char *program, const char *arch, const char *key, size_t key_size, int read_disk,
+                              void **cubin, size_t *cubin_size, int *from_disk)
+{
+    char dir[4096];
+    const int disk = ewi_cache_dir(dir, sizeof dir) == 0;
+    *from_disk = disk && read_disk && ewi_cache_load(dir, key, key_size, cubin, cubin_size) == 0;
+    if (*from_disk)
+        return EW_SUCCESS;
+    ewi_kernel_binary_t binary;
+    ew_status_t status = ewi_kernel_compile_program(program, arch, &binary);
+    if (status != EW_SUCCESS) {
+        ewi_kernel_binary_free(&binary);
+        return status;
+    }
+    if (disk)
+        (void)ewi_cache_store(dir, key, key_size, binary.cubin, binary.cubin_size); /* a failure costs only time */
+    *cubin = binary.cubin;
+    *cubin_size = binary.cubin_size;
+    binary.cubin = NULL;
+    ewi_kernel_binary_free(&binary);
+    return EW_SUCCESS;
+}
+
+ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUcontext context,
+                            const ewi_module_t **found)
+{
+    const ewi_driver_t *driver = ewi_driver();
+    const ewi_slots_t slots = ewi_kernel_slots(spec);
+    char *key = NULL;
+    size_t key_size = 0;
+    const char *program = NULL;
+    ew_status_t status = cache_key(spec, arch, &key, &key_size, &program);
+    if (status != EW_SUCCESS)
+        return status;
+    const uint64_t hash = ewi_fnv1a(EWI_FNV_OFFSET, key, key_size);
+    pthread_mutex_lock(&modules_lock);
+    *found = find_module(hash, key, key_size, context);
+    pthread_mutex_unlock(&modules_lock);
+    if (*found != NULL) {
+        free(key);
+        return EW_SUCCESS;
+    }
+
+    ewi_module_t *m = calloc(1, sizeof *m);
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    int from_disk = 0;
+    if (m == NULL)
+        status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
+    if (status == EW_SUCCESS)
+        status = find_cubin(program, arch, key, key_size, 1, &cubin, &cubin_size, &from_disk);
+    CUresult result = CUDA_SUCCESS;
+    if (status == EW_SUCCESS && (result = driver->module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
+        /* a cached CUBIN this driver refuses (damaged where the file's checksum cannot see, say): compiled
+         * afresh and stored over it, so that the next process need not find it refused again */
+        free(cubin);
+        cubin = NULL;
+        status = find_cubin(program, arch, key, key_size, 0, &cubin, &cubin_size, &from_disk);
+        if (status == EW_SUCCESS)
+            result = driver->module_load(&m->module, cubin);
+    }
+    free(cubin);
+    if (status == EW_SUCCESS && result != CUDA_SUCCESS)
+        status = ewi_fail_driver(result, "cuModuleLoadData (the kernel's compiled code)");
+    for (int slot = 0; status == EW_SUCCESS && slot < EW_SLOT_COUNT; ++slot)
+        if (slots.present[slot] &&
+            (result = driver->module_function(&m->function[slot], m->module, ewi_kernel_slot_name(slot))) !=
+                CUDA_SUCCESS)
+            status = ewi_fail_driver(result, "cuModuleGetFunction");
+    /* Blocks of the bulk kernel an SM holds, its shared memory aside (a tile's slots are a fraction of
+     * an SM's): its registers decide, which the launch plan's tiles make up for. */
+    if (status == EW_SUCCESS && slots.present[EW_SLOT_BULK] &&
+        driver->occupancy(&m->bulk_blocks_per_sm, m->function[EW_SLOT_BULK], EW_PLAN_BLOCK_THREADS, 0) !=
+            CUDA_SUCCESS)
+        m->bulk_blocks_per_sm = 0;
+    if (status != EW_SUCCESS) {
+        if (m != NULL && m->module != NULL)
+            driver->module_unload(m->module);
+        free(m);
+        free(key);
+        return status;
+    }
+    m->hash = hash;
+    m->key = key;
+    m->key_size = key_size;
+    m->context = context;
+
+    /* Another thread may have loaded the same program meanwhile: keep the first. */
+    pthread_mutex_lock(&modules_lock);
+    ewi_module_t *first = find_module(hash, key, key_size, context);
+    if (first == NULL) {
+        m->next = modules;
+        modules = m;
+        first = m;
+    }
+    pthread_mutex_unlock(&modules_lock);
+    if (first != m) {
+        driver->module_unload(m->module);
+        free(m->key);
+        free(m);
+    }
+    *found = first;
+    return EW_SUCCESS;
+}

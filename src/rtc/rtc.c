@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Run-time compiled kernels (src/rtc/rtc.h): NVRTC through dlopen, the generated program, its
+ * compilation. Nothing here touches a GPU: the CUBIN is for the caller to load. */
+#define _GNU_SOURCE /* dladdr */
+#include "rtc/rtc.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h> /* CUDART_VERSION: the runtime, and so the NVRTC major, of this build */
+
+#include "catalogue/catalogue.h"
+#include "abi/error.h"
+#include "plan/layout.h"
+#include "plan/plan.h"
+
+#define EW_NVRTC_MAJOR (CUDART_VERSION / 1000)
+
+/* The few NVRTC types this file uses, as nvrtc.h declares them in every release since CUDA 7: the
+ * library is never linked against NVRTC, and a toolkit without its header (the CUDA 12 PyPI wheels
+ * the CI build uses) builds it too. */
+typedef struct _nvrtcProgram *nvrtcProgram;
+typedef enum {
+    NVRTC_SUCCESS = 0,
+    NVRTC_ERROR_OUT_OF_MEMORY = 1,
+    NVRTC_ERROR_INVALID_OPTION = 5,
+    NVRTC_ERROR_COMPILATION = 6,
+} nvrtcResult;
+
+/* ---- loading ---- */
+
+static struct {
+    nvrtcResult (*version)(int *, int *);
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                          const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+    const char *(*error_string)(nvrtcResult);
+    int major, minor;
+    char path[1024];
+    ew_status_t status;
+    char message[512]; /* why it is not loaded, repeated by every call */
+} nvrtc;
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+
+/* The functions of an opened library; 0 (and the message) when one is missing. */
+static int bind_functions(void *library, const char *path)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } functions[] = {
+        {"nvrtcVersion", offsetof(__typeof__(nvrtc), version)},
+        {"nvrtcCreateProgram", offsetof(__typeof__(nvrtc), create)},
+        {"nvrtcCompileProgram", offsetof(__typeof__(nvrtc), compile)},
+        {"nvrtcGetProgramLogSize", offsetof(__typeof__(nvrtc), log_size)},
+        {"nvrtcGetProgramLog", offsetof(__typeof__(nvrtc), log)},
+        {"nvrtcGetCUBINSize", offsetof(__typeof__(nvrtc), cubin_size)},
+        {"nvrtcGetCUBIN", offsetof(__typeof__(nvrtc), cubin)},
+        {"nvrtcDestroyProgram", offsetof(__typeof__(nvrtc), destroy)},
+        {"nvrtcGetErrorString", offsetof(__typeof__(nvrtc), error_string)},
+    };
+    for (size_t i = 0; i < sizeof functions / sizeof functions[0]; ++i) {
+        void *function = dlsym(library, functions[i].name);
+        if (function == NULL) {
+            snprintf(nvrtc.message, sizeof nvrtc.message, "%.300s is not a usable NVRTC: it lacks %s", path,
+                     functions[i].name);
+            return 0;
+        }
+        memcpy((char *)&nvrtc + functions[i].offset, &function, sizeof function);
+    }
+    return 1;
+}
+
+/* dlopen(path), first loading the libnvrtc-builtins of path's directory when path has one: NVRTC
+ * opens its builtins by SONAME, which the loader would not find beside a wheel's copy. */
+static void *open_nvrtc(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        char pattern[1100];
+        snprintf(pattern, sizeof pattern, "%.*s/libnvrtc-builtins.so.*", (int)(slash - path), path);
+        glob_t found;
+        if (glob(pattern, 0, NULL, &found) == 0) {
+            for (size_t i = 0; i < found.gl_pathc; ++i)
+                if (dlopen(found.gl_pathv[i], RTLD_NOW | RTLD_LOCAL) != NULL)
+                    break;
+        }
+        globfree(&found);
+    }
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* Opens the first match of a glob pattern that loads; NULL if none. */
+static void *open_glob(const char *pattern, char *path, size_t path_size)
+{
+    glob_t found;
+    void *library = NULL;
+    if (glob(pattern, 0, NULL, &found) == 0) {
+        for (size_t i = 0; i < found.gl_pathc && library == NULL; ++i)
+            if ((library = open_nvrtc(found.gl_pathv[i])) != NULL)
+                snprintf(path, path_size, "%s", found.gl_pathv[i]);
+    }
+    globfree(&found);
+    return library;
+}
+
+/* The NVRTC wheel of this build's CUDA major and its directory below site-packages: nvidia-cuda-nvrtc
+ * (nvidia/cu13/lib) from CUDA 13 on, nvidia-cuda-nvrtc-cu12 (nvidia/cuda_nvrtc/lib) for CUDA 12. */
+#if EW_NVRTC_MAJOR >= 13
+#define NVRTC_WHEEL "nvidia-cuda-nvrtc"
+#else
+#define NVRTC_WHEEL "nvidia-cuda-nvrtc-cu12"
+#endif
+static void wheel_directory(char *out, size_t size)
+{
+    if (EW_NVRTC_MAJOR >= 13)
+        snprintf(out, size, "nvidia/cu%d/lib", EW_NVRTC_MAJOR);
+    else
+        snprintf(out, size, "nvidia/cuda_nvrtc/lib");
+}
+
+/* The search, in order; the path found in nvrtc.path. */
+static void *search(const char *soname)
+{
+    char candidate[sizeof nvrtc.path], wheel[64];
+    void *library;
+    /* 1. The loader's path (LD_LIBRARY_PATH, the ld.so cache: a toolkit or distribution package). */
+    if ((library = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        snprintf(nvrtc.path, sizeof nvrtc.path, "%s", soname);
+        return library;
+    }
+    /* 2. The toolkit this library was built with, and the usual toolkit places: each as a library
+     * directory and as a toolkit root (its lib64). */
+    const char *toolkits[] = {
+#ifdef EW_CUDA_TOOLKIT_LIBRARY_DIR
+        EW_CUDA_TOOLKIT_LIBRARY_DIR,
+#endif
+        getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda/lib64"};
+    for (size_t i = 0; i < sizeof toolkits / sizeof toolkits[0]; ++i) {
+        if (toolkits[i] == NULL || toolkits[i][0] == '\0')
+            continue;
+        snprintf(candidate, sizeof candidate, "%s/%s", toolkits[i], soname);
+        if ((library = open_nvrtc(candidate)) != NULL)
+            goto found;
+        snprintf(candidate, sizeof candidate, "%s/lib64/%s", toolkits[i], soname);
+        if ((library = open_nvrtc(candidate)) != NULL)
+            goto found;
+    }
+    /* 3. The nvidia-cuda-nvrtc wheel: beside this library when it is itself in site-packages, then in
+     * the site-packages of the active environment, the user and the system. */
+    wheel_directory(wheel, sizeof wheel);
+    Dl_info self;
+    if (dladdr((void *)ewi_nvrtc_load, &self) != 0 && self.dli_fname != NULL) {
+        const char *slash = strrchr(self.dli_fname, '/');
+        if (slash != NULL) {
+            snprintf(candidate, sizeof candidate, "%.*s/../%s/%s", (int)(slash - self.dli_fname), self.dli_fname,
+                     wheel, soname);
+            if ((library = open_nvrtc(candidate)) != NULL)
+                goto found;
+        }
+    }
+    const char *home = getenv("HOME");
+    char user[512] = "";
+    if (home != NULL && home[0] != '\0')
+        snprintf(user, sizeof user, "%s/.local", home);
+    const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), user, "/usr/local", "/usr"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; ++i) {
+        if (prefixes[i] == NULL || prefixes[i][0] == '\0')
+            continue;
+        for (int dist = 0; dist < 2; ++dist) {
+            snprintf(candidate, sizeof candidate, "%s/lib/python3*/%s-packages/%s/%s", prefixes[i],
+                     dist ? "dist" : "site", wheel, soname);
+            if ((library = open_glob(candidate, nvrtc.path, sizeof nvrtc.path)) != NULL)
+                return library;
+        }
+    }
+    /* 4. A Conda environment's own NVRTC package (cuda-nvrtc), in $CONDA_PREFIX/lib: last, so that no
+     * NVRTC found before it changes (the found library's version is part of the cache key). */
+    const char *conda = getenv("CONDA_PREFIX");
+    if (conda != NULL && conda[0] != '\0') {
+        snprintf(candidate, sizeof candidate, "%s/lib/%s", conda, soname);
+        if ((library = open_nvrtc(candidate)) != NULL)
+            goto found;
+    }
+    return NULL;
+found:
+    snprintf(nvrtc.path, sizeof nvrtc.path, "%s", candidate);
+    return library;
+}
+
+static void load(void)
+{
+    char soname[32], wheel[64];
+    snprintf(soname, sizeof soname, "libnvrtc.so.%d", EW_NVRTC_MAJOR);
+    wheel_directory(wheel, sizeof wheel);
+    nvrtc.status = EW_ERROR_NOT_SUPPORTED;
+    void *library;
+    const char *named = getenv("EW_NVRTC_LIBRARY");
+    if (named != NULL && named[0] != '\0') {
+        /* Named by the user: that library or nothing, so a wrong path is an error, not a silent
+         * fallback to another NVRTC. */
+        if ((library = open_nvrtc(named)) == NULL) {
+            snprintf(nvrtc.message, sizeof nvrtc.message,
+                     "EW_NVRTC_LIBRARY=%.200s cannot be loaded (%.150s); point it at a %s, or unset it to search "
+                     "the CUDA toolkit and the " NVRTC_WHEEL " wheel",
+                     named, dlerror(), soname);
+            return;
+        }
+        snprintf(nvrtc.path, sizeof nvrtc.path, "%s", named);
+    } else if ((library = search(soname)) == NULL) {
+        snprintf(nvrtc.message, sizeof nvrtc.message,
+                 "run-time compiled kernels need NVRTC (%s), not found on the loader's path, in the CUDA toolkit "
+                 "(%s, $CUDA_HOME, /usr/local/cuda), the " NVRTC_WHEEL " wheel (site-packages/%s under "
+                 "$VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local, /usr) or $CONDA_PREFIX/lib; install the "
+                 "toolkit's NVRTC or `pip install " NVRTC_WHEEL "`, or set EW_NVRTC_LIBRARY to its path",
+                 soname,
+#ifdef EW_CUDA_TOOLKIT_LIBRARY_DIR
+                 EW_CUDA_TOOLKIT_LIBRARY_DIR,
+#else
+                 "the build's",
+#endif
+                 wheel);
+        return;
+    }
+    if (!bind_functions(library, nvrtc.path))
+        return; /* the library stays open: something in the process may hold its symbols */
+    if (nvrtc.version(&nvrtc.major, &nvrtc.minor) != NVRTC_SUCCESS) {
+        snprintf(nvrtc.message, sizeof nvrtc.message, "%.300s: nvrtcVersion failed", nvrtc.path);
+        return;
+    }
+    nvrtc.status = EW_SUCCESS;
+}
+
+ew_status_t ewi_nvrtc_load(void)
+{
+    pthread_once(&nvrtc_once, load);
+    if (nvrtc.status != EW_SUCCESS)
+        return ewi_fail(nvrtc.status, "%s", nvrtc.message);
+    return EW_SUCCESS;
+}
+
+const char *ewi_nvrtc_path(void) { return nvrtc.path; }
+
+void ewi_nvrtc_version(int *major, int *minor)
+{
+    *major = nvrtc.major;
+    *minor = nvrtc.minor;
+}
+
+/* ---- the program ---- */
+
+/* The catalogue's device type of each dtype, as the generated program names it (inside namespace
+ * ew, where Bool8 and F8E4M3 are found); ew::UserOf gives the user's type (bool for Bool8). */
+#define EW_DTYPE_DEVICE_TYPE(value, name, type, size, kind) [value] = #type,
+static const char *const device_types[EW_DTYPE_END] = {EW_CATALOGUE_DTYPES(EW_DTYPE_DEVICE_TYPE)};
+#undef EW_DTYPE_DEVICE_TYPE
+
+static int dtype_valid(ew_dtype_t dtype) { return (int)dtype > 0 && (int)dtype < EW_DTYPE_END; }
+
+ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec)
+{
+    if (spec == NULL || spec->source == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "the kernel's source is NULL");
+    if (spec->n_inputs < 1 || spec->n_inputs > EWI_KERNEL_MAX_INPUTS)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n_inputs = %d: a kernel takes 1 to %d inputs", spec->n_inputs,
+                        EWI_KERNEL_MAX_INPUTS);
+    if (spec->in_dtypes == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "in_dtypes is NULL with n_inputs = %d", spec->n_inputs);
+    if (spec->n_params < 0 || spec->n_params > EWI_KERNEL_MAX_PARAMS)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n_params = %d: a kernel takes 0 to %d params", spec->n_params,
+                        EWI_KERNEL_MAX_PARAMS);
+    if (!dtype_valid(spec->out_dtype))
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "out_dtype %d is not a dtype", (int)spec->out_dtype);
+    for (int i = 0; i < spec->n_inputs; ++i)
+        if (!dtype_valid(spec->in_dtypes[i]))
+            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "in_dtypes[%d] = %d is not a dtype", i, (int)spec->in_dtypes[i]);
+    return EW_SUCCESS;
+}
+
+/* A growing string; on failure of an allocation `text` becomes NULL and stays so. */
+typedef struct {
+    char *text;
+    size_t length, capacity;
+    int lines; /* newlines so far, for the #line after the user's source */
+} buffer_t;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void append(buffer_t *b, const char *format, ...)
+{
+    if (b->text == NULL)
+        return;
+    va_list args;
+    va_start(args, format);
+    int needed = vsnprintf(b->text + b->length, b->capacity - b->length, format, args);
+    va_end(args);
+    if (needed < 0) {
+        free(b->text);
+        b->text = NULL;
+        return;
+    }
+    if ((size_t)needed >= b->capacity - b->length) {
+        size_t capacity = b->capacity;
+        while ((size_t)needed >= capacity - b->length)
+            capacity *= 2;
+        char *grown = realloc(b->text, capacity);
+        if (grown == NULL) {
+            free(b->text);
+            b->text = NULL;
+            return;
+        }
+        b->text = grown;
+        b->capacity = capacity;
+        va_start(args, format);
+        vsnprintf(b->text + b->length, b->capacity - b->length, format, args);
+        va_end(args);
+    }
+    for (size_t i = b->length; i < b->length + (size_t)needed; ++i)
+        b->lines += b->text[i] == '\n';
+    b->length += (size_t)needed;
+}
+
+/* "in0_t in0, in1_t in1, double p0": the body's arguments. */
+static void body_arguments(buffer_t *b, const ewi_kernel_spec_t *spec)
+{
+    for (int i = 0; i < spec->n_inputs; ++i)
+        append(b, "%sin%d_t in%d", i == 0 ? "" : ", ", i, i);
+    for (int i = 0; i < spec->n_params; ++i)
+        append(b, ", double p%d", i);
+}
+
+/* The kernels' instantiations the plan can pick for spec: one extern "C" kernel per slot
+ * (src/launch/kernel_set.h), under the names ewi_kernel_slot_name gives, exactly where the catalogue's kernel
+ * sets have the same slot (src/catalogue/sets.cuh: make_kernel_set). */
+static void slot_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
+{
+    ewi_slots_t slots = ewi_kernel_slots(spec);
+    const int widest_pack = slots.widest_pack;
+    static const char *const windows[] = {"Aligned", "Shifted", "OutShifted"};
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+        if (!slots.present[slot])
+            continue;
+        if (slot == EW_SLOT_BULK) {
+            append(b, "EW_BULK_SLOT(%s, %d)\n", ewi_kernel_slot_name(slot), widest_pack);
+            continue;
+        }
+        int pack = slot <= EW_SLOT_PACK8 ? 1 << slot : widest_pack;
+        int window = slot == EW_SLOT_SHIFTED ? 1 : slot == EW_SLOT_OUT_SHIFTED ? 2 : 0;
+        if (slot == EW_SLOT_RUNS)
+            append(b, "EW_SLOT(%s, %d, (ew::kRunsUnroll<ew_op, %d, %d>), Aligned, %d)\n", ewi_kernel_slot_name(slot),
+                   pack, pack, slots.access_packs, slots.access_packs);
+        else
+            append(b, "EW_SLOT(%s, %d, (ew::kDirectUnroll<ew_op, %d, ew::Window::%s>), %s, 1)\n",
+                   ewi_kernel_slot_name(slot), pack, pack, windows[window], windows[window]);
+    }
+}
+
+static void flat_kernels(buffer_t *b, const ewi_kernel_spec_t *spec);
+static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec);
+
+ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
+{
+    *program = NULL;
+    ew_status_t status = ewi_kernel_check(spec);
+    if (status != EW_SUCCESS)
+        return status;
+    buffer_t b = {.text = malloc(4096), .capacity = 4096};
+    if (b.text != NULL)
+        b.text[0] = '\0';
+    append(&b, "// Generated by libelementwise (src/rtc/rtc.c) around a user's kernel body.\n");
+    if (spec->strided)
+        append(&b, "#define EW_MAX_DIMS %d\n#include \"device/strided.cuh\"\n", EW_MAX_DIMS);
+    else
+        append(&b, "#include \"device/bulk.cuh\"\n#include \"device/direct.cuh\"\n");
+    append(&b,
+           "namespace ew {\n"
+           "namespace kernel {\n"
+           "typedef UserOf<%s> out_t;\n",
+           device_types[spec->out_dtype]);
+    for (int i = 0; i < spec->n_inputs; ++i)
+        append(&b, "typedef UserOf<%s> in%d_t;\n", device_types[spec->in_dtypes[i]], i);
+    append(&b, "} // namespace kernel\n} // namespace ew\nusing namespace ew::kernel;\n\n");
+    append(&b, "__device__ __forceinline__ ew::Result<out_t> ew_body(");
+    body_arguments(&b, spec);
+    append(&b, ")\n{\n#line 1 \"source\"\n%s\n", spec->source);
+    append(&b, "#line %d \"ew_kernel.cu\"\n}\n\n", b.lines + 2);
+
+    /* The body as a functor of storage types, the catalogue's form; its parameters come as a fixed
+     * array of EWI_KERNEL_MAX_PARAMS doubles (src/abi/user_kernel.c passes them so). */
+    append(&b, "struct ew_op {\n    using Out = ew::StorageOf<out_t>;\n");
+    static const char *const input_names[] = {"In1", "In2", "In3", "In4"};
+    for (int i = 0; i < spec->n_inputs; ++i)
+        append(&b, "    using %s = ew::StorageOf<in%d_t>;\n", input_names[i], i);
+    if (spec->n_inputs == 1)
+        append(&b, "    using In2 = ew::NoInput;\n");
+    append(&b, "    static constexpr bool kHasPair = false, kHasQuad = false;\n"
+               "    double p[%d];\n"
+               "    __device__ __forceinline__ Out operator()(",
+           EWI_KERNEL_MAX_PARAMS);
+    for (int i = 0; i < spec->n_inputs; ++i)
+        append(&b, "%s%s x%d", i == 0 ? "" : ", ", input_names[i], i);
+    append(&b, ") const\n    {\n        return ew::UserType<out_t>::to_storage(ew_body(");
+    for (int i = 0; i < spec->n_inputs; ++i)
+        append(&b, "%sew::UserType<in%d_t>::from_storage(x%d)", i == 0 ? "" : ", ", i, i);
+    for (int i = 0; i < spec->n_params; ++i)
+        append(&b, ", p[%d]", i);
+    append(&b, ").value);\n    }\n};\n\n");
+    if (spec->strided)
+        strided_kernels(&b, spec);
+    else
+        flat_kernels(&b, spec);
+    if (b.text == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the program");
+    *program = b.text;
+    return EW_SUCCESS;
+}
+
+/* The flat program's kernels: one per slot, on src/device/direct.cuh's and src/device/bulk.cuh's bodies. */
+static void flat_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
+{
+    append(b,
+           "#define EW_SLOT(name, P, U, W, A)                                                            \\\n"
+           "    extern \"C\" __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)                   \\\n"
+           "        name(ew_op f, ew::BodyPlan body, ew_op::Out *out, const ew_op::In1 *__restrict__ a,    \\\n"
+           "             const ew_op::In2 *__restrict__ b, const ew::In3<ew_op> *__restrict__ c,           \\\n"
+           "             const ew::In4<ew_op> *__restrict__ d)                                             \\\n"
+           "    {                                                                                      \\\n"
+           "        ew::direct_body<ew_op, P, U, ew::Window::W, A>(f, body, out, a, b, c, d);          \\\n"
+           "    }\n"
+           "#define EW_BULK_SLOT(name, P)                                                                \\\n"
+           "    extern \"C\" __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)                      \\\n"
+           "        name(ew_op f, ew::BulkPlan plan, ew_op::Out *out, const ew_op::In1 *__restrict__ a,    \\\n"
+           "             const ew_op::In2 *__restrict__ b, const ew::In3<ew_op> *__restrict__ c,           \\\n"
+           "             const ew::In4<ew_op> *__restrict__ d)                                             \\\n"
+           "    {                                                                                      \\\n"
+           "        ew::bulk_body<ew_op, P>(f, plan, out, a, b, c, d);                                 \\\n"
+           "    }\n");
+    slot_kernels(b, spec);
+}
+
+/* The strided program's kernels: src/device/strided.cuh's bodies at the widest pack, the plan as src/plan/layout.h
+ * lays it out (src/abi/user_kernel.c passes the C struct). */
+static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
+{
+    const int pack = ewi_kernel_slots(spec).widest_pack;
+    const struct {
+        int slot;
+        const char *bounds, *body;
+    } kernels[] = {{EW_SLOT_GATHER, "EW_PLAN_BLOCK_THREADS", "gather_body<ew_op, %d, EW_GATHER_UNROLL>"},
+                   {EW_SLOT_ROWS, "EW_PLAN_BLOCK_THREADS, ew::kRowsMinBlocks<ew_op>",
+                    "rows_body<ew_op, %d>"},
+                   {EW_SLOT_TILED, "EW_PLAN_BLOCK_THREADS", "tiled_body<ew_op>"}};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
+        const char *name = ewi_kernel_slot_name(kernels[i].slot);
+        char body[64];
+        snprintf(body, sizeof body, kernels[i].body, pack);
+        append(b,
+               "extern \"C\" __global__ void __launch_bounds__(%s) %s(EW_STRIDED_PARAMETERS(ew_op))\n"
+               "{\n    ew::%s(f, plan, out, {a, b, c, d});\n}\n",
+               kernels[i].bounds, name != NULL ? name : "", body);
+    }
+}
+
+const char *ewi_kernel_slot_name(int slot)
+{
+    static const char *const names[EW_SLOT_COUNT] = {
+        "ew_pack1", "ew_pack2", "ew_pack4",  "ew_pack8", "ew_runs", "ew_shifted", "ew_out_shifted",
+        "ew_bulk",  "ew_gather", "ew_rows", "ew_tiled"};
+    return slot >= 0 && slot < EW_SLOT_COUNT ? names[slot] : NULL;
+}
+
+ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
+{
+    ewi_slots_t slots = {0};
+    size_t sizes[EW_PLAN_MAX_POINTERS] = {ew_dtype_size(spec->out_dtype)};
+    size_t widest = sizes[0];
+    for (int i = 0; i < spec->n_inputs; ++i) {
+        sizes[1 + i] = ew_dtype_size(spec->in_dtypes[i]);
+        widest = sizes[1 + i] > widest ? sizes[1 + i] : widest;
+    }
+    slots.widest_pack = EW_PLAN_MAX_PACK(widest);
+    slots.access_packs = EW_PLAN_ACCESS_PACKS(widest);
+    if (spec->strided) {
+        slots.present[EW_SLOT_GATHER] = slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] = 1;
+        return slots;
+    }
+    slots.present[EW_SLOT_RUNS] = slots.access_packs > 1;
+    if (EW_PLAN_SHIFTS_OUT(1 + spec->n_inputs, sizes[0], sizes[1]))
+        slots.present[EW_SLOT_OUT_SHIFTED] = 1;
+    else
+        slots.present[EW_SLOT_SHIFTED] = ew_plan_can_shift(slots.widest_pack, 1 + spec->n_inputs, sizes);
+    /* ew_plan_make narrows the pack only where pointers at other phases can be neither shifted nor
+     * out-shifted: elsewhere the widest pack is the one aligned kernel a plan picks (fewer kernels,
+     * a faster compile). */
+    const int shifts = slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED];
+    for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_PACK8; ++slot)
+        slots.present[slot] = shifts ? (1 << slot) == slots.widest_pack : (1 << slot) <= slots.widest_pack;
+    /* at the widest pack, as the catalogue's; empty below sm_90, where no policy plans it */
+    slots.present[EW_SLOT_BULK] = 1;
+    return slots;
+}
+
+/* ---- compilation ---- */
+
+void ewi_kernel_binary_free(ewi_kernel_binary_t *binary)
+{
+    free(binary->cubin);
+    free(binary->log);
+    binary->cubin = NULL;
+    binary->log = NULL;
+    binary->cubin_size = 0;
+}
+
+/* "sm_" and digits, with an optional letter suffix (sm_90a, sm_100f): a real architecture. */
+static int arch_valid(const char *arch)
+{
+    if (arch == NULL || strncmp(arch, "sm_", 3) != 0 || arch[3] < '0' || arch[3] > '9')
+        return 0;
+    size_t i = 3;
+    while (arch[i] >= '0' && arch[i] <= '9')
+        ++i;
+    if (arch[i] >= 'a' && arch[i] <= 'z')
+        ++i;
+    return arch[i] == '\0' && i < 16;
+}
+
+/* The message of a failed compile: the log's first lines, as many as the message holds. */
+static ew_status_t fail_compile(const char *arch, const char *log)
+{
+    char head[360];
+    size_t length = 0;
+    int lines = 0;
+    for (const char *p = log != NULL ? log : ""; *p != '\0' && lines < 8 && length + 1 < sizeof head; ++p) {
+        head[length++] = *p;
+        lines += *p == '\n';
+    }
+    while (length > 0 && (head[length - 1] == '\n' || head[length - 1] == ' '))
+        --length;
+    head[length] = '\0';
+    return ewi_fail(EW_ERROR_INVALID_VALUE, "the kernel's source does not compile (NVRTC %d.%d, %s):\n%s", nvrtc.major,
+                    nvrtc.minor, arch, head);
+}
+
+ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary)
+{
+    *binary = (ewi_kernel_binary_t){0};
+    char *program;
+    ew_status_t status = ewi_kernel_program(spec, &program);
+    if (status != EW_SUCCESS)
+        return status;
+    status = ewi_kernel_compile_program(program, arch, binary);
+    free(program);
+    return status;
+}
+
+ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary)
+{
+    *binary = (ewi_kernel_binary_t){0};
+    if (!arch_valid(arch))
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "arch \"%.40s\" is not a real GPU architecture such as \"sm_90\"",
+                        arch != NULL ? arch : "(null)");
+    ew_status_t status = ewi_nvrtc_load();
+    if (status != EW_SUCCESS)
+        return status;
+
+    nvrtcProgram handle;
+    const char *header_names[EWI_DEVICE_HEADER_COUNT], *headers[EWI_DEVICE_HEADER_COUNT];
+    for (int i = 0; i < EWI_DEVICE_HEADER_COUNT; ++i) {
+        header_names[i] = ewi_device_headers[i].name;
+        headers[i] = ewi_device_headers[i].text;
+    }
+    nvrtcResult result = nvrtc.create(&handle, program, "ew_kernel.cu", EWI_DEVICE_HEADER_COUNT, headers, header_names);
+    if (result != NVRTC_SUCCESS)
+        return ewi_fail(result == NVRTC_ERROR_OUT_OF_MEMORY ? EW_ERROR_OUT_OF_MEMORY : EW_ERROR_NOT_SUPPORTED,
+                        "nvrtcCreateProgram failed: %s", nvrtc.error_string(result));
+    char architecture[32];
+    snprintf(architecture, sizeof architecture, "--gpu-architecture=%s", arch);
+    const char *options[] = {
+        architecture,
+        "-std=c++17",
+        "--diag-error=940", /* a body that can end without returning: an error, not garbage at run time */
+        "-default-device",  /* the program is device code: the plan's C prototypes and a user's helper
+                             * functions need no __device__ */
+#ifdef EW_GENERIC_CONVERSIONS
+        "-DEW_GENERIC_CONVERSIONS", /* the same conversion paths as the catalogue of this build */
+#endif
+    };
+    result = nvrtc.compile(handle, (int)(sizeof options / sizeof options[0]), options);
+
+    size_t log_size = 0;
+    if (nvrtc.log_size(handle, &log_size) == NVRTC_SUCCESS && log_size > 1 &&
+        (binary->log = malloc(log_size)) != NULL && nvrtc.log(handle, binary->log) != NVRTC_SUCCESS) {
+        free(binary->log);
+        binary->log = NULL;
+    }
+    if (result == NVRTC_ERROR_COMPILATION || result == NVRTC_ERROR_INVALID_OPTION) {
+        status = result == NVRTC_ERROR_COMPILATION
+                     ? fail_compile(arch, binary->log)
+                     : ewi_fail(EW_ERROR_INVALID_VALUE, "NVRTC %d.%d refuses the options (arch %s): %.300s",
+                                nvrtc.major, nvrtc.minor, arch, binary->log != NULL ? binary->log : "");
+    } else if (result != NVRTC_SUCCESS) {
+        status = ewi_fail(result == NVRTC_ERROR_OUT_OF_MEMORY ? EW_ERROR_OUT_OF_MEMORY : EW_ERROR_NOT_SUPPORTED,
+                          "nvrtcCompileProgram failed: %s", nvrtc.error_string(result));
+    } else if (nvrtc.cubin_size(handle, &binary->cubin_size) != NVRTC_SUCCESS || binary->cubin_size == 0) {
+        status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "NVRTC gave no CUBIN for %s", arch);
+    } else if ((binary->cubin = malloc(binary->cubin_size)) == NULL) {
+        status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the CUBIN");
+    } else if (nvrtc.cubin(handle, binary->cubin) != NVRTC_SUCCESS) {
+        status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetCUBIN failed");
+    }
+    nvrtc.destroy(&handle);
+    if (status != EW_SUCCESS) {
+        free(binary->cubin);
+        binary->cubin = NULL;
+        binary->cubin_size = 0;
+    }
+    return status;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Run-time compiled elementwise kernels: NVRTC loaded with dlopen on first use,
+ * never linked, so the catalogue keeps needing nothing but the driver; the program text generated for
+ * a user's body; its compilation to a CUBIN, which src/abi/user_kernel.c loads (docs/design.md, "Run-time
+ * compiled ops"). */
+#ifndef EW_RTC_H
+#define EW_RTC_H
+
+#include <stddef.h>
+
+#include "elementwise.h"
+#include "launch/kernel_set.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { EWI_KERNEL_MAX_INPUTS = EW_KERNEL_MAX_INPUTS, EWI_KERNEL_MAX_PARAMS = EW_KERNEL_MAX_PARAMS };
+
+
+/* Loads NVRTC once per process: EW_NVRTC_LIBRARY when set (that path only), else the toolkit's
+ * libnvrtc.so.<major of the CUDA runtime the library carries> on the loader's path and in the toolkit
+ * it was built with, else the nvidia-cuda-nvrtc wheel's copy in the usual site-packages. EW_SUCCESS,
+ * or EW_ERROR_NOT_SUPPORTED with a message naming what was searched and how to supply it (the same
+ * message on every later call). Thread-safe. */
+ew_status_t ewi_nvrtc_load(void);
+
+/* After a successful load: the path that was loaded and NVRTC's version. */
+const char *ewi_nvrtc_path(void);
+void ewi_nvrtc_version(int *major, int *minor);
+
+/* A kernel: out = body(in0 .. in{n_inputs-1}, p0 .. p{n_params-1}) elementwise, where `source` is
+ * the body of a device function taking the inputs as their dtypes' user types (bool, int8_t, ...,
+ * __half, __nv_bfloat16, float, double, __nv_fp8_e4m3, __nv_fp8_e5m2) and the params as doubles, and
+ * returning a value of any dtype's type, converted to out_dtype as ew_cast converts. */
+typedef struct {
+    const char *source;
+    ew_dtype_t out_dtype;
+    int n_inputs; /* 1 to EWI_KERNEL_MAX_INPUTS */
+    const ew_dtype_t *in_dtypes;
+    int n_params; /* 0 to EWI_KERNEL_MAX_PARAMS */
+    int strided;  /* 1: the program of the strided kernels (ew_kernel_launch_strided), else the flat ones' */
+} ewi_kernel_spec_t;
+
+/* EW_SUCCESS, or EW_ERROR_INVALID_VALUE / EW_ERROR_NOT_SUPPORTED (a dtype outside the enum) with the
+ * message. Needs no NVRTC. */
+ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec);
+
+/* The whole program NVRTC compiles for spec (it #includes the embedded device header), in *program,
+ * malloc'ed, NUL-terminated; the caller frees it. Needs no NVRTC. */
+ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program);
+
+/* A compiled kernel: the CUBIN, and NVRTC's log (warnings or errors; NULL when empty). */
+typedef struct {
+    void *cubin;
+    size_t cubin_size;
+    char *log;
+} ewi_kernel_binary_t;
+
+/* Compiles spec for `arch` ("sm_90": a real architecture, since the result is a CUBIN). EW_SUCCESS
+ * with the CUBIN; EW_ERROR_INVALID_VALUE when the source does not compile (the log's first lines in
+ * the message, the whole log in binary->log) or arch is not an architecture NVRTC takes;
+ * EW_ERROR_NOT_SUPPORTED without NVRTC; EW_ERROR_OUT_OF_MEMORY. Release with ewi_kernel_binary_free,
+ * whatever the status. Thread-safe. */
+ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary);
+/* The same for a program ewi_kernel_program made (the caller has it already: the caches' key holds it). */
+ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary);
+void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
+
+/* Which kernels spec's program has, one per slot a plan can pick (src/launch/kernel_set.h), by the rules the
+ * catalogue's sets are built by (src/plan/plan.h's macros): the flat program the direct kernel aligned at
+ * each pack width, in runs of two packs an access (1-byte types), with inputs through shifted windows,
+ * with out stored element by element, and the bulk-copy kernel; the strided program the gather, rows
+ * and tiled kernels at the widest pack. No program has the list kernels. */
+typedef struct {
+    int present[EW_SLOT_COUNT];
+    int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
+    int access_packs; /* EW_PLAN_ACCESS_PACKS of it: the runs slot's packs an access */
+} ewi_slots_t;
+ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
+
+/* The kernel symbol of a slot in the program ("ew_pack1", ...); NULL for the list slots and outside the enum. */
+const char *ewi_kernel_slot_name(int slot);
+
+/* The device headers a program includes, embedded at build time (src/device_header.c.in): the
+ * catalogue's own scalar semantics and kernels, NUL-terminated texts under their include names. */
+typedef struct {
+    const char *name;
+    const char *text;
+    size_t size; /* without the NUL */
+} ewi_device_header_t;
+enum { EWI_DEVICE_HEADER_COUNT = 10 };
+extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
+/* The first 16 hex digits of a SHA-256 over the embedded names and bytes, taken at build time. */
+extern const char ewi_device_headers_digest[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Handle lifecycle on the CPU (issue 4): create/destroy in loops through ewi_handle_make (no GPU
+ * needed), double destroy refused, a destroyed handle refused by every call before anything reaches
+ * CUDA, a destroyed handle or kernel refused after another takes its slot, and handles made and
+ * destroyed from many threads at once. Run under LeakSanitizer by
+ * scripts/ci/asan.sh: every handle made here is destroyed, so any leak is the library's.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "elementwise.h"
+#include "abi/handle.h"
+#include "abi/user_kernel.h"
+#include "abi/registry.h"
+
+enum { LOOP = 100000, LIVE_AT_ONCE = 1000, THREADS = 8, PER_THREAD = 20000 };
+
+static ew_handle_t make(int device, int sm_count, int threads)
+{
+    ew_handle_t handle = NULL;
+    assert_int_equal(ewi_handle_make(device, sm_count, threads, &handle), EW_SUCCESS);
+    assert_non_null(handle);
+    return handle;
+}
+
+static void assert_figures(ew_handle_t handle, int device, int sm_count, int threads)
+{
+    int value = -1;
+    assert_int_equal(ew_handle_get_device(handle, &value), EW_SUCCESS);
+    assert_int_equal(value, device);
+    assert_int_equal(ew_handle_get_sm_count(handle, &value), EW_SUCCESS);
+    assert_int_equal(value, sm_count);
+    assert_int_equal(ew_handle_get_max_threads_per_sm(handle, &value), EW_SUCCESS);
+    assert_int_equal(value, threads);
+}
+
+static void assert_refused_handle(ew_status_t status, const char *call)
+{
+    if (status != EW_ERROR_INVALID_HANDLE)
+        fail_msg("%s on a destroyed handle: %s, expected EW_ERROR_INVALID_HANDLE", call,
+                 ew_status_string(status));
+    if (ew_get_last_error_message()[0] == '\0')
+        fail_msg("%s on a destroyed handle: no message", call);
+}
+
+/* Each handle takes the slot the one before it left: memory stays that of one handle. */
+static void create_destroy_loop(void **state)
+{
+    (void)state;
+    uint32_t slot = 0;
+    for (int i = 0; i < LOOP; ++i) {
+        int device = i % 7, sm_count = 1 + i % 200, threads = 32 * (1 + i % 64);
+        ew_handle_t handle = make(device, sm_count, threads);
+        if (i % 1000 == 0)
+            assert_figures(handle, device, sm_count, threads);
+        if (i == 0)
+            slot = ewi_registry_slot(handle);
+        assert_int_equal(ewi_registry_slot(handle), slot);
+        assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+    }
+}
+
+/* The registry behind handles and kernels (src/abi/registry.h), on a registry of its own whose slots have
+ * 3 lives: a value is refused once its object is destroyed, through every later life of its slot and
+ * after the slot retires; values no add made are refused; slots past the first chunks work. */
+static void registry_generations(void **state)
+{
+    (void)state;
+    static ewi_registry_t registry = EWI_REGISTRY_INITIALIZER(uint64_t);
+    registry.lives = 3;
+    enum { MANY = 1000 }; /* across the chunks of 16, 32, ... 512 slots */
+    static void *values[MANY];
+    for (int i = 0; i < MANY; ++i) {
+        uint64_t *object = ewi_registry_add(&registry, &values[i]);
+        assert_non_null(object);
+        assert_non_null(values[i]);
+        assert_int_equal(*object, 0); /* zeroed */
+        *object = 1000u + (uint64_t)i;
+        assert_int_equal(ewi_registry_slot(values[i]), i);
+    }
+    for (int i = 0; i < MANY; ++i) {
+        const uint64_t *object = ewi_registry_find(&registry, values[i]);
+        assert_non_null(object);
+        assert_int_equal(*object, 1000u + (uint64_t)i);
+    }
+    /* Values no add made: NULL, an address-like value, slot 0 of an even (free) generation, a slot
+     * never used, a slot beyond every chunk. */
+    const uintptr_t forged[] = {0,
+                                0x5A5A0,
+                                (uintptr_t)2 << 32 | 1,
+                                (uintptr_t)1 << 32 | (MANY + 1),
+                                (uintptr_t)1 << 32 | 0xFFFFFFFFu,
+                                (uintptr_t)1 << 32};
+    for (size_t k = 0; k < sizeof forged / sizeof forged[0]; ++k) {
+        assert_null(ewi_registry_find(&registry, (void *)forged[k]));
+        assert_int_equal(ewi_registry_remove(&registry, (void *)forged[k], NULL), 0);
+    }
+    for (int i = 1; i < MANY; ++i)
+        assert_int_equal(ewi_registry_remove(&registry, values[i], NULL), 1);
+
+    /* Slot 0's three lives, each value refused after its destroy, in every life that follows. */
+    void *lives[3] = {values[0]};
+    for (int life = 0; life < 3; ++life) {
+        if (life > 0) {
+            assert_non_null(ewi_registry_add(&registry, &lives[life]));
+            assert_int_equal(ewi_registry_slot(lives[life]), 0); /* the slot just freed */
+        }
+        for (int earlier = 0; earlier < life; ++earlier) {
+            assert_null(ewi_registry_find(&registry, lives[earlier]));
+            assert_int_equal(ewi_registry_remove(&registry, lives[earlier], NULL), 0);
+        }
+        assert_non_null(ewi_registry_find(&registry, lives[life]));
+        assert_int_equal(ewi_registry_remove(&registry, lives[life], NULL), 1);
+        assert_int_equal(ewi_registry_remove(&registry, lives[life], NULL), 0);
+    }
+    /* Retired: the next add takes another slot, and no value of slot 0 is found again. */
+    void *next;
+    assert_non_null(ewi_registry_add(&registry, &next));
+    assert_int_not_equal(ewi_registry_slot(next), 0);
+    for (int life = 0; life < 3; ++life)
+        assert_null(ewi_registry_find(&registry, lives[life]));
+    assert_int_equal(ewi_registry_remove(&registry, next, NULL), 1);
+}
+
+/* Many handles live at once are distinct and keep their own figures; destroying them all and making
+ * as many again works (destroyed handles' slots are taken again, never freed). */
+static void many_live_handles(void **state)
+{
+    (void)state;
+    static ew_handle_t handles[LIVE_AT_ONCE];
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < LIVE_AT_ONCE; ++i)
+            handles[i] = make(i, 100 + round, 2048 - i);
+        for (int i = 0; i < LIVE_AT_ONCE; ++i) {
+            assert_figures(handles[i], i, 100 + round, 2048 - i);
+            for (int j = 0; j < i; j += 97)
+                assert_ptr_not_equal(handles[i], handles[j]);
+        }
+        for (int i = LIVE_AT_ONCE - 1; i >= 0; --i)
+            assert_int_equal(ew_handle_destroy(handles[i]), EW_SUCCESS);
+    }
+}
+
+static void destroy_null_is_a_no_op(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; ++i)
+        assert_int_equal(ew_handle_destroy(NULL), EW_SUCCESS);
+}
+
+static void double_destroy_is_refused(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+    assert_refused_handle(ew_handle_destroy(handle), "a second ew_handle_destroy");
+    assert_refused_handle(ew_handle_destroy(handle), "a third ew_handle_destroy");
+}
+
+/* Every call taking a handle refuses a destroyed one, with otherwise valid arguments: the handle is
+ * checked before anything else, so nothing reaches CUDA (none is here). */
+static void destroyed_handle_is_refused_everywhere(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+    _Alignas(16) static uint8_t out[4096], a[4096], b[4096];
+    int value = 12345;
+    assert_refused_handle(ew_handle_get_device(handle, &value), "ew_handle_get_device");
+    assert_refused_handle(ew_handle_get_sm_count(handle, &value), "ew_handle_get_sm_count");
+    assert_refused_handle(ew_handle_get_max_threads_per_sm(handle, &value),
+                          "ew_handle_get_max_threads_per_sm");
+    assert_int_equal(value, 12345);
+    assert_refused_handle(ew_unary(handle, EW_OP_RELU, EW_F32, 1000, out, a, NULL), "ew_unary");
+    assert_refused_handle(ew_binary(handle, EW_OP_ADD, EW_F16, 1000, out, a, b, NULL), "ew_binary add");
+    assert_refused_handle(ew_binary(handle, EW_OP_MUL, EW_I32, 1000, out, a, b, NULL), "ew_binary mul");
+    assert_refused_handle(ew_cast(handle, EW_BF16, EW_F32, 1000, out, a, NULL), "ew_cast");
+    assert_refused_handle(ew_scale_add(handle, EW_F32, 2.0, 1000, out, a, b, NULL), "ew_scale_add");
+    /* Even n = 0, which needs nothing else, must not accept a dead handle. */
+    assert_refused_handle(ew_binary(handle, EW_OP_ADD, EW_F32, 0, NULL, NULL, NULL, NULL),
+                          "ew_binary with n = 0");
+    for (size_t i = 0; i < sizeof out; ++i)
+        assert_int_equal(out[i], 0);
+}
+
+/* What a call on a destroyed object must say: EW_ERROR_INVALID_HANDLE and a message naming the
+ * argument (`name`). */
+static void assert_refused_named(ew_status_t status, const char *call, const char *name)
+{
+    assert_refused_handle(status, call);
+    if (strstr(ew_get_last_error_message(), name) == NULL)
+        fail_msg("%s: the message \"%s\" does not name %s", call, ew_get_last_error_message(), name);
+}
+
+/* The slot of a live handle or kernel value: the storage the next object of its kind takes once it
+ * is destroyed (the free slots are a stack). */
+#define SLOT_OF(value) ewi_registry_slot((const void *)(value))
+
+/* Destroy h1, make h2 in its slot: h1 stays refused by every call, and refusing it leaves h2 alone. */
+static void destroyed_handle_is_refused_after_its_slot_is_reused(void **state)
+{
+    (void)state;
+    ew_handle_t h1 = make(0, 132, 2048);
+    const uint32_t slot = SLOT_OF(h1);
+    assert_int_equal(ew_handle_destroy(h1), EW_SUCCESS);
+    ew_handle_t h2 = make(0, 46, 1536);
+    assert_int_equal(SLOT_OF(h2), slot); /* the case this test is for: the same storage */
+    assert_ptr_not_equal(h1, h2);
+
+    _Alignas(16) static uint8_t out[4096], a[4096], b[4096];
+    memset(out, 0x5A, sizeof out);
+    int value = 12345;
+    assert_refused_named(ew_handle_get_sm_count(h1, &value), "ew_handle_get_sm_count", "handle");
+    assert_int_equal(value, 12345);
+    assert_refused_named(ew_unary(h1, EW_OP_RELU, EW_F32, 1000, out, a, NULL), "ew_unary", "handle");
+    assert_refused_named(ew_binary(h1, EW_OP_ADD, EW_F32, 1000, out, a, b, NULL), "ew_binary", "handle");
+    assert_refused_named(ew_binary(h1, EW_OP_ADD, EW_F32, 0, NULL, NULL, NULL, NULL), "ew_binary n = 0",
+                         "handle");
+    assert_refused_named(ew_cast(h1, EW_BF16, EW_F32, 1000, out, a, NULL), "ew_cast", "handle");
+    assert_refused_named(ew_scale_add(h1, EW_F32, 2.0, 1000, out, a, b, NULL), "ew_scale_add", "handle");
+    const int64_t shape[1] = {1000}, strides[1] = {1};
+    assert_refused_named(
+        ew_binary_strided(h1, EW_OP_ADD, EW_F32, 1, shape, out, strides, a, strides, b, strides, NULL),
+        "ew_binary_strided", "handle");
+    const int64_t n[1] = {1000};
+    void *outs[1] = {out};
+    const void *as[1] = {a}, *bs[1] = {b};
+    assert_refused_named(ew_binary_batched(h1, EW_OP_ADD, EW_F32, 1, n, outs, as, bs, NULL),
+                         "ew_binary_batched", "handle");
+    const ew_dtype_t f32 = EW_F32;
+    const ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, &f32, 0, 0};
+    ew_kernel_t kernel = (ew_kernel_t)(uintptr_t)0x5A5A;
+    assert_refused_named(ewi_user_kernel_make(h1, &spec, &kernel), "ewi_user_kernel_make", "handle");
+    assert_null(kernel);
+    assert_refused_named(ew_handle_destroy(h1), "ew_handle_destroy of the old value", "handle");
+    for (size_t i = 0; i < sizeof out; ++i)
+        assert_int_equal(out[i], 0x5A);
+
+    assert_figures(h2, 0, 46, 1536); /* the refusals left the new handle alone */
+    assert_int_equal(ew_handle_destroy(h2), EW_SUCCESS);
+    assert_refused_named(ew_handle_destroy(h2), "a second ew_handle_destroy", "handle");
+}
+
+/* The same for kernels: destroy k1, make k2 in its slot, and k1 is refused; and a kernel whose handle
+ * was destroyed is refused though another handle took the handle's slot. */
+static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    const ewi_kernel_spec_t spec = {"return in0 + in1;", EW_F32, 2, in_dtypes, 0, 0};
+    ew_kernel_t k1 = NULL, k2 = NULL;
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &k1), EW_SUCCESS);
+    const uint32_t slot = SLOT_OF(k1);
+    assert_int_equal(ew_kernel_destroy(k1), EW_SUCCESS);
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &k2), EW_SUCCESS);
+    assert_int_equal(SLOT_OF(k2), slot);
+    assert_ptr_not_equal(k1, k2);
+
+    _Alignas(16) static uint8_t out[4096], a[4096], b[4096];
+    memset(out, 0x5A, sizeof out);
+    const void *inputs[2] = {a, b};
+    const int64_t shape[2] = {10, 100}, strides[2] = {100, 1};
+    const int64_t *in_strides[2] = {strides, strides};
+    assert_refused_named(ew_kernel_launch(k1, 1000, out, inputs, NULL, NULL), "ew_kernel_launch", "kernel");
+    assert_refused_named(ew_kernel_launch(k1, 0, NULL, NULL, NULL, NULL), "ew_kernel_launch n = 0", "kernel");
+    assert_refused_named(ew_kernel_launch_strided(k1, 2, shape, out, strides, inputs, in_strides, NULL, NULL),
+                         "ew_kernel_launch_strided", "kernel");
+    assert_refused_named(ew_kernel_destroy(k1), "ew_kernel_destroy of the old value", "kernel");
+    /* k2 lives: its launch passes the kernel checks and stops only at the device (none here, or a
+     * device the fake handle does not name) or, on the fake handle's device, at its code (objects of
+     * ewi_user_kernel_make have none). */
+    ew_status_t status = ew_kernel_launch(k2, 1000, out, inputs, NULL, NULL);
+    assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH || status == EW_ERROR_NOT_SUPPORTED);
+
+    /* The kernel's handle destroyed and its slot taken by another: k2 is refused, naming the handle. */
+    const uint32_t handle_slot = SLOT_OF(handle);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+    ew_handle_t other = make(0, 132, 2048);
+    assert_int_equal(SLOT_OF(other), handle_slot);
+    assert_refused_named(ew_kernel_launch(k2, 1000, out, inputs, NULL, NULL),
+                         "ew_kernel_launch on a dead handle", "handle");
+    assert_refused_named(ew_kernel_launch_strided(k2, 2, shape, out, strides, inputs, in_strides, NULL, NULL),
+                         "ew_kernel_launch_strided on a dead handle", "handle");
+    for (size_t i = 0; i < sizeof out; ++i)
+        assert_int_equal(out[i], 0x5A);
+    assert_int_equal(ew_kernel_destroy(k2), EW_SUCCESS);
+    assert_refused_named(ew_kernel_destroy(k2), "a second ew_kernel_destroy", "kernel");
+    assert_int_equal(ew_handle_destroy(other), EW_SUCCESS);
+}
+
+typedef struct {
+    int index;
+    int failures;
+    char failure[256];
+} worker_t;
+
+/* Each thread makes handles carrying its own index as the device; a handle handed to two threads
+ * at once would show another thread's figures. */
+static void *lifecycle_worker(void *argument)
+{
+    worker_t *w = argument;
+    for (int i = 0; i < PER_THREAD; ++i) {
+        ew_handle_t handles[4] = {NULL};
+        for (int k = 0; k < 4; ++k)
+            if (ewi_handle_make(w->index, 1000 + k, i, &handles[k]) != EW_SUCCESS)
+                goto failed;
+        for (int k = 0; k < 4; ++k) {
+            int device = -1, sm_count = -1, threads = -1;
+            if (ew_handle_get_device(handles[k], &device) != EW_SUCCESS ||
+                ew_handle_get_sm_count(handles[k], &sm_count) != EW_SUCCESS ||
+                ew_handle_get_max_threads_per_sm(handles[k], &threads) != EW_SUCCESS || device != w->index ||
+                sm_count != 1000 + k || threads != i) {
+                snprintf(w->failure, sizeof w->failure,
+                         "thread %d iteration %d: handle %d reads (%d, %d, %d)", w->index, i, k, device,
+                         sm_count, threads);
+                w->failures++;
+            }
+        }
+        for (int k = 0; k < 4; ++k)
+            if (ew_handle_destroy(handles[k]) != EW_SUCCESS)
+                goto failed;
+    }
+    return NULL;
+failed:
+    snprintf(w->failure, sizeof w->failure, "thread %d: make or destroy failed: %s", w->index,
+             ew_get_last_error_message());
+    w->failures++;
+    return NULL;
+}
+
+static void threads_create_and_destroy(void **state)
+{
+    (void)state;
+    pthread_t threads[THREADS];
+    worker_t workers[THREADS];
+    for (int t = 0; t < THREADS; ++t) {
+        workers[t] = (worker_t){.index = t};
+        assert_int_equal(pthread_create(&threads[t], NULL, lifecycle_worker, &workers[t]), 0);
+    }
+    for (int t = 0; t < THREADS; ++t)
+        pthread_join(threads[t], NULL);
+    for (int t = 0; t < THREADS; ++t)
+        if (workers[t].failures)
+            fail_msg("%d failures; last: %s", workers[t].failures, workers[t].failure);
+}
+
+/* The public create: on a machine without a GPU it reports NO_DEVICE and sets *handle to NULL;
+ * with one, its handle goes through the same destroy path. */
+static void public_create_and_destroy(void **state)
+{
+    (void)state;
+    assert_int_equal(ew_handle_create(0, NULL), EW_ERROR_INVALID_VALUE);
+    for (int i = 0; i < 100; ++i) {
+        ew_handle_t handle = (ew_handle_t)(uintptr_t)0x1234;
+        ew_status_t status = ew_handle_create(0, &handle);
+        if (status == EW_SUCCESS) {
+            assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+            assert_int_equal(ew_handle_destroy(handle), EW_ERROR_INVALID_HANDLE);
+        } else {
+            assert_int_equal(status, EW_ERROR_NO_DEVICE);
+            assert_null(handle); /* NULL on failure: destroying it is safe */
+            assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+            assert_true(ew_get_last_error_message()[0] != '\0');
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(create_destroy_loop),
+        cmocka_unit_test(registry_generations),
+        cmocka_unit_test(many_live_handles),
+        cmocka_unit_test(destroy_null_is_a_no_op),
+        cmocka_unit_test(double_destroy_is_refused),
+        cmocka_unit_test(destroyed_handle_is_refused_everywhere),
+        cmocka_unit_test(destroyed_handle_is_refused_after_its_slot_is_reused),
+        cmocka_unit_test(destroyed_kernel_is_refused_after_its_slot_is_reused),
+        cmocka_unit_test(threads_create_and_destroy),
+        cmocka_unit_test(public_create_and_destroy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1503 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CMocka tests of the independent CPU reference (tests/ref/ref.c).
+ *
+ * The expectations here are derived without the reference's code: float values come from the
+ * textbook formula (-1)^s * 2^(e-bias) * (1 + m/2^k), roundings from searching a table of every code
+ * of the target format (nearest value, ties to the even code), conversions to f32/f64 from the host's
+ * hardware, integer results from plain modular arithmetic, NaN patterns from the table of
+ * docs/semantics.md §6, and the hand-checked rows of docs/semantics.md §9. Each test names the
+ * section of docs/semantics.md it checks.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ref.h"
+
+/* ======================================================================================== */
+/* Small helpers                                                                              */
+/* ======================================================================================== */
+
+#define DTYPE_COUNT 12
+static const ew_dtype_t ALL_DTYPES[DTYPE_COUNT] = {EW_BOOL, EW_I8, EW_U8, EW_I16, EW_I32, EW_I64,
+                                                   EW_F16, EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2};
+
+static const char *dtype_name(ew_dtype_t t)
+{
+    static const char *const names[] = {"?", "bool", "i8", "u8", "i16", "i32", "i64",
+                                        "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
+    return (int)t >= 1 && (int)t <= DTYPE_COUNT ? names[t] : "?";
+}
+
+static size_t dtype_size(ew_dtype_t t)
+{
+    static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+    return sizes[t];
+}
+
+static bool is_integer_dtype(ew_dtype_t t)
+{
+    return t == EW_I8 || t == EW_U8 || t == EW_I16 || t == EW_I32 || t == EW_I64;
+}
+
+/* Raw bits of element i, zero-extended (little-endian host, as the GPU tests assume). */
+static uint64_t element_bits(ew_dtype_t t, const void *base, size_t i)
+{
+    uint64_t bits = 0;
+    memcpy(&bits, (const unsigned char *)base + i * dtype_size(t), dtype_size(t));
+    return bits;
+}
+
+static void set_element_bits(ew_dtype_t t, void *base, size_t i, uint64_t bits)
+{
+    memcpy((unsigned char *)base + i * dtype_size(t), &bits, dtype_size(t));
+}
+
+/* splitmix64: deterministic, so a failure reproduces */
+static uint64_t rng_state = UINT64_C(0x0123456789ABCDEF);
+static uint64_t next_random(void)
+{
+    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void *checked_malloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    assert_non_null(p);
+    return p;
+}
+
+/* Mismatch bookkeeping: report the first few with context, then fail once with the count. */
+typedef struct {
+    const char *test;
+    long mismatches;
+} mismatch_log;
+
+static void expect_bits(mismatch_log *log, uint64_t got, uint64_t expected, const char *context,
+                        uint64_t input)
+{
+    if (got == expected)
+        return;
+    if (log->mismatches < 8)
+        print_error("%s: %s, input 0x%llx: got 0x%llx, expected 0x%llx\n", log->test, context,
+                    (unsigned long long)input, (unsigned long long)got, (unsigned long long)expected);
+    log->mismatches++;
+}
+
+static void finish(const mismatch_log *log)
+{
+    if (log->mismatches)
+        print_error("%s: %ld mismatches\n", log->test, log->mismatches);
+    assert_int_equal(log->mismatches, 0);
+}
+
+/* ======================================================================================== */
+/* Float formats from their textbook definition (not from ref.c)                             */
+/* ======================================================================================== */
+
+typedef struct {
+    ew_dtype_t dtype;
+    int exponent_bits, mantissa_bits, bias;
+    bool finite_only;       /* e4m3 "fn": no infinity; only S.1111.111 is NaN */
+    uint32_t overflow_code; /* the magnitude code right after the largest finite value: inf, or e4m3's NaN */
+    uint32_t sign_bit;
+} format_spec;
+
+static const format_spec SPEC_F16 = {EW_F16, 5, 10, 15, false, 0x7C00, 0x8000};
+static const format_spec SPEC_BF16 = {EW_BF16, 8, 7, 127, false, 0x7F80, 0x8000};
+static const format_spec SPEC_E4M3 = {EW_F8E4M3, 4, 3, 7, true, 0x7F, 0x80};
+static const format_spec SPEC_E5M2 = {EW_F8E5M2, 5, 2, 15, false, 0x7C, 0x80};
+
+/* (-1)^s * 2^(e-bias) * (1 + m/2^k), or 2^(1-bias) * m/2^k when e == 0; specials flagged. */
+static double formula_value(const format_spec *f, uint32_t code, bool *is_nan)
+{
+    uint32_t mantissa_mask = (1u << f->mantissa_bits) - 1;
+    uint32_t exponent_max = (1u << f->exponent_bits) - 1;
+    bool negative = (code & f->sign_bit) != 0;
+    uint32_t magnitude = code & (f->sign_bit - 1);
+    uint32_t e = magnitude >> f->mantissa_bits, m = magnitude & mantissa_mask;
+    double fraction = (double)m / (double)(1u << f->mantissa_bits);
+    double value;
+    *is_nan = false;
+    if (!f->finite_only && e == exponent_max) {
+        *is_nan = m != 0;
+        value = INFINITY;
+    } else if (f->finite_only && magnitude == f->overflow_code) {
+        *is_nan = true;
+        value = NAN;
+    } else if (e == 0) {
+        value = ldexp(fraction, 1 - f->bias);
+    } else {
+        value = ldexp(1.0 + fraction, (int)e - f->bias);
+    }
+    return negative ? -value : value;
+}
+
+/* values[c] for every magnitude code c up to overflow_code; the last entry is the value the overflow
+ * code would have by the formula (65536 for f16, 480 for e4m3): the "one past the largest" value. */
+typedef struct {
+    const format_spec *spec;
+    double *values;
+    uint32_t count;
+} code_table;
+
+static code_table TABLE_F16, TABLE_BF16, TABLE_E4M3, TABLE_E5M2;
+
+static void build_table(code_table *t, const format_spec *f)
+{
+    t->spec = f;
+    t->count = f->overflow_code + 1;
+    t->values = checked_malloc(t->count * sizeof *t->values);
+    for (uint32_t c = 0; c < t->count; c++) {
+        uint32_t e = c >> f->mantissa_bits, m = c & ((1u << f->mantissa_bits) - 1);
+        int scale = (e == 0 ? 1 : (int)e) - f->bias - f->mantissa_bits;
+        t->values[c] = ldexp((double)(e == 0 ? m : m + (1u << f->mantissa_bits)), scale);
+    }
+}
+
+static int setup_tables(void **state)
+{
+    (void)state;
+    build_table(&TABLE_F16, &SPEC_F16);
+    build_table(&TABLE_BF16, &SPEC_BF16);
+    build_table(&TABLE_E4M3, &SPEC_E4M3);
+    build_table(&TABLE_E5M2, &SPEC_E5M2);
+    return 0;
+}
+
+static int teardown_tables(void **state)
+{
+    (void)state;
+    free(TABLE_F16.values);
+    free(TABLE_BF16.values);
+    free(TABLE_E4M3.values);
+    free(TABLE_E5M2.values);
+    return 0;
+}
+
+static const code_table *table_for(ew_dtype_t t)
+{
+    switch (t) {
+    case EW_F16: return &TABLE_F16;
+    case EW_BF16: return &TABLE_BF16;
+    case EW_F8E4M3: return &TABLE_E4M3;
+    case EW_F8E5M2: return &TABLE_E5M2;
+    default: fail_msg("no code table for %s", dtype_name(t));
+    }
+    return NULL;
+}
+
+/* Nearest code to a non-NaN x, ties to the even code, by literally scanning every code. A result of
+ * overflow_code means "beyond the largest finite": that code is +-inf, or NaN for e4m3. */
+static uint32_t nearest_code_by_scan(const code_table *t, double x)
+{
+    uint32_t sign = signbit(x) ? t->spec->sign_bit : 0;
+    double ax = fabs(x);
+    uint32_t best = t->count - 1;
+    if (ax >= t->values[t->count - 1])
+        return sign | best;
+    double best_distance = INFINITY;
+    for (uint32_t c = 0; c < t->count; c++) {
+        double d = fabs(ax - t->values[c]);
+        if (d < best_distance || (d == best_distance && c % 2 == 0)) {
+            best = c;
+            best_distance = d;
+        }
+    }
+    return sign | best;
+}
+
+/* The same by binary search, for bulk use; test nearest_search_equals_scan ties the two together. */
+static uint32_t nearest_code(const code_table *t, double x)
+{
+    uint32_t sign = signbit(x) ? t->spec->sign_bit : 0;
+    double ax = fabs(x);
+    uint32_t lo = 0, hi = t->count - 1; /* values[lo] <= ax < values[hi] */
+    if (ax >= t->values[hi])
+        return sign | hi;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->values[mid] <= ax)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double below = ax - t->values[lo], above = t->values[hi] - ax; /* exact (Sterbenz) */
+    uint32_t c = below < above ? lo : above < below ? hi : (lo % 2 == 0 ? lo : hi);
+    return sign | c;
+}
+
+/* ======================================================================================== */
+/* NaN patterns, as docs/semantics.md §6 lists them                                          */
+/* ======================================================================================== */
+
+static uint32_t doc_nan_to_f32(ew_dtype_t from, uint32_t code)
+{
+    switch (from) {
+    case EW_F16: return 0x7FFFFFFF;
+    case EW_BF16: return code << 16;
+    case EW_F8E4M3: return code & 0x80 ? 0xFFF00000 : 0x7FF00000;
+    case EW_F8E5M2: return (code & 0x80 ? 0x80000000u : 0) | 0x7FFFFFFFu; /* canonical, sign OR-ed back */
+    default: fail_msg("no NaN widening for %s", dtype_name(from));
+    }
+    return 0;
+}
+
+static uint64_t doc_nan_f32_to_f64(uint32_t b)
+{
+    return ((uint64_t)(b >> 31) << 63) | UINT64_C(0x7FF8000000000000) | ((uint64_t)(b & 0x7FFFFF) << 29);
+}
+
+static uint32_t doc_nan_f64_to_f32(uint64_t b)
+{
+    return (uint32_t)(b >> 63) << 31 | 0x7FC00000u | (uint32_t)((b >> 29) & 0x7FFFFF);
+}
+
+#define ARITHMETIC_NAN_F32 UINT32_C(0x7FFFFFFF)
+#define ROUNDED_NAN_16 UINT64_C(0x7FFF)
+#define F64_QUIET_BIT UINT64_C(0x0008000000000000)
+#define F64_DEFAULT_NAN UINT64_C(0xFFF8000000000000)
+
+/* An f64 add, mul or fma whose result is NaN: the first NaN among the operands in the order given
+ * (add a, b; mul b, a; scale_add b, a, alpha), with the quiet bit set; none NaN (an invalid
+ * operation): the default NaN. */
+static uint64_t doc_f64_arithmetic_nan(const uint64_t *operands, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (isnan(ref_f64_from_bits(operands[i])))
+            return operands[i] | F64_QUIET_BIT;
+    return F64_DEFAULT_NAN;
+}
+
+/* ======================================================================================== */
+/* Expected casts (docs/semantics.md §5), from an exactly known source value                 */
+/* ======================================================================================== */
+
+typedef enum { SOURCE_INTEGER, SOURCE_F32_EXACT, SOURCE_F64 } source_kind;
+
+typedef struct {
+    source_kind kind;
+    int64_t integer;  /* SOURCE_INTEGER (bool already 0/1) */
+    double value;     /* float sources that are not NaN, exactly */
+    bool is_nan;
+    uint32_t nan_f32; /* SOURCE_F32_EXACT NaN: its f32 widening (§6) */
+    uint64_t nan_f64; /* SOURCE_F64 NaN: its bits */
+} source_value;
+
+/* v modulo 2^bits, by arithmetic rather than by a conversion */
+static uint64_t low_bits(int64_t v, int bits)
+{
+    if (bits == 64)
+        return (uint64_t)v;
+    int64_t modulus = (int64_t)1 << bits;
+    int64_t r = v % modulus;
+    return (uint64_t)(r < 0 ? r + modulus : r);
+}
+
+/* Truncate toward zero and saturate into a signed `bits`-bit range (§5.4) */
+static int64_t truncate_and_saturate(double v, int bits)
+{
+    double t = trunc(v);
+    if (bits == 64) {
+        if (t >= 0x1p63)
+            return INT64_MAX;
+        if (t < -0x1p63)
+            return INT64_MIN;
+        return (int64_t)t;
+    }
+    double max = ldexp(1.0, bits - 1) - 1, min = -ldexp(1.0, bits - 1);
+    return (int64_t)(t > max ? max : t < min ? min : t);
+}
+
+static uint64_t narrow_float_from_f32_value(ew_dtype_t out, double value_exact_in_f32, bool nan,
+                                            uint32_t nan32)
+{
+    if (nan) {
+        if (out == EW_F16 || out == EW_BF16)
+            return ROUNDED_NAN_16;
+        return nan32 >> 31 ? 0xFF : 0x7F; /* fp8 */
+    }
+    return nearest_code(table_for(out), value_exact_in_f32);
+}
+
+static uint64_t expected_cast(ew_dtype_t out, source_value s)
+{
+    int bits_of[] = {0, 1, 8, 8, 16, 32, 64};
+    if (s.kind == SOURCE_INTEGER) {
+        switch (out) {
+        case EW_BOOL: return s.integer != 0;
+        case EW_F32: return ref_f32_bits((float)s.integer); /* host conversion: RNE */
+        case EW_F64: return ref_f64_bits((double)s.integer);
+        case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2:
+            return nearest_code(table_for(out), (double)(float)s.integer); /* through f32 (§5.3) */
+        default: return low_bits(s.integer, bits_of[out]);
+        }
+    }
+    bool from_f64 = s.kind == SOURCE_F64;
+    /* an f64 source first becomes f32 for the narrower floats (§5.5, §5.6) */
+    uint32_t nan32 = from_f64 ? doc_nan_f64_to_f32(s.nan_f64) : s.nan_f32;
+    double as_f32 = from_f64 ? (double)(float)s.value : s.value;
+    switch (out) {
+    case EW_BOOL: return s.is_nan || s.value != 0;
+    case EW_I8: case EW_I16: case EW_I32: {
+        int64_t i32 = s.is_nan ? (from_f64 ? INT32_MIN : 0) : truncate_and_saturate(s.value, 32);
+        return low_bits(i32, bits_of[out]);
+    }
+    case EW_U8: case EW_I64: {
+        int64_t i64 = s.is_nan ? INT64_MIN : truncate_and_saturate(s.value, 64);
+        return low_bits(i64, bits_of[out]);
+    }
+    case EW_F32: return s.is_nan ? nan32 : ref_f32_bits((float)s.value);
+    case EW_F64:
+        if (from_f64)
+            return s.is_nan ? s.nan_f64 : ref_f64_bits(s.value);
+        return s.is_nan ? doc_nan_f32_to_f64(s.nan_f32) : ref_f64_bits(s.value);
+    default: return narrow_float_from_f32_value(out, as_f32, s.is_nan, nan32);
+    }
+}
+
+/* The source value of element bits of dtype t, found independently of ref.c. */
+static source_value source_of(ew_dtype_t t, uint64_t bits)
+{
+    source_value s = {SOURCE_INTEGER, 0, 0.0, false, 0, 0};
+    switch (t) {
+    case EW_BOOL: s.integer = bits != 0; break;
+    case EW_U8: s.integer = (int64_t)bits; break;
+    case EW_I8: s.integer = bits >= 0x80 ? (int64_t)bits - 0x100 : (int64_t)bits; break;
+    case EW_I16: s.integer = bits >= 0x8000 ? (int64_t)bits - 0x10000 : (int64_t)bits; break;
+    case EW_I32: s.integer = bits >= 0x80000000u ? (int64_t)bits - 0x100000000 : (int64_t)bits; break;
+    case EW_I64: memcpy(&s.integer, &bits, sizeof s.integer); break;
+    case EW_F32:
+        s.kind = SOURCE_F32_EXACT;
+        s.value = (double)ref_f32_from_bits((uint32_t)bits);
+        s.is_nan = isnan(s.value);
+        s.nan_f32 = (uint32_t)bits;
+        break;
+    case EW_F64:
+        s.kind = SOURCE_F64;
+        s.value = ref_f64_from_bits(bits);
+        s.is_nan = isnan(s.value);
+        s.nan_f64 = bits;
+        break;
+    default: {
+        const format_spec *f = table_for(t)->spec;
+        s.kind = SOURCE_F32_EXACT;
+        s.value = formula_value(f, (uint32_t)bits, &s.is_nan);
+        if (s.is_nan)
+            s.nan_f32 = doc_nan_to_f32(t, (uint32_t)bits);
+        break;
+    }
+    }
+    return s;
+}
+
+/* Casts an array of inputs to every dtype with ref_cast and compares each element (§5). */
+static void check_casts_to_every_dtype(mismatch_log *log, ew_dtype_t in, const void *inputs, size_t n)
+{
+    for (int k = 0; k < DTYPE_COUNT; k++) {
+        ew_dtype_t out = ALL_DTYPES[k];
+        void *results = checked_malloc(n * dtype_size(out));
+        ref_cast(out, in, (int64_t)n, results, inputs);
+        char context[64];
+        snprintf(context, sizeof context, "cast %s <- %s", dtype_name(out), dtype_name(in));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = element_bits(in, inputs, i);
+            uint64_t expected = out == in && out != EW_BOOL ? x : expected_cast(out, source_of(in, x));
+            expect_bits(log, element_bits(out, results, i), expected, context, x);
+        }
+        free(results);
+    }
+}
+
+/* Every bit pattern of a 1- or 2-byte dtype, in order */
+static void *all_patterns(ew_dtype_t t, size_t *n)
+{
+    *n = (size_t)1 << (8 * dtype_size(t));
+    void *p = checked_malloc(*n * dtype_size(t));
+    for (size_t i = 0; i < *n; i++)
+        set_element_bits(t, p, i, i);
+    return p;
+}
+
+/* ======================================================================================== */
+/* Interesting inputs for the wide types                                                       */
+/* ======================================================================================== */
+
+static const uint32_t EDGE_F32[] = {
+    0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF,
+    0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FFFFFFF, 0xFFFFFFFF,
+    0x7FA00123, 0x3F000000, 0xBF000000, 0x3F800000, 0xBF800000, 0x3F7FFFFF, 0xBF7FFFFF, 0x3FC00000,
+    0xBFC00000, 0x42FF0000, 0x43000000, 0x43010000, 0xC3000000, 0xC3008000, 0xC3010000, 0x437F0000,
+    0x437F8000, 0x43800000, 0xBF800001, 0x46FFFE00, 0x47000000, 0xC7000000, 0xC7000100, 0x477FFF00,
+    0x4EFFFFFF, 0x4F000000, 0xCF000000, 0xCF000001, 0x5EFFFFFF, 0x5F000000, 0xDF000000, 0xDF000001,
+    0x5F800000, 0x477FE000, 0x477FF000, 0x477FEFFF, 0x43E00000, 0x43E80000, 0x43E80001, 0x43F00000,
+    0x47600000, 0x47700000, 0x476FFFFF, 0x33000000, 0x33000001, 0x387FE000, 0x3A800000, 0x37800000,
+};
+
+static const uint64_t EDGE_F64[] = {
+    0x0000000000000000, 0x8000000000000000, 0x0000000000000001, 0x000FFFFFFFFFFFFF, 0x0010000000000000,
+    0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+    0xFFF8000000000000, 0x7FF0000000000001, 0xFFF0000020000000, 0x7FFFFFFFFFFFFFFF, 0x3FF0000000000000,
+    0xBFF8000000000000, 0x41DFFFFFFFC00000, 0x41DFFFFFFFE00000, 0x41E0000000000000, 0xC1E0000000000000,
+    0xC1E0000000200000, 0xC1E0000000100000, 0x43E0000000000000, 0xC3E0000000000000, 0x43DFFFFFFFFFFFFF,
+    0xC3E0000000000001, 0x47EFFFFFF0000000, 0x47EFFFFFEFFFFFFF, 0x47EFFFFFE0000000, 0x36A0000000000000,
+    0x3690000000000000, 0x3690000000000001, 0x3FF0020000001000, 0x3FF0020000000000, 0x406FE00000000000,
+    0x4070000000000000, 0xC060000000000000, 0xC060100000000000, 0x40EFFFE000000000, 0x40EFFE0000000000,
+};
+
+#define EDGE_INTEGER_COUNT 41
+static const int64_t EDGE_INTEGERS[EDGE_INTEGER_COUNT] = {
+    0, 1, -1, 2, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536,
+    16777216, 16777217, 16777219, -16777217, 33685505, 2147483647, -2147483647 - 1, 2147483583,
+    2147483584, 9007199254740993, -9007199254740993, INT64_MAX, INT64_MIN, INT64_MAX - 1023,
+    INT64_MAX - 1024, INT64_MIN + 1, 65504, 65519, 65520, 448, 464, 465, 57344, 61439, 61440,
+};
+
+/* A random f32: uniform bits, or a value in the range of the small formats (where rounding is dense). */
+static uint32_t random_f32_bits(void)
+{
+    uint64_t r = next_random();
+    if (r & 1)
+        return (uint32_t)(r >> 32);
+    uint32_t sign = (uint32_t)(r >> 1 & 1) << 31;
+    uint32_t exponent = 127 - 30 + (uint32_t)((r >> 2) % 52); /* 2^-30 .. 2^21 */
+    return sign | exponent << 23 | (uint32_t)(r >> 40 & 0x7FFFFF);
+}
+
+static uint64_t random_f64_bits(void)
+{
+    uint64_t r = next_random();
+    switch (r & 3) {
+    case 0: return next_random();
+    case 1: /* near an f32 value */
+        return ref_f64_bits((double)ref_f32_from_bits(random_f32_bits())) ^ (next_random() & 0x1FFFFFFF);
+    case 2: return ref_f64_bits((double)ref_f32_from_bits(random_f32_bits())); /* exactly an f32 value */
+    default: { /* an exact f32 midpoint: the hard case of f64 -> f32 */
+        uint64_t b = ref_f64_bits((double)ref_f32_from_bits(random_f32_bits()));
+        return (b & ~UINT64_C(0x1FFFFFFF)) | UINT64_C(0x10000000);
+    }
+    }
+}
+
+/* A random value of a signed `bits`-bit integer, its magnitude spread evenly over the bit lengths */
+static int64_t random_integer(int bits)
+{
+    int magnitude_bits = (int)(next_random() % (uint64_t)bits); /* 0 .. bits-1 */
+    int64_t magnitude = (int64_t)(next_random() & ((UINT64_C(1) << magnitude_bits) - 1));
+    return next_random() & 1 ? -magnitude - 1 : magnitude; /* [-2^(bits-1), 2^(bits-1) - 1] */
+}
+
+/* ======================================================================================== */
+/* Tests                                                                                      */
+/* ======================================================================================== */
+
+/* The brute-force helpers themselves: tables ascend, and search agrees with the literal scan. */
+static void test_nearest_search_equals_scan(void **state)
+{
+    (void)state;
+    mismatch_log log = {"nearest_search_equals_scan", 0};
+    const code_table *tables[] = {&TABLE_F16, &TABLE_BF16, &TABLE_E4M3, &TABLE_E5M2};
+    for (int k = 0; k < 4; k++) {
+        const code_table *t = tables[k];
+        for (uint32_t c = 1; c < t->count; c++)
+            expect_bits(&log, t->values[c] > t->values[c - 1], 1, "table ascending", c);
+        int samples = t->count > 256 ? 400 : 20000;
+        for (int i = 0; i < samples; i++) {
+            double x = (double)ref_f32_from_bits(random_f32_bits());
+            if (isnan(x))
+                continue;
+            expect_bits(&log, nearest_code(t, x), nearest_code_by_scan(t, x), dtype_name(t->spec->dtype),
+                        ref_f32_bits((float)x));
+        }
+        /* every midpoint of the format, where ties decide */
+        for (uint32_t c = 0; c + 1 < t->count; c += t->count > 256 ? 97 : 1) {
+            double mid = (t->values[c] + t->values[c + 1]) / 2;
+            expect_bits(&log, nearest_code(t, mid), nearest_code_by_scan(t, mid), "midpoint", c);
+            expect_bits(&log, nearest_code(t, mid) & 1, 0, "midpoint goes to the even code", c);
+        }
+    }
+    finish(&log);
+}
+
+/* §1, §5.5, §6: every f16 and bf16 pattern widens to its formula value; NaNs per §6. */
+static void test_16bit_widening_all_patterns(void **state)
+{
+    (void)state;
+    mismatch_log log = {"16bit_widening_all_patterns", 0};
+    for (uint32_t code = 0; code <= 0xFFFF; code++) {
+        bool nan;
+        double v = formula_value(&SPEC_F16, code, &nan);
+        uint32_t expected = nan ? doc_nan_to_f32(EW_F16, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_f16_to_f32((uint16_t)code)), expected, "ref_f16_to_f32", code);
+        v = formula_value(&SPEC_BF16, code, &nan);
+        expected = nan ? doc_nan_to_f32(EW_BF16, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_bf16_to_f32((uint16_t)code)), expected, "ref_bf16_to_f32", code);
+    }
+    finish(&log);
+}
+
+/* §5.5, §6: f16 -> f32 -> f16 and bf16 -> f32 -> bf16 give every non-NaN pattern back; NaN -> 0x7FFF. */
+static void test_16bit_round_trip_all_patterns(void **state)
+{
+    (void)state;
+    mismatch_log log = {"16bit_round_trip_all_patterns", 0};
+    for (uint32_t code = 0; code <= 0xFFFF; code++) {
+        bool nan;
+        (void)formula_value(&SPEC_F16, code, &nan);
+        expect_bits(&log, ref_f32_to_f16(ref_f16_to_f32((uint16_t)code)), nan ? ROUNDED_NAN_16 : code,
+                    "f16 round trip", code);
+        (void)formula_value(&SPEC_BF16, code, &nan);
+        expect_bits(&log, ref_f32_to_bf16(ref_bf16_to_f32((uint16_t)code)), nan ? ROUNDED_NAN_16 : code,
+                    "bf16 round trip", code);
+    }
+    finish(&log);
+}
+
+/* §1, §5.6, §6: every fp8 pattern widens to its formula value and round-trips. */
+static void test_fp8_widening_and_round_trip_all_patterns(void **state)
+{
+    (void)state;
+    mismatch_log log = {"fp8_widening_and_round_trip_all_patterns", 0};
+    for (uint32_t code = 0; code <= 0xFF; code++) {
+        bool nan;
+        double v = formula_value(&SPEC_E4M3, code, &nan);
+        uint32_t expected = nan ? doc_nan_to_f32(EW_F8E4M3, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_e4m3_to_f32((uint8_t)code)), expected, "ref_e4m3_to_f32", code);
+        expect_bits(&log, ref_f32_to_e4m3(ref_e4m3_to_f32((uint8_t)code)), code, "e4m3 round trip", code);
+        v = formula_value(&SPEC_E5M2, code, &nan);
+        expected = nan ? doc_nan_to_f32(EW_F8E5M2, code) : ref_f32_bits((float)v);
+        expect_bits(&log, ref_f32_bits(ref_e5m2_to_f32((uint8_t)code)), expected, "ref_e5m2_to_f32", code);
+        /* e5m2 NaNs come back as 0x7F/0xFF by sign; every other code as itself */
+        uint32_t back = nan ? (code & 0x80) | 0x7F : code;
+        expect_bits(&log, ref_f32_to_e5m2(ref_e5m2_to_f32((uint8_t)code)), back, "e5m2 round trip", code);
+    }
+    /* the formula itself: a few values checked by hand */
+    bool nan;
+    assert_true(formula_value(&SPEC_E4M3, 0x7E, &nan) == 448.0 && !nan);
+    assert_true(formula_value(&SPEC_E4M3, 0x01, &nan) == 0x1p-9 && !nan);
+    assert_true(isnan(formula_value(&SPEC_E4M3, 0xFF, &nan)) && nan);
+    assert_true(formula_value(&SPEC_E5M2, 0x7B, &nan) == 57344.0 && !nan);
+    assert_true(formula_value(&SPEC_E5M2, 0xFC, &nan) == -INFINITY && !nan);
+    assert_true(formula_value(&SPEC_F16, 0x7BFF, &nan) == 65504.0 && !nan);
+    assert_true(formula_value(&SPEC_BF16, 0x0001, &nan) == 0x1p-133 && !nan);
+    finish(&log);
+}
+
+/* §5.5, §5.6: f32 -> f16, bf16, e4m3, e5m2 rounding against the brute force, on every midpoint of each
+ * format and its f32 neighbours, on edge values and on random floats. */
+static void test_f32_narrowing_matches_brute_force(void **state)
+{
+    (void)state;
+    mismatch_log log = {"f32_narrowing_matches_brute_force", 0};
+    const ew_dtype_t targets[] = {EW_F16, EW_BF16, EW_F8E4M3, EW_F8E5M2};
+    enum { RANDOM_COUNT = 300000, EDGE_COUNT = sizeof EDGE_F32 / sizeof EDGE_F32[0] };
+    size_t midpoint_inputs =
+        4 * (size_t)(TABLE_F16.count + TABLE_BF16.count + TABLE_E4M3.count + TABLE_E5M2.count);
+    uint32_t *inputs = checked_malloc((RANDOM_COUNT + EDGE_COUNT + midpoint_inputs) * sizeof *inputs);
+    size_t n = 0;
+    for (size_t i = 0; i < EDGE_COUNT; i++)
+        inputs[n++] = EDGE_F32[i];
+    for (int i = 0; i < RANDOM_COUNT; i++)
+        inputs[n++] = random_f32_bits();
+    for (int k = 0; k < 4; k++) {
+        const code_table *t = table_for(targets[k]);
+        size_t start = n;
+        for (uint32_t c = 0; c + 1 < t->count; c++) {
+            float mid = (float)((t->values[c] + t->values[c + 1]) / 2); /* exact in f32 */
+            float cases[] = {mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), (float)t->values[c]};
+            for (int j = 0; j < 4; j++)
+                inputs[n++] = ref_f32_bits(cases[j]) ^ (c & 1 ? 0x80000000u : 0); /* both signs */
+        }
+        /* ref_cast on the whole array, and the scalar primitive on the midpoint block */
+        for (size_t i = start; i < n; i++) {
+            uint32_t x = inputs[i];
+            uint64_t expected = expected_cast(targets[k], source_of(EW_F32, x));
+            uint64_t got = targets[k] == EW_F16      ? ref_f32_to_f16(ref_f32_from_bits(x))
+                           : targets[k] == EW_BF16   ? ref_f32_to_bf16(ref_f32_from_bits(x))
+                           : targets[k] == EW_F8E4M3 ? ref_f32_to_e4m3(ref_f32_from_bits(x))
+                                                     : ref_f32_to_e5m2(ref_f32_from_bits(x));
+            expect_bits(&log, got, expected, dtype_name(targets[k]), x);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        void *out = checked_malloc(n * 2);
+        ref_cast(targets[k], EW_F32, (int64_t)n, out, inputs);
+        for (size_t i = 0; i < n; i++)
+            expect_bits(&log, element_bits(targets[k], out, i),
+                        expected_cast(targets[k], source_of(EW_F32, inputs[i])), dtype_name(targets[k]),
+                        inputs[i]);
+        free(out);
+    }
+    free(inputs);
+    finish(&log);
+}
+
+/* §5 (every family), §6: every pattern of the 1-byte dtypes and of i16, f16, bf16 cast to all 12 dtypes. */
+static void test_casts_from_small_dtypes_all_patterns(void **state)
+{
+    (void)state;
+    mismatch_log log = {"casts_from_small_dtypes_all_patterns", 0};
+    const ew_dtype_t sources[] = {EW_BOOL, EW_I8, EW_U8, EW_F8E4M3, EW_F8E5M2, EW_I16, EW_F16, EW_BF16};
+    for (size_t k = 0; k < sizeof sources / sizeof sources[0]; k++) {
+        size_t n;
+        void *inputs = all_patterns(sources[k], &n);
+        check_casts_to_every_dtype(&log, sources[k], inputs, n);
+        free(inputs);
+    }
+    finish(&log);
+}
+
+/* §5.3, §5.4, §5.5, §6: f32, f64, i32, i64 sources (edge and random values) cast to all 12 dtypes. */
+static void test_casts_from_wide_dtypes(void **state)
+{
+    (void)state;
+    mismatch_log log = {"casts_from_wide_dtypes", 0};
+    enum { RANDOM_COUNT = 40000 };
+    size_t edge_f32 = sizeof EDGE_F32 / sizeof EDGE_F32[0], edge_f64 = sizeof EDGE_F64 / sizeof EDGE_F64[0];
+    size_t edge_int = EDGE_INTEGER_COUNT;
+
+    uint32_t *f32 = checked_malloc((edge_f32 + RANDOM_COUNT) * sizeof *f32);
+    memcpy(f32, EDGE_F32, sizeof EDGE_F32);
+    for (size_t i = edge_f32; i < edge_f32 + RANDOM_COUNT; i++)
+        f32[i] = random_f32_bits();
+    check_casts_to_every_dtype(&log, EW_F32, f32, edge_f32 + RANDOM_COUNT);
+    free(f32);
+
+    uint64_t *f64 = checked_malloc((edge_f64 + RANDOM_COUNT) * sizeof *f64);
+    memcpy(f64, EDGE_F64, sizeof EDGE_F64);
+    for (size_t i = edge_f64; i < edge_f64 + RANDOM_COUNT; i++)
+        f64[i] = random_f64_bits();
+    check_casts_to_every_dtype(&log, EW_F64, f64, edge_f64 + RANDOM_COUNT);
+    free(f64);
+
+    int64_t *i64 = checked_malloc((edge_int + RANDOM_COUNT) * sizeof *i64);
+    int32_t *i32 = checked_malloc((edge_int + RANDOM_COUNT) * sizeof *i32);
+    for (size_t i = 0; i < edge_int + RANDOM_COUNT; i++) {
+        i64[i] = i < edge_int ? EDGE_INTEGERS[i] : random_integer(64);
+        int64_t v32 = i < edge_int ? (int64_t)low_bits(EDGE_INTEGERS[i], 32) : random_integer(32);
+        uint32_t u32 = (uint32_t)low_bits(v32, 32);
+        memcpy(&i32[i], &u32, sizeof u32);
+    }
+    check_casts_to_every_dtype(&log, EW_I64, i64, edge_int + RANDOM_COUNT);
+    check_casts_to_every_dtype(&log, EW_I32, i32, edge_int + RANDOM_COUNT);
+    free(i64);
+    free(i32);
+    finish(&log);
+}
+
+/* §3: relu on every f16 and bf16 pattern, and every i8, u8, i16 pattern. */
+static void test_relu_all_16bit_and_8bit_patterns(void **state)
+{
+    (void)state;
+    mismatch_log log = {"relu_all_16bit_and_8bit_patterns", 0};
+    const ew_dtype_t dtypes[] = {EW_F16, EW_BF16, EW_I8, EW_U8, EW_I16};
+    for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++) {
+        ew_dtype_t t = dtypes[k];
+        size_t n;
+        void *x = all_patterns(t, &n);
+        void *y = checked_malloc(n * dtype_size(t));
+        ref_unary(EW_OP_RELU, t, (int64_t)n, y, x);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t expected;
+            if (is_integer_dtype(t)) {
+                int64_t v = source_of(t, i).integer;
+                expected = v > 0 ? i : 0;
+            } else {
+                bool nan;
+                double v = formula_value(table_for(t)->spec, (uint32_t)i, &nan);
+                expected = nan || v > 0 ? i : 0; /* NaN bits unchanged; -0 and negatives -> +0 */
+            }
+            expect_bits(&log, element_bits(t, y, i), expected, dtype_name(t), i);
+        }
+        free(x);
+        free(y);
+    }
+    finish(&log);
+}
+
+/* §3: relu on f32, f64, i32, i64 edge and random values. */
+static void test_relu_wide_dtypes(void **state)
+{
+    (void)state;
+    mismatch_log log = {"relu_wide_dtypes", 0};
+    enum { N = 20000 };
+    static uint64_t x[N], y[N];
+    const ew_dtype_t dtypes[] = {EW_F32, EW_F64, EW_I32, EW_I64};
+    for (int k = 0; k < 4; k++) {
+        ew_dtype_t t = dtypes[k];
+        for (size_t i = 0; i < N; i++) {
+            uint64_t bits = t == EW_F32   ? (i < sizeof EDGE_F32 / 4 ? EDGE_F32[i] : random_f32_bits())
+                            : t == EW_F64 ? (i < sizeof EDGE_F64 / 8 ? EDGE_F64[i] : random_f64_bits())
+                                          : (uint64_t)random_integer(t == EW_I32 ? 32 : 64);
+            set_element_bits(t, x, i, bits);
+        }
+        ref_unary(EW_OP_RELU, t, N, y, x);
+        for (size_t i = 0; i < N; i++) {
+            uint64_t in = element_bits(t, x, i);
+            source_value s = source_of(t, in);
+            bool keep = s.kind == SOURCE_INTEGER ? s.integer > 0 : (s.is_nan || s.value > 0);
+            expect_bits(&log, element_bits(t, y, i), keep ? in : 0, dtype_name(t), in);
+        }
+    }
+    finish(&log);
+}
+
+/* §2: add and mul on every pair of i8, u8 and bool patterns. */
+static void test_add_mul_all_8bit_pairs(void **state)
+{
+    (void)state;
+    mismatch_log log = {"add_mul_all_8bit_pairs", 0};
+    enum { N = 256 * 256 };
+    static uint8_t a[N], b[N], sum[N], product[N];
+    for (size_t i = 0; i < N; i++) {
+        a[i] = (uint8_t)(i >> 8);
+        b[i] = (uint8_t)i;
+    }
+    const ew_dtype_t dtypes[] = {EW_I8, EW_U8, EW_BOOL};
+    for (int k = 0; k < 3; k++) {
+        ew_dtype_t t = dtypes[k];
+        ref_binary(EW_OP_ADD, t, N, sum, a, b);
+        ref_binary(EW_OP_MUL, t, N, product, a, b);
+        for (size_t i = 0; i < N; i++) {
+            int64_t x = source_of(t, a[i]).integer, y = source_of(t, b[i]).integer;
+            uint64_t expected_sum = t == EW_BOOL ? (x || y) : low_bits(x + y, 8);
+            uint64_t expected_product = t == EW_BOOL ? (x && y) : low_bits(x * y, 8);
+            expect_bits(&log, sum[i], expected_sum, t == EW_BOOL ? "bool add" : "add", i);
+            expect_bits(&log, product[i], expected_product, t == EW_BOOL ? "bool mul" : "mul", i);
+        }
+    }
+    finish(&log);
+}
+
+/* a * b mod 2^64 by 32-bit halves, so the check does not reuse the reference's single multiply */
+static uint64_t product_mod_2_64(uint64_t a, uint64_t b)
+{
+    uint64_t a_lo = a & 0xFFFFFFFF, a_hi = a >> 32, b_lo = b & 0xFFFFFFFF, b_hi = b >> 32;
+    return a_lo * b_lo + ((a_hi * b_lo + a_lo * b_hi) << 32);
+}
+
+/* §2: add and mul on random i16, i32, i64 pairs, edges included. */
+static void test_add_mul_wide_integers(void **state)
+{
+    (void)state;
+    mismatch_log log = {"add_mul_wide_integers", 0};
+    enum { N = 50000 };
+    static int64_t a[N], b[N], sum[N], product[N];
+    const ew_dtype_t dtypes[] = {EW_I16, EW_I32, EW_I64};
+    const int bits[] = {16, 32, 64};
+    for (int k = 0; k < 3; k++) {
+        ew_dtype_t t = dtypes[k];
+        for (size_t i = 0; i < N; i++) {
+            bool edge = i < EDGE_INTEGER_COUNT * EDGE_INTEGER_COUNT; /* every pair of edge values first */
+            int64_t x = edge ? EDGE_INTEGERS[i / EDGE_INTEGER_COUNT] : random_integer(bits[k]);
+            int64_t y = edge ? EDGE_INTEGERS[i % EDGE_INTEGER_COUNT] : random_integer(bits[k]);
+            set_element_bits(t, a, i, low_bits(x, bits[k]));
+            set_element_bits(t, b, i, low_bits(y, bits[k]));
+        }
+        ref_binary(EW_OP_ADD, t, N, sum, a, b);
+        ref_binary(EW_OP_MUL, t, N, product, a, b);
+        for (size_t i = 0; i < N; i++) {
+            int64_t x = source_of(t, element_bits(t, a, i)).integer;
+            int64_t y = source_of(t, element_bits(t, b, i)).integer;
+            uint64_t expected_sum, expected_product;
+            if (t == EW_I64) {
+                expected_sum = (uint64_t)x + (uint64_t)y;
+                expected_product = product_mod_2_64((uint64_t)x, (uint64_t)y);
+            } else { /* exact in int64, then reduced */
+                expected_sum = low_bits(x + y, bits[k]);
+                expected_product = low_bits(x * y, bits[k]);
+            }
+            uint64_t input = element_bits(t, a, i);
+            expect_bits(&log, element_bits(t, sum, i), expected_sum, dtype_name(t), input);
+            expect_bits(&log, element_bits(t, product, i), expected_product, dtype_name(t), input);
+        }
+    }
+    finish(&log);
+}
+
+/* §2, §6: f16 and bf16 add/mul equal the correctly rounded exact result (the double sum and product
+ * of two such values round like the exact ones); NaN results are 0x7FFF. */
+static void test_add_mul_16bit_floats(void **state)
+{
+    (void)state;
+    mismatch_log log = {"add_mul_16bit_floats", 0};
+    enum { N = 200000 };
+    static uint16_t a[N], b[N], sum[N], product[N];
+    const ew_dtype_t dtypes[] = {EW_F16, EW_BF16};
+    for (int k = 0; k < 2; k++) {
+        ew_dtype_t t = dtypes[k];
+        const format_spec *f = table_for(t)->spec;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t r = next_random();
+            a[i] = (uint16_t)r;
+            /* half the pairs close in magnitude, where cancellation and ties are common */
+            b[i] = r >> 63 ? (uint16_t)(r >> 16) : (uint16_t)((a[i] & 0xFF00) ^ (r >> 16 & 0x80FF));
+        }
+        ref_binary(EW_OP_ADD, t, N, sum, a, b);
+        ref_binary(EW_OP_MUL, t, N, product, a, b);
+        for (size_t i = 0; i < N; i++) {
+            bool nan_a, nan_b;
+            double x = formula_value(f, a[i], &nan_a), y = formula_value(f, b[i], &nan_b);
+            double s = x + y, p = x * y;
+            bool nan_input = nan_a || nan_b;
+            uint64_t expected_sum = nan_input || isnan(s) ? ROUNDED_NAN_16 : nearest_code(table_for(t), s);
+            uint64_t expected_product =
+                nan_input || isnan(p) ? ROUNDED_NAN_16 : nearest_code(table_for(t), p);
+            uint64_t inputs = (uint64_t)a[i] << 16 | b[i];
+            expect_bits(&log, sum[i], expected_sum, t == EW_F16 ? "f16 add" : "bf16 add", inputs);
+            expect_bits(&log, product[i], expected_product, t == EW_F16 ? "f16 mul" : "bf16 mul", inputs);
+        }
+    }
+    finish(&log);
+}
+
+/* §2, §6: f32 and f64 add/mul are the IEEE results; an f32 NaN result is canonical, an f64 one is the
+ * first NaN operand quieted, or the default NaN. Every pair of edge values comes first. */
+static void test_add_mul_wide_floats(void **state)
+{
+    (void)state;
+    mismatch_log log = {"add_mul_wide_floats", 0};
+    enum { N = 50000 };
+    static uint32_t a32[N], b32[N], s32[N], p32[N];
+    static uint64_t a64[N], b64[N], s64[N], p64[N];
+    size_t edges = sizeof EDGE_F32 / sizeof EDGE_F32[0], edges64 = sizeof EDGE_F64 / sizeof EDGE_F64[0];
+    for (size_t i = 0; i < N; i++) {
+        a32[i] = i < edges * edges ? EDGE_F32[i / edges] : random_f32_bits();
+        b32[i] = i < edges * edges ? EDGE_F32[i % edges] : random_f32_bits();
+        a64[i] = random_f64_bits();
+        b64[i] = i % 7 ? random_f64_bits() : a64[i] ^ UINT64_C(0x8000000000000000);
+        if (i < edges64 * edges64) {
+            a64[i] = EDGE_F64[i / edges64];
+            b64[i] = EDGE_F64[i % edges64];
+        }
+    }
+    ref_binary(EW_OP_ADD, EW_F32, N, s32, a32, b32);
+    ref_binary(EW_OP_MUL, EW_F32, N, p32, a32, b32);
+    ref_binary(EW_OP_ADD, EW_F64, N, s64, a64, b64);
+    ref_binary(EW_OP_MUL, EW_F64, N, p64, a64, b64);
+    for (size_t i = 0; i < N; i++) {
+        float s = ref_f32_from_bits(a32[i]) + ref_f32_from_bits(b32[i]),
+              p = ref_f32_from_bits(a32[i]) * ref_f32_from_bits(b32[i]);
+        expect_bits(&log, s32[i], isnan(s) ? ARITHMETIC_NAN_F32 : ref_f32_bits(s), "f32 add", a32[i]);
+        expect_bits(&log, p32[i], isnan(p) ? ARITHMETIC_NAN_F32 : ref_f32_bits(p), "f32 mul", a32[i]);
+        double sd = ref_f64_from_bits(a64[i]) + ref_f64_from_bits(b64[i]),
+               pd = ref_f64_from_bits(a64[i]) * ref_f64_from_bits(b64[i]);
+        uint64_t add_order[2] = {a64[i], b64[i]}, mul_order[2] = {b64[i], a64[i]};
+        expect_bits(&log, s64[i], isnan(sd) ? doc_f64_arithmetic_nan(add_order, 2) : ref_f64_bits(sd),
+                    "f64 add", a64[i]);
+        expect_bits(&log, p64[i], isnan(pd) ? doc_f64_arithmetic_nan(mul_order, 2) : ref_f64_bits(pd),
+                    "f64 mul", a64[i]);
+    }
+    finish(&log);
+}
+
+/* §4: integer scale_add wraps (every i8/u8 pair for several alphas; random wider values), and bool
+ * is b OR (alpha AND a) for every byte pair. */
+static void test_scale_add_integers_and_bool(void **state)
+{
+    (void)state;
+    mismatch_log log = {"scale_add_integers_and_bool", 0};
+    enum { N = 256 * 256 };
+    static uint8_t a[N], b[N], out[N];
+    for (size_t i = 0; i < N; i++) {
+        a[i] = (uint8_t)(i >> 8);
+        b[i] = (uint8_t)i;
+    }
+    const double alphas_i8[] = {-128, -1, 0, 1, 2, 127}, alphas_u8[] = {-255, -2, -1, 0, 1, 2, 255};
+    for (int k = 0; k < 6; k++) {
+        ref_scale_add(EW_I8, alphas_i8[k], N, out, a, b);
+        for (size_t i = 0; i < N; i++) {
+            int64_t x = source_of(EW_I8, a[i]).integer, y = source_of(EW_I8, b[i]).integer;
+            expect_bits(&log, out[i], low_bits((int64_t)alphas_i8[k] * x + y, 8), "i8 scale_add", i);
+        }
+    }
+    for (int k = 0; k < 7; k++) {
+        ref_scale_add(EW_U8, alphas_u8[k], N, out, a, b);
+        for (size_t i = 0; i < N; i++)
+            expect_bits(&log, out[i], low_bits((int64_t)alphas_u8[k] * a[i] + b[i], 8), "u8 scale_add", i);
+    }
+    for (int alpha = 0; alpha <= 1; alpha++) {
+        ref_scale_add(EW_BOOL, alpha, N, out, a, b);
+        for (size_t i = 0; i < N; i++)
+            expect_bits(&log, out[i], (b[i] != 0) || (alpha && a[i] != 0), "bool scale_add", i);
+    }
+
+    enum { M = 20000 };
+    static int64_t wa[M], wb[M], wout[M];
+    const ew_dtype_t dtypes[] = {EW_I16, EW_I32, EW_I64};
+    const int bits[] = {16, 32, 64};
+    for (int k = 0; k < 3; k++) {
+        ew_dtype_t t = dtypes[k];
+        for (int rep = 0; rep < 8; rep++) {
+            /* the most negative alpha first; then random ones (exact in double for i64) */
+            int64_t alpha = random_integer(bits[k] < 64 ? bits[k] : 53);
+            if (rep == 0)
+                alpha = bits[k] == 64 ? INT64_MIN : -((int64_t)1 << (bits[k] - 1));
+            for (size_t i = 0; i < M; i++) {
+                set_element_bits(t, wa, i, (uint64_t)random_integer(bits[k]));
+                set_element_bits(t, wb, i, (uint64_t)random_integer(bits[k]));
+            }
+            ref_scale_add(t, (double)alpha, M, wout, wa, wb);
+            for (size_t i = 0; i < M; i++) {
+                int64_t x = source_of(t, element_bits(t, wa, i)).integer;
+                int64_t y = source_of(t, element_bits(t, wb, i)).integer;
+                uint64_t expected = t == EW_I64
+                                        ? product_mod_2_64((uint64_t)alpha, (uint64_t)x) + (uint64_t)y
+                                        : low_bits((int64_t)low_bits(alpha * x, bits[k]) + y, bits[k]);
+                expect_bits(&log, element_bits(t, wout, i), expected, dtype_name(t), element_bits(t, wa, i));
+            }
+        }
+    }
+    finish(&log);
+}
+
+/* §4, §6: float scale_add is one fma in f32 (f64 for f64), then one rounding to f16/bf16. For f64 the
+ * first inputs are every pair of edge values, and a NaN result follows the order a, b, alpha. */
+static void test_scale_add_floats(void **state)
+{
+    (void)state;
+    mismatch_log log = {"scale_add_floats", 0};
+    enum { N = 40000 };
+    static uint16_t a16[N], b16[N], out16[N];
+    static uint32_t a32[N], b32[N], out32[N];
+    static uint64_t a64[N], b64[N], out64[N];
+    double alphas[] = {1.0, -1.0, 0.0, 0.1, 1.0 / 3.0, -2.5, 1e30, 1e-40, 0x1.001p+0, NAN, INFINITY,
+                       -INFINITY, 0.0 /* below */};
+    /* a negative signalling NaN with a payload: its quieted bits differ from every other NaN's */
+    alphas[sizeof alphas / sizeof alphas[0] - 1] = ref_f64_from_bits(UINT64_C(0xFFF0000000000123));
+    size_t edges64 = sizeof EDGE_F64 / sizeof EDGE_F64[0];
+    for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) {
+        double alpha = alphas[k];
+        float alpha32 = (float)alpha;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t r = next_random();
+            a16[i] = (uint16_t)r;
+            b16[i] = (uint16_t)(r >> 16);
+            a32[i] = random_f32_bits();
+            b32[i] = random_f32_bits();
+            a64[i] = random_f64_bits();
+            b64[i] = random_f64_bits();
+            if (i < edges64 * edges64) {
+                a64[i] = EDGE_F64[i / edges64];
+                b64[i] = EDGE_F64[i % edges64];
+            }
+        }
+        const ew_dtype_t sixteen[] = {EW_F16, EW_BF16};
+        for (int s = 0; s < 2; s++) {
+            ew_dtype_t t = sixteen[s];
+            ref_scale_add(t, alpha, N, out16, a16, b16);
+            for (size_t i = 0; i < N; i++) {
+                bool nan_a, nan_b;
+                double x = formula_value(table_for(t)->spec, a16[i], &nan_a);
+                double y = formula_value(table_for(t)->spec, b16[i], &nan_b);
+                float r = fmaf(alpha32, (float)x, (float)y);
+                uint64_t expected =
+                    nan_a || nan_b || isnan(r) ? ROUNDED_NAN_16 : nearest_code(table_for(t), r);
+                expect_bits(&log, out16[i], expected, dtype_name(t), (uint64_t)a16[i] << 16 | b16[i]);
+            }
+        }
+        ref_scale_add(EW_F32, alpha, N, out32, a32, b32);
+        ref_scale_add(EW_F64, alpha, N, out64, a64, b64);
+        for (size_t i = 0; i < N; i++) {
+            float r = fmaf(alpha32, ref_f32_from_bits(a32[i]), ref_f32_from_bits(b32[i]));
+            expect_bits(&log, out32[i], isnan(r) ? ARITHMETIC_NAN_F32 : ref_f32_bits(r), "f32", a32[i]);
+            double d = fma(alpha, ref_f64_from_bits(a64[i]), ref_f64_from_bits(b64[i]));
+            uint64_t operands[3] = {b64[i], a64[i], ref_f64_bits(alpha)};
+            expect_bits(&log, out64[i], isnan(d) ? doc_f64_arithmetic_nan(operands, 3) : ref_f64_bits(d),
+                        "f64", a64[i]);
+        }
+    }
+    finish(&log);
+}
+
+/* §6: the f64 NaN rule case by case: add a then b, mul b then a, scale_add b, a, then alpha,
+ * each with its quiet bit set and its sign and payload kept; with no NaN operand an invalid operation
+ * gives the negative default NaN. Each expectation is written from the case, not from a helper. */
+static void test_f64_nan_operand_order(void **state)
+{
+    (void)state;
+    mismatch_log log = {"f64_nan_operand_order", 0};
+    /* quiet and signalling, both signs, with and without payload */
+    static const uint64_t nans[] = {0x7FF0000000000001, 0xFFF0000000000001, 0x7FF8000000000000,
+                                    0xFFF8000000000000, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF,
+                                    0x7FF4000000000123, 0xFFF0000020000000, 0x7FF8000000000002};
+    static const uint64_t numbers[] = {0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000,
+                                       0xC004000000000000, 0x7FF0000000000000, 0xFFF0000000000000,
+                                       0x7FEFFFFFFFFFFFFF, 0x0000000000000001};
+    enum { NAN_COUNT = sizeof nans / sizeof nans[0], NUMBER_COUNT = sizeof numbers / sizeof numbers[0] };
+    const ew_op_t binary_ops[] = {EW_OP_ADD, EW_OP_MUL};
+    for (int k = 0; k < 2; k++) {
+        const char *name = binary_ops[k] == EW_OP_ADD ? "add" : "mul";
+        for (size_t i = 0; i < NAN_COUNT; i++) {
+            for (size_t j = 0; j < NUMBER_COUNT; j++) {
+                uint64_t x = nans[i], y = numbers[j], out = 0;
+                ref_binary(binary_ops[k], EW_F64, 1, &out, &x, &y);
+                expect_bits(&log, out, nans[i] | F64_QUIET_BIT, name, x); /* NaN a, number b */
+                ref_binary(binary_ops[k], EW_F64, 1, &out, &y, &x);
+                expect_bits(&log, out, nans[i] | F64_QUIET_BIT, name, x); /* number a, NaN b */
+            }
+            for (size_t j = 0; j < NAN_COUNT; j++) {
+                uint64_t x = nans[i], y = nans[j], out = 0;
+                ref_binary(binary_ops[k], EW_F64, 1, &out, &x, &y);
+                uint64_t winner = binary_ops[k] == EW_OP_ADD ? x : y; /* both NaN: add a, mul b (torch's order) */
+                expect_bits(&log, out, winner | F64_QUIET_BIT, name, x);
+            }
+        }
+    }
+    for (size_t i = 0; i < NAN_COUNT; i++) {
+        uint64_t quiet = nans[i] | F64_QUIET_BIT, one = 0x3FF0000000000000, out = 0;
+        ref_scale_add(EW_F64, 1.0, 1, &out, &nans[i], &one);
+        expect_bits(&log, out, quiet, "scale_add NaN a", nans[i]);
+        ref_scale_add(EW_F64, 1.0, 1, &out, &one, &nans[i]);
+        expect_bits(&log, out, quiet, "scale_add NaN b", nans[i]);
+        ref_scale_add(EW_F64, ref_f64_from_bits(nans[i]), 1, &out, &one, &one);
+        expect_bits(&log, out, quiet, "scale_add NaN alpha", nans[i]);
+        for (size_t j = 0; j < NAN_COUNT; j++) {
+            uint64_t other = nans[j];
+            ref_scale_add(EW_F64, ref_f64_from_bits(other), 1, &out, &nans[i], &other);
+            expect_bits(&log, out, other | F64_QUIET_BIT, "scale_add NaN a, b, alpha: b wins", nans[i]);
+            ref_scale_add(EW_F64, ref_f64_from_bits(other), 1, &out, &nans[i], &one);
+            expect_bits(&log, out, quiet, "scale_add NaN a and alpha: a wins", nans[i]);
+            ref_scale_add(EW_F64, ref_f64_from_bits(other), 1, &out, &one, &nans[i]);
+            expect_bits(&log, out, quiet, "scale_add NaN b and alpha: b wins", nans[i]);
+        }
+    }
+    /* invalid operations on numbers only: the default NaN, negative whatever the operands' signs */
+    const uint64_t inf = 0x7FF0000000000000, minus_inf = 0xFFF0000000000000, one = 0x3FF0000000000000;
+    const uint64_t zero = 0, minus_zero = 0x8000000000000000;
+    const uint64_t invalid_pairs[][2] = {{inf, minus_inf}, {minus_inf, inf}, {inf, zero}, {zero, minus_inf},
+                                         {minus_zero, inf}};
+    for (size_t i = 0; i < sizeof invalid_pairs / sizeof invalid_pairs[0]; i++) {
+        uint64_t out = 0;
+        ew_op_t op = i < 2 ? EW_OP_ADD : EW_OP_MUL;
+        ref_binary(op, EW_F64, 1, &out, &invalid_pairs[i][0], &invalid_pairs[i][1]);
+        expect_bits(&log, out, F64_DEFAULT_NAN, i < 2 ? "inf + -inf" : "inf * 0", i);
+    }
+    struct {
+        double alpha;
+        uint64_t a, b;
+    } invalid_fma[] = {{INFINITY, zero, one}, {0.0, inf, one}, {1.0, inf, minus_inf}, {-1.0, inf, inf},
+                       {-INFINITY, minus_zero, zero}};
+    for (size_t i = 0; i < sizeof invalid_fma / sizeof invalid_fma[0]; i++) {
+        uint64_t out = 0;
+        ref_scale_add(EW_F64, invalid_fma[i].alpha, 1, &out, &invalid_fma[i].a, &invalid_fma[i].b);
+        expect_bits(&log, out, F64_DEFAULT_NAN, "scale_add invalid", i);
+    }
+    /* f32 keeps the canonical NaN for the same kinds of input (§6), and so f16/bf16 keep 0x7FFF */
+    uint32_t nan32 = 0xFFC00123, one32 = 0x3F800000, out32 = 0;
+    ref_binary(EW_OP_ADD, EW_F32, 1, &out32, &nan32, &one32);
+    expect_bits(&log, out32, ARITHMETIC_NAN_F32, "f32 add NaN a", nan32);
+    ref_scale_add(EW_F32, ref_f64_from_bits(0xFFF0000000000123), 1, &out32, &one32, &one32);
+    expect_bits(&log, out32, ARITHMETIC_NAN_F32, "f32 scale_add NaN alpha", nan32);
+    finish(&log);
+}
+
+/* §7: n == 0 (and n < 0) touches nothing, so NULL pointers are fine; n > 0 writes exactly n elements. */
+static void test_n_zero_and_exact_extent(void **state)
+{
+    (void)state;
+    ref_unary(EW_OP_RELU, EW_F32, 0, NULL, NULL);
+    ref_binary(EW_OP_ADD, EW_I64, 0, NULL, NULL, NULL);
+    ref_cast(EW_F16, EW_F64, 0, NULL, NULL);
+    ref_scale_add(EW_BF16, 2.0, 0, NULL, NULL, NULL);
+    ref_cast(EW_F16, EW_F64, -1, NULL, NULL);
+
+    for (int k = 0; k < DTYPE_COUNT; k++) {
+        ew_dtype_t out = ALL_DTYPES[k];
+        unsigned char dst[5 * 8], src[3 * 8] = {0};
+        memset(dst, 0xA5, sizeof dst);
+        ref_cast(out, EW_I8, 3, dst, src);
+        for (size_t i = 3 * dtype_size(out); i < sizeof dst; i++)
+            assert_int_equal(dst[i], 0xA5); /* nothing past element n-1 */
+        for (size_t i = 0; i < 3 * dtype_size(out); i++)
+            assert_int_equal(dst[i], 0x00); /* 0 in every dtype is all-zero bits */
+    }
+}
+
+/* §8: out may be the very input buffer when element sizes are equal. */
+static void test_in_place(void **state)
+{
+    (void)state;
+    float x[4] = {1.5f, -2.0f, -0.0f, 3.0f}, y[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+    ref_binary(EW_OP_ADD, EW_F32, 4, x, x, y);
+    assert_true(x[0] == 1.75f && x[1] == -1.75f && x[2] == 0.25f && x[3] == 3.25f);
+    ref_unary(EW_OP_RELU, EW_F32, 4, x, x);
+    assert_true(x[0] == 1.75f && x[1] == 0.0f && !signbit(x[1]) && x[3] == 3.25f);
+    ref_scale_add(EW_F32, 2.0, 4, y, x, y); /* out = b */
+    assert_true(y[0] == 3.75f && y[1] == 0.25f);
+    ref_binary(EW_OP_MUL, EW_F32, 4, x, x, x); /* a and b the same buffer too */
+    assert_true(x[0] == 1.75f * 1.75f);
+
+    int32_t ints[3] = {16777217, -3, 7}; /* i32 -> f32 in place */
+    ref_cast(EW_F32, EW_I32, 3, ints, ints);
+    assert_int_equal((uint32_t)ints[0], 0x4B800000);
+    assert_int_equal((uint32_t)ints[1], 0xC0400000);
+    uint16_t halves[2] = {0x3C01, 0xFC00}; /* f16 -> bf16 in place */
+    ref_cast(EW_BF16, EW_F16, 2, halves, halves);
+    assert_int_equal(halves[0], 0x3F80); /* 1 + 2^-10 rounds to 1 in bf16 */
+    assert_int_equal(halves[1], 0xFF80);
+}
+
+/* ======================================================================================== */
+/* §9: the hand-checked edge values. These rows are the same, in the same order, as the table */
+/* between the edge-table markers of docs/semantics.md; edge_table_matches_doc enforces it.    */
+/* ======================================================================================== */
+
+typedef struct {
+    ew_op_t op;
+    ew_dtype_t out, in;
+    uint64_t a, b;
+    double alpha;
+    uint64_t expected;
+    const char *why;
+} edge_row;
+
+#define CAST(out, in, a, expected, why) \
+    {EW_OP_CAST, EW_##out, EW_##in, UINT64_C(a), 0, 0, UINT64_C(expected), why}
+#define ADD(t, a, b, expected, why) \
+    {EW_OP_ADD, EW_##t, EW_##t, UINT64_C(a), UINT64_C(b), 0, UINT64_C(expected), why}
+#define MUL(t, a, b, expected, why) \
+    {EW_OP_MUL, EW_##t, EW_##t, UINT64_C(a), UINT64_C(b), 0, UINT64_C(expected), why}
+#define RELU(t, a, expected, why) {EW_OP_RELU, EW_##t, EW_##t, UINT64_C(a), 0, 0, UINT64_C(expected), why}
+#define SCALE_ADD(t, alpha, a, b, expected, why) \
+    {EW_OP_SCALE_ADD, EW_##t, EW_##t, UINT64_C(a), UINT64_C(b), alpha, UINT64_C(expected), why}
+
+static const edge_row EDGE_TABLE[] = {
+    CAST(I8, F32, 0x4396599A, 0x2C, "300.7 -> i32 300 -> low 8 bits 44"),
+    CAST(I8, F32, 0x7F800000, 0xFF, "+inf -> INT32_MAX -> low 8 bits -1"),
+    CAST(I8, F32, 0x43000000, 0x80, "128 -> -128"),
+    CAST(I8, F64, 0x7FF8000000000000, 0x00, "f64 NaN -> INT32_MIN -> low bits 0"),
+    CAST(I16, F32, 0x4788B840, 0x1170, "70000.5 -> 70000 -> 4464"),
+    CAST(I16, F32, 0xFF800000, 0x0000, "-inf -> INT32_MIN -> low bits 0"),
+    CAST(U8, F32, 0xBFC00000, 0xFF, "-1.5 -> i64 -1 -> 255"),
+    CAST(U8, F32, 0x7FC00000, 0x00, "NaN -> INT64_MIN -> 0"),
+    CAST(U8, F32, 0x7F800000, 0xFF, "+inf -> INT64_MAX -> 255"),
+    CAST(U8, F32, 0x43800000, 0x00, "256 -> 0"),
+    CAST(I32, F32, 0xC039999A, 0xFFFFFFFE, "-2.9 -> -2 (toward zero)"),
+    CAST(I32, F32, 0x4F32D05E, 0x7FFFFFFF, "3e9 saturates"),
+    CAST(I32, F32, 0xCF32D05E, 0x80000000, "-3e9 saturates"),
+    CAST(I32, F32, 0x7FC00000, 0x00000000, "f32 NaN -> 0"),
+    CAST(I32, F16, 0xFE00, 0x00000000, "f16 NaN -> 0"),
+    CAST(I32, F64, 0x7FF8000000000000, 0x80000000, "f64 NaN -> INT32_MIN"),
+    CAST(I32, F64, 0x41F0000000000000, 0x7FFFFFFF, "2^32 saturates"),
+    CAST(I64, F32, 0x7FC00000, 0x8000000000000000, "NaN -> INT64_MIN"),
+    CAST(I64, F32, 0x7F800000, 0x7FFFFFFFFFFFFFFF, "+inf saturates"),
+    CAST(I64, F64, 0xC3E158E460913D00, 0x8000000000000000, "-1e19 saturates"),
+    CAST(I64, F16, 0xFC00, 0x8000000000000000, "-inf saturates"),
+    CAST(BOOL, F32, 0x7FC00000, 0x01, "NaN is true"),
+    CAST(BOOL, F32, 0x80000000, 0x00, "-0.0 is false"),
+    CAST(BOOL, F32, 0x00000001, 0x01, "smallest subnormal is true"),
+    CAST(BOOL, F16, 0x8000, 0x00, "f16 -0.0 is false"),
+    CAST(BOOL, BOOL, 0x02, 0x01, "bool -> bool normalises"),
+    CAST(I32, BOOL, 0xFF, 0x00000001, "nonzero byte is 1"),
+    CAST(F16, BOOL, 0x07, 0x3C00, "true -> 1.0"),
+    CAST(I8, I32, 0x000000C8, 0xC8, "200 -> -56"),
+    CAST(U8, I8, 0xFF, 0xFF, "-1 -> 255"),
+    CAST(I64, U8, 0xFF, 0x00000000000000FF, "u8 zero-extends"),
+    CAST(I64, I8, 0x80, 0xFFFFFFFFFFFFFF80, "i8 sign-extends"),
+    CAST(F32, I32, 0x01000001, 0x4B800000, "2^24+1 tie -> 2^24"),
+    CAST(F32, I32, 0x01000003, 0x4B800002, "2^24+3 tie -> 2^24+4"),
+    CAST(F32, I64, 0x7FFFFFFFFFFFFFFF, 0x5F000000, "INT64_MAX -> 2^63"),
+    CAST(F64, I64, 0x0020000000000001, 0x4340000000000000, "2^53+1 tie -> 2^53"),
+    CAST(BF16, I32, 0x02020001, 0x4C00,
+              "2^25+2^17+1 -> f32 2^25+2^17 -> tie -> 2^25 (direct RNE would give 0x4C01)"),
+    CAST(F16, I32, 0x0000FFF0, 0x7C00, "65520 -> +inf"),
+    CAST(F8E4M3, I32, 0x000003E8, 0x7F, "1000 -> NaN"),
+    CAST(F16, F32, 0x477FE000, 0x7BFF, "65504, the largest f16"),
+    CAST(F16, F32, 0x477FEFFF, 0x7BFF, "65519.996, below the midpoint"),
+    CAST(F16, F32, 0x477FF000, 0x7C00, "65520 midpoint -> even -> +inf"),
+    CAST(F16, F32, 0xC77FF000, 0xFC00, "-65520 -> -inf"),
+    CAST(F16, F32, 0x33000000, 0x0000, "2^-25, half the smallest subnormal -> 0"),
+    CAST(F16, F32, 0x33000001, 0x0001, "just above -> smallest subnormal"),
+    CAST(F16, F32, 0xB3C00000, 0x8002, "-1.5*2^-24 tie -> even -2*2^-24"),
+    CAST(F16, F32, 0x387FE000, 0x0400, "1023.5*2^-24 tie -> smallest normal"),
+    CAST(F16, F32, 0xFFC00001, 0x7FFF, "any NaN -> 0x7FFF"),
+    CAST(BF16, F32, 0x3F808000, 0x3F80, "1+2^-8 tie -> 1"),
+    CAST(BF16, F32, 0x3F818000, 0x3F82, "1+3*2^-8 tie -> even 1+2^-6"),
+    CAST(BF16, F32, 0x7F7FFFFF, 0x7F80, "FLT_MAX rounds to +inf"),
+    CAST(BF16, F32, 0x7F800001, 0x7FFF, "signalling NaN -> 0x7FFF"),
+    CAST(BF16, F32, 0x00010000, 0x0001, "2^-133, the smallest bf16 subnormal, kept"),
+    CAST(F8E4M3, F32, 0x43E00000, 0x7E, "448, the largest e4m3"),
+    CAST(F8E4M3, F32, 0x43E80000, 0x7E, "464 tie -> even 448"),
+    CAST(F8E4M3, F32, 0x43E88000, 0x7F, "465 -> NaN"),
+    CAST(F8E4M3, F32, 0xC3E88000, 0xFF, "-465 -> NaN with sign"),
+    CAST(F8E4M3, F32, 0x7F800000, 0x7F, "+inf -> NaN"),
+    CAST(F8E4M3, F32, 0xFF800000, 0xFF, "-inf -> NaN with sign"),
+    CAST(F8E4M3, F32, 0xFFC00000, 0xFF, "-NaN -> 0xFF"),
+    CAST(F8E4M3, F32, 0x3A800000, 0x00, "2^-10, half the smallest subnormal -> 0"),
+    CAST(F8E4M3, F32, 0x3AC00000, 0x01, "0.75*2^-9 -> 2^-9"),
+    CAST(F8E4M3, F32, 0xBA800000, 0x80, "-2^-10 -> -0"),
+    CAST(F8E5M2, F32, 0x47600000, 0x7B, "57344, the largest e5m2"),
+    CAST(F8E5M2, F32, 0x476FFFFF, 0x7B, "61439.996, below the midpoint"),
+    CAST(F8E5M2, F32, 0x47700000, 0x7C, "61440 midpoint -> even -> +inf"),
+    CAST(F8E5M2, F32, 0x7F800000, 0x7C, "+inf"),
+    CAST(F8E5M2, F32, 0x7FC00000, 0x7F, "NaN -> 0x7F"),
+    CAST(F8E5M2, F32, 0xFFC00000, 0xFF, "-NaN -> 0xFF"),
+    CAST(F8E5M2, F8E4M3, 0x7E, 0x5F, "448 exact"),
+    CAST(F8E4M3, F8E5M2, 0x7C, 0x7F, "+inf -> NaN"),
+    CAST(F8E4M3, F8E5M2, 0x7B, 0x7F, "57344 -> NaN"),
+    CAST(F8E4M3, F8E5M2, 0xFD, 0xFF, "-NaN -> 0xFF"),
+    CAST(F16, BF16, 0x3F81, 0x3C08, "1+2^-7 exact"),
+    CAST(F16, F8E5M2, 0xFE, 0x7FFF, "NaN -> 0x7FFF"),
+    CAST(F16, F64, 0x3FF0020000001000, 0x3C00,
+              "1+2^-11+2^-40 -> f32 1+2^-11 -> tie -> 1 (direct RNE would give 0x3C01)"),
+    CAST(F32, F16, 0xFE00, 0x7FFFFFFF, "f16 NaN -> canonical"),
+    CAST(F32, F16, 0x0001, 0x33800000, "2^-24 exact"),
+    CAST(F32, BF16, 0xFF81, 0xFF810000, "bf16 NaN bits kept"),
+    CAST(F32, F8E4M3, 0xFF, 0xFFF00000, "e4m3 -NaN widened"),
+    CAST(F32, F8E4M3, 0x01, 0x3B000000, "2^-9 exact"),
+    CAST(F32, F8E5M2, 0x7D, 0x7FFFFFFF, "e5m2 NaN -> canonical f32 NaN (widened through an f32 multiply)"),
+    CAST(F32, F8E5M2, 0xFE, 0xFFFFFFFF, "e5m2 -NaN -> canonical NaN, sign OR-ed back"),
+    CAST(F32, F64, 0xFFF0000000000001, 0xFFC00000, "signalling -NaN -> quiet, sign kept"),
+    CAST(F32, F64, 0x7FF0000020000000, 0x7FC00001, "top mantissa bits kept"),
+    CAST(F32, F64, 0x36A0000000000000, 0x00000001, "2^-149 exact"),
+    CAST(F32, F64, 0x3690000000000000, 0x00000000, "2^-150 tie -> 0"),
+    CAST(F32, F64, 0x47EFFFFFF0000000, 0x7F800000, "midpoint above FLT_MAX -> +inf"),
+    CAST(F64, F32, 0x7F800001, 0x7FF8000020000000, "signalling NaN -> quiet, mantissa moved up"),
+    CAST(F64, F16, 0x7C01, 0x7FFFFFFFE0000000, "through f32 0x7FFFFFFF"),
+    CAST(F64, F8E4M3, 0xFF, 0xFFFE000000000000, "through f32 0xFFF00000"),
+    CAST(F64, F8E5M2, 0xFD, 0xFFFFFFFFE0000000, "through f32 0xFFFFFFFF"),
+    CAST(F16, F16, 0x7C01, 0x7C01, "identity keeps a signalling NaN"),
+    CAST(F32, F32, 0xFF800001, 0xFF800001, "identity keeps a signalling NaN"),
+    CAST(F64, F64, 0x7FF0000000000001, 0x7FF0000000000001, "identity keeps a signalling NaN"),
+    ADD(I8, 0x7F, 0x01, 0x80, "127 + 1 wraps"),
+    MUL(I8, 0x10, 0x10, 0x00, "256 wraps to 0"),
+    MUL(U8, 0xFF, 0xFF, 0x01, "65025 mod 256"),
+    ADD(U8, 0xFF, 0x01, 0x00, "256 wraps to 0"),
+    ADD(I16, 0x7FFF, 0x0001, 0x8000, "wraps"),
+    ADD(I32, 0x7FFFFFFF, 0x00000001, 0x80000000, "wraps"),
+    MUL(I64, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x8000000000000000, "INT64_MIN * -1 wraps"),
+    ADD(BOOL, 0x01, 0x01, 0x01, "OR, not 2"),
+    ADD(BOOL, 0x00, 0x02, 0x01, "nonzero byte is true"),
+    MUL(BOOL, 0x02, 0x04, 0x01, "AND of two trues"),
+    MUL(BOOL, 0x01, 0x00, 0x00, "AND"),
+    ADD(F16, 0x7BFF, 0x7BFF, 0x7C00, "65504 + 65504 -> +inf"),
+    ADD(F16, 0x7C00, 0xFC00, 0x7FFF, "inf - inf -> NaN 0x7FFF"),
+    ADD(F16, 0x3C00, 0x1000, 0x3C00, "1 + 2^-11 tie -> 1"),
+    ADD(F16, 0x3C01, 0x1000, 0x3C02, "1+2^-10 + 2^-11 tie -> even, up"),
+    MUL(F16, 0x0001, 0x3800, 0x0000, "2^-24 * 0.5 tie -> 0"),
+    MUL(BF16, 0x7F80, 0x0000, 0x7FFF, "inf * 0 -> NaN 0x7FFF"),
+    ADD(BF16, 0x3F80, 0x3B80, 0x3F80, "1 + 2^-8 tie -> 1"),
+    ADD(F32, 0x7F800000, 0xFF800000, 0x7FFFFFFF, "inf - inf -> canonical NaN"),
+    ADD(F32, 0xFFC00123, 0x3F800000, 0x7FFFFFFF, "NaN payload not propagated"),
+    ADD(F32, 0x80000000, 0x80000000, 0x80000000, "-0 + -0 = -0"),
+    ADD(F32, 0x80000000, 0x00000000, 0x00000000, "-0 + +0 = +0"),
+    ADD(F64, 0x7FF0000000000001, 0x3FF0000000000000, 0x7FF8000000000001,
+        "signalling NaN a: quiet bit set, payload kept"),
+    ADD(F64, 0xFFFFFFFFFFFFFFFF, 0x3FF0000000000000, 0xFFFFFFFFFFFFFFFF, "NaN a kept, sign included"),
+    ADD(F64, 0xFFFFFFFFFFFFFFFF, 0xFFF8000000000000, 0xFFFFFFFFFFFFFFFF, "NaN a wins over NaN b"),
+    ADD(F64, 0x3FF0000000000000, 0x7FF0000000000002, 0x7FF8000000000002, "NaN b when a is a number, quieted"),
+    MUL(F64, 0xFFF8000000000001, 0x4000000000000000, 0xFFF8000000000001, "sign and payload kept"),
+    MUL(F64, 0x7FF0000000000003, 0xFFF4000000000000, 0xFFFC000000000000, "NaN b wins over NaN a"),
+    ADD(F64, 0x7FF0000000000000, 0xFFF0000000000000, 0xFFF8000000000000, "inf + -inf -> default NaN"),
+    MUL(F64, 0x7FF0000000000000, 0x0000000000000000, 0xFFF8000000000000, "inf * 0 -> default NaN"),
+    RELU(F32, 0x80000000, 0x00000000, "relu(-0.0) = +0.0"),
+    RELU(F16, 0x8000, 0x0000, "relu(-0.0) = +0.0"),
+    RELU(F32, 0xFFC00123, 0xFFC00123, "NaN bits unchanged"),
+    RELU(F16, 0xFE01, 0xFE01, "NaN bits unchanged"),
+    RELU(BF16, 0xFF81, 0xFF81, "NaN bits unchanged"),
+    RELU(F64, 0xFFF0000000000001, 0xFFF0000000000001, "NaN bits unchanged"),
+    RELU(F32, 0xFF800000, 0x00000000, "-inf -> +0"),
+    RELU(F32, 0x7F800000, 0x7F800000, "+inf kept"),
+    RELU(F32, 0x00000001, 0x00000001, "subnormal kept"),
+    RELU(BF16, 0x8001, 0x0000, "negative subnormal -> +0"),
+    RELU(I8, 0x80, 0x00, "-128 -> 0"),
+    RELU(U8, 0xFF, 0xFF, "u8 identity"),
+    RELU(I64, 0xFFFFFFFFFFFFFFFF, 0x0000000000000000, "-1 -> 0"),
+    SCALE_ADD(F32, 0x1.001p+0, 0x3F800800, 0xBF800000, 0x3A000400,
+              "(1+2^-12)^2 - 1 fused = 2^-11+2^-24; unfused would give 0x3A000000"),
+    SCALE_ADD(F64, 0x1.0000002p+0, 0x3FF0000002000000, 0xBFF0000000000000, 0x3E50000001000000,
+              "(1+2^-27)^2 - 1 fused = 2^-26+2^-54"),
+    SCALE_ADD(F16, 0.1, 0x3C00, 0x0000, 0x2E66, "(float)0.1 * 1 + 0 -> f16"),
+    SCALE_ADD(F32, 0, 0x7F800000, 0x3F800000, 0x7FFFFFFF, "0 * inf -> canonical NaN"),
+    SCALE_ADD(F64, 0, 0x7FF0000000000000, 0x3FF0000000000000, 0xFFF8000000000000,
+              "0 * inf + 1 -> default NaN"),
+    SCALE_ADD(F64, NAN, 0x3FF0000000000000, 0x3FF0000000000000, 0x7FF8000000000000,
+              "NaN alpha when a and b are numbers"),
+    SCALE_ADD(F64, NAN, 0x3FF0000000000000, 0xFFF0000000000002, 0xFFF8000000000002,
+              "NaN b wins over NaN alpha"),
+    SCALE_ADD(F64, NAN, 0xFFF0000000000001, 0x7FF0000000000002, 0x7FF8000000000002,
+              "NaN b wins over NaN a and NaN alpha"),
+    SCALE_ADD(I8, -1, 0x80, 0x00, 0x80, "-1 * -128 wraps"),
+    SCALE_ADD(I8, 2, 0x64, 0x64, 0x2C, "2*100 + 100 = 300 -> 44"),
+    SCALE_ADD(U8, 255, 0x02, 0x03, 0x01, "513 mod 256"),
+    SCALE_ADD(U8, -2, 0x03, 0x10, 0x0A, "alpha -2 is 254 modulo 2^8: 762 + 16 mod 256"),
+    SCALE_ADD(I32, 2, 0x7FFFFFFF, 0x00000001, 0xFFFFFFFF, "2^32 - 1 wraps to -1"),
+    SCALE_ADD(I64, -1, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF,
+              "INT64_MIN * -1 - 1 wraps"),
+    SCALE_ADD(BOOL, 1, 0x02, 0x00, 0x01, "b OR (alpha AND a)"),
+    SCALE_ADD(BOOL, 0, 0x01, 0x00, 0x00, "alpha 0 drops a"),
+    SCALE_ADD(BOOL, 0, 0x00, 0x05, 0x01, "b alone"),
+};
+
+#undef CAST
+#undef ADD
+#undef MUL
+#undef RELU
+#undef SCALE_ADD
+
+#define EDGE_ROW_COUNT (sizeof EDGE_TABLE / sizeof EDGE_TABLE[0])
+
+static uint64_t run_edge_row(const edge_row *row)
+{
+    uint64_t a = row->a, b = row->b, out = 0;
+    switch (row->op) {
+    case EW_OP_CAST: ref_cast(row->out, row->in, 1, &out, &a); break;
+    case EW_OP_RELU: ref_unary(row->op, row->out, 1, &out, &a); break;
+    case EW_OP_ADD: case EW_OP_MUL: ref_binary(row->op, row->out, 1, &out, &a, &b); break;
+    case EW_OP_SCALE_ADD: ref_scale_add(row->out, row->alpha, 1, &out, &a, &b); break;
+    }
+    return out; /* little-endian: the element's bits, zero-extended */
+}
+
+static void test_edge_table(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < EDGE_ROW_COUNT; i++) {
+        const edge_row *row = &EDGE_TABLE[i];
+        uint64_t got = run_edge_row(row);
+        if (got != row->expected) {
+            print_error("docs/semantics.md §9 row %zu: %s %s <- %s a=0x%llx b=0x%llx alpha=%g: got 0x%llx, "
+                        "expected 0x%llx (%s)\n",
+                        i + 1, ref_op_name(row->op), dtype_name(row->out), dtype_name(row->in),
+                        (unsigned long long)row->a, (unsigned long long)row->b, row->alpha,
+                        (unsigned long long)got, (unsigned long long)row->expected, row->why);
+            failures++;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Splits a markdown table row into at most max_cells trimmed cells (modifies line). */
+static int split_cells(char *line, char **cells, int max_cells)
+{
+    int count = 0;
+    char *p = strchr(line, '|');
+    while (p && count < max_cells) {
+        char *start = p + 1, *end = strchr(start, '|');
+        if (!end)
+            break;
+        *end = '\0';
+        while (*start == ' ')
+            start++;
+        for (char *t = end - 1; t >= start && (*t == ' ' || *t == '\t'); t--)
+            *t = '\0';
+        cells[count++] = start;
+        p = end;
+    }
+    return count;
+}
+
+static bool dtype_from_name(const char *name, ew_dtype_t *t)
+{
+    for (int k = 0; k < DTYPE_COUNT; k++)
+        if (strcmp(name, dtype_name(ALL_DTYPES[k])) == 0) {
+            *t = ALL_DTYPES[k];
+            return true;
+        }
+    return false;
+}
+
+static uint64_t parse_bits(const char *cell)
+{
+    return strcmp(cell, "-") == 0 ? 0 : strtoull(cell, NULL, 16);
+}
+
+/* Where docs/semantics.md is: EW_SEMANTICS_MD when the build defines it (the CMake fragment does),
+ * else found from this file's own path, .../tests/ref/test_reference.c -> .../docs/semantics.md. */
+/* docs/semantics.md, as the build names it (tests/gpu.cmake, tests/ref.cmake). */
+#ifndef EW_SEMANTICS_MD
+#error "EW_SEMANTICS_MD names docs/semantics.md"
+#endif
+static void semantics_md_path(char *path, size_t size) { snprintf(path, size, "%s", EW_SEMANTICS_MD); }
+
+/* docs/semantics.md §9 and EDGE_TABLE must hold the same rows in the same order. */
+static void test_edge_table_matches_doc(void **state)
+{
+    (void)state;
+    char path[4096];
+    semantics_md_path(path, sizeof path);
+    FILE *doc = fopen(path, "r");
+    if (!doc)
+        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
+    char line[1024];
+    bool in_table = false;
+    size_t row_index = 0;
+    int differences = 0;
+    while (fgets(line, sizeof line, doc)) {
+        if (strstr(line, "<!-- edge-table-begin")) {
+            in_table = true;
+            continue;
+        }
+        if (strstr(line, "<!-- edge-table-end"))
+            break;
+        if (!in_table || line[0] != '|')
+            continue;
+        char *cells[8];
+        if (split_cells(line, cells, 8) != 8 || strcmp(cells[0], "op") == 0 || cells[0][0] == '-')
+            continue; /* header and separator */
+        double alpha = strcmp(cells[5], "-") == 0 ? 0.0 : strtod(cells[5], NULL);
+        edge_row doc_row = {0, 0, 0, parse_bits(cells[3]), parse_bits(cells[4]),
+                            alpha, parse_bits(cells[6]), ""};
+        bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
+        for (int op = EW_OP_ADD; op <= EW_OP_SCALE_ADD; op++)
+            if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
+                doc_row.op = (ew_op_t)op;
+        const edge_row *test_row = row_index < EDGE_ROW_COUNT ? &EDGE_TABLE[row_index] : NULL;
+        if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
+            doc_row.in != test_row->in || doc_row.a != test_row->a || doc_row.b != test_row->b ||
+            ref_f64_bits(doc_row.alpha) != ref_f64_bits(test_row->alpha) ||
+            doc_row.expected != test_row->expected) {
+            print_error("docs/semantics.md §9 row %zu differs from EDGE_TABLE in tests/ref/test_reference.c\n",
+                        row_index + 1);
+            differences++;
+        }
+        row_index++;
+    }
+    fclose(doc);
+    if (row_index != EDGE_ROW_COUNT)
+        print_error("docs/semantics.md §9 has %zu rows, EDGE_TABLE %zu\n", row_index,
+                    (size_t)EDGE_ROW_COUNT);
+    assert_int_equal(differences, 0);
+    assert_int_equal(row_index, EDGE_ROW_COUNT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nearest_search_equals_scan),
+        cmocka_unit_test(test_16bit_widening_all_patterns),
+        cmocka_unit_test(test_16bit_round_trip_all_patterns),
+        cmocka_unit_test(test_fp8_widening_and_round_trip_all_patterns),
+        cmocka_unit_test(test_f32_narrowing_matches_brute_force),
+        cmocka_unit_test(test_casts_from_small_dtypes_all_patterns),
+        cmocka_unit_test(test_casts_from_wide_dtypes),
+        cmocka_unit_test(test_relu_all_16bit_and_8bit_patterns),
+        cmocka_unit_test(test_relu_wide_dtypes),
+        cmocka_unit_test(test_add_mul_all_8bit_pairs),
+        cmocka_unit_test(test_add_mul_wide_integers),
+        cmocka_unit_test(test_add_mul_16bit_floats),
+        cmocka_unit_test(test_add_mul_wide_floats),
+        cmocka_unit_test(test_scale_add_integers_and_bool),
+        cmocka_unit_test(test_scale_add_floats),
+        cmocka_unit_test(test_f64_nan_operand_order),
+        cmocka_unit_test(test_n_zero_and_exact_extent),
+        cmocka_unit_test(test_in_place),
+        cmocka_unit_test(test_edge_table),
+        cmocka_unit_test(test_edge_table_matches_doc),
+    };
+    return cmocka_run_group_tests_name("reference", tests, setup_tables, teardown_tables);
+}

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, setenv */
+/* Run-time compiled kernels (src/rtc/rtc.c), compiled by NVRTC for sm_90 on the CPU, no GPU needed:
+ * - every dtype as input and as output (all 144 casts through ew::cast<T>, each type named as the
+ *   issue promises), the ops over every dtype they take, the issue's examples (the fused chain, the
+ *   leaky ReLU on 16-bit and fp8 values, a ternary), 4 inputs of mixed dtypes with 8 params; every
+ *   conversion pair and op in one kernel for each architecture of the catalogue's build;
+ * - sources that do not compile: EW_ERROR_INVALID_VALUE, the log's first lines in the message, with
+ *   the line of the user's source; the ops refusing the dtypes the catalogue refuses;
+ * - arguments refused before NVRTC runs, and the embedded header equal to src/device/ew_ops.cuh.
+ * `test_nvrtc missing` instead points EW_NVRTC_LIBRARY at a missing file and checks the refusal.
+ * Exits 77 (skipped) when NVRTC cannot be loaded; 1 then with EW_REQUIRE_GPU set (tests/gpu_util.h:
+ * the GPU machine has NVRTC), and CI fails on the skip (tests/scripts/check_skips.py). What the compiled kernels compute is for the GPU
+ * tests of a later step; here only that they compile, and how long that takes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "catalogue/catalogue.h"
+#include "catalogue/dispatch.h"
+#include "elementwise.h"
+#include "gpu_util.h" /* only its header-only skip rule: gpu_util.c is not linked */
+#include "rtc/rtc.h"
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+/* The type a kernel's source sees for each dtype (the issue's list). */
+static const char *const user_types[EW_DTYPE_END] = {
+    [EW_BOOL] = "bool",    [EW_I8] = "int8_t",          [EW_U8] = "uint8_t",          [EW_I16] = "int16_t",
+    [EW_I32] = "int32_t",  [EW_I64] = "int64_t",        [EW_F16] = "__half",          [EW_BF16] = "__nv_bfloat16",
+    [EW_F32] = "float",    [EW_F64] = "double",         [EW_F8E4M3] = "__nv_fp8_e4m3", [EW_F8E5M2] = "__nv_fp8_e5m2",
+};
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Compile times of every successful compile, for the summary. */
+static double times[512];
+static int timed;
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static ew_status_t compile(const ewi_kernel_spec_t *spec, ewi_kernel_binary_t *binary)
+{
+    double start = now_ms();
+    ew_status_t status = ewi_kernel_compile(spec, "sm_90", binary);
+    if (status == EW_SUCCESS && timed < (int)COUNT(times))
+        times[timed++] = now_ms() - start;
+    return status;
+}
+
+/* Compiles, and fails the test with the message and the program when it does not. The CUBIN is an
+ * ELF object holding the symbol of every kernel slot the program has. */
+static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch)
+{
+    ewi_kernel_binary_t binary;
+    double start = now_ms();
+    ew_status_t status = ewi_kernel_compile(spec, arch, &binary);
+    if (status == EW_SUCCESS && timed < (int)COUNT(times))
+        times[timed++] = now_ms() - start;
+    if (status != EW_SUCCESS) {
+        char *program = NULL;
+        ewi_kernel_program(spec, &program);
+        print_error("%s\n--- %s -> %s (%s) ---\n%s\n--- program ---\n%s\n", ew_get_last_error_message(),
+                    spec->source, ew_dtype_name(spec->out_dtype), arch, binary.log ? binary.log : "(no log)",
+                    program ? program : "(none)");
+        free(program);
+    }
+    assert_int_equal(status, EW_SUCCESS);
+    assert_non_null(binary.cubin);
+    assert_true(binary.cubin_size > 64);
+    assert_memory_equal(binary.cubin, "\x7f" "ELF", 4);
+    const ewi_slots_t slots = ewi_kernel_slots(spec);
+    const char *bytes = binary.cubin;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+        if (!slots.present[slot])
+            continue;
+        const char *name = ewi_kernel_slot_name(slot);
+        const size_t length = strlen(name) + 1; /* with the NUL that ends it in the string table */
+        int has_entry = 0;
+        for (size_t i = 0; i + length <= binary.cubin_size && !has_entry; ++i)
+            has_entry = memcmp(bytes + i, name, length) == 0;
+        if (!has_entry)
+            print_error("the CUBIN lacks %s (%s)\n", name, spec->source);
+        assert_true(has_entry);
+    }
+    ewi_kernel_binary_free(&binary);
+}
+
+static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
+{
+    const ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0};
+    expect_spec_compiles(&spec, "sm_90");
+}
+
+/* Fails to compile with `status`, the message holding every fragment. */
+static void expect_refused(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params,
+                           ew_status_t expected, const char *const *fragments, size_t count)
+{
+    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0};
+    ewi_kernel_binary_t binary;
+    ew_status_t status = compile(&spec, &binary);
+    const char *message = ew_get_last_error_message();
+    for (size_t i = 0; i < count; ++i)
+        if (strstr(message, fragments[i]) == NULL) {
+            print_error("message lacks \"%s\":\n%s\n", fragments[i], message);
+            fail();
+        }
+    assert_int_equal(status, expected);
+    assert_null(binary.cubin);
+    ewi_kernel_binary_free(&binary);
+}
+
+/* ---- every dtype in and out ---- */
+
+static void every_cast_compiles(void **state)
+{
+    (void)state;
+    _Static_assert((EW_DTYPE_END - 1) % 4 == 0, "four source dtypes a program");
+    char source[320];
+    for (int out = 1; out < EW_DTYPE_END; ++out) {
+        /* four casts to out, from four inputs of consecutive dtypes: every dtype is loaded by four
+         * programs and stored by one (every pair of conversions is in every_architecture) */
+        const int first = 1 + (out - 1) * 4 % (EW_DTYPE_END - 1);
+        const ew_dtype_t in[] = {first, first + 1, first + 2, first + 3};
+        const char *type = user_types[out];
+        snprintf(source, sizeof source,
+                 "(void)ew::cast<%s>(in1);\n(void)ew::cast<%s>(in2);\n(void)ew::cast<%s>(in3);\n"
+                 "return ew::cast<%s>(in0);",
+                 type, type, type, type);
+        expect_compiles(source, (ew_dtype_t)out, 4, in, 0);
+    }
+}
+
+/* The return converts any dtype's value to the output's dtype, as ew::cast does. */
+static void return_converts(void **state)
+{
+    (void)state;
+    for (int out = 1; out < EW_DTYPE_END; ++out) {
+        const ew_dtype_t in[] = {EW_F32, EW_I8};
+        expect_compiles("if (p0 > 0.0)\n    return in0;\nreturn in1 > 0;", (ew_dtype_t)out, 2, in, 1);
+    }
+}
+
+static int kind(ew_dtype_t dtype) { return ewi_dtype_kind(dtype); }
+
+/* Each op over each dtype it takes, in one program a dtype. */
+static void ops_over_their_dtypes(void **state)
+{
+    (void)state;
+    for (int d = 1; d < EW_DTYPE_END; ++d) {
+        const ew_dtype_t dtype = (ew_dtype_t)d, in[] = {dtype, dtype};
+        if (kind(dtype) == EW_KIND_FP8)
+            continue;
+        expect_compiles(kind(dtype) == EW_KIND_BOOL ? "(void)ew::add(in0, in1);\n(void)ew::mul(in0, in1);\n"
+                                                      "return ew::scale_add(p0, in0, in1);"
+                                                    : "(void)ew::add(in0, in1);\n(void)ew::mul(in0, in1);\n"
+                                                      "(void)ew::relu(in0);\nreturn ew::scale_add(p0, in0, in1);",
+                        dtype, 2, in, 1);
+    }
+}
+
+/* Every architecture the catalogue is built for. One of each side of the header's branches by
+ * __CUDA_ARCH__ (bf16 from sm_80 and sm_90, fp8 from sm_89) compiles every pair of conversions and the
+ * ops in one kernel; the others, whose branches those share, the fused chain. */
+static void every_architecture(void **state)
+{
+    (void)state;
+    size_t size = 64 * 1024, length = 0;
+    char *source = malloc(size);
+    assert_non_null(source);
+    length += (size_t)snprintf(source + length, size - length, "float s = 0;\n");
+    for (int t = 1; t < EW_DTYPE_END; ++t) {
+        for (int u = 1; u < EW_DTYPE_END; ++u)
+            length += (size_t)snprintf(source + length, size - length,
+                                       "s += ew::cast<float>(ew::cast<%s>(ew::cast<%s>(in0)));\n", user_types[u],
+                                       user_types[t]);
+        const int k = kind((ew_dtype_t)t);
+        if (k != EW_KIND_FP8)
+            length += (size_t)snprintf(source + length, size - length,
+                                       "{ const %s x = ew::cast<%s>(in0); s += ew::cast<float>(ew::add(x, x)) + "
+                                       "ew::cast<float>(ew::mul(x, x)) + ew::cast<float>(ew::scale_add(p0, x, x)); }\n",
+                                       user_types[t], user_types[t]);
+        if (k != EW_KIND_FP8 && k != EW_KIND_BOOL)
+            length += (size_t)snprintf(source + length, size - length, "s += ew::cast<float>(ew::relu(ew::cast<%s>(in0)));\n",
+                                       user_types[t]);
+    }
+    snprintf(source + length, size - length, "return s;");
+    assert_true(length + 16 < size);
+    /* one architecture a branch: the matrix; the others: the fused chain */
+    const char *branches[] = {"sm_75", "sm_80", "sm_89", "sm_90"}, *others[] = {"sm_86", "sm_100", "sm_120"};
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1, 0},
+                            chain = {"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2,
+                                     in, 1, 0};
+    for (size_t i = 0; i < COUNT(branches) + COUNT(others); ++i) {
+        const int branch = i < COUNT(branches);
+        const char *arch = branch ? branches[i] : others[i - COUNT(branches)];
+        ewi_kernel_binary_t binary;
+        ew_status_t status = ewi_kernel_compile(branch ? &matrix : &chain, arch, &binary);
+        if (status != EW_SUCCESS)
+            print_error("%s: %s\n", arch, ew_get_last_error_message());
+        assert_int_equal(status, EW_SUCCESS);
+        assert_memory_equal(binary.cubin, "\x7f" "ELF", 4);
+        ewi_kernel_binary_free(&binary);
+    }
+    free(source);
+}
+
+/* ---- the issue's examples ---- */
+
+static void fused_chain(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    expect_compiles("return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2, in, 1);
+}
+
+static void leaky_relu_on_every_float(void **state)
+{
+    (void)state;
+    const ew_dtype_t floats[] = {EW_F16, EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2};
+    for (size_t i = 0; i < COUNT(floats); ++i)
+        expect_compiles("return in0 > 0.f ? in0 : 0.01f * in0;", floats[i], 1, &floats[i], 0);
+}
+
+static void ternary_and_widest(void **state)
+{
+    (void)state;
+    const ew_dtype_t halves[] = {EW_F16, EW_F16, EW_F16};
+    expect_compiles("return ew::add(ew::mul(in0, in1), in2);", EW_F16, 3, halves, 0);
+    const ew_dtype_t mixed[] = {EW_BOOL, EW_F8E5M2, EW_I64, EW_BF16};
+    expect_compiles("double sum = p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7;\n"
+                    "if (!in0)\n"
+                    "    return sum;\n"
+                    "return ew::add(ew::cast<float>(in1), ew::cast<float>(in3)) * (float)in2;",
+                    EW_F8E4M3, 4, mixed, 8);
+}
+
+/* ---- what does not compile ---- */
+
+static void compile_errors(void **state)
+{
+    (void)state;
+    const ew_dtype_t f32[] = {EW_F32, EW_F32};
+    const char *undefined[] = {"does not compile", "sm_90", "source(1): error", "\"undefined_name\" is undefined"};
+    expect_refused("return undefined_name;", EW_F32, 1, f32, 0, EW_ERROR_INVALID_VALUE, undefined, COUNT(undefined));
+    const char *third_line[] = {"source(3): error"};
+    expect_refused("float x = in0;\nfloat y = x * 2;\nreturn y +;", EW_F32, 1, f32, 0, EW_ERROR_INVALID_VALUE,
+                   third_line, COUNT(third_line));
+    const char *no_return[] = {"source(", "return"};
+    expect_refused("float x = in0;", EW_F32, 1, f32, 0, EW_ERROR_INVALID_VALUE, no_return, COUNT(no_return));
+    const char *not_a_param[] = {"\"p0\" is undefined"};
+    expect_refused("return in0 * p0;", EW_F32, 1, f32, 0, EW_ERROR_INVALID_VALUE, not_a_param, COUNT(not_a_param));
+    const char *not_an_input[] = {"\"in1\" is undefined"};
+    expect_refused("return in1;", EW_F32, 1, f32, 0, EW_ERROR_INVALID_VALUE, not_an_input, COUNT(not_an_input));
+}
+
+/* The ops take the dtypes the catalogue takes; the rest stop at the header's static_assert. */
+static void ops_refuse_what_the_catalogue_refuses(void **state)
+{
+    (void)state;
+    const ew_dtype_t fp8[] = {EW_F8E4M3, EW_F8E4M3}, bools[] = {EW_BOOL}, f32[] = {EW_F32};
+    const char *add[] = {"ew::add takes every dtype but f8e4m3 and f8e5m2"};
+    expect_refused("return ew::add(in0, in1);", EW_F8E4M3, 2, fp8, 0, EW_ERROR_INVALID_VALUE, add, COUNT(add));
+    const char *relu[] = {"ew::relu takes every dtype but bool"};
+    expect_refused("return ew::relu(in0);", EW_BOOL, 1, bools, 0, EW_ERROR_INVALID_VALUE, relu, COUNT(relu));
+    const char *cast[] = {"ew::cast: both types must be dtypes"};
+    expect_refused("return ew::cast<unsigned>(in0);", EW_I32, 1, f32, 0, EW_ERROR_INVALID_VALUE, cast, COUNT(cast));
+}
+
+/* ---- arguments, before NVRTC ---- */
+
+static void arguments_refused(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_F32, EW_F32, EW_F32, EW_F32, EW_F32}, bad[] = {(ew_dtype_t)0};
+    const struct {
+        ewi_kernel_spec_t spec;
+        const char *arch;
+        ew_status_t status;
+        const char *fragment;
+    } cases[] = {
+        {{NULL, EW_F32, 1, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "source is NULL"},
+        {{"return in0;", EW_F32, 0, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 0"},
+        {{"return in0;", EW_F32, 5, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 5"},
+        {{"return in0;", EW_F32, 1, NULL, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "in_dtypes is NULL"},
+        {{"return in0;", EW_F32, 1, in, -1, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = -1"},
+        {{"return in0;", EW_F32, 1, in, 9, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = 9"},
+        {{"return in0;", (ew_dtype_t)0, 1, in, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "out_dtype 0"},
+        {{"return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "is not a dtype"},
+        {{"return in0;", EW_F32, 1, bad, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "in_dtypes[0] = 0"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, "compute_90", EW_ERROR_INVALID_VALUE, "\"compute_90\" is not"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, "sm_", EW_ERROR_INVALID_VALUE, "\"sm_\" is not"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, "sm_90 -G", EW_ERROR_INVALID_VALUE, "is not a real GPU"},
+        {{"return in0;", EW_F32, 1, in, 0, 0}, NULL, EW_ERROR_INVALID_VALUE, "(null)"},
+    };
+    for (size_t i = 0; i < COUNT(cases); ++i) {
+        ewi_kernel_binary_t binary;
+        ew_status_t status = ewi_kernel_compile(&cases[i].spec, cases[i].arch, &binary);
+        if (status != cases[i].status || strstr(ew_get_last_error_message(), cases[i].fragment) == NULL) {
+            print_error("case %zu: %s: %s\n", i, ew_status_string(status), ew_get_last_error_message());
+            fail();
+        }
+        assert_null(binary.cubin);
+        ewi_kernel_binary_free(&binary);
+    }
+}
+
+/* An architecture NVRTC does not know: refused by NVRTC, as an invalid value. */
+static void unknown_architecture(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_F32};
+    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0};
+    ewi_kernel_binary_t binary;
+    assert_int_equal(ewi_kernel_compile(&spec, "sm_12", &binary), EW_ERROR_INVALID_VALUE);
+    assert_null(binary.cubin);
+    ewi_kernel_binary_free(&binary);
+}
+
+/* ---- the program and the embedded header ---- */
+
+static void program_text(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_BOOL, EW_F8E4M3};
+    ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3, 0};
+    char *program = NULL;
+    assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
+    const char *expected[] = {"#include \"device/direct.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
+                              "typedef UserOf<F8E4M3> in1_t;", "in0_t in0, in1_t in1, double p0, double p1, double p2)",
+                              "#line 1 \"source\"\nreturn in0 ? in1 : 0.5f;\n", "using In2 = ew::StorageOf<in1_t>;",
+                              "Out operator()(In1 x0, In2 x1) const", ", p[0], p[1], p[2]).value",
+                              "EW_SLOT(ew_pack8, 8,", "EW_SLOT(ew_shifted, 8,", "EW_BULK_SLOT(ew_bulk, 8)"};
+    for (size_t i = 0; i < COUNT(expected); ++i)
+        if (strstr(program, expected[i]) == NULL) {
+            print_error("program lacks \"%s\":\n%s\n", expected[i], program);
+            fail();
+        }
+    free(program);
+}
+
+/* Which kernels a program has, by the catalogue's plan: the widest pack (16 bytes of the widest
+ * operand), runs of two 8-byte packs for 1-byte types, shifted windows where every input's widest pack
+ * is whole words, out stored element by element for unary ops that narrow to a quarter or less, the
+ * narrower packs only where neither shift exists, and the bulk-copy kernel always. */
+static void slots_follow_the_catalogue(void **state)
+{
+    (void)state;
+    static const struct {
+        ew_dtype_t out;
+        int n_inputs;
+        ew_dtype_t in[4];
+        int present[EW_SLOT_COUNT]; /* pack1, pack2, pack4, pack8, runs, shifted, out_shifted, bulk; the
+                                      * strided program's gather, rows, tiled */
+    } cases[] = {
+        {EW_F32, 2, {EW_F32, EW_F32}, {0, 0, 1, 0, 0, 1, 0, 1}},
+        {EW_I8, 2, {EW_I8, EW_I8}, {0, 0, 0, 1, 1, 1, 0, 1}},
+        {EW_F16, 3, {EW_F16, EW_F16, EW_F16}, {0, 0, 0, 1, 0, 1, 0, 1}},
+        {EW_F8E4M3, 1, {EW_F32}, {0, 0, 1, 0, 0, 0, 1, 1}},
+        {EW_F16, 1, {EW_F32}, {0, 0, 1, 0, 0, 1, 0, 1}},
+        {EW_F64, 4, {EW_F64, EW_I8, EW_BOOL, EW_F32}, {1, 1, 0, 0, 0, 0, 0, 1}},
+        {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0, 1}},
+    };
+    for (size_t c = 0; c < COUNT(cases); ++c) {
+        ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0, 0};
+        ewi_slots_t slots = ewi_kernel_slots(&spec);
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            if (slots.present[slot] != cases[c].present[slot]) {
+                print_error("case %zu: slot %s is %s\n", c, ewi_kernel_slot_name(slot),
+                            slots.present[slot] ? "present" : "absent");
+                fail();
+            }
+        spec.strided = 1;
+        slots = ewi_kernel_slots(&spec);
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            assert_int_equal(slots.present[slot], slot >= EW_SLOT_GATHER && slot <= EW_SLOT_TILED);
+    }
+}
+
+/* The slots a program has past the aligned packs are the catalogue's kernel set's for the same dtypes:
+ * one rule (src/plan/plan.h's macros) for both. */
+static void slots_match_the_kernel_sets(void **state)
+{
+    (void)state;
+    int compared = 0;
+    for (int op = 1; op < EW_OP_END; ++op)
+        for (int out = 1; out < EW_DTYPE_END; ++out)
+            for (int in = 1; in < EW_DTYPE_END; ++in) {
+                const ew_kernel_set_t *set = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
+                if (set == NULL)
+                    continue;
+                const ew_dtype_t inputs[2] = {(ew_dtype_t)in, (ew_dtype_t)in};
+                const int binary = op != EW_OP_RELU && op != EW_OP_CAST;
+                const ewi_kernel_spec_t spec = {"return in0;", (ew_dtype_t)out, binary ? 2 : 1, inputs, 0, 0};
+                const ewi_slots_t slots = ewi_kernel_slots(&spec);
+                assert_int_equal(slots.widest_pack, set->widest_pack);
+                assert_int_equal(slots.access_packs, set->access_packs);
+                for (int slot = EW_SLOT_RUNS; slot <= EW_SLOT_BULK; ++slot)
+                    if (slots.present[slot] != ew_kernel_set_has(set, (ew_slot_t)slot)) {
+                        print_error("op %d (%s <- %s): slot %s is %s in the program\n", op, ew_dtype_name(out),
+                                    ew_dtype_name(in), ewi_kernel_slot_name(slot),
+                                    slots.present[slot] ? "present" : "absent");
+                        fail();
+                    }
+                ++compared;
+            }
+    assert_int_equal(compared, 3 * 10 + 9 + 144);
+}
+
+static void headers_are_embedded(void **state)
+{
+    (void)state;
+    for (int h = 0; h < EWI_DEVICE_HEADER_COUNT; ++h) {
+        const ewi_device_header_t *header = &ewi_device_headers[h];
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", EW_SOURCE_SRC_DIR, header->name);
+        FILE *file = fopen(path, "rb");
+        if (file == NULL)
+            print_error("cannot open %s\n", path);
+        assert_non_null(file);
+        char *text = malloc(header->size + 2);
+        assert_non_null(text);
+        size_t read = fread(text, 1, header->size + 1, file);
+        fclose(file);
+        assert_int_equal(read, header->size);
+        assert_int_equal(strlen(header->text), header->size);
+        assert_memory_equal(text, header->text, header->size);
+        free(text);
+    }
+    /* the caches' keys carry the headers' digest: 16 lowercase hex digits */
+    assert_int_equal(strlen(ewi_device_headers_digest), 16);
+    assert_int_equal(strspn(ewi_device_headers_digest, "0123456789abcdef"), 16);
+}
+
+/* ---- the strided program ---- */
+
+/* The gather, rows and tiled kernels of one to four inputs of mixed widths, on both sides of
+ * src/device/strided.cuh's architecture branches; the program names its kernels and the dimensions. */
+static void strided_programs(void **state)
+{
+    (void)state;
+    static const ew_dtype_t in[] = {EW_I8, EW_F64, EW_BF16, EW_BOOL};
+    const ewi_kernel_spec_t specs[] = {
+        {"return ew::add(in0, in1);", EW_F32, 2, (const ew_dtype_t[]){EW_F32, EW_F32}, 0, 1},
+        {"return in0;", EW_F16, 1, (const ew_dtype_t[]){EW_F32}, 0, 1},
+        {"return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;", EW_F32, 4, in, 2, 1},
+    };
+    for (size_t c = 0; c < COUNT(specs); ++c)
+        expect_spec_compiles(&specs[c], "sm_90");
+    expect_spec_compiles(&specs[2], "sm_75");
+
+    char *program = NULL;
+    assert_int_equal(ewi_kernel_program(&specs[0], &program), EW_SUCCESS);
+    char dims[32];
+    snprintf(dims, sizeof dims, "#define EW_MAX_DIMS %d\n", EW_MAX_DIMS);
+    const char *fragments[] = {dims, "#include \"device/strided.cuh\"", "ew_gather(", "ew_rows(", "ew_tiled("};
+    for (size_t i = 0; i < COUNT(fragments); ++i)
+        if (strstr(program, fragments[i]) == NULL) {
+            print_error("the strided program lacks \"%s\":\n%s\n", fragments[i], program);
+            fail();
+        }
+    assert_null(strstr(program, "direct.cuh"));
+    free(program);
+}
+
+/* ---- NVRTC missing ---- */
+
+static void missing_library_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(ewi_nvrtc_load(), EW_ERROR_NOT_SUPPORTED);
+    const char *message = ew_get_last_error_message();
+    const char *fragments[] = {"EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99", "cannot be loaded",
+                               "nvidia-cuda-nvrtc"};
+    for (size_t i = 0; i < COUNT(fragments); ++i)
+        if (strstr(message, fragments[i]) == NULL) {
+            print_error("message lacks \"%s\": %s\n", fragments[i], message);
+            fail();
+        }
+    /* Every later call says the same; argument errors still come first. */
+    const ew_dtype_t in[] = {EW_F32};
+    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0};
+    ewi_kernel_binary_t binary;
+    assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99"));
+    assert_null(binary.cubin);
+    spec.n_inputs = 0;
+    assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
+}
+
+static int summary(void **state)
+{
+    (void)state;
+    if (timed == 0)
+        return 0;
+    qsort(times, (size_t)timed, sizeof times[0], compare_doubles);
+    printf("NVRTC compiles for sm_90: %d, median %.1f ms, max %.1f ms\n", timed, times[timed / 2], times[timed - 1]);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "missing") == 0) {
+        setenv("EW_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.99", 1);
+        const struct CMUnitTest tests[] = {cmocka_unit_test(missing_library_refused)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    /* "architectures": every_architecture alone, the longest, which ctest runs beside the rest */
+    if (argc > 1 && strcmp(argv[1], "architectures") == 0)
+        cmocka_set_test_filter("every_architecture");
+    else
+        cmocka_set_skip_filter("every_architecture");
+    double start = now_ms();
+    if (ewi_nvrtc_load() != EW_SUCCESS)
+        return gu_skip_allowed(GU_SKIP, ew_get_last_error_message()) ? 77 : 1;
+    int major, minor;
+    ewi_nvrtc_version(&major, &minor);
+    printf("NVRTC %d.%d from %s, loaded in %.1f ms\n", major, minor, ewi_nvrtc_path(), now_ms() - start);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(slots_follow_the_catalogue),
+        cmocka_unit_test(slots_match_the_kernel_sets), cmocka_unit_test(headers_are_embedded),
+        cmocka_unit_test(program_text),
+        cmocka_unit_test(arguments_refused),
+        cmocka_unit_test(fused_chain),
+        cmocka_unit_test(strided_programs),
+        cmocka_unit_test(leaky_relu_on_every_float),
+        cmocka_unit_test(ternary_and_widest),
+        cmocka_unit_test(ops_over_their_dtypes),
+        cmocka_unit_test(return_converts),
+        cmocka_unit_test(every_cast_compiles),
+        cmocka_unit_test(every_architecture),
+        cmocka_unit_test(compile_errors),
+        cmocka_unit_test(ops_refuse_what_the_catalogue_refuses),
+        cmocka_unit_test(unknown_architecture),
+    };
+    return cmocka_run_group_tests(tests, NULL, summary);
+}

@@ -430,29 +430,14 @@ inline constexpr int kSmThreads = 1536;
 #endif
 
 template <typename T> inline constexpr bool kFourBytesOrNone = kSame<T, NoInput> || kStorageSize<T> == 4;
-// Resident blocks the rows kernel asks of ptxas: a full SM where every operand is 4 bytes (on sm_90 8
-// blocks, 32 registers: f32 broadcasts +1 to +12 % over no bound); 0 otherwise, which leaves ptxas its
-// own choice (f16 add: 36 registers, 7 blocks; a full SM's 8, with 12 bytes spilled, ran f16 row
-// broadcasts 6 % slower and column ones 3-5 % faster). Measured on sm_90 only; other architectures
-// take the same rule.
+// The rows kernel's launch bounds, packs ahead and loops of its own (src/plan/tuning.h).
 template <typename F>
-inline constexpr int kRowsMinBlocks = kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
-                                              kFourBytesOrNone<typename F::In2> && kFourBytesOrNone<In3<F>> &&
-                                              kFourBytesOrNone<In4<F>>
-                                          ? kSmThreads / EW_PLAN_BLOCK_THREADS
-                                          : 0;
-
-// Packs a thread loads before it computes any: two where elements are 4 bytes or wider (packs of at
-// most 4, whose element-by-element path is short), one at a time for narrower ones:
-// the path of a pack of 8 elements kept a second pack's registers live (16-bit rows, 48 -> 36
-// registers, 5 -> 7 resident blocks).
-template <typename F> inline constexpr int kRowsAhead = kWidestElement<F> >= 4 ? EW_GATHER_UNROLL : 1;
-
-// Whether the rows kernel has loops of their own for plans whose inputs along the row take whole packs
-// (plan.rows_whole), for those that splice one (plan.rows_spliced) and for those that read one from a
-// table (plan.rows_table): for 2-byte elements, whose packs of 8 the general loop splits; f32
-// broadcasts ran 0.5-4.6 % slower with the first (docs/design.md).
-template <typename F> inline constexpr bool kRowsLoops = kWidestElement<F> == 2;
+inline constexpr int kRowsMinBlocks =
+    EW_ROWS_MIN_BLOCKS(kStorageSize<typename F::Out> == 4 && kStorageSize<typename F::In1> == 4 &&
+                           kFourBytesOrNone<typename F::In2> && kFourBytesOrNone<In3<F>> && kFourBytesOrNone<In4<F>>,
+                       kSmThreads);
+template <typename F> inline constexpr int kRowsAhead = EW_ROWS_AHEAD(kWidestElement<F>);
+template <typename F> inline constexpr bool kRowsLoops = EW_ROWS_LOOPS(kWidestElement<F>);
 
 // The rows kernel's inputs staged in shared memory (plan.staged, sm_90 and later): an input packed with
 // out, in 16-byte packs, comes by one bulk copy a tile, one slot of the tile's packs after another in

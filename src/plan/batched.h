@@ -30,9 +30,7 @@ enum {
     EW_BATCHED_SMALL_BLOCK = 4096 - 128,
     EW_BATCHED_LARGE_BLOCK = 32 * 1024 - 128,
     EW_BATCHED_HEADER = 16,
-    EW_BATCHED_MAX_ROW = 1 << 30, /* elements of one row: a multiple of every chunk, and fits u32 */
-    EW_BATCHED_MAX_STEPS = 8,     /* steps a chunk holds at most */
-    EW_BATCHED_WAVES = 4          /* chunks shrink (to one step) until a launch has this many grid fills */
+    EW_BATCHED_MAX_ROW = 1 << 30 /* elements of one row: a multiple of every chunk, and fits u32 */
 };
 
 /* A descriptor block, at the largest size; the 4 KiB kernel takes its first EW_BATCHED_SMALL_BLOCK

@@ -22,21 +22,8 @@ extern "C" {
 
 enum {
     EW_LAYOUT_MAX_OPERANDS = 5, /* out and up to four inputs (two for the catalogue's ops) */
-    EW_TILE_THREADS = 16,       /* the tiled kernel's tile: 16 x 16 threads over dimensions 0 and tile_dim */
-    EW_TILE_MIN_EXTENT = 8,     /* both tiled dimensions at least this long, else the gather kernel */
-    EW_GATHER_UNROLL = 2,       /* packs a gather thread loads before it computes: 32 bytes an input */
-    EW_ROWS_GROUP = 512,        /* a rows block's packs come in groups of two a thread: its tile elsewhere */
     EW_ROWS_MAX_SHARED = 49152  /* the staged slots of a rows block: no more than a launch gets unasked */
 };
-
-/* Elements of a tiled kernel thread's runs (along dimension 0 and along the tiled one alike), by the
- * bytes of the widest operand's element: 16 bytes of 2- and 4-byte elements. */
-#define EW_TILE_RUN(bytes) ((bytes) >= 4 ? 4 : 8)
-
-/* Whether the rows kernel takes its tile from the plan (block_packs), by the widest operand's element
- * bytes: for 2-byte elements; the others' tile is EW_ROWS_GROUP, a constant, where a tile read from the
- * plan measured 1-3 % slower on f32 broadcasts (docs/design.md). */
-#define EW_ROWS_TILE_FROM_PLAN(bytes) ((bytes) == 2)
 
 /* Division by a fixed divisor d in [1, 2^63) as a multiply-high, an add and a shift, exact for every
  * dividend in [0, 2^63): q = (mulhi(n, magic) + n) >> shift (round-up method, as PyTorch's IntDivider

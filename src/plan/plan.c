@@ -208,15 +208,15 @@ int ew_plan_make_bulk(const ew_policy_t *policy, const ew_device_t *device, cons
     int64_t head = min64(
         out_head(address[0], elem_size[0], out_alignment(policy, (int64_t)access * (int64_t)elem_size[0])), n);
 
-    /* Tiles of the policy's bytes of inputs, halved for 2-byte inputs widened to 4 bytes; at other phases
-     * doubled for unary ops from 2 bytes to 2 or fewer (the per-element float work of narrowing casts
-     * wants more bytes in flight), and halved once where the grid would keep fewer than the policy's
-     * wave tiles per SM. */
+    /* Tiles of the policy's bytes of inputs, smaller for 2-byte inputs widened to 4 bytes, at other
+     * phases larger for unary ops from 2 bytes to 2 or fewer, and halved once where the grid would keep
+     * fewer than the policy's wave tiles per SM. */
     const int64_t tile_input_bytes = policy->bulk_tile_bytes;
     const int two_byte_unary = count == 2 && elem_size[1] == 2;
-    int64_t bytes = two_byte_unary && elem_size[0] == 4              ? tile_input_bytes / 2
-                    : shifted && two_byte_unary && elem_size[0] <= 2 ? 2 * tile_input_bytes
-                                                                     : tile_input_bytes;
+    int64_t bytes = two_byte_unary && elem_size[0] == 4 ? tile_input_bytes / policy->bulk_widening_tile_divisor
+                    : shifted && two_byte_unary && elem_size[0] <= 2
+                        ? tile_input_bytes * policy->bulk_narrowing_tile_factor
+                        : tile_input_bytes;
     /* A kernel an SM holds fewer blocks of than its threads allow (a run-time compiled op short of
      * registers) takes tiles as many times larger, to the next power of two and at most
      * EW_PLAN_BULK_MAX_INPUT_BYTES: the SM keeps the bytes in flight the policy's figures were

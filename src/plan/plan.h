@@ -11,6 +11,7 @@
 #endif
 
 #include "plan/policy.h"
+#include "plan/tuning.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,12 +20,7 @@ extern "C" {
 enum {
     EW_PLAN_MAX_POINTERS = 5,    /* out and up to four inputs (two for the catalogue's ops) */
     EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
-    EW_PLAN_MAX_UNROLL = 4,      /* narrow packs: more would cost registers, not bandwidth */
-    EW_PLAN_BLOCK_THREADS = 256,
-    EW_PLAN_THREAD_BYTES = 32,         /* bytes of the widest type each thread loads per step */
-    EW_PLAN_SHIFTED_THREAD_BYTES = 16, /* the same for shifted windows, which load two packs per pack */
     EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
-    EW_PLAN_BULK_MAX_TILE_BYTES = 16384, /* of the widest input */
     EW_PLAN_BULK_MAX_INPUT_BYTES = 32768 /* of all inputs of a tile (bulk_tile_bytes, or 16 KiB at one
                                           * access a thread): four inputs' slots fit the 48 KiB of
                                           * shared memory a launch gets unasked */

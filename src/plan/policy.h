@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Tuning policy: every figure the launch plan tunes by, one policy per architecture family, chosen
- * once per handle from the device's compute capability, apart from the kernels that obey it (as
- * CUB's policies are). What the kernels fix at compile time (pack widths, block size, bytes in flight
- * per thread) is in src/plan/plan.h; docs/design.md has the measurements behind each figure. */
+/* Tuning policy: every figure the launch plan tunes by at run time, one policy per architecture family,
+ * chosen once per handle from the device's compute capability, apart from the kernels that obey it (as
+ * CUB's policies are). What the kernels fix at compile time (block size, bytes in flight per thread,
+ * launch bounds) is the compile-time policy beside it, src/plan/tuning.h; docs/design.md has the
+ * reason for each figure, docs/tuning-log.md the runs behind it. */
 #ifndef EW_POLICY_H
 #define EW_POLICY_H
 
@@ -44,6 +45,10 @@ typedef struct {
     int dependent_launch;  /* launch as a programmatic dependent of the stream's previous kernel */
     ew_bulk_mode_t bulk;   /* the bulk-copy kernel: off where the GPU lacks cp.async.bulk */
     int bulk_tile_bytes;   /* input bytes of a tile, all inputs together (1024-32768) */
+    int bulk_widening_tile_divisor; /* unary ops widening a 2-byte input to 4 bytes: tiles this many times
+                                       smaller */
+    int bulk_narrowing_tile_factor; /* at other phases, unary ops from 2 bytes to 2 or fewer: tiles this many
+                                       times larger (their per-element float work wants more bytes in flight) */
     int bulk_wave_tiles;   /* at other phases, tiles are halved while the grid holds fewer per SM */
     int rows_tile_packs;   /* packs a strided rows block of 2-byte elements takes where an input is read along
                               its row (a power of two, 512-4096) */

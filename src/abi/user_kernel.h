@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* User-defined kernels (ew_kernel_*): the object an ew_kernel_t value names (src/abi/registry.h), its code
- * loaded through the driver, one function per kernel the launch plan can pick. Defined in
- * src/abi/user_kernel.c; the program and its compilation are src/rtc/rtc.c's, the on-disk cache src/rtc/kernel_cache.c's. */
-#ifndef EW_KERNEL_H
-#define EW_KERNEL_H
+/* User-defined kernels (ew_kernel_*): the object an ew_kernel_t value names (src/abi/registry.h) and
+ * its kernel set, a function of its loaded programs per kernel the launch plan can pick. Defined in
+ * src/abi/user_kernel.c; the programs are src/rtc/rtc.c's, their loaded code src/rtc/modules.c's. */
+#ifndef EW_USER_KERNEL_H
+#define EW_USER_KERNEL_H
 
 #include <stddef.h>
 

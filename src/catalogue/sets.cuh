@@ -31,7 +31,10 @@ template <auto Kernel> const ew_precompiled_kernel_t *precompiled()
     }();
     return &found;
 }
-template <auto Kernel> constexpr ew_gpu_kernel_t compiled_in() { return ew_gpu_kernel_t{nullptr, &precompiled<Kernel>}; }
+template <auto Kernel> constexpr ew_gpu_kernel_t compiled_in()
+{
+    return ew_gpu_kernel_t{nullptr, &precompiled<Kernel>};
+}
 
 // The functor of a call, built from its run-time values.
 template <typename F> void make_functor(const ew_op_params_t *params, ew_functor_t *functor)
@@ -55,34 +58,29 @@ template <typename F, bool Supported> constexpr ew_kernel_set_t make_kernel_set(
         set.access_packs = A;
         set.block_table = kHasTable<F>;
         set.make_functor = &make_functor<F>;
-        constexpr auto aligned = Window::Aligned;
-        set.kernel[EW_SLOT_PACK1] = compiled_in<&elementwise_kernel<F, 1, kDirectUnroll<F, 1, aligned>, aligned>>();
-        set.kernel[EW_SLOT_PACK2] = compiled_in<&elementwise_kernel<F, 2, kDirectUnroll<F, 2, aligned>, aligned>>();
+        set.kernel[EW_SLOT_PACK1] = compiled_in<&EW_KERNEL_ALIGNED(F, 1)>();
+        set.kernel[EW_SLOT_PACK2] = compiled_in<&EW_KERNEL_ALIGNED(F, 2)>();
         if constexpr (widest_pack >= 4)
-            set.kernel[EW_SLOT_PACK4] = compiled_in<&elementwise_kernel<F, 4, kDirectUnroll<F, 4, aligned>, aligned>>();
+            set.kernel[EW_SLOT_PACK4] = compiled_in<&EW_KERNEL_ALIGNED(F, 4)>();
         if constexpr (widest_pack >= 8)
-            set.kernel[EW_SLOT_PACK8] = compiled_in<&elementwise_kernel<F, 8, kDirectUnroll<F, 8, aligned>, aligned>>();
+            set.kernel[EW_SLOT_PACK8] = compiled_in<&EW_KERNEL_ALIGNED(F, 8)>();
         if constexpr (A > 1)
-            set.kernel[EW_SLOT_RUNS] =
-                compiled_in<&elementwise_kernel<F, widest_pack, kRunsUnroll<F, widest_pack, A>, aligned, A>>();
+            set.kernel[EW_SLOT_RUNS] = compiled_in<&EW_KERNEL_RUNS(F, widest_pack, A)>();
         constexpr bool words_in = EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In1>) &&
                                   (std::is_same_v<typename F::In2, NoInput> ||
                                    EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In2>));
         constexpr int pointers = std::is_same_v<typename F::In2, NoInput> ? 2 : 3;
-        constexpr auto out_shifted = Window::OutShifted, shifted = Window::Shifted;
         if constexpr (EW_PLAN_SHIFTS_OUT(pointers, kStorageSize<typename F::Out>, kStorageSize<typename F::In1>))
-            set.kernel[EW_SLOT_OUT_SHIFTED] = compiled_in<
-                &elementwise_kernel<F, widest_pack, kDirectUnroll<F, widest_pack, out_shifted>, out_shifted>>();
+            set.kernel[EW_SLOT_OUT_SHIFTED] = compiled_in<&EW_KERNEL_OUT_SHIFTED(F, widest_pack)>();
         else if constexpr (words_in)
-            set.kernel[EW_SLOT_SHIFTED] =
-                compiled_in<&elementwise_kernel<F, widest_pack, kDirectUnroll<F, widest_pack, shifted>, shifted>>();
-        set.kernel[EW_SLOT_BULK] = compiled_in<&bulk_kernel<F, widest_pack>>();
-        set.kernel[EW_SLOT_GATHER] = compiled_in<&gather_kernel<F, widest_pack, EW_GATHER_UNROLL>>();
-        set.kernel[EW_SLOT_ROWS] = compiled_in<&rows_kernel<F, widest_pack>>();
-        set.kernel[EW_SLOT_TILED] = compiled_in<&tiled_kernel<F>>();
-        set.kernel[EW_SLOT_BATCHED] = compiled_in<&batched_kernel<F, widest_pack, EW_BATCHED_SMALL_BLOCK>>();
+            set.kernel[EW_SLOT_SHIFTED] = compiled_in<&EW_KERNEL_SHIFTED(F, widest_pack)>();
+        set.kernel[EW_SLOT_BULK] = compiled_in<&EW_KERNEL_BULK(F, widest_pack)>();
+        set.kernel[EW_SLOT_GATHER] = compiled_in<&EW_KERNEL_GATHER(F, widest_pack)>();
+        set.kernel[EW_SLOT_ROWS] = compiled_in<&EW_KERNEL_ROWS(F, widest_pack)>();
+        set.kernel[EW_SLOT_TILED] = compiled_in<&EW_KERNEL_TILED(F, widest_pack)>();
+        set.kernel[EW_SLOT_BATCHED] = compiled_in<&EW_KERNEL_BATCHED(F, widest_pack)>();
 #if CUDART_VERSION >= 12010 /* 32 KiB of kernel parameters */
-        set.kernel[EW_SLOT_BATCHED_LARGE] = compiled_in<&batched_kernel<F, widest_pack, EW_BATCHED_LARGE_BLOCK>>();
+        set.kernel[EW_SLOT_BATCHED_LARGE] = compiled_in<&EW_KERNEL_BATCHED_LARGE(F, widest_pack)>();
 #endif
     }
     return set;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The kernels an op has on the GPU, one structure for all of them: a catalogue entry's, instantiated
- * from the kernel templates at build time (src/catalogue/sets.cuh), and a user kernel's, loaded from its
- * compiled program (src/abi/user_kernel.c). A plan picks a slot; src/launch/launch.c builds that kernel's arguments,
- * grid and shared memory from the plan and launches it through the driver, whichever the source. */
+ * from the kernel templates at build time (src/catalogue/sets.cuh), and a user kernel's, loaded from
+ * its compiled programs (src/rtc/modules.c). A plan picks a slot; src/launch/launch.c builds that
+ * kernel's arguments, grid and shared memory from the plan and launches it through the driver,
+ * whichever the source. */
 #ifndef EW_KERNEL_SET_H
 #define EW_KERNEL_SET_H
 
@@ -36,6 +37,23 @@ typedef enum {
     EW_SLOT_BATCHED_LARGE,
     EW_SLOT_COUNT
 } ew_slot_t;
+
+/* The kernel template of each slot, for functor F at pack P (every slot's but PACK1 to PACK8 is the
+ * widest), A packs an access: the catalogue instantiates them at build time (src/catalogue/sets.cuh),
+ * NVRTC by these names for user kernels (src/rtc/rtc.c), so that both run the same kernels. */
+#define EW_KERNEL_ALIGNED(F, P) \
+    ew::elementwise_kernel<F, P, ew::kDirectUnroll<F, P, ew::Window::Aligned>, ew::Window::Aligned>
+#define EW_KERNEL_RUNS(F, P, A) ew::elementwise_kernel<F, P, ew::kRunsUnroll<F, P, A>, ew::Window::Aligned, A>
+#define EW_KERNEL_SHIFTED(F, P) \
+    ew::elementwise_kernel<F, P, ew::kDirectUnroll<F, P, ew::Window::Shifted>, ew::Window::Shifted>
+#define EW_KERNEL_OUT_SHIFTED(F, P) \
+    ew::elementwise_kernel<F, P, ew::kDirectUnroll<F, P, ew::Window::OutShifted>, ew::Window::OutShifted>
+#define EW_KERNEL_BULK(F, P) ew::bulk_kernel<F, P>
+#define EW_KERNEL_GATHER(F, P) ew::gather_kernel<F, P, EW_GATHER_UNROLL>
+#define EW_KERNEL_ROWS(F, P) ew::rows_kernel<F, P>
+#define EW_KERNEL_TILED(F, P) ew::tiled_kernel<F>
+#define EW_KERNEL_BATCHED(F, P) ew::batched_kernel<F, P, EW_BATCHED_SMALL_BLOCK>
+#define EW_KERNEL_BATCHED_LARGE(F, P) ew::batched_kernel<F, P, EW_BATCHED_LARGE_BLOCK>
 
 /* A kernel compiled into the library: its context-independent handle (a CUkernel; NULL where the
  * runtime would not give one) and the runtime's symbol for it, through which a launch the driver

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* FNV-1a 64 of n bytes, continued from hash (EWI_FNV_OFFSET to begin): the cache's file names and
- * checksums, and the in-memory cache's buckets (src/abi/user_kernel.c). */
+ * checksums, and the in-memory cache's buckets (src/rtc/modules.c). */
 #define EWI_FNV_OFFSET 0xcbf29ce484222325u
 uint64_t ewi_fnv1a(uint64_t hash, const void *bytes, size_t n);
 

@@ -24,10 +24,10 @@ static ewi_module_t *find_module(uint64_t hash, const char *key, size_t key_size
 }
 
 /* The cache key: what makes two compilations the same (the library, its device headers, NVRTC, the
- * architecture, the conversion paths), then the program text from *program on, NUL-terminated past
- * key_size. malloc'ed. */
-static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, char **key, size_t *key_size,
-                             const char **program)
+ * architecture, the conversion paths, the kernels instantiated, a line each), then the program text from
+ * *program on, NUL-terminated past key_size. malloc'ed. */
+static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const ewi_slots_t *slots, const char *arch, char **key,
+                             size_t *key_size, const char **program)
 {
     char *text;
     ew_status_t status = ewi_kernel_program(spec, &text);
@@ -44,42 +44,108 @@ static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, ch
                           "native conversions"
 #endif
     );
-    size_t text_size = strlen(text);
-    *key = malloc((size_t)length + text_size + 1);
+    size_t kernels = 0, text_size = strlen(text);
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        kernels += slots->present[slot] ? strlen(ewi_kernel_slot_expression(slots, slot)) + 1 : 0;
+    *key = malloc((size_t)length + kernels + text_size + 1);
     if (*key == NULL) {
         free(text);
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the cache key");
     }
-    memcpy(*key, prefix, (size_t)length);
-    memcpy(*key + length, text, text_size + 1);
-    *key_size = (size_t)length + text_size;
-    *program = *key + length;
+    char *p = *key;
+    memcpy(p, prefix, (size_t)length);
+    p += length;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        if (slots->present[slot])
+            p += sprintf(p, "%s\n", ewi_kernel_slot_expression(slots, slot));
+    memcpy(p, text, text_size + 1);
+    *key_size = (size_t)(p - *key) + text_size;
+    *program = p;
     free(text);
     return EW_SUCCESS;
 }
 
-/* The CUBIN for key: from the disk cache when read_disk is set and it holds one, else compiled by NVRTC
- * and stored there (over the copy it holds, if any). */
-static ew_status_t find_cubin(const char *program, const char *arch, const char *key, size_t key_size, int read_disk,
-                              void **cubin, size_t *cubin_size, int *from_disk)
+/* A compiled program as the disk cache keeps it: the CUBIN, then the lowered name of each kernel the
+ * program has, in slot order, each NUL-terminated, then the names' bytes as 4 little-endian bytes. */
+typedef struct {
+    unsigned char *bytes; /* malloc'ed */
+    size_t cubin_size;
+    const char *name[EW_SLOT_COUNT]; /* into bytes */
+} compiled_t;
+
+/* The CUBIN and names of a value of `size` bytes: 0, or -1 where it is not a value of slots' program. */
+static int unpack(const ewi_slots_t *slots, size_t size, compiled_t *c)
+{
+    if (size < 4)
+        return -1;
+    const unsigned char *end = c->bytes + size - 4;
+    const size_t names = (size_t)end[0] | (size_t)end[1] << 8 | (size_t)end[2] << 16 | (size_t)end[3] << 24;
+    if (names > size - 4)
+        return -1;
+    c->cubin_size = size - 4 - names;
+    const char *p = (const char *)c->bytes + c->cubin_size, *stop = (const char *)end;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+        c->name[slot] = NULL;
+        if (!slots->present[slot])
+            continue;
+        const char *nul = memchr(p, '\0', (size_t)(stop - p));
+        if (nul == NULL || nul == p)
+            return -1;
+        c->name[slot] = p;
+        p = nul + 1;
+    }
+    return p == stop ? 0 : -1;
+}
+
+/* binary's CUBIN and names as one value (unpack's form), in c->bytes; its size, or 0 out of memory. */
+static size_t pack(const ewi_slots_t *slots, const ewi_kernel_binary_t *binary, compiled_t *c)
+{
+    size_t names = 0;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        names += slots->present[slot] ? strlen(binary->lowered[slot]) + 1 : 0;
+    const size_t size = binary->cubin_size + names + 4;
+    if ((c->bytes = malloc(size)) == NULL)
+        return 0;
+    memcpy(c->bytes, binary->cubin, binary->cubin_size);
+    unsigned char *p = c->bytes + binary->cubin_size;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        if (slots->present[slot]) {
+            const size_t length = strlen(binary->lowered[slot]) + 1;
+            memcpy(p, binary->lowered[slot], length);
+            p += length;
+        }
+    for (int b = 0; b < 4; ++b)
+        p[b] = (unsigned char)(names >> 8 * b);
+    return size;
+}
+
+/* The program for key: from the disk cache when read_disk is set and it holds a value of it, else
+ * compiled by NVRTC and stored there (over the copy it holds, if any). */
+static ew_status_t find_compiled(const char *program, const ewi_slots_t *slots, const char *arch, const char *key,
+                                 size_t key_size, int read_disk, compiled_t *c, int *from_disk)
 {
     char dir[4096];
     const int disk = ewi_cache_dir(dir, sizeof dir) == 0;
-    *from_disk = disk && read_disk && ewi_cache_load(dir, key, key_size, cubin, cubin_size) == 0;
-    if (*from_disk)
-        return EW_SUCCESS;
-    ewi_kernel_binary_t binary;
-    ew_status_t status = ewi_kernel_compile_program(program, arch, &binary);
-    if (status != EW_SUCCESS) {
-        ewi_kernel_binary_free(&binary);
-        return status;
+    void *value = NULL;
+    size_t size = 0;
+    *from_disk = disk && read_disk && ewi_cache_load(dir, key, key_size, &value, &size) == 0;
+    if (*from_disk) {
+        c->bytes = value;
+        if (unpack(slots, size, c) == 0)
+            return EW_SUCCESS;
+        free(value); /* not this program's (damaged): compiled afresh */
+        *from_disk = 0;
     }
-    if (disk)
-        (void)ewi_cache_store(dir, key, key_size, binary.cubin, binary.cubin_size); /* a failure costs only time */
-    *cubin = binary.cubin;
-    *cubin_size = binary.cubin_size;
-    binary.cubin = NULL;
+    ewi_kernel_binary_t binary;
+    ew_status_t status = ewi_kernel_compile_program(program, slots, arch, &binary);
+    if (status == EW_SUCCESS && (size = pack(slots, &binary, c)) == 0)
+        status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the compiled program");
     ewi_kernel_binary_free(&binary);
+    if (status != EW_SUCCESS)
+        return status;
+    if (disk)
+        (void)ewi_cache_store(dir, key, key_size, c->bytes, size); /* a failure costs only time */
+    (void)unpack(slots, size, c);
     return EW_SUCCESS;
 }
 
@@ -91,7 +157,7 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
     char *key = NULL;
     size_t key_size = 0;
     const char *program = NULL;
-    ew_status_t status = cache_key(spec, arch, &key, &key_size, &program);
+    ew_status_t status = cache_key(spec, &slots, arch, &key, &key_size, &program);
     if (status != EW_SUCCESS)
         return status;
     const uint64_t hash = ewi_fnv1a(EWI_FNV_OFFSET, key, key_size);
@@ -104,31 +170,30 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
     }
 
     ewi_module_t *m = calloc(1, sizeof *m);
-    void *cubin = NULL;
-    size_t cubin_size = 0;
+    compiled_t compiled = {0};
     int from_disk = 0;
     if (m == NULL)
         status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     if (status == EW_SUCCESS)
-        status = find_cubin(program, arch, key, key_size, 1, &cubin, &cubin_size, &from_disk);
+        status = find_compiled(program, &slots, arch, key, key_size, 1, &compiled, &from_disk);
     CUresult result = CUDA_SUCCESS;
-    if (status == EW_SUCCESS && (result = driver->module_load(&m->module, cubin)) != CUDA_SUCCESS && from_disk) {
+    if (status == EW_SUCCESS && (result = driver->module_load(&m->module, compiled.bytes)) != CUDA_SUCCESS &&
+        from_disk) {
         /* a cached CUBIN this driver refuses (damaged where the file's checksum cannot see, say): compiled
          * afresh and stored over it, so that the next process need not find it refused again */
-        free(cubin);
-        cubin = NULL;
-        status = find_cubin(program, arch, key, key_size, 0, &cubin, &cubin_size, &from_disk);
+        free(compiled.bytes);
+        compiled.bytes = NULL;
+        status = find_compiled(program, &slots, arch, key, key_size, 0, &compiled, &from_disk);
         if (status == EW_SUCCESS)
-            result = driver->module_load(&m->module, cubin);
+            result = driver->module_load(&m->module, compiled.bytes);
     }
-    free(cubin);
     if (status == EW_SUCCESS && result != CUDA_SUCCESS)
         status = ewi_fail_driver(result, "cuModuleLoadData (the kernel's compiled code)");
     for (int slot = 0; status == EW_SUCCESS && slot < EW_SLOT_COUNT; ++slot)
-        if (slots.present[slot] &&
-            (result = driver->module_function(&m->function[slot], m->module, ewi_kernel_slot_name(slot))) !=
-                CUDA_SUCCESS)
+        if (slots.present[slot] && (result = driver->module_function(&m->function[slot], m->module,
+                                                                     compiled.name[slot])) != CUDA_SUCCESS)
             status = ewi_fail_driver(result, "cuModuleGetFunction");
+    free(compiled.bytes);
     /* Blocks of the bulk kernel an SM holds, its shared memory aside (a tile's slots are a fraction of
      * an SM's): its registers decide, which the launch plan's tiles make up for. */
     if (status == EW_SUCCESS && slots.present[EW_SLOT_BULK] &&

@@ -44,6 +44,8 @@ static struct {
     nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
     nvrtcResult (*cubin)(nvrtcProgram, char *);
     nvrtcResult (*destroy)(nvrtcProgram *);
+    nvrtcResult (*add_name)(nvrtcProgram, const char *);
+    nvrtcResult (*lowered_name)(nvrtcProgram, const char *, const char **);
     const char *(*error_string)(nvrtcResult);
     int major, minor;
     char path[1024];
@@ -67,6 +69,8 @@ static int bind_functions(void *library, const char *path)
         {"nvrtcGetCUBINSize", offsetof(__typeof__(nvrtc), cubin_size)},
         {"nvrtcGetCUBIN", offsetof(__typeof__(nvrtc), cubin)},
         {"nvrtcDestroyProgram", offsetof(__typeof__(nvrtc), destroy)},
+        {"nvrtcAddNameExpression", offsetof(__typeof__(nvrtc), add_name)},
+        {"nvrtcGetLoweredName", offsetof(__typeof__(nvrtc), lowered_name)},
         {"nvrtcGetErrorString", offsetof(__typeof__(nvrtc), error_string)},
     };
     for (size_t i = 0; i < sizeof functions / sizeof functions[0]; ++i) {
@@ -340,35 +344,6 @@ static void body_arguments(buffer_t *b, const ewi_kernel_spec_t *spec)
         append(b, ", double p%d", i);
 }
 
-/* The kernels' instantiations the plan can pick for spec: one extern "C" kernel per slot
- * (src/launch/kernel_set.h), under the names ewi_kernel_slot_name gives, exactly where the catalogue's kernel
- * sets have the same slot (src/catalogue/sets.cuh: make_kernel_set). */
-static void slot_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
-{
-    ewi_slots_t slots = ewi_kernel_slots(spec);
-    const int widest_pack = slots.widest_pack;
-    static const char *const windows[] = {"Aligned", "Shifted", "OutShifted"};
-    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
-        if (!slots.present[slot])
-            continue;
-        if (slot == EW_SLOT_BULK) {
-            append(b, "EW_BULK_SLOT(%s, %d)\n", ewi_kernel_slot_name(slot), widest_pack);
-            continue;
-        }
-        int pack = slot <= EW_SLOT_PACK8 ? 1 << slot : widest_pack;
-        int window = slot == EW_SLOT_SHIFTED ? 1 : slot == EW_SLOT_OUT_SHIFTED ? 2 : 0;
-        if (slot == EW_SLOT_RUNS)
-            append(b, "EW_SLOT(%s, %d, (ew::kRunsUnroll<ew_op, %d, %d>), Aligned, %d)\n", ewi_kernel_slot_name(slot),
-                   pack, pack, slots.access_packs, slots.access_packs);
-        else
-            append(b, "EW_SLOT(%s, %d, (ew::kDirectUnroll<ew_op, %d, ew::Window::%s>), %s, 1)\n",
-                   ewi_kernel_slot_name(slot), pack, pack, windows[window], windows[window]);
-    }
-}
-
-static void flat_kernels(buffer_t *b, const ewi_kernel_spec_t *spec);
-static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec);
-
 ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
 {
     *program = NULL;
@@ -397,7 +372,7 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
     append(&b, "#line %d \"ew_kernel.cu\"\n}\n\n", b.lines + 2);
 
     /* The body as a functor of storage types, the catalogue's form; its parameters come as a fixed
-     * array of EWI_KERNEL_MAX_PARAMS doubles (src/abi/user_kernel.c passes them so). */
+     * array of EWI_KERNEL_MAX_PARAMS doubles (src/abi/user_kernel.c passes them so: ew_functor_t). */
     append(&b, "struct ew_op {\n    using Out = ew::StorageOf<out_t>;\n");
     static const char *const input_names[] = {"In1", "In2", "In3", "In4"};
     for (int i = 0; i < spec->n_inputs; ++i)
@@ -415,69 +390,38 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
         append(&b, "%sew::UserType<in%d_t>::from_storage(x%d)", i == 0 ? "" : ", ", i, i);
     for (int i = 0; i < spec->n_params; ++i)
         append(&b, ", p[%d]", i);
-    append(&b, ").value);\n    }\n};\n\n");
-    if (spec->strided)
-        strided_kernels(&b, spec);
-    else
-        flat_kernels(&b, spec);
+    append(&b, ").value);\n    }\n};\n");
     if (b.text == NULL)
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the program");
     *program = b.text;
     return EW_SUCCESS;
 }
 
-/* The flat program's kernels: one per slot, on src/device/direct.cuh's and src/device/bulk.cuh's bodies. */
-static void flat_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
-{
-    append(b,
-           "#define EW_SLOT(name, P, U, W, A)                                                            \\\n"
-           "    extern \"C\" __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)                   \\\n"
-           "        name(ew_op f, ew::BodyPlan body, ew_op::Out *out, const ew_op::In1 *__restrict__ a,    \\\n"
-           "             const ew_op::In2 *__restrict__ b, const ew::In3<ew_op> *__restrict__ c,           \\\n"
-           "             const ew::In4<ew_op> *__restrict__ d)                                             \\\n"
-           "    {                                                                                      \\\n"
-           "        ew::direct_body<ew_op, P, U, ew::Window::W, A>(f, body, out, a, b, c, d);          \\\n"
-           "    }\n"
-           "#define EW_BULK_SLOT(name, P)                                                                \\\n"
-           "    extern \"C\" __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)                      \\\n"
-           "        name(ew_op f, ew::BulkPlan plan, ew_op::Out *out, const ew_op::In1 *__restrict__ a,    \\\n"
-           "             const ew_op::In2 *__restrict__ b, const ew::In3<ew_op> *__restrict__ c,           \\\n"
-           "             const ew::In4<ew_op> *__restrict__ d)                                             \\\n"
-           "    {                                                                                      \\\n"
-           "        ew::bulk_body<ew_op, P>(f, plan, out, a, b, c, d);                                 \\\n"
-           "    }\n");
-    slot_kernels(b, spec);
-}
-
-/* The strided program's kernels: src/device/strided.cuh's bodies at the widest pack, the plan as src/plan/layout.h
- * lays it out (src/abi/user_kernel.c passes the C struct). */
-static void strided_kernels(buffer_t *b, const ewi_kernel_spec_t *spec)
-{
-    const int pack = ewi_kernel_slots(spec).widest_pack;
-    const struct {
-        int slot;
-        const char *bounds, *body;
-    } kernels[] = {{EW_SLOT_GATHER, "EW_PLAN_BLOCK_THREADS", "gather_body<ew_op, %d, EW_GATHER_UNROLL>"},
-                   {EW_SLOT_ROWS, "EW_PLAN_BLOCK_THREADS, ew::kRowsMinBlocks<ew_op>",
-                    "rows_body<ew_op, %d>"},
-                   {EW_SLOT_TILED, "EW_PLAN_BLOCK_THREADS", "tiled_body<ew_op>"}};
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
-        const char *name = ewi_kernel_slot_name(kernels[i].slot);
-        char body[64];
-        snprintf(body, sizeof body, kernels[i].body, pack);
-        append(b,
-               "extern \"C\" __global__ void __launch_bounds__(%s) %s(EW_STRIDED_PARAMETERS(ew_op))\n"
-               "{\n    ew::%s(f, plan, out, {a, b, c, d});\n}\n",
-               kernels[i].bounds, name != NULL ? name : "", body);
+/* A kernel template's name expression with functor ew_op, the program's. */
+#define EW_NAME(...) EW_NAME_(__VA_ARGS__)
+#define EW_NAME_(...) "&" #__VA_ARGS__
+#define EW_BY_PACK(KERNEL)                                                                             \
+    {                                                                                                  \
+        EW_NAME(KERNEL(ew_op, 1)), EW_NAME(KERNEL(ew_op, 2)), EW_NAME(KERNEL(ew_op, 4)), EW_NAME(KERNEL(ew_op, 8)) \
     }
-}
+/* Runs of two packs an access: the only runs there are (EW_PLAN_ACCESS_PACKS). */
+#define EW_KERNEL_RUNS_OF_TWO(F, P) EW_KERNEL_RUNS(F, P, 2)
 
-const char *ewi_kernel_slot_name(int slot)
+const char *ewi_kernel_slot_expression(const ewi_slots_t *slots, int slot)
 {
-    static const char *const names[EW_SLOT_COUNT] = {
-        "ew_pack1", "ew_pack2", "ew_pack4",  "ew_pack8", "ew_runs", "ew_shifted", "ew_out_shifted",
-        "ew_bulk",  "ew_gather", "ew_rows", "ew_tiled"};
-    return slot >= 0 && slot < EW_SLOT_COUNT ? names[slot] : NULL;
+    /* by slot, then by log2 of the slot's pack: its own for PACK1 to PACK8, else the widest */
+    static const char *const names[][4] = {
+        [EW_SLOT_PACK1] = EW_BY_PACK(EW_KERNEL_ALIGNED),     [EW_SLOT_PACK2] = EW_BY_PACK(EW_KERNEL_ALIGNED),
+        [EW_SLOT_PACK4] = EW_BY_PACK(EW_KERNEL_ALIGNED),     [EW_SLOT_PACK8] = EW_BY_PACK(EW_KERNEL_ALIGNED),
+        [EW_SLOT_RUNS] = EW_BY_PACK(EW_KERNEL_RUNS_OF_TWO),  [EW_SLOT_SHIFTED] = EW_BY_PACK(EW_KERNEL_SHIFTED),
+        [EW_SLOT_OUT_SHIFTED] = EW_BY_PACK(EW_KERNEL_OUT_SHIFTED), [EW_SLOT_BULK] = EW_BY_PACK(EW_KERNEL_BULK),
+        [EW_SLOT_GATHER] = EW_BY_PACK(EW_KERNEL_GATHER),     [EW_SLOT_ROWS] = EW_BY_PACK(EW_KERNEL_ROWS),
+        [EW_SLOT_TILED] = EW_BY_PACK(EW_KERNEL_TILED),
+    };
+    if (slot < 0 || slot >= EW_SLOT_TILED + 1 || !slots->present[slot])
+        return NULL;
+    const int pack = slot <= EW_SLOT_PACK8 ? 1 << slot : slots->widest_pack;
+    return names[slot][pack == 8 ? 3 : pack == 4 ? 2 : pack == 2 ? 1 : 0];
 }
 
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
@@ -517,9 +461,9 @@ void ewi_kernel_binary_free(ewi_kernel_binary_t *binary)
 {
     free(binary->cubin);
     free(binary->log);
-    binary->cubin = NULL;
-    binary->log = NULL;
-    binary->cubin_size = 0;
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        free(binary->lowered[slot]);
+    *binary = (ewi_kernel_binary_t){0};
 }
 
 /* "sm_" and digits, with an optional letter suffix (sm_90a, sm_100f): a real architecture. */
@@ -559,12 +503,14 @@ ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, 
     ew_status_t status = ewi_kernel_program(spec, &program);
     if (status != EW_SUCCESS)
         return status;
-    status = ewi_kernel_compile_program(program, arch, binary);
+    const ewi_slots_t slots = ewi_kernel_slots(spec);
+    status = ewi_kernel_compile_program(program, &slots, arch, binary);
     free(program);
     return status;
 }
 
-ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary)
+ew_status_t ewi_kernel_compile_program(const char *program, const ewi_slots_t *slots, const char *arch,
+                                       ewi_kernel_binary_t *binary)
 {
     *binary = (ewi_kernel_binary_t){0};
     if (!arch_valid(arch))
@@ -584,6 +530,14 @@ ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ew
     if (result != NVRTC_SUCCESS)
         return ewi_fail(result == NVRTC_ERROR_OUT_OF_MEMORY ? EW_ERROR_OUT_OF_MEMORY : EW_ERROR_NOT_SUPPORTED,
                         "nvrtcCreateProgram failed: %s", nvrtc.error_string(result));
+    /* the kernels the plans can pick, instantiated by name: the catalogue's own templates */
+    for (int slot = 0; slot < EW_SLOT_COUNT && result == NVRTC_SUCCESS; ++slot)
+        if (slots->present[slot])
+            result = nvrtc.add_name(handle, ewi_kernel_slot_expression(slots, slot));
+    if (result != NVRTC_SUCCESS) {
+        nvrtc.destroy(&handle);
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcAddNameExpression failed: %s", nvrtc.error_string(result));
+    }
     char architecture[32];
     snprintf(architecture, sizeof architecture, "--gpu-architecture=%s", arch);
     const char *options[] = {
@@ -619,11 +573,23 @@ ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ew
     } else if (nvrtc.cubin(handle, binary->cubin) != NVRTC_SUCCESS) {
         status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetCUBIN failed");
     }
-    nvrtc.destroy(&handle);
+    for (int slot = 0; status == EW_SUCCESS && slot < EW_SLOT_COUNT; ++slot) {
+        const char *lowered = NULL;
+        if (!slots->present[slot])
+            continue;
+        if (nvrtc.lowered_name(handle, ewi_kernel_slot_expression(slots, slot), &lowered) != NVRTC_SUCCESS ||
+            lowered == NULL)
+            status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetLoweredName failed for %s",
+                              ewi_kernel_slot_expression(slots, slot));
+        else if ((binary->lowered[slot] = strdup(lowered)) == NULL)
+            status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the kernels' names");
+    }
+    nvrtc.destroy(&handle); /* the lowered names are NVRTC's until here */
     if (status != EW_SUCCESS) {
-        free(binary->cubin);
-        binary->cubin = NULL;
-        binary->cubin_size = 0;
+        char *log = binary->log;
+        binary->log = NULL;
+        ewi_kernel_binary_free(binary);
+        binary->log = log;
     }
     return status;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Run-time compiled elementwise kernels: NVRTC loaded with dlopen on first use,
  * never linked, so the catalogue keeps needing nothing but the driver; the program text generated for
- * a user's body; its compilation to a CUBIN, which src/abi/user_kernel.c loads (docs/design.md, "Run-time
+ * a user's body; its compilation to a CUBIN, which src/rtc/modules.c loads (docs/design.md, "Run-time
  * compiled ops"). */
 #ifndef EW_RTC_H
 #define EW_RTC_H
@@ -50,22 +50,14 @@ ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec);
  * malloc'ed, NUL-terminated; the caller frees it. Needs no NVRTC. */
 ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program);
 
-/* A compiled kernel: the CUBIN, and NVRTC's log (warnings or errors; NULL when empty). */
+/* A compiled program: the CUBIN, the lowered (mangled) name of each slot's kernel in it (NULL where the
+ * program has none), and NVRTC's log (warnings or errors; NULL when empty). */
 typedef struct {
     void *cubin;
     size_t cubin_size;
+    char *lowered[EW_SLOT_COUNT];
     char *log;
 } ewi_kernel_binary_t;
-
-/* Compiles spec for `arch` ("sm_90": a real architecture, since the result is a CUBIN). EW_SUCCESS
- * with the CUBIN; EW_ERROR_INVALID_VALUE when the source does not compile (the log's first lines in
- * the message, the whole log in binary->log) or arch is not an architecture NVRTC takes;
- * EW_ERROR_NOT_SUPPORTED without NVRTC; EW_ERROR_OUT_OF_MEMORY. Release with ewi_kernel_binary_free,
- * whatever the status. Thread-safe. */
-ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary);
-/* The same for a program ewi_kernel_program made (the caller has it already: the caches' key holds it). */
-ew_status_t ewi_kernel_compile_program(const char *program, const char *arch, ewi_kernel_binary_t *binary);
-void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
 
 /* Which kernels spec's program has, one per slot a plan can pick (src/launch/kernel_set.h), by the rules the
  * catalogue's sets are built by (src/plan/plan.h's macros): the flat program the direct kernel aligned at
@@ -79,8 +71,23 @@ typedef struct {
 } ewi_slots_t;
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
 
-/* The kernel symbol of a slot in the program ("ew_pack1", ...); NULL for the list slots and outside the enum. */
-const char *ewi_kernel_slot_name(int slot);
+/* The name expression of a slot's kernel in the program, the kernel template the catalogue's set has in
+ * that slot (src/launch/kernel_set.h: EW_KERNEL_ALIGNED, ...) instantiated for the program's functor,
+ * which NVRTC instantiates by it; NULL where the program has none. */
+const char *ewi_kernel_slot_expression(const ewi_slots_t *slots, int slot);
+
+/* Compiles spec for `arch` ("sm_90": a real architecture, since the result is a CUBIN). EW_SUCCESS
+ * with the CUBIN; EW_ERROR_INVALID_VALUE when the source does not compile (the log's first lines in
+ * the message, the whole log in binary->log) or arch is not an architecture NVRTC takes;
+ * EW_ERROR_NOT_SUPPORTED without NVRTC; EW_ERROR_OUT_OF_MEMORY. Release with ewi_kernel_binary_free,
+ * whatever the status. Thread-safe. */
+ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, ewi_kernel_binary_t *binary);
+/* The same for a program ewi_kernel_program made for a spec of these slots (the caller has it already:
+ * the caches' key holds it). */
+ew_status_t ewi_kernel_compile_program(const char *program, const ewi_slots_t *slots, const char *arch,
+                                       ewi_kernel_binary_t *binary);
+void ewi_kernel_binary_free(ewi_kernel_binary_t *binary);
+
 
 /* The device headers a program includes, embedded at build time (src/device_header.c.in): the
  * catalogue's own scalar semantics and kernels, NUL-terminated texts under their include names. */

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Compare two builds' benchmark results case by case: new GB/s over old GB/s.
+"""Compare two builds' benchmark results case by case: new speed over old speed.
 
     ab-compare.py --old OLD.csv [OLD.csv ...] --new NEW.csv [NEW.csv ...] [--threshold 0.99]
 
 The CSVs are ew-bench-catalogue's (bench/report.py names the columns: impl,op,out_dtype,in_dtype,n,offsets,
-us,gbps,vs_memcpy,...) or ew-bench-strided's (target,case,impl,...,gbps,...,gbps_isolated,...); one
-side's CSVs are all of one kind. The library's rows (impl "ew", and ew-bench-strided's user kernels,
-impl "ew_kernel") with a bandwidth are compared, host-overhead rows (ew-bench-catalogue's offsets "host",
-ew-bench-strided's target 6) and yardsticks left out. Both timing columns are compared where the CSVs
-have them: back-to-back (gbps) and isolated (gbps_isolated). Several CSVs a side are rounds of the
+us,gbps,vs_memcpy,...), ew-bench-strided's (target,case,impl,...,gbps,...,gbps_isolated,...) or
+ew-bench-user-kernels' (target,case,dtype,n,alignment,timing,metric,library,...); one side's CSVs are all
+of one kind. The library's rows are compared: ew-bench-catalogue's impl "ew" by bandwidth and its
+host-overhead rows (offsets "host", the library's launchers) by host microseconds a call;
+ew-bench-strided's impl "ew" and "ew_kernel" (user kernels) by bandwidth, its host target 6 left out;
+ew-bench-user-kernels' figures of the library (GB/s, microseconds a chain, host microseconds a launch;
+not the creation times). Yardsticks are left out. Both timing columns are compared where the CSVs have
+them: back-to-back and isolated. A time's ratio is old over new, so that above 1 is faster either way. Several CSVs a side are rounds of the
 same sweep (scripts/gpu-check's ab stage alternates them): each case takes the median of its rounds,
 and the spread shows the larger of the two sides' (max - min) / median, the noise against which a
 ratio is to be read.
@@ -26,41 +29,56 @@ import math
 import statistics
 import sys
 
-BENCH_KEY = ("op", "out_dtype", "in_dtype", "n", "offsets")
-STRIDED_KEY = ("case", "impl")
-COLUMNS = (("b2b", "gbps"), ("iso", "gbps_isolated"))
+BENCH_KEY = ("impl", "op", "out_dtype", "in_dtype", "n", "offsets", "gbps")
+STRIDED_KEY = ("case", "impl", "gbps")
+USER_KEY = ("target", "case", "dtype", "n", "alignment", "timing", "metric", "library")
+COLUMNS = ("b2b", "iso")
+TIMINGS = {"back-to-back": "b2b", "isolated": "iso"}
+TIME = "us"  # the unit of figures where less is faster; GB/s otherwise
 
 
-def case_key(row, strided):
-    """The case a row times, or None where it is not compared."""
-    if strided:
+def row_figures(row, kind):
+    """The case a row times and its figures, [(column, unit, value)], or None where it is not compared."""
+    if kind == "user":
+        if row["metric"] not in ("gbps", "us", "host_us") or not row["library"]:
+            return None
+        unit = "GB/s" if row["metric"] == "gbps" else TIME
+        return (row["case"], row["dtype"], row["n"], row["alignment"]), [(TIMINGS.get(row["timing"], row["timing"]),
+                                                                          unit, row["library"])]
+    if kind == "strided":
         if row["impl"] not in ("ew", "ew_kernel") or row.get("target") == "6":
             return None
-        return (row["case"], row["impl"])
-    if row["impl"] != "ew" or row["offsets"] == "host":
+        return (row["case"], row["impl"]), [("b2b", "GB/s", row["gbps"]), ("iso", "GB/s", row.get("gbps_isolated"))]
+    entry = tuple(row[k] for k in BENCH_KEY[1:4]) + (int(row["n"]),)
+    if row["offsets"] == "host":
+        if not row["impl"].startswith("ew"):
+            return None
+        return entry + ("host " + row["impl"],), [("b2b", TIME, row["us"]), ("iso", TIME, row.get("us_isolated"))]
+    if row["impl"] != "ew":
         return None
-    return tuple(row[k] for k in BENCH_KEY[:3]) + (int(row["n"]), row["offsets"])
+    return entry + (row["offsets"],), [("b2b", "GB/s", row["gbps"]), ("iso", "GB/s", row.get("gbps_isolated"))]
 
 
 def read(paths):
-    """{(case, column): [GB/s, one value a CSV that has it]}"""
+    """{(case, column): (unit, [values, one a CSV that has it])}"""
     cases = {}
     for path in paths:
         try:
             with open(path, newline="") as f:
                 reader = csv.DictReader(f)
                 fields = set(reader.fieldnames or [])
-                strided = "case" in fields
-                missing = set((STRIDED_KEY if strided else BENCH_KEY) + ("impl", "gbps")) - fields
+                kind = "user" if "metric" in fields else "strided" if "case" in fields else "sweep"
+                missing = set({"user": USER_KEY, "strided": STRIDED_KEY, "sweep": BENCH_KEY}[kind]) - fields
                 if missing:
                     sys.exit("ab-compare: %s lacks the columns %s" % (path, ", ".join(sorted(missing))))
                 for row in reader:
-                    key = case_key(row, strided)
-                    if key is None:
+                    found = row_figures(row, kind)
+                    if found is None:
                         continue
-                    for column, field in COLUMNS:
-                        if row.get(field):
-                            cases.setdefault((key, column), []).append(float(row[field]))
+                    key, figures = found
+                    for column, unit, value in figures:
+                        if value:
+                            cases.setdefault((key, column), (unit, []))[1].append(float(value))
         except OSError as error:
             print("ab-compare: %s" % error, file=sys.stderr)
             sys.exit(2)
@@ -71,6 +89,9 @@ def case_text(key):
     if len(key) == 2:  # ew-bench-strided: case, impl
         name, impl = key
         return name if impl == "ew" else "%s (%s)" % (name, impl)
+    if len(key) == 4:  # ew-bench-user-kernels: case, dtype, n, alignment
+        name, dtype, n, alignment = key
+        return "%s %s %s %s" % (name, dtype, n, alignment)
     op, out, inp, n, offsets = key
     entry = "%s %s" % (op, out) if out == inp else "%s %s<-%s" % (op, out, inp)
     k = n.bit_length() - 1
@@ -96,29 +117,34 @@ def main():
         print("ab-compare: no case in both the old and the new results", file=sys.stderr)
         return 2
 
-    print("new/old GB/s, %d old and %d new CSVs, median of the rounds per case" % (len(args.old), len(args.new)))
-    print("%-44s %-4s %9s %9s %7s %7s" % ("case", "", "old GB/s", "new GB/s", "new/old", "spread"))
+    print("new speed / old speed (GB/s new/old, times old/new), %d old and %d new CSVs, median of the rounds "
+          "per case" % (len(args.old), len(args.new)))
+    print("%-44s %-4s %9s %9s %-4s %7s %7s" % ("case", "", "old", "new", "", "ratio", "spread"))
     ratios = {}
     for key, column in common:
-        a, b = statistics.median(old[key, column]), statistics.median(new[key, column])
-        ratio = b / a if a > 0 else float("inf")
+        unit, old_values = old[key, column]
+        new_values = new[key, column][1]
+        a, b = statistics.median(old_values), statistics.median(new_values)
+        faster, slower = (a, b) if unit == TIME else (b, a)
+        ratio = faster / slower if slower > 0 else float("inf")
         ratios.setdefault(column, []).append((ratio, key))
         mark = " <" if ratio < args.threshold else ""
-        noise = max(spread(old[key, column]), spread(new[key, column]))
-        print("%-44s %-4s %9.1f %9.1f %7.3f %6.1f%%%s" % (case_text(key), column, a, b, ratio, 100 * noise, mark))
+        noise = max(spread(old_values), spread(new_values))
+        print("%-44s %-4s %9.3f %9.3f %-4s %7.3f %6.1f%%%s"
+              % (case_text(key), column, a, b, unit, ratio, 100 * noise, mark))
     for name, only in (("old", set(old) - set(new)), ("new", set(new) - set(old))):
         for key in sorted({k for k, _ in only}, key=str):
             print("%-44s only in the %s results" % (case_text(key), name))
 
     print()
-    for column, _ in COLUMNS:
+    for column in COLUMNS:
         if column not in ratios:
             continue
         finite = [r for r, _ in ratios[column] if 0 < r < float("inf")]
         lowest, lowest_key = min(ratios[column], key=lambda rk: rk[0])
         below = [(r, k) for r, k in ratios[column] if r < args.threshold]
         geomean = math.exp(sum(math.log(r) for r in finite) / len(finite)) if finite else float("nan")
-        print("%s: cases: %d; minimum new/old %.3f (%s); geometric mean %.4f"
+        print("%s: cases: %d; minimum ratio %.3f (%s); geometric mean %.4f"
               % (column, len(ratios[column]), lowest, " ".join(case_text(lowest_key).split()), geomean))
         if below:
             listed = "; ".join("%s %.3f" % (" ".join(case_text(k).split()), r)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""ab-compare.py on made-up CSVs of both benches whose ratios are known by construction: the median
-of the rounds, both timing columns, the rows it must leave out (yardsticks, host rows, target 6), the
-threshold's marks and summary, and exit status 2 where nothing is in common. Standard library only,
+"""ab-compare.py on made-up CSVs of the three benches whose ratios are known by construction: the median
+of the rounds, both timing columns, times compared as old over new, the rows it must leave out
+(yardsticks, other launchers' host rows, target 6, creation times), the threshold's marks and summary,
+and exit status 2 where nothing is in common. Standard library only,
 no GPU; ctest runs it as scripts_ab_compare."""
 
 import contextlib
@@ -21,6 +22,8 @@ spec.loader.exec_module(ab)
 
 BENCH_FIELDS = ["impl", "op", "out_dtype", "in_dtype", "n", "offsets", "us", "gbps", "vs_memcpy", "us_isolated",
                 "gbps_isolated", "vs_memcpy_isolated", "check"]
+USER_FIELDS = ["target", "case", "dtype", "n", "alignment", "timing", "metric", "library", "yardstick_impl",
+               "yardstick", "ratio", "check"]
 STRIDED_FIELDS = ["target", "case", "impl", "op", "out_dtype", "in_dtype", "shape", "layout", "c", "bytes", "us",
                   "gbps", "us_isolated", "gbps_isolated", "check"]
 
@@ -28,6 +31,16 @@ STRIDED_FIELDS = ["target", "case", "impl", "op", "out_dtype", "in_dtype", "shap
 def bench_row(gbps, gbps_iso, impl="ew", n=1 << 20, offsets="aligned"):
     return {"impl": impl, "op": "add", "out_dtype": "f32", "in_dtype": "f32", "n": str(n), "offsets": offsets,
             "us": "1", "gbps": "%g" % gbps, "gbps_isolated": "%g" % gbps_iso}
+
+
+def host_row(us, us_iso, impl="ew"):
+    return {"impl": impl, "op": "add", "out_dtype": "f32", "in_dtype": "f32", "n": "1024", "offsets": "host",
+            "us": "%g" % us, "us_isolated": "%g" % us_iso}
+
+
+def user_row(case, timing, metric, library):
+    return {"target": "1", "case": case, "dtype": "f32", "n": "1024", "alignment": "aligned", "timing": timing,
+            "metric": metric, "library": "%g" % library}
 
 
 def strided_row(case, impl, gbps, gbps_iso, target="2"):
@@ -63,15 +76,36 @@ class AbCompareTest(unittest.TestCase):
         # three rounds a side: the medians are 100 / 200 (b2b) and 90 / 99 (iso)
         old = [self.write(BENCH_FIELDS, [bench_row(g, i), bench_row(1, 1, impl="cub")]) for g, i in
                ((100, 90), (50, 91), (120, 89))]
-        new = [self.write(BENCH_FIELDS, [bench_row(g, i), bench_row(1, 1, offsets="host")]) for g, i in
+        new = [self.write(BENCH_FIELDS, [bench_row(g, i), bench_row(1, 1, impl="cub")]) for g, i in
                ((200, 99), (190, 99), (210, 99))]
         status, text = self.run_main(old, new)
         self.assertEqual(status, 0)
-        self.assertIn("b2b: cases: 1; minimum new/old 2.000", text)
-        self.assertIn("iso: cases: 1; minimum new/old 1.100", text)
+        self.assertIn("b2b: cases: 1; minimum ratio 2.000", text)
+        self.assertIn("iso: cases: 1; minimum ratio 1.100", text)
         self.assertIn("b2b: below 0.99: none", text)
-        self.assertNotIn("host", text)  # the host row and CUB's are not compared
+        self.assertNotIn("cub", text)  # CUB's rows are not compared
         self.assertIn(" 70.0%", text)  # the old b2b rounds' spread: (120 - 50) / 100
+
+    def test_host_rows_are_times(self):
+        # the library's launcher: 2.0 -> 2.5 us back to back is 0.8 as fast; 4.0 -> 2.0 us isolated 2x
+        old = self.write(BENCH_FIELDS, [host_row(2.0, 4.0), host_row(1.0, 1.0, impl="raw")])
+        new = self.write(BENCH_FIELDS, [host_row(2.5, 2.0), host_row(9.0, 9.0, impl="raw")])
+        status, text = self.run_main([old], [new])
+        self.assertEqual(status, 0)
+        self.assertIn("b2b: cases: 1; minimum ratio 0.800 (add f32 2^10 host ew)", text)
+        self.assertIn("iso: cases: 1; minimum ratio 2.000", text)
+        self.assertNotIn("raw", text)  # the raw launch is a yardstick
+
+    def test_user_kernel_figures(self):
+        rows_old = [user_row("t1-add", "back-to-back", "gbps", 100), user_row("t2-chain", "isolated", "us", 10),
+                    user_row("t4-launch", "back-to-back", "host_us", 3), user_row("t4-create", "host", "create_us", 9)]
+        rows_new = [user_row("t1-add", "back-to-back", "gbps", 97), user_row("t2-chain", "isolated", "us", 8),
+                    user_row("t4-launch", "back-to-back", "host_us", 3), user_row("t4-create", "host", "create_us", 1)]
+        status, text = self.run_main([self.write(USER_FIELDS, rows_old)], [self.write(USER_FIELDS, rows_new)])
+        self.assertEqual(status, 0)
+        self.assertIn("b2b: cases: 2; minimum ratio 0.970 (t1-add f32 1024 aligned)", text)
+        self.assertIn("iso: cases: 1; minimum ratio 1.250", text)  # 10 us -> 8 us
+        self.assertNotIn("t4-create", text)
 
     def test_strided_keys_and_exclusions(self):
         rows_old = [strided_row("t2-row", "ew", 100, 100), strided_row("t2-row", "ew_kernel", 100, 100),
@@ -81,9 +115,9 @@ class AbCompareTest(unittest.TestCase):
         status, text = self.run_main([self.write(STRIDED_FIELDS, rows_old)],
                                      [self.write(STRIDED_FIELDS, rows_new)])
         self.assertEqual(status, 0)
-        self.assertIn("b2b: cases: 2; minimum new/old 0.980 (t2-row)", text)
+        self.assertIn("b2b: cases: 2; minimum ratio 0.980 (t2-row)", text)
         self.assertIn("b2b: below 0.99: 1 cases: t2-row 0.980", text)
-        self.assertIn("iso: cases: 2; minimum new/old 0.995 (t2-row (ew_kernel))", text)
+        self.assertIn("iso: cases: 2; minimum ratio 0.995 (t2-row (ew_kernel))", text)
         self.assertIn("iso: below 0.99: none", text)
         self.assertNotIn("t6-host", text)
         self.assertNotIn("ew_flat", text)

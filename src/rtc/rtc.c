@@ -509,6 +509,61 @@ ew_status_t ewi_kernel_compile(const ewi_kernel_spec_t *spec, const char *arch, 
     return status;
 }
 
+/* The CUBIN of a compiled program, and the lowered name of each slot's kernel in it. */
+static ew_status_t take_results(nvrtcProgram handle, const ewi_slots_t *slots, const char *arch,
+                                ewi_kernel_binary_t *binary)
+{
+    if (nvrtc.cubin_size(handle, &binary->cubin_size) != NVRTC_SUCCESS || binary->cubin_size == 0)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "NVRTC gave no CUBIN for %s", arch);
+    if ((binary->cubin = malloc(binary->cubin_size)) == NULL)
+        return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the CUBIN");
+    if (nvrtc.cubin(handle, binary->cubin) != NVRTC_SUCCESS)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetCUBIN failed");
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+        const char *lowered = NULL, *expression = ewi_kernel_slot_expression(slots, slot);
+        if (expression == NULL)
+            continue;
+        if (nvrtc.lowered_name(handle, expression, &lowered) != NVRTC_SUCCESS || lowered == NULL)
+            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetLoweredName failed for %s", expression);
+        if ((binary->lowered[slot] = strdup(lowered)) == NULL) /* NVRTC's until the program goes */
+            return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the kernels' names");
+    }
+    return EW_SUCCESS;
+}
+
+/* Compiles handle for arch: EW_SUCCESS, or the failure with NVRTC's log in binary->log. */
+static ew_status_t compile(nvrtcProgram handle, const char *arch, ewi_kernel_binary_t *binary)
+{
+    char architecture[32];
+    snprintf(architecture, sizeof architecture, "--gpu-architecture=%s", arch);
+    const char *options[] = {
+        architecture,
+        "-std=c++17",
+        "--diag-error=940", /* a body that can end without returning: an error, not garbage at run time */
+        "-default-device",  /* the program is device code: the plan's C prototypes and a user's helper
+                             * functions need no __device__ */
+#ifdef EW_GENERIC_CONVERSIONS
+        "-DEW_GENERIC_CONVERSIONS", /* the same conversion paths as the catalogue of this build */
+#endif
+    };
+    const nvrtcResult result = nvrtc.compile(handle, (int)(sizeof options / sizeof options[0]), options);
+    size_t log_size = 0;
+    if (nvrtc.log_size(handle, &log_size) == NVRTC_SUCCESS && log_size > 1 &&
+        (binary->log = malloc(log_size)) != NULL && nvrtc.log(handle, binary->log) != NVRTC_SUCCESS) {
+        free(binary->log);
+        binary->log = NULL;
+    }
+    if (result == NVRTC_ERROR_COMPILATION)
+        return fail_compile(arch, binary->log);
+    if (result == NVRTC_ERROR_INVALID_OPTION)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "NVRTC %d.%d refuses the options (arch %s): %.300s", nvrtc.major,
+                        nvrtc.minor, arch, binary->log != NULL ? binary->log : "");
+    if (result != NVRTC_SUCCESS)
+        return ewi_fail(result == NVRTC_ERROR_OUT_OF_MEMORY ? EW_ERROR_OUT_OF_MEMORY : EW_ERROR_NOT_SUPPORTED,
+                        "nvrtcCompileProgram failed: %s", nvrtc.error_string(result));
+    return EW_SUCCESS;
+}
+
 ew_status_t ewi_kernel_compile_program(const char *program, const ewi_slots_t *slots, const char *arch,
                                        ewi_kernel_binary_t *binary)
 {
@@ -534,58 +589,13 @@ ew_status_t ewi_kernel_compile_program(const char *program, const ewi_slots_t *s
     for (int slot = 0; slot < EW_SLOT_COUNT && result == NVRTC_SUCCESS; ++slot)
         if (slots->present[slot])
             result = nvrtc.add_name(handle, ewi_kernel_slot_expression(slots, slot));
-    if (result != NVRTC_SUCCESS) {
-        nvrtc.destroy(&handle);
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcAddNameExpression failed: %s", nvrtc.error_string(result));
-    }
-    char architecture[32];
-    snprintf(architecture, sizeof architecture, "--gpu-architecture=%s", arch);
-    const char *options[] = {
-        architecture,
-        "-std=c++17",
-        "--diag-error=940", /* a body that can end without returning: an error, not garbage at run time */
-        "-default-device",  /* the program is device code: the plan's C prototypes and a user's helper
-                             * functions need no __device__ */
-#ifdef EW_GENERIC_CONVERSIONS
-        "-DEW_GENERIC_CONVERSIONS", /* the same conversion paths as the catalogue of this build */
-#endif
-    };
-    result = nvrtc.compile(handle, (int)(sizeof options / sizeof options[0]), options);
-
-    size_t log_size = 0;
-    if (nvrtc.log_size(handle, &log_size) == NVRTC_SUCCESS && log_size > 1 &&
-        (binary->log = malloc(log_size)) != NULL && nvrtc.log(handle, binary->log) != NVRTC_SUCCESS) {
-        free(binary->log);
-        binary->log = NULL;
-    }
-    if (result == NVRTC_ERROR_COMPILATION || result == NVRTC_ERROR_INVALID_OPTION) {
-        status = result == NVRTC_ERROR_COMPILATION
-                     ? fail_compile(arch, binary->log)
-                     : ewi_fail(EW_ERROR_INVALID_VALUE, "NVRTC %d.%d refuses the options (arch %s): %.300s",
-                                nvrtc.major, nvrtc.minor, arch, binary->log != NULL ? binary->log : "");
-    } else if (result != NVRTC_SUCCESS) {
-        status = ewi_fail(result == NVRTC_ERROR_OUT_OF_MEMORY ? EW_ERROR_OUT_OF_MEMORY : EW_ERROR_NOT_SUPPORTED,
-                          "nvrtcCompileProgram failed: %s", nvrtc.error_string(result));
-    } else if (nvrtc.cubin_size(handle, &binary->cubin_size) != NVRTC_SUCCESS || binary->cubin_size == 0) {
-        status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "NVRTC gave no CUBIN for %s", arch);
-    } else if ((binary->cubin = malloc(binary->cubin_size)) == NULL) {
-        status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the CUBIN");
-    } else if (nvrtc.cubin(handle, binary->cubin) != NVRTC_SUCCESS) {
-        status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetCUBIN failed");
-    }
-    for (int slot = 0; status == EW_SUCCESS && slot < EW_SLOT_COUNT; ++slot) {
-        const char *lowered = NULL;
-        if (!slots->present[slot])
-            continue;
-        if (nvrtc.lowered_name(handle, ewi_kernel_slot_expression(slots, slot), &lowered) != NVRTC_SUCCESS ||
-            lowered == NULL)
-            status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcGetLoweredName failed for %s",
-                              ewi_kernel_slot_expression(slots, slot));
-        else if ((binary->lowered[slot] = strdup(lowered)) == NULL)
-            status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the kernels' names");
-    }
-    nvrtc.destroy(&handle); /* the lowered names are NVRTC's until here */
-    if (status != EW_SUCCESS) {
+    status = result != NVRTC_SUCCESS
+                 ? ewi_fail(EW_ERROR_NOT_SUPPORTED, "nvrtcAddNameExpression failed: %s", nvrtc.error_string(result))
+                 : compile(handle, arch, binary);
+    if (status == EW_SUCCESS)
+        status = take_results(handle, slots, arch, binary);
+    nvrtc.destroy(&handle);
+    if (status != EW_SUCCESS) { /* the log stays, for the caller */
         char *log = binary->log;
         binary->log = NULL;
         ewi_kernel_binary_free(binary);

@@ -21,7 +21,7 @@ cmake --preset default -B "$build" -DEW_BUILD_BENCH=OFF -DEW_BUILD_TESTS=OFF >"$
     { cat "$build.log"; exit 1; }
 architectures=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")
 [ -n "$architectures" ] || { echo "architectures.sh: no CMAKE_CUDA_ARCHITECTURES in $build" >&2; exit 1; }
-rows=(rows_cast_f8e4m3 rows_cast_f16)
+rows=(sets_cast_f8e4m3 sets_cast_f16) # src/catalogue/sets_cast.cu.in's translation units
 echo "== architectures: ${rows[*]} for $architectures"
 objects=()
 for row in "${rows[@]}"; do

@@ -16,7 +16,7 @@
 add_executable(fuzz_api ${PROJECT_SOURCE_DIR}/fuzz/fuzz_api.c)
 target_link_libraries(fuzz_api PRIVATE elementwise_objects CUDA::cudart_static stdc++ m)
 target_compile_options(fuzz_api PRIVATE -Wall -Wextra)
-target_include_directories(fuzz_api PRIVATE ${PROJECT_SOURCE_DIR}/fuzz ${PROJECT_SOURCE_DIR}/tests) # layout_model.h
+target_include_directories(fuzz_api PRIVATE ${PROJECT_SOURCE_DIR}/fuzz ${PROJECT_SOURCE_DIR}/tests) # plan/layout_model.h
 target_link_options(fuzz_api PRIVATE -fsanitize=fuzzer)
 # clang drives the link (g++ has no libFuzzer); the C++ runtime of the nvcc objects is named above.
 set_target_properties(fuzz_api PROPERTIES LINKER_LANGUAGE C RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fuzz)

@@ -41,7 +41,7 @@
 #include "fuzz_table.h"
 #include "abi/handle.h"
 #include "abi/user_kernel.h"
-#include "layout_model.h"
+#include "plan/layout_model.h"
 
 #define CHECK(condition, ...)                                                                                \
     do {                                                                                                     \

@@ -25,6 +25,20 @@ typedef struct {
     int dependent;
 } ew_launch_t;
 
+/* What a flat plan's kernel takes: its slot, the grid with its edge block after it, the shared memory
+ * of the bulk kernel's staged inputs, and its plan argument (the bulk kernel's or the direct one's).
+ * Pure: the CPU tests check it against a model. */
+typedef struct {
+    ew_slot_t slot;
+    unsigned blocks;
+    unsigned shared_bytes;
+    union {
+        ew_body_plan_t body; /* every slot but EW_SLOT_BULK */
+        ew_bulk_plan_t bulk;
+    };
+} ew_flat_launch_t;
+ew_flat_launch_t ew_flat_launch_make(const ew_kernel_set_t *set, const ew_call_t *call, const ew_plan_t *plan);
+
 /* A flat call (call: n, the pointers, out first, and their element sizes) on its plan. */
 ew_status_t ew_launch_flat(const ew_kernel_set_t *set, const ew_call_t *call, const ew_plan_t *plan,
                            const ew_functor_t *functor, const ew_launch_t *launch);

@@ -105,8 +105,8 @@ ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_
     const ew_slot_t slot = plan->kernel == EW_STRIDED_TILED ? EW_SLOT_TILED
                            : plan->kernel == EW_STRIDED_ROWS ? EW_SLOT_ROWS
                                                              : EW_SLOT_GATHER;
-    const void *a = in[0], *b = in[1], *c = in[2], *d = in[3];
-    void *arguments[] = {(void *)functor, (void *)plan, &out, &a, &b, &c, &d};
+    void *arguments[] = {(void *)functor, (void *)plan, &out, (void *)&in[0], (void *)&in[1], (void *)&in[2],
+                         (void *)&in[3]};
     return launch(set, slot, plan->blocks, plan->shared_bytes, how, arguments);
 }
 

@@ -421,7 +421,7 @@ const char *ewi_kernel_slot_expression(const ewi_slots_t *slots, int slot)
     if (slot < 0 || slot >= EW_SLOT_TILED + 1 || !slots->present[slot])
         return NULL;
     const int pack = slot <= EW_SLOT_PACK8 ? 1 << slot : slots->widest_pack;
-    return names[slot][pack == 8 ? 3 : pack == 4 ? 2 : pack == 2 ? 1 : 0];
+    return names[slot][ew_pack_slot(pack) - EW_SLOT_PACK1];
 }
 
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)

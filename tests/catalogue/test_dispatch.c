@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include "catalogue/dispatch.h"
+#include "catalogue/entries.h"
 #include "elementwise.h"
 #include "abi/handle.h"
 
@@ -135,16 +136,6 @@ static void test_table_matches_catalogue(void **state)
     assert_int_equal(ew_pack_slot(8), EW_SLOT_PACK8);
 }
 
-/* Every entry of the table with its op and dtypes; the body runs once per entry (`continue` goes on
- * to the next one). */
-#define FOR_EACH_ENTRY(op, out, in, entry)                                               \
-    for (int op = 1; op <= 5; ++op)                                                      \
-        for (int out = 1; out <= 12; ++out)                                              \
-            for (int in = 1; in <= 12; ++in)                                             \
-                for (const ew_kernel_set_t *entry =                                      \
-                         ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in); \
-                     entry != NULL; entry = NULL)
-
 /* Every kernel of the table is its own: a row wired twice, or one op's row standing in for
  * another's, would show as two slots holding the same kernel. */
 static void test_kernels_distinct(void **state)
@@ -222,26 +213,16 @@ static void test_every_plan_has_a_kernel(void **state)
     FOR_EACH_ENTRY (op, out, in, entry) {
         const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
         const size_t size[3] = {size_of(out), size_of(in), size_of(in)};
-        int phases = 1;
-        for (int i = 0; i < count; ++i)
-            phases *= 16 / (int)size[i];
-        for (int pc = 0; pc < phases; ++pc) {
-            uintptr_t address[3];
-            for (int i = 0, rest = pc; i < count; ++i) {
-                int per = 16 / (int)size[i];
-                address[i] = (uintptr_t)(i + 1) * 0x100000 + (uintptr_t)(rest % per) * size[i];
-                rest /= per;
-            }
+        for (int pc = 0; pc < entry_phases(count, size); ++pc) {
+            ew_call_t call = {.block_table = entry->block_table};
+            entry_phase_call(pc, count, size, &call);
+            const uintptr_t *address = call.address;
             for (size_t k = 0; k < COUNT(ns); ++k)
                 for (size_t m = 0; m < COUNT(modes); ++m) {
                     ew_policy_t policy = ew_policy_for(9, 0);
                     policy.bulk = modes[m];
                     const ew_device_t device = {.sm_count = 132, .max_threads_per_sm = 2048};
-                    ew_call_t call = {.n = ns[k], .count = count, .block_table = entry->block_table};
-                    for (int i = 0; i < count; ++i) {
-                        call.address[i] = address[i];
-                        call.elem_size[i] = size[i];
-                    }
+                    call.n = ns[k];
                     ew_plan_t plan = ew_plan_choose(&policy, &device, &call);
                     if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
                         !ew_kernel_set_has(entry, ew_flat_slot(entry, &plan))) {

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "catalogue/dispatch.h"
+#include "catalogue/entries.h"
 #include "launch/launch.h"
 #include "plan/plan.h"
 #include "plan/policy.h"
@@ -96,18 +97,11 @@ static ew_slot_t check_launch(const ew_kernel_set_t *set, const ew_call_t *call,
 static int64_t check_phases(const ew_kernel_set_t *set, int count, const size_t size[], int most, int64_t by_slot[])
 {
     int64_t plans = 0;
-    int phases = 1;
-    for (int i = 0; i < count; ++i)
-        phases *= 16 / (int)size[i];
+    const int phases = entry_phases(count, size);
     const int step = phases > most ? phases / most | 1 : 1; /* odd: every pointer's phases come round */
     for (int pc = 0; pc < phases; pc += step) {
-        ew_call_t call = {.count = count, .block_table = set->block_table};
-        for (int i = 0, rest = pc; i < count; ++i) {
-            const int per = 16 / (int)size[i];
-            call.address[i] = (uintptr_t)(i + 1) * 0x10000000 + (uintptr_t)(rest % per) * size[i];
-            call.elem_size[i] = size[i];
-            rest /= per;
-        }
+        ew_call_t call = {.block_table = set->block_table};
+        entry_phase_call(pc, count, size, &call);
         for (size_t k = 0; k < COUNT(sizes_n); ++k)
             for (size_t m = 0; m < COUNT(modes); ++m) {
                 ew_policy_t policy = ew_policy_for(9, 0);
@@ -128,26 +122,21 @@ static void catalogue_launches(void **state)
 {
     (void)state;
     int64_t plans = 0, by_slot[EW_SLOT_COUNT] = {0};
-    for (int op = 1; op < EW_OP_END; ++op)
-        for (int out = 1; out < EW_DTYPE_END; ++out)
-            for (int in = 1; in < EW_DTYPE_END; ++in) {
-                const ew_kernel_set_t *set = ew_dispatch_find((ew_op_t)op, (ew_dtype_t)out, (ew_dtype_t)in);
-                if (set == NULL)
-                    continue;
-                const int count = op == EW_OP_RELU || op == EW_OP_CAST ? 2 : 3;
-                const size_t size[3] = {ew_dtype_size((ew_dtype_t)out), ew_dtype_size((ew_dtype_t)in),
-                                        ew_dtype_size((ew_dtype_t)in)};
-                int64_t entry_slots[EW_SLOT_COUNT] = {0};
-                plans += check_phases(set, count, size, 1 << 30, entry_slots);
-                for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
-                    if (entry_slots[slot] > 0 && !ew_kernel_set_has(set, (ew_slot_t)slot)) {
-                        print_error("op %d (%s <- %s): plans pick slot %d, which its set lacks\n", op,
-                                    ew_dtype_name((ew_dtype_t)out), ew_dtype_name((ew_dtype_t)in), slot);
-                        fail();
-                    }
-                    by_slot[slot] += entry_slots[slot];
-                }
+    FOR_EACH_ENTRY (op, out, in, set) {
+        const int count = op == EW_OP_RELU || op == EW_OP_CAST ? 2 : 3;
+        const size_t size[3] = {ew_dtype_size((ew_dtype_t)out), ew_dtype_size((ew_dtype_t)in),
+                                ew_dtype_size((ew_dtype_t)in)};
+        int64_t entry_slots[EW_SLOT_COUNT] = {0};
+        plans += check_phases(set, count, size, 1 << 30, entry_slots);
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+            if (entry_slots[slot] > 0 && !ew_kernel_set_has(set, (ew_slot_t)slot)) {
+                print_error("op %d (%s <- %s): plans pick slot %d, which its set lacks\n", op,
+                            ew_dtype_name((ew_dtype_t)out), ew_dtype_name((ew_dtype_t)in), slot);
+                fail();
             }
+            by_slot[slot] += entry_slots[slot];
+        }
+    }
     /* every flat slot is planned somewhere */
     for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_BULK; ++slot)
         if (by_slot[slot] == 0) {

@@ -394,6 +394,9 @@ def _torch_dtype(dtype) -> torch.dtype:
     return dtype if isinstance(dtype, torch.dtype) else _named_dtype(dtype)
 
 
+# ew.Op -> its member's name lower-cased (an IntEnum: a plain int finds it too). A dict built at
+# import, because Dynamo traces a dict lookup but not the enum's __members__ property.
+_OP_NAMES = {op: op.name.lower() for op in ew.Op}
 
 
 def _traced_call(name, args, out, stream, head=(), tail=()):
@@ -411,8 +414,7 @@ def _traced_call(name, args, out, stream, head=(), tail=()):
 
 
 def _named(op, names, what):
-    # The op's name is its ew.Op member's, lower-cased (a plain int finds it too).
-    name = ew.Op(op).name.lower() if op in ew.Op.__members__.values() else None
+    name = _OP_NAMES.get(op)
     if name not in names:
         raise ValueError("elementwise.%s: %r is not one of its ops (%s)" % (what, op, ", ".join(names)))
     return name

@@ -201,51 +201,6 @@ static void test_flat_slot(void **state)
     assert_int_equal(picks, 4 * (3 * 34 + 30 + 452));
 }
 
-/* Every plan the planner makes for an entry (src/plan/plan.c: ew_plan_choose, bulk copies off and always) at
- * every phase of its pointers within 16 bytes has a kernel in the entry: the planner and the table
- * (src/catalogue/sets.cuh: make_kernel_set) agree on where shifted and out-shifted kernels exist. */
-static void test_every_plan_has_a_kernel(void **state)
-{
-    (void)state;
-    static const int64_t ns[] = {1000, (1 << 20) + 3};
-    static const ew_bulk_mode_t modes[] = {EW_BULK_OFF, EW_BULK_ALWAYS};
-    int64_t plans = 0, by_kernel[4] = {0};
-    FOR_EACH_ENTRY (op, out, in, entry) {
-        const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
-        const size_t size[3] = {size_of(out), size_of(in), size_of(in)};
-        for (int pc = 0; pc < entry_phases(count, size); ++pc) {
-            ew_call_t call = {.block_table = entry->block_table};
-            entry_phase_call(pc, count, size, &call);
-            const uintptr_t *address = call.address;
-            for (size_t k = 0; k < COUNT(ns); ++k)
-                for (size_t m = 0; m < COUNT(modes); ++m) {
-                    ew_policy_t policy = ew_policy_for(9, 0);
-                    policy.bulk = modes[m];
-                    const ew_device_t device = {.sm_count = 132, .max_threads_per_sm = 2048};
-                    call.n = ns[k];
-                    ew_plan_t plan = ew_plan_choose(&policy, &device, &call);
-                    if ((unsigned)plan.kernel > EW_PLAN_KERNEL_BULK ||
-                        !ew_kernel_set_has(entry, ew_flat_slot(entry, &plan))) {
-                        print_error("op %d, out dtype %d, in dtype %d, pointers %#lx %#lx %#lx, n = "
-                                    "%lld: kernel %d at pack %d has no kernel\n",
-                                    op, out, in, (unsigned long)address[0], (unsigned long)address[1],
-                                    count == 3 ? (unsigned long)address[2] : 0ul, (long long)ns[k],
-                                    (int)plan.kernel, plan.pack);
-                        fail();
-                    }
-                    ++plans;
-                    ++by_kernel[plan.kernel];
-                }
-        }
-    }
-    /* every kernel is planned somewhere */
-    for (int k = 0; k < 4; ++k)
-        assert_true(by_kernel[k] > 0);
-    printf("# %lld plans, each with a kernel: %lld aligned, %lld shifted, %lld out-shifted, %lld bulk\n",
-           (long long)plans, (long long)by_kernel[0], (long long)by_kernel[1], (long long)by_kernel[2],
-           (long long)by_kernel[3]);
-}
-
 /* ---- the public calls ---- */
 
 static int gpu_present;
@@ -330,7 +285,6 @@ int main(void)
         cmocka_unit_test(test_table_matches_catalogue),
         cmocka_unit_test(test_kernels_distinct),
         cmocka_unit_test(test_flat_slot),
-        cmocka_unit_test(test_every_plan_has_a_kernel),
         cmocka_unit_test(test_public_calls),
     };
     /* clang-format on */

@@ -11,8 +11,8 @@
 # them; scripts/ci/packages.sh also installs and consumes them.
 # Each package names the CUDA toolkit it was built with (EW_CUDA_TAG, e.g. cu130: cmake/toolkit.cmake),
 # since the runtime linked in decides which drivers run it: in the .debs' Debian revision
-# (libelementwise1_1.1.0-1+cu130_amd64.deb; the package names stay, so one replaces the other) and in
-# the .tar.gz's name (libelementwise-1.1.0-cu130-Linux-x86_64.tar.gz).
+# (libelementwise1_1.2.0-1+cu130_amd64.deb; the package names stay, so one replaces the other) and in
+# the .tar.gz's name (libelementwise-1.2.0-cu130-Linux-x86_64.tar.gz).
 include_guard(GLOBAL)
 
 set(CPACK_PACKAGE_NAME "libelementwise")

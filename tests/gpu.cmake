@@ -22,6 +22,17 @@ add_test(NAME test_strided_gpu_direct COMMAND test_strided_gpu)
 set_tests_properties(test_strided_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0" LABELS "gpu;direct"
                                                      SKIP_RETURN_CODE 77 TIMEOUT 600)
 
+# The scaled casts (quantize, dequantize, amax), and again with the bulk-copy kernel at every n in
+# small tiles and with the direct kernel alone.
+ew_add_test(test_scaled_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/device/test_scaled_gpu.c LIBS ew_gpu_util GPU)
+add_test(NAME test_scaled_gpu_bulk COMMAND test_scaled_gpu)
+add_test(NAME test_scaled_gpu_direct COMMAND test_scaled_gpu)
+set_tests_properties(test_scaled_gpu_bulk PROPERTIES ENVIRONMENT "EW_BULK_COPY=always;EW_BULK_TILE_BYTES=1024"
+                     LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(test_scaled_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY=0" LABELS "gpu;direct"
+                     SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(test_scaled_gpu PROPERTIES TIMEOUT 600)
+
 # User-defined kernels (NVRTC at run time): chains against catalogue calls, every offset, the caches;
 # again with the bulk-copy kernel at every n in small tiles (cc >= 9.0; elsewhere a repeat), one to four
 # inputs staged, and with the direct kernel alone.

@@ -77,6 +77,30 @@ __global__ void hold_back(uint64_t ns)
 
 } // namespace
 
+namespace
+{
+// Every word read and folded, so no load can be dropped; one store a block.
+__global__ void raw_read(const uint4 *src, size_t count, unsigned *sink)
+{
+    unsigned folded = 0;
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const uint4 v = __ldg(src + i);
+        folded ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    for (int lane = 16; lane > 0; lane /= 2)
+        folded ^= __shfl_xor_sync(0xFFFFFFFFu, folded, lane);
+    if (threadIdx.x == 0)
+        sink[blockIdx.x] = folded;
+}
+} // namespace
+
+extern "C" cudaError_t ewb_raw_read(const void *src, size_t bytes, unsigned *sink, int blocks, cudaStream_t stream)
+{
+    raw_read<<<blocks, 512, 0, stream>>>(static_cast<const uint4 *>(src), bytes / 16, sink);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t ewb_hold_back(uint64_t ns, cudaStream_t stream)
 {
     hold_back<<<1, 1, 0, stream>>>(ns);

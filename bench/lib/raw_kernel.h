@@ -24,6 +24,11 @@ cudaError_t ewb_fill_random(void *dst, int dtype, int64_t count, uint64_t seed, 
  * per thread, no grid-stride loop, nothing else. For cudaLaunchKernel from C. */
 const void *ewb_raw_add_f32_kernel(void);
 
+/* Queue on stream a read of `bytes` at src (a multiple of 16, 16-byte aligned) in 16-byte loads, one
+ * word per block written to sink (at least the grid's blocks words): the GPU's read bandwidth, which an
+ * amax that reads its input once can reach at best. Returns the launch's error. */
+cudaError_t ewb_raw_read(const void *src, size_t bytes, unsigned *sink, int blocks, cudaStream_t stream);
+
 /* Queue on stream one single-thread kernel that returns once ns nanoseconds of the GPU's global timer
  * have passed since it started: nothing queued after it on that stream starts earlier, so the host can
  * queue a whole batch before the GPU runs any of it. Returns the launch's error. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The package's dynamic metadata, for scikit-build-core (pyproject.toml):
 
-- version: the library's own, from the project() line of CMakeLists.txt (1.1.0), as an index takes
+- version: the library's own, from the project() line of CMakeLists.txt (1.2.0), as an index takes
   it; the CUDA major of a released wheel is in its name (elementwise-cu13: scripts/build-wheel);
 - optional-dependencies: `test`, and `nvrtc`, NVIDIA's NVRTC wheel of the building toolkit's CUDA
   major (nvidia-cuda-nvrtc for 13, nvidia-cuda-nvrtc-cu12 for 12), where user kernels find it.

@@ -72,7 +72,7 @@ ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t 
 
 ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
                             const ewi_operand_t *operands, int count, const ew_functor_t *functor,
-                            ew_stream_t stream)
+                            const ew_launch_t *how)
 {
     ew_call_t call = {.n = n,
                       .count = count,
@@ -83,19 +83,49 @@ ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *s
         call.elem_size[i] = operands[i].elem_size;
     }
     const ew_plan_t plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
-    const ew_launch_t how = ewi_launch_of(handle, stream);
-    return ew_launch_flat(set, &call, &plan, functor, &how);
+    return ew_launch_flat(set, &call, &plan, functor, how);
+}
+
+static int overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintptr_t b_end) { return a < b_end && b < a_end; }
+
+ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const char *const names[],
+                              const uintptr_t lo[], const uintptr_t hi[])
+{
+    const uintptr_t scale = (uintptr_t)params->scale, reduction = (uintptr_t)params->reduction;
+    if (scale != 0 && overlaps(scale, scale + 4, lo[0], hi[0]))
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "the scale %p lies inside %s", (const void *)params->scale,
+                        names[0]);
+    if (reduction == 0)
+        return EW_SUCCESS;
+    for (int k = 0; k < count; ++k)
+        if (overlaps(reduction, reduction + 4, lo[k], hi[k]))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "amax %p lies inside %s", (const void *)params->reduction,
+                            names[k]);
+    if (scale != 0 && overlaps(reduction, reduction + 4, scale, scale + 4))
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "amax %p overlaps the scale", (const void *)params->reduction);
+    return EW_SUCCESS;
 }
 
 ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,
-                    int count, const ew_op_params_t *params, ew_stream_t stream)
+                    int count, const ew_op_params_t *params, const ew_launch_t *how)
 {
     ew_status_t status = ewi_check_flat(handle, n, operands, count);
     if (status != EW_SUCCESS)
         return status;
+    if (params->scale != NULL || params->reduction != NULL) {
+        uintptr_t lo[EW_PLAN_MAX_POINTERS], hi[EW_PLAN_MAX_POINTERS];
+        const char *names[EW_PLAN_MAX_POINTERS];
+        for (int k = 0; k < count; ++k) {
+            lo[k] = (uintptr_t)operands[k].address;
+            hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
+            names[k] = operands[k].name;
+        }
+        if ((status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
+            return status;
+    }
     ew_functor_t functor;
     set->make_functor(params, &functor);
-    return ewi_launch_flat(handle, set, n, operands, count, &functor, stream);
+    return ewi_launch_flat(handle, set, n, operands, count, &functor, how);
 }
 
 ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x,
@@ -109,7 +139,8 @@ ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"x", x, size}};
     const ew_op_params_t params = {0};
-    return ewi_run(h, set, n, operands, 2, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run(h, set, n, operands, 2, &params, &how);
 }
 
 ew_status_t ew_binary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *a,
@@ -123,7 +154,8 @@ ew_status_t ew_binary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t 
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
     const ew_op_params_t params = {0};
-    return ewi_run(h, set, n, operands, 3, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run(h, set, n, operands, 3, &params, &how);
 }
 
 ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out,
@@ -137,7 +169,8 @@ ew_status_t ew_cast(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtyp
         return status;
     ewi_operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"x", x, ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return ewi_run(h, set, n, operands, 2, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run(h, set, n, operands, 2, &params, &how);
 }
 
 /* Integer dtypes take alpha as an exact integer, a wrapping multiplier, as PyTorch does: a signed
@@ -190,5 +223,6 @@ ew_status_t ew_scale_add(ew_handle_t handle, ew_dtype_t dtype, double alpha, int
         return EW_SUCCESS;
     size_t size = ew_dtype_size(dtype);
     ewi_operand_t operands[] = {{"out", out, size}, {"a", a, size}, {"b", b, size}};
-    return ewi_run(h, set, n, operands, 3, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run(h, set, n, operands, 3, &params, &how);
 }

@@ -82,17 +82,29 @@ ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t 
 /* A checked flat call planned and launched on set's kernels. */
 ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
                             const ewi_operand_t *operands, int count, const ew_functor_t *functor,
-                            ew_stream_t stream);
+                            const ew_launch_t *how);
 
 /* A catalogue call: ewi_check_flat, then ewi_launch_flat with the functor built from params. */
 ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,
-                    int count, const ew_op_params_t *params, ew_stream_t stream);
+                    int count, const ew_op_params_t *params, const ew_launch_t *how);
 
-/* How the handle's calls launch on stream. */
+/* The scaled calls' device scalars (params->scale, params->reduction) against the operands' byte
+ * spans [lo, hi), out first (names: theirs, for messages): neither scalar inside out, the reduction's inside no input and not on
+ * the scale. Nothing to check for the other ops (both NULL). */
+ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const char *const names[],
+                              const uintptr_t lo[], const uintptr_t hi[]);
+
+/* How the handle's calls launch on stream (no reduction scalar to reset). */
 static inline ew_launch_t ewi_launch_of(const ewi_handle_t *handle, ew_stream_t stream)
 {
-    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch};
+    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch, NULL};
 }
+
+/* A strided catalogue call (views[0] is out): the views checked and coalesced, then the flat call where
+ * the layout is flat, else the strided plan's kernel. Defined in src/abi/api_strided.c. */
+ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, int ndim, const int64_t *shape,
+                            const ew_view_t *views, int count, const ew_op_params_t *params,
+                            const ew_launch_t *how);
 
 /* Before a strided launch of a layout that is not flat (views[0] is out): the device check and, where
  * the handle checks pointers, each operand's span against the device's memory. Defined in

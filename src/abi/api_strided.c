@@ -23,30 +23,41 @@ ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, c
     return status;
 }
 
-static ew_status_t run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, int ndim,
-                               const int64_t *shape, const ew_view_t *views, int count,
-                               const ew_op_params_t *params, ew_stream_t stream)
+ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, int ndim, const int64_t *shape,
+                            const ew_view_t *views, int count, const ew_op_params_t *params,
+                            const ew_launch_t *how)
 {
     ew_layout_t layout;
     ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
-    if (status != EW_SUCCESS || layout.n == 0)
+    if (status != EW_SUCCESS)
         return status;
+    if (layout.n == 0)
+        return ew_launch_reset(how);
     if (ew_layout_is_flat(&layout)) {
         ewi_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
         for (int k = 0; k < count; ++k)
             operands[k] = (ewi_operand_t){views[k].name, (const void *)layout.base[k], views[k].elem_size};
-        return ewi_run(handle, set, layout.n, operands, count, params, stream);
+        return ewi_run(handle, set, layout.n, operands, count, params, how);
     }
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
+    if (params->scale != NULL || params->reduction != NULL) {
+        uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
+        const char *names[EW_LAYOUT_MAX_OPERANDS];
+        for (int k = 0; k < count; ++k) {
+            ew_layout_span(&layout, k, &lo[k], &hi[k]);
+            names[k] = views[k].name;
+        }
+        if ((status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
+            return status;
+    }
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
     const void *in[EW_PLAN_MAX_POINTERS - 1] = {NULL};
     for (int k = 1; k < count; ++k)
         in[k - 1] = (const void *)layout.base[k];
     ew_functor_t functor;
     set->make_functor(params, &functor);
-    const ew_launch_t how = ewi_launch_of(handle, stream);
-    return ew_launch_strided(set, &plan, (void *)layout.base[0], in, &functor, &how);
+    return ew_launch_strided(set, &plan, (void *)layout.base[0], in, &functor, how);
 }
 
 ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
@@ -61,7 +72,8 @@ ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
     const size_t size = ew_dtype_size(dtype);
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size}, {"x", "x_strides", x, x_strides, size}};
     const ew_op_params_t params = {0};
-    return run_strided(h, set, ndim, shape, views, 2, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run_strided(h, set, ndim, shape, views, 2, &params, &how);
 }
 
 ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,
@@ -79,7 +91,8 @@ ew_status_t ew_binary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
                                {"a", "a_strides", a, a_strides, size},
                                {"b", "b_strides", b, b_strides, size}};
     const ew_op_params_t params = {0};
-    return run_strided(h, set, ndim, shape, views, 3, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run_strided(h, set, ndim, shape, views, 3, &params, &how);
 }
 
 ew_status_t ew_cast_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int ndim,
@@ -95,7 +108,8 @@ ew_status_t ew_cast_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, ew_dtype_size(out_dtype)},
                                {"x", "x_strides", x, x_strides, ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return run_strided(h, set, ndim, shape, views, 2, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run_strided(h, set, ndim, shape, views, 2, &params, &how);
 }
 
 ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double alpha, int ndim,
@@ -114,5 +128,6 @@ ew_status_t ew_scale_add_strided(ew_handle_t handle, ew_dtype_t dtype, double al
     const ew_view_t views[] = {{"out", "out_strides", out, out_strides, size},
                                {"a", "a_strides", a, a_strides, size},
                                {"b", "b_strides", b, b_strides, size}};
-    return run_strided(h, set, ndim, shape, views, 3, &params, stream);
+    const ew_launch_t how = ewi_launch_of(h, stream);
+    return ewi_run_strided(h, set, ndim, shape, views, 3, &params, &how);
 }

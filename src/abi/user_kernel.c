@@ -225,7 +225,8 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
     const ew_functor_t functor = functor_of(kernel, params);
-    return ewi_launch_flat(handle, &kernel->set, n, operands, count, &functor, stream);
+    const ew_launch_t how = ewi_launch_of(handle, stream);
+    return ewi_launch_flat(handle, &kernel->set, n, operands, count, &functor, &how);
 }
 
 ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,

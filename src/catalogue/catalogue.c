@@ -17,7 +17,7 @@ static const struct {
     const char *name;
     int call;
 } ops[EW_OP_END] = {
-#define EW_OP_ENTRY(value, name, call, functor, kinds) [value] = {#name, call},
+#define EW_OP_ENTRY(value, name, call, functor, out_kinds, in_kinds) [value] = {#name, call},
     EW_CATALOGUE_OPS(EW_OP_ENTRY)
 #undef EW_OP_ENTRY
 };

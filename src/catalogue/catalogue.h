@@ -39,16 +39,33 @@ enum {
     X(EW_F8E5M2, f8e5m2, F8E5M2, 1, EW_KIND_FP8)
 
 /* How an op is called: through ew_unary or ew_binary by its enum value, or by a call of its own
- * (ew_cast, every ordered pair of dtypes; ew_scale_add, with alpha). */
-enum { EW_CALL_UNARY = 1, EW_CALL_BINARY = 2, EW_CALL_CAST = 3, EW_CALL_SCALE_ADD = 4 };
+ * (ew_cast, every ordered pair of dtypes; ew_scale_add, with alpha; ew_quantize and ew_dequantize,
+ * with a scale in device memory; ew_amax, into a device scalar). */
+enum {
+    EW_CALL_UNARY = 1,
+    EW_CALL_BINARY = 2,
+    EW_CALL_CAST = 3,
+    EW_CALL_SCALE_ADD = 4,
+    EW_CALL_QUANTIZE = 5,
+    EW_CALL_DEQUANTIZE = 6,
+    EW_CALL_AMAX = 7
+};
 
-/* X(enum, name, call, functor in src/catalogue/functors.cuh, kinds of dtype it takes) */
-#define EW_CATALOGUE_OPS(X)                                                                        \
-    X(EW_OP_ADD, add, EW_CALL_BINARY, Add, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT)             \
-    X(EW_OP_MUL, mul, EW_CALL_BINARY, Mul, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT)             \
-    X(EW_OP_RELU, relu, EW_CALL_UNARY, Relu, EW_KINDS_INTEGER | EW_KIND_FLOAT)                          \
-    X(EW_OP_CAST, cast, EW_CALL_CAST, Cast, EW_KINDS_ALL)                                          \
-    X(EW_OP_SCALE_ADD, scale_add, EW_CALL_SCALE_ADD, ScaleAdd, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT)
+/* Ops between two dtypes (out, in): their entries are pairs, their rows indexed by the source dtype.
+ * The others take one dtype. src/CMakeLists.txt names the same calls (EW_PAIR_CALLS). */
+#define EW_CALL_IS_PAIR(call) ((call) == EW_CALL_CAST || (call) == EW_CALL_QUANTIZE || (call) == EW_CALL_DEQUANTIZE)
+
+/* X(enum, name, call, functor in src/catalogue/functors.cuh, kinds of out dtype, kinds of in dtype);
+ * an op of one dtype lists the same kinds twice. */
+#define EW_CATALOGUE_OPS(X)                                                                                        \
+    X(EW_OP_ADD, add, EW_CALL_BINARY, Add, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT) \
+    X(EW_OP_MUL, mul, EW_CALL_BINARY, Mul, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT) \
+    X(EW_OP_RELU, relu, EW_CALL_UNARY, Relu, EW_KINDS_INTEGER | EW_KIND_FLOAT, EW_KINDS_INTEGER | EW_KIND_FLOAT) \
+    X(EW_OP_CAST, cast, EW_CALL_CAST, Cast, EW_KINDS_ALL, EW_KINDS_ALL)                                           \
+    X(EW_OP_SCALE_ADD, scale_add, EW_CALL_SCALE_ADD, ScaleAdd, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT, EW_KIND_BOOL | EW_KINDS_INTEGER | EW_KIND_FLOAT) \
+    X(EW_OP_QUANTIZE, quantize, EW_CALL_QUANTIZE, Quantize, EW_KIND_FP8, EW_KIND_FLOAT)                          \
+    X(EW_OP_DEQUANTIZE, dequantize, EW_CALL_DEQUANTIZE, Dequantize, EW_KIND_FLOAT, EW_KIND_FP8)                  \
+    X(EW_OP_AMAX, amax, EW_CALL_AMAX, Amax, EW_KIND_FLOAT, EW_KIND_FLOAT)
 
 /* One past the last value of each enum. */
 #define EW_CATALOGUE_COUNT(...) +1

@@ -14,6 +14,7 @@
 
 #include "catalogue/params.h"
 #include "catalogue/types.cuh"
+#include "device/reduce.cuh"
 
 namespace ew {
 
@@ -356,6 +357,55 @@ template <typename OutT, typename InT> struct Cast {
             narrow_pair(out, *reinterpret_cast<const float2 *>(x));
         else
             *reinterpret_cast<float2 *>(out) = widen_pair(x);
+    }
+};
+
+// out = saturate(x * scale) to fp8 (ew::quantize), the scale read from device memory when the kernel
+// runs; folds max |x| into its reduction, which the kernel commits to the amax scalar when given.
+template <typename OutT, typename InT> struct Quantize {
+    using Out = OutT;
+    using In1 = InT;
+    using In2 = NoInput;
+    static constexpr bool kHasPair = false;
+    static constexpr bool kHasQuad = false;
+    const float *scale;
+    mutable AbsMax reduction;
+    static Quantize make(const ew_op_params_t &params) { return {params.scale, {params.reduction, 0u}}; }
+
+    __device__ __forceinline__ Out operator()(In1 x) const
+    {
+        reduction.fold(static_cast<float>(working_value(x)));
+        return quantize<Out>(x, __ldg(scale));
+    }
+};
+
+// out = q * scale_inv from fp8 (ew::dequantize), the scale read from device memory when the kernel runs.
+template <typename OutT, typename InT> struct Dequantize {
+    using Out = OutT;
+    using In1 = InT;
+    using In2 = NoInput;
+    static constexpr bool kHasPair = false;
+    static constexpr bool kHasQuad = false;
+    const float *scale;
+    static Dequantize make(const ew_op_params_t &params) { return {params.scale}; }
+
+    __device__ __forceinline__ Out operator()(In1 q) const { return dequantize<Out>(q, __ldg(scale)); }
+};
+
+// max |x| alone: no output, the fold committed to the amax scalar.
+template <typename T> struct Amax {
+    using Out = NoInput;
+    using In1 = T;
+    using In2 = NoInput;
+    static constexpr bool kHasPair = false;
+    static constexpr bool kHasQuad = false;
+    mutable AbsMax reduction;
+    static Amax make(const ew_op_params_t &params) { return {{params.reduction, 0u}}; }
+
+    __device__ __forceinline__ Out operator()(In1 x) const
+    {
+        reduction.fold(static_cast<float>(working_value(x)));
+        return {};
     }
 };
 

@@ -70,31 +70,39 @@ template <typename F, bool Supported> constexpr ew_kernel_set_t make_kernel_set(
                                   (std::is_same_v<typename F::In2, NoInput> ||
                                    EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In2>));
         constexpr int pointers = std::is_same_v<typename F::In2, NoInput> ? 2 : 3;
-        if constexpr (EW_PLAN_SHIFTS_OUT(pointers, kStorageSize<typename F::Out>, kStorageSize<typename F::In1>))
-            set.kernel[EW_SLOT_OUT_SHIFTED] = compiled_in<&EW_KERNEL_OUT_SHIFTED(F, widest_pack)>();
-        else if constexpr (words_in)
-            set.kernel[EW_SLOT_SHIFTED] = compiled_in<&EW_KERNEL_SHIFTED(F, widest_pack)>();
         set.kernel[EW_SLOT_BULK] = compiled_in<&EW_KERNEL_BULK(F, widest_pack)>();
-        set.kernel[EW_SLOT_GATHER] = compiled_in<&EW_KERNEL_GATHER(F, widest_pack)>();
-        set.kernel[EW_SLOT_ROWS] = compiled_in<&EW_KERNEL_ROWS(F, widest_pack)>();
-        set.kernel[EW_SLOT_TILED] = compiled_in<&EW_KERNEL_TILED(F, widest_pack)>();
-        set.kernel[EW_SLOT_BATCHED] = compiled_in<&EW_KERNEL_BATCHED(F, widest_pack)>();
+        // An op without an output (its reduction alone) runs flat, on its input as out: one phase.
+        if constexpr (kWritesOut<F>) {
+            if constexpr (EW_PLAN_SHIFTS_OUT(pointers, kStorageSize<typename F::Out>,
+                                             kStorageSize<typename F::In1>))
+                set.kernel[EW_SLOT_OUT_SHIFTED] = compiled_in<&EW_KERNEL_OUT_SHIFTED(F, widest_pack)>();
+            else if constexpr (words_in)
+                set.kernel[EW_SLOT_SHIFTED] = compiled_in<&EW_KERNEL_SHIFTED(F, widest_pack)>();
+            set.kernel[EW_SLOT_GATHER] = compiled_in<&EW_KERNEL_GATHER(F, widest_pack)>();
+            set.kernel[EW_SLOT_ROWS] = compiled_in<&EW_KERNEL_ROWS(F, widest_pack)>();
+            set.kernel[EW_SLOT_TILED] = compiled_in<&EW_KERNEL_TILED(F, widest_pack)>();
+            set.kernel[EW_SLOT_BATCHED] = compiled_in<&EW_KERNEL_BATCHED(F, widest_pack)>();
 #if CUDART_VERSION >= 12010 /* 32 KiB of kernel parameters */
-        set.kernel[EW_SLOT_BATCHED_LARGE] = compiled_in<&EW_KERNEL_BATCHED_LARGE(F, widest_pack)>();
+            set.kernel[EW_SLOT_BATCHED_LARGE] = compiled_in<&EW_KERNEL_BATCHED_LARGE(F, widest_pack)>();
 #endif
+        }
     }
     return set;
 }
 
-// Which dtypes each op takes, and the kind of each dtype (src/catalogue/catalogue.h).
-#define EW_OP_KINDS(value, name, call, functor, kinds) kinds,
-inline constexpr unsigned kOpKinds[EW_OP_END] = {0, EW_CATALOGUE_OPS(EW_OP_KINDS)};
+// Which dtypes each op takes as out and as input, and the kind of each dtype (src/catalogue/catalogue.h).
+#define EW_OP_KINDS(value, name, call, functor, out_kinds, in_kinds) out_kinds,
+inline constexpr unsigned kOpOutKinds[EW_OP_END] = {0, EW_CATALOGUE_OPS(EW_OP_KINDS)};
+#undef EW_OP_KINDS
+#define EW_OP_KINDS(value, name, call, functor, out_kinds, in_kinds) in_kinds,
+inline constexpr unsigned kOpInKinds[EW_OP_END] = {0, EW_CATALOGUE_OPS(EW_OP_KINDS)};
 #undef EW_OP_KINDS
 #define EW_DTYPE_KIND(value, name, type, size, kind) kind,
 inline constexpr unsigned kDtypeKind[EW_DTYPE_END] = {0, EW_CATALOGUE_DTYPES(EW_DTYPE_KIND)};
 #undef EW_DTYPE_KIND
 
-template <ew_op_t O> constexpr bool takes(size_t dtype) { return (kOpKinds[O] & kDtypeKind[dtype]) != 0; }
+template <ew_op_t O> constexpr bool takes(size_t dtype) { return (kOpOutKinds[O] & kDtypeKind[dtype]) != 0; }
+template <ew_op_t O> constexpr bool takes_in(size_t dtype) { return (kOpInKinds[O] & kDtypeKind[dtype]) != 0; }
 
 // Row of an op over dtypes, indexed by the dtype's enum value (0 stays empty).
 template <template <typename> class Op, ew_op_t O, size_t... D>
@@ -108,17 +116,17 @@ template <template <typename> class Op, ew_op_t O> constexpr DispatchRow op_row(
     return op_row<Op, O>(std::make_index_sequence<EW_DTYPE_END - 1>{});
 }
 
-// Row of casts from one dtype, indexed by the target dtype.
-template <template <typename, typename> class Cast, ew_op_t O, ew_dtype_t From, size_t... D>
-constexpr DispatchRow cast_row(std::index_sequence<D...>)
+// Row of an op between two dtypes (the cast, the scaled casts) from one dtype, indexed by the target.
+template <template <typename, typename> class Op, ew_op_t O, ew_dtype_t From, size_t... D>
+constexpr DispatchRow pair_row(std::index_sequence<D...>)
 {
     return DispatchRow{{ew_kernel_set_t{},
-                        make_kernel_set<Cast<TypeOf<static_cast<ew_dtype_t>(D + 1)>, TypeOf<From>>,
-                                        takes<O>(D + 1) && takes<O>(From)>()...}};
+                        make_kernel_set<Op<TypeOf<static_cast<ew_dtype_t>(D + 1)>, TypeOf<From>>,
+                                        takes<O>(D + 1) && takes_in<O>(From)>()...}};
 }
-template <template <typename, typename> class Cast, ew_op_t O, ew_dtype_t From> constexpr DispatchRow cast_row()
+template <template <typename, typename> class Op, ew_op_t O, ew_dtype_t From> constexpr DispatchRow pair_row()
 {
-    return cast_row<Cast, O, From>(std::make_index_sequence<EW_DTYPE_END - 1>{});
+    return pair_row<Op, O, From>(std::make_index_sequence<EW_DTYPE_END - 1>{});
 }
 
 } // namespace ew

@@ -13,6 +13,7 @@
 #include "device/dependent.cuh"
 #include "device/edges.cuh"
 #include "device/pack.cuh"
+#include "device/reduce.cuh"
 
 namespace ew {
 
@@ -64,8 +65,7 @@ __device__ __forceinline__ void batched_elements(const F &f, typename F::Out *ou
 // at multiples of the chunk past the row's head (the first chunk takes the head too), so every chunk's
 // body is whole aligned runs; an unaligned row's chunks are plain multiples of the chunk.
 template <typename F, int P, int Bytes>
-__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
-    batched_kernel(F f, const __grid_constant__ BatchedBlock<Bytes> block)
+__device__ __forceinline__ void batched_body(const F &f, const BatchedBlock<Bytes> &block)
 {
     using Out = typename F::Out;
     using In1 = typename F::In1;
@@ -146,6 +146,13 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     const int64_t head_elements = body - begin;
     edge_elements(f, out, a, b, head_elements + (end - body_end),
                   [=](int64_t j) { return j < head_elements ? begin + j : body_end + (j - head_elements); });
+}
+
+template <typename F, int P, int Bytes>
+__global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
+    batched_kernel(F f, const __grid_constant__ BatchedBlock<Bytes> block)
+{
+    reducing(f, [&](const F &g) { batched_body<F, P, Bytes>(g, block); });
 }
 
 } // namespace ew

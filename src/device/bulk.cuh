@@ -11,6 +11,7 @@
 #include "device/dependent.cuh"
 #include "device/edges.cuh"
 #include "device/pack.cuh"
+#include "device/reduce.cuh"
 #include "plan/plan.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -291,13 +292,14 @@ __device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, type
                                read_staged<In2, P, A, In2Run>(staged[1], e),
                                read_staged<In3<F>, P, A, In3Run>(staged[2], e),
                                read_staged<In4<F>, P, A, In4Run>(staged[3], e));
-            store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
+            if constexpr (kWritesOut<F>)
+                store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
         } else {
 #pragma unroll 1
             for (int k = e; k < count; ++k)
-                out_tile[k] = apply(f, read_staged_element<In1>(staged[0], k), read_staged_element<In2>(staged[1], k),
-                                    read_staged_element<In3<F>>(staged[2], k),
-                                    read_staged_element<In4<F>>(staged[3], k));
+                store(out_tile, k,
+                      apply(f, read_staged_element<In1>(staged[0], k), read_staged_element<In2>(staged[1], k),
+                            read_staged_element<In3<F>>(staged[2], k), read_staged_element<In4<F>>(staged[3], k)));
         }
     }
 #endif
@@ -308,7 +310,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
     bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
                 const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c, const In4<F> *__restrict__ d)
 {
-    bulk_body<F, P>(f, plan, out, a, b, c, d);
+    reducing(f, [&](const F &g) { bulk_body<F, P>(g, plan, out, a, b, c, d); });
 }
 
 } // namespace ew

@@ -9,6 +9,7 @@
 #include "device/dependent.cuh"
 #include "device/edges.cuh"
 #include "device/pack.cuh"
+#include "device/reduce.cuh"
 #include "plan/plan.h"
 
 namespace ew {
@@ -161,7 +162,7 @@ __device__ __forceinline__ void direct_body(const F &f, const BodyPlan &body, ty
                 apply_run<F, P, A>(f, result, a_in[u], b_in[u], c_in[u], d_in[u]);
                 if constexpr (W == Window::OutShifted)
                     store_unaligned(out_body + i * P * A, result);
-                else
+                else if constexpr (kWritesOut<F>)
                     store_pack(reinterpret_cast<OutRun *>(out_body) + i, result);
             }
         }
@@ -183,7 +184,7 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
                        const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
                        const In4<F> *__restrict__ d)
 {
-    direct_body<F, P, Unroll, W, A>(f, body, out, a, b, c, d);
+    reducing(f, [&](const F &g) { direct_body<F, P, Unroll, W, A>(g, body, out, a, b, c, d); });
 }
 
 } // namespace ew

@@ -16,7 +16,7 @@ __device__ __forceinline__ void edge_elements(const F &f, typename F::Out *out, 
 {
     for (int64_t j = threadIdx.x; j < edges; j += blockDim.x) {
         const int64_t i = index(j);
-        out[i] = apply(f, a[i], load(b, i), load(c, i), load(d, i));
+        store(out, i, apply(f, a[i], load(b, i), load(c, i), load(d, i)));
     }
 }
 

@@ -397,6 +397,30 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
     }
 }
 
+// ---- scaled casts: quantize and dequantize (docs/semantics.md, "Scaled casts") ----
+
+// The largest finite value of each fp8 format, to which quantize() clamps.
+template <typename Fp8> inline constexpr float kFp8Max = kSame<Fp8, F8E4M3> ? 448.0f : 57344.0f;
+
+// x in float times scale (one rounding), clamped to the format's finite range, then converted as
+// convert() converts. NaN compares false, so it passes the clamp: a NaN product (the hardware's
+// canonical NaN) becomes the format's positive NaN code.
+template <typename Out, typename In> __device__ __forceinline__ Out quantize(In x, float scale)
+{
+    static_assert(kIsFp8<Out> && kIsFloat<In> && !kIsFp8<In>, "ew::quantize: to f8e4m3 or f8e5m2 from f16, bf16, f32 or f64");
+    float v = __fmul_rn(static_cast<float>(working_value(x)), scale);
+    v = v > kFp8Max<Out> ? kFp8Max<Out> : v;
+    v = v < -kFp8Max<Out> ? -kFp8Max<Out> : v;
+    return convert<Out>(v);
+}
+
+// q widened to float (exact), times scale_inv (one rounding), converted as convert() converts.
+template <typename Out, typename In> __device__ __forceinline__ Out dequantize(In q, float scale_inv)
+{
+    static_assert(kIsFp8<In> && kIsFloat<Out> && !kIsFp8<Out>, "ew::dequantize: from f8e4m3 or f8e5m2 to f16, bf16, f32 or f64");
+    return convert<Out>(__fmul_rn(widen(q), scale_inv));
+}
+
 // ---- the ops: add, mul, relu, scale_add (docs/semantics.md §2-§4) ----
 // Float arithmetic through the _rn intrinsics: the compiler never contracts them into a fused
 // multiply-add, so a chain such as add(mul(a, b), c) rounds after each op as the catalogue's separate

@@ -43,6 +43,13 @@ template <typename T> __device__ __forceinline__ T load(const T *p, int64_t i)
         return p[i];
 }
 
+// One result into out[i]; nothing where out is NoInput (an op whose result is its reduction alone).
+template <typename T, typename Index> __device__ __forceinline__ void store(T *out, Index i, T value)
+{
+    if constexpr (!kSame<T, NoInput>)
+        out[i] = value;
+}
+
 // The functor on one element of each input it has.
 template <typename F>
 __device__ __forceinline__ typename F::Out apply(const F &f, typename F::In1 a, typename F::In2 b, In3<F> c = {},

@@ -15,6 +15,7 @@
 #include "device/edges.cuh"
 #include "plan/layout.h"
 #include "device/pack.cuh"
+#include "device/reduce.cuh"
 
 namespace ew {
 
@@ -912,19 +913,19 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
 template <typename F, int P, int Unroll>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) gather_kernel(EW_STRIDED_PARAMETERS(F))
 {
-    gather_body<F, P, Unroll>(f, plan, out, {a, b, c, d});
+    reducing(f, [&](const F &g) { gather_body<F, P, Unroll>(g, plan, out, {a, b, c, d}); });
 }
 
 template <typename F, int P>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, kRowsMinBlocks<F>) rows_kernel(EW_STRIDED_PARAMETERS(F))
 {
-    rows_body<F, P>(f, plan, out, {a, b, c, d});
+    reducing(f, [&](const F &g) { rows_body<F, P>(g, plan, out, {a, b, c, d}); });
 }
 
 template <typename F>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) tiled_kernel(EW_STRIDED_PARAMETERS(F))
 {
-    tiled_body<F>(f, plan, out, {a, b, c, d});
+    reducing(f, [&](const F &g) { tiled_body<F>(g, plan, out, {a, b, c, d}); });
 }
 
 } // namespace ew

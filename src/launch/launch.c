@@ -23,6 +23,9 @@ static ew_status_t launch(const ew_kernel_set_t *set, ew_slot_t slot, unsigned b
     void *function = precompiled != NULL ? precompiled->handle : kernel->function;
     if (function == NULL && precompiled == NULL)
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the op has no kernel for its plan (slot %d)", (int)slot);
+    ew_status_t status = ew_launch_reset(how);
+    if (status != EW_SUCCESS)
+        return status;
 
     CUlaunchAttribute attribute = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
     attribute.value.programmaticStreamSerializationAllowed = 1;
@@ -57,6 +60,17 @@ static ew_status_t launch(const ew_kernel_set_t *set, ew_slot_t slot, unsigned b
         return EW_SUCCESS;
     cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
     return ewi_fail_cuda(error, "cudaLaunchKernel");
+}
+
+ew_status_t ew_launch_reset(const ew_launch_t *how)
+{
+    if (how->reset == NULL)
+        return EW_SUCCESS;
+    const ewi_driver_t *driver = ewi_driver();
+    if (driver->memset32 == NULL)
+        return ewi_fail(EW_ERROR_CUDA, "the driver has no cuMemsetD32Async");
+    const CUresult result = driver->memset32((CUdeviceptr)(uintptr_t)how->reset, 0u, 1, (CUstream)how->stream);
+    return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, "cuMemsetD32Async");
 }
 
 /* The grid's blocks and `edge` after them (the kernels' edge block). Only a direct grid reaches the

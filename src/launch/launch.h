@@ -18,12 +18,17 @@
 extern "C" {
 #endif
 
-/* Where and how a launch goes: the stream, and whether as a programmatic dependent of the stream's
- * previous kernel (the policy's dependent_launch). */
+/* Where and how a launch goes: the stream, whether as a programmatic dependent of the stream's
+ * previous kernel (the policy's dependent_launch), and a reduction's 4-byte scalar to set to zero on
+ * the stream before the kernel (an overwriting reduction: src/device/reduce.cuh), or NULL. */
 typedef struct {
     cudaStream_t stream;
     int dependent;
+    void *reset;
 } ew_launch_t;
+
+/* Queues launch->reset's zeroing alone (a reduction over nothing); EW_SUCCESS where reset is NULL. */
+ew_status_t ew_launch_reset(const ew_launch_t *launch);
 
 /* What a flat plan's kernel takes: its slot, the grid with its edge block after it, the shared memory
  * of the bulk kernel's staged inputs, and its plan argument (the bulk kernel's or the direct one's).

@@ -96,7 +96,7 @@ typedef struct {
     const char *text;
     size_t size; /* without the NUL */
 } ewi_device_header_t;
-enum { EWI_DEVICE_HEADER_COUNT = 11 };
+enum { EWI_DEVICE_HEADER_COUNT = 12 };
 extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
 /* The first 16 hex digits of a SHA-256 over the embedded names and bytes, taken at build time. */
 extern const char ewi_device_headers_digest[];

@@ -46,6 +46,7 @@ static ew_status_t call_run(ew_handle_t handle, const call_t *c, int64_t n, void
     case EW_OP_RELU: return ew_unary(handle, c->op, c->out, n, out, a, stream);
     case EW_OP_CAST: return ew_cast(handle, c->out, c->in, n, out, a, stream);
     case EW_OP_SCALE_ADD: return ew_scale_add(handle, c->out, c->alpha, n, out, a, b, stream);
+    default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
     }
     return EW_ERROR_NOT_SUPPORTED;
 }
@@ -58,6 +59,7 @@ static void call_reference(const call_t *c, int64_t n, void *out, const void *a,
     case EW_OP_RELU: ref_unary(c->op, c->out, n, out, a); break;
     case EW_OP_CAST: ref_cast(c->out, c->in, n, out, a); break;
     case EW_OP_SCALE_ADD: ref_scale_add(c->out, c->alpha, n, out, a, b); break;
+    default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
     }
 }
 

@@ -28,10 +28,10 @@
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define ADDR(x)      ((void *)(uintptr_t)(x))
 
-/* Valid values 1..12 (dtypes) and 1..5 (ops), their neighbours and some wild ones. */
+/* Valid values 1..12 (dtypes) and 1..8 (ops), their neighbours and some wild ones. */
 static const int dtype_values[] = {INT_MIN, -1000, -1, 0,  1,  2,  3,  4,   5,   6,    7,      8,
                                    9,       10,    11, 12, 13, 14, 16, 255, 256, 1000, INT_MAX};
-static const int op_values[] = {INT_MIN, -1, 0, 1, 2, 3, 4, 5, 6, 7, 13, 255, 1000, INT_MAX};
+static const int op_values[] = {INT_MIN, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 255, 1000, INT_MAX};
 
 /* The issue's dtype table: sizes, and which are float8 or bool. */
 static size_t size_of(int dtype)
@@ -44,9 +44,11 @@ static size_t size_of(int dtype)
 static int valid_dtype(int d) { return d >= 1 && d <= 12; }
 static int is_fp8(int d) { return d == 11 || d == 12; }
 static int is_bool(int d) { return d == 1; }
+static int is_float(int d) { return d >= 7 && d <= 10; } /* f16, bf16, f32, f64 */
 
-/* The catalogue, from the issue: add, mul, scale_add on every dtype but fp8; relu on every dtype
- * but bool and fp8; cast on all 144 ordered pairs. Ops other than cast need out == in. */
+/* The catalogue, from the issues: add, mul, scale_add on every dtype but fp8; relu on every dtype
+ * but bool and fp8; cast on all 144 ordered pairs; quantize from the four floats to the two fp8,
+ * dequantize back; amax on the four floats. Ops other than the three between two dtypes need out == in. */
 static int in_catalogue(int op, int out, int in)
 {
     if (!valid_dtype(out) || !valid_dtype(in))
@@ -57,6 +59,9 @@ static int in_catalogue(int op, int out, int in)
     case 5: /* scale_add */ return out == in && !is_fp8(out);
     case 3: /* relu */ return out == in && !is_fp8(out) && !is_bool(out);
     case 4: /* cast */ return 1;
+    case 6: /* quantize */ return is_fp8(out) && is_float(in);
+    case 7: /* dequantize */ return is_float(out) && is_fp8(in);
+    case 8: /* amax */ return out == in && is_float(out);
     default: return 0;
     }
 }
@@ -64,13 +69,14 @@ static int in_catalogue(int op, int out, int in)
 static void test_catalogue_size(void **state)
 {
     (void)state;
-    /* the model itself: 10 dtypes for add, mul and scale_add, 9 for relu, 144 casts */
+    /* the model itself: 10 dtypes for add, mul and scale_add, 9 for relu, 144 casts, 8 quantize and 8
+     * dequantize pairs, 4 dtypes for amax */
     int entries = 0;
-    for (int op = 0; op <= 6; ++op)
+    for (int op = 0; op <= 9; ++op)
         for (int out = 0; out <= 13; ++out)
             for (int in = 0; in <= 13; ++in)
                 entries += in_catalogue(op, out, in);
-    assert_int_equal(entries, 3 * 10 + 9 + 144);
+    assert_int_equal(entries, 3 * 10 + 9 + 144 + 8 + 8 + 4);
 }
 
 static void test_table_matches_catalogue(void **state)
@@ -98,9 +104,11 @@ static void test_table_matches_catalogue(void **state)
                 /* the shifted-window kernel runs the widest pack; it splices 32-bit words, so it exists
                  * exactly when the input's pack is whole words */
                 int widest_pack = widest == 1 ? 8 : (int)(16 / widest);
-                int unary = op == EW_OP_RELU || op == EW_OP_CAST;
-                int shifts_out = unary && size_of(in) >= 4 * size_of(out);
-                int can_shift = (widest_pack * size_of(in)) % 4 == 0 && !shifts_out;
+                int unary = op != EW_OP_ADD && op != EW_OP_MUL && op != EW_OP_SCALE_ADD;
+                /* amax writes no out: it runs on its input alone, flat, at one phase */
+                int writes = op != EW_OP_AMAX;
+                int shifts_out = writes && unary && size_of(in) >= 4 * size_of(out);
+                int can_shift = writes && (widest_pack * size_of(in)) % 4 == 0 && !shifts_out;
                 const int shifted = ew_kernel_set_has(entry, EW_SLOT_SHIFTED);
                 const int out_shifted = ew_kernel_set_has(entry, EW_SLOT_OUT_SHIFTED);
                 if (shifted != can_shift || out_shifted != shifts_out) {
@@ -125,11 +133,11 @@ static void test_table_matches_catalogue(void **state)
                 assert_int_equal(entry->widest_pack, widest_pack);
                 assert_int_equal(ew_kernel_set_has(entry, EW_SLOT_RUNS), widest == 1);
                 for (int slot = EW_SLOT_BULK; slot < EW_SLOT_COUNT; ++slot)
-                    assert_true(ew_kernel_set_has(entry, (ew_slot_t)slot));
+                    assert_int_equal(ew_kernel_set_has(entry, (ew_slot_t)slot), writes || slot == EW_SLOT_BULK);
                 assert_non_null(entry->make_functor);
             }
     assert_int_equal(checked, (int)(COUNT(op_values) * COUNT(dtype_values) * COUNT(dtype_values)));
-    assert_int_equal(entries, 3 * 10 + 9 + 144);
+    assert_int_equal(entries, 3 * 10 + 9 + 144 + 8 + 8 + 4);
     assert_int_equal(ew_pack_slot(1), EW_SLOT_PACK1);
     assert_int_equal(ew_pack_slot(2), EW_SLOT_PACK2);
     assert_int_equal(ew_pack_slot(4), EW_SLOT_PACK4);
@@ -197,8 +205,9 @@ static void test_flat_slot(void **state)
             assert_int_equal(ew_flat_slot(entry, &runs), in_runs ? EW_SLOT_RUNS : aligned);
         }
     }
-    /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 452 for the casts */
-    assert_int_equal(picks, 4 * (3 * 34 + 30 + 452));
+    /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 452 for the casts,
+     * 26 for quantize and dequantize each, 13 for amax */
+    assert_int_equal(picks, 4 * (3 * 34 + 30 + 452 + 2 * 26 + 13));
 }
 
 /* ---- the public calls ---- */

@@ -128,6 +128,7 @@ static void list_load(list_t *l, uint8_t poison, gu_rng_t *rng)
         case EW_OP_RELU: ref_unary(l->op.op, l->op.out, l->n[i], out, a); break;
         case EW_OP_CAST: ref_cast(l->op.out, l->op.in, l->n[i], out, a); break;
         case EW_OP_SCALE_ADD: ref_scale_add(l->op.out, l->op.alpha, l->n[i], out, a, b); break;
+        default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
         }
     }
 }
@@ -146,6 +147,7 @@ static ew_status_t list_call(const list_t *l, cudaStream_t stream)
     case EW_OP_SCALE_ADD:
         return ew_scale_add_batched(gu_handle(), op->out, op->alpha, l->count, l->n, l->out_ptr, l->in_ptr[0],
                                     l->in_ptr[1], stream);
+    default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
     }
     return EW_ERROR_NOT_SUPPORTED;
 }

@@ -159,6 +159,7 @@ static ew_status_t call_entry(const entry_t *e, double alpha, int64_t n, void *o
     case EW_OP_RELU: return ew_unary(h, e->op, e->out, n, out, a, stream);
     case EW_OP_CAST: return ew_cast(h, e->out, e->in, n, out, a, stream);
     case EW_OP_SCALE_ADD: return ew_scale_add(h, e->out, alpha, n, out, a, b, stream);
+    default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
     }
     return EW_ERROR_NOT_SUPPORTED;
 }
@@ -171,6 +172,7 @@ static void reference(const entry_t *e, double alpha, int64_t n, void *out, cons
     case EW_OP_RELU: ref_unary(e->op, e->out, n, out, a); break;
     case EW_OP_CAST: ref_cast(e->out, e->in, n, out, a); break;
     case EW_OP_SCALE_ADD: ref_scale_add(e->out, alpha, n, out, a, b); break;
+    default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
     }
 }
 

@@ -93,8 +93,10 @@ static ew_slot_t check_launch(const ew_kernel_set_t *set, const ew_call_t *call,
 }
 
 /* Every plan at the phases of count pointers of these sizes within 16 bytes, checked: all of them, or
- * about `most` spread over them. */
-static int64_t check_phases(const ew_kernel_set_t *set, int count, const size_t size[], int most, int64_t by_slot[])
+ * about `most` spread over them. alias: the input is out's own pointer (amax, which passes its input
+ * as out). */
+static int64_t check_phases(const ew_kernel_set_t *set, int count, const size_t size[], int most, int alias,
+                            int64_t by_slot[])
 {
     int64_t plans = 0;
     const int phases = entry_phases(count, size);
@@ -102,6 +104,8 @@ static int64_t check_phases(const ew_kernel_set_t *set, int count, const size_t 
     for (int pc = 0; pc < phases; pc += step) {
         ew_call_t call = {.block_table = set->block_table};
         entry_phase_call(pc, count, size, &call);
+        if (alias)
+            call.address[1] = call.address[0];
         for (size_t k = 0; k < COUNT(sizes_n); ++k)
             for (size_t m = 0; m < COUNT(modes); ++m) {
                 ew_policy_t policy = ew_policy_for(9, 0);
@@ -123,11 +127,11 @@ static void catalogue_launches(void **state)
     (void)state;
     int64_t plans = 0, by_slot[EW_SLOT_COUNT] = {0};
     FOR_EACH_ENTRY (op, out, in, set) {
-        const int count = op == EW_OP_RELU || op == EW_OP_CAST ? 2 : 3;
+        const int count = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD ? 3 : 2;
         const size_t size[3] = {ew_dtype_size((ew_dtype_t)out), ew_dtype_size((ew_dtype_t)in),
                                 ew_dtype_size((ew_dtype_t)in)};
         int64_t entry_slots[EW_SLOT_COUNT] = {0};
-        plans += check_phases(set, count, size, 1 << 30, entry_slots);
+        plans += check_phases(set, count, size, 1 << 30, op == EW_OP_AMAX, entry_slots);
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
             if (entry_slots[slot] > 0 && !ew_kernel_set_has(set, (ew_slot_t)slot)) {
                 print_error("op %d (%s <- %s): plans pick slot %d, which its set lacks\n", op,
@@ -165,7 +169,7 @@ static void user_kernel_launches(void **state)
                     for (int i = 0; i < inputs; ++i)
                         size[1 + i] = ew_dtype_size(in[i]);
                     int64_t program_slots[EW_SLOT_COUNT] = {0};
-                    plans += check_phases(&set, 1 + inputs, size, 64, program_slots);
+                    plans += check_phases(&set, 1 + inputs, size, 64, 0, program_slots);
                     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
                         if (program_slots[slot] > 0 && !slots.present[slot]) {
                             print_error("%d inputs, out %s, in0 %s: plans pick slot %d, which the program "

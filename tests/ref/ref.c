@@ -677,6 +677,77 @@ const char *ref_op_name(ew_op_t op)
     case EW_OP_RELU: return "relu";
     case EW_OP_CAST: return "cast";
     case EW_OP_SCALE_ADD: return "scale_add";
+    case EW_OP_QUANTIZE: return "quantize";
+    case EW_OP_DEQUANTIZE: return "dequantize";
+    case EW_OP_AMAX: return "amax";
     }
     return "?";
+}
+
+/* ======================================================================================== */
+/* The scaled casts (docs/semantics.md, "Scaled casts")                                      */
+/* ======================================================================================== */
+
+static bool is_scaled_float(ew_dtype_t t) { return t == EW_F16 || t == EW_BF16 || t == EW_F32 || t == EW_F64; }
+static bool is_fp8(ew_dtype_t t) { return t == EW_F8E4M3 || t == EW_F8E5M2; }
+
+/* A quantize or amax input as f32 bits: f64 rounded as the cast rounds it, the others exactly. */
+static uint32_t scaled_input_bits(ew_dtype_t t, const unsigned char *p)
+{
+    return t == EW_F64 ? f64_bits_to_f32(load_u64(p)) : load_as_f32_bits(t, p);
+}
+
+/* |v| as the order of its bits (NaN above infinity); folded by max, NaN written as 0x7FC00000. */
+static uint32_t amax_key(uint32_t bits) { return bits & UINT32_C(0x7FFFFFFF); }
+static float amax_of_key(uint32_t key)
+{
+    return ref_f32_from_bits(key > UINT32_C(0x7F800000) ? UINT32_C(0x7FC00000) : key);
+}
+
+void ref_quantize(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *x, float scale,
+                  float *amax)
+{
+    if (!is_fp8(out_dtype) || !is_scaled_float(in_dtype))
+        unsupported("ref_quantize", EW_OP_QUANTIZE, (int)out_dtype, (int)in_dtype);
+    const float max = out_dtype == EW_F8E4M3 ? 448.0f : 57344.0f;
+    const size_t in_size = element_size(in_dtype);
+    uint32_t key = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t v = scaled_input_bits(in_dtype, (const unsigned char *)x + (size_t)i * in_size);
+        key = amax_key(v) > key ? amax_key(v) : key;
+        uint32_t product = f32_arithmetic_result(ref_f32_from_bits(v) * scale);
+        const float p = ref_f32_from_bits(product);
+        if (p > max) /* NaN compares false: it stays */
+            product = ref_f32_bits(max);
+        else if (p < -max)
+            product = ref_f32_bits(-max);
+        store_from_f32_bits(out_dtype, (unsigned char *)out + i, product);
+    }
+    if (amax != NULL)
+        *amax = amax_of_key(key);
+}
+
+void ref_dequantize(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *q, float scale_inv)
+{
+    if (!is_scaled_float(out_dtype) || !is_fp8(in_dtype))
+        unsupported("ref_dequantize", EW_OP_DEQUANTIZE, (int)out_dtype, (int)in_dtype);
+    const size_t out_size = element_size(out_dtype);
+    for (int64_t i = 0; i < n; i++) {
+        const float w = ref_f32_from_bits(load_as_f32_bits(in_dtype, (const unsigned char *)q + i));
+        store_from_f32_bits(out_dtype, (unsigned char *)out + (size_t)i * out_size,
+                            f32_arithmetic_result(w * scale_inv));
+    }
+}
+
+float ref_amax(ew_dtype_t dtype, int64_t n, const void *x)
+{
+    if (!is_scaled_float(dtype))
+        unsupported("ref_amax", EW_OP_AMAX, (int)dtype, (int)dtype);
+    const size_t size = element_size(dtype);
+    uint32_t key = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t k = amax_key(scaled_input_bits(dtype, (const unsigned char *)x + (size_t)i * size));
+        key = k > key ? k : key;
+    }
+    return amax_of_key(key);
 }

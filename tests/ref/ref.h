@@ -29,6 +29,16 @@ void ref_cast(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, c
 /* For integer dtypes alpha must be integral and fit the dtype; for bool it must be 0 or 1. */
 void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const void *a, const void *b);
 
+/* The scaled casts. ref_quantize: out[i] = saturate(float(x[i]) * scale) to f8e4m3 or f8e5m2 from f16,
+ * bf16, f32 or f64, and *amax (when not NULL) = max |float(x[i])|: 0 for n <= 0, 0x7FC00000 where
+ * any is NaN. ref_dequantize: out[i] = float(q[i]) * scale_inv, converted to f16, bf16, f32 or f64.
+ * ref_amax: that amax alone. The f32 products round to nearest even, subnormals kept, a NaN product
+ * being the canonical NaN of f32 arithmetic. */
+void ref_quantize(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *x, float scale,
+                  float *amax);
+void ref_dequantize(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *q, float scale_inv);
+float ref_amax(ew_dtype_t dtype, int64_t n, const void *x);
+
 /* The bits of a float or double, and back. */
 static inline uint32_t ref_f32_bits(float f)
 {

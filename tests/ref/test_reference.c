@@ -1358,6 +1358,7 @@ static uint64_t run_edge_row(const edge_row *row)
     case EW_OP_RELU: ref_unary(row->op, row->out, 1, &out, &a); break;
     case EW_OP_ADD: case EW_OP_MUL: ref_binary(row->op, row->out, 1, &out, &a, &b); break;
     case EW_OP_SCALE_ADD: ref_scale_add(row->out, row->alpha, 1, &out, &a, &b); break;
+    default: break; /* the scaled casts: tests/device/test_scaled_gpu.c */
     }
     return out; /* little-endian: the element's bits, zero-extended */
 }

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The C ABI's scaled casts: quantize, dequantize and amax. They are catalogue ops whose functors read a
+ * scale from device memory and fold an amax (src/catalogue/functors.cuh), so they run on the flat and
+ * strided paths of the other ops; what is theirs is the device scalars' checks and the amax's mode (an
+ * overwriting amax is zeroed on the stream before the kernel: ew_launch_t's reset). */
+#include <stdint.h>
+
+#include "abi/api.h"
+#include "abi/error.h"
+#include "abi/handle.h"
+#include "abi/pointer_check.h"
+#include "catalogue/catalogue.h"
+
+/* One device float: non-NULL unless optional, aligned to 4 bytes, and with EW_CHECK_POINTERS memory of
+ * the handle's device. Checked before n, so that a bad scalar is refused even where nothing runs. */
+static ew_status_t check_scalar(ewi_handle_t *h, const char *name, const void *address, int optional)
+{
+    if (address == NULL)
+        return optional ? EW_SUCCESS : ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL", name);
+    if (((uintptr_t)address & 3u) != 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to 4 bytes", name, address);
+    if (!h->check_pointers)
+        return EW_SUCCESS;
+    ew_status_t status = ewi_handle_check_device(h);
+    return status != EW_SUCCESS ? status : ewi_check_pointer(h->device, name, address, sizeof(float));
+}
+
+/* The entry, its scalars and the launch: the scale and the amax (either may be absent) into params,
+ * how's reset from the amax's mode. */
+static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
+                          ew_dtype_t in_dtype, const float *scale, float *amax, ew_reduce_mode_t mode,
+                          ewi_handle_t **h, const ew_kernel_set_t **set, ew_op_params_t *params,
+                          ew_launch_t *how, ew_stream_t stream)
+{
+    ew_status_t status = ewi_find(handle, entry, call, op, out_dtype, in_dtype, h, set);
+    if (status != EW_SUCCESS)
+        return status;
+    if (amax != NULL && mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "amax_mode = %d is not an ew_reduce_mode_t", (int)mode);
+    const char *scale_name = call == EW_CALL_DEQUANTIZE ? "scale_inv" : "scale";
+    if (call != EW_CALL_AMAX && (status = check_scalar(*h, scale_name, scale, 0)) != EW_SUCCESS)
+        return status;
+    if ((status = check_scalar(*h, "amax", amax, call != EW_CALL_AMAX)) != EW_SUCCESS)
+        return status;
+    *params = (ew_op_params_t){.scale = scale, .reduction = amax};
+    *how = ewi_launch_of(*h, stream);
+    how->reset = amax != NULL && mode == EW_REDUCE_OVERWRITE ? amax : NULL;
+    return EW_SUCCESS;
+}
+
+/* A flat scaled call of n elements on its two operands, out first. */
+static ew_status_t run_flat(ewi_handle_t *h, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t operands[2],
+                            const ew_op_params_t *params, const ew_launch_t *how)
+{
+    if (n < 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
+    if (n == 0)
+        return ew_launch_reset(how);
+    return ewi_run(h, set, n, operands, 2, params, how);
+}
+
+ew_status_t ew_quantize(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out,
+                        const void *x, const float *scale, float *amax, ew_reduce_mode_t amax_mode,
+                        ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_op_params_t params;
+    ew_launch_t how;
+    ew_status_t status = prepare(handle, "ew_quantize", EW_CALL_QUANTIZE, EW_OP_QUANTIZE, out_dtype, in_dtype,
+                                 scale, amax, amax_mode, &h, &set, &params, &how, stream);
+    if (status != EW_SUCCESS)
+        return status;
+    const ewi_operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"x", x, ew_dtype_size(in_dtype)}};
+    return run_flat(h, set, n, operands, &params, &how);
+}
+
+ew_status_t ew_quantize_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int ndim,
+                                const int64_t *shape, void *out, const int64_t *out_strides, const void *x,
+                                const int64_t *x_strides, const float *scale, float *amax,
+                                ew_reduce_mode_t amax_mode, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_op_params_t params;
+    ew_launch_t how;
+    ew_status_t status = prepare(handle, "ew_quantize_strided", EW_CALL_QUANTIZE, EW_OP_QUANTIZE, out_dtype,
+                                 in_dtype, scale, amax, amax_mode, &h, &set, &params, &how, stream);
+    if (status != EW_SUCCESS)
+        return status;
+    const ew_view_t views[] = {{"out", "out_strides", out, out_strides, ew_dtype_size(out_dtype)},
+                               {"x", "x_strides", x, x_strides, ew_dtype_size(in_dtype)}};
+    return ewi_run_strided(h, set, ndim, shape, views, 2, &params, &how);
+}
+
+ew_status_t ew_dequantize(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out,
+                          const void *q, const float *scale_inv, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_op_params_t params;
+    ew_launch_t how;
+    ew_status_t status = prepare(handle, "ew_dequantize", EW_CALL_DEQUANTIZE, EW_OP_DEQUANTIZE, out_dtype,
+                                 in_dtype, scale_inv, NULL, EW_REDUCE_OVERWRITE, &h, &set, &params, &how, stream);
+    if (status != EW_SUCCESS)
+        return status;
+    const ewi_operand_t operands[] = {{"out", out, ew_dtype_size(out_dtype)}, {"q", q, ew_dtype_size(in_dtype)}};
+    return run_flat(h, set, n, operands, &params, &how);
+}
+
+ew_status_t ew_dequantize_strided(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int ndim,
+                                  const int64_t *shape, void *out, const int64_t *out_strides, const void *q,
+                                  const int64_t *q_strides, const float *scale_inv, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_op_params_t params;
+    ew_launch_t how;
+    ew_status_t status = prepare(handle, "ew_dequantize_strided", EW_CALL_DEQUANTIZE, EW_OP_DEQUANTIZE, out_dtype,
+                                 in_dtype, scale_inv, NULL, EW_REDUCE_OVERWRITE, &h, &set, &params, &how, stream);
+    if (status != EW_SUCCESS)
+        return status;
+    const ew_view_t views[] = {{"out", "out_strides", out, out_strides, ew_dtype_size(out_dtype)},
+                               {"q", "q_strides", q, q_strides, ew_dtype_size(in_dtype)}};
+    return ewi_run_strided(h, set, ndim, shape, views, 2, &params, &how);
+}
+
+ew_status_t ew_amax(ew_handle_t handle, ew_dtype_t dtype, int64_t n, const void *x, float *amax,
+                    ew_reduce_mode_t mode, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_op_params_t params;
+    ew_launch_t how;
+    ew_status_t status = prepare(handle, "ew_amax", EW_CALL_AMAX, EW_OP_AMAX, dtype, dtype, NULL, amax, mode, &h,
+                                 &set, &params, &how, stream);
+    if (status != EW_SUCCESS)
+        return status;
+    /* The kernel writes no out: x stands in its place, so the plan sees one phase. */
+    const ewi_operand_t operands[] = {{"x", x, ew_dtype_size(dtype)}, {"x", x, ew_dtype_size(dtype)}};
+    return run_flat(h, set, n, operands, &params, &how);
+}

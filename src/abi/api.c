@@ -191,8 +191,7 @@ static ew_status_t integer_alpha(ew_dtype_t dtype, double alpha, uint64_t *alpha
 
 ew_status_t ewi_scale_add_params(ew_dtype_t dtype, double alpha, ew_op_params_t *params)
 {
-    params->alpha = alpha;
-    params->alpha_integer = 0;
+    *params = (ew_op_params_t){.alpha = alpha}; /* the rest, the scaled casts' pointers included, NULL */
     if ((ewi_dtype_kind(dtype) & (EW_KIND_BOOL | EW_KINDS_INTEGER)) == 0)
         return EW_SUCCESS;
     return integer_alpha(dtype, alpha, &params->alpha_integer);

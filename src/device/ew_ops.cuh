@@ -402,16 +402,20 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
 // The largest finite value of each fp8 format, to which quantize() clamps.
 template <typename Fp8> inline constexpr float kFp8Max = kSame<Fp8, F8E4M3> ? 448.0f : 57344.0f;
 
+// p clamped to the fp8 format's finite range. NaN compares false, so it passes.
+template <typename Fp8> __device__ __forceinline__ float clamp_to_finite(float p)
+{
+    p = p > kFp8Max<Fp8> ? kFp8Max<Fp8> : p;
+    return p < -kFp8Max<Fp8> ? -kFp8Max<Fp8> : p;
+}
+
 // x in float times scale (one rounding), clamped to the format's finite range, then converted as
-// convert() converts. NaN compares false, so it passes the clamp: a NaN product (the hardware's
-// canonical NaN) becomes the format's positive NaN code.
+// convert() converts: a NaN product (the hardware's canonical NaN) becomes the format's positive
+// NaN code.
 template <typename Out, typename In> __device__ __forceinline__ Out quantize(In x, float scale)
 {
     static_assert(kIsFp8<Out> && kIsFloat<In> && !kIsFp8<In>, "ew::quantize: to f8e4m3 or f8e5m2 from f16, bf16, f32 or f64");
-    float v = __fmul_rn(static_cast<float>(working_value(x)), scale);
-    v = v > kFp8Max<Out> ? kFp8Max<Out> : v;
-    v = v < -kFp8Max<Out> ? -kFp8Max<Out> : v;
-    return convert<Out>(v);
+    return convert<Out>(clamp_to_finite<Out>(__fmul_rn(static_cast<float>(working_value(x)), scale)));
 }
 
 // q widened to float (exact), times scale_inv (one rounding), converted as convert() converts.

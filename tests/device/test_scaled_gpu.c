@@ -50,18 +50,21 @@ static uint32_t get_bits(const float *device)
     return bits;
 }
 
-/* What the amax scalar must hold after a call whose own result is `result`. */
-static uint32_t expected_amax(int mode, float old, float result)
+/* What the amax scalar must hold after a call of n elements whose own result is `result`: an empty
+ * call leaves an accumulated scalar as it was. */
+static uint32_t expected_amax(int mode, float old, float result, int64_t n)
 {
     const uint32_t old_bits = ref_f32_bits(old), result_bits = ref_f32_bits(result);
     if (mode == EW_REDUCE_OVERWRITE)
         return result_bits;
+    if (n == 0)
+        return old_bits;
     return (int32_t)old_bits > (int32_t)result_bits ? old_bits : result_bits;
 }
 
-static void check_amax(const float *device, int mode, float old, float result, const char *what)
+static void check_amax(const float *device, int mode, float old, float result, int64_t n, const char *what)
 {
-    const uint32_t got = get_bits(device), expected = expected_amax(mode, old, result);
+    const uint32_t got = get_bits(device), expected = expected_amax(mode, old, result, n);
     if (got != expected)
         GU_FAIL("%s: amax is 0x%08" PRIx32 ", expected 0x%08" PRIx32 " (mode %d, old 0x%08" PRIx32 ")", what, got,
                 expected, mode, ref_f32_bits(old));
@@ -98,7 +101,7 @@ static void check_flat(const pair_t *p, gu_buffer_t *out, gu_buffer_t *in, const
                                 NULL));
         GU_CUDA(cudaDeviceSynchronize());
         if (amax_mode != AMAX_NONE)
-            check_amax(d_amax, amax_mode, old, ref_amax_value, what);
+            check_amax(d_amax, amax_mode, old, ref_amax_value, n, what);
         if (GU_CHECK_OUTPUT(out, out_offset, n, expected, &inputs, what) == 0)
             break;
         gu_buffer_poison(out, GU_POISON_ALT); /* some results equal the poison: again on the other one */
@@ -173,7 +176,7 @@ static void test_amax(void **state)
             put_float(d_amax, old);
             GU_EW(ew_amax(gu_handle(), dtype, sizes[s], gu_at(x, offset), d_amax, (ew_reduce_mode_t)mode, NULL));
             GU_CUDA(cudaDeviceSynchronize());
-            check_amax(d_amax, mode, old, ref_amax(dtype, sizes[s], first), what);
+            check_amax(d_amax, mode, old, ref_amax(dtype, sizes[s], first), sizes[s], what);
         }
     }
     GU_CHECK_UNCHANGED(x, "x");
@@ -213,7 +216,7 @@ static void test_strided(void **state)
                      ew_dtype_name(in_dtype));
             const gu_inputs_t quantize_inputs = {1, {in_dtype}, {gathered}};
             GU_CHECK_OUTPUT(q, 0, R * C, expected, &quantize_inputs, what);
-            check_amax(d_amax, EW_REDUCE_OVERWRITE, -1.0f, amax, what);
+            check_amax(d_amax, EW_REDUCE_OVERWRITE, -1.0f, amax, R * C, what);
             GU_CHECK_UNCHANGED(x, "x");
 
             /* dequantize a row of L codes broadcast over B rows */
@@ -275,7 +278,7 @@ static void test_graph(void **state)
         snprintf(what, sizeof what, "graph replay %zu, scale %g", s, (double)scales[s]);
         const gu_inputs_t inputs = {1, {EW_BF16}, {host + 3 * 2}};
         GU_CHECK_OUTPUT(q, 1, n, expected, &inputs, what);
-        check_amax(d_amax, EW_REDUCE_OVERWRITE, 1e30f, amax, what);
+        check_amax(d_amax, EW_REDUCE_OVERWRITE, 1e30f, amax, n, what);
     }
 }
 

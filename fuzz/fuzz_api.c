@@ -10,17 +10,20 @@
  * handles, and ew_kernel_create's arguments. Every call must return one of the ew_status_t values,
  * with a non-empty message on failure, and the status must be the one the rules of
  * include/elementwise.h and docs/semantics.md give for those arguments: the operand rules of the
- * flat, strided and batched calls by the model tests/plan/layout_model.h (shared with tests/plan/test_layout.c),
- * the rest by the model below. A refusal's message must name an argument the model finds at fault (a
- * list's, the entry and its argument). Any violation aborts, which libFuzzer reports as a crash.
+ * flat, strided and batched calls by the model tests/plan/layout_model.h (shared with
+ * tests/plan/test_layout.c), the rest by the model below, the scaled casts' device scalars (scale, scale_inv,
+ * amax and its mode) included. A refusal's message must name an argument the model finds at fault (a list's,
+ * the entry and its argument). Any violation aborts, which libFuzzer reports as a crash.
  *
  * Validation and launch without a GPU: every call validates its arguments before it asks CUDA for
  * anything; a call that passes reaches the device check (ewi_handle_check_device: cudaGetDevice), which
  * fails here, so a valid call with elements returns EW_ERROR_CUDA with "cudaGetDevice failed" and a
- * refused one EW_ERROR_INVALID_VALUE: the verdict is exact. No pointer is ever dereferenced and no
- * kernel source is ever compiled (ew_kernel_create checks the device first). With a GPU present a call
- * with fake pointers would launch a kernel on them, so LLVMFuzzerInitialize refuses to run when any
- * CUDA device is visible.
+ * refused one EW_ERROR_INVALID_VALUE: the verdict is exact. Two exceptions, both of the scaled casts: a
+ * call without elements that overwrites an amax queues the amax's reset, so it too stops at CUDA; and
+ * the scalars' overlaps with the operands are checked after the device, so they stop there
+ * (judge_scaled). No pointer is ever dereferenced and no kernel source is ever compiled
+ * (ew_kernel_create checks the device first). With a GPU present a call with fake pointers would launch
+ * a kernel on them, so LLVMFuzzerInitialize refuses to run when any CUDA device is visible.
  *
  * At exit it prints each action's executions and the calls the models judged valid and refused; with
  * EW_FUZZ_EVERY_ACTION=1 (the ctest) it fails where an action never ran, or a judged action never had
@@ -195,9 +198,11 @@ static const char *const action_names[ACTIONS] = {
 };
 
 /* The actions whose calls a model judges valid or refused: each must see both in a run. */
-static const unsigned judged_actions = 1u << ACTION_UNARY | 1u << ACTION_BINARY | 1u << ACTION_CAST |
-                                       1u << ACTION_SCALE_ADD | 1u << ACTION_STRIDED | 1u << ACTION_BATCHED |
-                                       1u << ACTION_KERNEL_LAUNCH | 1u << ACTION_KERNEL_LAUNCH_STRIDED;
+static const unsigned judged_actions =
+    1u << ACTION_UNARY | 1u << ACTION_BINARY | 1u << ACTION_CAST | 1u << ACTION_SCALE_ADD |
+    1u << ACTION_STRIDED | 1u << ACTION_BATCHED | 1u << ACTION_KERNEL_LAUNCH |
+    1u << ACTION_KERNEL_LAUNCH_STRIDED | 1u << ACTION_QUANTIZE | 1u << ACTION_QUANTIZE_STRIDED |
+    1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX;
 
 static unsigned long long runs[ACTIONS], judged_valid[ACTIONS], judged_refused[ACTIONS];
 static int current_action;
@@ -206,6 +211,7 @@ static int current_action;
 
 static int dtype_valid(int d) { return d >= EW_BOOL && d <= FUZZ_LAST_DTYPE; }
 static int is_fp8(int d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
+static int is_float(int d) { return d == EW_F16 || d == EW_BF16 || d == EW_F32 || d == EW_F64; } /* not fp8 */
 static size_t spec_size(int d)
 {
     static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
@@ -224,6 +230,9 @@ static int catalogue_has(int op, int out, int in)
     case EW_OP_MUL:
     case EW_OP_SCALE_ADD: return out == in && !is_fp8(out);
     case EW_OP_RELU: return out == in && !is_fp8(out) && out != EW_BOOL;
+    case EW_OP_QUANTIZE: return is_fp8(out) && is_float(in);
+    case EW_OP_DEQUANTIZE: return is_float(out) && is_fp8(in);
+    case EW_OP_AMAX: return out == in && is_float(out);
     default: return 0;
     }
 }
@@ -294,9 +303,22 @@ static model_verdict_t flat_verdict(int64_t n, int count, const char *const name
     return model_flat(n, count, operands);
 }
 
+/* Whether a message names CUDA: a runtime call or error ("cudaGetDevice", "cudaError..."), a driver error
+ * ("CUDA_ERROR_...") or a driver entry point ("cuMemsetD32Async", which a call without elements reaches
+ * first when it resets an amax). */
+static int names_cuda(const char *message)
+{
+    if (strstr(message, "cuda") != NULL || strstr(message, "CUDA_") != NULL)
+        return 1;
+    for (const char *p = strstr(message, "cu"); p != NULL; p = strstr(p + 1, "cu"))
+        if ((p == message || p[-1] == ' ') && p[2] >= 'A' && p[2] <= 'Z')
+            return 1;
+    return 0;
+}
+
 /* What every call's status must satisfy whatever its arguments: an ew_status_t, a message on failure,
  * and nothing a machine without a GPU cannot produce (no device mismatch, no device to be missing at
- * call time, no allocation; EW_ERROR_CUDA names the CUDA error). */
+ * call time, no allocation; EW_ERROR_CUDA names CUDA's call or error). */
 static void check_status(const char *what, ew_status_t status)
 {
     const char *message = ew_get_last_error_message();
@@ -309,8 +331,8 @@ static void check_status(const char *what, ew_status_t status)
               status != EW_ERROR_OUT_OF_MEMORY,
           "%s: %s (\"%s\")", what, ew_status_string(status), message);
     if (status == EW_ERROR_CUDA)
-        CHECK(strstr(message, "cuda") != NULL, "%s: EW_ERROR_CUDA without the CUDA error's name: \"%s\"",
-              what, message);
+        CHECK(names_cuda(message), "%s: EW_ERROR_CUDA without the CUDA call's or error's name: \"%s\"", what,
+              message);
 }
 
 /* Checks one operation call's status against the model. entry: 0 unary, 1 binary, 2 cast, 3 scale_add. */
@@ -695,6 +717,232 @@ static void action_batched(input_t *in)
     ++judged_refused[current_action];
 }
 
+/* ---- the scaled casts: quantize, dequantize, amax ---- */
+
+enum { SCALED_QUANTIZE, SCALED_DEQUANTIZE, SCALED_AMAX };
+
+/* A device float of the scaled calls: NULL, inside out or x (any alignment), another scalar (the amax
+ * on the scale), anything at all, or in region 3 of take_pointer, at any alignment or aligned to 4 past
+ * the operands' first 64 KiB there. */
+static const float *take_scalar(input_t *in, const void *out, const void *x, const float *other)
+{
+    const uintptr_t region = (uintptr_t)0x7f0000000000ull + 3 * 0x100000u;
+    const uint8_t b = take8(in);
+    switch (b % 8) {
+    case 0: return NULL;
+    case 1: return out == NULL ? NULL : (const float *)((uintptr_t)out + (take32(in) & 0xFFFu));
+    case 2: return x == NULL ? NULL : (const float *)((uintptr_t)x + (take32(in) & 0xFFFu));
+    case 3: return other;
+    case 4: return (const float *)(uintptr_t)take64(in);
+    case 5: return (const float *)(region + (take32(in) & 0xFFFFu));
+    default: return (const float *)(region + 0x10000u + 4u * take8(in));
+    }
+}
+
+/* An ew_reduce_mode_t: its values and a neighbour on each side from one byte, sometimes anything. */
+static int take_mode(input_t *in)
+{
+    const uint8_t b = take8(in);
+    return b < 240 ? (int)(b % (FUZZ_LAST_REDUCE_MODE + 3)) - 1 : (int)take32(in);
+}
+
+/* One scaled call: its kind, dtypes, elements (n, or the views of a _strided form), operands (ew_amax: x
+ * alone) and scalars. */
+typedef struct {
+    int kind, out_dtype, in_dtype;
+    const views_t *views; /* NULL: the flat form, of n elements */
+    int64_t n;
+    const void *out, *x;
+    const float *scale, *amax;
+    int mode;
+} scaled_call_t;
+
+/* Whether the 4 bytes at p meet [lo, hi), in 128 bits (no wrap at the top of the address space). */
+static int scalar_meets(const float *p, model_int lo, model_int hi)
+{
+    const model_int at = (uintptr_t)p;
+    return p != NULL && at < hi && lo < at + 4;
+}
+
+/* The bytes an operand spans: n elements from its address, or its view's [lo, hi) over a valid,
+ * non-empty shape. */
+static void operand_span(const scaled_call_t *c, const model_operand_t *p, int64_t n, model_int *lo,
+                         model_int *hi)
+{
+    if (c->views == NULL) {
+        *lo = p->address;
+        *hi = (model_int)p->address + (model_int)n * (model_int)p->size;
+        return;
+    }
+    int64_t strides[EW_MAX_DIMS];
+    model_strides(c->views->ndim, c->views->shape, p, strides);
+    model_int below = 0, above = 0;
+    for (int d = 0; d < c->views->ndim; ++d) {
+        const model_int reach = (model_int)strides[d] * (c->views->shape[d] - 1);
+        *(reach < 0 ? &below : &above) += reach;
+    }
+    *lo = (model_int)p->address + below * (model_int)p->size;
+    *hi = (model_int)p->address + (above + 1) * (model_int)p->size;
+}
+
+/* The message names `word` as a whole word. */
+static int message_has_word(const char *message, const char *word)
+{
+    const size_t length = strlen(word);
+    for (const char *p = strstr(message, word); p; p = strstr(p + 1, word)) {
+        const char before = p == message ? ' ' : p[-1], after = p[length];
+        if (!(before == '_' || (before >= 'a' && before <= 'z')) &&
+            !(after == '_' || (after >= 'a' && after <= 'z')))
+            return 1;
+    }
+    return 0;
+}
+
+/* A scaled call's status by the rules of include/elementwise.h ("Scaled low-precision casts"): the handle,
+ * the dtype pair, then every refusal the model finds (amax_mode where amax is given; the scale non-NULL and
+ * aligned to 4; amax aligned to 4, and non-NULL for ew_amax; n or the views; the operands), a message
+ * naming one of them. A valid call without elements succeeds, but for an overwritten amax, which is set
+ * to 0 on the stream and so stops at the GPU (none here) with EW_ERROR_CUDA; a valid call with elements
+ * stops at the device check. The scalars' overlaps come last (see below). */
+static void judge_scaled(const char *what, const scaled_call_t *c, ew_handle_t h, ew_status_t status)
+{
+    static const int ops[] = {EW_OP_QUANTIZE, EW_OP_DEQUANTIZE, EW_OP_AMAX};
+    if (!check_common(what, h, catalogue_has(ops[c->kind], c->out_dtype, c->in_dtype), status))
+        return;
+    const char *message = ew_get_last_error_message();
+    const char *scale_name = c->kind == SCALED_DEQUANTIZE ? "scale_inv" : "scale";
+    model_verdict_t verdict = {.valid = 1};
+    if (c->amax != NULL && c->mode != EW_REDUCE_OVERWRITE && c->mode != EW_REDUCE_ACCUMULATE)
+        model_refuse(&verdict, "amax_mode");
+    if (c->kind != SCALED_AMAX && (c->scale == NULL || (uintptr_t)c->scale % 4 != 0))
+        model_refuse(&verdict, scale_name);
+    if ((c->kind == SCALED_AMAX && c->amax == NULL) || (uintptr_t)c->amax % 4 != 0)
+        model_refuse(&verdict, "amax");
+
+    /* ew_amax takes x in out's place (the same pointer and size: in place); its views are never used */
+    const int amax_only = c->kind == SCALED_AMAX;
+    const views_t *v = c->views;
+    const model_operand_t operands[2] = {
+        {amax_only ? "x" : "out", "out_strides", (uintptr_t)(amax_only ? c->x : c->out), v ? v->s[0] : NULL,
+         spec_size(amax_only ? c->in_dtype : c->out_dtype)},
+        {c->kind == SCALED_DEQUANTIZE ? "q" : "x", c->kind == SCALED_DEQUANTIZE ? "q_strides" : "x_strides",
+         (uintptr_t)c->x, v ? v->s[1] : NULL, spec_size(c->in_dtype)}};
+    model_verdict_t layout = {.valid = 1, .n = c->n};
+    if (v != NULL)
+        layout = model_views(v->ndim, v->shape_null ? NULL : v->shape, 2, operands);
+    else if (c->n < 0)
+        model_refuse(&layout, "n");
+    else
+        layout = model_flat(c->n, 2, operands);
+    for (int i = 0; i < layout.names; ++i)
+        model_refuse(&verdict, layout.name[i]);
+    if (!verdict.valid) {
+        expect_verdict(what, &verdict, 0, status);
+        return;
+    }
+    if (layout.n == 0) {
+        if (c->amax != NULL && c->mode == EW_REDUCE_OVERWRITE) {
+            CHECK(status == EW_ERROR_CUDA,
+                  "%s: nothing to run but the amax's reset, which stops at the GPU: %s (\"%s\")", what,
+                  ew_status_string(status), message);
+            ++judged_valid[current_action];
+        } else {
+            expect_verdict(what, &verdict, 1, status);
+        }
+        return;
+    }
+
+    /* Neither scalar inside out, the amax inside no input and not on the scale: refused before the
+     * device check, the message naming the scale or the amax. */
+    model_int lo[2], hi[2];
+    for (int k = 0; k < 2; ++k)
+        operand_span(c, &operands[k], layout.n, &lo[k], &hi[k]);
+    int overlap = !amax_only && scalar_meets(c->scale, lo[0], hi[0]);
+    for (int k = 0; k < 2; ++k)
+        overlap |= scalar_meets(c->amax, lo[k], hi[k]);
+    overlap |= c->amax != NULL && c->amax == c->scale;
+    if (overlap) {
+        CHECK(status == EW_ERROR_INVALID_VALUE &&
+                  (message_has_word(message, "scale") || message_has_word(message, scale_name) ||
+                   message_has_word(message, "amax")),
+              "%s: a scalar overlaps an operand: %s (\"%s\"), not a refusal naming the scalar", what,
+              ew_status_string(status), message);
+        ++judged_refused[current_action];
+        return;
+    }
+    expect_verdict(what, &verdict, 0, status);
+}
+
+/* ew_quantize or ew_quantize_strided on fuzzed dtypes, n or views, operands, scalars and mode. */
+static void action_quantize(input_t *in, int strided)
+{
+    ew_handle_t h = take_handle(in);
+    scaled_call_t c = {
+        .kind = SCALED_QUANTIZE, .out_dtype = take_enum_value(in), .in_dtype = take_enum_value(in)};
+    views_t v;
+    if (strided) {
+        take_views(in, 2, &v);
+        c.views = &v;
+    } else {
+        c.n = take_n(in);
+    }
+    c.out = take_pointer(in, NULL);
+    c.x = take_pointer(in, c.out);
+    c.scale = take_scalar(in, c.out, c.x, NULL);
+    c.amax = take_scalar(in, c.out, c.x, c.scale);
+    c.mode = take_mode(in);
+    ew_status_t status;
+    if (strided)
+        status = ew_quantize_strided(h, (ew_dtype_t)c.out_dtype, (ew_dtype_t)c.in_dtype, v.ndim,
+                                     v.shape_null ? NULL : v.shape, (void *)c.out, v.s[0], c.x, v.s[1],
+                                     c.scale, (float *)c.amax, (ew_reduce_mode_t)c.mode, NULL);
+    else
+        status = ew_quantize(h, (ew_dtype_t)c.out_dtype, (ew_dtype_t)c.in_dtype, c.n, (void *)c.out, c.x,
+                             c.scale, (float *)c.amax, (ew_reduce_mode_t)c.mode, take_stream(in));
+    judge_scaled(strided ? "ew_quantize_strided" : "ew_quantize", &c, h, status);
+}
+
+/* ew_dequantize or ew_dequantize_strided. */
+static void action_dequantize(input_t *in, int strided)
+{
+    ew_handle_t h = take_handle(in);
+    scaled_call_t c = {
+        .kind = SCALED_DEQUANTIZE, .out_dtype = take_enum_value(in), .in_dtype = take_enum_value(in)};
+    views_t v;
+    if (strided) {
+        take_views(in, 2, &v);
+        c.views = &v;
+    } else {
+        c.n = take_n(in);
+    }
+    c.out = take_pointer(in, NULL);
+    c.x = take_pointer(in, c.out);
+    c.scale = take_scalar(in, c.out, c.x, NULL);
+    ew_status_t status;
+    if (strided)
+        status = ew_dequantize_strided(h, (ew_dtype_t)c.out_dtype, (ew_dtype_t)c.in_dtype, v.ndim,
+                                       v.shape_null ? NULL : v.shape, (void *)c.out, v.s[0], c.x, v.s[1],
+                                       c.scale, NULL);
+    else
+        status = ew_dequantize(h, (ew_dtype_t)c.out_dtype, (ew_dtype_t)c.in_dtype, c.n, (void *)c.out, c.x,
+                               c.scale, take_stream(in));
+    judge_scaled(strided ? "ew_dequantize_strided" : "ew_dequantize", &c, h, status);
+}
+
+/* ew_amax: x, its amax (on or inside x at times) and the mode. */
+static void action_amax(input_t *in)
+{
+    ew_handle_t h = take_handle(in);
+    const int dtype = take_enum_value(in);
+    scaled_call_t c = {.kind = SCALED_AMAX, .out_dtype = dtype, .in_dtype = dtype, .n = take_n(in)};
+    c.x = take_pointer(in, NULL);
+    c.amax = take_scalar(in, c.x, c.x, NULL);
+    c.mode = take_mode(in);
+    const ew_status_t status =
+        ew_amax(h, (ew_dtype_t)dtype, c.n, c.x, (float *)c.amax, (ew_reduce_mode_t)c.mode, take_stream(in));
+    judge_scaled("ew_amax", &c, h, status);
+}
+
 /* ---- user-defined kernels: slots, the set of live kernels, and their calls ---- */
 
 enum { KERNEL_SLOTS = FUZZ_SLOTS };
@@ -1036,6 +1284,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_KERNEL_LAUNCH: action_kernel_launch(&in); break;
         case ACTION_KERNEL_LAUNCH_STRIDED: action_kernel_launch_strided(&in); break;
         case ACTION_KERNEL_DESTROY: destroy_kernel_checked(take_kernel(&in)); break;
+        case ACTION_QUANTIZE: action_quantize(&in, 0); break;
+        case ACTION_QUANTIZE_STRIDED: action_quantize(&in, 1); break;
+        case ACTION_DEQUANTIZE: action_dequantize(&in, 0); break;
+        case ACTION_DEQUANTIZE_STRIDED: action_dequantize(&in, 1); break;
+        case ACTION_AMAX: action_amax(&in); break;
         case ACTION_UNARY:
         case ACTION_BINARY:
         case ACTION_CAST:

@@ -25,13 +25,19 @@
     X(KERNEL_MAKE)                                                                                           \
     X(KERNEL_LAUNCH)                                                                                         \
     X(KERNEL_LAUNCH_STRIDED)                                                                                 \
-    X(KERNEL_DESTROY)
+    X(KERNEL_DESTROY)                                                                                        \
+    X(QUANTIZE)                                                                                              \
+    X(QUANTIZE_STRIDED)                                                                                      \
+    X(DEQUANTIZE)                                                                                            \
+    X(DEQUANTIZE_STRIDED)                                                                                    \
+    X(AMAX)
 
 /* The last value of each public enum the harness knows. The seeds' test fails when the header's enum
  * ends elsewhere: a value appended there must be added here and to the harness's model. */
 #define FUZZ_LAST_STATUS EW_ERROR_OUT_OF_MEMORY
 #define FUZZ_LAST_DTYPE EW_F8E5M2
-#define FUZZ_LAST_OP EW_OP_SCALE_ADD
+#define FUZZ_LAST_OP EW_OP_AMAX
+#define FUZZ_LAST_REDUCE_MODE EW_REDUCE_ACCUMULATE /* read by take_mode, not the enum byte below */
 
 /* One byte of an enum argument below FUZZ_ENUM_WIDE reads as FUZZ_ENUM_FIRST + byte % FUZZ_ENUM_SPAN:
  * every value of the enums above and a neighbour on each side; other bytes take a 32-bit value. */

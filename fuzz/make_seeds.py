@@ -38,6 +38,7 @@ def header_define(name):
 
 ACTION = {name: code for code, name in enumerate(table_list("FUZZ_ACTIONS"))}
 STATUS, DTYPE, OPS = header_enum("ew_status_t"), header_enum("ew_dtype_t"), header_enum("ew_op_t")
+MODES = header_enum("ew_reduce_mode_t")
 ENUM_FIRST, ENUM_SPAN = int(table_value("FUZZ_ENUM_FIRST")), int(table_value("FUZZ_ENUM_SPAN"))
 ENUM_WIDE, SLOTS = int(table_value("FUZZ_ENUM_WIDE")), int(table_value("FUZZ_SLOTS"))
 ALPHAS = [float(a) for a in table_list("FUZZ_ALPHAS")]
@@ -50,9 +51,13 @@ DT = {name[len("EW_"):].lower(): value for name, value in DTYPE.items()}
 PAST_DTYPE, PAST_OP = max(DTYPE.values()) + 1, max(OPS.values()) + 1  # outside the enums, whatever they grow to
 NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
- KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY) = (ACTION[name] for name in (
+ KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
+ AMAX) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
-     "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY"))
+     "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
+     "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX"))
+OVERWRITE, ACCUMULATE = MODES["EW_REDUCE_OVERWRITE"], MODES["EW_REDUCE_ACCUMULATE"]
+LAST_MODE = max(MODES.values())
 
 
 def u64(v):
@@ -245,11 +250,76 @@ def kernel_strided(kernel_slot, ndim, shape, strides=(), out=K_OUT, inputs=None,
                                                     0 if params_null else 128]))
 
 
+# The scaled casts (take_scalar, take_mode): a device float NULL, inside out or x, on the other scalar,
+# anything, in region 3 at any alignment, or aligned there past the operands.
+def scalar_null():
+    return bytes([0])
+
+
+def scalar_in_out(offset):
+    return bytes([1]) + u64(offset)
+
+
+def scalar_in_x(offset):
+    return bytes([2]) + u64(offset)
+
+
+def scalar_other():
+    return bytes([3])
+
+
+def scalar_any(v):
+    return bytes([4]) + u64(v)
+
+
+def scalar_region(offset):
+    return bytes([5]) + u64(offset)
+
+
+def scalar(k):  # aligned to 4, apart from the operands: k in 0..255
+    return bytes([6, k])
+
+
+def mode(m):  # take_mode: -1 .. LAST_MODE + 1 in one byte, anything else as a 32-bit value
+    return bytes([m + 1]) if -1 <= m <= LAST_MODE + 1 else bytes([255]) + u64(m)
+
+
+S0, S1 = scalar(0), scalar(1)
+
+
+def quantize(slot, out, src, n=n_small(1000), pointers=(R0, R1), scale=S0, amax=S1, amax_mode=OVERWRITE):
+    return (bytes([QUANTIZE, slot]) + enum(out) + enum(src) + n + b"".join(pointers) + scale + amax
+            + mode(amax_mode) + stream_default())
+
+
+def quantize_strided(slot, out, src, ndim, shape, strides=(None, None), pointers=(R0, R1), scale=S0, amax=S1,
+                     amax_mode=OVERWRITE, shape_null=False):
+    return (bytes([QUANTIZE_STRIDED, slot]) + enum(out) + enum(src) + views(ndim, shape, list(strides), shape_null)
+            + b"".join(pointers) + scale + amax + mode(amax_mode))
+
+
+def dequantize(slot, out, src, n=n_small(1000), pointers=(R0, R1), scale_inv=S0):
+    return bytes([DEQUANTIZE, slot]) + enum(out) + enum(src) + n + b"".join(pointers) + scale_inv + stream_default()
+
+
+def dequantize_strided(slot, out, src, ndim, shape, strides=(None, None), pointers=(R0, R1), scale_inv=S0,
+                       shape_null=False):
+    return (bytes([DEQUANTIZE_STRIDED, slot]) + enum(out) + enum(src) + views(ndim, shape, list(strides), shape_null)
+            + b"".join(pointers) + scale_inv)
+
+
+def amax(slot, dtype, n=n_small(1000), x=R1, amax_pointer=S1, amax_mode=OVERWRITE):
+    return bytes([AMAX, slot]) + enum(dtype) + n + x + amax_pointer + mode(amax_mode) + stream_default()
+
+
 SCALE_ADD_CASES = [("bool", 1.0), ("bool", 2.0), ("i8", 127.0), ("i8", 128.0), ("u8", -1.0), ("u8", 255.0),
                    ("i16", 32768.0), ("i32", -2147483649.0), ("i64", 2.0**63), ("i64", -2.0**63),
                    ("f16", 1e300), ("bf16", 0.5)]
 INFO_CASES = [(1, 9, 9), (4, 1, 12), (3, 1, 1), (5, 11, 11), (0, 0, 0), (PAST_OP, PAST_DTYPE, PAST_DTYPE),
-              (-1, 5, 5), (ENUM_FIRST + ENUM_SPAN - 1,) * 3]
+              (-1, 5, 5), (ENUM_FIRST + ENUM_SPAN - 1,) * 3,
+              (OP["quantize"], DT["f8e4m3"], DT["f64"]), (OP["quantize"], DT["f16"], DT["f32"]),
+              (OP["dequantize"], DT["bf16"], DT["f8e5m2"]), (OP["dequantize"], DT["f8e4m3"], DT["f8e4m3"]),
+              (OP["amax"], DT["f32"], DT["f32"]), (OP["amax"], DT["f32"], DT["f16"]), (OP["amax"], DT["i8"], DT["i8"])]
 
 seeds = {
     "valid_binary_f32": [make(0), op_call(BINARY, 0, OP["add"], DT["f32"])],
@@ -474,10 +544,64 @@ seeds.update({
         kernel_destroy(0), kernel_strided(0, 2, [4, 3]), kernel_strided(NULL_SLOT, 2, [4, 3])],
 })
 
+E4, E5, BF16, F64 = DT["f8e4m3"], DT["f8e5m2"], DT["bf16"], DT["f64"]
+seeds.update({
+    # The scaled casts: every call valid, then each rule of their scalars, dtypes, n and operands broken.
+    "scaled_casts": [
+        make(0), make(1), bytes([DESTROY, 1]),
+        quantize(0, E4, F32),  # valid: stops at the device
+        quantize(0, E5, BF16, amax=scalar_null(), amax_mode=7),  # no amax: its mode is not read
+        quantize(0, E4, F64, amax_mode=ACCUMULATE),
+        quantize(0, E4, F32, n=N_ZERO, pointers=(ptr_null(), ptr_null())),  # resets the amax: reaches the GPU
+        quantize(0, E4, F32, n=N_ZERO, pointers=(ptr_null(), ptr_null()), amax_mode=ACCUMULATE),  # nothing to do
+        quantize(0, E4, F16, n=N_ZERO, amax=scalar_null()),
+        quantize(0, E4, F32, n=N_ZERO, scale=scalar_null()),  # the scale is checked even with nothing to do
+        quantize(0, E4, F32, scale=scalar_region(2)), quantize(0, E4, F32, amax=scalar_region(0x101)),
+        quantize(0, E4, F32, amax_mode=7), quantize(0, E4, F32, amax_mode=-1), quantize(0, E4, F32, n=N_MINUS_ONE),
+        quantize(0, F16, F32), quantize(0, E4, E5), quantize(0, E5, DT["i32"]), quantize(0, E4, PAST_DTYPE),
+        quantize(1, E4, F32), quantize(NULL_SLOT, E4, F32, n=N_ZERO),
+        quantize(0, E4, F32, scale=scalar_in_out(8)), quantize(0, E4, F32, amax=scalar_in_x(16)),
+        quantize(0, E4, F32, amax=scalar_in_out(996)), quantize(0, E4, F32, amax=scalar_other()),
+        quantize(0, E4, F32, scale=scalar_in_x(4)),  # the scale may lie inside x: valid
+        quantize(0, E4, F32, pointers=(ptr_null(), R1)), quantize(0, E4, F32, pointers=(R0, ptr_region(1, 2))),
+        quantize(0, E5, F16, pointers=(R0, ptr_near_out(4))), quantize(0, E4, F32, scale=scalar_any(2**64 - 4)),
+        dequantize(0, F32, E4), dequantize(0, BF16, E5), dequantize(0, F64, E4),  # valid
+        dequantize(0, F32, E4, n=N_ZERO, pointers=(ptr_null(), ptr_null())),
+        dequantize(0, F32, E4, scale_inv=scalar_null()), dequantize(0, F16, E5, n=N_ZERO, scale_inv=scalar_null()),
+        dequantize(0, F32, E4, scale_inv=scalar_region(1)), dequantize(0, E4, F32), dequantize(0, F32, F16),
+        dequantize(0, F32, E4, scale_inv=scalar_in_out(12)), dequantize(0, F16, E4, pointers=(R0, ptr_in_place())),
+        dequantize(1, F32, E4), dequantize(0, F64, E5, n=N_INT64_MIN),
+        amax(0, F32), amax(0, F64, amax_mode=ACCUMULATE), amax(0, BF16),  # valid
+        amax(0, F32, n=N_ZERO, x=ptr_null()), amax(0, F16, n=N_ZERO, x=ptr_null(), amax_mode=ACCUMULATE),
+        amax(0, F32, amax_pointer=scalar_null()), amax(0, F32, n=N_ZERO, amax_pointer=scalar_null()),
+        amax(0, F32, amax_pointer=scalar_region(3)), amax(0, F32, amax_pointer=scalar_in_x(40)),
+        amax(0, F32, amax_mode=2), amax(0, DT["i32"]), amax(0, E4), amax(0, F32, x=ptr_region(1, 1)),
+        amax(0, F32, n=N_MINUS_ONE), amax(NULL_SLOT, F32),
+        quantize_strided(0, E4, F32, 2, [4, 3], (None, [0, 1])),  # a broadcast x: valid, a strided kernel
+        quantize_strided(0, E5, F16, 2, [4, 3]),  # contiguous: the flat call
+        quantize_strided(0, E4, BF16, 2, [3, 2], ([2, 3], None)),  # out not nested: refused
+        quantize_strided(0, E4, F32, 2, [4, 0], pointers=(ptr_null(), ptr_null())),  # empty, resets the amax
+        quantize_strided(0, E4, F32, 2, [4, 0], amax_mode=ACCUMULATE),  # empty: nothing to do
+        quantize_strided(0, E4, F32, 2, [4, 3], scale=scalar_null()), quantize_strided(0, E4, F32, 9, [2] * 10),
+        quantize_strided(0, E4, F32, 2, [4, 3], ([-6, -2], None), pointers=(ptr_region(0, 64), R1),
+                         scale=scalar_in_out(0)),  # inside out's padded, reversed span
+        quantize_strided(0, E4, F32, 2, [4, 3], amax_mode=5), quantize_strided(0, F32, E4, 2, [4, 3]),
+        dequantize_strided(0, F16, E4, 2, [4, 3], (None, [1, 4])),  # a transposed q: valid
+        dequantize_strided(0, F32, E5, 0, [], shape_null=True),  # one element
+        dequantize_strided(0, F32, E4, 2, [4, 3], pointers=(R0, ptr_near_out(3))),  # q inside out: refused
+        dequantize_strided(0, F32, E4, 2, [4, 3], scale_inv=scalar_region(6)),
+        dequantize_strided(0, F32, E4, 2, [4, -1]), dequantize_strided(0, E5, E4, 2, [4, 3]),
+        dequantize_strided(1, F32, E4, 2, [4, 3])],
+})
+
 
 def check_table():
     """The header's enums end at the table's last values; the enum byte's window holds them."""
     problems = []
+    if max(MODES, key=MODES.get) != table_value("FUZZ_LAST_REDUCE_MODE"):
+        problems.append(f"include/elementwise.h.in's ew_reduce_mode_t ends at {max(MODES, key=MODES.get)}, "
+                        f"fuzz/fuzz_table.h's FUZZ_LAST_REDUCE_MODE is {table_value('FUZZ_LAST_REDUCE_MODE')}: add "
+                        "the new value to the table and the harness's model")
     for enum_name, values, last in (("ew_status_t", STATUS, "FUZZ_LAST_STATUS"), ("ew_dtype_t", DTYPE, "FUZZ_LAST_DTYPE"),
                                     ("ew_op_t", OPS, "FUZZ_LAST_OP")):
         header_last = max(values, key=values.get)

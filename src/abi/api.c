@@ -35,10 +35,10 @@ ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op
     if (ewi_op_call(op) != call)
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "op %d (%s) is not an op of %s", (int)op, ewi_op_name(op), entry);
     if ((*set = ew_dispatch_find(op, out_dtype, in_dtype)) == NULL) {
-        if (call == EW_CALL_CAST)
-            return ewi_fail(EW_ERROR_NOT_SUPPORTED,
-                            "cast from dtype %d (%s) to dtype %d (%s) is not in the catalogue", (int)in_dtype,
-                            ew_dtype_name(in_dtype), (int)out_dtype, ew_dtype_name(out_dtype));
+        if (EW_CALL_IS_PAIR(call))
+            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "%s from dtype %d (%s) to dtype %d (%s) is not in the catalogue",
+                            ewi_op_name(op), (int)in_dtype, ew_dtype_name(in_dtype), (int)out_dtype,
+                            ew_dtype_name(out_dtype));
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "op %d (%s) on dtype %d (%s) is not in the catalogue", (int)op,
                         ewi_op_name(op), (int)out_dtype, ew_dtype_name(out_dtype));
     }
@@ -88,20 +88,22 @@ ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *s
 
 static int overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintptr_t b_end) { return a < b_end && b < a_end; }
 
+/* The end of a device float at address, at the top of the address space the last address. */
+static uintptr_t float_end(uintptr_t address) { return address <= UINTPTR_MAX - 4 ? address + 4 : UINTPTR_MAX; }
+
 ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const char *const names[],
                               const uintptr_t lo[], const uintptr_t hi[])
 {
     const uintptr_t scale = (uintptr_t)params->scale, reduction = (uintptr_t)params->reduction;
-    if (scale != 0 && overlaps(scale, scale + 4, lo[0], hi[0]))
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "the scale %p lies inside %s", (const void *)params->scale,
-                        names[0]);
+    if (scale != 0 && overlaps(scale, float_end(scale), lo[0], hi[0]))
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "scale %p lies inside %s", (const void *)params->scale, names[0]);
     if (reduction == 0)
         return EW_SUCCESS;
     for (int k = 0; k < count; ++k)
-        if (overlaps(reduction, reduction + 4, lo[k], hi[k]))
+        if (overlaps(reduction, float_end(reduction), lo[k], hi[k]))
             return ewi_fail(EW_ERROR_INVALID_VALUE, "amax %p lies inside %s", (const void *)params->reduction,
                             names[k]);
-    if (scale != 0 && overlaps(reduction, reduction + 4, scale, scale + 4))
+    if (scale != 0 && overlaps(reduction, float_end(reduction), scale, float_end(scale)))
         return ewi_fail(EW_ERROR_INVALID_VALUE, "amax %p overlaps the scale", (const void *)params->reduction);
     return EW_SUCCESS;
 }
@@ -109,10 +111,9 @@ ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const cha
 ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,
                     int count, const ew_op_params_t *params, const ew_launch_t *how)
 {
-    ew_status_t status = ewi_check_flat(handle, n, operands, count);
-    if (status != EW_SUCCESS)
-        return status;
+    /* the scalars against the operands, before the device: every argument's refusal comes first */
     if (params->scale != NULL || params->reduction != NULL) {
+        ew_status_t status = ewi_check_operands(n, operands, count);
         uintptr_t lo[EW_PLAN_MAX_POINTERS], hi[EW_PLAN_MAX_POINTERS];
         const char *names[EW_PLAN_MAX_POINTERS];
         for (int k = 0; k < count; ++k) {
@@ -120,9 +121,12 @@ ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
             hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
             names[k] = operands[k].name;
         }
-        if ((status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
+        if (status != EW_SUCCESS || (status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
             return status;
     }
+    ew_status_t status = ewi_check_flat(handle, n, operands, count);
+    if (status != EW_SUCCESS)
+        return status;
     ew_functor_t functor;
     set->make_functor(params, &functor);
     return ewi_launch_flat(handle, set, n, operands, count, &functor, how);

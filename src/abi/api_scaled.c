@@ -54,8 +54,10 @@ static ew_status_t run_flat(ewi_handle_t *h, const ew_kernel_set_t *set, int64_t
 {
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
-    if (n == 0)
-        return ew_launch_reset(how);
+    if (n == 0) { /* nothing runs, but an overwritten amax is still set to zero */
+        ew_status_t status = how->reset != NULL ? ewi_handle_check_device(h) : EW_SUCCESS;
+        return status != EW_SUCCESS ? status : ew_launch_reset(how);
+    }
     return ewi_run(h, set, n, operands, 2, params, how);
 }
 

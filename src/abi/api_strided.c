@@ -31,16 +31,15 @@ ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, in
     ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
     if (status != EW_SUCCESS)
         return status;
-    if (layout.n == 0)
-        return ew_launch_reset(how);
+    if (layout.n == 0) /* nothing runs, but an overwritten reduction is still set to zero */
+        return how->reset == NULL || (status = ewi_handle_check_device(handle)) != EW_SUCCESS ? status
+                                                                                             : ew_launch_reset(how);
     if (ew_layout_is_flat(&layout)) {
         ewi_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
         for (int k = 0; k < count; ++k)
             operands[k] = (ewi_operand_t){views[k].name, (const void *)layout.base[k], views[k].elem_size};
         return ewi_run(handle, set, layout.n, operands, count, params, how);
     }
-    if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
-        return status;
     if (params->scale != NULL || params->reduction != NULL) {
         uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
         const char *names[EW_LAYOUT_MAX_OPERANDS];
@@ -51,6 +50,8 @@ ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, in
         if ((status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
             return status;
     }
+    if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
+        return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
     const void *in[EW_PLAN_MAX_POINTERS - 1] = {NULL};
     for (int k = 1; k < count; ++k)

@@ -2,7 +2,8 @@
 /* The C ABI's argument checking, run without a GPU (issue 2, "Bad input"): every bad input gives its
  * status and a message naming the argument, before anything reaches the device; n == 0 is a no-op;
  * a fully valid call gets as far as the device check. Also the name/size/status tables, the version,
- * the handle getters and ew_handle_create, and the thread-locality of the error message.
+ * the handle getters and ew_handle_create, the thread-locality of the error message, and the scaled
+ * casts' device scalars (scale, scale_inv, amax and its mode).
  *
  * The handle comes from ewi_handle_make (no device query). When this machine has a GPU the handle
  * names a device ordinal that does not exist, so a call that passes validation stops at the device
@@ -24,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include "elementwise.h"
+#include "abi/api.h" /* ewi_check_scalars */
 #include "abi/handle.h"
 
 /* Fake device addresses: never dereferenced, far apart, 256-byte aligned. */
@@ -791,6 +793,468 @@ static void test_strided_calls(void **state)
     EXPECT_DEVICE(ew_scale_add_strided(h, EW_F64, 0.5, 0, NULL, OUT, NULL, IN_A, NULL, IN_B, NULL, NULL));
 }
 
+/* ---- the scaled casts: ew_quantize, ew_dequantize, ew_amax and their strided forms ---- */
+
+/* Fake device floats: 4-byte aligned, apart from each other and from OUT, IN_A and IN_B. */
+#define SCALE      ((const float *)ADDR(0x400000000000ull))
+#define AMAX       ((float *)ADDR(0x400000000100ull))
+#define OVERWRITE  EW_REDUCE_OVERWRITE
+#define ACCUMULATE EW_REDUCE_ACCUMULATE
+
+static int is_float(ew_dtype_t d) { return d == EW_F16 || d == EW_BF16 || d == EW_F32 || d == EW_F64; }
+
+static void test_scaled_handles(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {10, 100};
+    ew_handle_t dead = NULL;
+    assert_int_equal(ewi_handle_make(fake_device, 132, 2048, &dead), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(dead), EW_SUCCESS);
+    const ew_handle_t refused[] = {NULL, dead};
+    for (size_t i = 0; i < COUNT(refused); ++i) {
+        ew_handle_t r = refused[i];
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_quantize(r, EW_F8E4M3, EW_F32, N, OUT, IN_A, SCALE, AMAX, OVERWRITE, NULL), "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_quantize_strided(r, EW_F8E4M3, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, SCALE, AMAX,
+                                        OVERWRITE, NULL),
+                    "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE, ew_dequantize(r, EW_F32, EW_F8E4M3, N, OUT, IN_A, SCALE, NULL),
+                    "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_dequantize_strided(r, EW_F32, EW_F8E4M3, 2, shape, OUT, NULL, IN_A, NULL, SCALE, NULL),
+                    "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE, ew_amax(r, EW_F32, N, IN_A, AMAX, OVERWRITE, NULL), "handle");
+        /* nothing to do and nothing else given does not excuse the handle */
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_quantize(r, EW_F8E4M3, EW_F32, 0, NULL, NULL, NULL, NULL, ACCUMULATE, NULL), "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE, ew_dequantize(r, EW_F32, EW_F8E4M3, 0, NULL, NULL, NULL, NULL),
+                    "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE, ew_amax(r, EW_F32, 0, NULL, NULL, ACCUMULATE, NULL), "handle");
+    }
+}
+
+/* Every pair outside the lists (and values outside the enum) is NOT_SUPPORTED, whatever else is wrong:
+ * quantize to a float8 from f16, bf16, f32 or f64; dequantize the other way; amax on those four. The
+ * pair the catalogue has also answers ew_is_supported. */
+static void test_scaled_dtypes(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {10, 100};
+    ew_dtype_t dtypes[COUNT(all_dtypes) + COUNT(wild_values)];
+    size_t count = 0;
+    for (size_t i = 0; i < COUNT(all_dtypes); ++i)
+        dtypes[count++] = all_dtypes[i];
+    for (size_t i = 0; i < COUNT(wild_values); ++i)
+        dtypes[count++] = (ew_dtype_t)wild_values[i];
+    for (size_t i = 0; i < count; ++i) {
+        const ew_dtype_t out = dtypes[i];
+        for (size_t k = 0; k < count; ++k) {
+            const ew_dtype_t in = dtypes[k];
+            const int quantizes = is_fp8(out) && is_float(in), dequantizes = is_float(out) && is_fp8(in);
+            assert_int_equal(ew_is_supported(EW_OP_QUANTIZE, out, in), quantizes);
+            assert_int_equal(ew_is_supported(EW_OP_DEQUANTIZE, out, in), dequantizes);
+            assert_int_equal(ew_is_supported(EW_OP_AMAX, out, in), out == in && is_float(out));
+            if (quantizes)
+                EXPECT_DEVICE(ew_quantize(h, out, in, N, OUT, IN_A, SCALE, AMAX, OVERWRITE, NULL));
+            else
+                EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                            ew_quantize(h, out, in, N, OUT, IN_A, SCALE, AMAX, OVERWRITE, NULL), "~quantize",
+                            "dtype");
+            if (dequantizes)
+                EXPECT_DEVICE(ew_dequantize(h, out, in, N, OUT, IN_A, SCALE, NULL));
+            else
+                EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_dequantize(h, out, in, N, OUT, IN_A, SCALE, NULL),
+                            "~dequantize", "dtype");
+            if (quantizes || dequantizes)
+                continue;
+            /* checked first: before the NULL scalars, a negative n or an empty view */
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                        ew_quantize(h, out, in, -1, NULL, NULL, NULL, NULL, (ew_reduce_mode_t)7, NULL),
+                        "dtype");
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                        ew_quantize_strided(h, out, in, 2, (const int64_t[]){0, 3}, NULL, NULL, NULL, NULL,
+                                            NULL, NULL, OVERWRITE, NULL),
+                        "dtype");
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_dequantize(h, out, in, 0, NULL, NULL, NULL, NULL),
+                        "dtype");
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                        ew_dequantize_strided(h, out, in, 2, shape, OUT, NULL, IN_A, NULL, SCALE, NULL),
+                        "dtype");
+        }
+        if (is_float(out)) {
+            EXPECT_DEVICE(ew_amax(h, out, N, IN_A, AMAX, OVERWRITE, NULL));
+        } else {
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_amax(h, out, N, IN_A, AMAX, OVERWRITE, NULL), "~amax",
+                        "dtype");
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_amax(h, out, -5, NULL, NULL, ACCUMULATE, NULL), "dtype");
+        }
+    }
+    /* the brief's examples, by name */
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_quantize(h, EW_F16, EW_F32, N, OUT, IN_A, SCALE, NULL, OVERWRITE, NULL), "~quantize",
+                "~f16");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_dequantize(h, EW_F8E4M3, EW_F32, N, OUT, IN_A, SCALE, NULL),
+                "~dequantize", "~e4m3");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_amax(h, EW_I32, N, IN_A, AMAX, OVERWRITE, NULL), "~amax", "i32");
+    /* the scaled ops through the other calls, and the others' ops never reach these: an op value in the
+     * wrong call is refused by name */
+    static const ew_op_t scaled_ops[] = {EW_OP_QUANTIZE, EW_OP_DEQUANTIZE, EW_OP_AMAX};
+    for (size_t i = 0; i < COUNT(scaled_ops); ++i) {
+        const ew_op_t op = scaled_ops[i];
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_unary(h, op, EW_F32, N, OUT, IN_A, NULL), "op", "ew_unary");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_binary(h, op, EW_F32, N, OUT, IN_A, IN_B, NULL), "op",
+                    "ew_binary");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_unary(h, op, EW_F32, 0, NULL, NULL, NULL), "op");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                    ew_unary_strided(h, op, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, NULL), "op");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                    ew_binary_batched(h, op, EW_F32, 1, (const int64_t[]){N}, (void *const[]){OUT},
+                                      (const void *const[]){IN_A}, (const void *const[]){IN_B}, NULL),
+                    "op");
+        assert_int_equal(ew_is_supported(op, EW_BOOL, EW_BOOL), 0);
+    }
+    assert_int_equal(ew_is_supported((ew_op_t)(EW_OP_AMAX + 1), EW_F32, EW_F32), 0);
+}
+
+/* n: negative refused by name (after the scalars, which are fine here), 0 does nothing with NULL
+ * operands, but for an overwritten amax, which is set to 0 on the stream: GPU work. */
+static void test_scaled_n(void **state)
+{
+    (void)state;
+    static const int64_t bad[] = {-1, -1000, INT64_MIN};
+    for (size_t i = 0; i < COUNT(bad); ++i) {
+        const int64_t n = bad[i];
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E4M3, EW_F16, n, OUT, IN_A, SCALE, AMAX, OVERWRITE, NULL), "n");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E5M2, EW_F64, n, OUT, IN_A, SCALE, NULL, ACCUMULATE, NULL), "n");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_BF16, EW_F8E5M2, n, OUT, IN_A, SCALE, NULL),
+                    "n");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F64, n, IN_A, AMAX, ACCUMULATE, NULL), "n");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, n, NULL, AMAX, OVERWRITE, NULL), "n");
+    }
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F16, INT64_MIN, IN_A, AMAX, OVERWRITE, NULL), "n",
+                "~-9223372036854775808");
+    for (size_t i = 0; i < COUNT(all_dtypes); ++i) {
+        const ew_dtype_t f = all_dtypes[i];
+        if (!is_float(f))
+            continue;
+        assert_int_equal(ew_quantize(h, EW_F8E4M3, f, 0, NULL, NULL, SCALE, NULL, OVERWRITE, NULL),
+                         EW_SUCCESS);
+        assert_int_equal(ew_quantize(h, EW_F8E5M2, f, 0, NULL, NULL, SCALE, AMAX, ACCUMULATE, NULL),
+                         EW_SUCCESS);
+        assert_int_equal(ew_dequantize(h, f, EW_F8E4M3, 0, NULL, NULL, SCALE, NULL), EW_SUCCESS);
+        assert_int_equal(ew_amax(h, f, 0, NULL, AMAX, ACCUMULATE, NULL), EW_SUCCESS);
+        assert_int_equal(ew_quantize_strided(h, EW_F8E4M3, f, 2, (const int64_t[]){4, 0}, NULL, NULL, NULL,
+                                             NULL, SCALE, AMAX, ACCUMULATE, NULL),
+                         EW_SUCCESS);
+        assert_int_equal(ew_dequantize_strided(h, f, EW_F8E5M2, 1, (const int64_t[]){0}, NULL, NULL, NULL,
+                                               NULL, SCALE, NULL),
+                         EW_SUCCESS);
+    }
+    /* An overwritten amax is reset even where nothing else runs. Without a GPU that stops at CUDA. With
+     * one, the fake handle's device does not exist and AMAX is no device memory, so it is not called. */
+    if (!gpu_present) {
+        prime();
+        assert_int_equal(ew_amax(h, EW_F32, 0, NULL, AMAX, OVERWRITE, NULL), EW_ERROR_CUDA);
+        assert_string_not_equal(ew_get_last_error_message(), sentinel);
+        prime();
+        assert_int_equal(ew_quantize(h, EW_F8E4M3, EW_BF16, 0, NULL, NULL, SCALE, AMAX, OVERWRITE, NULL),
+                         EW_ERROR_CUDA);
+        assert_string_not_equal(ew_get_last_error_message(), sentinel);
+        prime();
+        assert_int_equal(ew_quantize_strided(h, EW_F8E5M2, EW_F32, 1, (const int64_t[]){0}, NULL, NULL, NULL,
+                                             NULL, SCALE, AMAX, OVERWRITE, NULL),
+                         EW_ERROR_CUDA);
+        assert_string_not_equal(ew_get_last_error_message(), sentinel);
+    }
+}
+
+/* The device scalars: non-NULL (the amax of quantize may be NULL), aligned to 4 bytes, checked even when
+ * nothing runs; amax_mode one of ew_reduce_mode_t's where an amax is given. */
+static void test_scaled_scalars(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {10, 100};
+    /* NULL */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, IN_A, NULL, AMAX, OVERWRITE, NULL), "scale",
+                "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E4M3, EW_F32, 0, NULL, NULL, NULL, NULL, OVERWRITE, NULL), "scale",
+                "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, NULL, NULL,
+                                    OVERWRITE, NULL),
+                "scale", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, (const int64_t[]){0, 100}, NULL, NULL, NULL,
+                                    NULL, NULL, NULL, OVERWRITE, NULL),
+                "scale", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F16, EW_F8E4M3, N, OUT, IN_A, NULL, NULL),
+                "scale_inv", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F16, EW_F8E4M3, 0, NULL, NULL, NULL, NULL),
+                "scale_inv", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_strided(h, EW_F64, EW_F8E5M2, 2, shape, OUT, NULL, IN_A, NULL, NULL, NULL),
+                "scale_inv", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, N, IN_A, NULL, OVERWRITE, NULL), "amax", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_BF16, 0, NULL, NULL, ACCUMULATE, NULL), "amax",
+                "~null");
+    /* the amax of quantize is optional: NULL is valid, and its mode is then not read */
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, IN_A, SCALE, NULL, OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E5M2, EW_F16, N, OUT, IN_A, SCALE, NULL, (ew_reduce_mode_t)7, NULL));
+    EXPECT_DEVICE(ew_quantize_strided(h, EW_F8E4M3, EW_BF16, 2, shape, OUT, NULL, IN_A, NULL, SCALE, NULL,
+                                      (ew_reduce_mode_t)-1, NULL));
+    /* misaligned: each scalar at every offset within 4 bytes, also where nothing runs */
+    for (uintptr_t shift = 1; shift < 4; ++shift) {
+        const float *scale = (const float *)((uintptr_t)SCALE + shift);
+        float *amax = (float *)((uintptr_t)AMAX + shift);
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, IN_A, scale, AMAX, OVERWRITE, NULL), "scale",
+                    "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, IN_A, SCALE, amax, ACCUMULATE, NULL), "amax",
+                    "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E4M3, EW_F32, 0, NULL, NULL, SCALE, amax, ACCUMULATE, NULL), "amax",
+                    "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_strided(h, EW_F8E5M2, EW_F64, 2, shape, OUT, NULL, IN_A, NULL, SCALE, amax,
+                                        OVERWRITE, NULL),
+                    "amax", "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F32, EW_F8E5M2, N, OUT, IN_A, scale, NULL),
+                    "scale_inv", "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F32, EW_F8E5M2, 0, NULL, NULL, scale, NULL),
+                    "scale_inv", "~align");
+        EXPECT_FAIL(
+            EW_ERROR_INVALID_VALUE,
+            ew_dequantize_strided(h, EW_BF16, EW_F8E4M3, 2, shape, OUT, NULL, IN_A, NULL, scale, NULL),
+            "scale_inv", "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F16, N, IN_A, amax, OVERWRITE, NULL), "amax",
+                    "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F16, 0, NULL, amax, ACCUMULATE, NULL), "amax",
+                    "~align");
+    }
+    /* the scalars are floats whatever the dtypes: 4-byte alignment suffices for f64 too */
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F64, N, OUT, IN_A, (const float *)((uintptr_t)SCALE + 4),
+                              (float *)((uintptr_t)AMAX + 12), OVERWRITE, NULL));
+    EXPECT_DEVICE(
+        ew_dequantize(h, EW_F64, EW_F8E4M3, N, OUT, IN_A, (const float *)((uintptr_t)SCALE + 4), NULL));
+    /* amax_mode: only its two values, where an amax is given */
+    static const int bad_modes[] = {2, 7, -1, 1000};
+    for (size_t i = 0; i < COUNT(bad_modes); ++i) {
+        const ew_reduce_mode_t mode = (ew_reduce_mode_t)bad_modes[i];
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, IN_A, SCALE, AMAX, mode, NULL), "amax_mode");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize(h, EW_F8E4M3, EW_F32, 0, NULL, NULL, SCALE, AMAX, mode, NULL), "amax_mode");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, SCALE, AMAX,
+                                        mode, NULL),
+                    "amax_mode");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, N, IN_A, AMAX, mode, NULL), "amax_mode");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, 0, NULL, AMAX, mode, NULL), "amax_mode");
+    }
+    char text[16];
+    snprintf(text, sizeof text, "~%d", 7); /* the bad value is quoted */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, N, IN_A, AMAX, (ew_reduce_mode_t)7, NULL),
+                "amax_mode", text);
+}
+
+/* The operands, as the flat and strided calls check them: out and the input named "x" (ew_quantize,
+ * ew_amax) or "q" (ew_dequantize). Element sizes differ, so no scaled call works in place. */
+static void test_scaled_operands(void **state)
+{
+    (void)state;
+    char *base = (char *)OUT;
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E4M3, EW_F32, N, NULL, IN_A, SCALE, AMAX, OVERWRITE, NULL), "out",
+                "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, NULL, SCALE, AMAX, OVERWRITE, NULL), "x", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E4M3, EW_F32, N, OUT, base + 2, SCALE, NULL, OVERWRITE, NULL), "x",
+                "~align");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E4M3, EW_F32, N, base, base, SCALE, NULL, OVERWRITE, NULL), "out", "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize(h, EW_F8E5M2, EW_F16, N, base + 2 * N - 1, base, SCALE, NULL, OVERWRITE, NULL),
+                "out", "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F32, EW_F8E4M3, N, OUT, NULL, SCALE, NULL), "q",
+                "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F32, EW_F8E4M3, N, base + 2, IN_A, SCALE, NULL),
+                "out", "~align");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize(h, EW_F16, EW_F8E4M3, N, base, base + 1, SCALE, NULL),
+                "out", "q");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, N, NULL, AMAX, OVERWRITE, NULL), "x", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F64, N, base + 4, AMAX, OVERWRITE, NULL), "x",
+                "~align");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax(h, EW_F32, INT64_MAX / 2, IN_A, AMAX, OVERWRITE, NULL), "x",
+                "n");
+    /* adjacent buffers do not overlap */
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F32, N, base + 4 * N, base, SCALE, AMAX, OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_dequantize(h, EW_F16, EW_F8E5M2, N, base, base + 2 * N, SCALE, NULL));
+}
+
+/* Where a scalar overlaps an operand (include/elementwise.h: neither scalar inside out, the amax not
+ * inside x nor on the scale): refused before the device check, the message naming the scalar and the
+ * operand. ewi_check_scalars, the check itself, is tested directly below. */
+static void check_overlap(const char *file, int line, const char *call, ew_status_t got, const char *scalar,
+                          const char *operand)
+{
+    check_failure(file, line, call, EW_ERROR_INVALID_VALUE, got, (const char *const[]){scalar, operand, NULL});
+}
+#define EXPECT_OVERLAP(call, scalar, operand) \
+    check_overlap(__FILE__, __LINE__, #call, (prime(), (call)), scalar, operand)
+
+static void test_scaled_overlaps(void **state)
+{
+    (void)state;
+    char *o = (char *)OUT, *x = (char *)IN_A;
+    const float *in_out = (const float *)(o + 8), *in_x = (const float *)(x + 16);
+    EXPECT_OVERLAP(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, in_out, AMAX, OVERWRITE, NULL), "scale", "out");
+    EXPECT_OVERLAP(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, SCALE, (float *)in_out, OVERWRITE, NULL),
+                   "amax", "out");
+    EXPECT_OVERLAP(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, SCALE, (float *)in_x, ACCUMULATE, NULL), "amax",
+                   "x");
+    EXPECT_OVERLAP(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, SCALE, (float *)SCALE, OVERWRITE, NULL), "amax",
+                   "scale");
+    EXPECT_OVERLAP(ew_quantize(h, EW_F8E5M2, EW_BF16, N, o, x, SCALE, (float *)(o + N - 4), OVERWRITE, NULL),
+                   "amax", "out"); /* its last 4 bytes */
+    EXPECT_OVERLAP(ew_dequantize(h, EW_F32, EW_F8E4M3, N, o, x, in_out, NULL), "scale", "out");
+    EXPECT_OVERLAP(ew_amax(h, EW_F32, N, x, (float *)in_x, OVERWRITE, NULL), "amax", "x");
+    EXPECT_OVERLAP(ew_amax(h, EW_F16, N, x, (float *)(x + 2 * N - 4), ACCUMULATE, NULL), "amax", "x");
+    /* strided: the bytes each view spans, padding included: out {4,3} with strides {8,2} spans 29 bytes */
+    const int64_t shape[] = {4, 3}, padded[] = {8, 2};
+    EXPECT_OVERLAP(ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, o, padded, x, NULL,
+                                       (const float *)(o + 28), NULL, OVERWRITE, NULL),
+                   "scale", "out");
+    EXPECT_OVERLAP(ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, o, NULL, x, (const int64_t[]){0, 1},
+                                       SCALE, (float *)(x + 8), OVERWRITE, NULL),
+                   "amax", "x");
+    EXPECT_OVERLAP(ew_dequantize_strided(h, EW_F16, EW_F8E4M3, 2, shape, o, (const int64_t[]){-3, -1}, x,
+                                         NULL, (const float *)(o - 8), NULL),
+                   "scale", "out");
+    /* what the rule allows: the scale inside x, scalars right next to an operand, scale and amax apart */
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, in_x, AMAX, OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, (const float *)(o + N), (float *)(x + 4 * N),
+                              OVERWRITE, NULL));
+    EXPECT_DEVICE(
+        ew_quantize(h, EW_F8E4M3, EW_F32, N, o + 4, x, (const float *)o, (float *)(x - 4), OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F32, N, o, x, SCALE, (float *)(SCALE + 1), OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_dequantize(h, EW_F32, EW_F8E4M3, N, o, x, (const float *)(x + 4), NULL));
+    EXPECT_DEVICE(ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, o, padded, x, NULL,
+                                      (const float *)(o + 32), NULL, OVERWRITE, NULL));
+
+    /* ewi_check_scalars, which the calls use: the message names the scalar and the operand */
+    const char *const names[] = {"out", "x"};
+    const uintptr_t lo[] = {(uintptr_t)o, (uintptr_t)x}, hi[] = {(uintptr_t)o + N, (uintptr_t)x + 4 * N};
+    ew_op_params_t params = {.scale = in_out};
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ewi_check_scalars(&params, 2, names, lo, hi), "scale", "out");
+    params = (ew_op_params_t){.scale = SCALE, .reduction = (float *)(o + N - 4)};
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ewi_check_scalars(&params, 2, names, lo, hi), "amax", "out");
+    params = (ew_op_params_t){.scale = SCALE, .reduction = (float *)(x + 4 * N - 4)};
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ewi_check_scalars(&params, 2, names, lo, hi), "amax", "x");
+    params = (ew_op_params_t){.scale = SCALE, .reduction = (float *)SCALE};
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ewi_check_scalars(&params, 2, names, lo, hi), "amax", "scale");
+    params = (ew_op_params_t){.reduction = (float *)(x + 8)}; /* ew_amax: x in both places */
+    const char *const amax_names[] = {"x", "x"};
+    const uintptr_t amax_lo[] = {(uintptr_t)x, (uintptr_t)x}, amax_hi[] = {hi[1], hi[1]};
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ewi_check_scalars(&params, 2, amax_names, amax_lo, amax_hi), "amax",
+                "x");
+    params = (ew_op_params_t){.scale = (const float *)(o + N), .reduction = (float *)(x - 4)};
+    assert_int_equal(ewi_check_scalars(&params, 2, names, lo, hi), EW_SUCCESS);
+    params = (ew_op_params_t){.scale = (const float *)(x + 4), .reduction = (float *)(o - 4)};
+    assert_int_equal(ewi_check_scalars(&params, 2, names, lo, hi), EW_SUCCESS);
+}
+
+/* The strided forms: the layout's refusals name the operand and the dimension, as the other strided
+ * calls'; valid views of any layout reach the device. */
+static void test_scaled_strided(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {10, 100}, broadcast[] = {0, 1}, transposed[] = {1, 10};
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, OUT, (const int64_t[]){100, 0}, IN_A,
+                                    NULL, SCALE, AMAX, OVERWRITE, NULL),
+                "out", "~out_strides[1] = 0");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, (const int64_t[]){3, 2}, OUT,
+                                    (const int64_t[]){2, 3}, IN_A, NULL, SCALE, AMAX, OVERWRITE, NULL),
+                "out");
+    EXPECT_FAIL(
+        EW_ERROR_INVALID_VALUE,
+        ew_dequantize_strided(h, EW_F32, EW_F8E4M3, 2, shape, OUT, broadcast, IN_A, NULL, SCALE, NULL), "out",
+        "~out_strides[0] = 0");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, EW_MAX_DIMS + 1, shape, OUT, NULL, IN_A, NULL,
+                                    SCALE, AMAX, OVERWRITE, NULL),
+                "ndim");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_strided(h, EW_F32, EW_F8E4M3, -1, shape, OUT, NULL, IN_A, NULL, SCALE, NULL),
+                "ndim");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, NULL, OUT, NULL, IN_A, NULL, SCALE, NULL,
+                                    OVERWRITE, NULL),
+                "shape");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_strided(h, EW_F32, EW_F8E4M3, 2, (const int64_t[]){4, -1}, OUT, NULL, IN_A,
+                                      NULL, SCALE, NULL),
+                "shape");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, OUT, NULL, NULL, broadcast, SCALE, AMAX,
+                                    OVERWRITE, NULL),
+                "x", "~null");
+    EXPECT_FAIL(
+        EW_ERROR_INVALID_VALUE,
+        ew_dequantize_strided(h, EW_F32, EW_F8E4M3, 2, shape, OUT, NULL, NULL, transposed, SCALE, NULL), "q",
+        "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, OUT, NULL, (char *)IN_A + 2, broadcast,
+                                    SCALE, NULL, OVERWRITE, NULL),
+                "x", "~align");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_strided(h, EW_F16, EW_F8E4M3, 2, shape, OUT, NULL, (char *)OUT + 3, transposed,
+                                      SCALE, NULL),
+                "out");
+    /* valid: flat, broadcast, transposed, one element (ndim 0) */
+    EXPECT_DEVICE(ew_quantize_strided(h, EW_F8E4M3, EW_F32, 2, shape, OUT, NULL, IN_A, NULL, SCALE, AMAX,
+                                      OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_quantize_strided(h, EW_F8E5M2, EW_F16, 2, shape, OUT, NULL, IN_A, broadcast, SCALE, AMAX,
+                                      ACCUMULATE, NULL));
+    EXPECT_DEVICE(ew_quantize_strided(h, EW_F8E4M3, EW_F64, 0, NULL, OUT, NULL, IN_A, NULL, SCALE, NULL,
+                                      OVERWRITE, NULL));
+    EXPECT_DEVICE(
+        ew_dequantize_strided(h, EW_BF16, EW_F8E4M3, 2, shape, OUT, NULL, IN_A, transposed, SCALE, NULL));
+    EXPECT_DEVICE(ew_dequantize_strided(h, EW_F64, EW_F8E5M2, 2, shape, OUT, (const int64_t[]){-100, -1},
+                                        IN_A, broadcast, SCALE, NULL));
+}
+
+/* Valid calls of every pair reach the device check, large n included. */
+static void test_scaled_valid_calls(void **state)
+{
+    (void)state;
+    static const ew_dtype_t floats[] = {EW_F16, EW_BF16, EW_F32, EW_F64}, fp8[] = {EW_F8E4M3, EW_F8E5M2};
+    for (size_t i = 0; i < COUNT(floats); ++i) {
+        for (size_t k = 0; k < COUNT(fp8); ++k) {
+            EXPECT_DEVICE(ew_quantize(h, fp8[k], floats[i], N, OUT, IN_A, SCALE, AMAX, OVERWRITE, NULL));
+            EXPECT_DEVICE(ew_quantize(h, fp8[k], floats[i], 1, OUT, IN_A, SCALE, AMAX, ACCUMULATE, NULL));
+            EXPECT_DEVICE(ew_quantize(h, fp8[k], floats[i], N, OUT, IN_A, SCALE, NULL, OVERWRITE, NULL));
+            EXPECT_DEVICE(
+                ew_dequantize(h, floats[i], fp8[k], N, OUT, IN_A, SCALE, (ew_stream_t)ADDR(0x1234)));
+        }
+        EXPECT_DEVICE(ew_amax(h, floats[i], N, IN_A, AMAX, OVERWRITE, NULL));
+        EXPECT_DEVICE(ew_amax(h, floats[i], 7, IN_A, AMAX, ACCUMULATE, NULL));
+    }
+    const int64_t big = (int64_t)1 << 40;
+    EXPECT_DEVICE(ew_quantize(h, EW_F8E4M3, EW_F64, big, OUT, IN_A, SCALE, AMAX, OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_amax(h, EW_F64, big, IN_A, AMAX, OVERWRITE, NULL));
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize(h, EW_F64, EW_F8E4M3, INT64_MAX / 4, OUT, IN_A, SCALE, NULL), "n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -813,6 +1277,14 @@ int main(void)
         cmocka_unit_test(test_valid_calls_reach_device),
         cmocka_unit_test(test_message_is_thread_local),
         cmocka_unit_test(test_strided_calls),
+        cmocka_unit_test(test_scaled_handles),
+        cmocka_unit_test(test_scaled_dtypes),
+        cmocka_unit_test(test_scaled_n),
+        cmocka_unit_test(test_scaled_scalars),
+        cmocka_unit_test(test_scaled_operands),
+        cmocka_unit_test(test_scaled_overlaps),
+        cmocka_unit_test(test_scaled_strided),
+        cmocka_unit_test(test_scaled_valid_calls),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -184,9 +184,30 @@ static void destroyed_handle_is_refused_everywhere(void **state)
     assert_refused_handle(ew_binary(handle, EW_OP_MUL, EW_I32, 1000, out, a, b, NULL), "ew_binary mul");
     assert_refused_handle(ew_cast(handle, EW_BF16, EW_F32, 1000, out, a, NULL), "ew_cast");
     assert_refused_handle(ew_scale_add(handle, EW_F32, 2.0, 1000, out, a, b, NULL), "ew_scale_add");
-    /* Even n = 0, which needs nothing else, must not accept a dead handle. */
+    _Alignas(16) static float scalars[2]; /* a scale and an amax */
+    const int64_t shape[2] = {10, 100};
+    assert_refused_handle(ew_quantize(handle, EW_F8E4M3, EW_F32, 1000, out, a, &scalars[0], &scalars[1],
+                                      EW_REDUCE_OVERWRITE, NULL),
+                          "ew_quantize");
+    assert_refused_handle(ew_quantize_strided(handle, EW_F8E5M2, EW_BF16, 2, shape, out, NULL, a, NULL,
+                                              &scalars[0], NULL, EW_REDUCE_ACCUMULATE, NULL),
+                          "ew_quantize_strided");
+    assert_refused_handle(ew_dequantize(handle, EW_F16, EW_F8E4M3, 1000, out, a, &scalars[0], NULL),
+                          "ew_dequantize");
+    assert_refused_handle(
+        ew_dequantize_strided(handle, EW_F32, EW_F8E5M2, 2, shape, out, NULL, a, NULL, &scalars[0], NULL),
+        "ew_dequantize_strided");
+    assert_refused_handle(ew_amax(handle, EW_F32, 1000, a, &scalars[1], EW_REDUCE_OVERWRITE, NULL),
+                          "ew_amax");
+    /* Even n = 0, which needs nothing else, must not accept a dead handle: nor may an overwritten amax be
+     * reset for it. */
     assert_refused_handle(ew_binary(handle, EW_OP_ADD, EW_F32, 0, NULL, NULL, NULL, NULL),
                           "ew_binary with n = 0");
+    assert_refused_handle(ew_amax(handle, EW_F32, 0, NULL, &scalars[1], EW_REDUCE_OVERWRITE, NULL),
+                          "ew_amax with n = 0");
+    assert_refused_handle(ew_quantize(handle, EW_F8E4M3, EW_F32, 0, NULL, NULL, &scalars[0], &scalars[1],
+                                      EW_REDUCE_OVERWRITE, NULL),
+                          "ew_quantize with n = 0");
     for (size_t i = 0; i < sizeof out; ++i)
         assert_int_equal(out[i], 0);
 }
@@ -226,10 +247,24 @@ static void destroyed_handle_is_refused_after_its_slot_is_reused(void **state)
                          "handle");
     assert_refused_named(ew_cast(h1, EW_BF16, EW_F32, 1000, out, a, NULL), "ew_cast", "handle");
     assert_refused_named(ew_scale_add(h1, EW_F32, 2.0, 1000, out, a, b, NULL), "ew_scale_add", "handle");
+    _Alignas(16) static float scalars[2]; /* a scale and an amax */
+    assert_refused_named(
+        ew_quantize(h1, EW_F8E4M3, EW_F32, 1000, out, a, &scalars[0], &scalars[1], EW_REDUCE_OVERWRITE, NULL),
+        "ew_quantize", "handle");
+    assert_refused_named(ew_dequantize(h1, EW_F32, EW_F8E4M3, 1000, out, a, &scalars[0], NULL),
+                         "ew_dequantize", "handle");
+    assert_refused_named(ew_amax(h1, EW_F32, 0, NULL, &scalars[1], EW_REDUCE_OVERWRITE, NULL),
+                         "ew_amax n = 0", "handle");
     const int64_t shape[1] = {1000}, strides[1] = {1};
     assert_refused_named(
         ew_binary_strided(h1, EW_OP_ADD, EW_F32, 1, shape, out, strides, a, strides, b, strides, NULL),
         "ew_binary_strided", "handle");
+    assert_refused_named(ew_quantize_strided(h1, EW_F8E5M2, EW_F16, 1, shape, out, strides, a, strides,
+                                             &scalars[0], &scalars[1], EW_REDUCE_ACCUMULATE, NULL),
+                         "ew_quantize_strided", "handle");
+    assert_refused_named(
+        ew_dequantize_strided(h1, EW_BF16, EW_F8E4M3, 1, shape, out, strides, a, strides, &scalars[0], NULL),
+        "ew_dequantize_strided", "handle");
     const int64_t n[1] = {1000};
     void *outs[1] = {out};
     const void *as[1] = {a}, *bs[1] = {b};

@@ -6,7 +6,7 @@
  * textbook formula (-1)^s * 2^(e-bias) * (1 + m/2^k), roundings from searching a table of every code
  * of the target format (nearest value, ties to the even code), conversions to f32/f64 from the host's
  * hardware, integer results from plain modular arithmetic, NaN patterns from the table of
- * docs/semantics.md §6, and the hand-checked rows of docs/semantics.md §9. Each test names the
+ * docs/semantics.md §6, and the hand-checked rows of docs/semantics.md §9 and §10. Each test names the
  * section of docs/semantics.md it checks.
  */
 #include <math.h>
@@ -1476,6 +1476,422 @@ static void test_edge_table_matches_doc(void **state)
     assert_int_equal(row_index, EDGE_ROW_COUNT);
 }
 
+/* ======================================================================================== */
+/* §10: the scaled casts. Expectations from the test's own formula tables and host f32       */
+/* arithmetic (the rules of §10 written out again), and the hand-checked rows of the table   */
+/* between the scaled-table markers of docs/semantics.md.                                    */
+/* ======================================================================================== */
+
+/* The largest finite value of each fp8 format: quantize's clamp. */
+static float fp8_max(ew_dtype_t t) { return t == EW_F8E4M3 ? 448.0f : 57344.0f; }
+
+/* A quantize or amax input as the float it becomes (§10): f16, bf16 and f32 exactly, f64 rounded by
+ * the host's conversion (RNE, overflow to infinity, subnormals kept); *nan for NaN inputs. */
+static float scaled_input(ew_dtype_t t, uint64_t bits, bool *nan)
+{
+    const source_value s = source_of(t, bits);
+    *nan = s.is_nan;
+    return s.is_nan ? 0.0f : (float)s.value;
+}
+
+/* saturate(v * scale) as §10 defines it, from v's float value. */
+static uint64_t expected_quantize(ew_dtype_t out, float v, bool v_nan, float scale)
+{
+    const float product = v * scale; /* one f32 rounding: FLT_EVAL_METHOD is 0 (ref.c checks it) */
+    if (v_nan || isnan(product))
+        return 0x7F; /* the canonical NaN 0x7FFFFFFF is positive */
+    const float max = fp8_max(out);
+    return nearest_code(table_for(out), product > max ? max : product < -max ? -max : product);
+}
+
+/* out of a dequantize from the product's float value (§10): NaN is the canonical 0x7FFFFFFF. */
+static uint64_t expected_from_product(ew_dtype_t out, float product)
+{
+    switch (out) {
+    case EW_F32: return isnan(product) ? ARITHMETIC_NAN_F32 : ref_f32_bits(product);
+    case EW_F64:
+        return isnan(product) ? doc_nan_f32_to_f64(ARITHMETIC_NAN_F32) : ref_f64_bits((double)product);
+    default: return isnan(product) ? ROUNDED_NAN_16 : nearest_code(table_for(out), product);
+    }
+}
+
+/* max |float(x[i])| over n elements (§10): 0 for none, 0x7FC00000 where any is NaN, -0 as +0. */
+static uint32_t expected_amax(ew_dtype_t t, const void *x, size_t n)
+{
+    double max = 0.0;
+    bool any_nan = false;
+    for (size_t i = 0; i < n; i++) {
+        bool nan;
+        const double magnitude = fabs((double)scaled_input(t, element_bits(t, x, i), &nan));
+        any_nan |= nan;
+        max = magnitude > max ? magnitude : max;
+    }
+    return any_nan ? 0x7FC00000u : ref_f32_bits((float)max);
+}
+
+/* Scales that reach every rule: exact, rounding, saturating, subnormal products, zeros, infinities,
+ * NaN. */
+static const uint32_t SCALE_BITS[] = {
+    0x3F800000, /* 1 */
+    0x3F000000, /* 0.5 */
+    0x40400000, /* 3 */
+    0x3DCCCCCD, /* 0.1f */
+    0x3BE01C04, /* 448 / 65504, rounded */
+    0x4B800000, /* 2^24: saturates most values */
+    0x0DA24260, /* 1e-30: subnormal products */
+    0x00800000, /* 2^-126 */
+    0x00000001, /* 2^-149, a subnormal scale */
+    0x7149F2CA, /* 1e30 */
+    0x00000000, 0x80000000, 0xBF800000, 0xC0F00000 /* -7.5 */, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
+};
+#define SCALE_COUNT (sizeof SCALE_BITS / sizeof SCALE_BITS[0])
+
+/* ref_quantize against §10 for every f16 and bf16 pattern, the f32 and f64 edge values and random
+ * values of both, at every scale of SCALE_BITS, to both fp8 formats; and its amax against
+ * expected_amax over the same arrays. */
+static void test_quantize_matches_formula(void **state)
+{
+    (void)state;
+    mismatch_log log = {"quantize_matches_formula", 0};
+    enum { RANDOM = 20000 };
+    static uint32_t x32[RANDOM + sizeof EDGE_F32 / sizeof EDGE_F32[0]];
+    static uint64_t x64[RANDOM + sizeof EDGE_F64 / sizeof EDGE_F64[0]];
+    const size_t n32 = sizeof x32 / sizeof x32[0], n64 = sizeof x64 / sizeof x64[0];
+    for (size_t i = 0; i < n32; i++)
+        x32[i] = i < RANDOM ? random_f32_bits() : EDGE_F32[i - RANDOM];
+    for (size_t i = 0; i < n64; i++)
+        x64[i] = i < RANDOM ? random_f64_bits() : EDGE_F64[i - RANDOM];
+    size_t n16;
+    void *x16 = all_patterns(EW_F16, &n16); /* bf16 reads the same patterns */
+    const struct {
+        ew_dtype_t dtype;
+        const void *x;
+        size_t n;
+    } inputs[] = {{EW_F16, x16, n16}, {EW_BF16, x16, n16}, {EW_F32, x32, n32}, {EW_F64, x64, n64}};
+    uint8_t *out = checked_malloc(n16);
+    for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; k++) {
+        const ew_dtype_t in = inputs[k].dtype;
+        const uint32_t amax = expected_amax(in, inputs[k].x, inputs[k].n);
+        for (int f = 0; f < 2; f++) {
+            const ew_dtype_t fp8 = f == 0 ? EW_F8E4M3 : EW_F8E5M2;
+            for (size_t s = 0; s < SCALE_COUNT; s++) {
+                const float scale = ref_f32_from_bits(SCALE_BITS[s]);
+                float got_amax = -1.0f;
+                ref_quantize(fp8, in, (int64_t)inputs[k].n, out, inputs[k].x, scale, &got_amax);
+                char context[64];
+                snprintf(context, sizeof context, "quantize %s <- %s, scale 0x%08X", dtype_name(fp8),
+                         dtype_name(in), (unsigned)SCALE_BITS[s]);
+                for (size_t i = 0; i < inputs[k].n; i++) {
+                    const uint64_t x = element_bits(in, inputs[k].x, i);
+                    bool nan;
+                    const float v = scaled_input(in, x, &nan);
+                    expect_bits(&log, out[i], expected_quantize(fp8, v, nan, scale), context, x);
+                }
+                expect_bits(&log, ref_f32_bits(got_amax), amax, "quantize's amax", k);
+            }
+        }
+        expect_bits(&log, ref_f32_bits(ref_amax(in, (int64_t)inputs[k].n, inputs[k].x)), amax, "ref_amax", k);
+    }
+    free(out);
+    free(x16);
+    finish(&log);
+}
+
+/* ref_dequantize against §10 for every fp8 code, at every scale of SCALE_BITS, to every output. */
+static void test_dequantize_all_codes(void **state)
+{
+    (void)state;
+    mismatch_log log = {"dequantize_all_codes", 0};
+    uint8_t q[256];
+    for (int c = 0; c < 256; c++)
+        q[c] = (uint8_t)c;
+    static const ew_dtype_t outs[] = {EW_F16, EW_BF16, EW_F32, EW_F64};
+    uint64_t out[256];
+    for (int f = 0; f < 2; f++) {
+        const ew_dtype_t fp8 = f == 0 ? EW_F8E4M3 : EW_F8E5M2;
+        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+            for (size_t s = 0; s < SCALE_COUNT; s++) {
+                const float scale_inv = ref_f32_from_bits(SCALE_BITS[s]);
+                ref_dequantize(outs[k], fp8, 256, out, q, scale_inv);
+                char context[64];
+                snprintf(context, sizeof context, "dequantize %s <- %s, scale_inv 0x%08X",
+                         dtype_name(outs[k]), dtype_name(fp8), (unsigned)SCALE_BITS[s]);
+                for (int c = 0; c < 256; c++) {
+                    bool nan;
+                    const double w = formula_value(table_for(fp8)->spec, (uint32_t)c, &nan);
+                    const float product = nan ? NAN : (float)w * scale_inv; /* w is exact in f32 */
+                    expect_bits(&log, element_bits(outs[k], out, (size_t)c),
+                                expected_from_product(outs[k], product), context, (uint64_t)c);
+                }
+            }
+        }
+    }
+    finish(&log);
+}
+
+/* §10's amax over several elements, by hand: the largest magnitude wins whatever its sign and
+ * position, NaN anywhere wins over infinity, zeros of either sign give +0, n <= 0 gives 0; quantize
+ * computes the same amax of x (not of the products) and writes none where amax is NULL. */
+static void test_amax_by_hand(void **state)
+{
+    (void)state;
+    const uint32_t mixed[] = {0x3F800000, 0xC0400000, 0x40000000, 0x80000000}; /* 1, -3, 2, -0 */
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 4, mixed)), 0x40400000);
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 1, mixed)), 0x3F800000); /* only the first element */
+    const uint32_t zeros[] = {0x80000000, 0x80000000, 0x00000000};
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 3, zeros)), 0x00000000);
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 2, zeros)), 0x00000000); /* -0 alone: +0 */
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 0, NULL)), 0x00000000);
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F64, -5, NULL)), 0x00000000);
+    const uint32_t infinite[] = {0x3F800000, 0xFF800000, 0x7F7FFFFF};
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 3, infinite)), 0x7F800000);
+    const uint32_t nan_last[] = {0x7F800000, 0x3F800000, 0xFFC00123};  /* NaN after infinity */
+    const uint32_t nan_first[] = {0x7F800001, 0xFF800000, 0x00000000}; /* a signalling NaN first */
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 3, nan_last)), 0x7FC00000);
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 3, nan_first)), 0x7FC00000);
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F32, 2, nan_last)), 0x7F800000); /* the NaN not counted */
+    const uint16_t halves[] = {0x3C00, 0xFBFF, 0x7BFE};                        /* f16 1, -65504, 65472 */
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F16, 3, halves)), 0x477FE000);
+    const uint16_t brains[] = {0x0001, 0x8002}; /* bf16 subnormals 2^-133, -2^-132 */
+    assert_int_equal(ref_f32_bits(ref_amax(EW_BF16, 2, brains)), 0x00020000);
+    /* f64: each element rounds to f32 first, so 1 + 2^-24 (a tie, to 1) loses to 1 + 2^-23 */
+    const uint64_t doubles[] = {0x3FF0000010000000, 0xBFF0000020000000, 0x3FF000000FFFFFFF};
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F64, 3, doubles)), 0x3F800001);
+    assert_int_equal(ref_f32_bits(ref_amax(EW_F64, 1, doubles)), 0x3F800000);
+
+    /* quantize's amax is of x, not of the products: scale 0 leaves it */
+    uint8_t out[4];
+    memset(out, 0xA5, sizeof out);
+    float amax = -1.0f;
+    ref_quantize(EW_F8E4M3, EW_F32, 4, out, mixed, 0.0f, &amax);
+    assert_int_equal(ref_f32_bits(amax), 0x40400000);
+    assert_int_equal(out[0], 0x00);
+    assert_int_equal(out[1], 0x80); /* -3 * 0 = -0 */
+    assert_int_equal(out[3], 0x80); /* -0 * 0 = -0 */
+    ref_quantize(EW_F8E5M2, EW_F32, 3, out, nan_last, 1.0f, &amax);
+    assert_int_equal(ref_f32_bits(amax), 0x7FC00000);
+    assert_int_equal(out[0], 0x7B); /* +inf saturates */
+    assert_int_equal(out[2], 0x7F);
+    assert_int_equal(out[3], 0x80); /* past n: untouched */
+    /* n <= 0: no element touched, amax 0; amax NULL: nothing written */
+    amax = -1.0f;
+    ref_quantize(EW_F8E4M3, EW_F16, 0, NULL, NULL, 1.0f, &amax);
+    assert_int_equal(ref_f32_bits(amax), 0x00000000);
+    amax = -1.0f;
+    ref_quantize(EW_F8E4M3, EW_BF16, -1, NULL, NULL, 1.0f, &amax);
+    assert_int_equal(ref_f32_bits(amax), 0x00000000);
+    ref_quantize(EW_F8E4M3, EW_F32, 2, out, mixed, 1.0f, NULL);
+    assert_int_equal(out[0], 0x38);
+    assert_int_equal(out[1], 0xC4); /* -3 */
+    ref_dequantize(EW_F32, EW_F8E4M3, 0, NULL, NULL, 1.0f);
+}
+
+/* The rows of docs/semantics.md §10's table. op: quantize (out an fp8 dtype, x one element of in,
+ * scale the f32 bits of the scale), dequantize (x one fp8 code, scale the bits of scale_inv) or amax
+ * (out f32: the expected amax bits of the one element x). */
+typedef struct {
+    ew_op_t op;
+    ew_dtype_t out, in;
+    uint64_t x;
+    uint32_t scale;
+    uint64_t expected;
+    const char *why;
+} scaled_row;
+
+#define QUANTIZE(out, in, x, scale, expected, why)                                               \
+    {                                                                                            \
+        EW_OP_QUANTIZE, EW_##out, EW_##in, UINT64_C(x), UINT32_C(scale), UINT64_C(expected), why \
+    }
+#define DEQUANTIZE(out, in, q, scale_inv, expected, why)                                               \
+    {                                                                                                  \
+        EW_OP_DEQUANTIZE, EW_##out, EW_##in, UINT64_C(q), UINT32_C(scale_inv), UINT64_C(expected), why \
+    }
+#define AMAX(in, x, expected, why)                                           \
+    {                                                                        \
+        EW_OP_AMAX, EW_F32, EW_##in, UINT64_C(x), 0, UINT64_C(expected), why \
+    }
+
+static const scaled_row SCALED_TABLE[] = {
+    QUANTIZE(F8E4M3, F32, 0x3F800000, 0x40000000, 0x40, "1 * 2 = 2"),
+    QUANTIZE(F8E4M3, F32, 0x43E00000, 0x3F800000, 0x7E, "448, the largest e4m3"),
+    QUANTIZE(F8E4M3, F32, 0x43E80000, 0x3F800000, 0x7E, "464 clamps to 448"),
+    QUANTIZE(F8E4M3, F32, 0x447A0000, 0x3F800000, 0x7E, "1000 saturates (ew_cast gives NaN 0x7F)"),
+    QUANTIZE(F8E4M3, F32, 0xC47A0000, 0x3F800000, 0xFE, "-1000 saturates to -448"),
+    QUANTIZE(F8E4M3, F32, 0x43600000, 0x40800000, 0x7E, "224 * 4 = 896 saturates"),
+    QUANTIZE(F8E4M3, F32, 0x7F800000, 0x3F800000, 0x7E, "+inf saturates"),
+    QUANTIZE(F8E4M3, F32, 0xFF800000, 0x3F800000, 0xFE, "-inf saturates"),
+    QUANTIZE(F8E4M3, F32, 0x3F800000, 0x7F800000, 0x7E, "1 * +inf saturates"),
+    QUANTIZE(F8E4M3, F32, 0xBF800000, 0x7F800000, 0xFE, "-1 * +inf saturates"),
+    QUANTIZE(F8E4M3, F32, 0x7F800000, 0x00000000, 0x7F, "inf * 0 = NaN"),
+    QUANTIZE(F8E4M3, F32, 0x00000000, 0x7F800000, 0x7F, "0 * inf = NaN"),
+    QUANTIZE(F8E4M3, F32, 0x7FC00000, 0x3F800000, 0x7F, "NaN"),
+    QUANTIZE(F8E4M3, F32, 0xFFC00000, 0x3F800000, 0x7F, "-NaN: the product is the positive canonical NaN"),
+    QUANTIZE(F8E4M3, F32, 0x3F800000, 0x7FC00000, 0x7F, "scale NaN"),
+    QUANTIZE(F8E4M3, F32, 0xBF800000, 0xFFC00000, 0x7F, "-1 * -NaN"),
+    QUANTIZE(F8E4M3, F32, 0x80000000, 0x3F800000, 0x80, "-0 * 1 = -0"),
+    QUANTIZE(F8E4M3, F32, 0x00000000, 0xBF800000, 0x80, "0 * -1 = -0"),
+    QUANTIZE(F8E4M3, F32, 0x80000000, 0xBF800000, 0x00, "-0 * -1 = +0"),
+    QUANTIZE(F8E4M3, F32, 0x3F880000, 0x3F800000, 0x38, "1.0625 tie -> even 1"),
+    QUANTIZE(F8E4M3, F32, 0x3F980000, 0x3F800000, 0x3A, "1.1875 tie -> even 1.25"),
+    QUANTIZE(F8E4M3, F32, 0x3F800001, 0x3F87FFFF, 0x38, "product rounds to f32 1.0625, then the tie -> 1"),
+    QUANTIZE(F8E4M3, F32, 0x3A800000, 0x3F800000, 0x00, "2^-10, half the smallest subnormal -> 0"),
+    QUANTIZE(F8E4M3, F32, 0x3B400000, 0x3F800000, 0x02, "3 * 2^-10 tie -> even 2 * 2^-9"),
+    QUANTIZE(F8E4M3, F32, 0x00080000, 0x7C000000, 0x01, "subnormal 2^-130 * 2^121 = 2^-9"),
+    QUANTIZE(F8E4M3, F32, 0x0D800000, 0xAB800000, 0x80, "2^-100 * -2^-40, an f32 subnormal, -> -0"),
+    QUANTIZE(F8E5M2, F32, 0x47600000, 0x3F800000, 0x7B, "57344, the largest e5m2"),
+    QUANTIZE(F8E5M2, F32, 0x47700000, 0x3F800000, 0x7B, "61440 saturates (ew_cast gives +inf 0x7C)"),
+    QUANTIZE(F8E5M2, F32, 0x7F800000, 0x3F800000, 0x7B, "+inf saturates"),
+    QUANTIZE(F8E5M2, F32, 0xFF800000, 0x3F800000, 0xFB, "-inf saturates"),
+    QUANTIZE(F8E5M2, F32, 0x7FC00000, 0x3F800000, 0x7F, "NaN"),
+    QUANTIZE(F8E5M2, F32, 0x7F800000, 0x00000000, 0x7F, "inf * 0 = NaN"),
+    QUANTIZE(F8E5M2, F32, 0x37C00000, 0x3F800000, 0x02, "3 * 2^-17 tie -> even 2 * 2^-16"),
+    QUANTIZE(F8E5M2, F32, 0x3F800000, 0x3F700000, 0x3C, "0.9375 tie -> even 1"),
+    QUANTIZE(F8E5M2, F32, 0x80000000, 0x3F800000, 0x80, "-0"),
+    QUANTIZE(F8E4M3, F16, 0x7C00, 0x3F800000, 0x7E, "f16 +inf saturates"),
+    QUANTIZE(F8E4M3, F16, 0xFE00, 0x3F800000, 0x7F, "f16 NaN"),
+    QUANTIZE(F8E5M2, F16, 0x7BFF, 0x3F800000, 0x7B, "f16 65504 saturates to 57344"),
+    QUANTIZE(F8E4M3, F16, 0x0001, 0x47000000, 0x01, "f16 subnormal 2^-24 * 2^15 = 2^-9"),
+    QUANTIZE(F8E4M3, BF16, 0xFF80, 0x3F000000, 0xFE, "bf16 -inf * 0.5 saturates"),
+    QUANTIZE(F8E5M2, BF16, 0x7F81, 0x3F800000, 0x7F, "bf16 signalling NaN"),
+    QUANTIZE(F8E4M3, BF16, 0x4380, 0x40000000, 0x7E, "bf16 256 * 2 = 512 saturates"),
+    QUANTIZE(F8E4M3, F64, 0x3FF1000000000001, 0x3F800000, 0x38,
+             "1.0625 + 2^-52 rounds to f32 1.0625, then the tie -> 1"),
+    QUANTIZE(F8E4M3, F64, 0x7E37E43C8800759C, 0x00000000, 0x7F, "1e300 becomes f32 +inf, and inf * 0 = NaN"),
+    QUANTIZE(F8E5M2, F64, 0xFFF0000000000001, 0x3F800000, 0x7F, "f64 signalling -NaN"),
+    QUANTIZE(F8E4M3, F64, 0xC07C000000000000, 0x3F800000, 0xFE, "-448"),
+    DEQUANTIZE(F32, F8E4M3, 0x38, 0x40000000, 0x40000000, "1 * 2"),
+    DEQUANTIZE(F16, F8E4M3, 0x7E, 0x3F800000, 0x5F00, "448"),
+    DEQUANTIZE(F32, F8E4M3, 0x7E, 0x7B800000, 0x7F800000, "448 * 2^120 overflows f32 -> +inf"),
+    DEQUANTIZE(F16, F8E4M3, 0x7E, 0x43800000, 0x7C00, "448 * 256 overflows f16 -> +inf"),
+    DEQUANTIZE(F16, F8E5M2, 0x7B, 0x3F800000, 0x7B00, "57344"),
+    DEQUANTIZE(F32, F8E4M3, 0x7F, 0x3F800000, 0x7FFFFFFF, "NaN -> the canonical NaN"),
+    DEQUANTIZE(F32, F8E4M3, 0xFF, 0x3F800000, 0x7FFFFFFF,
+               "-NaN -> the positive canonical NaN (ew_cast gives 0xFFF00000)"),
+    DEQUANTIZE(F64, F8E4M3, 0x7F, 0x3F800000, 0x7FFFFFFFE0000000, "NaN, widened"),
+    DEQUANTIZE(BF16, F8E5M2, 0x7E, 0x3F800000, 0x7FFF, "e5m2 NaN"),
+    DEQUANTIZE(F32, F8E5M2, 0x7C, 0x00000000, 0x7FFFFFFF, "inf * 0 = NaN"),
+    DEQUANTIZE(F32, F8E5M2, 0x7C, 0xBF800000, 0xFF800000, "inf * -1"),
+    DEQUANTIZE(F16, F8E5M2, 0xFC, 0x40000000, 0xFC00, "-inf * 2"),
+    DEQUANTIZE(F32, F8E4M3, 0x38, 0x7FC00000, 0x7FFFFFFF, "scale_inv NaN"),
+    DEQUANTIZE(F64, F8E4M3, 0x38, 0xFFC00001, 0x7FFFFFFFE0000000, "scale_inv -NaN -> canonical NaN, widened"),
+    DEQUANTIZE(F32, F8E4M3, 0x38, 0x7F800000, 0x7F800000, "1 * inf"),
+    DEQUANTIZE(F32, F8E4M3, 0x00, 0x7F800000, 0x7FFFFFFF, "0 * inf = NaN"),
+    DEQUANTIZE(F32, F8E4M3, 0x80, 0x3F800000, 0x80000000, "-0"),
+    DEQUANTIZE(BF16, F8E4M3, 0x00, 0xBF800000, 0x8000, "0 * -1 = -0"),
+    DEQUANTIZE(F32, F8E4M3, 0x01, 0x03800000, 0x00100000, "2^-9 * 2^-120 = 2^-129, a subnormal, kept"),
+    DEQUANTIZE(F64, F8E4M3, 0x01, 0x03800000, 0x37E0000000000000, "the same, widened exactly"),
+    DEQUANTIZE(F32, F8E5M2, 0x01, 0x00010000, 0x00000001, "2^-16 * 2^-133 (a subnormal scale_inv) = 2^-149"),
+    DEQUANTIZE(F16, F8E4M3, 0x38, 0x3F801000, 0x3C00, "1 + 2^-11 tie -> 1"),
+    DEQUANTIZE(BF16, F8E4M3, 0x38, 0x3F808000, 0x3F80, "1 + 2^-8 tie -> 1"),
+    DEQUANTIZE(F64, F8E4M3, 0x39, 0x3F800001, 0x3FF2000020000000, "1.125 * (1 + 2^-23) rounded to f32 first"),
+    AMAX(F32, 0xC0400000, 0x40400000, "|-3| = 3"),
+    AMAX(F32, 0x80000000, 0x00000000, "-0 -> +0"),
+    AMAX(F32, 0xFF800000, 0x7F800000, "-inf -> +inf"),
+    AMAX(F32, 0xFFC00123, 0x7FC00000, "any NaN -> 0x7FC00000"),
+    AMAX(F32, 0x7F800001, 0x7FC00000, "signalling NaN"),
+    AMAX(F32, 0x80000001, 0x00000001, "subnormal kept"),
+    AMAX(F16, 0xFBFF, 0x477FE000, "f16 -65504"),
+    AMAX(F16, 0xFE01, 0x7FC00000, "f16 NaN"),
+    AMAX(BF16, 0x8001, 0x00010000, "bf16 -2^-133"),
+    AMAX(F64, 0x3FF0000010000000, 0x3F800000, "1 + 2^-24 rounds (a tie) to f32 1"),
+    AMAX(F64, 0xFE37E43C8800759C, 0x7F800000, "-1e300 becomes f32 -inf"),
+    AMAX(F64, 0x0000000000000001, 0x00000000, "2^-1074 rounds to f32 0"),
+    AMAX(F64, 0xFFF0000000000001, 0x7FC00000, "f64 NaN"),
+};
+
+#undef QUANTIZE
+#undef DEQUANTIZE
+#undef AMAX
+
+#define SCALED_ROW_COUNT (sizeof SCALED_TABLE / sizeof SCALED_TABLE[0])
+
+/* A row's result bits; a quantize row also checks that its amax is ref_amax of the element. */
+static uint64_t run_scaled_row(const scaled_row *row)
+{
+    uint64_t x = row->x, out = 0;
+    const float scale = ref_f32_from_bits(row->scale);
+    switch (row->op) {
+    case EW_OP_QUANTIZE: {
+        float amax = -1.0f;
+        ref_quantize(row->out, row->in, 1, &out, &x, scale, &amax);
+        assert_int_equal(ref_f32_bits(amax), ref_f32_bits(ref_amax(row->in, 1, &x)));
+        break;
+    }
+    case EW_OP_DEQUANTIZE: ref_dequantize(row->out, row->in, 1, &out, &x, scale); break;
+    default: out = ref_f32_bits(ref_amax(row->in, 1, &x)); break;
+    }
+    return out; /* little-endian: the element's bits, zero-extended */
+}
+
+static void test_scaled_table(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < SCALED_ROW_COUNT; i++) {
+        const scaled_row *row = &SCALED_TABLE[i];
+        const uint64_t got = run_scaled_row(row);
+        if (got != row->expected) {
+            print_error("docs/semantics.md §10 row %zu: %s %s <- %s x=0x%llx scale=0x%08x: got 0x%llx, "
+                        "expected 0x%llx (%s)\n",
+                        i + 1, ref_op_name(row->op), dtype_name(row->out), dtype_name(row->in),
+                        (unsigned long long)row->x, (unsigned)row->scale, (unsigned long long)got,
+                        (unsigned long long)row->expected, row->why);
+            failures++;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* docs/semantics.md §10's table and SCALED_TABLE must hold the same rows in the same order. */
+static void test_scaled_table_matches_doc(void **state)
+{
+    (void)state;
+    char path[4096];
+    semantics_md_path(path, sizeof path);
+    FILE *doc = fopen(path, "r");
+    if (!doc)
+        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
+    char line[1024];
+    bool in_table = false;
+    size_t row_index = 0;
+    int differences = 0;
+    while (fgets(line, sizeof line, doc)) {
+        if (strstr(line, "<!-- scaled-table-begin")) {
+            in_table = true;
+            continue;
+        }
+        if (strstr(line, "<!-- scaled-table-end"))
+            break;
+        if (!in_table || line[0] != '|')
+            continue;
+        char *cells[7];
+        if (split_cells(line, cells, 7) != 7 || strcmp(cells[0], "op") == 0 || cells[0][0] == '-')
+            continue; /* header and separator */
+        scaled_row doc_row = {
+            0, 0, 0, parse_bits(cells[3]), (uint32_t)parse_bits(cells[4]), parse_bits(cells[5]), ""};
+        bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
+        for (int op = EW_OP_QUANTIZE; op <= EW_OP_AMAX; op++)
+            if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
+                doc_row.op = (ew_op_t)op;
+        const scaled_row *test_row = row_index < SCALED_ROW_COUNT ? &SCALED_TABLE[row_index] : NULL;
+        if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
+            doc_row.in != test_row->in || doc_row.x != test_row->x || doc_row.scale != test_row->scale ||
+            doc_row.expected != test_row->expected) {
+            print_error(
+                "docs/semantics.md §10 row %zu differs from SCALED_TABLE in tests/ref/test_reference.c\n",
+                row_index + 1);
+            differences++;
+        }
+        row_index++;
+    }
+    fclose(doc);
+    if (row_index != SCALED_ROW_COUNT)
+        print_error("docs/semantics.md §10 has %zu rows, SCALED_TABLE %zu\n", row_index,
+                    (size_t)SCALED_ROW_COUNT);
+    assert_int_equal(differences, 0);
+    assert_int_equal(row_index, SCALED_ROW_COUNT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1499,6 +1915,11 @@ int main(void)
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_edge_table),
         cmocka_unit_test(test_edge_table_matches_doc),
+        cmocka_unit_test(test_quantize_matches_formula),
+        cmocka_unit_test(test_dequantize_all_codes),
+        cmocka_unit_test(test_amax_by_hand),
+        cmocka_unit_test(test_scaled_table),
+        cmocka_unit_test(test_scaled_table_matches_doc),
     };
     return cmocka_run_group_tests_name("reference", tests, setup_tables, teardown_tables);
 }

@@ -17,6 +17,14 @@ pointer, shape, strides, dtype and stream in C and calls the library on the memo
     ew.add(x2d, bias, out=x2d)           # NumPy broadcasting: bias of shape (C,) against (N, C)
     ew.add_batched(as_, bs, outs=outs)   # a list of adds in one launch
 
+Scaled float8 casts (libelementwise 1.2) take their per-tensor scale and amax as float32 device
+scalars, read and written on the GPU, so nothing synchronizes::
+
+    amax = ew.amax(x)                    # max |x|, a shape () float32 tensor
+    scale = 448.0 / amax                 # current scaling (any device computation)
+    q = ew.quantize(x, "f8e4m3", scale)  # saturate(x * scale); amax=, amax_mode= for delayed scaling
+    y = ew.dequantize(q, "bf16", 1.0 / scale)
+
 Inputs come first and ``out=`` / ``stream=`` are keywords, as in NumPy, CuPy and PyTorch. The 1.x
 forms with the output first (``ew.add(out, a, b)``) still work, with a DeprecationWarning. With
 ``out=None`` the output is allocated by the first input's own framework (PyTorch, CuPy, Numba) and
@@ -52,8 +60,8 @@ except ImportError as error:
     raise
 
 __all__ = [
-    "DType", "Op", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
-    "add", "mul", "relu", "cast", "scale_add", "unary", "binary",
+    "DType", "Op", "ReduceMode", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
+    "add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
     "unary_batched", "binary_batched",
     "default_handle", "is_supported", "dtype_name", "dtype_size", "library_version", "library_path",
@@ -99,6 +107,16 @@ class Op(enum.IntEnum):
     RELU = 3
     CAST = 4
     SCALE_ADD = 5
+    QUANTIZE = 6
+    DEQUANTIZE = 7
+    AMAX = 8
+
+
+class ReduceMode(enum.IntEnum):
+    """ew_reduce_mode_t: how quantize's amax= is written (``amax_mode=``; the strings "overwrite" and
+    "accumulate" name the same)."""
+    OVERWRITE = 0
+    ACCUMULATE = 1
 
 
 class ElementwiseError(RuntimeError):
@@ -260,6 +278,9 @@ cast = _ext.cast
 scale_add = _ext.scale_add
 unary = _ext.unary
 binary = _ext.binary
+quantize = _ext.quantize
+dequantize = _ext.dequantize
+amax = _ext.amax
 add_batched = _ext.add_batched
 mul_batched = _ext.mul_batched
 relu_batched = _ext.relu_batched
@@ -268,8 +289,9 @@ scale_add_batched = _ext.scale_add_batched
 unary_batched = _ext.unary_batched
 binary_batched = _ext.binary_batched
 
-_OPERATIONS = ("add", "mul", "relu", "cast", "scale_add", "unary", "binary", "add_batched", "mul_batched",
-               "relu_batched", "cast_batched", "scale_add_batched", "unary_batched", "binary_batched")
+_OPERATIONS = ("add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
+               "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched", "unary_batched",
+               "binary_batched")
 
 
 class _Closing:

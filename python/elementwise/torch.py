@@ -13,6 +13,9 @@ things:
       torch.ops.elementwise.cast(x, torch.float16)
       torch.ops.elementwise.scale_add(alpha, a, b)     # alpha * a + b
       torch.ops.elementwise.add_batched([a0, a1], [b0, b1])
+      torch.ops.elementwise.quantize(x, torch.float8_e4m3fn, scale)   # scaled casts: no autograd
+      torch.ops.elementwise.dequantize(q, torch.bfloat16, scale_inv)
+      torch.ops.elementwise.amax(x)                    # a shape () float32 tensor
 
   The ops are also this module's attributes (``elementwise.torch.add(a, b)``): called eagerly they
   record autograd, where a direct ``ew.add(a, b)`` does not.
@@ -26,6 +29,11 @@ things:
 Every op runs the module's call itself (``ew.add(a, b, out=out)``): one implementation, one set of
 semantics (docs/semantics.md), the library's errors. An op that allocates makes its output exactly
 as the direct call does (``_like``), so the fake implementations give the strides eager gives.
+
+The scaled casts (quantize, dequantize, amax) are registered in their functional forms only, with
+fake implementations and no autograd; under torch.compile call these ops: the module's
+``ew.quantize``, ``ew.dequantize`` and ``ew.amax`` (whose amax=, accumulate= and out= write device
+scalars in place) have no substitute and break the graph.
 
 Not covered: ``Kernel`` calls under torch.compile (a graph break: compiled code is no op argument;
 ``kernel_op`` makes a Kernel an op to call instead), ``stream=`` under torch.compile (use
@@ -43,7 +51,8 @@ import elementwise as ew
 __all__ = [
     "add", "add_out", "mul", "mul_out", "relu", "relu_out", "cast", "cast_out", "scale_add", "scale_add_out",
     "add_batched", "add_batched_out", "mul_batched", "mul_batched_out", "relu_batched", "relu_batched_out",
-    "cast_batched", "cast_batched_out", "scale_add_batched", "scale_add_batched_out", "kernel_op",
+    "cast_batched", "cast_batched_out", "scale_add_batched", "scale_add_batched_out", "quantize", "dequantize",
+    "amax", "kernel_op",
 ]
 
 Tensor = torch.Tensor
@@ -353,6 +362,45 @@ scale_add_batched.register_autograd(_scale_add_batched_backward, setup_context=_
 @scale_add_batched_out.register_fake
 def _batched_out_fake(*args):
     return None
+
+
+# ---- scaled casts: functional forms, no autograd ----
+
+@torch.library.custom_op("elementwise::quantize", mutates_args=())
+def quantize(x: Tensor, dtype: torch.dtype, scale: Tensor) -> Tensor:
+    """saturate(float(x) * scale) in ``dtype`` (float8_e4m3fn or float8_e5m2); scale a float32 device
+    scalar (shape () or (1,))."""
+    return ew.quantize(x, dtype, scale, out=_like(x, x.shape, dtype))
+
+
+@torch.library.custom_op("elementwise::dequantize", mutates_args=())
+def dequantize(q: Tensor, dtype: torch.dtype, scale_inv: Tensor) -> Tensor:
+    """float(q) * scale_inv converted to ``dtype`` (f16, bf16, f32 or f64); q float8."""
+    return ew.dequantize(q, dtype, scale_inv, out=_like(q, q.shape, dtype))
+
+
+def _amax_result(x: Tensor) -> Tensor:
+    # The direct call's out=None: a shape () float32 tensor on x's device.
+    return torch.empty((), dtype=torch.float32, device=x.device)
+
+
+@torch.library.custom_op("elementwise::amax", mutates_args=())
+def amax(x: Tensor) -> Tensor:
+    """max |float(x)| as a shape () float32 tensor (NaN if x holds one); x contiguous."""
+    return ew.amax(x, out=_amax_result(x))
+
+
+@quantize.register_fake
+def _quantize_fake(x, dtype, scale):
+    return _like(x, x.shape, dtype)
+
+
+@dequantize.register_fake
+def _dequantize_fake(q, dtype, scale_inv):
+    return _like(q, q.shape, dtype)
+
+
+amax.register_fake(_amax_result)
 
 
 # ---- user kernels: an op per Kernel, on request ----

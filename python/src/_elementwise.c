@@ -7,7 +7,8 @@
  * dimensions, overlap, alignment, the most dimensions) is the library's own: an operand that is not
  * contiguous over the output's shape goes to the strided call as it is, and the library refuses
  * what it cannot take. The library is loaded with dlopen from the path the Python loader chose (the
- * copy bundled beside this module, or ELEMENTWISE_LIBRARY); it must have every call of 1.1.
+ * copy bundled beside this module, or ELEMENTWISE_LIBRARY); it must have every call of 1.1, and the
+ * scaled casts of 1.2 are bound when present (their calls say so when not).
  *
  * Py_LIMITED_API 3.10: METH_FASTCALL | METH_KEYWORDS entered the stable ABI in 3.10. */
 #ifndef Py_LIMITED_API
@@ -38,9 +39,13 @@
     X(ew_binary_batched) X(ew_cast_batched) X(ew_scale_add_batched) X(ew_kernel_create) X(ew_kernel_launch)  \
     X(ew_kernel_launch_strided) X(ew_kernel_destroy)
 
+/* Since 1.2: bound when the library has them, else NULL. */
+#define SCALED_FUNCTIONS(X) X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)
+
 static struct {
 #define FIELD(name) __typeof__(name) *name;
     LIBRARY_FUNCTIONS(FIELD)
+    SCALED_FUNCTIONS(FIELD)
 #undef FIELD
 } lib;
 static void *lib_handle;
@@ -1004,7 +1009,17 @@ static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim
 
 /* ---- what reaches the library ---- */
 
-enum { UNARY, BINARY, CAST, SCALE_ADD };
+enum { UNARY, BINARY, CAST, SCALE_ADD, QUANTIZE, DEQUANTIZE };
+
+/* The families whose out has a dtype of its own (dtype= names the input's, the target names out's). */
+static int converts(int family) { return family == CAST || family == QUANTIZE || family == DEQUANTIZE; }
+
+/* A device float32 scalar of a scaled call: scale, scale_inv, amax (None: absent). */
+typedef struct {
+    PyObject *obj;
+    const char *name;
+    int writable;
+} scalar_arg_t;
 
 typedef struct {
     int family;
@@ -1012,13 +1027,21 @@ typedef struct {
     int out_dtype, in_dtype;
     double alpha;
     int n_inputs;
+    /* The scaled casts: their scalars (scale first, then amax), read into scale and amax. */
+    int n_scalars;
+    scalar_arg_t scalars[2];
+    int amax_mode;
+    const float *scale;
+    float *amax;
 } call_t;
 
 /* The arguments between the handle and the element count, in the C signatures' order. */
 static PyObject *head_args(const call_t *c)
 {
     switch (c->family) {
-    case CAST: return Py_BuildValue("(ii)", c->out_dtype, c->in_dtype);
+    case CAST:
+    case QUANTIZE:
+    case DEQUANTIZE: return Py_BuildValue("(ii)", c->out_dtype, c->in_dtype);
     case SCALE_ADD: return Py_BuildValue("(id)", c->out_dtype, c->alpha);
     default: return Py_BuildValue("(ii)", c->op, c->out_dtype);
     }
@@ -1072,26 +1095,53 @@ static int finish(int status, const char *name)
     return status ? -1 : 0;
 }
 
+/* A call of 1.2 on a library that lacks it (ELEMENTWISE_LIBRARY naming an older one). */
+static int missing(const void *function, const char *name)
+{
+    if (function || recorder)
+        return 0;
+    PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no %s: the scaled casts need 1.2 or later",
+                 lib.ew_get_version(), name);
+    return -1;
+}
+
 static int call_flat(ew_handle_t h, const call_t *c, int64_t n, const operand_t *out, operand_t *const *in,
                      intptr_t stream)
 {
-    static const char *const names[] = {"ew_unary", "ew_binary", "ew_cast", "ew_scale_add"};
+    static const char *const names[] = {"ew_unary", "ew_binary", "ew_cast", "ew_scale_add", "ew_quantize",
+                                        "ew_dequantize"};
     const char *name = names[c->family];
     ew_stream_t s = (ew_stream_t)stream;
     void *o = out->data;
     const void *x = in[0]->data, *y = c->n_inputs > 1 ? in[1]->data : NULL;
     int status;
+    if (c->family == QUANTIZE ? missing(lib.ew_quantize, name)
+                              : c->family == DEQUANTIZE && missing(lib.ew_dequantize, name))
+        return -1;
     if (recorder) {
-        PyObject *rest = c->n_inputs > 1 ? Py_BuildValue("(LNNNn)", (long long)n, pointer_object(o), pointer_object(x),
-                                                         pointer_object(y), (Py_ssize_t)stream)
-                                         : Py_BuildValue("(LNNn)", (long long)n, pointer_object(o), pointer_object(x),
-                                                         (Py_ssize_t)stream);
+        PyObject *rest;
+        if (c->family == QUANTIZE)
+            rest = Py_BuildValue("(LNNNNin)", (long long)n, pointer_object(o), pointer_object(x),
+                                 pointer_object(c->scale), pointer_object(c->amax), c->amax_mode, (Py_ssize_t)stream);
+        else if (c->family == DEQUANTIZE)
+            rest = Py_BuildValue("(LNNNn)", (long long)n, pointer_object(o), pointer_object(x),
+                                 pointer_object(c->scale), (Py_ssize_t)stream);
+        else if (c->n_inputs > 1)
+            rest = Py_BuildValue("(LNNNn)", (long long)n, pointer_object(o), pointer_object(x), pointer_object(y),
+                                 (Py_ssize_t)stream);
+        else
+            rest = Py_BuildValue("(LNNn)", (long long)n, pointer_object(o), pointer_object(x), (Py_ssize_t)stream);
         status = record(name, front_args(h, c), rest);
     } else {
         switch (c->family) {
         case UNARY: status = lib.ew_unary(h, c->op, c->out_dtype, n, o, x, s); break;
         case BINARY: status = lib.ew_binary(h, c->op, c->out_dtype, n, o, x, y, s); break;
         case CAST: status = lib.ew_cast(h, c->out_dtype, c->in_dtype, n, o, x, s); break;
+        case QUANTIZE:
+            status = lib.ew_quantize(h, c->out_dtype, c->in_dtype, n, o, x, c->scale, c->amax,
+                                     (ew_reduce_mode_t)c->amax_mode, s);
+            break;
+        case DEQUANTIZE: status = lib.ew_dequantize(h, c->out_dtype, c->in_dtype, n, o, x, c->scale, s); break;
         default: status = lib.ew_scale_add(h, c->out_dtype, c->alpha, n, o, x, y, s); break;
         }
     }
@@ -1102,7 +1152,7 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
                         int64_t in_strides[][MAX_NDIM], intptr_t stream)
 {
     static const char *const names[] = {"ew_unary_strided", "ew_binary_strided", "ew_cast_strided",
-                                        "ew_scale_add_strided"};
+                                        "ew_scale_add_strided", "ew_quantize_strided", "ew_dequantize_strided"};
     const char *name = names[c->family];
     ew_stream_t s = (ew_stream_t)stream;
     int nd = out->ndim;
@@ -1110,7 +1160,21 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
     void *o = out->data;
     const void *x = in[0]->data, *y = c->n_inputs > 1 ? in[1]->data : NULL;
     int status;
-    if (recorder) {
+    if (c->family == QUANTIZE ? missing(lib.ew_quantize_strided, name)
+                              : c->family == DEQUANTIZE && missing(lib.ew_dequantize_strided, name))
+        return -1;
+    if (recorder && c->family == QUANTIZE) {
+        PyObject *rest = Py_BuildValue("(iNNNNNNNin)", nd, int64_tuple(nd, shape), pointer_object(o),
+                                       int64_tuple(nd, out->strides), pointer_object(x), int64_tuple(nd, in_strides[0]),
+                                       pointer_object(c->scale), pointer_object(c->amax), c->amax_mode,
+                                       (Py_ssize_t)stream);
+        status = record(name, front_args(h, c), rest);
+    } else if (recorder && c->family == DEQUANTIZE) {
+        PyObject *rest = Py_BuildValue("(iNNNNNNn)", nd, int64_tuple(nd, shape), pointer_object(o),
+                                       int64_tuple(nd, out->strides), pointer_object(x), int64_tuple(nd, in_strides[0]),
+                                       pointer_object(c->scale), (Py_ssize_t)stream);
+        status = record(name, front_args(h, c), rest);
+    } else if (recorder) {
         PyObject *rest =
             c->n_inputs > 1
                 ? Py_BuildValue("(iNNNNNNNn)", nd, int64_tuple(nd, shape), pointer_object(o), int64_tuple(nd, out->strides),
@@ -1132,6 +1196,14 @@ static int call_strided(ew_handle_t h, const call_t *c, const operand_t *out, op
         case CAST:
             status = lib.ew_cast_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x,
                                          in_strides[0], s);
+            break;
+        case QUANTIZE:
+            status = lib.ew_quantize_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x,
+                                             in_strides[0], c->scale, c->amax, (ew_reduce_mode_t)c->amax_mode, s);
+            break;
+        case DEQUANTIZE:
+            status = lib.ew_dequantize_strided(h, c->out_dtype, c->in_dtype, nd, shape, o, out->strides, x,
+                                               in_strides[0], c->scale, s);
             break;
         default:
             status = lib.ew_scale_add_strided(h, c->out_dtype, c->alpha, nd, shape, o, out->strides, x,
@@ -1214,25 +1286,49 @@ static int same_dtype(const operand_t *out, operand_t *const *in, int n)
     return 0;
 }
 
-static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}};
+static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}, {"x"}, {"q"}};
 
-/* The operands of one call (an operation's or a kernel's): the inputs, out, and the call's stream. */
+/* A scaled call's device scalar: float32, one element (shape () or (1,)). */
+static int check_scalar(const operand_t *op)
+{
+    dtype_label_t label;
+    if (op->dtype != EW_F32)
+        return operand_error(op, PyExc_TypeError, " ", "is %s; it must be a float32 array of one element",
+                             dtype_label(op->dtype, &label));
+    if (op->count != 1) {
+        PyObject *shape = operand_shape(op);
+        if (shape)
+            operand_error(op, PyExc_ValueError, " ", "has shape %R; it must hold one element (shape () or (1,))",
+                          shape);
+        Py_XDECREF(shape);
+        return -1;
+    }
+    return 0;
+}
+
+#define MAX_SCALARS 2
+#define ALL_OPERANDS (1 + MAX_INPUTS + MAX_SCALARS)
+
+/* The operands of one call (an operation's or a kernel's): the inputs, out, a scaled call's device
+ * scalars, and the call's stream. */
 typedef struct {
-    operand_t in[MAX_INPUTS], out;
-    operand_t *all[1 + MAX_INPUTS]; /* out, then the inputs (all + 1: the inputs); NULL until open */
-    int n, opened, out_opened;
+    operand_t in[MAX_INPUTS], out, scalar[MAX_SCALARS];
+    operand_t *all[ALL_OPERANDS];   /* out, the inputs (all + 1), the scalars (all + 1 + MAX_INPUTS); NULL until
+                                       open, a scalar left None too */
+    int n, opened, out_opened, scalars_opened;
     PyObject *made;                 /* out, made here for out=None (owned) */
     intptr_t stream;
 } operands_t;
 
-/* Read the inputs and the given out (out_requested: out's dtype=), pick the stream and export the
- * inputs' DLPack on it. operands_release after, failing or not. */
+/* Read the inputs, the given out (out_requested: out's dtype=) and the scalars, pick the stream and export
+ * the inputs' and the scalars' DLPack on it. operands_release after, failing or not. */
 static int operands_open(operands_t *o, PyObject *const *inputs, int n, const char *const *names,
-                         int requested, PyObject *out_obj, int out_requested, PyObject *stream_obj)
+                         int requested, PyObject *out_obj, int out_requested, PyObject *stream_obj,
+                         const scalar_arg_t *scalars, int n_scalars)
 {
     memset(o->all, 0, sizeof o->all);
     o->n = n;
-    o->opened = o->out_opened = 0;
+    o->opened = o->out_opened = o->scalars_opened = 0;
     o->made = NULL;
     for (; o->opened < n; o->opened++) {
         if (operand_open(&o->in[o->opened], inputs[o->opened], names[o->opened], -1, requested, 0))
@@ -1245,10 +1341,26 @@ static int operands_open(operands_t *o, PyObject *const *inputs, int n, const ch
         o->out_opened = 1;
         o->all[0] = &o->out;
     }
-    if (resolve_stream(stream_obj, o->all, 1 + n, &o->stream))
+    for (int k = 0; k < n_scalars && k < MAX_SCALARS; k++) {
+        operand_t *op = &o->scalar[k];
+        if (scalars[k].obj == Py_None) { /* absent: nothing to release */
+            op->capsule = NULL;
+            op->managed = NULL;
+            op->data = NULL;
+        } else {
+            if (operand_open(op, scalars[k].obj, scalars[k].name, -1, 0, scalars[k].writable))
+                return -1;
+            o->all[1 + MAX_INPUTS + k] = op;
+        }
+        o->scalars_opened = k + 1;
+    }
+    if (resolve_stream(stream_obj, o->all, ALL_OPERANDS, &o->stream))
         return -1;
     for (int k = 0; k < n; k++)
         if (operand_export(&o->in[k], o->stream))
+            return -1;
+    for (int k = 0; k < n_scalars; k++)
+        if (scalars[k].obj != Py_None && (operand_export(&o->scalar[k], o->stream) || check_scalar(&o->scalar[k])))
             return -1;
     return 0;
 }
@@ -1297,6 +1409,8 @@ static void operands_release(operands_t *o)
 {
     for (int k = 0; k < o->opened; k++)
         operand_release(&o->in[k]);
+    for (int k = 0; k < o->scalars_opened; k++)
+        operand_release(&o->scalar[k]);
     if (o->out_opened)
         operand_release(&o->out);
     Py_CLEAR(o->made);
@@ -1313,11 +1427,15 @@ static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs,
     int n = c->n_inputs;
     /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
     if (operands_open(&o, inputs, n, INPUT_NAMES[c->family], requested, out_obj,
-                      c->family == CAST ? alloc_dtype : requested, stream_obj) ||
+                      converts(c->family) ? alloc_dtype : requested, stream_obj, c->scalars, c->n_scalars) ||
         operands_out(&o, alloc_dtype ? alloc_dtype : o.in[0].dtype))
         goto done;
     operand_t *const *in = o.all + 1;
-    if (c->family == CAST) {
+    if (c->n_scalars) {
+        c->scale = (const float *)o.scalar[0].data;
+        c->amax = c->n_scalars > 1 ? (float *)o.scalar[1].data : NULL;
+    }
+    if (converts(c->family)) {
         c->out_dtype = o.out.dtype;
         c->in_dtype = in[0]->dtype;
     } else {
@@ -1328,7 +1446,7 @@ static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs,
     ew_handle_t handle;
     int device, flat;
     int64_t strides[2][MAX_NDIM];
-    if (operands_layout(&o, strides, &flat) || pick_handle(handle_obj, o.all, 1 + n, &handle, &device))
+    if (operands_layout(&o, strides, &flat) || pick_handle(handle_obj, o.all, ALL_OPERANDS, &handle, &device))
         goto done;
     if (flat ? call_flat(handle, c, o.out.count, &o.out, in, o.stream)
              : call_strided(handle, c, &o.out, in, strides, o.stream))
@@ -1341,9 +1459,10 @@ done:
 
 /* ---- argument parsing ---- */
 
-enum { KW_OUT, KW_STREAM, KW_DTYPE, KW_HANDLE, KW_IN_DTYPE, KW_OUT_DTYPE, KW_OUTS, KW_PARAMS, KW_COUNT };
+enum { KW_OUT, KW_STREAM, KW_DTYPE, KW_HANDLE, KW_IN_DTYPE, KW_OUT_DTYPE, KW_OUTS, KW_PARAMS, KW_SCALE,
+       KW_SCALE_INV, KW_AMAX, KW_AMAX_MODE, KW_ACCUMULATE, KW_COUNT };
 static const char *const KW_NAMES[KW_COUNT] = {"out", "stream", "dtype", "handle", "in_dtype", "out_dtype", "outs",
-                                               "params"};
+                                               "params", "scale", "scale_inv", "amax", "amax_mode", "accumulate"};
 static PyObject *kw_strings[KW_COUNT];
 
 /* Keyword arguments into slots (Py_None when absent); allowed is a bit mask of the KW_ names. */
@@ -1473,7 +1592,7 @@ static PyObject *op_common(const char *function, int family, int op, int lists, 
     int dtype = optional_dtype(slots[KW_DTYPE]);
     if (!dtype && PyErr_Occurred())
         return NULL;
-    call_t c = {family, op, 0, 0, 0.0, n};
+    call_t c = {.family = family, .op = op, .n_inputs = n};
     return lists ? run_batched(&c, slots[KW_OUTS], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM])
                  : run_call(&c, slots[KW_OUT], inputs, dtype, 0, slots[KW_HANDLE], slots[KW_STREAM]);
 }
@@ -1529,7 +1648,7 @@ static PyObject *py_scale_add(PyObject *self, PyObject *const *args, Py_ssize_t 
     /* (alpha, a, b) or the deprecated (out, alpha, a, b) */
     if (split_out("scale_add", args, nargs, 3, slots, &rest, "%s(out, alpha, a, b)", "%s(alpha, a, b, out=out)"))
         return NULL;
-    call_t c = {SCALE_ADD, 0, 0, 0, 0.0, 2};
+    call_t c = {.family = SCALE_ADD, .n_inputs = 2};
     if (alpha_value(rest[0], &c.alpha))
         return NULL;
     int dtype = optional_dtype(slots[KW_DTYPE]);
@@ -1581,7 +1700,7 @@ static PyObject *cast_common(const char *function, int lists, PyObject *const *a
                      "deprecated form: out_dtype=)", function, KW_NAMES[slot], function);
         return NULL;
     }
-    call_t c = {CAST, EW_OP_CAST, 0, 0, 0.0, 1};
+    call_t c = {.family = CAST, .op = EW_OP_CAST, .n_inputs = 1};
     return lists ? run_batched(&c, slots[slot], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM])
                  : run_call(&c, slots[slot], &x, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
 }
@@ -1589,6 +1708,168 @@ static PyObject *cast_common(const char *function, int lists, PyObject *const *a
 static PyObject *py_cast(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return cast_common("cast", 0, args, nargs, kwnames);
+}
+
+/* ---- scaled casts (1.2) ---- */
+
+/* The parameters of form (e.g. "quantize(x, dtype, scale)"), positional or, where kw[i] >= 0, by
+ * keyword; values[i] NULL when neither (a keyword given as None counts as absent). */
+static int bind_params(const char *function, const char *form, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject **slots, const int *kw, int n, PyObject **values)
+{
+    if (nargs > n) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments (%s) but %zd were given", function, n, form,
+                     nargs);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *keyword = kw[i] >= 0 && slots[kw[i]] != Py_None ? slots[kw[i]] : NULL;
+        if (i < nargs && keyword) {
+            PyErr_Format(PyExc_TypeError, "%s() got the %s both as an argument and as a keyword", function,
+                         KW_NAMES[kw[i]]);
+            return -1;
+        }
+        values[i] = i < nargs ? args[i] : keyword;
+    }
+    if (!values[0]) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %s", function, form);
+        return -1;
+    }
+    return 0;
+}
+
+/* amax_mode: "overwrite" or "accumulate", or ReduceMode (an int, 0 or 1). */
+static int reduce_mode(PyObject *value, int *mode)
+{
+    long v = -1;
+    if (PyUnicode_Check(value)) {
+        if (PyUnicode_CompareWithASCIIString(value, "overwrite") == 0)
+            v = EW_REDUCE_OVERWRITE;
+        else if (PyUnicode_CompareWithASCIIString(value, "accumulate") == 0)
+            v = EW_REDUCE_ACCUMULATE;
+    } else if (PyLong_Check(value) && !PyBool_Check(value)) {
+        v = PyLong_AsLong(value);
+        if (v == -1 && PyErr_Occurred())
+            PyErr_Clear();
+    }
+    if (v == EW_REDUCE_OVERWRITE || v == EW_REDUCE_ACCUMULATE) {
+        *mode = (int)v;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "amax_mode must be 'overwrite' or 'accumulate' (or elementwise.ReduceMode), not %R",
+                 value);
+    return -1;
+}
+
+/* quantize(x, dtype, scale, *, amax=None, amax_mode="overwrite", out=None, ...) and dequantize(q, dtype,
+ * scale_inv, *, out=None, ...): cast's call (the target dtype, out=None made as cast makes it, in_dtype=
+ * for the input, flat or strided) with the device scalars. */
+static PyObject *scaled_common(const char *function, int family, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    int quantize = family == QUANTIZE;
+    unsigned allowed = KW(OUT) | KW(STREAM) | KW(HANDLE) | KW(DTYPE) | KW(IN_DTYPE) |
+                       (quantize ? KW(SCALE) | KW(AMAX) | KW(AMAX_MODE) : KW(SCALE_INV));
+    const char *form = quantize ? "quantize(x, dtype, scale)" : "dequantize(q, dtype, scale_inv)";
+    const int kw[3] = {-1, KW_DTYPE, quantize ? KW_SCALE : KW_SCALE_INV};
+    PyObject *slots[KW_COUNT], *values[3];
+    if (parse_keywords(function, args, nargs, kwnames, allowed, slots) ||
+        bind_params(function, form, args, nargs, slots, kw, 3, values))
+        return NULL;
+    const char *scale_name = quantize ? "scale" : "scale_inv";
+    if (!values[2] || values[2] == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s() needs %s, a float32 device array of one element (%s)", function,
+                     scale_name, form);
+        return NULL;
+    }
+    int out_dtype = values[1] ? optional_dtype(values[1]) : 0, in_dtype = optional_dtype(slots[KW_IN_DTYPE]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!out_dtype && slots[KW_OUT] == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s with out=None needs the dtype to convert to (%s)", function, form);
+        return NULL;
+    }
+    call_t c = {.family = family, .op = quantize ? EW_OP_QUANTIZE : EW_OP_DEQUANTIZE, .n_inputs = 1,
+                .n_scalars = quantize ? 2 : 1};
+    c.scalars[0] = (scalar_arg_t){values[2], scale_name, 0};
+    c.scalars[1] = (scalar_arg_t){quantize ? slots[KW_AMAX] : Py_None, "amax", 1};
+    if (quantize && slots[KW_AMAX_MODE] != Py_None && reduce_mode(slots[KW_AMAX_MODE], &c.amax_mode))
+        return NULL;
+    return run_call(&c, slots[KW_OUT], values, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
+}
+
+static PyObject *py_quantize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return scaled_common("quantize", QUANTIZE, args, nargs, kwnames);
+}
+
+static PyObject *py_dequantize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return scaled_common("dequantize", DEQUANTIZE, args, nargs, kwnames);
+}
+
+/* amax(x, *, out=None, accumulate=False, stream=None, handle=None): max |x| into out, a float32 device
+ * scalar, made (shape (), float32, on x's device) when None; accumulate folds into out's old value.
+ * The library has no strided amax: x must be contiguous. */
+static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *slots[KW_COUNT], *values[1];
+    const int kw[1] = {-1};
+    if (parse_keywords("amax", args, nargs, kwnames, KW(OUT) | KW(STREAM) | KW(HANDLE) | KW(ACCUMULATE), slots) ||
+        bind_params("amax", "amax(x)", args, nargs, slots, kw, 1, values))
+        return NULL;
+    int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
+    if (accumulate < 0)
+        return NULL;
+    PyObject *out_obj = slots[KW_OUT];
+    if (accumulate && out_obj == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "amax(accumulate=True) needs out=, the running maximum to fold into");
+        return NULL;
+    }
+    if (missing(lib.ew_amax, "ew_amax"))
+        return NULL;
+    static const char *const names[] = {"x"};
+    operands_t o;
+    PyObject *result = NULL;
+    if (operands_open(&o, values, 1, names, 0, out_obj, 0, slots[KW_STREAM], NULL, 0))
+        goto done;
+    const operand_t *x = &o.in[0];
+    if (!is_contiguous(x)) {
+        PyObject *strides = int64_tuple(x->ndim, x->strides);
+        if (strides)
+            operand_error(x, PyExc_ValueError, " ", "is not contiguous (strides %R in elements); amax takes a "
+                          "contiguous array (the library has no strided amax): pass a contiguous copy", strides);
+        Py_XDECREF(strides);
+        goto done;
+    }
+    if (o.out_opened) {
+        if (operand_export(&o.out, o.stream))
+            goto done;
+    } else {
+        int64_t none[1] = {0};
+        if (!(o.made = allocate_output(&o.out, x, 0, none, EW_F32, "out", -1, o.stream)))
+            goto done;
+        o.out_opened = 1;
+        o.all[0] = &o.out;
+    }
+    ew_handle_t handle;
+    int device;
+    if (check_scalar(&o.out) || pick_handle(slots[KW_HANDLE], o.all, 2, &handle, &device))
+        goto done;
+    int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE, status;
+    if (recorder)
+        status = record("ew_amax", Py_BuildValue("(N)", pointer_object(handle)),
+                        Py_BuildValue("(iLNNin)", x->dtype, (long long)x->count, pointer_object(x->data),
+                                      pointer_object(o.out.data), mode, (Py_ssize_t)o.stream));
+    else
+        status = lib.ew_amax(handle, (ew_dtype_t)x->dtype, x->count, x->data, (float *)o.out.data,
+                             (ew_reduce_mode_t)mode, (ew_stream_t)o.stream);
+    if (finish(status, "ew_amax"))
+        goto done;
+    result = operands_result(&o, out_obj);
+done:
+    operands_release(&o);
+    return result;
 }
 
 /* ---- lists ---- */
@@ -1789,7 +2070,7 @@ static PyObject *py_scale_add_batched(PyObject *self, PyObject *const *args, Py_
         split_out("scale_add_batched", args, nargs, 3, slots, &rest, "%s(outs, alpha, as_, bs)",
                    "%s(alpha, as_, bs, outs=outs)"))
         return NULL;
-    call_t c = {SCALE_ADD, 0, 0, 0, 0.0, 2};
+    call_t c = {.family = SCALE_ADD, .n_inputs = 2};
     if (alpha_value(rest[0], &c.alpha))
         return NULL;
     int dtype = optional_dtype(slots[KW_DTYPE]);
@@ -1885,7 +2166,7 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     operands_t o;
     PyObject *result = NULL, *out_obj = slots[KW_OUT];
     int n = (int)n_inputs;
-    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM]))
+    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM], NULL, 0))
         goto done;
     for (int k = 0; k < n; k++)
         if (o.in[k].dtype != expected[k]) {
@@ -2205,6 +2486,9 @@ static PyObject *py_load(PyObject *self, PyObject *arg)
     }
     LIBRARY_FUNCTIONS(BIND)
 #undef BIND
+#define BIND_OPTIONAL(fn) lib.fn = (__typeof__(lib.fn))dlsym(handle, #fn);
+    SCALED_FUNCTIONS(BIND_OPTIONAL)
+#undef BIND_OPTIONAL
     Py_DECREF(encoded);
     if (lib.ew_get_version() / 10000 != EW_VERSION_MAJOR) {
         unsigned version = lib.ew_get_version();
@@ -2229,6 +2513,17 @@ static PyMethodDef methods[] = {
     FAST(mul, "mul(a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(relu, "relu(x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(cast, "cast(x, dtype, *, out=None, stream=None, in_dtype=None, handle=None)"),
+    FAST(quantize, "quantize(x, dtype, scale, *, amax=None, amax_mode='overwrite', out=None, stream=None, "
+                   "in_dtype=None, handle=None)\n\nout = saturate(float(x) * scale) in dtype (float8_e4m3fn or "
+                   "float8_e5m2; ew_quantize). scale: a float32 device array of one element, read on the GPU; amax, "
+                   "one likewise, receives max |x| in the same pass ('accumulate': the max with its old value). "
+                   "out=None: made as cast makes it."),
+    FAST(dequantize, "dequantize(q, dtype, scale_inv, *, out=None, stream=None, in_dtype=None, handle=None)\n\n"
+                     "out = float(q) * scale_inv converted to dtype (f16, bf16, f32 or f64; ew_dequantize). scale_inv: "
+                     "a float32 device array of one element. out=None: made as cast makes it."),
+    FAST(amax, "amax(x, *, out=None, accumulate=False, stream=None, handle=None)\n\nmax |float(x)| into out, a "
+               "float32 device array of one element (ew_amax); out=None: a new shape () float32 array on x's "
+               "device. accumulate=True (out required) keeps the max with out's old value. x must be contiguous."),
     FAST(scale_add, "scale_add(alpha, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(unary, "unary(op, x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(binary, "binary(op, a, b, *, out=None, stream=None, dtype=None, handle=None)"),

@@ -145,6 +145,11 @@ def calls(handle):
         "binary": lambda: handle.binary(ew.Op.ADD, a, b, out=out),
         "add_batched": lambda: handle.add_batched([a], [b], outs=[out]),
         "module add": lambda: ew.add(a, b, out=out, handle=handle),
+        "quantize": lambda: handle.quantize(a, "f8e4m3", FakeArray(shape=(), pointer=0x40000),
+                                            out=FakeArray(typestr="|u1", pointer=0x30000)),
+        "dequantize": lambda: handle.dequantize(FakeArray(typestr="|u1"), "f32", FakeArray(shape=(1,), pointer=0x40000),
+                                                in_dtype="f8e5m2", out=out),
+        "amax": lambda: handle.amax(a, out=FakeArray(shape=(), pointer=0x40000)),
     }
 
 
@@ -1290,3 +1295,269 @@ def test_a_failed_creation_destroys_nothing(kernel_calls):
         make_kernel()
     gc.collect()
     assert kernel_calls["ew_kernel_destroy"].args is None
+
+
+# ---- scaled casts (1.2): quantize, dequantize, amax ----
+
+SCALED_FUNCTIONS = ("ew_quantize", "ew_quantize_strided", "ew_dequantize", "ew_dequantize_strided", "ew_amax")
+
+
+@pytest.fixture
+def scaled_calls(monkeypatch):
+    yield install(monkeypatch, {name: Recorder() for name in SCALED_FUNCTIONS})
+    ew._ext.set_recorder(None)
+
+
+def scalar(pointer=0x300, shape=(), **kw):
+    """A float32 device scalar, as quantize's scale and amax are."""
+    return FakeArray(shape=shape, pointer=pointer, **kw)
+
+
+def fp8(shape=(3, 5), pointer=0x100, name="float8_e4m3fn", **kw):
+    """A uint8 view of float8 data that names its dtype, as PyTorch's float8 tensors do."""
+    return FakeArray(shape=shape, typestr="|u1", pointer=pointer, dtype=TorchLikeDtype(name), **kw)
+
+
+def test_the_enums_have_the_scaled_members():
+    assert (ew.Op.QUANTIZE, ew.Op.DEQUANTIZE, ew.Op.AMAX) == (6, 7, 8)
+    assert (ew.ReduceMode.OVERWRITE, ew.ReduceMode.ACCUMULATE) == (0, 1)
+    for name in ("quantize", "dequantize", "amax", "ReduceMode"):
+        assert name in ew.__all__
+    for function in (ew.quantize, ew.dequantize, ew.amax, ew.Handle.quantize, ew.Handle.amax):
+        assert function.__doc__ and function.__doc__.strip()
+    assert ew.quantize is ew._ext.quantize and ew.amax is ew._ext.amax
+
+
+def header_enums():
+    """Every enumerator of the header the binding was built against, by name."""
+    directory = os.environ.get("ELEMENTWISE_INCLUDE_DIR")
+    if not directory or not os.path.exists(os.path.join(directory, "elementwise.h")):
+        pytest.skip("ELEMENTWISE_INCLUDE_DIR names no elementwise.h (scripts/ci/python.sh BUILD_DIR sets it)")
+    with open(os.path.join(directory, "elementwise.h")) as header:
+        text = header.read()
+    return {name: int(value) for name, value in re.findall(r"\b(EW_[A-Z0-9_]+)\s*=\s*(\d+)", text)}
+
+
+@pytest.mark.parametrize("enum, prefix", [(ew.Op, "EW_OP_"), (ew.ReduceMode, "EW_REDUCE_"), (ew.DType, "EW_"),
+                                          (ew.Status, "EW_")])
+def test_the_enums_match_the_header(enum, prefix):
+    found = header_enums()
+    for member in enum:
+        name = prefix + ("ERROR_" + member.name if enum is ew.Status and member.name != "SUCCESS" else member.name)
+        assert found.get(name) == member.value, (name, found.get(name), member.value)
+    if enum is ew.Op:
+        assert sorted(value for name, value in found.items() if name.startswith("EW_OP_")) == sorted(ew.Op)
+
+
+def test_is_supported_knows_the_scaled_casts():
+    D = ew.DType
+    sources = (D.F16, D.BF16, D.F32, D.F64)
+    for dtype in ew.DType:
+        for source in ew.DType:
+            assert ew.is_supported(ew.Op.QUANTIZE, dtype, source) == (dtype in FLOAT8 and source in sources)
+            assert ew.is_supported(ew.Op.DEQUANTIZE, dtype, source) == (dtype in sources and source in FLOAT8)
+        assert ew.is_supported(ew.Op.AMAX, dtype) == (dtype in sources)
+
+
+def test_quantize_reaches_ew_quantize_as_the_c_api_orders_it(scaled_calls):
+    handle = ew.Handle._from_raw(None)
+    x = FakeArray(shape=(3, 5), typestr="<f2", pointer=0x200, stream=0x99)
+    out, scale, amax = fp8(), scalar(0x300), scalar(0x400, shape=(1,))
+    assert handle.quantize(x, "f8e4m3", scale, out=out) is out
+    assert scaled_calls["ew_quantize"].args == (None, ew.DType.F8E4M3, ew.DType.F16, 15, 0x100, 0x200, 0x300, None,
+                                                0, 0x99)
+    handle.quantize(x, "f8e5m2", scale, amax=amax, out=out)
+    assert scaled_calls["ew_quantize"].args[1:] == (ew.DType.F8E5M2, ew.DType.F16, 15, 0x100, 0x200, 0x300, 0x400,
+                                                    0, 0x99)
+    for mode, value in (("accumulate", 1), (ew.ReduceMode.ACCUMULATE, 1), ("overwrite", 0),
+                        (ew.ReduceMode.OVERWRITE, 0), (1, 1)):
+        handle.quantize(x, "f8e4m3", scale, amax=amax, amax_mode=mode, out=out)
+        assert scaled_calls["ew_quantize"].args[7:9] == (0x400, value), mode
+    # The dtype and the scale by keyword; the dtype left to out's own; in_dtype= for a view of bf16 data.
+    handle.quantize(x, dtype="float8_e5m2", scale=scale, out=out, stream=5)
+    assert scaled_calls["ew_quantize"].args[1:3] == (ew.DType.F8E5M2, ew.DType.F16)
+    assert scaled_calls["ew_quantize"].args[-1] == 5
+    handle.quantize(x, None, scale, out=fp8(name="float8_e5m2"))
+    assert scaled_calls["ew_quantize"].args[1] == ew.DType.F8E5M2
+    handle.quantize(FakeArray(shape=(3, 5), typestr="<i2", pointer=0x200), "f8e4m3", scale, in_dtype="bf16", out=out)
+    assert scaled_calls["ew_quantize"].args[1:3] == (ew.DType.F8E4M3, ew.DType.BF16)
+    ew.quantize(x, "f8e4m3", scale, out=out, handle=handle)  # the module function: the same call
+    assert scaled_calls["ew_quantize"].args[0] is None
+    assert scaled_calls["ew_quantize_strided"].args is None
+
+
+def test_dequantize_reaches_ew_dequantize(scaled_calls):
+    handle = ew.Handle._from_raw(None)
+    q, scale_inv = fp8(pointer=0x200, name="float8_e5m2"), scalar(0x300, shape=(1,))
+    out = FakeArray(shape=(3, 5), typestr="<f8", pointer=0x100)
+    assert handle.dequantize(q, "f64", scale_inv, out=out, stream=7) is out
+    assert scaled_calls["ew_dequantize"].args == (None, ew.DType.F64, ew.DType.F8E5M2, 15, 0x100, 0x200, 0x300, 7)
+    # A plain uint8 array (CuPy has no float8) says what it holds with in_dtype=.
+    handle.dequantize(FakeArray(shape=(3, 5), typestr="|u1", pointer=0x200), "bf16", scale_inv=scale_inv,
+                      in_dtype="f8e4m3", out=FakeArray(shape=(3, 5), typestr="<V2", pointer=0x100), stream=7)
+    assert scaled_calls["ew_dequantize"].args[1:4] == (ew.DType.BF16, ew.DType.F8E4M3, 15)
+
+
+def test_strided_and_broadcast_operands_take_the_strided_calls(scaled_calls):
+    handle = ew.Handle._from_raw(None)
+    out = fp8()
+    transposed = FakeArray(shape=(3, 5), pointer=0x200, strides=(4, 12))  # a (5, 3) array, transposed
+    handle.quantize(transposed, "f8e4m3", scalar(0x300), amax=scalar(0x400), amax_mode="accumulate", out=out,
+                    stream=7)
+    assert scaled_calls["ew_quantize"].args is None
+    assert scaled_calls["ew_quantize_strided"].args == (
+        None, ew.DType.F8E4M3, ew.DType.F32, 2, (3, 5), 0x100, (5, 1), 0x200, (1, 3), 0x300, 0x400, 1, 7)
+    handle.quantize(FakeArray(shape=(5,), pointer=0x200), "f8e4m3", scalar(0x300), out=out, stream=7)  # a row
+    assert scaled_calls["ew_quantize_strided"].args[3:] == (2, (3, 5), 0x100, (5, 1), 0x200, (0, 1), 0x300, None,
+                                                            0, 7)
+    f32_out = FakeArray(shape=(3, 5), pointer=0x500, strides=(4, 12))  # a transposed out
+    handle.dequantize(fp8(pointer=0x200), "f32", scalar(0x300), out=f32_out, stream=7)
+    assert scaled_calls["ew_dequantize"].args is None
+    assert scaled_calls["ew_dequantize_strided"].args == (
+        None, ew.DType.F32, ew.DType.F8E4M3, 2, (3, 5), 0x500, (1, 3), 0x200, (5, 1), 0x300, 7)
+
+
+def test_amax_reaches_ew_amax(scaled_calls):
+    handle = ew.Handle._from_raw(None)
+    x = FakeArray(shape=(3, 5), typestr="<f2", pointer=0x200, stream=0x99)
+    out = scalar(0x300)
+    assert handle.amax(x, out=out) is out
+    assert scaled_calls["ew_amax"].args == (None, ew.DType.F16, 15, 0x200, 0x300, 0, 0x99)
+    handle.amax(x, out=scalar(0x300, shape=(1,)), accumulate=True, stream=3)
+    assert scaled_calls["ew_amax"].args == (None, ew.DType.F16, 15, 0x200, 0x300, 1, 3)
+    handle.amax(FakeArray(shape=(0,), pointer=0), out=out)  # empty: NULL x, the library zeroes amax
+    assert scaled_calls["ew_amax"].args[2:4] == (0, None)
+
+
+def test_amax_refuses_a_strided_x_and_an_accumulate_without_out(scaled_calls):
+    handle = ew.Handle._from_raw(None)
+    with pytest.raises(ValueError, match=r"x is not contiguous \(strides \(1, 3\).*no strided amax"):
+        handle.amax(FakeArray(shape=(3, 5), strides=(4, 12)), out=scalar())
+    with pytest.raises(TypeError, match=r"accumulate=True\) needs out="):
+        handle.amax(FakeArray(), accumulate=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'amax_mode'"):
+        handle.amax(FakeArray(), out=scalar(), amax_mode="accumulate")
+    with pytest.raises(TypeError, match=r"takes 1 positional arguments \(amax\(x\)\)"):
+        handle.amax(FakeArray(), scalar())
+    assert scaled_calls["ew_amax"].args is None
+
+
+def test_scaled_casts_with_out_none_are_made_as_cast_makes_them(scaled_calls, fake_cupy):
+    x = cupy_array(shape=(4,), pointer=0x200)
+    made = ew.Handle._from_raw(None).amax(x, stream=7)
+    assert fake_cupy.made == [("empty", (), "float32")]
+    assert made.__cuda_array_interface__["shape"] == ()
+    assert scaled_calls["ew_amax"].args[1:] == (ew.DType.F32, 4, 0x200, 0xB000, 0, 7)
+    half = ew.Handle._from_raw(None).dequantize(cupy_array(shape=(4,), typestr="|u1", pointer=0x200), "f16",
+                                                scalar(), in_dtype="f8e4m3", stream=7)
+    assert fake_cupy.made[-1] == ("empty_like", (4,), "float16")
+    assert half.__cuda_array_interface__["typestr"] == "<f2"
+    assert scaled_calls["ew_dequantize"].args[1:] == (ew.DType.F16, ew.DType.F8E4M3, 4, 0xA000, 0x200, 0x300, 7)
+    with pytest.raises(TypeError, match="CuPy has no F8E4M3"):
+        ew.Handle._from_raw(None).quantize(x, "f8e4m3", scalar())
+    with pytest.raises(TypeError, match="needs the dtype"):
+        ew.Handle._from_raw(None).quantize(x, None, scalar())
+    assert scaled_calls["ew_quantize"].args is None
+
+
+def test_the_scalars_take_part_in_the_stream_and_device_and_dlpack(scaled_calls):
+    handle = ew.Handle._from_raw(None)
+    x, out = FakeArray(pointer=0x200), fp8(shape=(4,))
+    handle.quantize(x, "f8e4m3", scalar(stream=0x55), out=out)  # the scale's interface names the stream
+    assert scaled_calls["ew_quantize"].args[-1] == 0x55
+    with pytest.raises(ValueError, match="different streams"):
+        handle.quantize(FakeArray(stream=5), "f8e4m3", scalar(stream=6), out=out)
+    scale = FakeDLPack(shape=(), pointer=0x4000)
+    handle.quantize(x, "f8e4m3", scale, amax=FakeDLPack(shape=(1,), pointer=0x5000), out=out, stream=0x77)
+    assert scale.calls == [dict(stream=0x77, max_version=MAX_VERSION, copy=False)]
+    assert scaled_calls["ew_quantize"].args[6:9] == (0x4000, 0x5000, 0)
+    with pytest.raises(ValueError, match="scale is on device 1 but the call runs on device 0"):
+        handle.quantize(x, "f8e4m3", FakeDLPack(shape=(), device=(2, 1)), out=out)
+    with pytest.raises(ValueError, match="amax is on device 2 but the call runs on device 0"):
+        handle.quantize(x, "f8e4m3", scalar(), amax=FakeDLPack(shape=(), device=(2, 2)), out=out)
+    with pytest.raises(ValueError, match="scale_inv is on device 3"):
+        handle.dequantize(out, "f32", FakeDLPack(shape=(), device=(2, 3)), out=FakeArray())
+    assert scaled_calls["ew_quantize"].args[-1] == 0x77
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(typestr="<f2"), out=o), TypeError,
+     "scale is F16; it must be a float32 array of one element"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(typestr="<f8"), out=o), TypeError, "scale is F64"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(shape=(2,)), out=o), ValueError,
+     r"scale has shape \(2,\); it must hold one element"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(shape=(0,)), out=o), ValueError, "scale has shape"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), amax=scalar(typestr="<i4"), out=o), TypeError,
+     "amax is I32"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), amax=scalar(shape=(2, 2)), out=o), ValueError,
+     r"amax has shape \(2, 2\)"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), amax=scalar(read_only=True), out=o), ValueError,
+     "amax: the output array is read-only"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", FakeDLPack(shape=(), device=(1, 0)), out=o), TypeError,
+     "scale: FakeDLPack is a CPU array"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", object(), out=o), TypeError, "scale: object has neither"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", out=o), TypeError, r"needs scale, a float32 device array"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", None, out=o), TypeError, "needs scale"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), "f8e5m2", out=o), TypeError,
+     r"takes 3 positional arguments \(quantize\(x, dtype, scale\)\) but 4"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), dtype="f8e5m2", out=o), TypeError,
+     "got the dtype both as an argument and as a keyword"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), scale=scalar(), out=o), TypeError,
+     "got the scale both as an argument and as a keyword"),
+    (lambda h, x, o: h.quantize(x, "complex64", scalar(), out=o), TypeError, "unknown dtype"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), amax=scalar(), amax_mode="max", out=o), ValueError,
+     "amax_mode must be 'overwrite' or 'accumulate'"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), amax=scalar(), amax_mode=2, out=o), ValueError,
+     "amax_mode must be"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), amax_mode=True, out=o), ValueError, "amax_mode must be"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), accumulate=True, out=o), TypeError,
+     "unexpected keyword argument 'accumulate'"),
+    (lambda h, x, o: h.quantize(scalar=1), TypeError, "unexpected keyword argument 'scalar'"),
+    (lambda h, x, o: h.quantize(dtype="f8e4m3"), TypeError, r"quantize\(\) takes quantize\(x, dtype, scale\)"),
+    (lambda h, x, o: h.quantize(x, "f8e4m3", scalar(), out=FakeArray(shape=(2,), typestr="|u1")), ValueError,
+     r"x has shape \(4,\), which does not broadcast to out's shape \(2,\)"),
+    (lambda h, x, o: h.dequantize(o, "f32", scalar(shape=(1, 2)), out=x), ValueError, "scale_inv has shape"),
+    (lambda h, x, o: h.dequantize(o, "f32", scalar(), amax=scalar(), out=x), TypeError,
+     "unexpected keyword argument 'amax'"),
+    (lambda h, x, o: h.dequantize(o, "f32", out=x), TypeError, "needs scale_inv"),
+    (lambda h, x, o: h.dequantize(o, "f32", scale=scalar(), out=x), TypeError, "unexpected keyword argument 'scale'"),
+    (lambda h, x, o: h.amax(x, out=scalar(typestr="<f8")), TypeError, "out is F64; it must be a float32 array"),
+    (lambda h, x, o: h.amax(x, out=scalar(shape=(4,))), ValueError, r"out has shape \(4,\)"),
+    (lambda h, x, o: h.amax(x, out=scalar(read_only=True)), ValueError, "read-only"),
+])
+def test_bad_scalars_modes_and_arguments_are_refused_before_the_library(scaled_calls, call, error, match):
+    with pytest.raises(error, match=match):
+        call(ew.Handle._from_raw(None), FakeArray(pointer=0x200), fp8(shape=(4,)))
+    assert all(recorder.args is None for recorder in scaled_calls.values())
+
+
+@pytest.mark.parametrize("function, call", [
+    ("ew_quantize", lambda h: h.quantize(FakeArray(typestr="<i4"), "f8e4m3", scalar(), out=fp8(shape=(4,)))),
+    ("ew_quantize_strided", lambda h: h.quantize(FakeArray(shape=(1,)), "f8e4m3", scalar(), out=fp8(shape=(4,)))),
+    ("ew_dequantize", lambda h: h.dequantize(FakeArray(pointer=0x200), "f16", scalar(),
+                                             out=FakeArray(typestr="<f2"))),
+    ("ew_dequantize_strided", lambda h: h.dequantize(fp8(shape=(1,)), "f32", scalar(), out=FakeArray())),
+    ("ew_amax", lambda h: h.amax(FakeArray(typestr="<i4"), out=scalar())),
+])
+def test_the_librarys_refusals_of_scaled_casts_raise_elementwise_error(scaled_calls, function, call):
+    scaled_calls[function].status = int(ew.Status.NOT_SUPPORTED)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        call(ew.Handle._from_raw(None))
+    assert caught.value.function == function and caught.value.status == ew.Status.NOT_SUPPORTED
+
+
+@pytest.mark.parametrize("call, function", [
+    (lambda h: h.quantize(FakeArray(), "f8e4m3", scalar(0x40000), out=fp8(shape=(4,))), "ew_quantize"),
+    (lambda h: h.quantize(FakeArray(shape=(4, 1)), "f8e4m3", scalar(0x40000), out=fp8(shape=(4, 4))),
+     "ew_quantize_strided"),
+    (lambda h: h.dequantize(fp8(shape=(4,)), "f32", scalar(0x40000), out=FakeArray(pointer=0x20000)),
+     "ew_dequantize"),
+    (lambda h: h.dequantize(fp8(shape=(4,)), "f32", scalar(0x40000), out=FakeArray(shape=(2, 4), pointer=0x20000)),
+     "ew_dequantize_strided"),
+    (lambda h: h.amax(FakeArray(), out=scalar(0x40000)), "ew_amax"),
+])
+def test_the_real_library_refuses_a_null_handle_in_every_scaled_call(call, function):
+    with pytest.raises(ew.ElementwiseError) as caught:
+        call(ew.Handle._from_raw(None))
+    assert caught.value.function == function and caught.value.status == ew.Status.INVALID_HANDLE
+    assert caught.value.message and caught.value.message == ew._last_error_message()

@@ -1050,3 +1050,223 @@ def test_compiled_kernels_are_cached_on_disk(handle, kernels, tmp_path):
     first = run()
     assert first, "the first process left no .ewk file in %s" % cache
     assert run() == first  # the second found it: nothing new written
+
+
+# ---- scaled casts (1.2): quantize, dequantize, amax against PyTorch ----
+
+SCALED_SOURCES = (D.F16, D.BF16, D.F32, D.F64)
+
+
+def special_values(torch, dtype):
+    """inf, nan, signed zeros, values that saturate in either float8 and values near their limits."""
+    values = [float("inf"), float("-inf"), float("nan"), -0.0, 0.0, 1e30, -1e30, 65504.0, -65504.0, 448.0, 449.0,
+              464.0, -480.0, 57344.0, 61439.0, 61440.0, -1e5, 1.0, -1.5, 2.0 ** -9, 2.0 ** -17, 2.0 ** -20, 1e-30]
+    return torch.tensor(values, dtype=torch.float64, device="cuda").to(torch_dtype(torch, dtype))
+
+
+def scaled_input(torch, dtype, seed, finite=False):
+    """Random bit patterns (NaN, inf, subnormals, extremes) then the special values; finite: normal
+    samples of several magnitudes and the finite special values instead."""
+    if finite:
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        wide = torch.randn(N, device="cuda", generator=generator, dtype=torch.float64)
+        wide *= torch.exp2(torch.randint(-20, 20, (N,), device="cuda", generator=generator).double())
+        x = wide.to(torch_dtype(torch, dtype))
+        special = special_values(torch, dtype)
+        return torch.cat([x, special[special.double().isfinite()]])
+    return torch.cat([random_tensor(torch, dtype, N, seed), special_values(torch, dtype)])
+
+
+def device_scalar(torch, value, shape=()):
+    return torch.full(shape, value, dtype=torch.float32, device="cuda")
+
+
+def quantize_reference(torch, x, target, scale):
+    fp8 = torch_dtype(torch, target)
+    limit = torch.finfo(fp8).max
+    return (x.to(torch.float32) * scale).clamp(-limit, limit).to(fp8)
+
+
+def amax_reference(torch, x):
+    return x.abs().max().float()
+
+
+def assert_same_scalar(torch, got, want, what):
+    """One float32 element each (any shape): NaN where want is NaN, else the same bits."""
+    got, want = got.reshape(1), want.reshape(1).to(torch.float32)
+    if bool(want.isnan()):
+        assert bool(got.isnan()), "%s: got %r, want NaN" % (what, float(got))
+    else:
+        assert_same_bits(torch, got, want, [], what)
+
+
+@pytest.mark.parametrize("scale_value", [1.0, 0.3, 1024.0, 2.0 ** -12])
+@pytest.mark.parametrize("source", SCALED_SOURCES, ids=names)
+@pytest.mark.parametrize("target", FLOAT8, ids=names)
+def test_quantize_matches_torch(torch, handle, target, source, scale_value):
+    x = scaled_input(torch, source, 400)
+    scale = device_scalar(torch, scale_value)
+    out = torch.empty(x.shape, dtype=torch_dtype(torch, target), device="cuda")
+    bits(torch, out).fill_(0x5A)
+    assert handle.quantize(x, target, scale, out=out) is out
+    assert_matches_torch(torch, out, quantize_reference(torch, x, target, scale), [x],
+                         "quantize %s -> %s, scale %r" % (source.name, target.name, scale_value))
+    made = ew.quantize(x, torch_dtype(torch, target), device_scalar(torch, scale_value, (1,)))  # out=None, (1,)
+    assert made.dtype == torch_dtype(torch, target) and made.shape == x.shape
+    assert_same_bits(torch, made, out, [x], "quantize(out=None)")
+
+
+@pytest.mark.parametrize("source", SCALED_SOURCES, ids=names)
+def test_quantize_writes_amax_in_the_same_pass(torch, handle, source):
+    x = scaled_input(torch, source, 410, finite=True)
+    scale = device_scalar(torch, 0.5)
+    amax = device_scalar(torch, -1.0)
+    q = ew.quantize(x, "f8e4m3", scale, amax=amax)
+    assert_matches_torch(torch, q, quantize_reference(torch, x, D.F8E4M3, scale), [x], "quantize with amax")
+    want = amax_reference(torch, x)
+    assert_same_scalar(torch, amax, want, "quantize's amax, %s" % source.name)
+    # accumulate: the max with the old value, which wins when larger.
+    big = device_scalar(torch, 3e38, (1,))
+    ew.quantize(x, "f8e5m2", scale, amax=big, amax_mode="accumulate", out=torch.empty_like(q, dtype=torch.float8_e5m2))
+    assert_same_scalar(torch, big, device_scalar(torch, 3e38), "amax accumulated below the old value")
+    small = device_scalar(torch, 0.25)
+    ew.quantize(x, "f8e4m3", scale, amax=small, amax_mode=ew.ReduceMode.ACCUMULATE, out=q)
+    assert_same_scalar(torch, small, torch.maximum(want, device_scalar(torch, 0.25)), "accumulated amax")
+    # a NaN anywhere makes amax NaN; the overwriting mode forgets the old value
+    nan = torch.cat([x, torch.tensor([float("nan")], device="cuda").to(x.dtype)])
+    ew.quantize(nan, "f8e4m3", scale, amax=amax)
+    assert bool(amax.isnan())
+    ew.quantize(x, "f8e4m3", scale, amax=amax, amax_mode="overwrite")
+    assert_same_scalar(torch, amax, want, "overwritten amax")
+
+
+@pytest.mark.parametrize("scale_value", [1.0, 0.3, 2.0 ** 20])
+@pytest.mark.parametrize("target", SCALED_SOURCES, ids=names)
+@pytest.mark.parametrize("source", FLOAT8, ids=names)
+def test_dequantize_matches_torch(torch, handle, source, target, scale_value):
+    q = random_tensor(torch, source, N, 420)  # every bit pattern, NaN included
+    scale_inv = device_scalar(torch, scale_value)
+    out = torch.empty(N, dtype=torch_dtype(torch, target), device="cuda")
+    assert handle.dequantize(q, target, scale_inv, out=out) is out
+    want = (q.to(torch.float32) * scale_inv).to(torch_dtype(torch, target))
+    assert_matches_torch(torch, out, want, [q], "dequantize %s -> %s, scale_inv %r" % (source.name, target.name,
+                                                                                      scale_value))
+    made = ew.dequantize(q, torch_dtype(torch, target), device_scalar(torch, scale_value, (1,)))
+    assert made.dtype == torch_dtype(torch, target)
+    assert_same_bits(torch, made, out, [q], "dequantize(out=None)")
+
+
+@pytest.mark.parametrize("source", SCALED_SOURCES, ids=names)
+def test_amax_matches_torch(torch, handle, source):
+    x = scaled_input(torch, source, 430, finite=True)
+    made = ew.amax(x)
+    assert made.shape == () and made.dtype == torch.float32 and made.device == x.device
+    assert_same_scalar(torch, made, amax_reference(torch, x), "amax %s" % source.name)
+    out = device_scalar(torch, 7.0, (1,))
+    assert handle.amax(x, out=out) is out
+    assert_same_scalar(torch, out, amax_reference(torch, x), "amax into a (1,) out")
+    # accumulate onto an old value: the larger wins; a negative old value counts as below every result.
+    for old in (1e38, 0.5, -5.0, 0.0):
+        running = device_scalar(torch, old)
+        ew.amax(x, out=running, accumulate=True)
+        want = amax_reference(torch, x) if old < 0 else torch.maximum(amax_reference(torch, x),
+                                                                      device_scalar(torch, old))
+        assert_same_scalar(torch, running, want, "amax accumulated onto %r" % old)
+    # specials: NaN gives NaN, -0.0 alone gives +0.0, inf gives inf, nothing gives 0
+    with_nan = scaled_input(torch, source, 431)
+    assert bool(amax_reference(torch, with_nan).isnan())
+    assert_same_scalar(torch, ew.amax(with_nan), amax_reference(torch, with_nan), "amax with NaN")
+    zeros = torch.full((33,), -0.0, device="cuda").to(torch_dtype(torch, source))
+    assert_same_scalar(torch, ew.amax(zeros), amax_reference(torch, zeros), "amax of -0.0")
+    assert bits(torch, ew.amax(zeros).reshape(1)).item() == 0
+    infinite = torch.tensor([1.0, float("-inf")], device="cuda").to(torch_dtype(torch, source))
+    assert_same_scalar(torch, ew.amax(infinite), amax_reference(torch, infinite), "amax with -inf")
+    empty = device_scalar(torch, 5.0)
+    ew.amax(torch.empty(0, device="cuda", dtype=torch_dtype(torch, source)), out=empty)
+    assert bits(torch, empty.reshape(1)).item() == 0
+
+
+@pytest.mark.parametrize("source", [D.F32, D.BF16], ids=names)
+def test_scaled_casts_on_transposed_and_broadcast_views(torch, handle, source):
+    scale = device_scalar(torch, 0.75)
+    x = random_tensor(torch, source, ROWS * COLUMNS, 440).view(COLUMNS, ROWS).t()
+    assert not x.is_contiguous()
+    want = quantize_reference(torch, x, D.F8E5M2, scale)
+    out = poisoned_base(torch, D.F8E5M2, ROWS * COLUMNS).view(ROWS, COLUMNS)  # contiguous out, transposed x
+    amax = device_scalar(torch, 0.0)
+    handle.quantize(x, "f8e5m2", scale, amax=amax, out=out)
+    assert_view_matches(torch, out, want, [x], "quantize of a transposed %s" % source.name)
+    assert_same_scalar(torch, amax, amax_reference(torch, x), "amax of the view")
+    finite = x.nan_to_num(0.0)
+    handle.quantize(finite, "f8e5m2", scale, amax=amax, out=out)
+    assert_same_scalar(torch, amax, amax_reference(torch, finite), "amax of a finite view")
+    made = ew.quantize(x, "f8e5m2", scale)  # out=None: x's layout
+    assert made.stride() == x.stride()
+    assert_view_matches(torch, made, want, [x], "quantize(out=None) of a transposed view")
+    row = random_tensor(torch, source, COLUMNS, 441)
+    out = poisoned_base(torch, D.F8E4M3, ROWS * COLUMNS).view(COLUMNS, ROWS).t()  # broadcast x, transposed out
+    handle.quantize(row, "f8e4m3", scale, out=out)
+    assert_view_matches(torch, out, quantize_reference(torch, row, D.F8E4M3, scale).expand(ROWS, COLUMNS), [row],
+                        "quantize of a broadcast row")
+    assert_gaps_untouched(torch, out, "quantize of a broadcast row")
+    q = quantize_reference(torch, random_tensor(torch, source, ROWS * COLUMNS, 442), D.F8E4M3, scale)
+    q = q.view(COLUMNS, ROWS).t()
+    got = ew.dequantize(q, source, scale, out=torch.empty(ROWS, COLUMNS, dtype=torch_dtype(torch, source),
+                                                          device="cuda"))
+    want = (q.to(torch.float32) * scale).to(torch_dtype(torch, source))
+    assert_view_matches(torch, got, want, [q], "dequantize of a transposed view")
+    with pytest.raises(ValueError, match="not contiguous"):
+        ew.amax(x)
+
+
+def test_scaled_casts_refuse_bad_scalars_and_dtypes(torch, handle):
+    x = torch.randn(64, device="cuda")
+    scale = device_scalar(torch, 1.0)
+    with pytest.raises(TypeError, match="scale is F64"):
+        ew.quantize(x, "f8e4m3", scale.double())
+    with pytest.raises(ValueError, match=r"scale has shape \(2,\)"):
+        ew.quantize(x, "f8e4m3", torch.ones(2, device="cuda"))
+    with pytest.raises(TypeError, match="scale: Tensor is a CPU array"):
+        ew.quantize(x, "f8e4m3", torch.ones(()))
+    with pytest.raises(TypeError, match="amax is F16"):
+        ew.quantize(x, "f8e4m3", scale, amax=torch.zeros((), device="cuda", dtype=torch.float16))
+    with pytest.raises(ValueError, match="amax_mode"):
+        ew.quantize(x, "f8e4m3", scale, amax=device_scalar(torch, 0.0), amax_mode="sum")
+    elsewhere = ew.Handle._from_raw(handle._ptr, device=1)  # one GPU: a handle claiming device 1
+    with pytest.raises(ValueError, match="is on device 0 but the call runs on device 1"):
+        ew.quantize(x, "f8e4m3", scale, out=torch.empty(64, dtype=torch.float8_e4m3fn, device="cuda"),
+                    handle=elsewhere)
+    for call, function in ((lambda: ew.quantize(x, "f16", scale), "ew_quantize"),
+                           (lambda: ew.quantize(x.int(), "f8e4m3", scale), "ew_quantize"),
+                           (lambda: ew.dequantize(x, "f16", scale), "ew_dequantize"),
+                           (lambda: ew.dequantize(x[::2], "f16", scale), "ew_dequantize_strided"),
+                           (lambda: ew.amax(x.int()), "ew_amax")):
+        with pytest.raises(ew.ElementwiseError) as caught:
+            call()
+        assert caught.value.status == ew.Status.NOT_SUPPORTED and caught.value.function == function
+        assert caught.value.message == ew._last_error_message()
+    with pytest.raises(ew.ElementwiseError) as caught:  # amax inside out: the library's overlap check
+        out = torch.empty(64, dtype=torch.float8_e4m3fn, device="cuda")
+        ew.quantize(x, "f8e4m3", scale, amax=out[:4].view(torch.float32), out=out)
+    assert caught.value.status == ew.Status.INVALID_VALUE
+
+
+def test_scaled_casts_on_cupy_arrays(cupy, torch, handle):
+    x = cupy.random.standard_normal(N, dtype=cupy.float32) * 300
+    scale = cupy.array([1.5], dtype=cupy.float32)
+    amax = cupy.zeros((), dtype=cupy.float32)
+    q = cupy.empty(N, dtype=cupy.uint8)  # CuPy has no float8: the dtype says what q holds
+    assert ew.quantize(x, "f8e4m3", scale, amax=amax, out=q) is q
+    made_amax = ew.amax(x)
+    assert isinstance(made_amax, cupy.ndarray) and made_amax.shape == () and made_amax.dtype == cupy.float32
+    back = ew.dequantize(q, "f32", scale, in_dtype="f8e4m3")
+    assert isinstance(back, cupy.ndarray) and back.dtype == cupy.float32
+    cupy.cuda.Device().synchronize()
+    tx, tscale = torch.as_tensor(x, device="cuda"), torch.as_tensor(scale, device="cuda")
+    tq = torch.as_tensor(q, device="cuda").view(torch.float8_e4m3fn)
+    assert_same_bits(torch, tq, quantize_reference(torch, tx, D.F8E4M3, tscale), [tx], "quantize on CuPy")
+    want_amax = amax_reference(torch, tx)
+    assert_same_scalar(torch, torch.as_tensor(amax, device="cuda"), want_amax, "quantize's amax on CuPy")
+    assert_same_scalar(torch, torch.as_tensor(made_amax, device="cuda"), want_amax, "amax on CuPy")
+    assert_same_bits(torch, torch.as_tensor(back, device="cuda"), tq.to(torch.float32) * tscale, [tq],
+                     "dequantize on CuPy")

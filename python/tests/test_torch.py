@@ -129,6 +129,9 @@ SCHEMAS = {
     "scale_add_batched": "elementwise::scale_add_batched(Scalar alpha, Tensor[] as_, Tensor[] bs) -> Tensor[]",
     "scale_add_batched_out": "elementwise::scale_add_batched_out(Scalar alpha, Tensor[] as_, Tensor[] bs, "
                              "Tensor(a3!)[] outs) -> ()",
+    "quantize": "elementwise::quantize(Tensor x, ScalarType dtype, Tensor scale) -> Tensor",
+    "dequantize": "elementwise::dequantize(Tensor q, ScalarType dtype, Tensor scale_inv) -> Tensor",
+    "amax": "elementwise::amax(Tensor x) -> Tensor",
 }
 
 
@@ -160,6 +163,13 @@ def test_fake_outputs_on_meta(torch, et):
                                                               ((7,), (1,), torch.bfloat16)]
     assert [t.shape for t in ops.add_batched([transposed, row], [transposed, row])] == [(5, 7), (7,)]
     assert ops.add_out(transposed, row, torch.empty(5, 7, device=meta)) is None
+    scale = torch.empty((), device=meta)
+    q = ops.quantize(transposed, torch.float8_e4m3fn, scale)
+    assert (q.shape, q.stride(), q.dtype) == ((5, 7), (1, 5), torch.float8_e4m3fn)
+    back = ops.dequantize(q, torch.bfloat16, scale)
+    assert (back.shape, back.stride(), back.dtype) == ((5, 7), (1, 5), torch.bfloat16)
+    amax = ops.amax(row)
+    assert (amax.shape, amax.dtype, amax.device) == ((), torch.float32, meta)
 
 
 def _python(code, tmp_path):
@@ -299,6 +309,31 @@ def test_ops_match_direct_calls(torch, device, et):
         listed = ops.scale_add_batched(alpha_for(name), [transposed.contiguous(), row], [transposed.contiguous(), row])
         for got, a in zip(listed, [transposed.contiguous(), row]):
             assert_same_bits(torch, got, ew.scale_add(alpha_for(name), a, a), "scale_add_batched " + name)
+
+
+def test_scaled_cast_ops(torch, device, et):
+    ops = torch.ops.elementwise
+    fp8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    # opcheck's test_schema compares with allclose, which has no fp8 kernel: the other tests run.
+    only = {"test_utils": ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")}
+    scale = torch.full((), 0.5, device=device)
+    for name in ("float32", "bfloat16", "float16", "float64"):
+        dtype = getattr(torch, name)
+        x = values(torch, (9, 5), name, device, 1).t()  # a transposed input: the strided call
+        for target in fp8:
+            q = ops.quantize(x, target, scale)
+            assert_same_bits(torch, q, ew.quantize(x, target, scale), "quantize %s -> %s" % (name, target))
+            assert q.stride() == x.stride()
+            result = torch.library.opcheck(ops.quantize, (x, target, scale), **only)
+            assert all(verdict == "SUCCESS" for verdict in result.values()), result
+            back = ops.dequantize(q, dtype, scale)
+            assert_same_bits(torch, back, ew.dequantize(q, dtype, scale), "dequantize %s -> %s" % (target, name))
+            result = torch.library.opcheck(ops.dequantize, (q, dtype, scale), **only)
+            assert all(verdict == "SUCCESS" for verdict in result.values()), result
+        contiguous = x.contiguous()
+        assert_same_bits(torch, ops.amax(contiguous).reshape(1), ew.amax(contiguous).reshape(1), "amax " + name)
+        result = torch.library.opcheck(ops.amax, (contiguous,))
+        assert all(verdict == "SUCCESS" for verdict in result.values()), result
 
 
 # ---- on the GPU: torch.compile of the module's calls ----

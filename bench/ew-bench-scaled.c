@@ -7,10 +7,17 @@
  *   dequantize     e4m3 -> bf16 with scale_inv, 2^28                vs ew_cast e4m3 -> bf16   (>= 0.97x)
  *   amax           bf16 alone, 2^28                                 vs a raw 16-byte read of its bytes (>= 0.90x)
  *   amax-small     bf16 alone, 2^17                                 vs ew_cast bf16 -> e4m3 (<= its time + 2 us)
+ *   mxfp8          bf16 -> e4m3 + e8m0 scales, [16384, 16384] (OCP floor; round-up and swizzled too)
+ *                                                                   vs ew_cast bf16 -> e4m3   (>= 0.90x)
+ *   nvfp4          bf16 -> e2m1 + e4m3 scales with a global scale, [16384, 16384]
+ *                                                                   vs ew_cast bf16 -> e4m3   (>= 0.85x)
+ *   mxfp8-dequantize, nvfp4-dequantize: back to bf16                vs ew_cast e4m3 -> bf16
  *   host           the host's time to queue ew_quantize (without and with the amax), ew_dequantize and
- *                  ew_amax at n = 1024, vs ew_cast bf16 -> e4m3                    (quantize <= +0.3 us)
- * Ratios are the yardstick's time over the library's (above 1: the library is faster); GB/s count the
- * bytes each call must move.
+ *                  ew_amax at n = 1024, and ew_quantize_blocks (MXFP8) at [1, 1024], vs ew_cast bf16 -> e4m3
+ *                                                                   (quantize <= +0.3 us)
+ * Ratios are the yardstick's time over the library's (above 1: the library is faster), but for the block
+ * casts, whose ratio is of GB/s; GB/s count the bytes each call must move (the block casts': elements
+ * and scales).
  *   ew-bench-scaled [--csv FILE] [--log2 K] [--batches N] [--batch-ms T] [--timing LIST] [--device D]
  * Columns: case,impl,n,column,unit,value,yardstick,yardstick_value,ratio. Without a GPU it says so and
  * exits 0.
@@ -30,11 +37,25 @@
 #include "raw_kernel.h"
 #include "timing.h"
 
-enum { POOL_BF16, POOL_E4M3, POOL_OUT, POOLS };
+enum { POOL_BF16, POOL_E4M3, POOL_OUT, POOL_SCALES, POOLS };
+enum { BLOCK_COLS = 16384 }; /* the block casts' rows: [n / 16384, 16384] */
 enum { HOST_N = 1024, READ_BLOCKS = 132 * 8 };
 
 /* What a case's library call and yardstick do. */
-typedef enum { QUANTIZE_AMAX, QUANTIZE, DEQUANTIZE, AMAX, CAST_TO_E4M3, CAST_TO_BF16, RAW_READ } call_t;
+typedef enum {
+    QUANTIZE_AMAX,
+    QUANTIZE,
+    DEQUANTIZE,
+    AMAX,
+    CAST_TO_E4M3,
+    CAST_TO_BF16,
+    RAW_READ,
+    MXFP8,
+    MXFP8_ROUND_UP_SWIZZLED,
+    NVFP4,
+    MXFP8_DEQUANTIZE,
+    NVFP4_DEQUANTIZE
+} call_t;
 
 static struct {
     ew_handle_t handle[EWB_COLUMNS];
@@ -47,9 +68,14 @@ static struct {
 static int64_t big_n = (int64_t)1 << 28;
 static FILE *csv;
 
+static int from_fp8(call_t call)
+{
+    return call == DEQUANTIZE || call == CAST_TO_BF16 || call == MXFP8_DEQUANTIZE || call == NVFP4_DEQUANTIZE;
+}
+
 static size_t input_bytes(call_t call, int64_t n)
 {
-    return (size_t)n * (call == DEQUANTIZE || call == CAST_TO_BF16 ? 1 : 2);
+    return call == NVFP4_DEQUANTIZE ? (size_t)n / 2 : (size_t)n * (from_fp8(call) ? 1 : 2);
 }
 
 /* Bytes a call must move: its input and its output. */
@@ -63,6 +89,11 @@ static double bytes_moved(call_t call, int64_t n)
     case CAST_TO_BF16: return 3.0 * (double)n;
     case AMAX:
     case RAW_READ: return 2.0 * (double)n;
+    case MXFP8:
+    case MXFP8_ROUND_UP_SWIZZLED:
+    case MXFP8_DEQUANTIZE: return 3.0 * (double)n + (double)n / 32;
+    case NVFP4:
+    case NVFP4_DEQUANTIZE: return 2.5 * (double)n + (double)n / 16;
     }
     return 0;
 }
@@ -72,11 +103,30 @@ static int run_call(call_t call, int64_t n, int column)
 {
     const ew_handle_t h = dev.handle[column];
     const cudaStream_t s = dev.timer.stream;
-    const int from_e4m3 = call == DEQUANTIZE || call == CAST_TO_BF16;
-    const void *x = ewb_pool_next(&dev.pools, from_e4m3 ? POOL_E4M3 : POOL_BF16, input_bytes(call, n));
+    const void *x = ewb_pool_next(&dev.pools, from_fp8(call) ? POOL_E4M3 : POOL_BF16, input_bytes(call, n));
     void *out = call == AMAX || call == RAW_READ ? NULL : ewb_pool_next(&dev.pools, POOL_OUT, (size_t)n * 2);
     float *scale = &dev.scalars[0], *scale_inv = &dev.scalars[1], *amax = &dev.scalars[2];
+    const int64_t cols = n < BLOCK_COLS ? n : BLOCK_COLS, rows = n / cols;
+    void *scales = call >= MXFP8 ? ewb_pool_next(&dev.pools, POOL_SCALES, (size_t)n / 16) : NULL;
     switch (call) {
+    case MXFP8:
+        return ewb_ew_ok(ew_quantize_blocks(h, EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, rows, cols, out, scales, x, NULL, 0, s),
+                         "ew_quantize_blocks") ? 0 : -1;
+    case MXFP8_ROUND_UP_SWIZZLED:
+        return ewb_ew_ok(ew_quantize_blocks(h, EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, rows, cols, out, scales, x, NULL,
+                                            EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED, s),
+                         "ew_quantize_blocks") ? 0 : -1;
+    case NVFP4:
+        return ewb_ew_ok(ew_quantize_blocks(h, EW_BLOCKS_NVFP4, EW_F4E2M1, EW_BF16, rows, cols, out, scales, x,
+                                            scale_inv, 0, s),
+                         "ew_quantize_blocks") ? 0 : -1;
+    case MXFP8_DEQUANTIZE:
+        return ewb_ew_ok(ew_dequantize_blocks(h, EW_BLOCKS_MX, EW_BF16, EW_F8E4M3, rows, cols, out, x, scales, NULL, 0, s),
+                         "ew_dequantize_blocks") ? 0 : -1;
+    case NVFP4_DEQUANTIZE:
+        return ewb_ew_ok(ew_dequantize_blocks(h, EW_BLOCKS_NVFP4, EW_BF16, EW_F4E2M1, rows, cols, out, x, scales,
+                                              scale_inv, 0, s),
+                         "ew_dequantize_blocks") ? 0 : -1;
     case QUANTIZE_AMAX:
         return ewb_ew_ok(ew_quantize(h, EW_F8E4M3, EW_BF16, n, out, x, scale, amax, EW_REDUCE_OVERWRITE, s),
                          "ew_quantize") ? 0 : -1;
@@ -97,7 +147,8 @@ static int run_call(call_t call, int64_t n, int column)
 static const char *call_name(call_t call)
 {
     static const char *const names[] = {"ew_quantize+amax", "ew_quantize", "ew_dequantize", "ew_amax",
-                                        "ew_cast", "ew_cast", "raw_read"};
+                                        "ew_cast", "ew_cast", "raw_read", "mxfp8", "mxfp8_rceil_swz",
+                                        "nvfp4", "mxfp8_dequantize", "nvfp4_dequantize"};
     return names[call];
 }
 
@@ -167,7 +218,7 @@ static int run_case(const char *name, call_t call, call_t yard, int64_t n, unsig
 }
 
 /* Host launchers: the calls timed against ew_cast, on the back-to-back handle. */
-static const call_t host_calls[] = {CAST_TO_E4M3, QUANTIZE, QUANTIZE_AMAX, DEQUANTIZE, AMAX};
+static const call_t host_calls[] = {CAST_TO_E4M3, QUANTIZE, QUANTIZE_AMAX, DEQUANTIZE, AMAX, MXFP8};
 
 static int host_call(void *ctx, int launcher)
 {
@@ -229,7 +280,8 @@ int main(int argc, char **argv)
     const float scalars[3] = {2.0f, 0.5f, 0.0f};
     if (!ewb_cuda_ok(cudaMemcpy(dev.scalars, scalars, sizeof scalars, cudaMemcpyHostToDevice), "cudaMemcpy") ||
         ewb_pool_fill(&dev.pools, POOL_BF16, EW_BF16, dev.timer.stream) != 0 ||
-        ewb_pool_fill(&dev.pools, POOL_E4M3, EW_F8E4M3, dev.timer.stream) != 0)
+        ewb_pool_fill(&dev.pools, POOL_E4M3, EW_F8E4M3, dev.timer.stream) != 0 ||
+        ewb_pool_fill(&dev.pools, POOL_SCALES, EW_F8E4M3, dev.timer.stream) != 0)
         return 1;
     csv = ewb_csv_open(csv_path, "case,impl,n,column,unit,value,yardstick,yardstick_value,ratio\n");
     if (csv_path != NULL && csv == NULL)
@@ -240,6 +292,11 @@ int main(int argc, char **argv)
     failed |= run_case("dequantize", DEQUANTIZE, CAST_TO_BF16, big_n, timing, batches, batch_ms, 0);
     failed |= run_case("amax", AMAX, RAW_READ, big_n, timing, batches, batch_ms, 0);
     failed |= run_case("amax-small", AMAX, CAST_TO_E4M3, (int64_t)1 << 17, timing, batches, batch_ms, 1);
+    failed |= run_case("mxfp8", MXFP8, CAST_TO_E4M3, big_n, timing, batches, batch_ms, 0);
+    failed |= run_case("mxfp8-rceil-swz", MXFP8_ROUND_UP_SWIZZLED, CAST_TO_E4M3, big_n, timing, batches, batch_ms, 0);
+    failed |= run_case("nvfp4", NVFP4, CAST_TO_E4M3, big_n, timing, batches, batch_ms, 0);
+    failed |= run_case("mxfp8-dequantize", MXFP8_DEQUANTIZE, CAST_TO_BF16, big_n, timing, batches, batch_ms, 0);
+    failed |= run_case("nvfp4-dequantize", NVFP4_DEQUANTIZE, CAST_TO_BF16, big_n, timing, batches, batch_ms, 0);
     failed |= run_host();
     if (ewb_csv_close(csv) != 0)
         failed = 1;

@@ -86,6 +86,20 @@ ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *s
     return ew_launch_flat(set, &call, &plan, functor, how);
 }
 
+/* One device float: non-NULL unless optional, aligned to 4 bytes, and with EW_CHECK_POINTERS memory of
+ * the handle's device. Checked before n, so that a bad scalar is refused even where nothing runs. */
+ew_status_t ewi_check_scalar(ewi_handle_t *h, const char *name, const void *address, int optional)
+{
+    if (address == NULL)
+        return optional ? EW_SUCCESS : ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL", name);
+    if (((uintptr_t)address & 3u) != 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to 4 bytes", name, address);
+    if (!h->check_pointers)
+        return EW_SUCCESS;
+    ew_status_t status = ewi_handle_check_device(h);
+    return status != EW_SUCCESS ? status : ewi_check_pointer(h->device, name, address, sizeof(float));
+}
+
 static int overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintptr_t b_end) { return a < b_end && b < a_end; }
 
 /* The end of a device float at address, at the top of the address space the last address. */

@@ -94,10 +94,14 @@ ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
 ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const char *const names[],
                               const uintptr_t lo[], const uintptr_t hi[]);
 
+/* One device float (a scale, an amax): non-NULL unless optional, aligned to 4 bytes, and with
+ * EW_CHECK_POINTERS memory of the handle's device. */
+ew_status_t ewi_check_scalar(ewi_handle_t *h, const char *name, const void *address, int optional);
+
 /* How the handle's calls launch on stream (no reduction scalar to reset). */
 static inline ew_launch_t ewi_launch_of(const ewi_handle_t *handle, ew_stream_t stream)
 {
-    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch, NULL};
+    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch, NULL, 0};
 }
 
 /* A strided catalogue call (views[0] is out): the views checked and coalesced, then the flat call where

@@ -11,20 +11,6 @@
 #include "abi/pointer_check.h"
 #include "catalogue/catalogue.h"
 
-/* One device float: non-NULL unless optional, aligned to 4 bytes, and with EW_CHECK_POINTERS memory of
- * the handle's device. Checked before n, so that a bad scalar is refused even where nothing runs. */
-static ew_status_t check_scalar(ewi_handle_t *h, const char *name, const void *address, int optional)
-{
-    if (address == NULL)
-        return optional ? EW_SUCCESS : ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL", name);
-    if (((uintptr_t)address & 3u) != 0)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to 4 bytes", name, address);
-    if (!h->check_pointers)
-        return EW_SUCCESS;
-    ew_status_t status = ewi_handle_check_device(h);
-    return status != EW_SUCCESS ? status : ewi_check_pointer(h->device, name, address, sizeof(float));
-}
-
 /* The entry, its scalars and the launch: the scale and the amax (either may be absent) into params,
  * how's reset from the amax's mode. */
 static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
@@ -38,13 +24,14 @@ static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_o
     if (amax != NULL && mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "amax_mode = %d is not an ew_reduce_mode_t", (int)mode);
     const char *scale_name = call == EW_CALL_DEQUANTIZE ? "scale_inv" : "scale";
-    if (call != EW_CALL_AMAX && (status = check_scalar(*h, scale_name, scale, 0)) != EW_SUCCESS)
+    if (call != EW_CALL_AMAX && (status = ewi_check_scalar(*h, scale_name, scale, 0)) != EW_SUCCESS)
         return status;
-    if ((status = check_scalar(*h, "amax", amax, call != EW_CALL_AMAX)) != EW_SUCCESS)
+    if ((status = ewi_check_scalar(*h, "amax", amax, call != EW_CALL_AMAX)) != EW_SUCCESS)
         return status;
     *params = (ew_op_params_t){.scale = scale, .reduction = amax};
     *how = ewi_launch_of(*h, stream);
     how->reset = amax != NULL && mode == EW_REDUCE_OVERWRITE ? amax : NULL;
+    how->reset_bytes = sizeof(float);
     return EW_SUCCESS;
 }
 

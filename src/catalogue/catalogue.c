@@ -5,11 +5,14 @@
 
 static const struct {
     const char *name;
-    size_t size;
-    int kind;
-} dtypes[EW_DTYPE_END] = {
-#define EW_DTYPE_ENTRY(value, name, type, size, kind) [value] = {#name, size, kind},
+    size_t bits;
+    int kind; /* 0 for the block dtypes */
+} dtypes[EW_ALL_DTYPES_END] = {
+#define EW_DTYPE_ENTRY(value, name, type, size, kind) [value] = {#name, 8 * (size), kind},
     EW_CATALOGUE_DTYPES(EW_DTYPE_ENTRY)
+#undef EW_DTYPE_ENTRY
+#define EW_DTYPE_ENTRY(value, name, bits) [value] = {#name, bits, 0},
+    EW_BLOCK_DTYPES(EW_DTYPE_ENTRY)
 #undef EW_DTYPE_ENTRY
 };
 
@@ -22,12 +25,14 @@ static const struct {
 #undef EW_OP_ENTRY
 };
 
-static int dtype_valid(ew_dtype_t dtype) { return (unsigned)dtype - 1u < (unsigned)(EW_DTYPE_END - 1); }
+static int dtype_valid(ew_dtype_t dtype) { return (unsigned)dtype - 1u < (unsigned)(EW_ALL_DTYPES_END - 1); }
 static int op_valid(ew_op_t op) { return (unsigned)op - 1u < (unsigned)(EW_OP_END - 1); }
 
 const char *ew_dtype_name(ew_dtype_t dtype) { return dtype_valid(dtype) ? dtypes[dtype].name : "invalid"; }
 
-size_t ew_dtype_size(ew_dtype_t dtype) { return dtype_valid(dtype) ? dtypes[dtype].size : 0; }
+size_t ew_dtype_size(ew_dtype_t dtype) { return dtype_valid(dtype) ? dtypes[dtype].bits / 8 : 0; }
+
+size_t ew_dtype_bits(ew_dtype_t dtype) { return dtype_valid(dtype) ? dtypes[dtype].bits : 0; }
 
 const char *ewi_op_name(ew_op_t op) { return op_valid(op) ? ops[op].name : "invalid"; }
 

@@ -38,6 +38,11 @@ enum {
     X(EW_F8E4M3, f8e4m3, F8E4M3, 1, EW_KIND_FP8)          \
     X(EW_F8E5M2, f8e5m2, F8E5M2, 1, EW_KIND_FP8)
 
+/* Dtypes that only the block-scaled casts take (ew_quantize_blocks; no op of the catalogue, no user
+ * kernel): X(enum, name, bits of one element). They follow the catalogue's dtypes in the enum. */
+#define EW_BLOCK_DTYPES(X)      \
+    X(EW_F8E8M0, f8e8m0, 8)     \
+    X(EW_F4E2M1, f4e2m1, 4)
 /* How an op is called: through ew_unary or ew_binary by its enum value, or by a call of its own
  * (ew_cast, every ordered pair of dtypes; ew_scale_add, with alpha; ew_quantize and ew_dequantize,
  * with a scale in device memory; ew_amax, into a device scalar). */
@@ -67,10 +72,11 @@ enum {
     X(EW_OP_DEQUANTIZE, dequantize, EW_CALL_DEQUANTIZE, Dequantize, EW_KIND_FLOAT, EW_KIND_FP8)                  \
     X(EW_OP_AMAX, amax, EW_CALL_AMAX, Amax, EW_KIND_FLOAT, EW_KIND_FLOAT)
 
-/* One past the last value of each enum. */
+/* One past the last value of each enum (of the catalogue's dtypes; of every dtype). */
 #define EW_CATALOGUE_COUNT(...) +1
 enum {
     EW_DTYPE_END = 1 EW_CATALOGUE_DTYPES(EW_CATALOGUE_COUNT),
+    EW_ALL_DTYPES_END = EW_DTYPE_END EW_BLOCK_DTYPES(EW_CATALOGUE_COUNT),
     EW_OP_END = 1 EW_CATALOGUE_OPS(EW_CATALOGUE_COUNT)
 };
 #undef EW_CATALOGUE_COUNT
@@ -78,6 +84,7 @@ enum {
 /* Each line's position is its enum value: the lines are in enum order, without gaps. */
 #define EW_CATALOGUE_POSITION(value, ...) EW_CATALOGUE_AT_##value,
 enum { EW_CATALOGUE_DTYPE_BEFORE = 0, EW_CATALOGUE_DTYPES(EW_CATALOGUE_POSITION) };
+enum { EW_BLOCK_DTYPE_BEFORE = EW_DTYPE_END - 1, EW_BLOCK_DTYPES(EW_CATALOGUE_POSITION) };
 enum { EW_CATALOGUE_OP_BEFORE = 0, EW_CATALOGUE_OPS(EW_CATALOGUE_POSITION) };
 #undef EW_CATALOGUE_POSITION
 #ifdef __cplusplus
@@ -89,6 +96,7 @@ enum { EW_CATALOGUE_OP_BEFORE = 0, EW_CATALOGUE_OPS(EW_CATALOGUE_POSITION) };
     EW_CATALOGUE_ASSERT((int)EW_CATALOGUE_AT_##value == (int)(value),            \
                         #value " is not at its enum value's line of the catalogue");
 EW_CATALOGUE_DTYPES(EW_CATALOGUE_IN_ORDER)
+EW_BLOCK_DTYPES(EW_CATALOGUE_IN_ORDER)
 EW_CATALOGUE_OPS(EW_CATALOGUE_IN_ORDER)
 #undef EW_CATALOGUE_IN_ORDER
 

@@ -17,6 +17,12 @@ extern "C" {
  * the enums are answered with NULL, never read out of bounds. */
 const ew_kernel_set_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dtype_t in_dtype);
 
+/* The kernel set of a block-scaled cast (ew_quantize_blocks: quantize 1; ew_dequantize_blocks: 0) of
+ * format, between the element dtype and the other side's, or NULL where there is none
+ * (src/catalogue/blocks.cu). */
+const ew_kernel_set_t *ew_dispatch_find_blocks(int quantize, ew_block_format_t format, ew_dtype_t elem,
+                                               ew_dtype_t other);
+
 #ifdef __cplusplus
 }
 #endif

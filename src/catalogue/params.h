@@ -11,6 +11,7 @@ typedef struct {
     uint64_t alpha_integer; /* scale_add on integer dtypes and bool, validated and wrapped to 64 bits */
     const float *scale;     /* quantize's scale, dequantize's scale_inv: a device pointer, read by the kernel */
     float *reduction;       /* the device scalar of a reducing op (quantize's amax, amax), or NULL */
+    unsigned options;       /* the block-scaled casts' EW_BLOCKS_* options (scale is their global scale) */
 } ew_op_params_t;
 
 #endif

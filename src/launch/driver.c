@@ -40,6 +40,7 @@ static void find_all(void)
     driver.module_function = (CUresult(*)(CUfunction *, CUmodule, const char *))find("cuModuleGetFunction");
     driver.launch = (CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))find("cuLaunchKernelEx");
     driver.memset32 = (CUresult(*)(CUdeviceptr, unsigned, size_t, CUstream))find("cuMemsetD32Async");
+    driver.memset8 = (CUresult(*)(CUdeviceptr, unsigned char, size_t, CUstream))find("cuMemsetD8Async");
     driver.occupancy =
         (CUresult(*)(int *, CUfunction, int, size_t))find("cuOccupancyMaxActiveBlocksPerMultiprocessor");
     driver.address_range = (CUresult(*)(CUdeviceptr *, size_t *, CUdeviceptr))find("cuMemGetAddressRange");

@@ -27,6 +27,7 @@ typedef struct {
     CUresult (*module_function)(CUfunction *function, CUmodule module, const char *name);
     CUresult (*launch)(const CUlaunchConfig *config, CUfunction function, void **params, void **extra);
     CUresult (*memset32)(CUdeviceptr address, unsigned value, size_t count, CUstream stream);
+    CUresult (*memset8)(CUdeviceptr address, unsigned char value, size_t count, CUstream stream);
     CUresult (*occupancy)(int *blocks, CUfunction function, int block_size, size_t dynamic_shared);
     CUresult (*address_range)(CUdeviceptr *base, size_t *size, CUdeviceptr address);
     CUresult (*error_name)(CUresult error, const char **name);

@@ -20,7 +20,8 @@ extern "C" {
  * at each pack width, aligned in runs of two packs an access (1-byte types), with inputs read through
  * shifted windows, with out stored element by element; the bulk-copy kernel. The strided plans'
  * (ew_strided_plan_t.kernel): the gather, rows and tiled kernels. The lists' (src/plan/batched.h): a
- * descriptor block of 4 KiB and of 32 KiB. Every kernel but PACK1 to PACK8 runs the widest pack. */
+ * descriptor block of 4 KiB and of 32 KiB. The block-scaled casts' (src/plan/blocks.h): a vector a
+ * thread in one access, and element by element where a pointer is not aligned to it. Every kernel but PACK1 to PACK8 runs the widest pack. */
 typedef enum {
     EW_SLOT_PACK1,
     EW_SLOT_PACK2,
@@ -35,6 +36,8 @@ typedef enum {
     EW_SLOT_TILED,
     EW_SLOT_BATCHED,
     EW_SLOT_BATCHED_LARGE,
+    EW_SLOT_BLOCKS,
+    EW_SLOT_BLOCKS_ELEMENTS,
     EW_SLOT_COUNT
 } ew_slot_t;
 
@@ -54,6 +57,7 @@ typedef enum {
 #define EW_KERNEL_TILED(F, P) ew::tiled_kernel<F>
 #define EW_KERNEL_BATCHED(F, P) ew::batched_kernel<F, P, EW_BATCHED_SMALL_BLOCK>
 #define EW_KERNEL_BATCHED_LARGE(F, P) ew::batched_kernel<F, P, EW_BATCHED_LARGE_BLOCK>
+#define EW_KERNEL_BLOCKS(F, VECTORIZED) ew::blocks_kernel<F, VECTORIZED>
 
 /* A kernel compiled into the library: its context-independent handle (a CUkernel; NULL where the
  * runtime would not give one) and the runtime's symbol for it, through which a launch the driver

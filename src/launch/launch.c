@@ -69,8 +69,15 @@ ew_status_t ew_launch_reset(const ew_launch_t *how)
     const ewi_driver_t *driver = ewi_driver();
     if (driver->memset32 == NULL)
         return ewi_fail(EW_ERROR_CUDA, "the driver has no cuMemsetD32Async");
-    const CUresult result = driver->memset32((CUdeviceptr)(uintptr_t)how->reset, 0u, 1, (CUstream)how->stream);
-    return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, "cuMemsetD32Async");
+    const CUdeviceptr address = (CUdeviceptr)(uintptr_t)how->reset;
+    if (how->reset_bytes % 4 == 0 && address % 4 == 0) {
+        const CUresult result = driver->memset32(address, 0u, how->reset_bytes / 4, (CUstream)how->stream);
+        return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, "cuMemsetD32Async");
+    }
+    if (driver->memset8 == NULL)
+        return ewi_fail(EW_ERROR_CUDA, "the driver has no cuMemsetD8Async");
+    const CUresult result = driver->memset8(address, 0u, how->reset_bytes, (CUstream)how->stream);
+    return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, "cuMemsetD8Async");
 }
 
 /* The grid's blocks and `edge` after them (the kernels' edge block). Only a direct grid reaches the
@@ -129,4 +136,11 @@ ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_
 {
     void *arguments[] = {(void *)functor, (void *)desc};
     return launch(set, large ? EW_SLOT_BATCHED_LARGE : EW_SLOT_BATCHED, desc->blocks, 0, how, arguments);
+}
+
+ew_status_t ew_launch_blocks(const ew_kernel_set_t *set, const ew_blocks_plan_t *plan, void *out, const void *scales,
+                             const void *in, const ew_functor_t *functor, const ew_launch_t *how)
+{
+    void *arguments[] = {(void *)functor, (void *)plan, &out, (void *)&scales, (void *)&in};
+    return launch(set, plan->vectorized ? EW_SLOT_BLOCKS : EW_SLOT_BLOCKS_ELEMENTS, plan->blocks, 0, how, arguments);
 }

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "plan/batched.h"
+#include "plan/blocks.h"
 #include "elementwise.h"
 #include "launch/kernel_set.h"
 #include "plan/layout.h"
@@ -19,12 +20,14 @@ extern "C" {
 #endif
 
 /* Where and how a launch goes: the stream, whether as a programmatic dependent of the stream's
- * previous kernel (the policy's dependent_launch), and a reduction's 4-byte scalar to set to zero on
- * the stream before the kernel (an overwriting reduction: src/device/reduce.cuh), or NULL. */
+ * previous kernel (the policy's dependent_launch), and memory to set to zero on the stream before the
+ * kernel, or NULL: a reduction's 4-byte scalar (an overwriting reduction: src/device/reduce.cuh), or
+ * padded block scales; reset_bytes of it. */
 typedef struct {
     cudaStream_t stream;
     int dependent;
     void *reset;
+    size_t reset_bytes;
 } ew_launch_t;
 
 /* Queues launch->reset's zeroing alone (a reduction over nothing); EW_SUCCESS where reset is NULL. */
@@ -56,6 +59,11 @@ ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_
 /* One descriptor block of a list (large: of EW_BATCHED_LARGE_BLOCK bytes). */
 ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_t *desc, int large,
                               const ew_functor_t *functor, const ew_launch_t *launch);
+
+/* A block-scaled cast on its plan: quantize (set's kernels take out, scales, x) or dequantize (out,
+ * scales, q). */
+ew_status_t ew_launch_blocks(const ew_kernel_set_t *set, const ew_blocks_plan_t *plan, void *out, const void *scales,
+                             const void *in, const ew_functor_t *functor, const ew_launch_t *launch);
 
 #ifdef __cplusplus
 }

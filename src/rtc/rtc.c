@@ -284,10 +284,10 @@ ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n_params = %d: a kernel takes 0 to %d params", spec->n_params,
                         EWI_KERNEL_MAX_PARAMS);
     if (!dtype_valid(spec->out_dtype))
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "out_dtype %d is not a dtype", (int)spec->out_dtype);
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "out_dtype %d is not a dtype of user kernels", (int)spec->out_dtype);
     for (int i = 0; i < spec->n_inputs; ++i)
         if (!dtype_valid(spec->in_dtypes[i]))
-            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "in_dtypes[%d] = %d is not a dtype", i, (int)spec->in_dtypes[i]);
+            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "in_dtypes[%d] = %d is not a dtype of user kernels", i, (int)spec->in_dtypes[i]);
     return EW_SUCCESS;
 }
 

@@ -30,13 +30,17 @@ typedef struct {
 typedef struct {
     int value;
     const char *enum_name, *name;
-    size_t size;
+    size_t bits;
     int kind_or_call;
 } entry_t;
 
+/* The catalogue's dtypes, then the block-scaled casts' own (no kind): the header's enum in order. */
 static const entry_t dtypes[] = {
-#define EW_DTYPE_ENTRY(value, name, type, size, kind) {value, #value, #name, size, kind},
+#define EW_DTYPE_ENTRY(value, name, type, size, kind) {value, #value, #name, 8 * (size), kind},
     EW_CATALOGUE_DTYPES(EW_DTYPE_ENTRY)
+#undef EW_DTYPE_ENTRY
+#define EW_DTYPE_ENTRY(value, name, bits) {value, #value, #name, bits, 0},
+    EW_BLOCK_DTYPES(EW_DTYPE_ENTRY)
 #undef EW_DTYPE_ENTRY
 };
 static const entry_t ops[] = {
@@ -115,7 +119,7 @@ static void test_dtypes_match_header(void **state)
 {
     (void)state;
     check_against_header("ew_dtype_t", dtypes, COUNT(dtypes));
-    assert_int_equal(EW_DTYPE_END, COUNT(dtypes) + 1);
+    assert_int_equal(EW_ALL_DTYPES_END, COUNT(dtypes) + 1);
 }
 
 static void test_ops_match_header(void **state)
@@ -141,18 +145,20 @@ static void test_lookups(void **state)
     (void)state;
     for (size_t i = 0; i < COUNT(dtypes); ++i) {
         assert_string_equal(ew_dtype_name((ew_dtype_t)dtypes[i].value), dtypes[i].name);
-        assert_int_equal(ew_dtype_size((ew_dtype_t)dtypes[i].value), dtypes[i].size);
+        assert_int_equal(ew_dtype_bits((ew_dtype_t)dtypes[i].value), dtypes[i].bits);
+        assert_int_equal(ew_dtype_size((ew_dtype_t)dtypes[i].value), dtypes[i].bits / 8);
         assert_int_equal(ewi_dtype_kind((ew_dtype_t)dtypes[i].value), dtypes[i].kind_or_call);
     }
     for (size_t i = 0; i < COUNT(ops); ++i) {
         assert_string_equal(ewi_op_name((ew_op_t)ops[i].value), ops[i].name);
         assert_int_equal(ewi_op_call((ew_op_t)ops[i].value), calls[i]);
     }
-    const int outside[] = {-1, 0, EW_DTYPE_END, EW_OP_END, 1000};
+    const int outside[] = {-1, 0, EW_ALL_DTYPES_END, EW_OP_END, 1000};
     for (size_t i = 0; i < COUNT(outside); ++i) {
-        if (outside[i] <= 0 || outside[i] >= EW_DTYPE_END) {
+        if (outside[i] <= 0 || outside[i] >= EW_ALL_DTYPES_END) {
             assert_string_equal(ew_dtype_name((ew_dtype_t)outside[i]), "invalid");
             assert_int_equal(ew_dtype_size((ew_dtype_t)outside[i]), 0);
+            assert_int_equal(ew_dtype_bits((ew_dtype_t)outside[i]), 0);
             assert_int_equal(ewi_dtype_kind((ew_dtype_t)outside[i]), 0);
         }
         if (outside[i] <= 0 || outside[i] >= EW_OP_END) {

@@ -132,8 +132,9 @@ static void test_table_matches_catalogue(void **state)
                 /* runs of two packs an access exactly for 1-byte types; every other kernel in every entry */
                 assert_int_equal(entry->widest_pack, widest_pack);
                 assert_int_equal(ew_kernel_set_has(entry, EW_SLOT_RUNS), widest == 1);
-                for (int slot = EW_SLOT_BULK; slot < EW_SLOT_COUNT; ++slot)
+                for (int slot = EW_SLOT_BULK; slot <= EW_SLOT_BATCHED_LARGE; ++slot)
                     assert_int_equal(ew_kernel_set_has(entry, (ew_slot_t)slot), writes || slot == EW_SLOT_BULK);
+                assert_false(ew_kernel_set_has(entry, EW_SLOT_BLOCKS) || ew_kernel_set_has(entry, EW_SLOT_BLOCKS_ELEMENTS));
                 assert_non_null(entry->make_functor);
             }
     assert_int_equal(checked, (int)(COUNT(op_values) * COUNT(dtype_values) * COUNT(dtype_values)));
@@ -146,6 +147,33 @@ static void test_table_matches_catalogue(void **state)
 
 /* Every kernel of the table is its own: a row wired twice, or one op's row standing in for
  * another's, would show as two slots holding the same kernel. */
+/* The block-scaled casts' sets: MX of e4m3, e5m2 and e2m1 and NVFP4 of e2m1, each way, against f16,
+ * bf16 and f32; both block slots and nothing else; nothing for any other format or pair. */
+static void test_blocks_table(void **state)
+{
+    (void)state;
+    int found = 0;
+    for (int quantize = 0; quantize <= 1; ++quantize)
+        for (int format = 0; format <= 3; ++format)
+            for (int elem = 0; elem <= EW_ALL_DTYPES_END; ++elem)
+                for (int other = 0; other <= EW_ALL_DTYPES_END; ++other) {
+                    const ew_kernel_set_t *set =
+                        ew_dispatch_find_blocks(quantize, (ew_block_format_t)format, (ew_dtype_t)elem, (ew_dtype_t)other);
+                    const int mx = format == EW_BLOCKS_MX && (elem == EW_F8E4M3 || elem == EW_F8E5M2 || elem == EW_F4E2M1);
+                    const int nv = format == EW_BLOCKS_NVFP4 && elem == EW_F4E2M1;
+                    const int wide = other == EW_F16 || other == EW_BF16 || other == EW_F32;
+                    assert_int_equal(set != NULL, (mx || nv) && wide);
+                    if (set == NULL)
+                        continue;
+                    ++found;
+                    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+                        assert_int_equal(ew_kernel_set_has(set, (ew_slot_t)slot),
+                                         slot == EW_SLOT_BLOCKS || slot == EW_SLOT_BLOCKS_ELEMENTS);
+                    assert_non_null(set->make_functor);
+                }
+    assert_int_equal(found, 2 * 4 * 3);
+}
+
 static void test_kernels_distinct(void **state)
 {
     (void)state;
@@ -292,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalogue_size),
         cmocka_unit_test(test_table_matches_catalogue),
+        cmocka_unit_test(test_blocks_table),
         cmocka_unit_test(test_kernels_distinct),
         cmocka_unit_test(test_flat_slot),
         cmocka_unit_test(test_public_calls),

@@ -12,7 +12,8 @@
  * include/elementwise.h and docs/semantics.md give for those arguments: the operand rules of the
  * flat, strided and batched calls by the model tests/plan/layout_model.h (shared with
  * tests/plan/test_layout.c), the rest by the model below, the scaled casts' device scalars (scale, scale_inv,
- * amax and its mode) included. A refusal's message must name an argument the model finds at fault (a list's,
+ * amax and its mode) included, and the block-scaled casts (ew_block_scales_shape, ew_quantize_blocks,
+ * ew_dequantize_blocks: judge_blocks). A refusal's message must name an argument the model finds at fault (a list's,
  * the entry and its argument). Any violation aborts, which libFuzzer reports as a crash.
  *
  * Validation and launch without a GPU: every call validates its arguments before it asks CUDA for
@@ -117,7 +118,8 @@ static ew_handle_t take_handle(input_t *in)
 _Static_assert(FUZZ_ENUM_FIRST < EW_SUCCESS && FUZZ_ENUM_FIRST < EW_BOOL && FUZZ_ENUM_FIRST < EW_OP_ADD &&
                    FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_STATUS &&
                    FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_DTYPE &&
-                   FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_OP,
+                   FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_OP &&
+                   FUZZ_ENUM_FIRST + FUZZ_ENUM_SPAN - 1 > FUZZ_LAST_BLOCK_FORMAT,
                "one enum byte reaches every value of the enums and a neighbour on each side");
 
 static int take_enum_value(input_t *in)
@@ -202,7 +204,9 @@ static const unsigned judged_actions =
     1u << ACTION_UNARY | 1u << ACTION_BINARY | 1u << ACTION_CAST | 1u << ACTION_SCALE_ADD |
     1u << ACTION_STRIDED | 1u << ACTION_BATCHED | 1u << ACTION_KERNEL_LAUNCH |
     1u << ACTION_KERNEL_LAUNCH_STRIDED | 1u << ACTION_QUANTIZE | 1u << ACTION_QUANTIZE_STRIDED |
-    1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX;
+    1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX | 1u << ACTION_BLOCK_SCALES_SHAPE |
+    1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS;
+_Static_assert(ACTIONS <= 32, "judged_actions has a bit for every action");
 
 static unsigned long long runs[ACTIONS], judged_valid[ACTIONS], judged_refused[ACTIONS];
 static int current_action;
@@ -212,17 +216,21 @@ static int current_action;
 static int dtype_valid(int d) { return d >= EW_BOOL && d <= FUZZ_LAST_DTYPE; }
 static int is_fp8(int d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
 static int is_float(int d) { return d == EW_F16 || d == EW_BF16 || d == EW_F32 || d == EW_F64; } /* not fp8 */
+/* The block dtypes (since 1.2) belong to the block-scaled casts alone: no op, no user kernel takes them. */
+static int is_block_dtype(int d) { return d == EW_F8E8M0 || d == EW_F4E2M1; }
+static int op_dtype_valid(int d) { return dtype_valid(d) && !is_block_dtype(d); }
 static size_t spec_size(int d)
 {
-    static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+    static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1, 0}; /* e2m1: under a byte */
     _Static_assert(sizeof sizes / sizeof sizes[0] == FUZZ_LAST_DTYPE + 1, "a size for every dtype");
     return dtype_valid(d) ? sizes[d] : 0;
 }
+static size_t spec_bits(int d) { return d == EW_F4E2M1 ? 4 : 8 * spec_size(d); }
 
 /* The catalogue of docs/semantics.md, written out independently of the dispatch table. */
 static int catalogue_has(int op, int out, int in)
 {
-    if (!dtype_valid(out) || !dtype_valid(in))
+    if (!op_dtype_valid(out) || !op_dtype_valid(in))
         return 0;
     switch (op) {
     case EW_OP_CAST: return 1;
@@ -943,6 +951,254 @@ static void action_amax(input_t *in)
     judge_scaled("ew_amax", &c, h, status);
 }
 
+/* ---- the block-scaled casts: ew_block_scales_shape, ew_quantize_blocks, ew_dequantize_blocks ---- */
+
+/* Rows: mostly small, around the swizzled tiles' 128; sometimes anything (take_n). */
+static int64_t take_rows(input_t *in)
+{
+    static const int64_t rows[] = {0, 1, 2, 127, 128, 129, 300, -1};
+    const uint8_t b = take8(in);
+    return b < 200 ? rows[b % 8] : take_n(in);
+}
+
+/* Cols: multiples of 16 and 32 and their neighbours; sometimes anything. */
+static int64_t take_cols(input_t *in)
+{
+    static const int64_t cols[] = {0, 16, 32, 48, 64, 96, 4096, 33, 8, -32};
+    const uint8_t b = take8(in);
+    return b < 200 ? cols[b % 10] : take_n(in);
+}
+
+/* Options: the two bits and a bit past them from one byte, sometimes anything. */
+static unsigned take_options(input_t *in)
+{
+    const uint8_t b = take8(in);
+    return b < 224 ? (unsigned)(b % 8) : take32(in);
+}
+
+static int block_of(int format) { return format == EW_BLOCKS_MX ? 32 : format == EW_BLOCKS_NVFP4 ? 16 : 0; }
+
+/* The arguments every block call has: the format, the shape, the options. The INVALID_VALUE rules of
+ * these alone (a size, an option) go into v; returns the elements (rows x cols) where the shape is
+ * valid, -1 otherwise. The format's validity is the caller's (NOT_SUPPORTED). */
+static int64_t blocks_shape_rules(int format, int64_t rows, int64_t cols, unsigned options, model_verdict_t *v)
+{
+    const int block = block_of(format);
+    if ((options & ~(unsigned)(EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED)) != 0)
+        model_refuse(v, "options");
+    int shape_valid = 1;
+    if (rows < 0) {
+        model_refuse(v, "rows");
+        shape_valid = 0;
+    }
+    if (cols < 0 || (block != 0 && cols % block != 0)) {
+        model_refuse(v, "cols");
+        shape_valid = 0;
+    }
+    if (!shape_valid)
+        return -1;
+    if ((model_int)rows * cols > INT64_MAX) { /* rows x cols past int64 */
+        model_refuse(v, "rows");
+        model_refuse(v, "cols");
+        return -1;
+    }
+    if ((options & EW_BLOCKS_SWIZZLED) != 0 && ((model_int)rows + 127) / 128 * 128 > INT64_MAX) {
+        model_refuse(v, "rows"); /* the swizzled scales' rows past int64 */
+        return -1;
+    }
+    return rows * cols;
+}
+
+/* The scales' shape of a valid call (docs/semantics.md §11.5), in 128 bits. */
+static void blocks_scales_shape(int format, int64_t rows, int64_t cols, unsigned options, model_int *scale_rows,
+                                model_int *scale_cols)
+{
+    const int64_t row_blocks = cols / block_of(format);
+    const int swizzled = (options & EW_BLOCKS_SWIZZLED) != 0;
+    *scale_rows = swizzled ? ((model_int)rows + 127) / 128 * 128 : rows;
+    *scale_cols = swizzled ? ((model_int)row_blocks + 3) / 4 * 4 : row_blocks;
+}
+
+/* Whether the message names any of the verdict's arguments as a whole word. */
+static int message_names_any(const model_verdict_t *v, const char *message)
+{
+    for (int i = 0; i < v->names; ++i)
+        if (message_has_word(message, v->name[i]))
+            return 1;
+    return 0;
+}
+
+/* A refusal the model found: INVALID_VALUE, its message naming an argument at fault. */
+static void expect_blocks_refusal(const char *what, const model_verdict_t *v, ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    CHECK(status == EW_ERROR_INVALID_VALUE, "%s: refused by the model (%s) but %s (\"%s\")", what, verdict_names(v),
+          ew_status_string(status), message);
+    CHECK(message_names_any(v, message), "%s: the message \"%s\" names none of the arguments at fault: %s", what,
+          message, verdict_names(v));
+    ++judged_refused[current_action];
+}
+
+/* NOT_SUPPORTED (the format, or the dtypes), unless the call also breaks an INVALID_VALUE rule, which
+ * the rules do not order before or after it: then either, the refusal naming an argument at fault. */
+static void expect_blocks_unsupported(const char *what, const model_verdict_t *v, ew_status_t status)
+{
+    const char *message = ew_get_last_error_message();
+    if (v->valid || status == EW_ERROR_NOT_SUPPORTED) {
+        CHECK(status == EW_ERROR_NOT_SUPPORTED, "%s: format or dtypes outside the lists, but %s (\"%s\")", what,
+              ew_status_string(status), message);
+        ++judged_refused[current_action];
+        return;
+    }
+    expect_blocks_refusal(what, v, status);
+}
+
+/* ew_block_scales_shape: no handle, no device; the format (NOT_SUPPORTED), the shape, the options and the
+ * outputs (INVALID_VALUE); on success both outputs exact, including swizzled rows that fit int64 only
+ * if rounded up within it. */
+static void action_block_scales_shape(input_t *in)
+{
+    const int format = take_enum_value(in);
+    const int64_t rows = take_rows(in), cols = take_cols(in);
+    const unsigned options = take_options(in);
+    const uint8_t nulls = take8(in);
+    int64_t r = -12345, c = -12345;
+    int64_t *rp = nulls < 16 ? NULL : &r, *cp = nulls >= 16 && nulls < 32 ? NULL : &c;
+    const ew_status_t status = ew_block_scales_shape((ew_block_format_t)format, rows, cols, options, rp, cp);
+    check_status("ew_block_scales_shape", status);
+    model_verdict_t v = {.valid = 1};
+    const int format_valid = block_of(format) != 0;
+    const int64_t elements = blocks_shape_rules(format, rows, cols, options, &v);
+    if (!format_valid) {
+        expect_blocks_unsupported("ew_block_scales_shape", &v, status);
+        return;
+    }
+    model_int scale_rows = 0, scale_cols = 0;
+    if (elements >= 0)
+        blocks_scales_shape(format, rows, cols, options, &scale_rows, &scale_cols);
+    if (rp == NULL)
+        model_refuse(&v, "scale_rows");
+    if (cp == NULL)
+        model_refuse(&v, "scale_cols");
+    if (!v.valid) {
+        expect_blocks_refusal("ew_block_scales_shape", &v, status);
+        return;
+    }
+    CHECK(status == EW_SUCCESS && r == (int64_t)scale_rows && c == (int64_t)scale_cols,
+          "ew_block_scales_shape(%d, %lld, %lld, 0x%x): %s, %lld x %lld, not %lld x %lld", format, (long long)rows,
+          (long long)cols, options, ew_status_string(status), (long long)r, (long long)c, (long long)scale_rows,
+          (long long)scale_cols);
+    ++judged_valid[current_action];
+}
+
+/* One span of a block call: its name, where it starts and its bytes. */
+typedef struct {
+    const char *name;
+    uintptr_t address;
+    model_int bytes;
+} block_span_t;
+
+static int spans_meet(const block_span_t *a, const block_span_t *b)
+{
+    return (model_int)a->address < (model_int)b->address + b->bytes &&
+           (model_int)b->address < (model_int)a->address + a->bytes;
+}
+
+/* ew_quantize_blocks or ew_dequantize_blocks on fuzzed arguments, judged by the rules of
+ * include/elementwise.h ("Block-scaled low-precision casts"): the handle; the format and the dtypes
+ * (NOT_SUPPORTED; see expect_blocks_unsupported); the shape and the options; EW_BLOCKS_ROUND_UP for MX's
+ * quantize only; global_scale NULL for MX, aligned to 4; then, with elements, the three buffers non-NULL, inside
+ * the address space, the f16/bf16/f32 side aligned to its element; what the call writes (out; quantize's
+ * scales, over their padded span where swizzled) meeting nothing else of it, what it only reads free to
+ * overlap; global_scale not inside what it writes. A valid call without elements succeeds; with
+ * elements it stops at the device check. */
+static void action_blocks(input_t *in, int quantize)
+{
+    const char *what = quantize ? "ew_quantize_blocks" : "ew_dequantize_blocks";
+    ew_handle_t h = take_handle(in);
+    const int format = take_enum_value(in), out_dtype = take_enum_value(in), in_dtype = take_enum_value(in);
+    const int64_t rows = take_rows(in), cols = take_cols(in);
+    const void *out = take_pointer(in, NULL);
+    const void *scales = take_pointer(in, out), *x = take_pointer(in, out);
+    const unsigned options = take_options(in);
+    const float *g = take_scalar(in, out, x, (const float *)scales);
+    const ew_stream_t stream = take_stream(in);
+    const ew_status_t status =
+        quantize ? ew_quantize_blocks(h, (ew_block_format_t)format, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, rows,
+                                      cols, (void *)out, (void *)scales, x, g, options, stream)
+                 : ew_dequantize_blocks(h, (ew_block_format_t)format, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype,
+                                        rows, cols, (void *)out, x, scales, g, options, stream);
+    check_status(what, status);
+    const char *message = ew_get_last_error_message();
+    if (find_live(h) == NULL) {
+        CHECK(status == EW_ERROR_INVALID_HANDLE, "%s on a dead handle: %s", what, ew_status_string(status));
+        return;
+    }
+    CHECK(status != EW_ERROR_INVALID_HANDLE, "%s: a live handle refused: \"%s\"", what, message);
+
+    const int element = quantize ? out_dtype : in_dtype, wide = quantize ? in_dtype : out_dtype;
+    const int element_valid = format == EW_BLOCKS_MX      ? is_fp8(element) || element == EW_F4E2M1
+                              : format == EW_BLOCKS_NVFP4 ? element == EW_F4E2M1
+                                                          : 0;
+    const int supported = element_valid && (wide == EW_F16 || wide == EW_BF16 || wide == EW_F32);
+    model_verdict_t v = {.valid = 1};
+    const int64_t elements = blocks_shape_rules(format, rows, cols, options, &v);
+    if (!supported) {
+        expect_blocks_unsupported(what, &v, status);
+        return;
+    }
+    CHECK(status != EW_ERROR_NOT_SUPPORTED, "%s: a supported format and dtypes refused: \"%s\"", what, message);
+    if ((format == EW_BLOCKS_NVFP4 || !quantize) && (options & EW_BLOCKS_ROUND_UP) != 0) {
+        model_refuse(&v, "options");
+        model_refuse(&v, "EW_BLOCKS_ROUND_UP");
+    }
+    if (g != NULL && (format == EW_BLOCKS_MX || (uintptr_t)g % 4 != 0))
+        model_refuse(&v, "global_scale");
+    if (!v.valid) {
+        expect_blocks_refusal(what, &v, status);
+        return;
+    }
+    if (elements == 0) {
+        CHECK(status == EW_SUCCESS, "%s with nothing to do: %s (\"%s\")", what, ew_status_string(status), message);
+        ++judged_valid[current_action];
+        return;
+    }
+    model_int scale_rows, scale_cols;
+    blocks_scales_shape(format, rows, cols, options, &scale_rows, &scale_cols);
+    const model_int element_bytes = (model_int)elements * spec_bits(element) / 8;
+    const model_int wide_bytes = (model_int)elements * spec_size(wide);
+    /* spans[0] is written, spans[1] (the scales) written by quantize, spans[2] read */
+    const block_span_t spans[3] = {{"out", (uintptr_t)out, quantize ? element_bytes : wide_bytes},
+                                   {"scales", (uintptr_t)scales, scale_rows * scale_cols},
+                                   {quantize ? "x" : "q", (uintptr_t)x, quantize ? wide_bytes : element_bytes}};
+    int known = 1;
+    for (int i = 0; i < 3; ++i)
+        if (spans[i].address == 0 || (model_int)spans[i].address + spans[i].bytes > (model_int)UINTPTR_MAX) {
+            model_refuse(&v, spans[i].name);
+            known = 0;
+        }
+    const block_span_t *wide_span = &spans[quantize ? 2 : 0];
+    if (wide_span->address % spec_size(wide) != 0)
+        model_refuse(&v, wide_span->name);
+    for (int i = 0; known && i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j)
+            if ((i == 0 || (quantize && i == 1)) && spans_meet(&spans[i], &spans[j])) {
+                model_refuse(&v, spans[i].name);
+                model_refuse(&v, spans[j].name);
+            }
+    const block_span_t global = {"global_scale", (uintptr_t)g, 4};
+    for (int i = 0; known && g != NULL && i < (quantize ? 2 : 1); ++i)
+        if (spans_meet(&global, &spans[i]))
+            model_refuse(&v, "global_scale");
+    if (!v.valid) {
+        expect_blocks_refusal(what, &v, status);
+        return;
+    }
+    CHECK(status == EW_ERROR_CUDA && strncmp(message, "cudaGetDevice failed", 20) == 0,
+          "%s: valid, so stopped at the device check, but %s (\"%s\")", what, ew_status_string(status), message);
+    ++judged_valid[current_action];
+}
+
 /* ---- user-defined kernels: slots, the set of live kernels, and their calls ---- */
 
 enum { KERNEL_SLOTS = FUZZ_SLOTS };
@@ -1025,10 +1281,10 @@ static ew_status_t spec_model(const ewi_kernel_spec_t *spec)
     if (spec->source == NULL || spec->n_inputs < 1 || spec->n_inputs > EW_KERNEL_MAX_INPUTS ||
         spec->in_dtypes == NULL || spec->n_params < 0 || spec->n_params > EW_KERNEL_MAX_PARAMS)
         return EW_ERROR_INVALID_VALUE;
-    if (!dtype_valid((int)spec->out_dtype))
+    if (!op_dtype_valid((int)spec->out_dtype))
         return EW_ERROR_NOT_SUPPORTED;
     for (int i = 0; i < spec->n_inputs; ++i)
-        if (!dtype_valid((int)spec->in_dtypes[i]))
+        if (!op_dtype_valid((int)spec->in_dtypes[i]))
             return EW_ERROR_NOT_SUPPORTED;
     return EW_SUCCESS;
 }
@@ -1215,6 +1471,8 @@ static void action_info(input_t *in)
     CHECK(name != NULL && name[0] != '\0', "ew_dtype_name(%d)", out);
     CHECK(ew_dtype_size((ew_dtype_t)out) == spec_size(out), "ew_dtype_size(%d) = %zu", out,
           ew_dtype_size((ew_dtype_t)out));
+    CHECK(ew_dtype_bits((ew_dtype_t)out) == spec_bits(out), "ew_dtype_bits(%d) = %zu", out,
+          ew_dtype_bits((ew_dtype_t)out));
     const char *status_name = ew_status_string((ew_status_t)op);
     CHECK(status_name != NULL && status_name[0] != '\0', "ew_status_string(%d)", op);
     CHECK(ew_get_version() == EW_VERSION, "ew_get_version");
@@ -1289,6 +1547,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_DEQUANTIZE: action_dequantize(&in, 0); break;
         case ACTION_DEQUANTIZE_STRIDED: action_dequantize(&in, 1); break;
         case ACTION_AMAX: action_amax(&in); break;
+        case ACTION_BLOCK_SCALES_SHAPE: action_block_scales_shape(&in); break;
+        case ACTION_QUANTIZE_BLOCKS: action_blocks(&in, 1); break;
+        case ACTION_DEQUANTIZE_BLOCKS: action_blocks(&in, 0); break;
         case ACTION_UNARY:
         case ACTION_BINARY:
         case ACTION_CAST:

@@ -30,19 +30,23 @@
     X(QUANTIZE_STRIDED)                                                                                      \
     X(DEQUANTIZE)                                                                                            \
     X(DEQUANTIZE_STRIDED)                                                                                    \
-    X(AMAX)
+    X(AMAX)                                                                                                  \
+    X(BLOCK_SCALES_SHAPE)                                                                                    \
+    X(QUANTIZE_BLOCKS)                                                                                       \
+    X(DEQUANTIZE_BLOCKS)
 
 /* The last value of each public enum the harness knows. The seeds' test fails when the header's enum
  * ends elsewhere: a value appended there must be added here and to the harness's model. */
 #define FUZZ_LAST_STATUS EW_ERROR_OUT_OF_MEMORY
-#define FUZZ_LAST_DTYPE EW_F8E5M2
+#define FUZZ_LAST_DTYPE EW_F4E2M1
 #define FUZZ_LAST_OP EW_OP_AMAX
 #define FUZZ_LAST_REDUCE_MODE EW_REDUCE_ACCUMULATE /* read by take_mode, not the enum byte below */
+#define FUZZ_LAST_BLOCK_FORMAT EW_BLOCKS_NVFP4
 
 /* One byte of an enum argument below FUZZ_ENUM_WIDE reads as FUZZ_ENUM_FIRST + byte % FUZZ_ENUM_SPAN:
  * every value of the enums above and a neighbour on each side; other bytes take a 32-bit value. */
 #define FUZZ_ENUM_FIRST (-1)
-#define FUZZ_ENUM_SPAN 16
+#define FUZZ_ENUM_SPAN 17
 #define FUZZ_ENUM_WIDE 224
 
 /* Handle and kernel slots; the slot index FUZZ_SLOTS reads as NULL. */

@@ -39,6 +39,7 @@ def header_define(name):
 ACTION = {name: code for code, name in enumerate(table_list("FUZZ_ACTIONS"))}
 STATUS, DTYPE, OPS = header_enum("ew_status_t"), header_enum("ew_dtype_t"), header_enum("ew_op_t")
 MODES = header_enum("ew_reduce_mode_t")
+FORMATS = header_enum("ew_block_format_t")
 ENUM_FIRST, ENUM_SPAN = int(table_value("FUZZ_ENUM_FIRST")), int(table_value("FUZZ_ENUM_SPAN"))
 ENUM_WIDE, SLOTS = int(table_value("FUZZ_ENUM_WIDE")), int(table_value("FUZZ_SLOTS"))
 ALPHAS = [float(a) for a in table_list("FUZZ_ALPHAS")]
@@ -52,10 +53,14 @@ PAST_DTYPE, PAST_OP = max(DTYPE.values()) + 1, max(OPS.values()) + 1  # outside 
 NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
  KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
- AMAX) = (ACTION[name] for name in (
+ AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
      "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
-     "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX"))
+     "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX", "BLOCK_SCALES_SHAPE", "QUANTIZE_BLOCKS",
+     "DEQUANTIZE_BLOCKS"))
+MX, NVFP4 = FORMATS["EW_BLOCKS_MX"], FORMATS["EW_BLOCKS_NVFP4"]
+ROUND_UP, SWIZZLED = (int(re.search(r"%s = (\d+)" % name, HEADER).group(1))
+                      for name in ("EW_BLOCKS_ROUND_UP", "EW_BLOCKS_SWIZZLED"))
 OVERWRITE, ACCUMULATE = MODES["EW_REDUCE_OVERWRITE"], MODES["EW_REDUCE_ACCUMULATE"]
 LAST_MODE = max(MODES.values())
 
@@ -319,7 +324,9 @@ INFO_CASES = [(1, 9, 9), (4, 1, 12), (3, 1, 1), (5, 11, 11), (0, 0, 0), (PAST_OP
               (-1, 5, 5), (ENUM_FIRST + ENUM_SPAN - 1,) * 3,
               (OP["quantize"], DT["f8e4m3"], DT["f64"]), (OP["quantize"], DT["f16"], DT["f32"]),
               (OP["dequantize"], DT["bf16"], DT["f8e5m2"]), (OP["dequantize"], DT["f8e4m3"], DT["f8e4m3"]),
-              (OP["amax"], DT["f32"], DT["f32"]), (OP["amax"], DT["f32"], DT["f16"]), (OP["amax"], DT["i8"], DT["i8"])]
+              (OP["amax"], DT["f32"], DT["f32"]), (OP["amax"], DT["f32"], DT["f16"]), (OP["amax"], DT["i8"], DT["i8"]),
+              (OP["cast"], DT["f4e2m1"], DT["f32"]), (OP["cast"], DT["f8e8m0"], DT["f8e8m0"]),  # block dtypes: no op
+              (OP["quantize"], DT["f4e2m1"], DT["bf16"]), (OP["dequantize"], DT["f32"], DT["f8e8m0"])]
 
 seeds = {
     "valid_binary_f32": [make(0), op_call(BINARY, 0, OP["add"], DT["f32"])],
@@ -594,10 +601,106 @@ seeds.update({
         dequantize_strided(1, F32, E4, 2, [4, 3])],
 })
 
+# The block-scaled casts (take_rows, take_cols, take_options): rows and cols from their lists in one
+# byte, anything else through take_n; options 0-7 in one byte, anything else as a 32-bit value.
+BLOCK_ROWS, BLOCK_COLS = [0, 1, 2, 127, 128, 129, 300, -1], [0, 16, 32, 48, 64, 96, 4096, 33, 8, -32]
+
+
+def rows_(v):
+    return bytes([BLOCK_ROWS.index(v)]) if v in BLOCK_ROWS else bytes([200]) + n_any(v)
+
+
+def cols_(v):
+    return bytes([BLOCK_COLS.index(v)]) if v in BLOCK_COLS else bytes([200]) + n_any(v)
+
+
+def options_(v):
+    return bytes([v]) if 0 <= v < 8 else bytes([224]) + u64(v)
+
+
+def block_scales_shape(fmt, rows, cols, options=0, rows_null=False, cols_null=False):
+    nulls = 0 if rows_null else 16 if cols_null else 255
+    return bytes([BLOCK_SCALES_SHAPE]) + enum(fmt) + rows_(rows) + cols_(cols) + options_(options) + bytes([nulls])
+
+
+def blocks(action, slot, fmt, out, src, rows=129, cols=96, pointers=(R0, R2, R1), options=0, g=scalar_null()):
+    """pointers: out, scales, x (quantize) or q (dequantize)."""
+    return (bytes([action, slot]) + enum(fmt) + enum(out) + enum(src) + rows_(rows) + cols_(cols)
+            + b"".join(pointers) + options_(options) + g + stream_default())
+
+
+def quantize_blocks(slot, fmt, out, src, **kw):
+    return blocks(QUANTIZE_BLOCKS, slot, fmt, out, src, **kw)
+
+
+def dequantize_blocks(slot, fmt, out, src, **kw):
+    return blocks(DEQUANTIZE_BLOCKS, slot, fmt, out, src, **kw)
+
+
+E2M1, E8M0, F16 = DT["f4e2m1"], DT["f8e8m0"], DT["f16"]
+seeds.update({
+    # The block-scaled casts: valid calls of each, then each rule of the shape, the options, the format and
+    # dtypes, the global scale and the three buffers broken.
+    "block_casts": [
+        make(0), make(1), bytes([DESTROY, 1]),
+        block_scales_shape(MX, 129, 96), block_scales_shape(MX, 129, 96, SWIZZLED),  # valid
+        block_scales_shape(NVFP4, 300, 48, SWIZZLED | ROUND_UP), block_scales_shape(MX, 0, 0),
+        block_scales_shape(NVFP4, 2**63 - 1, 0),  # no elements, INT64_MAX rows: row-major fits
+        block_scales_shape(MX, -1, 32), block_scales_shape(MX, 1, 33), block_scales_shape(NVFP4, 1, 8),
+        block_scales_shape(MX, 1, -32), block_scales_shape(MX, 1, 32, options=4),
+        block_scales_shape(MX, 1, 32, options=2**31), block_scales_shape(MX, 2**62, 32),  # rows x cols past int64
+        block_scales_shape(MX, 2**63 - 5, 0, SWIZZLED),  # swizzled rows round up past int64
+        block_scales_shape(MX, 1, 32, rows_null=True), block_scales_shape(NVFP4, 1, 16, cols_null=True),
+        block_scales_shape(0, 1, 32), block_scales_shape(3, 1, 32), block_scales_shape(-1, -1, 33, options=4),
+        quantize_blocks(0, MX, E4, F32),  # valid: stops at the device
+        quantize_blocks(0, MX, E5, BF16, options=ROUND_UP | SWIZZLED),
+        quantize_blocks(0, MX, E2M1, F16, rows=1, cols=32, options=SWIZZLED),
+        quantize_blocks(0, NVFP4, E2M1, F32, rows=128, cols=64, g=S0),
+        quantize_blocks(0, NVFP4, E2M1, BF16, options=SWIZZLED),
+        quantize_blocks(0, NVFP4, E2M1, F32, g=scalar_in_x(64)),  # the global scale inside x: read only
+        quantize_blocks(0, MX, E4, F32, rows=0, pointers=(ptr_null(),) * 3),  # nothing to do
+        quantize_blocks(0, NVFP4, E2M1, F16, cols=0, pointers=(ptr_null(),) * 3, options=SWIZZLED),
+        quantize_blocks(0, MX, E8M0, F32), quantize_blocks(0, NVFP4, E4, F32), quantize_blocks(0, MX, E4, F64),
+        quantize_blocks(0, MX, E2M1, E2M1), quantize_blocks(0, 0, E4, F32), quantize_blocks(0, 3, E2M1, F32),
+        quantize_blocks(0, MX, E4, F32, rows=-1), quantize_blocks(0, MX, E4, F32, cols=48),
+        quantize_blocks(0, NVFP4, E2M1, F32, cols=8), quantize_blocks(0, MX, E4, F32, options=4),
+        quantize_blocks(0, NVFP4, E2M1, F32, options=ROUND_UP),
+        quantize_blocks(0, MX, E4, F32, g=S0),  # MX takes no global scale
+        quantize_blocks(0, NVFP4, E2M1, F32, g=scalar_region(2)),  # misaligned
+        quantize_blocks(0, MX, E4, F32, pointers=(ptr_null(), R2, R1)),
+        quantize_blocks(0, MX, E4, F32, pointers=(R0, ptr_null(), R1)),
+        quantize_blocks(0, MX, E4, F32, pointers=(R0, R2, ptr_null())),
+        quantize_blocks(0, MX, E4, F32, pointers=(R0, R2, ptr_region(1, 2))),  # x misaligned
+        quantize_blocks(0, MX, E4, F32, pointers=(R0, ptr_near_out(8), R1)),  # the scales inside out
+        quantize_blocks(0, MX, E4, F32, pointers=(R0, R2, ptr_in_place())),  # x on out
+        quantize_blocks(0, MX, E4, F32, pointers=(R0, ptr_region(1, 0x100), R1)),  # the scales inside x
+        quantize_blocks(0, NVFP4, E2M1, F32, g=scalar_in_out(8)),
+        quantize_blocks(0, NVFP4, E2M1, F32, g=scalar_other()),  # on the scales
+        quantize_blocks(0, NVFP4, E2M1, F32, rows=1, cols=64, pointers=(ptr_top(32), R2, R1),
+                        g=scalar_any(2**64 - 4)),  # out up to the last byte, the global scale in its last 4
+        quantize_blocks(1, MX, E4, F32), quantize_blocks(NULL_SLOT, MX, E4, F32, rows=0),
+        dequantize_blocks(0, MX, F32, E4), dequantize_blocks(0, MX, F16, E2M1, options=SWIZZLED),  # valid
+        dequantize_blocks(0, NVFP4, BF16, E2M1, g=S0), dequantize_blocks(0, NVFP4, F32, E2M1, g=scalar_in_x(4)),
+        dequantize_blocks(0, MX, F32, E4, pointers=(R0, ptr_region(1, 0), ptr_region(1, 8))),  # q on the scales
+        dequantize_blocks(0, MX, F32, E4, rows=0, pointers=(ptr_null(),) * 3),
+        dequantize_blocks(0, MX, F64, E4), dequantize_blocks(0, NVFP4, F32, E5), dequantize_blocks(0, MX, E4, F32),
+        dequantize_blocks(0, MX, F32, E4, pointers=(ptr_region(0, 2), R2, R1)),  # out misaligned
+        dequantize_blocks(0, MX, F32, E4, pointers=(R0, R2, ptr_near_out(4))),  # q inside out
+        dequantize_blocks(0, MX, F32, E4, pointers=(R0, ptr_near_out(16), R1)),  # the scales inside out
+        dequantize_blocks(0, NVFP4, F32, E2M1, g=scalar_in_out(0)), dequantize_blocks(0, NVFP4, F32, E2M1, options=3),
+        dequantize_blocks(1, MX, F32, E4)],
+})
+
 
 def check_table():
     """The header's enums end at the table's last values; the enum byte's window holds them."""
     problems = []
+    if max(FORMATS, key=FORMATS.get) != table_value("FUZZ_LAST_BLOCK_FORMAT"):
+        problems.append(f"include/elementwise.h.in's ew_block_format_t ends at {max(FORMATS, key=FORMATS.get)}, "
+                        f"fuzz/fuzz_table.h's FUZZ_LAST_BLOCK_FORMAT is {table_value('FUZZ_LAST_BLOCK_FORMAT')}: add "
+                        "the new value to the table and the harness's model")
+    if not ENUM_FIRST < min(FORMATS.values()) - 1 or not max(FORMATS.values()) < ENUM_FIRST + ENUM_SPAN - 1:
+        problems.append("ew_block_format_t's values and their neighbours do not fit the enum byte's window")
     if max(MODES, key=MODES.get) != table_value("FUZZ_LAST_REDUCE_MODE"):
         problems.append(f"include/elementwise.h.in's ew_reduce_mode_t ends at {max(MODES, key=MODES.get)}, "
                         f"fuzz/fuzz_table.h's FUZZ_LAST_REDUCE_MODE is {table_value('FUZZ_LAST_REDUCE_MODE')}: add "

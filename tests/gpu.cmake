@@ -33,6 +33,13 @@ set_tests_properties(test_scaled_gpu_direct PROPERTIES ENVIRONMENT "EW_BULK_COPY
                      SKIP_RETURN_CODE 77 TIMEOUT 600)
 set_tests_properties(test_scaled_gpu PROPERTIES TIMEOUT 600)
 
+# The block-scaled casts (MX, NVFP4): every format and dtype pair, both scale rules and layouts, the
+# global scale NULL and in device memory, a graph. Their kernels are their own (src/device/blocks.cuh),
+# untouched by EW_BULK_COPY: no _bulk or _direct run; their offsets take both the vector and the
+# element path.
+ew_add_test(test_blocks_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/device/test_blocks_gpu.c LIBS ew_gpu_util GPU)
+set_tests_properties(test_blocks_gpu PROPERTIES TIMEOUT 600)
+
 # User-defined kernels (NVRTC at run time): chains against catalogue calls, every offset, the caches;
 # again with the bulk-copy kernel at every n in small tiles (cc >= 9.0; elsewhere a repeat), one to four
 # inputs staged, and with the direct kernel alone.

@@ -2,8 +2,10 @@
 /* The C ABI's argument checking, run without a GPU (issue 2, "Bad input"): every bad input gives its
  * status and a message naming the argument, before anything reaches the device; n == 0 is a no-op;
  * a fully valid call gets as far as the device check. Also the name/size/status tables, the version,
- * the handle getters and ew_handle_create, the thread-locality of the error message, and the scaled
- * casts' device scalars (scale, scale_inv, amax and its mode).
+ * the handle getters and ew_handle_create, the thread-locality of the error message, the scaled
+ * casts' device scalars (scale, scale_inv, amax and its mode), and the block-scaled casts'
+ * ew_block_scales_shape and refusals (format, dtypes, sizes, options, global_scale, the three buffers'
+ * spans and overlaps).
  *
  * The handle comes from ewi_handle_make (no device query). When this machine has a GPU the handle
  * names a device ordinal that does not exist, so a call that passes validation stops at the device
@@ -260,6 +262,7 @@ static void test_dtype_names_and_sizes(void **state)
         {EW_I16, 4, "i16", 2},   {EW_I32, 5, "i32", 4},      {EW_I64, 6, "i64", 8},
         {EW_F16, 7, "f16", 2},   {EW_BF16, 8, "bf16", 2},    {EW_F32, 9, "f32", 4},
         {EW_F64, 10, "f64", 8},  {EW_F8E4M3, 11, "e4m3", 1}, {EW_F8E5M2, 12, "e5m2", 1},
+        {EW_F8E8M0, 13, "f8e8m0", 1}, {EW_F4E2M1, 14, "f4e2m1", 0}, /* the block dtypes (since 1.2) */
     };
     for (size_t i = 0; i < COUNT(table); ++i) {
         assert_int_equal(table[i].dtype, table[i].value);
@@ -270,15 +273,18 @@ static void test_dtype_names_and_sizes(void **state)
         else
             assert_string_equal(name, table[i].name);
         assert_int_equal(ew_dtype_size(table[i].dtype), table[i].size);
+        /* bits: 8 a byte of size, but e2m1's 4 (its size is 0: narrower than a byte) */
+        assert_int_equal(ew_dtype_bits(table[i].dtype), table[i].dtype == EW_F4E2M1 ? 4 : 8 * table[i].size);
         for (size_t k = 0; k < i; ++k)
             assert_string_not_equal(name, ew_dtype_name(table[k].dtype));
     }
-    static const int wild[] = {0, 13, 14, -1, 255, 256, 1000, INT_MAX, INT_MIN};
+    static const int wild[] = {0, 15, 16, -1, 255, 256, 1000, INT_MAX, INT_MIN};
     for (size_t i = 0; i < COUNT(wild); ++i) {
         const char *name = ew_dtype_name((ew_dtype_t)wild[i]);
         assert_non_null(name);
         assert_string_equal(name, "invalid"); /* documented in the header */
         assert_int_equal(ew_dtype_size((ew_dtype_t)wild[i]), 0);
+        assert_int_equal(ew_dtype_bits((ew_dtype_t)wild[i]), 0);
     }
 }
 
@@ -391,7 +397,7 @@ static void test_handle_create(void **state)
 
 /* ---- NOT_SUPPORTED: values outside the enums, pairs outside the catalogue ---- */
 
-static const int wild_values[] = {0, 13, -1, 1000};
+static const int wild_values[] = {0, 15, -1, 1000}; /* outside ew_op_t and ew_dtype_t (13, 14: block dtypes) */
 
 static void test_values_outside_enums(void **state)
 {
@@ -1255,6 +1261,520 @@ static void test_scaled_valid_calls(void **state)
                 ew_dequantize(h, EW_F64, EW_F8E4M3, INT64_MAX / 4, OUT, IN_A, SCALE, NULL), "n");
 }
 
+/* ---- the block-scaled casts: ew_block_scales_shape, ew_quantize_blocks, ew_dequantize_blocks ---- */
+
+#define SCALES   ADDR(0x500000000000ull)
+#define GLOBAL   ((const float *)ADDR(0x600000000000ull))
+#define MX       EW_BLOCKS_MX
+#define NVFP4    EW_BLOCKS_NVFP4
+#define ROUND_UP EW_BLOCKS_ROUND_UP
+#define SWIZZLED EW_BLOCKS_SWIZZLED
+
+/* Rows and cols of most calls below: a multiple of both blocks; 4 x 64 elements. */
+#define BR 4
+#define BC 64
+
+static int is_block_wide(ew_dtype_t d) { return d == EW_F16 || d == EW_BF16 || d == EW_F32; }
+static int is_block_element(ew_block_format_t f, ew_dtype_t d)
+{
+    return f == MX ? (is_fp8(d) || d == EW_F4E2M1) : f == NVFP4 && d == EW_F4E2M1;
+}
+
+/* ew_block_scales_shape: every output by hand, then each refusal. */
+static void test_blocks_scales_shape(void **state)
+{
+    (void)state;
+    static const struct {
+        ew_block_format_t format;
+        int64_t rows, cols;
+        unsigned options;
+        int64_t scale_rows, scale_cols;
+    } shapes[] = {
+        {MX, 0, 0, 0, 0, 0},
+        {MX, 0, 0, SWIZZLED, 0, 0},
+        {MX, 7, 0, SWIZZLED, 128, 0},
+        {MX, 0, 64, SWIZZLED, 0, 4},
+        {MX, 1, 32, 0, 1, 1},
+        {MX, 1, 32, SWIZZLED, 128, 4},
+        {MX, 129, 96, 0, 129, 3},
+        {MX, 129, 96, SWIZZLED, 256, 4},
+        {MX, 128, 160, SWIZZLED, 128, 8},
+        {MX, 300, 4096, 0, 300, 128},
+        {MX, 300, 4096, SWIZZLED, 384, 128},
+        {MX, 5, 64, ROUND_UP, 5, 2}, /* only EW_BLOCKS_SWIZZLED changes the shape */
+        {MX, 5, 64, ROUND_UP | SWIZZLED, 128, 4},
+        {MX, INT64_MAX, 0, 0, INT64_MAX, 0},
+        {NVFP4, 1, 16, 0, 1, 1},
+        {NVFP4, 1, 16, SWIZZLED, 128, 4},
+        {NVFP4, 300, 48, 0, 300, 3},
+        {NVFP4, 300, 48, SWIZZLED, 384, 4},
+        {NVFP4, 127, 80, SWIZZLED, 128, 8},
+        {NVFP4, 256, 4096, SWIZZLED, 256, 256},
+    };
+    for (size_t i = 0; i < COUNT(shapes); ++i) {
+        int64_t r = -7, c = -7;
+        prime();
+        const ew_status_t status =
+            ew_block_scales_shape(shapes[i].format, shapes[i].rows, shapes[i].cols, shapes[i].options, &r, &c);
+        if (status != EW_SUCCESS || r != shapes[i].scale_rows || c != shapes[i].scale_cols)
+            fail_msg("ew_block_scales_shape(%d, %lld, %lld, 0x%x): %s, %lld x %lld; expected %lld x %lld (\"%s\")",
+                     (int)shapes[i].format, (long long)shapes[i].rows, (long long)shapes[i].cols,
+                     shapes[i].options, ew_status_string(status), (long long)r, (long long)c,
+                     (long long)shapes[i].scale_rows, (long long)shapes[i].scale_cols, ew_get_last_error_message());
+    }
+    int64_t r, c;
+    /* sizes */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, -1, 32, 0, &r, &c), "rows");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, INT64_MIN, 16, SWIZZLED, &r, &c), "rows");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 4, -32, 0, &r, &c), "cols");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, 4, INT64_MIN, 0, &r, &c), "cols");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 4, 16, 0, &r, &c), "cols"); /* NVFP4's block */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 4, 33, SWIZZLED, &r, &c), "cols");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 0, 48, 0, &r, &c), "cols");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, 4, 8, 0, &r, &c), "cols");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, 4, 40, 0, &r, &c), "cols");
+    /* rows x cols past int64, and swizzled rows that round up past it */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, INT64_MAX / 16, 32, 0, &r, &c), "~rows");
+    /* options */
+    static const unsigned bad_options[] = {4, 8, 0x100, 0x80000000u, ~0u, SWIZZLED | 4};
+    for (size_t i = 0; i < COUNT(bad_options); ++i) {
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 4, 64, bad_options[i], &r, &c), "options");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, 0, 0, bad_options[i], &r, &c), "options");
+    }
+    /* the outputs */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 4, 64, 0, NULL, &c), "scale_rows");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, 4, 64, SWIZZLED, &r, NULL), "scale_cols");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, 0, 0, 0, NULL, NULL), "~scale_");
+    /* the format: NOT_SUPPORTED */
+    static const int bad_formats[] = {0, 3, -1, 1000, INT_MIN};
+    for (size_t i = 0; i < COUNT(bad_formats); ++i) {
+        const ew_block_format_t f = (ew_block_format_t)bad_formats[i];
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_block_scales_shape(f, 4, 64, 0, &r, &c), "format");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_block_scales_shape(f, 0, 0, SWIZZLED, &r, &c), "format");
+    }
+    /* swizzled rows that round up past int64: no int64 holds scale_rows */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(MX, INT64_MAX - 5, 0, SWIZZLED, &r, &c), "~rows");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_block_scales_shape(NVFP4, INT64_MAX - 126, 0, SWIZZLED, &r, &c), "~rows");
+}
+
+/* A NULL or destroyed handle: INVALID_HANDLE, with elements or without. */
+static void test_blocks_handles(void **state)
+{
+    (void)state;
+    ew_handle_t dead = NULL;
+    assert_int_equal(ewi_handle_make(fake_device, 132, 2048, &dead), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(dead), EW_SUCCESS);
+    const ew_handle_t refused[] = {NULL, dead};
+    for (size_t i = 0; i < COUNT(refused); ++i) {
+        const ew_handle_t r = refused[i];
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_quantize_blocks(r, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, SCALES, IN_A, NULL, 0, NULL), "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_quantize_blocks(r, NVFP4, EW_F4E2M1, EW_BF16, BR, BC, OUT, SCALES, IN_A, GLOBAL, SWIZZLED, NULL),
+                    "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_dequantize_blocks(r, MX, EW_F16, EW_F4E2M1, BR, BC, OUT, IN_A, SCALES, NULL, 0, NULL), "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_quantize_blocks(r, MX, EW_F8E4M3, EW_F32, 0, 0, NULL, NULL, NULL, NULL, 0, NULL), "handle");
+        EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                    ew_dequantize_blocks(r, NVFP4, EW_F32, EW_F4E2M1, 0, 16, NULL, NULL, NULL, NULL, 0, NULL), "handle");
+    }
+}
+
+/* Formats and dtypes: NOT_SUPPORTED outside the lists of the header, every pair tried; the pairs in
+ * them reach the device. */
+static void test_blocks_formats_and_dtypes(void **state)
+{
+    (void)state;
+    ew_dtype_t dtypes[COUNT(all_dtypes) + 2 + COUNT(wild_values)];
+    size_t count = 0;
+    for (size_t i = 0; i < COUNT(all_dtypes); ++i)
+        dtypes[count++] = all_dtypes[i];
+    dtypes[count++] = EW_F8E8M0;
+    dtypes[count++] = EW_F4E2M1;
+    for (size_t i = 0; i < COUNT(wild_values); ++i)
+        dtypes[count++] = (ew_dtype_t)wild_values[i];
+    static const ew_block_format_t formats[] = {MX, NVFP4};
+    for (size_t f = 0; f < COUNT(formats); ++f)
+        for (size_t i = 0; i < count; ++i)
+            for (size_t k = 0; k < count; ++k) {
+                const ew_dtype_t element = dtypes[i], wide = dtypes[k];
+                if (is_block_element(formats[f], element) && is_block_wide(wide)) {
+                    EXPECT_DEVICE(ew_quantize_blocks(h, formats[f], element, wide, BR, BC, OUT, SCALES, IN_A, NULL, 0,
+                                                     NULL));
+                    EXPECT_DEVICE(ew_dequantize_blocks(h, formats[f], wide, element, BR, BC, OUT, IN_A, SCALES, NULL,
+                                                       SWIZZLED, NULL));
+                    continue;
+                }
+                EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                            ew_quantize_blocks(h, formats[f], element, wide, BR, BC, OUT, SCALES, IN_A, NULL, 0, NULL),
+                            "dtype");
+                EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                            ew_dequantize_blocks(h, formats[f], wide, element, BR, BC, OUT, IN_A, SCALES, NULL, 0,
+                                                 NULL),
+                            "dtype");
+                /* also with nothing to do */
+                EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                            ew_quantize_blocks(h, formats[f], element, wide, 0, BC, NULL, NULL, NULL, NULL, 0, NULL),
+                            "dtype");
+            }
+    /* the header's named refusals, their dtypes named */
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_quantize_blocks(h, MX, EW_F8E8M0, EW_F32, BR, BC, OUT, SCALES, IN_A, NULL, 0, NULL), "dtype",
+                "~e8m0");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_quantize_blocks(h, NVFP4, EW_F8E4M3, EW_BF16, BR, BC, OUT, SCALES, IN_A, NULL, 0, NULL), "dtype",
+                "~e4m3");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F64, BR, BC, OUT, SCALES, IN_A, NULL, 0, NULL), "dtype",
+                "~f64");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_dequantize_blocks(h, MX, EW_F64, EW_F8E5M2, BR, BC, OUT, IN_A, SCALES, NULL, 0, NULL), "dtype",
+                "~f64");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F8E4M3, BR, BC, OUT, IN_A, SCALES, NULL, 0, NULL), "dtype",
+                "~e4m3");
+    /* formats outside the enum */
+    static const int bad_formats[] = {0, 3, -1, 1000};
+    for (size_t i = 0; i < COUNT(bad_formats); ++i) {
+        const ew_block_format_t f = (ew_block_format_t)bad_formats[i];
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                    ew_quantize_blocks(h, f, EW_F4E2M1, EW_F32, BR, BC, OUT, SCALES, IN_A, NULL, 0, NULL), "format");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                    ew_dequantize_blocks(h, f, EW_F32, EW_F4E2M1, BR, BC, OUT, IN_A, SCALES, NULL, 0, NULL), "format");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                    ew_quantize_blocks(h, f, EW_F4E2M1, EW_F32, 0, 0, NULL, NULL, NULL, NULL, 0, NULL), "format");
+    }
+}
+
+/* The block dtypes are for the block calls alone: no op of the catalogue, no scaled cast. */
+static void test_block_dtypes_elsewhere(void **state)
+{
+    (void)state;
+    static const ew_dtype_t block_dtypes[] = {EW_F8E8M0, EW_F4E2M1};
+    for (size_t i = 0; i < COUNT(block_dtypes); ++i) {
+        const ew_dtype_t b = block_dtypes[i];
+        for (int op = EW_OP_ADD; op <= EW_OP_AMAX; ++op)
+            for (size_t k = 0; k < COUNT(all_dtypes); ++k) {
+                assert_int_equal(ew_is_supported((ew_op_t)op, b, all_dtypes[k]), 0);
+                assert_int_equal(ew_is_supported((ew_op_t)op, all_dtypes[k], b), 0);
+                assert_int_equal(ew_is_supported((ew_op_t)op, b, b), 0);
+            }
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_cast(h, b, EW_F32, N, OUT, IN_A, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_cast(h, EW_F32, b, N, OUT, IN_A, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_unary(h, EW_OP_RELU, b, N, OUT, IN_A, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_binary(h, EW_OP_ADD, b, N, OUT, IN_A, IN_B, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                    ew_quantize(h, b, EW_F32, N, OUT, IN_A, SCALE, NULL, OVERWRITE, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_dequantize(h, EW_F32, b, N, OUT, IN_A, SCALE, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_amax(h, b, N, IN_A, AMAX, OVERWRITE, NULL), "dtype");
+    }
+}
+
+/* rows, cols and their product: INVALID_VALUE naming the size. */
+static void test_blocks_sizes(void **state)
+{
+    (void)state;
+    static const int64_t negative[] = {-1, -16, -1000, INT64_MIN};
+    for (size_t i = 0; i < COUNT(negative); ++i) {
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, negative[i], BC, OUT, SCALES, IN_A, NULL, 0, NULL),
+                    "rows");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, NVFP4, EW_BF16, EW_F4E2M1, negative[i], BC, OUT, IN_A, SCALES, NULL, 0,
+                                         NULL),
+                    "rows");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F16, BR, negative[i], OUT, SCALES, IN_A, NULL, 0, NULL),
+                    "cols");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, MX, EW_F32, EW_F8E5M2, BR, negative[i], OUT, IN_A, SCALES, NULL, 0, NULL),
+                    "cols");
+    }
+    /* cols a multiple of the block: 32 (MX), 16 (NVFP4) */
+    static const int64_t mx_bad[] = {1, 16, 33, 48, 4095}, nvfp4_bad[] = {1, 8, 17, 24, 4104 + 1};
+    for (size_t i = 0; i < COUNT(mx_bad); ++i) {
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, MX, EW_F4E2M1, EW_F32, BR, mx_bad[i], OUT, SCALES, IN_A, NULL, 0, NULL),
+                    "cols");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, MX, EW_F16, EW_F8E4M3, BR, mx_bad[i], OUT, IN_A, SCALES, NULL, SWIZZLED,
+                                         NULL),
+                    "cols");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, nvfp4_bad[i], OUT, SCALES, IN_A, NULL, 0, NULL),
+                    "cols");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, 0, nvfp4_bad[i], NULL, NULL, NULL, NULL, 0, NULL),
+                    "cols"); /* even with no rows */
+    }
+    char text[32];
+    snprintf(text, sizeof text, "~%d", 33); /* the bad value is quoted */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, 33, OUT, SCALES, IN_A, NULL, 0, NULL), "cols", text);
+    /* rows x cols past int64 */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, INT64_MAX / 16, 32, OUT, SCALES, IN_A, NULL, 0, NULL),
+                "~rows");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, (int64_t)1 << 40, (int64_t)1 << 30, OUT, IN_A, SCALES,
+                                     NULL, 0, NULL),
+                "~rows");
+    /* spans past the end of the address space */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, SCALES, ADDR(UINTPTR_MAX - 1023), NULL, 0,
+                                   NULL),
+                "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, ADDR(UINTPTR_MAX - 100), SCALES, IN_A, NULL, 0,
+                                   NULL),
+                "out");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, OUT, IN_A, ADDR(UINTPTR_MAX - 4), NULL, 0, NULL),
+                "scales");
+}
+
+/* options: only EW_BLOCKS_ROUND_UP (MX) and EW_BLOCKS_SWIZZLED. */
+static void test_blocks_options(void **state)
+{
+    (void)state;
+    static const unsigned bad_options[] = {4, 8, 0x100, 0x80000000u, ~0u, SWIZZLED | 4, ROUND_UP | 16};
+    for (size_t i = 0; i < COUNT(bad_options); ++i) {
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, SCALES, IN_A, NULL, bad_options[i], NULL),
+                    "options");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F16, BR, BC, OUT, SCALES, IN_A, GLOBAL, bad_options[i],
+                                       NULL),
+                    "options");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, MX, EW_BF16, EW_F8E5M2, BR, BC, OUT, IN_A, SCALES, NULL, bad_options[i],
+                                         NULL),
+                    "options");
+    }
+    /* EW_BLOCKS_ROUND_UP is MX's */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, OUT, SCALES, IN_A, NULL, ROUND_UP, NULL),
+                "~option", "~round_up");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_BF16, BR, BC, OUT, SCALES, IN_A, GLOBAL, ROUND_UP | SWIZZLED,
+                                   NULL),
+                "~option", "~round_up");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, BR, BC, OUT, IN_A, SCALES, NULL, ROUND_UP, NULL),
+                "~option", "~round_up");
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, SCALES, IN_A, NULL, ROUND_UP, NULL));
+    EXPECT_DEVICE(
+        ew_quantize_blocks(h, MX, EW_F4E2M1, EW_BF16, BR, BC, OUT, SCALES, IN_A, NULL, ROUND_UP | SWIZZLED, NULL));
+}
+
+/* global_scale: NVFP4's only, aligned to 4, not inside what the call writes. */
+static void test_blocks_global_scale(void **state)
+{
+    (void)state;
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, SCALES, IN_A, GLOBAL, 0, NULL), "global_scale");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F4E2M1, EW_F16, BR, BC, OUT, SCALES, IN_A, GLOBAL, ROUND_UP, NULL),
+                "global_scale");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E5M2, BR, BC, OUT, IN_A, SCALES, GLOBAL, 0, NULL),
+                "global_scale");
+    for (uintptr_t shift = 1; shift < 4; ++shift) {
+        const float *g = (const float *)((uintptr_t)GLOBAL + shift);
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, OUT, SCALES, IN_A, g, 0, NULL),
+                    "global_scale", "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, NVFP4, EW_BF16, EW_F4E2M1, BR, BC, OUT, IN_A, SCALES, g, SWIZZLED, NULL),
+                    "global_scale", "~align");
+    }
+    /* inside out (quantize: 4 x 64 e2m1 = 128 bytes), inside the scales (4 x 4 bytes, swizzled 512) */
+    char *o = (char *)OUT, *s = (char *)SCALES, *x = (char *)IN_A;
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(o + 8), 0, NULL),
+                "global_scale", "out");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(o + 124), 0, NULL),
+                "global_scale", "out"); /* its last 4 bytes */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(s + 12), 0, NULL),
+                "global_scale", "scales");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(s + 256), SWIZZLED,
+                                   NULL),
+                "global_scale", "scales"); /* inside the padding */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, BR, BC, x, o, s, (const float *)(x + 1020), 0, NULL),
+                "global_scale", "out"); /* dequantize's out: 4 x 64 f32 = 1024 bytes */
+    /* what the rule allows: next to out and the scales, inside what is only read */
+    EXPECT_DEVICE(ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(o + 128), 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(o - 4), 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(s + 256), 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, (const float *)(x + 64), 0, NULL));
+    EXPECT_DEVICE(
+        ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, BR, BC, x, o, s, (const float *)(o + 8), SWIZZLED, NULL));
+    EXPECT_DEVICE(ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, BR, BC, x, o, s, (const float *)(s + 4), 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, BR, BC, o, s, x, NULL, 0, NULL));
+    /* at the top of the address space: out's 32 bytes (1 x 64 e2m1) end at the last address, the global
+     * scale in its last 4 bytes (its end, 2^64, is not an address) */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, 1, BC, ADDR(UINTPTR_MAX - 32), s, x,
+                                   (const float *)ADDR(UINTPTR_MAX - 3), 0, NULL),
+                "global_scale", "out");
+}
+
+/* out, x, q and the scales: non-NULL where there are elements, x and dequantize's out aligned to their
+ * element; q, quantize's out and the scales are bytes, any address. */
+static void test_blocks_pointers(void **state)
+{
+    (void)state;
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, NULL, SCALES, IN_A, NULL, 0, NULL), "out", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, NULL, IN_A, NULL, 0, NULL), "scales", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F16, BR, BC, OUT, SCALES, NULL, GLOBAL, 0, NULL), "x",
+                "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, NULL, IN_A, SCALES, NULL, 0, NULL), "out",
+                "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, OUT, NULL, SCALES, NULL, 0, NULL), "q", "~null");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, NVFP4, EW_BF16, EW_F4E2M1, BR, BC, OUT, IN_A, NULL, NULL, SWIZZLED, NULL),
+                "scales", "~null");
+    /* nothing to do: NULL pointers are fine, in either layout */
+    assert_int_equal(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, 0, BC, NULL, NULL, NULL, NULL, 0, NULL), EW_SUCCESS);
+    assert_int_equal(ew_quantize_blocks(h, MX, EW_F4E2M1, EW_BF16, BR, 0, NULL, NULL, NULL, NULL, SWIZZLED | ROUND_UP,
+                                        NULL),
+                     EW_SUCCESS);
+    assert_int_equal(ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F16, 0, 0, NULL, NULL, NULL, GLOBAL, 0, NULL),
+                     EW_SUCCESS);
+    assert_int_equal(ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, 0, 16, NULL, NULL, NULL, NULL, SWIZZLED, NULL),
+                     EW_SUCCESS);
+    assert_int_equal(ew_dequantize_blocks(h, MX, EW_F16, EW_F8E5M2, 7, 0, NULL, NULL, NULL, NULL, 0, NULL), EW_SUCCESS);
+    /* x and dequantize's out misaligned to their element */
+    for (uintptr_t shift = 1; shift < 4; ++shift) {
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, SCALES, (char *)IN_A + shift, NULL, 0,
+                                       NULL),
+                    "x", "~align");
+        EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                    ew_dequantize_blocks(h, MX, EW_F32, EW_F4E2M1, BR, BC, (char *)OUT + shift, IN_A, SCALES, NULL, 0,
+                                         NULL),
+                    "out", "~align");
+    }
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_BF16, BR, BC, OUT, SCALES, (char *)IN_A + 1, NULL, 0, NULL),
+                "x", "~align");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F16, EW_F8E5M2, BR, BC, (char *)OUT + 3, IN_A, SCALES, NULL, 0, NULL),
+                "out", "~align");
+    /* valid: element-aligned but not vector-aligned wide sides, any byte for the codes and the scales */
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, (char *)OUT + 1, (char *)SCALES + 3,
+                                     (char *)IN_A + 4, NULL, 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F4E2M1, EW_F16, BR, BC, (char *)OUT + 3, (char *)SCALES + 1,
+                                     (char *)IN_A + 2, NULL, SWIZZLED, NULL));
+    EXPECT_DEVICE(ew_dequantize_blocks(h, NVFP4, EW_BF16, EW_F4E2M1, BR, BC, (char *)OUT + 6, (char *)IN_A + 1,
+                                       (char *)SCALES + 5, GLOBAL, 0, NULL));
+    EXPECT_DEVICE(ew_dequantize_blocks(h, MX, EW_F32, EW_F8E5M2, BR, BC, (char *)OUT + 12, (char *)IN_A + 7,
+                                       (char *)SCALES + 2, NULL, SWIZZLED, NULL));
+}
+
+/* Overlaps: what a call writes (out; quantize's scales) meets nothing else of the call; what it only
+ * reads (x or q, dequantize's scales) may meet each other. Spans: 4 x 64 elements, scales 4 x 2 (MX)
+ * row-major, 128 x 4 swizzled. */
+static void test_blocks_overlaps(void **state)
+{
+    (void)state;
+    char *base = (char *)OUT;
+    /* quantize MX e4m3 <- f32: out 256 bytes, x 1024, scales 8 or 512 */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base, SCALES, base, NULL, 0, NULL), "out", "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base, SCALES, base + 252, NULL, 0, NULL), "out",
+                "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base + 1023, SCALES, base, NULL, 0, NULL), "out",
+                "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base, base + 100, IN_A, NULL, 0, NULL), "out",
+                "scales");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base + 8, base, IN_A, NULL, SWIZZLED, NULL), "out",
+                "scales"); /* the padded span of the scales */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, (char *)IN_A + 512, IN_A, NULL, 0, NULL),
+                "scales", "x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, (char *)IN_A + 1020, IN_A, NULL, 0, NULL),
+                "scales", "x");
+    /* the swizzled scales span their padding: x right after the row-major scales meets them swizzled */
+    char *s = (char *)SCALES;
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, s, s + 8, NULL, 0, NULL));
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, s, s + 8, NULL, SWIZZLED, NULL), "scales",
+                "x");
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, OUT, s, s + 512, NULL, SWIZZLED, NULL));
+    /* adjacent buffers do not overlap; e2m1's out is half a byte an element */
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base, base + 256, base + 264, NULL, 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, BR, BC, base + 1024, base + 1280, base, NULL, 0, NULL));
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F4E2M1, EW_F16, BR, BC, base, SCALES, base + 128, NULL, 0, NULL));
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, MX, EW_F4E2M1, EW_F16, BR, BC, base, SCALES, base + 126, NULL, 0, NULL), "out",
+                "x");
+    /* dequantize MX f32 <- e4m3: out 1024 bytes, q 256 */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, base, base + 1020, SCALES, NULL, 0, NULL), "out",
+                "q");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, base + 4, base, SCALES, NULL, 0, NULL), "out",
+                "q");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, base, IN_A, base + 1000, NULL, 0, NULL), "out",
+                "scales");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_dequantize_blocks(h, NVFP4, EW_F16, EW_F4E2M1, BR, BC, base + 256, IN_A, base, NULL, SWIZZLED, NULL),
+                "out", "scales"); /* the padded span of the scales: 512 bytes */
+    /* q and the scales are both read: they may overlap, even coincide */
+    EXPECT_DEVICE(ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, OUT, IN_A, (char *)IN_A + 4, NULL, 0, NULL));
+    EXPECT_DEVICE(ew_dequantize_blocks(h, NVFP4, EW_F32, EW_F4E2M1, BR, BC, OUT, IN_A, IN_A, NULL, SWIZZLED, NULL));
+    EXPECT_DEVICE(ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, base, base + 1024, base + 1280, NULL, 0, NULL));
+}
+
+/* Every supported call reaches the device check: formats, dtypes, both rules, both layouts, a global
+ * scale or none, a large tensor, a stream that is never used without a device. */
+static void test_blocks_valid_calls(void **state)
+{
+    (void)state;
+    static const ew_dtype_t wides[] = {EW_F16, EW_BF16, EW_F32};
+    static const struct {
+        ew_block_format_t format;
+        ew_dtype_t element;
+    } formats[] = {{MX, EW_F8E4M3}, {MX, EW_F8E5M2}, {MX, EW_F4E2M1}, {NVFP4, EW_F4E2M1}};
+    for (size_t f = 0; f < COUNT(formats); ++f)
+        for (size_t w = 0; w < COUNT(wides); ++w)
+            for (unsigned options = 0; options <= (ROUND_UP | SWIZZLED); ++options) {
+                const ew_block_format_t format = formats[f].format;
+                if (format == NVFP4 && (options & ROUND_UP))
+                    continue;
+                const float *g = format == NVFP4 && options ? GLOBAL : NULL;
+                EXPECT_DEVICE(ew_quantize_blocks(h, format, formats[f].element, wides[w], BR, BC, OUT, SCALES, IN_A,
+                                                 g, options, NULL));
+                EXPECT_DEVICE(ew_quantize_blocks(h, format, formats[f].element, wides[w], 1, 32, OUT, SCALES, IN_A, g,
+                                                 options, (ew_stream_t)ADDR(0x1234)));
+                if (!(options & ROUND_UP))
+                    EXPECT_DEVICE(ew_dequantize_blocks(h, format, wides[w], formats[f].element, BR, BC, OUT, IN_A,
+                                                       SCALES, g, options, NULL));
+            }
+    /* 2^40 elements: the spans are far apart still */
+    EXPECT_DEVICE(ew_quantize_blocks(h, MX, EW_F8E4M3, EW_F32, (int64_t)1 << 30, 1024, OUT, SCALES, IN_A, NULL,
+                                     SWIZZLED, NULL));
+    EXPECT_DEVICE(ew_dequantize_blocks(h, NVFP4, EW_BF16, EW_F4E2M1, (int64_t)1 << 20, (int64_t)1 << 20, OUT, IN_A,
+                                       SCALES, GLOBAL, 0, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1285,6 +1805,16 @@ int main(void)
         cmocka_unit_test(test_scaled_overlaps),
         cmocka_unit_test(test_scaled_strided),
         cmocka_unit_test(test_scaled_valid_calls),
+        cmocka_unit_test(test_blocks_scales_shape),
+        cmocka_unit_test(test_blocks_handles),
+        cmocka_unit_test(test_blocks_formats_and_dtypes),
+        cmocka_unit_test(test_block_dtypes_elsewhere),
+        cmocka_unit_test(test_blocks_sizes),
+        cmocka_unit_test(test_blocks_options),
+        cmocka_unit_test(test_blocks_global_scale),
+        cmocka_unit_test(test_blocks_pointers),
+        cmocka_unit_test(test_blocks_overlaps),
+        cmocka_unit_test(test_blocks_valid_calls),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -438,6 +438,7 @@ static size_t element_size(ew_dtype_t t)
     case EW_I16: case EW_F16: case EW_BF16: return 2;
     case EW_I32: case EW_F32: return 4;
     case EW_I64: case EW_F64: return 8;
+    case EW_F8E8M0: case EW_F4E2M1: break; /* the block dtypes: no elementwise op takes them */
     }
     unsupported("element_size", 0, (int)t, (int)t);
 }
@@ -451,6 +452,7 @@ static source_family family_of(ew_dtype_t t)
     case EW_BOOL: case EW_I8: case EW_U8: case EW_I16: case EW_I32: case EW_I64: return FAMILY_INTEGER;
     case EW_F16: case EW_BF16: case EW_F32: case EW_F8E4M3: case EW_F8E5M2: return FAMILY_F32_EXACT;
     case EW_F64: return FAMILY_F64;
+    case EW_F8E8M0: case EW_F4E2M1: break;
     }
     unsupported("family_of", 0, (int)t, (int)t);
 }
@@ -517,6 +519,7 @@ static void store_from_f32_bits(ew_dtype_t t, unsigned char *p, uint32_t bits)
     case EW_F64: store_u64(p, f32_bits_to_f64(bits)); break;
     case EW_F8E4M3: store_u8(p, f32_bits_to_e4m3(bits)); break;
     case EW_F8E5M2: store_u8(p, f32_bits_to_e5m2(bits)); break;
+    case EW_F8E8M0: case EW_F4E2M1: unsupported("store_from_f32_bits", 0, (int)t, 0);
     }
 }
 
@@ -750,4 +753,315 @@ float ref_amax(ew_dtype_t dtype, int64_t n, const void *x)
         key = k > key ? k : key;
     }
     return amax_of_key(key);
+}
+
+/* ======================================================================================== */
+/* The block-scaled casts (docs/semantics.md, "Block-scaled casts"). Every f32 product and   */
+/* quotient is one host float operation (IEEE, nearest-even, subnormals kept: FLT_EVAL_METHOD */
+/* is 0, see the top); a NaN result is the GPU's canonical NaN (f32_arithmetic_result). No    */
+/* sums, so nothing can be contracted into an fma.                                            */
+/* ======================================================================================== */
+
+int ref_block_size(ew_block_format_t format)
+{
+    switch (format) {
+    case EW_BLOCKS_MX: return 32;
+    case EW_BLOCKS_NVFP4: return 16;
+    }
+    unsupported("ref_block_size", 0, (int)format, 0);
+}
+
+void ref_block_scales_shape(ew_block_format_t format, int64_t rows, int64_t cols, unsigned options,
+                            int64_t *scale_rows, int64_t *scale_cols)
+{
+    const int64_t block = ref_block_size(format);
+    if (rows < 0 || cols < 0 || cols % block != 0)
+        unsupported("ref_block_scales_shape: a shape", 0, (int)rows, (int)cols);
+    const int64_t row_blocks = cols / block;
+    if (options & EW_BLOCKS_SWIZZLED) {
+        *scale_rows = (rows + 127) / 128 * 128;
+        *scale_cols = (row_blocks + 3) / 4 * 4;
+    } else {
+        *scale_rows = rows;
+        *scale_cols = row_blocks;
+    }
+}
+
+int64_t ref_block_scale_index(int64_t r, int64_t k, int64_t row_blocks, unsigned options)
+{
+    if (!(options & EW_BLOCKS_SWIZZLED))
+        return r * row_blocks + k;
+    const int64_t tile_cols = (row_blocks + 3) / 4;
+    const int64_t tile = (r / 128) * tile_cols + k / 4;
+    return tile * 512 + (r % 32) * 16 + (r % 128) / 32 * 4 + k % 4;
+}
+
+/* 2^e as an f32 for -149 <= e <= 127, built from its bits. */
+static float power_of_two(int e)
+{
+    if (e < -149 || e > 127)
+        unsupported("power_of_two", 0, e, 0);
+    return ref_f32_from_bits(e >= -126 ? (uint32_t)(e + 127) << 23 : UINT32_C(1) << (e + 149));
+}
+
+/* e2m1 (§11.1): codes 0-7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 the sign. */
+float ref_e2m1_to_f32(uint8_t code)
+{
+    static const uint32_t magnitude_bits[8] = {0x00000000, 0x3F000000, 0x3F800000, 0x3FC00000,
+                                               0x40000000, 0x40400000, 0x40800000, 0x40C00000};
+    return ref_f32_from_bits(magnitude_bits[code & 7] | (code & 8 ? UINT32_C(0x80000000) : 0));
+}
+
+/* |t| >= 6 saturates to 6; otherwise round to nearest, ties to even, at the quantum of t's binade
+ * (0.5 below 2, 1 in [2, 4), 2 in [4, 6)); the sign from t's sign bit; NaN gives 0x4. */
+uint8_t ref_f32_to_e2m1(float f)
+{
+    const uint32_t bits = ref_f32_bits(f);
+    if (f32_bits_are_nan(bits))
+        return 0x4;
+    const uint8_t sign = bits >> 31 ? 0x8 : 0;
+    const decoded_float d = decode_float(&FORMAT_F32, bits);
+    if (d.cls == CLASS_ZERO)
+        return sign;
+    if (d.cls == CLASS_INFINITE || fabsf(f) >= 6.0f)
+        return sign | 0x7;
+    /* value = significand * 2^exponent < 6; quantum 2^q */
+    const int value_exponent = highest_set_bit(d.significand) + d.exponent; /* floor(log2 |t|) */
+    const int q = value_exponent < 1 ? -1 : value_exponent - 1;
+    const uint64_t steps = d.exponent >= q ? d.significand << (d.exponent - q)
+                                           : shift_right_round_half_even(d.significand, q - d.exponent);
+    /* binade [2^(q+1), 2^(q+2)) starts at code 2q + 4 with steps 2^(q+1) / 2^q = 2; below 1 the codes
+     * are the steps themselves (q = -1) */
+    return sign | (uint8_t)(2 * q + 2 + (int)steps);
+}
+
+/* The element formats of MX: max and emax (the exponent of the largest power of two <= max). */
+static float element_max(ew_dtype_t t)
+{
+    switch (t) {
+    case EW_F8E4M3: return 448.0f;
+    case EW_F8E5M2: return 57344.0f;
+    case EW_F4E2M1: return 6.0f;
+    default: unsupported("element_max", 0, (int)t, 0);
+    }
+}
+
+static int element_emax(ew_dtype_t t)
+{
+    switch (t) {
+    case EW_F8E4M3: return 8;
+    case EW_F8E5M2: return 15;
+    case EW_F4E2M1: return 2;
+    default: unsupported("element_emax", 0, (int)t, 0);
+    }
+}
+
+static float clamp_f32(float v, float lo, float hi)
+{
+    if (v < lo) /* NaN compares false: it stays */
+        return lo;
+    if (v > hi)
+        return hi;
+    return v;
+}
+
+/* amax of a block's elements as f32 bits, |v| by the order of its bits, NaN (0x7FC00000) where any is. */
+static uint32_t block_amax_bits(ew_dtype_t in_dtype, const unsigned char *x, int block)
+{
+    const size_t size = element_size(in_dtype);
+    uint32_t key = 0;
+    for (int i = 0; i < block; i++) {
+        const uint32_t k = amax_key(load_as_f32_bits(in_dtype, x + (size_t)i * size));
+        key = k > key ? k : key;
+    }
+    return ref_f32_bits(amax_of_key(key));
+}
+
+uint8_t ref_e8m0_scale_floor(float amax, ew_dtype_t element)
+{
+    const uint32_t bits = ref_f32_bits(amax);
+    if (f32_bits_are_nan(bits))
+        return 0xFF;
+    int unbiased = (int)(bits >> 23 & 0xFF) - 127 - element_emax(element);
+    unbiased = unbiased < -127 ? -127 : unbiased > 128 ? 128 : unbiased;
+    return (uint8_t)(unbiased + 127);
+}
+
+uint8_t ref_e8m0_scale_round_up(float amax, ew_dtype_t element)
+{
+    const float reciprocal = 1.0f / element_max(element); /* f32(1 / max), one rounding */
+    const uint32_t d = f32_arithmetic_result(amax * reciprocal);
+    if (f32_bits_are_nan(d))
+        return 0xFF;
+    if ((d & UINT32_C(0x7FFFFFFF)) == UINT32_C(0x7F800000))
+        return 0xFE;
+    if ((d & UINT32_C(0x7FFFFFFF)) == 0)
+        return 0x00;
+    if (d >> 31)
+        unsupported("ref_e8m0_scale_round_up: a negative amax", 0, 0, 0);
+    const int biased = (int)(d >> 23);
+    const uint32_t mantissa = d & UINT32_C(0x7FFFFF);
+    /* the exponent of the smallest power of two >= d: a normal d's own exponent, one more where its
+     * mantissa is not 0; a subnormal d = mantissa * 2^-149 that of 2^-149 * the power of two >= mantissa */
+    int exponent;
+    if (biased != 0)
+        exponent = biased - 127 + (mantissa != 0);
+    else
+        exponent = -149 + highest_set_bit(mantissa) + ((mantissa & (mantissa - 1)) != 0);
+    exponent = exponent < -127 ? -127 : exponent > 127 ? 127 : exponent;
+    return (uint8_t)(exponent + 127);
+}
+
+/* MX quantize's element factor (§11.2). FLOOR: the divisor S; ROUND_UP: the multiplier r. */
+static float mx_floor_divisor(uint8_t s)
+{
+    if (s == 0xFF)
+        return ref_f32_from_bits(UINT32_C(0x7F800000)); /* 255 << 23 */
+    return power_of_two(s == 0 ? -126 : (int)s - 127);  /* the reference clamps 2^-127 to 2^-126 */
+}
+
+static float mx_round_up_multiplier(uint8_t s)
+{
+    if (s == 0xFF)
+        return ref_f32_from_bits(ARITHMETIC_NAN_F32);
+    if (s == 0xFE)
+        return power_of_two(-127);
+    if (s == 0)
+        return 1.0f;
+    return power_of_two(127 - (int)s);
+}
+
+/* MX dequantize's factor: 2^(s-127), 2^-127 for s = 0, NaN for 255. */
+static float e8m0_value(uint8_t s)
+{
+    return s == 0xFF ? ref_f32_from_bits(ARITHMETIC_NAN_F32) : power_of_two((int)s - 127);
+}
+
+/* An element code of out_dtype from the f32 bits t (already clamped to [-max, max]). */
+static uint8_t element_code(ew_dtype_t out_dtype, uint32_t t)
+{
+    switch (out_dtype) {
+    case EW_F8E4M3: return f32_bits_to_e4m3(t);
+    case EW_F8E5M2: return f32_bits_to_e5m2(t);
+    case EW_F4E2M1: return ref_f32_to_e2m1(ref_f32_from_bits(t));
+    default: unsupported("element_code", 0, (int)out_dtype, 0);
+    }
+}
+
+static void store_element(ew_dtype_t dtype, unsigned char *base, int64_t i, uint8_t code)
+{
+    if (dtype != EW_F4E2M1) {
+        base[i] = code;
+        return;
+    }
+    unsigned char *byte = base + i / 2;
+    *byte = (unsigned char)(i % 2 ? (*byte & 0x0F) | (code << 4) : (*byte & 0xF0) | (code & 0x0F));
+}
+
+static float load_element(ew_dtype_t dtype, const unsigned char *base, int64_t i)
+{
+    if (dtype == EW_F4E2M1)
+        return ref_e2m1_to_f32((uint8_t)(i % 2 ? base[i / 2] >> 4 : base[i / 2] & 0x0F));
+    return ref_f32_from_bits(load_as_f32_bits(dtype, base + i));
+}
+
+static bool is_block_input(ew_dtype_t t) { return t == EW_F16 || t == EW_BF16 || t == EW_F32; }
+
+static void check_block_call(const char *what, ew_block_format_t format, ew_dtype_t element, ew_dtype_t wide,
+                             int64_t rows, int64_t cols, unsigned options)
+{
+    const bool element_ok = format == EW_BLOCKS_MX ? (is_fp8(element) || element == EW_F4E2M1)
+                                                   : element == EW_F4E2M1;
+    const bool options_ok = (options & ~(unsigned)(EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED)) == 0 &&
+                            (format == EW_BLOCKS_MX || !(options & EW_BLOCKS_ROUND_UP));
+    if (!element_ok || !is_block_input(wide) || !options_ok || rows < 0 || cols < 0 ||
+        cols % ref_block_size(format) != 0)
+        unsupported(what, (int)format, (int)element, (int)wide);
+}
+
+void ref_quantize_blocks(ew_block_format_t format, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t rows,
+                         int64_t cols, void *out, void *scales, const void *x, const float *global_scale,
+                         unsigned options)
+{
+    check_block_call("ref_quantize_blocks", format, out_dtype, in_dtype, rows, cols, options);
+    if (format == EW_BLOCKS_MX && global_scale != NULL)
+        unsupported("ref_quantize_blocks: a global scale for MX", 0, 0, 0);
+    const int block = ref_block_size(format);
+    const int64_t row_blocks = cols / block;
+    int64_t scale_rows, scale_cols;
+    ref_block_scales_shape(format, rows, cols, options, &scale_rows, &scale_cols);
+    memset(scales, 0, (size_t)(scale_rows * scale_cols)); /* the swizzled layout's padding */
+    const size_t in_size = element_size(in_dtype);
+    const float g = global_scale != NULL ? *global_scale : 1.0f;
+    /* NVFP4's factors of g: one rounding each, as the reference computes them */
+    const float inverse_g = ref_f32_from_bits(f32_arithmetic_result(1.0f / g));
+    const float sixth = 1.0f / 6.0f;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t k = 0; k < row_blocks; k++) {
+            const int64_t first = r * cols + k * block;
+            const unsigned char *xb = (const unsigned char *)x + (size_t)first * in_size;
+            const float amax = ref_f32_from_bits(block_amax_bits(in_dtype, xb, block));
+            uint8_t s;
+            int divide;    /* MX floor: t = v / factor; otherwise t = v * factor */
+            float factor;
+            float max;
+            if (format == EW_BLOCKS_MX) {
+                max = element_max(out_dtype);
+                if (options & EW_BLOCKS_ROUND_UP) {
+                    s = ref_e8m0_scale_round_up(amax, out_dtype);
+                    factor = mx_round_up_multiplier(s);
+                    divide = 0;
+                } else {
+                    s = ref_e8m0_scale_floor(amax, out_dtype);
+                    factor = mx_floor_divisor(s);
+                    divide = 1;
+                }
+            } else {
+                max = 6.0f;
+                const float b = ref_f32_from_bits(f32_arithmetic_result(amax * sixth));
+                const float c = ref_f32_from_bits(f32_arithmetic_result(b / g));
+                s = f32_bits_to_e4m3(ref_f32_bits(clamp_f32(c, 0x1p-6f, 448.0f)));
+                const float scale_value = ref_f32_from_bits(e4m3_to_f32_bits(s));
+                factor = ref_f32_from_bits(f32_arithmetic_result(inverse_g / scale_value));
+                divide = 0;
+            }
+            ((unsigned char *)scales)[ref_block_scale_index(r, k, row_blocks, options)] = s;
+            for (int i = 0; i < block; i++) {
+                const float v = ref_f32_from_bits(load_as_f32_bits(in_dtype, xb + (size_t)i * in_size));
+                const float t = ref_f32_from_bits(f32_arithmetic_result(divide ? v / factor : v * factor));
+                const uint32_t clamped = f32_bits_are_nan(ref_f32_bits(t)) ? ref_f32_bits(t)
+                                                                            : ref_f32_bits(clamp_f32(t, -max, max));
+                store_element(out_dtype, out, first + i, element_code(out_dtype, clamped));
+            }
+        }
+    }
+}
+
+void ref_dequantize_blocks(ew_block_format_t format, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t rows,
+                           int64_t cols, void *out, const void *q, const void *scales, const float *global_scale,
+                           unsigned options)
+{
+    check_block_call("ref_dequantize_blocks", format, in_dtype, out_dtype, rows, cols, options);
+    if (format == EW_BLOCKS_MX && global_scale != NULL)
+        unsupported("ref_dequantize_blocks: a global scale for MX", 0, 0, 0);
+    const int block = ref_block_size(format);
+    const int64_t row_blocks = cols / block;
+    const size_t out_size = element_size(out_dtype);
+    const float g = global_scale != NULL ? *global_scale : 1.0f;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t k = 0; k < row_blocks; k++) {
+            const uint8_t s = ((const unsigned char *)scales)[ref_block_scale_index(r, k, row_blocks, options)];
+            float factor;
+            if (format == EW_BLOCKS_MX)
+                factor = e8m0_value(s);
+            else /* g * float(scale), the product first */
+                factor = ref_f32_from_bits(f32_arithmetic_result(g * ref_f32_from_bits(e4m3_to_f32_bits(s))));
+            for (int i = 0; i < block; i++) {
+                const int64_t at = r * cols + k * block + i;
+                const float w = load_element(in_dtype, q, at);
+                store_from_f32_bits(out_dtype, (unsigned char *)out + (size_t)at * out_size,
+                                    f32_arithmetic_result(w * factor));
+            }
+        }
+    }
 }

@@ -39,6 +39,33 @@ void ref_quantize(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *ou
 void ref_dequantize(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, const void *q, float scale_inv);
 float ref_amax(ew_dtype_t dtype, int64_t n, const void *x);
 
+/* The block-scaled casts (docs/semantics.md §11) of a rows x cols row-major tensor, cols a multiple of
+ * the format's block (ref_block_size: 32 MX, 16 NVFP4). ref_quantize_blocks: out gets rows * cols
+ * elements of out_dtype (EW_F8E4M3, EW_F8E5M2 or EW_F4E2M1 for MX; EW_F4E2M1 for NVFP4; e2m1 packed
+ * two to a byte, element 2i in the low four bits), scales the whole ref_block_scales_shape buffer
+ * (one byte a scale, at ref_block_scale_index; the swizzled layout's padding written 0), from x of
+ * in_dtype (EW_F16, EW_BF16, EW_F32). global_scale: NVFP4's g, a host float, or NULL for 1; NULL for
+ * MX. options: EW_BLOCKS_ROUND_UP (MX only), EW_BLOCKS_SWIZZLED. ref_dequantize_blocks: out (EW_F16,
+ * EW_BF16, EW_F32) from q and its scales in the layout options name. Anything outside those lists
+ * aborts (a bug in the calling test). Arrays need no alignment. */
+int ref_block_size(ew_block_format_t format);
+void ref_block_scales_shape(ew_block_format_t format, int64_t rows, int64_t cols, unsigned options,
+                            int64_t *scale_rows, int64_t *scale_cols);
+/* The byte of scale (r, k) (row r, block k of row_blocks = cols / block) in the layout options names. */
+int64_t ref_block_scale_index(int64_t r, int64_t k, int64_t row_blocks, unsigned options);
+void ref_quantize_blocks(ew_block_format_t format, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t rows,
+                         int64_t cols, void *out, void *scales, const void *x, const float *global_scale,
+                         unsigned options);
+void ref_dequantize_blocks(ew_block_format_t format, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t rows,
+                           int64_t cols, void *out, const void *q, const void *scales, const float *global_scale,
+                           unsigned options);
+/* Their scalar steps: e2m1 from and to f32 (§11.1; a 4-bit code, NaN -> 0x4), and an MX block's e8m0
+ * scale from its amax for an element dtype by the OCP floor and by EW_BLOCKS_ROUND_UP (§11.2). */
+uint8_t ref_f32_to_e2m1(float f);
+float ref_e2m1_to_f32(uint8_t code);
+uint8_t ref_e8m0_scale_floor(float amax, ew_dtype_t element);
+uint8_t ref_e8m0_scale_round_up(float amax, ew_dtype_t element);
+
 /* The bits of a float or double, and back. */
 static inline uint32_t ref_f32_bits(float f)
 {

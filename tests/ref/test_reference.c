@@ -7,7 +7,10 @@
  * of the target format (nearest value, ties to the even code), conversions to f32/f64 from the host's
  * hardware, integer results from plain modular arithmetic, NaN patterns from the table of
  * docs/semantics.md §6, and the hand-checked rows of docs/semantics.md §9 and §10. Each test names the
- * section of docs/semantics.md it checks.
+ * section of docs/semantics.md it checks. The block-scaled casts (§11): e2m1 against a scan of its
+ * eight values and against a transliteration of torchao's bit arithmetic, the e8m0 scale rules and
+ * whole MX and NVFP4 blocks by hand, and the swizzled layout against a transliteration of torchao's
+ * to_blocked.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -1892,6 +1895,663 @@ static void test_scaled_table_matches_doc(void **state)
     assert_int_equal(row_index, SCALED_ROW_COUNT);
 }
 
+/* ======================================================================================== */
+/* The block-scaled casts (docs/semantics.md §11): hand-checked rows                          */
+/* ======================================================================================== */
+
+/* f32 bits as a float, for the tables below. */
+static float F(uint32_t bits) { return ref_f32_from_bits(bits); }
+
+/* e2m1 by its textbook definition: 1 sign, 2 exponent (bias 1), 1 mantissa bit; no inf or NaN. */
+static double e2m1_formula(unsigned code)
+{
+    const unsigned e = (code >> 1) & 3, m = code & 1;
+    const double magnitude = e == 0 ? 0.5 * m : ldexp(1.0 + 0.5 * m, (int)e - 1);
+    return code & 8 ? -magnitude : magnitude;
+}
+
+/* The nearest e2m1 code by scanning the eight magnitudes: ties to the even code, 6 and beyond
+ * (infinity included) saturating to 6, the sign from the sign bit, NaN 0x4 (§11.1). */
+static uint8_t e2m1_by_scan(float f)
+{
+    if (isnan(f))
+        return 0x4;
+    const uint8_t sign = signbit(f) ? 0x8 : 0;
+    const double a = fabs((double)f);
+    if (a >= 6.0)
+        return sign | 7;
+    unsigned best = 0;
+    for (unsigned c = 1; c < 8; c++) {
+        const double d = fabs(e2m1_formula(c) - a), b = fabs(e2m1_formula(best) - a);
+        if (d < b || (d == b && c % 2 == 0))
+            best = c;
+    }
+    return sign | (uint8_t)best;
+}
+
+/* torchao 0.18's _f32_to_floatx_unpacked(x, ebits=2, mbits=1) (custom_fp_utils.py), transliterated
+ * operation by operation: the saturate / denormal (x + 2^22, an f32 add) / normal (magic adder)
+ * branches on the int32 bits, each branch cast to uint8 (wrapping), the sign shifted in. */
+static uint8_t torchao_f32_to_e2m1(uint32_t bits)
+{
+    const int32_t x_all = (int32_t)bits;
+    const int32_t sign = (int32_t)(bits & UINT32_C(0x80000000));
+    const uint32_t x = (uint32_t)(x_all ^ sign);
+    const float xf = F(x);
+    const bool saturate = xf >= 6.0f;                   /* max_normal = 2^(3-1) * 3/2 */
+    const bool denormal = !saturate && xf < 1.0f;      /* min_normal = 2^(1-1) */
+    uint8_t result;
+    if (saturate) {
+        result = 7; /* max_int */
+    } else if (denormal) {
+        const uint32_t denorm_mask_int = UINT32_C(149) << 23; /* (127-1) + (23-1) + 1 */
+        const float denormal_x = xf + F(denorm_mask_int);      /* + 2^22 */
+        result = (uint8_t)(ref_f32_bits(denormal_x) - denorm_mask_int);
+    } else {
+        int64_t normal_x = (int64_t)x;
+        const int64_t mant_odd = (normal_x >> 22) & 1;
+        normal_x += -((int64_t)126 << 23) + ((1 << 21) - 1); /* exp bias change + magic adder */
+        normal_x += mant_odd;
+        result = (uint8_t)(normal_x >> 22);
+    }
+    const uint8_t sign_lp = (uint8_t)((uint32_t)(sign >> 28)) & 0x8; /* int32 arithmetic shift, & sign_mask */
+    return result | sign_lp;
+}
+
+/* §11.1 by hand: the ties of each binade, saturation, signs, NaN. */
+static void test_e2m1_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t f;
+        uint8_t code;
+    } rows[] = {
+        {0x00000000, 0x0}, {0x80000000, 0x8}, /* +-0 */
+        {0x3E800000, 0x0},                    /* 0.25: tie 0 / 0.5 -> 0 (even) */
+        {0x3E800001, 0x1},                    /* just above: 0.5 */
+        {0x3F3FFFFF, 0x1},                    /* just below 0.75 */
+        {0x3F400000, 0x2},                    /* 0.75: tie 0.5 / 1 -> 1 (code 2) */
+        {0x3FA00000, 0x2},                    /* 1.25: tie 1 / 1.5 -> 1 */
+        {0x3FE00000, 0x4},                    /* 1.75: tie 1.5 / 2 -> 2 (code 4) */
+        {0x40200000, 0x4},                    /* 2.5: tie 2 / 3 -> 2 */
+        {0x40600000, 0x6},                    /* 3.5: tie 3 / 4 -> 4 */
+        {0x40A00000, 0x6},                    /* 5: tie 4 / 6 -> 4 */
+        {0x40A00001, 0x7},                    /* just above 5: 6 */
+        {0x40C00000, 0x7}, {0x40E00000, 0x7}, {0x7F7FFFFF, 0x7}, /* 6, 7, FLT_MAX: saturate */
+        {0x7F800000, 0x7}, {0xFF800000, 0xF}, /* +-inf */
+        {0xC0200000, 0xC},                    /* -2.5 -> -2 */
+        {0xBF400000, 0xA},                    /* -0.75 -> -1 */
+        {0x00000001, 0x0}, {0x80000001, 0x8}, /* subnormals: +-0 */
+        {0x3F000000, 0x1}, {0x40400000, 0x5}, {0x40800000, 0x6}, /* 0.5, 3, 4: exact */
+        {0x7FFFFFFF, 0x4}, {0xFFFFFFFF, 0x4}, {0x7FC00000, 0x4}, {0xFF800001, 0x4}, /* NaN: 0x4 */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (ref_f32_to_e2m1(F(rows[i].f)) != rows[i].code)
+            fail_msg("e2m1 of 0x%08X: got 0x%X, expected 0x%X", (unsigned)rows[i].f,
+                     (unsigned)ref_f32_to_e2m1(F(rows[i].f)), (unsigned)rows[i].code);
+    }
+    /* to f32: every code by the formula, exactly; 0x8 is -0 */
+    for (unsigned c = 0; c < 16; c++) {
+        const float got = ref_e2m1_to_f32((uint8_t)c);
+        assert_true((double)got == e2m1_formula(c));
+        assert_int_equal(signbit(got) != 0, (c & 8) != 0);
+        assert_int_equal(ref_f32_to_e2m1(got), c); /* round trip */
+    }
+}
+
+/* ref_f32_to_e2m1 against the scan over every bf16 pattern and a million random f32 ones, and against
+ * the transliteration of torchao's bit arithmetic: equal on every non-NaN input, and on the GPU's
+ * canonical NaN 0x7FFFFFFF (the only NaN an f32 product or quotient there gives) it is code 0x4. */
+static void test_e2m1_matches_scan_and_torchao(void **state)
+{
+    (void)state;
+    mismatch_log log = {"e2m1_matches_scan_and_torchao", 0};
+    for (uint64_t k = 0; k < 65536 + 1000000; k++) {
+        const uint32_t bits = k < 65536 ? (uint32_t)k << 16 : (uint32_t)next_random();
+        const float f = F(bits);
+        const uint8_t got = ref_f32_to_e2m1(f);
+        expect_bits(&log, got, e2m1_by_scan(f), "e2m1 vs scan", bits);
+        if (!isnan(f))
+            expect_bits(&log, got, torchao_f32_to_e2m1(bits), "e2m1 vs torchao", bits);
+    }
+    expect_bits(&log, torchao_f32_to_e2m1(0x7FFFFFFF), 0x4, "torchao's e2m1 of the canonical NaN", 0x7FFFFFFF);
+    finish(&log);
+}
+
+/* §11.2's OCP floor by hand: s = clamp(E - 127 - emax, -127, 128) + 127, 255 for NaN. */
+static void test_e8m0_floor_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t amax;
+        ew_dtype_t element;
+        uint8_t s;
+    } rows[] = {
+        {0x00000000, EW_F8E4M3, 0},    /* zero: E = 0, -135 clamps to -127 */
+        {0x00000000, EW_F4E2M1, 0},
+        {0x00000001, EW_F8E5M2, 0},    /* subnormal amax: E = 0 */
+        {0x007FFFFF, EW_F8E4M3, 0},
+        {0x3F800000, EW_F8E4M3, 119},  /* 1: 0 - 8 */
+        {0x3F800000, EW_F8E5M2, 112},  /* 1: 0 - 15 */
+        {0x3F800000, EW_F4E2M1, 125},  /* 1: 0 - 2 */
+        {0x43E00000, EW_F8E4M3, 127},  /* 448 = max: 2^0 */
+        {0x43E08000, EW_F8E4M3, 127},  /* 449: floor, saturates */
+        {0x43FFFFFF, EW_F8E4M3, 127},  /* just below 512 */
+        {0x44000000, EW_F8E4M3, 128},  /* 512 */
+        {0x40C00000, EW_F4E2M1, 127},  /* 6 = max */
+        {0x41000000, EW_F4E2M1, 128},  /* 8 */
+        {0x47600000, EW_F8E5M2, 127},  /* 57344 = max */
+        {0x48E00000, EW_F8E4M3, 137},  /* 448 * 2^10 */
+        {0x45600000, EW_F8E5M2, 123},  /* 57344 * 2^-4 */
+        {0x3F400000, EW_F4E2M1, 124},  /* 6 * 2^-3 */
+        {0x04000000, EW_F8E4M3, 0},    /* 2^-119: -127, the lowest that is not clamped */
+        {0x03800000, EW_F8E4M3, 0},    /* 2^-120: -128 clamps */
+        {0x04800000, EW_F8E4M3, 1},    /* 2^-118 */
+        {0x7F7FFFFF, EW_F8E4M3, 246},  /* FLT_MAX: 127 - 8 */
+        {0x7F800000, EW_F8E4M3, 247},  /* inf: E = 255, 128 - 8 */
+        {0x7F800000, EW_F8E5M2, 240},
+        {0x7F800000, EW_F4E2M1, 253},
+        {0x7FC00000, EW_F8E4M3, 255},  /* NaN */
+        {0x7FFFFFFF, EW_F4E2M1, 255},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const uint8_t got = ref_e8m0_scale_floor(F(rows[i].amax), rows[i].element);
+        if (got != rows[i].s)
+            fail_msg("floor scale of amax 0x%08X for %s: got %u, expected %u", (unsigned)rows[i].amax,
+                     rows[i].element == EW_F4E2M1 ? "e2m1" : dtype_name(rows[i].element), (unsigned)got,
+                     (unsigned)rows[i].s);
+    }
+}
+
+/* §11.2's EW_BLOCKS_ROUND_UP by hand: d = amax * f32(1/max); the smallest power of two >= d. The
+ * products: 448 * f32(1/448) = 1 + 3 * 2^-26 and 6 * f32(1/6) = 1 + 2^-25 exactly, both rounding to 1. */
+static void test_e8m0_round_up_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t amax;
+        ew_dtype_t element;
+        uint8_t s;
+    } rows[] = {
+        {0x00000000, EW_F8E4M3, 0},    /* d = 0 */
+        {0x00000001, EW_F8E4M3, 0},    /* d = 0 after rounding */
+        {0x43E00000, EW_F8E4M3, 127},  /* 448: d = 1 */
+        {0x43E08000, EW_F8E4M3, 128},  /* 449: d > 1 */
+        {0x43600000, EW_F8E4M3, 126},  /* 224: d = 1/2 */
+        {0x47600000, EW_F8E5M2, 127},  /* 57344: d = 1 */
+        {0x40C00000, EW_F4E2M1, 127},  /* 6: d = 1 */
+        {0x41400000, EW_F4E2M1, 128},  /* 12: d = 2 */
+        {0x40400000, EW_F4E2M1, 126},  /* 3: d = 1/2 */
+        {0x3F400000, EW_F4E2M1, 124},  /* 0.75 = 6 * 2^-3 */
+        {0x48E00000, EW_F8E4M3, 137},  /* 448 * 2^10 */
+        {0x40400000, EW_F8E4M3, 120},  /* 3: d = 0.0067 in (2^-8, 2^-7] */
+        {0x04800000, EW_F8E4M3, 1},    /* 2^-118: d = 1.14 * 2^-127, subnormal, rounds up to 2^-126 */
+        {0x04000000, EW_F8E4M3, 0},    /* 2^-119: d = 1.14 * 2^-128 -> 2^-127 */
+        {0x04600000, EW_F8E4M3, 0},    /* 1.75 * 2^-119 = 448 * 2^-127: d = 2^-127 exactly -> 0 */
+        {0x7F7FFFFF, EW_F8E4M3, 247},  /* FLT_MAX / 448 = 1.14 * 2^119 -> 2^120 */
+        {0x7F7FFFFF, EW_F4E2M1, 253},  /* FLT_MAX / 6 = 1.33 * 2^125 -> 2^126 */
+        {0x7F800000, EW_F8E4M3, 254},  /* inf */
+        {0x7F800000, EW_F4E2M1, 254},
+        {0x7FC00000, EW_F8E5M2, 255},  /* NaN */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const uint8_t got = ref_e8m0_scale_round_up(F(rows[i].amax), rows[i].element);
+        if (got != rows[i].s)
+            fail_msg("round-up scale of amax 0x%08X for %s: got %u, expected %u", (unsigned)rows[i].amax,
+                     rows[i].element == EW_F4E2M1 ? "e2m1" : dtype_name(rows[i].element), (unsigned)got,
+                     (unsigned)rows[i].s);
+    }
+    /* the products the comments above rely on, on this host's IEEE f32 */
+    assert_int_equal(ref_f32_bits(448.0f * (1.0f / 448.0f)), 0x3F800000);
+    assert_int_equal(ref_f32_bits(6.0f * (1.0f / 6.0f)), 0x3F800000);
+    assert_int_equal(ref_f32_bits(57344.0f * (1.0f / 57344.0f)), 0x3F800000);
+}
+
+/* One block of f32 values (the first `count` given, the rest +0) quantized alone: its element codes
+ * (e2m1 unpacked) and its scale. */
+typedef struct {
+    uint8_t codes[32];
+    uint8_t scale;
+} block_result;
+
+static block_result quantize_block(ew_block_format_t format, ew_dtype_t out_dtype, const uint32_t *values,
+                                   int count, const float *g, unsigned options)
+{
+    const int block = ref_block_size(format);
+    uint32_t x[32] = {0};
+    memcpy(x, values, (size_t)count * sizeof x[0]);
+    uint8_t packed[32];
+    memset(packed, 0xA5, sizeof packed);
+    block_result r;
+    r.scale = 0xA5;
+    ref_quantize_blocks(format, out_dtype, EW_F32, 1, block, packed, &r.scale, x, g, options);
+    for (int i = 0; i < block; i++)
+        r.codes[i] = out_dtype == EW_F4E2M1 ? (uint8_t)(i % 2 ? packed[i / 2] >> 4 : packed[i / 2] & 0xF) : packed[i];
+    return r;
+}
+
+static void expect_block(const char *what, block_result got, uint8_t scale, const uint8_t *codes, int count)
+{
+    if (got.scale != scale)
+        fail_msg("%s: scale 0x%02X, expected 0x%02X", what, got.scale, scale);
+    for (int i = 0; i < 32; i++) {
+        const uint8_t want = i < count ? codes[i] : 0;
+        if (i < count && got.codes[i] != want)
+            fail_msg("%s: element %d is 0x%02X, expected 0x%02X", what, i, got.codes[i], want);
+    }
+}
+
+#define CODES(...) (const uint8_t[]){__VA_ARGS__}, (int)sizeof((const uint8_t[]){__VA_ARGS__})
+#define VALUES(...) (const uint32_t[]){__VA_ARGS__}, (int)(sizeof((const uint32_t[]){__VA_ARGS__}) / 4)
+
+/* §11.2: MX blocks by hand, both scale rules. */
+static void test_mx_blocks_by_hand(void **state)
+{
+    (void)state;
+    const unsigned UP = EW_BLOCKS_ROUND_UP;
+    /* amax 3 (E = 128): s = 120, S = 2^-7 both ways; 1 -> 128, -2.5 -> -320, 3 -> 384, 0.01 -> 1.28 -> 1.25 */
+    static const uint32_t three[] = {0x3F800000, 0xC0200000, 0x40400000, 0x3C23D70A};
+    expect_block("e4m3 floor, amax 3", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, three, 4, NULL, 0), 120,
+                 CODES(0x70, 0xFA, 0x7C, 0x3A, 0x00));
+    expect_block("e4m3 round-up, amax 3", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, three, 4, NULL, UP), 120,
+                 CODES(0x70, 0xFA, 0x7C, 0x3A, 0x00));
+    /* amax 449: floor keeps 2^0 and saturates it to 448; round-up takes 2^1: 224.5 -> 224, 1 -> 0.5 */
+    static const uint32_t past_max[] = {0x43E08000, 0x3F800000};
+    expect_block("e4m3 floor, amax 449", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, past_max, 2, NULL, 0), 127,
+                 CODES(0x7E, 0x38));
+    expect_block("e4m3 round-up, amax 449", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, past_max, 2, NULL, UP), 128,
+                 CODES(0x76, 0x30));
+    /* a NaN: s = 255. Floor divides by +inf: finite -> +-0, NaN and inf -> NaN; round-up multiplies by NaN */
+    static const uint32_t with_nan[] = {0x3F800000, 0x7FC00000, 0x7F800000, 0xC0400000};
+    expect_block("e4m3 floor, NaN", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, with_nan, 4, NULL, 0), 255,
+                 CODES(0x00, 0x7F, 0x7F, 0x80, 0x00));
+    expect_block("e4m3 round-up, NaN", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, with_nan, 4, NULL, UP), 255,
+                 CODES(0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F));
+    expect_block("e2m1 floor, NaN", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, with_nan, 4, NULL, 0), 255,
+                 CODES(0x0, 0x4, 0x4, 0x8, 0x0));
+    expect_block("e2m1 round-up, NaN", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, with_nan, 4, NULL, UP), 255,
+                 CODES(0x4, 0x4, 0x4, 0x4, 0x4));
+    /* an infinity, no NaN: floor s = 247 (S = 2^120), round-up 254 (r = 2^-127); +-inf saturate */
+    static const uint32_t with_inf[] = {0x7F800000, 0x3F800000, 0xFF800000};
+    expect_block("e4m3 floor, inf", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, with_inf, 3, NULL, 0), 247,
+                 CODES(0x7E, 0x00, 0xFE));
+    expect_block("e4m3 round-up, inf", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, with_inf, 3, NULL, UP), 254,
+                 CODES(0x7E, 0x00, 0xFE));
+    expect_block("e5m2 floor, inf", quantize_block(EW_BLOCKS_MX, EW_F8E5M2, with_inf, 3, NULL, 0), 240,
+                 CODES(0x7B, 0x00, 0xFB));
+    /* zeros: s = 0 both ways, -0 kept */
+    static const uint32_t zeros[] = {0x00000000, 0x80000000};
+    expect_block("e4m3 floor, zeros", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, zeros, 2, NULL, 0), 0,
+                 CODES(0x00, 0x80, 0x00));
+    expect_block("e4m3 round-up, zeros", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, zeros, 2, NULL, UP), 0,
+                 CODES(0x00, 0x80, 0x00));
+    expect_block("e2m1 round-up, zeros", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, zeros, 2, NULL, UP), 0,
+                 CODES(0x0, 0x8, 0x0));
+    /* f32 subnormals: floor s = 0 scales by 2^126 (the clamped 2^-126): 1 - 2^-23 -> 1, 2^-23 -> 0,
+     * -2^-127 -> -0.5; round-up s = 0 multiplies by 1: all +-0 */
+    static const uint32_t subnormal[] = {0x007FFFFF, 0x00000001, 0x80400000};
+    expect_block("e4m3 floor, subnormals", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, subnormal, 3, NULL, 0), 0,
+                 CODES(0x38, 0x00, 0xB0));
+    expect_block("e4m3 round-up, subnormals", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, subnormal, 3, NULL, UP), 0,
+                 CODES(0x00, 0x00, 0x80));
+    /* 448 * 2^-119 is d = 2^-127 exactly: s = 0, r = 1 (not 2^127): 448 * 2^-119 -> 0 */
+    static const uint32_t smallest[] = {0x04600000};
+    expect_block("e4m3 round-up, d = 2^-127", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, smallest, 1, NULL, UP), 0,
+                 CODES(0x00));
+    /* max * 2^k: scale 2^k exactly, the element max */
+    static const uint32_t e4m3_max[] = {0x48E00000}, e5m2_max[] = {0x45600000}, e2m1_max[] = {0x3F400000};
+    expect_block("e4m3 floor, 448 * 2^10", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, e4m3_max, 1, NULL, 0), 137,
+                 CODES(0x7E));
+    expect_block("e4m3 round-up, 448 * 2^10", quantize_block(EW_BLOCKS_MX, EW_F8E4M3, e4m3_max, 1, NULL, UP),
+                 137, CODES(0x7E));
+    expect_block("e5m2 floor, 57344 * 2^-4", quantize_block(EW_BLOCKS_MX, EW_F8E5M2, e5m2_max, 1, NULL, 0), 123,
+                 CODES(0x7B));
+    expect_block("e2m1 floor, 6 * 2^-3", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, e2m1_max, 1, NULL, 0), 124,
+                 CODES(0x7));
+    expect_block("e2m1 round-up, 6 * 2^-3", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, e2m1_max, 1, NULL, UP), 124,
+                 CODES(0x7));
+    /* e2m1: floor S = 1 for amax 7.5 (which saturates); round-up halves (d = 1.25 -> 2^1) */
+    static const uint32_t e2m1_values[] = {0x40C00000, 0xC0A00000, 0x3E800000, 0x3F400000, 0x40200000,
+                                           0x3FE00000, 0x40600000, 0x40B00000, 0x40F00000};
+    expect_block("e2m1 floor", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, e2m1_values, 9, NULL, 0), 127,
+                 CODES(0x7, 0xE, 0x0, 0x2, 0x4, 0x4, 0x6, 0x7, 0x7, 0x0));
+    expect_block("e2m1 round-up", quantize_block(EW_BLOCKS_MX, EW_F4E2M1, e2m1_values, 9, NULL, UP), 128,
+                 CODES(0x5, 0xC, 0x0, 0x1, 0x2, 0x2, 0x4, 0x5, 0x6, 0x0));
+    /* and packed: element 2i in the low nibble */
+    uint32_t x[32] = {0};
+    memcpy(x, e2m1_values, sizeof e2m1_values);
+    uint8_t packed[16], s;
+    ref_quantize_blocks(EW_BLOCKS_MX, EW_F4E2M1, EW_F32, 1, 32, packed, &s, x, NULL, 0);
+    static const uint8_t expected_packed[16] = {0xE7, 0x20, 0x44, 0x76, 0x07};
+    assert_memory_equal(packed, expected_packed, 16);
+    /* bf16 and f16 inputs are widened exactly: bf16 2^-127 (0x0040) with floor s = 0 -> 0.5; f16 2^-24
+     * (0x0001): s = 95, 2^-24 / 2^-32 = 256 */
+    uint16_t h[32] = {0x0040};
+    uint8_t q[32];
+    ref_quantize_blocks(EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, 1, 32, q, &s, h, NULL, 0);
+    assert_int_equal(s, 0);
+    assert_int_equal(q[0], 0x30);
+    h[0] = 0x0001;
+    ref_quantize_blocks(EW_BLOCKS_MX, EW_F8E4M3, EW_F16, 1, 32, q, &s, h, NULL, 0);
+    assert_int_equal(s, 95);
+    assert_int_equal(q[0], 0x78);
+}
+
+/* §11.3: NVFP4 blocks by hand. */
+static void test_nvfp4_blocks_by_hand(void **state)
+{
+    (void)state;
+    static const uint32_t values[] = {0x40C00000, 0xC0A00000, 0x3E800000, 0x3F400000,
+                                      0x40200000, 0x3FE00000, 0x40600000, 0x40B00000};
+    const uint8_t *expected_codes = (const uint8_t[]){0x7, 0xE, 0x0, 0x2, 0x4, 0x4, 0x6, 0x7, 0x0};
+    /* amax 6: b = 6 * f32(1/6) = 1, scale 1.0 (0x38), r = 1: the values themselves */
+    const float one = 1.0f, two = 2.0f, half = 0.5f, three = 3.0f, zero = 0.0f, minus_one = -1.0f;
+    const float nan = F(0x7FC00000);
+    expect_block("g NULL", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, values, 8, NULL, 0), 0x38, expected_codes, 9);
+    expect_block("g 1", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, values, 8, &one, 0), 0x38, expected_codes, 9);
+    expect_block("g 2", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, values, 8, &two, 0), 0x30, expected_codes, 9);
+    expect_block("g 0.5", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, values, 8, &half, 0), 0x40, expected_codes,
+                 9);
+    /* g 3: c = f32(1/3) -> e4m3 1.375 * 2^-2 (0x2B); r = f32(1/3) / 0.34375 = 0.9697 */
+    expect_block("g 3", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, values, 8, &three, 0), 0x2B,
+                 CODES(0x7, 0xE, 0x0, 0x1, 0x4, 0x3, 0x5, 0x7, 0x0));
+    /* b is a product by f32(1/6) = (1/6)(1 + 2^-25), not a quotient: amax 7.125 - 2^-21 gives
+     * b = 1.1875 (the e4m3 tie of 1.125 and 1.25, to even: 1.25, 0x3A) where amax / 6 would round to
+     * 1.1875 - 2^-23 (1.125, 0x39); r = 1 / 1.25, 5.7 -> 6 */
+    static const uint32_t tie[] = {0x40E3FFFF};
+    expect_block("b by the reciprocal", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, tie, 1, NULL, 0), 0x3A,
+                 CODES(0x7, 0x0));
+    /* amax 0 and tiny amax: c clamped up to 2^-6 (0x08), r = 64 */
+    static const uint32_t zeros[] = {0x00000000, 0x80000000}, tiny[] = {0x3C23D70A};
+    expect_block("zeros", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, zeros, 2, NULL, 0), 0x08, CODES(0x0, 0x8, 0x0));
+    expect_block("amax 0.01", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, tiny, 1, NULL, 0), 0x08, CODES(0x1, 0x0));
+    /* amax 10752: c = 1792 clamped to 448 (0x7E); 10752 / 448 = 24 saturates, 1 / 448 -> 0 */
+    static const uint32_t big[] = {0x46280000, 0x3F800000};
+    expect_block("c clamped to 448", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, big, 2, NULL, 0), 0x7E,
+                 CODES(0x7, 0x0, 0x0));
+    /* g 0: c = inf -> 448, r = inf: 6 -> inf -> 6, 0 * inf = NaN -> 0x4, -1 -> -6 */
+    static const uint32_t g0_values[] = {0x40C00000, 0x00000000, 0xBF800000};
+    expect_block("g 0", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, g0_values, 3, &zero, 0), 0x7E,
+                 CODES(0x7, 0x4, 0xF, 0x4));
+    /* g 0 on zeros: c = 0 / 0 = NaN (0x7F); g NaN: NaN; a NaN in the block: NaN; every element 0x4 */
+    expect_block("g 0, zeros", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, zeros, 2, &zero, 0), 0x7F,
+                 CODES(0x4, 0x4, 0x4));
+    expect_block("g NaN", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, values, 8, &nan, 0), 0x7F,
+                 CODES(0x4, 0x4, 0x4, 0x4, 0x4, 0x4, 0x4, 0x4, 0x4));
+    static const uint32_t with_nan[] = {0x3F800000, 0xFFC00000};
+    expect_block("a NaN", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, with_nan, 2, NULL, 0), 0x7F,
+                 CODES(0x4, 0x4, 0x4));
+    /* an infinity: c = inf -> 448, r = f32(1/448): inf -> 6, 1 -> 0, -inf -> -6 */
+    static const uint32_t with_inf[] = {0x7F800000, 0x3F800000, 0xFF800000};
+    expect_block("an infinity", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, with_inf, 3, NULL, 0), 0x7E,
+                 CODES(0x7, 0x0, 0xF, 0x0));
+    /* g -1: c = -1 clamped up to 2^-6; r = -1 / 2^-6 = -64: 6 -> -6, 0.01 -> -0.64 -> -0.5 */
+    static const uint32_t negative_g[] = {0x40C00000, 0x3C23D70A};
+    expect_block("g -1", quantize_block(EW_BLOCKS_NVFP4, EW_F4E2M1, negative_g, 2, &minus_one, 0), 0x08,
+                 CODES(0xF, 0x9, 0x8));
+}
+
+/* g NULL and g = 1 give the same bits, quantize and dequantize, on random blocks. */
+static void test_nvfp4_null_global_scale_is_one(void **state)
+{
+    (void)state;
+    enum { ROWS = 37, COLS = 64 };
+    static uint32_t x[ROWS * COLS];
+    for (size_t i = 0; i < ROWS * COLS; i++) {
+        const uint64_t r = next_random();
+        x[i] = r % 8 == 0 ? (uint32_t)(r >> 32) /* any bits, NaN and inf included */
+                          : ref_f32_bits(ldexpf((float)(int32_t)(r >> 32) / 2147483648.0f, (int)(r % 40) - 20));
+    }
+    static uint8_t q_null[ROWS * COLS / 2], q_one[ROWS * COLS / 2], s_null[256 * 4], s_one[256 * 4];
+    const float one = 1.0f;
+    for (unsigned options = 0; options <= EW_BLOCKS_SWIZZLED; options += EW_BLOCKS_SWIZZLED) {
+        ref_quantize_blocks(EW_BLOCKS_NVFP4, EW_F4E2M1, EW_F32, ROWS, COLS, q_null, s_null, x, NULL, options);
+        ref_quantize_blocks(EW_BLOCKS_NVFP4, EW_F4E2M1, EW_F32, ROWS, COLS, q_one, s_one, x, &one, options);
+        assert_memory_equal(q_null, q_one, sizeof q_null);
+        assert_memory_equal(s_null, s_one, options ? 256 * 4 : ROWS * COLS / 16);
+        static uint32_t y_null[ROWS * COLS], y_one[ROWS * COLS];
+        ref_dequantize_blocks(EW_BLOCKS_NVFP4, EW_F32, EW_F4E2M1, ROWS, COLS, y_null, q_null, s_null, NULL, options);
+        ref_dequantize_blocks(EW_BLOCKS_NVFP4, EW_F32, EW_F4E2M1, ROWS, COLS, y_one, q_null, s_null, &one, options);
+        assert_memory_equal(y_null, y_one, sizeof y_null);
+    }
+}
+
+/* §11.4 by hand: one element of a block, dequantized to each output. */
+static void test_dequantize_blocks_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        ew_block_format_t format;
+        ew_dtype_t in;
+        uint8_t q, scale;
+        uint32_t g; /* 0xFFFFFFFF: NULL (never an f32 the rows use) */
+        uint32_t f32;
+        uint16_t bf16, f16;
+    } rows[] = {
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x38, 127, ~0u, 0x3F800000, 0x3F80, 0x3C00},  /* 1 * 2^0 */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x38, 0, ~0u, 0x00400000, 0x0040, 0x0000},    /* s = 0: 2^-127 */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x38, 255, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},  /* s = 255: NaN */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x00, 255, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},  /* 0 * NaN */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x7E, 254, ~0u, 0x7F800000, 0x7F80, 0x7C00},  /* 448 * 2^127 overflows */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x7F, 127, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},  /* e4m3 NaN */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0xFF, 127, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x01, 143, ~0u, 0x43000000, 0x4300, 0x5800},  /* 2^-9 * 2^16 = 128 */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x80, 143, ~0u, 0x80000000, 0x8000, 0x8000},  /* -0 */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x39, 103, ~0u, 0x33900000, 0x3390, 0x0001},  /* 1.125 * 2^-24: f16 rounds */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x01, 0, ~0u, 0x00002000, 0x0000, 0x0000},    /* 2^-136: bf16 rounds to 0 */
+        {EW_BLOCKS_MX, EW_F8E4M3, 0x05, 0, ~0u, 0x0000A000, 0x0001, 0x0000},    /* 5 * 2^-136: up to 2^-133 */
+        {EW_BLOCKS_MX, EW_F8E5M2, 0x7C, 127, ~0u, 0x7F800000, 0x7F80, 0x7C00},  /* inf */
+        {EW_BLOCKS_MX, EW_F8E5M2, 0xFC, 0, ~0u, 0xFF800000, 0xFF80, 0xFC00},    /* -inf * 2^-127 */
+        {EW_BLOCKS_MX, EW_F8E5M2, 0x7D, 127, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},  /* e5m2 NaN */
+        {EW_BLOCKS_MX, EW_F8E5M2, 0x7C, 255, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},  /* inf * NaN */
+        {EW_BLOCKS_MX, EW_F4E2M1, 0x72, 128, ~0u, 0x40000000, 0x4000, 0x4000},  /* code 2 (1) * 2 */
+        {EW_BLOCKS_MX, EW_F4E2M1, 0xF8, 127, ~0u, 0x80000000, 0x8000, 0x8000},  /* code 8: -0 */
+        {EW_BLOCKS_NVFP4, EW_F4E2M1, 0x72, 0x38, ~0u, 0x3F800000, 0x3F80, 0x3C00},       /* 1 * 1 */
+        {EW_BLOCKS_NVFP4, EW_F4E2M1, 0x72, 0x38, 0x40400000, 0x40400000, 0x4040, 0x4200}, /* g 3 */
+        {EW_BLOCKS_NVFP4, EW_F4E2M1, 0x77, 0x7F, ~0u, 0x7FFFFFFF, 0x7FFF, 0x7FFF},       /* scale NaN */
+        {EW_BLOCKS_NVFP4, EW_F4E2M1, 0x77, 0x08, 0x03800000, 0x01C00000, 0x01C0, 0x0000}, /* 6 * (2^-120 * 2^-6) */
+        {EW_BLOCKS_NVFP4, EW_F4E2M1, 0x72, 0x00, 0x7F800000, 0x7FFFFFFF, 0x7FFF, 0x7FFF}, /* inf * 0 first: NaN */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const int block = ref_block_size(rows[i].format);
+        uint8_t q[32] = {0};
+        q[0] = rows[i].q;
+        const float g = F(rows[i].g);
+        const float *gp = rows[i].g == ~0u ? NULL : &g;
+        uint32_t out32[32];
+        uint16_t out16[32];
+        ref_dequantize_blocks(rows[i].format, EW_F32, rows[i].in, 1, block, out32, q, &rows[i].scale, gp, 0);
+        if (out32[0] != rows[i].f32)
+            fail_msg("row %zu: f32 0x%08X, expected 0x%08X", i, (unsigned)out32[0], (unsigned)rows[i].f32);
+        ref_dequantize_blocks(rows[i].format, EW_BF16, rows[i].in, 1, block, out16, q, &rows[i].scale, gp, 0);
+        if (out16[0] != rows[i].bf16)
+            fail_msg("row %zu: bf16 0x%04X, expected 0x%04X", i, (unsigned)out16[0], (unsigned)rows[i].bf16);
+        ref_dequantize_blocks(rows[i].format, EW_F16, rows[i].in, 1, block, out16, q, &rows[i].scale, gp, 0);
+        if (out16[0] != rows[i].f16)
+            fail_msg("row %zu: f16 0x%04X, expected 0x%04X", i, (unsigned)out16[0], (unsigned)rows[i].f16);
+    }
+    /* e2m1's second element, the high nibble: 0x72 holds 1 then 6; 0xF8 holds -0 then -6 */
+    uint8_t q[16] = {0x72, 0xF8};
+    uint32_t out[32];
+    const uint8_t s = 128;
+    ref_dequantize_blocks(EW_BLOCKS_MX, EW_F32, EW_F4E2M1, 1, 32, out, q, &s, NULL, 0);
+    assert_int_equal(out[0], 0x40000000);
+    assert_int_equal(out[1], 0x41400000); /* 12 */
+    assert_int_equal(out[2], 0x80000000);
+    assert_int_equal(out[3], 0xC1400000); /* -12 */
+    assert_int_equal(out[4], 0x00000000);
+}
+
+/* ew_block_scales_shape's rule by hand (§11.5). */
+static void test_block_scales_shape_by_hand(void **state)
+{
+    (void)state;
+    static const struct {
+        ew_block_format_t format;
+        int64_t rows, cols, row_major_cols, swizzled_rows, swizzled_cols;
+    } rows[] = {
+        {EW_BLOCKS_MX, 0, 0, 0, 0, 0},          {EW_BLOCKS_MX, 5, 0, 0, 128, 0},
+        {EW_BLOCKS_MX, 0, 64, 2, 0, 4},         {EW_BLOCKS_MX, 1, 32, 1, 128, 4},
+        {EW_BLOCKS_MX, 129, 96, 3, 256, 4},     {EW_BLOCKS_MX, 300, 160, 5, 384, 8},
+        {EW_BLOCKS_MX, 128, 4096, 128, 128, 128}, {EW_BLOCKS_NVFP4, 1, 16, 1, 128, 4},
+        {EW_BLOCKS_NVFP4, 300, 48, 3, 384, 4},  {EW_BLOCKS_NVFP4, 127, 80, 5, 128, 8},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t r, c;
+        ref_block_scales_shape(rows[i].format, rows[i].rows, rows[i].cols, 0, &r, &c);
+        assert_int_equal(r, rows[i].rows);
+        assert_int_equal(c, rows[i].row_major_cols);
+        ref_block_scales_shape(rows[i].format, rows[i].rows, rows[i].cols, EW_BLOCKS_SWIZZLED, &r, &c);
+        assert_int_equal(r, rows[i].swizzled_rows);
+        assert_int_equal(c, rows[i].swizzled_cols);
+        ref_block_scales_shape(rows[i].format, rows[i].rows, rows[i].cols, EW_BLOCKS_ROUND_UP, &r, &c);
+        assert_int_equal(c, rows[i].row_major_cols); /* only EW_BLOCKS_SWIZZLED changes the shape */
+    }
+}
+
+/* torchao 0.18's to_blocked (mx_formats/utils.py), transliterated: pad to (ceil(R/128)*128,
+ * ceil(C/4)*4) with zeros, view (n_row_blocks, 128, n_col_blocks, 4), permute(0, 2, 1, 3), reshape
+ * (-1, 4, 32, 4), transpose(1, 2), reshape (-1, 32, 16), flatten. order[i] receives the padded
+ * matrix's (row * padded_cols + col) of flat element i. */
+static void torchao_to_blocked_order(int64_t rows, int64_t cols, int64_t *order)
+{
+    const int64_t n_row_blocks = (rows + 127) / 128, n_col_blocks = (cols + 3) / 4, padded_cols = n_col_blocks * 4;
+    int64_t i = 0;
+    /* after the permute the dims are (row block a, col block b, row in tile 128, col in tile 4); the
+     * reshape splits the 128 rows as (4 groups p, 32 rows q) with row = 32 p + q; the transpose swaps
+     * p and q; the flatten walks (a, b), q, p, c */
+    for (int64_t a = 0; a < n_row_blocks; a++)
+        for (int64_t b = 0; b < n_col_blocks; b++)
+            for (int64_t q = 0; q < 32; q++)
+                for (int64_t p = 0; p < 4; p++)
+                    for (int64_t c = 0; c < 4; c++)
+                        order[i++] = (a * 128 + p * 32 + q) * padded_cols + (b * 4 + c);
+}
+
+/* §11.5: ref_block_scale_index against the transliteration, for every scale and padding position. */
+static void test_swizzle_matches_torchao(void **state)
+{
+    (void)state;
+    static const int64_t row_counts[] = {1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 300};
+    static const int64_t block_counts[] = {1, 2, 3, 4, 5, 7, 8, 9};
+    for (size_t ri = 0; ri < sizeof row_counts / sizeof row_counts[0]; ri++)
+        for (size_t ci = 0; ci < sizeof block_counts / sizeof block_counts[0]; ci++) {
+            const int64_t rows = row_counts[ri], row_blocks = block_counts[ci];
+            int64_t scale_rows, scale_cols;
+            ref_block_scales_shape(EW_BLOCKS_MX, rows, row_blocks * 32, EW_BLOCKS_SWIZZLED, &scale_rows,
+                                   &scale_cols);
+            const int64_t total = scale_rows * scale_cols;
+            int64_t *order = checked_malloc((size_t)total * sizeof *order);
+            int64_t *position = checked_malloc((size_t)total * sizeof *position);
+            torchao_to_blocked_order(rows, row_blocks, order);
+            for (int64_t i = 0; i < total; i++)
+                position[order[i]] = i; /* where padded element (r, k) lands */
+            for (int64_t r = 0; r < scale_rows; r++)
+                for (int64_t k = 0; k < scale_cols; k++) {
+                    const int64_t want = position[r * scale_cols + k];
+                    const int64_t got = ref_block_scale_index(r, k, row_blocks, EW_BLOCKS_SWIZZLED);
+                    if (got != want)
+                        fail_msg("rows %lld, %lld blocks: scale (%lld, %lld) at %lld, to_blocked puts it at %lld",
+                                 (long long)rows, (long long)row_blocks, (long long)r, (long long)k,
+                                 (long long)got, (long long)want);
+                }
+            free(order);
+            free(position);
+        }
+    /* row-major: r * row_blocks + k */
+    assert_int_equal(ref_block_scale_index(3, 2, 5, 0), 17);
+    assert_int_equal(ref_block_scale_index(3, 2, 5, EW_BLOCKS_ROUND_UP), 17);
+    /* by hand: rows 300, 5 blocks (2 tiles across): (0, 0) 0; (1, 0) 16; (32, 0) 4; (0, 3) 3; (0, 4) 512;
+     * (128, 0) 1024; (299, 4) = tile (2, 1) 2560 + (299 % 32 = 11) * 16 + (43 / 32 = 1) * 4 + 0 = 2740 */
+    assert_int_equal(ref_block_scale_index(0, 0, 5, EW_BLOCKS_SWIZZLED), 0);
+    assert_int_equal(ref_block_scale_index(1, 0, 5, EW_BLOCKS_SWIZZLED), 16);
+    assert_int_equal(ref_block_scale_index(32, 0, 5, EW_BLOCKS_SWIZZLED), 4);
+    assert_int_equal(ref_block_scale_index(0, 3, 5, EW_BLOCKS_SWIZZLED), 3);
+    assert_int_equal(ref_block_scale_index(0, 4, 5, EW_BLOCKS_SWIZZLED), 512);
+    assert_int_equal(ref_block_scale_index(128, 0, 5, EW_BLOCKS_SWIZZLED), 1024);
+    assert_int_equal(ref_block_scale_index(299, 4, 5, EW_BLOCKS_SWIZZLED), 2740);
+}
+
+/* Swizzled quantize: the same scales as row-major, moved; every padding byte written 0; elements equal. */
+static void test_swizzled_quantize_pads_with_zero(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][2] = {{1, 32}, {127, 96}, {129, 96}, {300, 160}, {5, 4096}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int64_t rows = shapes[i][0], cols = shapes[i][1], row_blocks = cols / 32;
+        float *x = checked_malloc((size_t)(rows * cols) * sizeof *x);
+        for (int64_t k = 0; k < rows * cols; k++)
+            x[k] = ldexpf((float)(int32_t)(next_random() >> 32) / 2147483648.0f, (int)(k / 32 % 50) - 25);
+        int64_t scale_rows, scale_cols;
+        ref_block_scales_shape(EW_BLOCKS_MX, rows, cols, EW_BLOCKS_SWIZZLED, &scale_rows, &scale_cols);
+        uint8_t *plain = checked_malloc((size_t)(rows * row_blocks));
+        uint8_t *swizzled = checked_malloc((size_t)(scale_rows * scale_cols));
+        uint8_t *q_plain = checked_malloc((size_t)(rows * cols)), *q_swizzled = checked_malloc((size_t)(rows * cols));
+        memset(swizzled, 0xA5, (size_t)(scale_rows * scale_cols));
+        ref_quantize_blocks(EW_BLOCKS_MX, EW_F8E4M3, EW_F32, rows, cols, q_plain, plain, x, NULL, 0);
+        ref_quantize_blocks(EW_BLOCKS_MX, EW_F8E4M3, EW_F32, rows, cols, q_swizzled, swizzled, x, NULL,
+                            EW_BLOCKS_SWIZZLED);
+        assert_memory_equal(q_plain, q_swizzled, (size_t)(rows * cols));
+        bool *used = calloc((size_t)(scale_rows * scale_cols), sizeof *used);
+        assert_non_null(used);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < row_blocks; k++) {
+                const int64_t at = ref_block_scale_index(r, k, row_blocks, EW_BLOCKS_SWIZZLED);
+                assert_false(used[at]);
+                used[at] = true;
+                assert_int_equal(swizzled[at], plain[r * row_blocks + k]);
+            }
+        for (int64_t at = 0; at < scale_rows * scale_cols; at++)
+            if (!used[at])
+                assert_int_equal(swizzled[at], 0);
+        free(used);
+        free(x);
+        free(plain);
+        free(swizzled);
+        free(q_plain);
+        free(q_swizzled);
+    }
+}
+
+
+/* §11.2's note: from bf16 and f16 data, d = amax * f32(1/max) is a power of two or lies far above one
+ * (more than 64 f32 ulps of log2's integer part), so a log2f that is correct to a few ulps, ceiled,
+ * gives the exact rule's exponent; every positive finite amax of the two, for each element format.
+ * (For f32 data it can come within an ulp: 0x1.c00002p-53 for e4m3, d = 2^-61 (1 + 2^-23), whose
+ * log2f is -61 where the rule's exponent is -60.) */
+static void test_round_up_exponent_far_from_log2_rounding(void **state)
+{
+    (void)state;
+    static const ew_dtype_t elements[] = {EW_F8E4M3, EW_F8E5M2, EW_F4E2M1};
+    static const float maxima[] = {448.0f, 57344.0f, 6.0f};
+    mismatch_log log = {"round_up_exponent_far_from_log2_rounding", 0};
+    for (int wide = 0; wide < 2; wide++)
+        for (uint32_t bits = 1; bits < 0x7C00u + (wide == 0 ? 0x7F80u - 0x7C00u : 0); bits++) {
+            const float amax = wide == 0 ? F(bits << 16) : ref_f16_to_f32((uint16_t)bits);
+            for (size_t e = 0; e < 3; e++) {
+                const float d = amax * (1.0f / maxima[e]);
+                if (d == 0.0f)
+                    continue;
+                const double l = log2((double)d), k = floor(l);
+                const int exponent = (int)ref_e8m0_scale_round_up(amax, elements[e]) - 127;
+                if (l == k) {
+                    expect_bits(&log, (uint64_t)(int64_t)exponent, (uint64_t)(int64_t)(k < -127 ? -127 : k),
+                                "a power of two", bits);
+                    continue;
+                }
+                const double ulp = fabs(k) >= 1.0 ? ldexp(1.0, ilogb(fabs(k)) - 23) : 0x1p-149;
+                if (l - k <= 64 * ulp)
+                    expect_bits(&log, bits, 0, "d too close above a power of two", (uint64_t)e);
+                const double c = k + 1 < -127 ? -127 : k + 1;
+                expect_bits(&log, (uint64_t)(int64_t)exponent, (uint64_t)(int64_t)c, "the exponent", bits);
+            }
+        }
+    /* the f32 case of the comment */
+    assert_int_equal(ref_e8m0_scale_round_up(F(0x3FE00001) * 0x1p-53f, EW_F8E4M3), 127 - 60);
+    assert_true(log2f(F(0x3FE00001) * 0x1p-53f * (1.0f / 448.0f)) == -61.0f);
+    finish(&log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1920,6 +2580,18 @@ int main(void)
         cmocka_unit_test(test_amax_by_hand),
         cmocka_unit_test(test_scaled_table),
         cmocka_unit_test(test_scaled_table_matches_doc),
+        cmocka_unit_test(test_e2m1_by_hand),
+        cmocka_unit_test(test_e2m1_matches_scan_and_torchao),
+        cmocka_unit_test(test_e8m0_floor_by_hand),
+        cmocka_unit_test(test_e8m0_round_up_by_hand),
+        cmocka_unit_test(test_round_up_exponent_far_from_log2_rounding),
+        cmocka_unit_test(test_mx_blocks_by_hand),
+        cmocka_unit_test(test_nvfp4_blocks_by_hand),
+        cmocka_unit_test(test_nvfp4_null_global_scale_is_one),
+        cmocka_unit_test(test_dequantize_blocks_by_hand),
+        cmocka_unit_test(test_block_scales_shape_by_hand),
+        cmocka_unit_test(test_swizzle_matches_torchao),
+        cmocka_unit_test(test_swizzled_quantize_pads_with_zero),
     };
     return cmocka_run_group_tests_name("reference", tests, setup_tables, teardown_tables);
 }

@@ -25,6 +25,14 @@ scalars, read and written on the GPU, so nothing synchronizes::
     q = ew.quantize(x, "f8e4m3", scale)  # saturate(x * scale); amax=, amax_mode= for delayed scaling
     y = ew.dequantize(q, "bf16", 1.0 / scale)
 
+Block-scaled casts (libelementwise 1.2): MX (blocks of 32, e8m0 scales: MXFP8, MXFP4) and NVFP4
+(blocks of 16, e4m3 scales and a global scale) along the last dimension, bit for bit torchao's
+reference functions; float4 packs two elements a byte, as torch.float4_e2m1fn_x2::
+
+    q, scales = ew.quantize_blocks(x, torch.float8_e4m3fn)               # MXFP8, OCP floor
+    q4, s4 = ew.quantize_blocks(x, format="nvfp4", global_scale=g, swizzled=True)  # q4: (..., cols / 2)
+    y = ew.dequantize_blocks(q, scales, torch.bfloat16)
+
 Inputs come first and ``out=`` / ``stream=`` are keywords, as in NumPy, CuPy and PyTorch. The 1.x
 forms with the output first (``ew.add(out, a, b)``) still work, with a DeprecationWarning. With
 ``out=None`` the output is allocated by the first input's own framework (PyTorch, CuPy, Numba) and
@@ -60,11 +68,12 @@ except ImportError as error:
     raise
 
 __all__ = [
-    "DType", "Op", "ReduceMode", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
+    "DType", "Op", "ReduceMode", "BlockFormat", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
     "add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
+    "quantize_blocks", "dequantize_blocks", "block_scales_shape",
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
     "unary_batched", "binary_batched",
-    "default_handle", "is_supported", "dtype_name", "dtype_size", "library_version", "library_path",
+    "default_handle", "is_supported", "dtype_name", "dtype_size", "dtype_bits", "library_version", "library_path",
     "Kernel",
 ]
 
@@ -85,7 +94,8 @@ class Status(enum.IntEnum):
 
 
 class DType(enum.IntEnum):
-    """ew_dtype_t."""
+    """ew_dtype_t. F8E8M0 (block scales) and F4E2M1 (two elements a byte, as torch.float4_e2m1fn_x2: an
+    array element is the byte) are the block-scaled casts' alone."""
     BOOL = 1
     I8 = 2
     U8 = 3
@@ -98,6 +108,8 @@ class DType(enum.IntEnum):
     F64 = 10
     F8E4M3 = 11
     F8E5M2 = 12
+    F8E8M0 = 13
+    F4E2M1 = 14
 
 
 class Op(enum.IntEnum):
@@ -117,6 +129,12 @@ class ReduceMode(enum.IntEnum):
     "accumulate" name the same)."""
     OVERWRITE = 0
     ACCUMULATE = 1
+
+
+class BlockFormat(enum.IntEnum):
+    """ew_block_format_t: the block-scaled casts' ``format=`` (the strings "mx" and "nvfp4" name the same)."""
+    MX = 1
+    NVFP4 = 2
 
 
 class ElementwiseError(RuntimeError):
@@ -216,8 +234,13 @@ def dtype_name(dtype) -> str:
 
 
 def dtype_size(dtype) -> int:
-    """Bytes per element of a dtype."""
+    """Bytes per element of a dtype (0 for F4E2M1, narrower than a byte: :func:`dtype_bits`)."""
     return _ext.dtype_size(dtype)
+
+
+def dtype_bits(dtype) -> int:
+    """Bits per element of a dtype (4 for F4E2M1)."""
+    return _ext.dtype_bits(dtype)
 
 
 # ---- outputs made for out=None, for frameworks without the DLPack exchange API ----
@@ -227,6 +250,7 @@ _FRAMEWORK_NAME = {
     DType.BOOL: "bool", DType.I8: "int8", DType.U8: "uint8", DType.I16: "int16", DType.I32: "int32",
     DType.I64: "int64", DType.F16: "float16", DType.BF16: "bfloat16", DType.F32: "float32",
     DType.F64: "float64", DType.F8E4M3: "float8_e4m3fn", DType.F8E5M2: "float8_e5m2",
+    DType.F8E8M0: "float8_e8m0fnu", DType.F4E2M1: "float4_e2m1fn_x2",  # PyTorch's; an F4E2M1 element is a byte of two
 }
 
 
@@ -281,6 +305,9 @@ binary = _ext.binary
 quantize = _ext.quantize
 dequantize = _ext.dequantize
 amax = _ext.amax
+quantize_blocks = _ext.quantize_blocks
+dequantize_blocks = _ext.dequantize_blocks
+block_scales_shape = _ext.block_scales_shape
 add_batched = _ext.add_batched
 mul_batched = _ext.mul_batched
 relu_batched = _ext.relu_batched
@@ -290,8 +317,8 @@ unary_batched = _ext.unary_batched
 binary_batched = _ext.binary_batched
 
 _OPERATIONS = ("add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
-               "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched", "unary_batched",
-               "binary_batched")
+               "quantize_blocks", "dequantize_blocks", "add_batched", "mul_batched", "relu_batched", "cast_batched",
+               "scale_add_batched", "unary_batched", "binary_batched")
 
 
 class _Closing:

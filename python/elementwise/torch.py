@@ -16,6 +16,8 @@ things:
       torch.ops.elementwise.quantize(x, torch.float8_e4m3fn, scale)   # scaled casts: no autograd
       torch.ops.elementwise.dequantize(q, torch.bfloat16, scale_inv)
       torch.ops.elementwise.amax(x)                    # a shape () float32 tensor
+      torch.ops.elementwise.quantize_blocks(x, torch.float8_e4m3fn, "mx")      # block-scaled: (q, scales)
+      torch.ops.elementwise.dequantize_blocks(q, scales, torch.bfloat16, "mx")
 
   The ops are also this module's attributes (``elementwise.torch.add(a, b)``): called eagerly they
   record autograd, where a direct ``ew.add(a, b)`` does not.
@@ -33,7 +35,10 @@ as the direct call does (``_like``), so the fake implementations give the stride
 The scaled casts (quantize, dequantize, amax) are registered in their functional forms only, with
 fake implementations and no autograd; under torch.compile call these ops: the module's
 ``ew.quantize``, ``ew.dequantize`` and ``ew.amax`` (whose amax=, accumulate= and out= write device
-scalars in place) have no substitute and break the graph.
+scalars in place) have no substitute and break the graph. So are the block-scaled casts
+(quantize_blocks, returning (q, scales), and dequantize_blocks): their ops allocate what the direct
+calls allocate for out=None and scales=None, and ``ew.quantize_blocks`` / ``ew.dequantize_blocks``
+break the graph.
 
 Not covered: ``Kernel`` calls under torch.compile (a graph break: compiled code is no op argument;
 ``kernel_op`` makes a Kernel an op to call instead), ``stream=`` under torch.compile (use
@@ -41,7 +46,7 @@ Not covered: ``Kernel`` calls under torch.compile (a graph break: compiled code 
 torch.compile, and autograd through the ``*_out`` ops (PyTorch's own out= ops have none either).
 """
 
-from typing import List
+from typing import List, Optional, Tuple
 
 import torch
 from torch.types import Number
@@ -52,7 +57,7 @@ __all__ = [
     "add", "add_out", "mul", "mul_out", "relu", "relu_out", "cast", "cast_out", "scale_add", "scale_add_out",
     "add_batched", "add_batched_out", "mul_batched", "mul_batched_out", "relu_batched", "relu_batched_out",
     "cast_batched", "cast_batched_out", "scale_add_batched", "scale_add_batched_out", "quantize", "dequantize",
-    "amax", "kernel_op",
+    "amax", "quantize_blocks", "dequantize_blocks", "kernel_op",
 ]
 
 Tensor = torch.Tensor
@@ -401,6 +406,80 @@ def _dequantize_fake(q, dtype, scale_inv):
 
 
 amax.register_fake(_amax_result)
+
+
+# ---- block-scaled casts: functional forms, no autograd ----
+
+# format -> (the block, the scales' dtype by name: float8_e8m0fnu is PyTorch 2.7's, looked up when used)
+_BLOCKS = {"mx": (32, "float8_e8m0fnu"), "nvfp4": (16, "float8_e4m3fn")}
+
+
+def _rows(x: Tensor):
+    # The product of the leading dimensions (symbolic sizes kept symbolic).
+    rows = 1
+    for extent in x.shape[:-1]:
+        rows = rows * extent
+    return rows
+
+
+def _block_format(format: str):
+    if format not in _BLOCKS:
+        raise ValueError("format must be 'mx' or 'nvfp4', not %r" % (format,))
+    block, scale_dtype = _BLOCKS[format]
+    return block, getattr(torch, scale_dtype)
+
+
+def _blocks_results(x: Tensor, dtype: torch.dtype, format: str, swizzled: bool):
+    """What ew.quantize_blocks makes for out=None and scales=None: x's shape in ``dtype``'s elements (a
+    float4_e2m1fn_x2 byte holds two) and ew.block_scales_shape's scales, C-contiguous on x's device.
+    The scale shape is the library's arithmetic, written here again so that symbolic sizes stay symbolic
+    (ew.block_scales_shape takes ints); the direct call checks it is the library's."""
+    block, scale_dtype = _block_format(format)
+    cols = x.shape[-1]
+    scale_rows, scale_cols = _rows(x), cols // block
+    if swizzled:  # 128 x 4 tiles of scales, padded
+        scale_rows, scale_cols = (scale_rows + 127) // 128 * 128, (scale_cols + 3) // 4 * 4
+    shape = (*x.shape[:-1], cols // 2) if dtype == getattr(torch, "float4_e2m1fn_x2", None) else tuple(x.shape)
+    return (torch.empty(shape, dtype=dtype, device=x.device),
+            torch.empty((scale_rows, scale_cols), dtype=scale_dtype, device=x.device))
+
+
+@torch.library.custom_op("elementwise::quantize_blocks", mutates_args=())
+def quantize_blocks(x: Tensor, dtype: torch.dtype, format: str = "mx", round_up: bool = False, swizzled: bool = False,
+                    global_scale: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    """(q, scales): x quantized in blocks along its last dimension, as ew.quantize_blocks (format "mx":
+    dtype float8_e4m3fn, float8_e5m2 or float4_e2m1fn_x2, float8_e8m0fnu scales; "nvfp4":
+    float4_e2m1fn_x2, float8_e4m3fn scales times global_scale)."""
+    q, scales = _blocks_results(x, dtype, format, swizzled)
+    return ew.quantize_blocks(x, dtype, format=format, round_up=round_up, swizzled=swizzled,
+                              global_scale=global_scale, out=q, scales=scales)
+
+
+@quantize_blocks.register_fake
+def _quantize_blocks_fake(x, dtype, format="mx", round_up=False, swizzled=False, global_scale=None):
+    return _blocks_results(x, dtype, format, swizzled)
+
+
+def _dequantize_blocks_result(q: Tensor, dtype: torch.dtype, format: str) -> Tensor:
+    # What ew.dequantize_blocks makes for out=None: q's shape in elements (NVFP4's uint8 q is float4).
+    _block_format(format)
+    packed = q.dtype == getattr(torch, "float4_e2m1fn_x2", None) or (format == "nvfp4" and q.dtype == torch.uint8)
+    shape = (*q.shape[:-1], q.shape[-1] * 2) if packed else tuple(q.shape)
+    return torch.empty(shape, dtype=dtype, device=q.device)
+
+
+@torch.library.custom_op("elementwise::dequantize_blocks", mutates_args=())
+def dequantize_blocks(q: Tensor, scales: Tensor, dtype: torch.dtype, format: str = "mx", swizzled: bool = False,
+                      global_scale: Optional[Tensor] = None) -> Tensor:
+    """float(q) * the block's scale (times global_scale, "nvfp4") in ``dtype`` (f16, bf16 or f32), as
+    ew.dequantize_blocks; q float8 or float4_e2m1fn_x2 (uint8 for "nvfp4")."""
+    return ew.dequantize_blocks(q, scales, dtype, format=format, swizzled=swizzled, global_scale=global_scale,
+                                out=_dequantize_blocks_result(q, dtype, format))
+
+
+@dequantize_blocks.register_fake
+def _dequantize_blocks_fake(q, scales, dtype, format="mx", swizzled=False, global_scale=None):
+    return _dequantize_blocks_result(q, dtype, format)
 
 
 # ---- user kernels: an op per Kernel, on request ----

@@ -8,7 +8,7 @@
  * contiguous over the output's shape goes to the strided call as it is, and the library refuses
  * what it cannot take. The library is loaded with dlopen from the path the Python loader chose (the
  * copy bundled beside this module, or ELEMENTWISE_LIBRARY); it must have every call of 1.1, and the
- * scaled casts of 1.2 are bound when present (their calls say so when not).
+ * scaled casts of 1.2 (per tensor and in blocks) are bound when present (their calls say so when not).
  *
  * Py_LIMITED_API 3.10: METH_FASTCALL | METH_KEYWORDS entered the stable ABI in 3.10. */
 #ifndef Py_LIMITED_API
@@ -40,7 +40,9 @@
     X(ew_kernel_launch_strided) X(ew_kernel_destroy)
 
 /* Since 1.2: bound when the library has them, else NULL. */
-#define SCALED_FUNCTIONS(X) X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)
+#define SCALED_FUNCTIONS(X)                                                                                 \
+    X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
+    X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -61,10 +63,18 @@ static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_n
     *s_n_params, *s_handle_attr, *max_version_value, *empty_tuple;
 
 /* ew dtype -> DLPack code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, kDLFloat8_e4m3fn 10,
- * kDLFloat8_e5m2 12); the bits are the library's ew_dtype_size. */
+ * kDLFloat8_e5m2 12, kDLFloat8_e8m0fnu 14, kDLFloat4_e2m1fn 17); the bits are the library's ew_dtype_size,
+ * but for EW_F4E2M1 (below). */
 static const uint8_t DLPACK_CODE[] = {0, kDLBool, kDLInt, kDLUInt, kDLInt, kDLInt, kDLInt,
-                                      kDLFloat, kDLBfloat, kDLFloat, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e5m2};
+                                      kDLFloat, kDLBfloat, kDLFloat, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e5m2,
+                                      kDLFloat8_e8m0fnu, kDLFloat4_e2m1fn};
 #define N_DTYPES ((int)(sizeof DLPACK_CODE / sizeof DLPACK_CODE[0]) - 1)
+
+/* EW_F4E2M1 arrays hold two elements a byte, as PyTorch's float4_e2m1fn_x2 does: here an array element of
+ * EW_F4E2M1 is that byte (DLPack: kDLFloat4_e2m1fn, 4 bits, 2 lanes), and a row of cols elements is an
+ * array row of cols / 2 (the library's ew_dtype_size says 0, its ew_dtype_bits 4). */
+#define F4_BITS 4
+#define F4_LANES 2
 
 /* The library's element sizes and the DLPack types they answer, read once at load: every operand asks,
  * and a call into the library for each of a list's thousands of operands showed in its time. */
@@ -92,7 +102,8 @@ static const struct { const char *name; int dtype; } DTYPE_NAMES[] = {
     {"int32", EW_I32}, {"int", EW_I32}, {"int64", EW_I64}, {"long", EW_I64}, {"float16", EW_F16},
     {"half", EW_F16}, {"bfloat16", EW_BF16}, {"float32", EW_F32}, {"float", EW_F32}, {"float64", EW_F64},
     {"double", EW_F64}, {"float8_e4m3fn", EW_F8E4M3}, {"e4m3", EW_F8E4M3}, {"float8_e5m2", EW_F8E5M2},
-    {"e5m2", EW_F8E5M2}};
+    {"e5m2", EW_F8E5M2}, {"float8_e8m0fnu", EW_F8E8M0}, {"e8m0", EW_F8E8M0}, {"float4_e2m1fn_x2", EW_F4E2M1},
+    {"e2m1", EW_F4E2M1}};
 
 static int dlpack_to_dtype(uint8_t code, uint8_t bits)
 {
@@ -218,7 +229,8 @@ static int as_dtype(PyObject *value)
     return found;
 }
 
-/* bfloat16 / float8, named only by the array's own dtype (torch, ml_dtypes): 0 for anything else. */
+/* bfloat16 / float8 / packed float4, named only by the array's own dtype (torch, ml_dtypes): 0 for anything
+ * else. */
 static int named_dtype(PyObject *obj)
 {
     PyObject *declared = PyObject_GetAttr(obj, s_dtype);
@@ -230,7 +242,9 @@ static int named_dtype(PyObject *obj)
     Py_DECREF(declared);
     if (!dtype)
         PyErr_Clear();
-    return dtype == EW_BF16 || dtype == EW_F8E4M3 || dtype == EW_F8E5M2 ? dtype : 0;
+    return dtype == EW_BF16 || dtype == EW_F8E4M3 || dtype == EW_F8E5M2 || dtype == EW_F8E8M0 || dtype == EW_F4E2M1
+               ? dtype
+               : 0;
 }
 
 /* ---- operands ---- */
@@ -404,14 +418,16 @@ static int read_dltensor(operand_t *op, const DLTensor *t, int read_only)
 {
     if (!is_gpu(t->device.device_type))
         return refuse_device(op, t->device.device_type);
-    if (t->dtype.lanes != 1 || t->dtype.bits % 8) {
+    /* PyTorch's float4_e2m1fn_x2: a byte of two e2m1 lanes, one array element. */
+    const int packed_f4 = t->dtype.code == kDLFloat4_e2m1fn && t->dtype.bits == F4_BITS && t->dtype.lanes == F4_LANES;
+    if (!packed_f4 && (t->dtype.lanes != 1 || t->dtype.bits % 8)) {
         PyObject *described = describe_dldtype(&t->dtype);
         operand_error(op, PyExc_TypeError, ": ", "%U is not a scalar element type", described);
         Py_XDECREF(described);
         return -1;
     }
-    if (settle_dtype(op, dlpack_to_dtype(t->dtype.code, t->dtype.bits), t->dtype.bits / 8, describe_dldtype,
-                     &t->dtype))
+    if (settle_dtype(op, packed_f4 ? EW_F4E2M1 : dlpack_to_dtype(t->dtype.code, t->dtype.bits),
+                     packed_f4 ? 1 : t->dtype.bits / 8, describe_dldtype, &t->dtype))
         return -1;
     if (t->ndim < 0 || t->ndim > MAX_NDIM)
         return operand_error(op, PyExc_ValueError, ": ", "%d dimensions; at most %d are taken", t->ndim, MAX_NDIM);
@@ -952,8 +968,8 @@ static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim
         prototype.device.device_id = like->device;
         prototype.ndim = ndim;
         prototype.dtype.code = DLPACK_CODE[dtype];
-        prototype.dtype.bits = (uint8_t)(dtype_size(dtype) * 8);
-        prototype.dtype.lanes = 1;
+        prototype.dtype.bits = (uint8_t)(dtype == EW_F4E2M1 ? F4_BITS : dtype_size(dtype) * 8);
+        prototype.dtype.lanes = dtype == EW_F4E2M1 ? F4_LANES : 1;
         prototype.shape = (int64_t *)shape;
         DLManagedTensorVersioned *managed = NULL;
         alloc_error_t error = {{0}};
@@ -1460,9 +1476,11 @@ done:
 /* ---- argument parsing ---- */
 
 enum { KW_OUT, KW_STREAM, KW_DTYPE, KW_HANDLE, KW_IN_DTYPE, KW_OUT_DTYPE, KW_OUTS, KW_PARAMS, KW_SCALE,
-       KW_SCALE_INV, KW_AMAX, KW_AMAX_MODE, KW_ACCUMULATE, KW_COUNT };
+       KW_SCALE_INV, KW_AMAX, KW_AMAX_MODE, KW_ACCUMULATE, KW_FORMAT, KW_ROUND_UP, KW_SWIZZLED, KW_GLOBAL_SCALE,
+       KW_SCALES, KW_COUNT };
 static const char *const KW_NAMES[KW_COUNT] = {"out", "stream", "dtype", "handle", "in_dtype", "out_dtype", "outs",
-                                               "params", "scale", "scale_inv", "amax", "amax_mode", "accumulate"};
+                                               "params", "scale", "scale_inv", "amax", "amax_mode", "accumulate",
+                                               "format", "round_up", "swizzled", "global_scale", "scales"};
 static PyObject *kw_strings[KW_COUNT];
 
 /* Keyword arguments into slots (Py_None when absent); allowed is a bit mask of the KW_ names. */
@@ -1870,6 +1888,366 @@ static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 done:
     operands_release(&o);
     return result;
+}
+
+/* ---- block-scaled casts (1.2) ---- */
+
+/* format: "mx" or "nvfp4", or BlockFormat (an int, 1 or 2); None: "mx". */
+static int block_format(PyObject *value, int *format)
+{
+    long v = -1;
+    if (value == Py_None) {
+        v = EW_BLOCKS_MX;
+    } else if (PyUnicode_Check(value)) {
+        if (PyUnicode_CompareWithASCIIString(value, "mx") == 0)
+            v = EW_BLOCKS_MX;
+        else if (PyUnicode_CompareWithASCIIString(value, "nvfp4") == 0)
+            v = EW_BLOCKS_NVFP4;
+    } else if (PyLong_Check(value) && !PyBool_Check(value)) {
+        v = PyLong_AsLong(value);
+        if (v == -1 && PyErr_Occurred())
+            PyErr_Clear();
+    }
+    if (v == EW_BLOCKS_MX || v == EW_BLOCKS_NVFP4) {
+        *format = (int)v;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "format must be 'mx' or 'nvfp4' (or elementwise.BlockFormat), not %R",
+                 value);
+    return -1;
+}
+
+static const char *format_name(int format) { return format == EW_BLOCKS_NVFP4 ? "NVFP4" : "MX"; }
+
+/* The scales' dtype of a format: e8m0 (MX), e4m3 (NVFP4). */
+static int block_scale_dtype(int format) { return format == EW_BLOCKS_NVFP4 ? EW_F8E4M3 : EW_F8E8M0; }
+
+/* A keyword flag: None (absent) is false. -1 with an exception when truth fails. */
+static int flag(PyObject *value) { return value == Py_None ? 0 : PyObject_IsTrue(value); }
+
+/* ew_block_scales_shape, which needs no GPU and no handle: always the library's own (the recorder stands in
+ * for operations only). */
+static int block_scales_shape(int format, int64_t rows, int64_t cols, unsigned options, int64_t *scale_rows,
+                              int64_t *scale_cols)
+{
+    if (!lib.ew_block_scales_shape) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "the loaded libelementwise (%u) has no ew_block_scales_shape: the "
+                     "block-scaled casts need 1.2 or later",
+                     lib.ew_get_version());
+        return -1;
+    }
+    return finish(
+        lib.ew_block_scales_shape((ew_block_format_t)format, rows, cols, options, scale_rows, scale_cols),
+        "ew_block_scales_shape");
+}
+
+#define ROWS_RULE                                                                                     \
+    "rows: the product of the leading dimensions, cols: the last, an F4E2M1 array's in bytes of two " \
+    "elements"
+
+/* A data operand of a block call as the library reads it: rows x cols elements, row-major and contiguous;
+ * rows the product of the leading dimensions, cols the last (an F4E2M1 array's counts bytes of two). */
+static int block_matrix(const operand_t *op, int64_t *rows, int64_t *cols)
+{
+    if (op->ndim < 1)
+        return operand_error(op, PyExc_ValueError, " ",
+                             "has shape (); the block calls take arrays of rows x cols "
+                             "elements, of one dimension or more (" ROWS_RULE ")");
+    if (!is_contiguous(op)) {
+        PyObject *strides = int64_tuple(op->ndim, op->strides);
+        if (strides)
+            operand_error(op, PyExc_ValueError, " ",
+                          "is not contiguous (strides %R in elements); the block calls "
+                          "take contiguous arrays: pass a contiguous copy",
+                          strides);
+        Py_XDECREF(strides);
+        return -1;
+    }
+    int64_t r = 1, c = op->shape[op->ndim - 1];
+    for (int i = 0; i < op->ndim - 1; i++)
+        if (__builtin_mul_overflow(r, op->shape[i], &r))
+            return operand_error(op, PyExc_ValueError, ": ", "its row count overflows int64");
+    if (op->dtype == EW_F4E2M1 && __builtin_mul_overflow(c, 2, &c))
+        return operand_error(op, PyExc_ValueError, ": ", "its element count overflows int64");
+    *rows = r;
+    *cols = c;
+    return 0;
+}
+
+/* out (quantize's elements, dequantize's result) holds the rows x cols of the input. */
+static int block_same_matrix(const operand_t *op, const operand_t *input, int64_t rows, int64_t cols)
+{
+    int64_t r, c;
+    if (block_matrix(op, &r, &c))
+        return -1;
+    if (r == rows && c == cols)
+        return 0;
+    dtype_label_t have, other;
+    PyObject *a = operand_shape(op), *name = operand_name(input), *b = operand_shape(input);
+    if (a && name && b)
+        operand_error(op, PyExc_ValueError, " ",
+                      "has shape %R (%s): %lld rows of %lld elements, but %U's %R (%s) "
+                      "is %lld rows of %lld (" ROWS_RULE ")",
+                      a, dtype_label(op->dtype, &have), (long long)r, (long long)c, name, b,
+                      dtype_label(input->dtype, &other), (long long)rows, (long long)cols);
+    Py_XDECREF(a);
+    Py_XDECREF(name);
+    Py_XDECREF(b);
+    return -1;
+}
+
+/* The scales: the format's scale dtype or uint8, contiguous, of exactly ew_block_scales_shape's count; any
+ * shape (torchao's, row-major (*leading, cols / block), or swizzled tiles flattened, say). */
+static int block_scales_check(const operand_t *op, int format, int64_t rows, int64_t cols, int64_t scale_rows,
+                              int64_t scale_cols, int swizzled)
+{
+    dtype_label_t have, want;
+    const int expected = block_scale_dtype(format);
+    if (op->dtype != expected && op->dtype != EW_U8)
+        return operand_error(op, PyExc_TypeError, " ", "is %s; %s scales are %s (or uint8)",
+                             dtype_label(op->dtype, &have), format_name(format),
+                             dtype_label(expected, &want));
+    if (!is_contiguous(op)) {
+        PyObject *strides = int64_tuple(op->ndim, op->strides);
+        if (strides)
+            operand_error(op, PyExc_ValueError, " ",
+                          "is not contiguous (strides %R in elements); the block calls "
+                          "take contiguous arrays",
+                          strides);
+        Py_XDECREF(strides);
+        return -1;
+    }
+    int64_t count;
+    if (!__builtin_mul_overflow(scale_rows, scale_cols, &count) && op->count == count)
+        return 0;
+    PyObject *shape = operand_shape(op);
+    if (shape)
+        operand_error(
+            op, PyExc_ValueError, " ",
+            "has shape %R, %lld scales, but %lld rows of %lld elements have "
+            "%lld x %lld %s%s scales (block_scales_shape): a contiguous array of %lld one-byte elements, "
+            "of any shape",
+            shape, (long long)op->count, (long long)rows, (long long)cols, (long long)scale_rows,
+            (long long)scale_cols, swizzled ? "swizzled " : "", format_name(format), (long long)count);
+    Py_XDECREF(shape);
+    return -1;
+}
+
+enum { B_OUT, B_IN, B_SCALES, B_GLOBAL, B_OPERANDS };
+
+/* quantize_blocks(x, dtype=None, *, format="mx", round_up=False, swizzled=False, global_scale=None, out=None,
+ * scales=None, stream=None, in_dtype=None, handle=None) -> (out, scales) and dequantize_blocks(q, scales,
+ * dtype=None, *, format="mx", swizzled=False, global_scale=None, out=None, stream=None, in_dtype=None,
+ * handle=None) -> out: ew_quantize_blocks and ew_dequantize_blocks on rows x cols arrays (rows the product of
+ * the leading dimensions, cols the last). Every size is checked here (the C calls take bare pointers);
+ * formats, dtypes, options and overlaps are the library's to refuse. */
+static PyObject *blocks_common(const char *function, int quantize, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    const unsigned allowed = KW(OUT) | KW(STREAM) | KW(HANDLE) | KW(DTYPE) | KW(IN_DTYPE) | KW(FORMAT) |
+                             KW(SWIZZLED) | KW(GLOBAL_SCALE) | KW(SCALES) | (quantize ? KW(ROUND_UP) : 0);
+    const char *form = quantize ? "quantize_blocks(x, dtype)" : "dequantize_blocks(q, scales, dtype)";
+    const char *name = quantize ? "ew_quantize_blocks" : "ew_dequantize_blocks";
+    const int kw_quantize[2] = {-1, KW_DTYPE}, kw_dequantize[3] = {-1, KW_SCALES, KW_DTYPE};
+    const int n_params = quantize ? 2 : 3;
+    PyObject *slots[KW_COUNT], *values[3] = {NULL, NULL, NULL};
+    if (parse_keywords(function, args, nargs, kwnames, allowed, slots) ||
+        bind_params(function, form, args, nargs, slots, quantize ? kw_quantize : kw_dequantize, n_params,
+                    values))
+        return NULL;
+    PyObject *scales_obj = quantize ? slots[KW_SCALES] : values[1], *dtype_obj = values[n_params - 1];
+    if (!scales_obj || scales_obj == Py_None) {
+        if (!quantize) {
+            PyErr_Format(PyExc_TypeError, "%s() needs scales, the block scales of q (%s)", function, form);
+            return NULL;
+        }
+        scales_obj = Py_None;
+    }
+    int format = 0, swizzled = flag(slots[KW_SWIZZLED]), round_up = quantize ? flag(slots[KW_ROUND_UP]) : 0;
+    if (swizzled < 0 || round_up < 0 || block_format(slots[KW_FORMAT], &format))
+        return NULL;
+    const unsigned options = (round_up ? EW_BLOCKS_ROUND_UP : 0u) | (swizzled ? EW_BLOCKS_SWIZZLED : 0u);
+    int target = dtype_obj ? optional_dtype(dtype_obj) : 0, in_dtype = optional_dtype(slots[KW_IN_DTYPE]);
+    if (PyErr_Occurred() ||
+        missing(quantize ? (const void *)lib.ew_quantize_blocks : (const void *)lib.ew_dequantize_blocks,
+                name))
+        return NULL;
+    /* What out=None makes: quantize's elements (NVFP4's are F4E2M1 alone), dequantize's dtype. */
+    const int made_dtype = target ? target : quantize && format == EW_BLOCKS_NVFP4 ? EW_F4E2M1 : 0;
+    if (!made_dtype && slots[KW_OUT] == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s with out=None needs the dtype to %s (%s)", function,
+                     quantize ? "quantize to: 'f8e4m3', 'f8e5m2' or 'f4e2m1'" : "dequantize to", form);
+        return NULL;
+    }
+
+    operand_t ops[B_OPERANDS];
+    operand_t *all[B_OPERANDS] = {NULL, NULL, NULL, NULL};
+    PyObject *made_out = NULL, *made_scales = NULL, *result = NULL;
+    if (operand_open(&ops[B_IN], values[0], quantize ? "x" : "q", -1, in_dtype, 0))
+        goto done;
+    all[B_IN] = &ops[B_IN];
+    if (slots[KW_OUT] != Py_None) { /* read as the dtype named, as cast reads its out */
+        if (operand_open(&ops[B_OUT], slots[KW_OUT], "out", -1, target, 1))
+            goto done;
+        all[B_OUT] = &ops[B_OUT];
+    }
+    if (scales_obj != Py_None) {
+        if (operand_open(&ops[B_SCALES], scales_obj, "scales", -1, 0, quantize))
+            goto done;
+        all[B_SCALES] = &ops[B_SCALES];
+    }
+    if (slots[KW_GLOBAL_SCALE] != Py_None) {
+        if (operand_open(&ops[B_GLOBAL], slots[KW_GLOBAL_SCALE], "global_scale", -1, 0, 0))
+            goto done;
+        all[B_GLOBAL] = &ops[B_GLOBAL];
+    }
+    intptr_t stream;
+    if (resolve_stream(slots[KW_STREAM], all, B_OPERANDS, &stream))
+        goto done;
+    for (int k = 0; k < B_OPERANDS; k++)
+        if (all[k] && operand_export(all[k], stream))
+            goto done;
+    if (all[B_GLOBAL] && check_scalar(all[B_GLOBAL]))
+        goto done;
+    /* A uint8 array of elements (CuPy has no float8 or float4; torchao's fp4 data): NVFP4's are F4E2M1, MX's
+     * say which with dtype= (quantize's out) or in_dtype= (dequantize's q). */
+    operand_t *elements = quantize ? all[B_OUT] : all[B_IN];
+    if (elements && elements->dtype == EW_U8 && !(quantize ? target : in_dtype)) {
+        if (format != EW_BLOCKS_NVFP4) {
+            operand_error(elements, PyExc_TypeError, " ",
+                          "is a uint8 array: say which elements it %s with %s= "
+                          "('f8e4m3', 'f8e5m2' or 'f4e2m1'; format='nvfp4' reads uint8 as f4e2m1)",
+                          quantize ? "receives" : "holds", quantize ? "dtype" : "in_dtype");
+            goto done;
+        }
+        elements->dtype = EW_F4E2M1;
+    }
+    int64_t rows, cols, scale_rows, scale_cols;
+    if (block_matrix(&ops[B_IN], &rows, &cols) ||
+        block_scales_shape(format, rows, cols, options & EW_BLOCKS_SWIZZLED, &scale_rows, &scale_cols) ||
+        (all[B_OUT] && block_same_matrix(all[B_OUT], &ops[B_IN], rows, cols)) ||
+        (all[B_SCALES] &&
+         block_scales_check(all[B_SCALES], format, rows, cols, scale_rows, scale_cols, swizzled)))
+        goto done;
+    if (!all[B_OUT]) { /* the input's shape, its last dimension in made_dtype's array elements */
+        int64_t shape[MAX_NDIM];
+        memcpy(shape, ops[B_IN].shape, sizeof(int64_t) * (size_t)ops[B_IN].ndim);
+        shape[ops[B_IN].ndim - 1] = made_dtype == EW_F4E2M1 ? cols / 2 : cols;
+        if (!(made_out = allocate_output(&ops[B_OUT], &ops[B_IN], ops[B_IN].ndim, shape, made_dtype, "out",
+                                         -1, stream)))
+            goto done;
+        all[B_OUT] = &ops[B_OUT];
+    }
+    if (!all[B_SCALES]) { /* quantize's: block_scales_shape's, of the format's scale dtype */
+        const int64_t shape[2] = {scale_rows, scale_cols};
+        if (!(made_scales = allocate_output(&ops[B_SCALES], &ops[B_IN], 2, shape, block_scale_dtype(format),
+                                            "scales", -1, stream)))
+            goto done;
+        all[B_SCALES] = &ops[B_SCALES];
+    }
+    ew_handle_t handle;
+    int device, status;
+    if (pick_handle(slots[KW_HANDLE], all, B_OPERANDS, &handle, &device))
+        goto done;
+    const float *global_scale = all[B_GLOBAL] ? (const float *)ops[B_GLOBAL].data : NULL;
+    const int out_dtype = ops[B_OUT].dtype, input_dtype = ops[B_IN].dtype;
+    void *out = ops[B_OUT].data, *scales = ops[B_SCALES].data;
+    const void *in = ops[B_IN].data;
+    if (recorder) {
+        /* quantize: (out, scales, x); dequantize: (out, q, scales), the C signatures' orders */
+        PyObject *rest =
+            Py_BuildValue("(iiiLLNNNNIn)", format, out_dtype, input_dtype, (long long)rows, (long long)cols,
+                          pointer_object(out), pointer_object(quantize ? scales : in),
+                          pointer_object(quantize ? in : scales), pointer_object(global_scale), options,
+                          (Py_ssize_t)stream);
+        status = record(name, Py_BuildValue("(N)", pointer_object(handle)), rest);
+    } else if (quantize) {
+        status = lib.ew_quantize_blocks(handle, (ew_block_format_t)format, (ew_dtype_t)out_dtype,
+                                        (ew_dtype_t)input_dtype, rows, cols, out, scales, in, global_scale,
+                                        options, (ew_stream_t)stream);
+    } else {
+        status = lib.ew_dequantize_blocks(handle, (ew_block_format_t)format, (ew_dtype_t)out_dtype,
+                                          (ew_dtype_t)input_dtype, rows, cols, out, in, scales, global_scale,
+                                          options, (ew_stream_t)stream);
+    }
+    if (finish(status, name))
+        goto done;
+    PyObject *out_obj = made_out ? made_out : slots[KW_OUT];
+    result = quantize ? PyTuple_Pack(2, out_obj, made_scales ? made_scales : scales_obj) : Py_NewRef(out_obj);
+done:
+    for (int k = 0; k < B_OPERANDS; k++)
+        if (all[k])
+            operand_release(all[k]);
+    Py_XDECREF(made_out);
+    Py_XDECREF(made_scales);
+    return result;
+}
+
+static PyObject *py_quantize_blocks(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
+{
+    return blocks_common("quantize_blocks", 1, args, nargs, kwnames);
+}
+
+static PyObject *py_dequantize_blocks(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames)
+{
+    return blocks_common("dequantize_blocks", 0, args, nargs, kwnames);
+}
+
+/* block_scales_shape(shape, format="mx", *, swizzled=False) -> (scale_rows, scale_cols):
+ * ew_block_scales_shape of the rows x cols that shape holds (rows the product of its leading dimensions, cols
+ * the last, in elements). */
+static PyObject *py_block_scales_shape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kwnames)
+{
+    PyObject *slots[KW_COUNT], *values[2];
+    const int kw[2] = {-1, KW_FORMAT};
+    if (parse_keywords("block_scales_shape", args, nargs, kwnames, KW(FORMAT) | KW(SWIZZLED), slots) ||
+        bind_params("block_scales_shape", "block_scales_shape(shape, format)", args, nargs, slots, kw, 2,
+                    values))
+        return NULL;
+    int format = 0, swizzled = flag(slots[KW_SWIZZLED]);
+    if (swizzled < 0 || block_format(values[1] ? values[1] : Py_None, &format))
+        return NULL;
+    PyObject *shape =
+        PySequence_Check(values[0]) && !PyUnicode_Check(values[0]) ? PySequence_Tuple(values[0]) : NULL;
+    if (!shape) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError,
+                         "block_scales_shape(): shape must be a sequence of ints (the data's shape in "
+                         "elements), not %R",
+                         values[0]);
+        return NULL;
+    }
+    Py_ssize_t ndim = PyTuple_Size(shape);
+    int64_t rows = 1, cols = 0;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        long long extent = PyLong_AsLongLong(PyTuple_GetItem(shape, i));
+        if (extent == -1 && PyErr_Occurred()) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        if (i == ndim - 1)
+            cols = extent;
+        else if (__builtin_mul_overflow(rows, (int64_t)extent, &rows)) {
+            Py_DECREF(shape);
+            PyErr_SetString(PyExc_ValueError, "block_scales_shape(): the row count overflows int64");
+            return NULL;
+        }
+    }
+    Py_DECREF(shape);
+    if (ndim < 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "block_scales_shape(): shape () has no last dimension (rows x cols: cols the "
+                        "last dimension, rows the product of the others)");
+        return NULL;
+    }
+    int64_t scale_rows, scale_cols;
+    if (block_scales_shape(format, rows, cols, swizzled ? EW_BLOCKS_SWIZZLED : 0u, &scale_rows, &scale_cols))
+        return NULL;
+    return Py_BuildValue("(LL)", (long long)scale_rows, (long long)scale_cols);
 }
 
 /* ---- lists ---- */
@@ -2379,6 +2757,15 @@ static PyObject *py_dtype_size(PyObject *self, PyObject *arg)
     return dtype ? PyLong_FromSize_t(lib.ew_dtype_size(dtype)) : NULL;
 }
 
+/* ew_dtype_bits (1.2), else 8 * ew_dtype_size: a 1.1 library has no dtype narrower than a byte. */
+static PyObject *py_dtype_bits(PyObject *self, PyObject *arg)
+{
+    int dtype = as_dtype(arg);
+    if (!dtype)
+        return NULL;
+    return PyLong_FromSize_t(lib.ew_dtype_bits ? lib.ew_dtype_bits(dtype) : 8 * lib.ew_dtype_size(dtype));
+}
+
 static PyObject *py_is_supported(PyObject *self, PyObject *args)
 {
     int op, out, in;
@@ -2498,8 +2885,9 @@ static PyObject *py_load(PyObject *self, PyObject *arg)
                             EW_VERSION_MAJOR);
     }
     for (int d = 1; d <= N_DTYPES; d++) {
-        dtype_sizes[d] = (uint8_t)lib.ew_dtype_size((ew_dtype_t)d);
-        if (dtype_sizes[d] <= 8)
+        /* The block dtypes are a byte an array element here, whatever the library (1.1 knows neither). */
+        dtype_sizes[d] = (uint8_t)(d == EW_F8E8M0 || d == EW_F4E2M1 ? 1 : lib.ew_dtype_size((ew_dtype_t)d));
+        if (d != EW_F4E2M1 && dtype_sizes[d] <= 8) /* F4E2M1 is DLPack's 4 bits x 2 lanes, read_dltensor's */
             dlpack_dtypes[DLPACK_CODE[d]][dtype_sizes[d]] = (uint8_t)d;
     }
     lib_handle = handle;
@@ -2524,6 +2912,27 @@ static PyMethodDef methods[] = {
     FAST(amax, "amax(x, *, out=None, accumulate=False, stream=None, handle=None)\n\nmax |float(x)| into out, a "
                "float32 device array of one element (ew_amax); out=None: a new shape () float32 array on x's "
                "device. accumulate=True (out required) keeps the max with out's old value. x must be contiguous."),
+    FAST(quantize_blocks,
+         "quantize_blocks(x, dtype=None, *, format='mx', round_up=False, swizzled=False, global_scale=None, out=None, "
+         "scales=None, stream=None, in_dtype=None, handle=None) -> (out, scales)\n\nQuantizes x (f16, bf16 or f32; rows x "
+         "cols: rows the product of the leading dimensions, cols the last) in blocks along its rows, one scale a block "
+         "(ew_quantize_blocks). format='mx': blocks of 32, elements float8_e4m3fn, float8_e5m2 or float4_e2m1fn_x2, "
+         "float8_e8m0fnu scales (the OCP floor, or round_up=True for RCEIL); format='nvfp4': blocks of 16, "
+         "float4_e2m1fn_x2 elements, float8_e4m3fn scales, times global_scale (a float32 device array of one element, "
+         "or None for 1). float4 packs two elements a byte: its arrays' last dimension is cols / 2. swizzled=True "
+         "writes the scales in cuBLASLt's tiled layout. out=None and scales=None are made on x's device "
+         "(block_scales_shape's shape for the scales); uint8 scales are the format's, a uint8 out NVFP4's float4 or what "
+         "dtype= names."),
+    FAST(dequantize_blocks,
+         "dequantize_blocks(q, scales, dtype=None, *, format='mx', swizzled=False, global_scale=None, out=None, "
+         "stream=None, in_dtype=None, handle=None)\n\nout = float(q) * the block's scale (NVFP4: times global_scale) "
+         "converted to dtype (f16, bf16 or f32; ew_dequantize_blocks). q as quantize_blocks writes it (a uint8 q: "
+         "in_dtype= names its elements, NVFP4's are float4); scales any contiguous array of the right count. out=None: "
+         "q's shape in elements, on q's device."),
+    FAST(block_scales_shape,
+         "block_scales_shape(shape, format='mx', *, swizzled=False) -> (scale_rows, scale_cols)\n\nThe shape of the "
+         "block scales of data of `shape` (in elements; rows the product of the leading dimensions, cols the last): "
+         "(rows, cols / block), or swizzled (rows rounded up to 128, cols / block to 4). ew_block_scales_shape: no GPU."),
     FAST(scale_add, "scale_add(alpha, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(unary, "unary(op, x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(binary, "binary(op, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
@@ -2547,6 +2956,7 @@ static PyMethodDef methods[] = {
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},
     {"dtype_size", py_dtype_size, METH_O, "ew_dtype_size(dtype)"},
+    {"dtype_bits", py_dtype_bits, METH_O, "ew_dtype_bits(dtype)"},
     {"is_supported", py_is_supported, METH_VARARGS, "ew_is_supported(op, out_dtype, in_dtype)"},
     {"describe", py_describe, METH_VARARGS, "describe(obj, dtype=None, writable=False, stream=None)"},
     {"resolve_stream", py_resolve_stream, METH_VARARGS, "resolve_stream(stream, *arrays)"},

@@ -23,6 +23,8 @@ from conftest import INSTALLED, PACKAGE_DIR, PYTHON_DIR, FakeArray
 
 ROOT = os.path.dirname(PYTHON_DIR)
 FLOAT8 = (ew.DType.F8E4M3, ew.DType.F8E5M2)
+BLOCK_DTYPES = (ew.DType.F8E8M0, ew.DType.F4E2M1)  # the block-scaled casts' alone: no catalogue op takes them
+CATALOGUE_DTYPES = [dtype for dtype in ew.DType if dtype not in BLOCK_DTYPES]
 
 
 def project_version():
@@ -150,6 +152,13 @@ def calls(handle):
         "dequantize": lambda: handle.dequantize(FakeArray(typestr="|u1"), "f32", FakeArray(shape=(1,), pointer=0x40000),
                                                 in_dtype="f8e5m2", out=out),
         "amax": lambda: handle.amax(a, out=FakeArray(shape=(), pointer=0x40000)),
+        "quantize_blocks": lambda: handle.quantize_blocks(FakeArray(shape=(2, 32)), "f8e4m3",
+                                                          out=FakeArray(shape=(2, 32), typestr="|u1", pointer=0x30000),
+                                                          scales=FakeArray(shape=(2, 1), typestr="|u1", pointer=0x40000)),
+        "dequantize_blocks": lambda: handle.dequantize_blocks(FakeArray(shape=(2, 8), typestr="|u1"),
+                                                              FakeArray(shape=(2, 1), typestr="|u1", pointer=0x40000),
+                                                              format="nvfp4", out=FakeArray(shape=(2, 16),
+                                                                                            pointer=0x30000)),
     }
 
 
@@ -184,7 +193,10 @@ def test_a_closed_handle_is_refused_before_the_library():
 # ---- the library's tables, seen through the binding ----
 
 def test_is_supported_follows_the_catalogue():
-    dtypes = list(ew.DType)
+    dtypes = CATALOGUE_DTYPES
+    for dtype in BLOCK_DTYPES:  # the block calls' dtypes are no op's
+        for op in ew.Op:
+            assert not any(ew.is_supported(op, dtype, other) or ew.is_supported(op, other, dtype) for other in ew.DType)
     for dtype in dtypes:
         assert ew.is_supported(ew.Op.ADD, dtype) == (dtype not in FLOAT8)
         assert ew.is_supported(ew.Op.MUL, dtype) == (dtype not in FLOAT8)
@@ -197,8 +209,10 @@ def test_is_supported_follows_the_catalogue():
 
 
 def test_dtype_sizes_and_names_agree_with_the_library():
+    sizes = {1: 1, 2: 1, 3: 1, 4: 2, 5: 4, 6: 8, 7: 2, 8: 2, 9: 4, 10: 8, 11: 1, 12: 1, 13: 1, 14: 0}
     for dtype in ew.DType:
-        assert ew.dtype_size(dtype) == {1: 1, 2: 1, 3: 1, 4: 2, 5: 4, 6: 8, 7: 2, 8: 2, 9: 4, 10: 8, 11: 1, 12: 1}[dtype]
+        assert ew.dtype_size(dtype) == sizes[dtype]  # F4E2M1, half a byte: 0 (the library's ew_dtype_size)
+        assert ew.dtype_bits(dtype) == (4 if dtype == ew.DType.F4E2M1 else 8 * sizes[dtype])
         assert ew._as_dtype(ew.dtype_name(dtype)) == dtype
 
 
@@ -206,6 +220,9 @@ def test_dtype_sizes_and_names_agree_with_the_library():
     ("f16", ew.DType.F16), ("float16", ew.DType.F16), ("bfloat16", ew.DType.BF16),
     ("torch.bfloat16", ew.DType.BF16),
     ("float8_e4m3fn", ew.DType.F8E4M3), ("float8_e5m2", ew.DType.F8E5M2), ("int64", ew.DType.I64),
+    ("f8e8m0", ew.DType.F8E8M0), ("float8_e8m0fnu", ew.DType.F8E8M0), ("torch.float8_e8m0fnu", ew.DType.F8E8M0),
+    ("e8m0", ew.DType.F8E8M0), ("f4e2m1", ew.DType.F4E2M1), ("float4_e2m1fn_x2", ew.DType.F4E2M1),
+    ("torch.float4_e2m1fn_x2", ew.DType.F4E2M1), ("e2m1", ew.DType.F4E2M1), (14, ew.DType.F4E2M1),
     (ew.DType.U8, ew.DType.U8), (int(ew.DType.F32), ew.DType.F32)])
 def test_dtype_names(name, dtype):
     assert ew._as_dtype(name) == dtype
@@ -254,6 +271,9 @@ class NumpyLikeDtype:
     ("<V2", NumpyLikeDtype("bfloat16"), ew.DType.BF16),     # ml_dtypes
     ("|V1", NumpyLikeDtype("float8_e4m3fn"), ew.DType.F8E4M3),
     ("|u1", TorchLikeDtype("float8_e5m2"), ew.DType.F8E5M2),  # a uint8 view that still names its dtype
+    ("|u1", TorchLikeDtype("float8_e8m0fnu"), ew.DType.F8E8M0),
+    ("|V1", NumpyLikeDtype("float8_e8m0fnu"), ew.DType.F8E8M0),  # ml_dtypes
+    ("|u1", TorchLikeDtype("float4_e2m1fn_x2"), ew.DType.F4E2M1),  # a byte of two e2m1 elements
     ("<f2", TorchLikeDtype("float16"), ew.DType.F16)])
 def test_bfloat16_and_float8_are_recognised_by_the_arrays_dtype_name(typestr, declared, dtype):
     assert Read(FakeArray(typestr=typestr, dtype=declared)).dtype == dtype
@@ -1339,7 +1359,7 @@ def header_enums():
 
 
 @pytest.mark.parametrize("enum, prefix", [(ew.Op, "EW_OP_"), (ew.ReduceMode, "EW_REDUCE_"), (ew.DType, "EW_"),
-                                          (ew.Status, "EW_")])
+                                          (ew.Status, "EW_"), (ew.BlockFormat, "EW_BLOCKS_")])
 def test_the_enums_match_the_header(enum, prefix):
     found = header_enums()
     for member in enum:
@@ -1347,6 +1367,9 @@ def test_the_enums_match_the_header(enum, prefix):
         assert found.get(name) == member.value, (name, found.get(name), member.value)
     if enum is ew.Op:
         assert sorted(value for name, value in found.items() if name.startswith("EW_OP_")) == sorted(ew.Op)
+    if enum is ew.DType:  # every dtype of the header is a member
+        dtypes = [name for name in found if re.fullmatch(r"EW_(BOOL|[IUF]\d+|BF16|F\dE\dM\d)", name)]
+        assert sorted(found[name] for name in dtypes) == sorted(ew.DType), dtypes
 
 
 def test_is_supported_knows_the_scaled_casts():
@@ -1561,3 +1584,328 @@ def test_the_real_library_refuses_a_null_handle_in_every_scaled_call(call, funct
         call(ew.Handle._from_raw(None))
     assert caught.value.function == function and caught.value.status == ew.Status.INVALID_HANDLE
     assert caught.value.message and caught.value.message == ew._last_error_message()
+
+
+# ---- block-scaled casts (1.2): quantize_blocks, dequantize_blocks, block_scales_shape ----
+
+BLOCK_FUNCTIONS = ("ew_quantize_blocks", "ew_dequantize_blocks")
+MX, NVFP4 = ew.BlockFormat.MX, ew.BlockFormat.NVFP4
+D = ew.DType
+
+
+@pytest.fixture
+def block_calls(monkeypatch):
+    yield install(monkeypatch, {name: Recorder() for name in BLOCK_FUNCTIONS})
+    ew._ext.set_recorder(None)
+
+
+def byte_array(shape, pointer, name=None, **kw):
+    """A one-byte array: uint8, or a uint8 view that names its dtype as PyTorch's do (float8_e4m3fn,
+    float8_e8m0fnu, float4_e2m1fn_x2: a byte of two elements)."""
+    return FakeArray(shape=shape, typestr="|u1", pointer=pointer, dtype=TorchLikeDtype(name) if name else None, **kw)
+
+
+def test_the_block_calls_are_exported_and_documented():
+    assert (D.F8E8M0, D.F4E2M1) == (13, 14)
+    assert (MX, NVFP4) == (1, 2)
+    for name in ("quantize_blocks", "dequantize_blocks", "block_scales_shape", "BlockFormat", "dtype_bits"):
+        assert name in ew.__all__
+    for name in ("quantize_blocks", "dequantize_blocks", "block_scales_shape"):
+        assert getattr(ew, name) is getattr(ew._ext, name)
+        assert getattr(ew, name).__doc__.strip()
+    assert ew.Handle.quantize_blocks.__doc__ and ew.Handle.dequantize_blocks.__doc__
+    assert not hasattr(ew.Handle, "block_scales_shape")  # no GPU, no handle
+
+
+@pytest.mark.parametrize("shape, format, swizzled, want", [
+    ((1, 32), "mx", False, (1, 1)), ((1, 32), "mx", True, (128, 4)),
+    ((129, 96), "mx", False, (129, 3)), ((129, 96), MX, True, (256, 4)),
+    ((300, 4096), "nvfp4", False, (300, 256)), ((300, 4096), NVFP4, True, (384, 256)),
+    ((2, 3, 64), "mx", False, (6, 2)), ((2, 3, 64), 2, True, (128, 4)),  # rows: the leading dimensions' product
+    ((64,), "nvfp4", False, (1, 4)), ((0, 32), "mx", False, (0, 1)), ((0, 32), "mx", True, (0, 4)),
+    ((5, 0), "mx", True, (128, 0)), ((3, 0, 32), "mx", False, (0, 1))])
+def test_block_scales_shape_is_the_librarys(shape, format, swizzled, want):
+    # The real library answers: ew_block_scales_shape needs no GPU.
+    assert ew.block_scales_shape(shape, format, swizzled=swizzled) == want
+    assert ew.block_scales_shape(list(shape), format=format, swizzled=swizzled) == want
+
+
+def test_block_scales_shape_defaults_to_mx_row_major():
+    assert ew.block_scales_shape((4, 64)) == (4, 2)
+    assert ew.block_scales_shape((4, 64), swizzled=0) == (4, 2)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: ew.block_scales_shape((4, 48)), ew.ElementwiseError, "cols = 48 is not a multiple"),
+    (lambda: ew.block_scales_shape((4, 24), "nvfp4"), ew.ElementwiseError, "block of 16"),
+    (lambda: ew.block_scales_shape((-1, 32)), ew.ElementwiseError, "negative"),
+    (lambda: ew.block_scales_shape(()), ValueError, r"shape \(\) has no last dimension"),
+    (lambda: ew.block_scales_shape((4, 32), "nv"), ValueError, "format must be 'mx' or 'nvfp4'"),
+    (lambda: ew.block_scales_shape((4, 32), 3), ValueError, "format must be"),
+    (lambda: ew.block_scales_shape((4, 32), True), ValueError, "format must be"),
+    (lambda: ew.block_scales_shape(32), TypeError, "shape must be a sequence of ints"),
+    (lambda: ew.block_scales_shape("ab"), TypeError, "shape must be a sequence"),
+    (lambda: ew.block_scales_shape((4.5, 32)), TypeError, None),
+    (lambda: ew.block_scales_shape((4, 32), "mx", False), TypeError, r"takes 2 positional arguments"),
+    (lambda: ew.block_scales_shape((4, 32), round_up=True), TypeError, "unexpected keyword argument 'round_up'"),
+])
+def test_block_scales_shape_refusals(call, error, match):
+    with pytest.raises(error, match=match) as caught:
+        call()
+    if error is ew.ElementwiseError:
+        assert caught.value.function == "ew_block_scales_shape" and caught.value.status == ew.Status.INVALID_VALUE
+
+
+def test_packed_float4_and_e8m0_are_read_from_dlpack():
+    fp4 = Read(FakeDLPack(shape=(3, 16), code=(17, 4), lanes=2))  # PyTorch's float4_e2m1fn_x2
+    assert fp4.dtype == D.F4E2M1 and fp4.shape == (3, 16) and fp4.strides == (16, 1)  # in bytes of two
+    assert Read(FakeDLPack(code=(14, 8))).dtype == D.F8E8M0
+    with pytest.raises(TypeError, match="has no libelementwise dtype"):  # one e2m1 a byte (ml_dtypes): not ours
+        Read(FakeDLPack(code=(17, 8)))
+    with pytest.raises(TypeError, match="not a scalar element type"):
+        Read(FakeDLPack(code=(17, 4)))
+
+
+def test_quantize_blocks_reaches_ew_quantize_blocks_as_the_c_api_orders_it(block_calls):
+    handle = ew.Handle._from_raw(None)
+    x = FakeArray(shape=(4, 64), typestr="<f2", pointer=0x200, stream=0x99)
+    out, scales = byte_array((4, 64), 0x100, "float8_e4m3fn"), byte_array((4, 2), 0x300, "float8_e8m0fnu")
+    assert handle.quantize_blocks(x, "f8e4m3", out=out, scales=scales) == (out, scales)
+    # (handle, format, out_dtype, in_dtype, rows, cols, out, scales, x, global_scale, options, stream)
+    assert block_calls["ew_quantize_blocks"].args == (None, MX, D.F8E4M3, D.F16, 4, 64, 0x100, 0x300, 0x200, None, 0,
+                                                      0x99)
+    for keywords, options in ((dict(round_up=True), 1), (dict(round_up=False), 0), (dict(swizzled=False), 0)):
+        handle.quantize_blocks(x, "f8e5m2", out=out, scales=scales, **keywords)
+        assert block_calls["ew_quantize_blocks"].args[2] == D.F8E5M2  # dtype= reads out as what it names
+        assert block_calls["ew_quantize_blocks"].args[10] == options
+    tiles = byte_array((128, 4), 0x300)  # swizzled: 128 x 4 scales, uint8 taken as e8m0
+    handle.quantize_blocks(x, "f8e4m3", round_up=True, swizzled=True, out=out, scales=tiles)
+    assert block_calls["ew_quantize_blocks"].args[7] == 0x300 and block_calls["ew_quantize_blocks"].args[10] == 3
+    # The dtype left to out's own; by keyword; a float4 out holds cols / 2 bytes.
+    handle.quantize_blocks(x, out=byte_array((4, 32), 0x100, "float4_e2m1fn_x2"), scales=scales)
+    assert block_calls["ew_quantize_blocks"].args[2:6] == (D.F4E2M1, D.F16, 4, 64)
+    handle.quantize_blocks(x, dtype="float4_e2m1fn_x2", out=byte_array((4, 32), 0x100), scales=scales, stream=5)
+    assert block_calls["ew_quantize_blocks"].args[2] == D.F4E2M1 and block_calls["ew_quantize_blocks"].args[-1] == 5
+    # in_dtype= for an int16 view of bfloat16 data
+    handle.quantize_blocks(FakeArray(shape=(4, 64), typestr="<i2", pointer=0x200), "f8e4m3", in_dtype="bf16",
+                           out=out, scales=scales)
+    assert block_calls["ew_quantize_blocks"].args[2:4] == (D.F8E4M3, D.BF16)
+    ew.quantize_blocks(x, "f8e4m3", out=out, scales=scales, handle=handle)  # the module function: the same call
+    assert block_calls["ew_quantize_blocks"].args[0] is None
+
+
+def test_nvfp4_takes_uint8_as_float4_and_a_global_scale(block_calls):
+    handle = ew.Handle._from_raw(None)
+    x = FakeArray(shape=(4, 64), pointer=0x200)
+    out, scales, g = byte_array((4, 32), 0x100), byte_array((4, 4), 0x300), FakeArray(shape=(), pointer=0x400)
+    for format in ("nvfp4", NVFP4, 2):
+        assert handle.quantize_blocks(x, format=format, global_scale=g, out=out, scales=scales, stream=7) == (out, scales)
+        assert block_calls["ew_quantize_blocks"].args[1:] == (NVFP4, D.F4E2M1, D.F32, 4, 64, 0x100, 0x300, 0x200, 0x400,
+                                                              0, 7)
+    handle.quantize_blocks(x, "f4e2m1", format="nvfp4", out=out, scales=byte_array((4, 4), 0x300, "float8_e4m3fn"),
+                           global_scale=FakeArray(shape=(1,), pointer=0x400), swizzled=False)
+    assert block_calls["ew_quantize_blocks"].args[9] == 0x400
+    # round_up and a global scale with MX are the library's to refuse: they reach it.
+    handle.quantize_blocks(x, format="nvfp4", round_up=True, out=out, scales=scales)
+    assert block_calls["ew_quantize_blocks"].args[1] == NVFP4 and block_calls["ew_quantize_blocks"].args[10] == 1
+    handle.quantize_blocks(x, "f8e4m3", global_scale=g, out=byte_array((4, 64), 0x100), scales=byte_array((4, 2), 0x300))
+    assert block_calls["ew_quantize_blocks"].args[1] == MX and block_calls["ew_quantize_blocks"].args[9] == 0x400
+
+
+def test_dequantize_blocks_reaches_ew_dequantize_blocks(block_calls):
+    handle = ew.Handle._from_raw(None)
+    q, scales = byte_array((4, 32), 0x200, "float4_e2m1fn_x2"), byte_array((4, 2), 0x300, "float8_e8m0fnu")
+    out = FakeArray(shape=(4, 64), pointer=0x100)
+    assert handle.dequantize_blocks(q, scales, "f32", out=out, stream=9) is out
+    # (handle, format, out_dtype, in_dtype, rows, cols, out, q, scales, global_scale, options, stream)
+    assert block_calls["ew_dequantize_blocks"].args == (None, MX, D.F32, D.F4E2M1, 4, 64, 0x100, 0x200, 0x300, None, 0,
+                                                        9)
+    # A plain uint8 q says what it holds with in_dtype= (MX); NVFP4's uint8 q is float4.
+    handle.dequantize_blocks(byte_array((4, 64), 0x200), scales, out=FakeArray(shape=(4, 64), typestr="<f2"),
+                             in_dtype="f8e5m2", swizzled=False)
+    assert block_calls["ew_dequantize_blocks"].args[2:6] == (D.F16, D.F8E5M2, 4, 64)
+    handle.dequantize_blocks(byte_array((2, 3, 32), 0x200), byte_array((6, 4), 0x300), format="nvfp4",
+                             global_scale=FakeArray(shape=(), pointer=0x400), out=FakeArray(shape=(6, 64)))
+    assert block_calls["ew_dequantize_blocks"].args[1:10] == (NVFP4, D.F32, D.F4E2M1, 6, 64, 0x10000, 0x200, 0x300,
+                                                              0x400)
+    handle.dequantize_blocks(q, scales=byte_array((128, 4), 0x300), dtype="bf16", swizzled=True,
+                             out=FakeArray(shape=(4, 64), typestr="<i2", pointer=0x100))  # an int16 view of bf16
+    assert block_calls["ew_dequantize_blocks"].args[2] == D.BF16 and block_calls["ew_dequantize_blocks"].args[10] == 2
+
+
+def test_block_operands_are_rows_by_cols_whatever_their_leading_dimensions(block_calls):
+    handle = ew.Handle._from_raw(None)
+    x = FakeArray(shape=(2, 3, 64), pointer=0x200)  # rows = 6
+    handle.quantize_blocks(x, "f8e4m3", out=byte_array((6, 64), 0x100), scales=byte_array((6, 2), 0x300))
+    assert block_calls["ew_quantize_blocks"].args[4:6] == (6, 64)
+    # Scales: any contiguous array of the count (torchao's (*leading, cols / 32), a flat swizzled buffer).
+    handle.quantize_blocks(x, "f8e4m3", out=byte_array((2, 3, 64), 0x100), scales=byte_array((2, 3, 2), 0x300))
+    handle.quantize_blocks(x, "f8e4m3", swizzled=True, out=byte_array((2, 3, 64), 0x100),
+                           scales=byte_array((512,), 0x300))
+    handle.quantize_blocks(FakeArray(shape=(64,), pointer=0x200), "f4e2m1", out=byte_array((32,), 0x100),
+                           scales=byte_array((1, 2), 0x300))  # one dimension: one row
+    assert block_calls["ew_quantize_blocks"].args[2:6] == (D.F4E2M1, D.F32, 1, 64)
+    empty = FakeArray(shape=(0, 64), pointer=0)  # no rows: NULL pointers, the library's to judge
+    handle.quantize_blocks(empty, "f8e4m3", out=byte_array((0, 64), 0), scales=byte_array((0, 2), 0))
+    assert block_calls["ew_quantize_blocks"].args[4:9] == (0, 64, None, None, None)
+
+
+def test_block_outputs_made_for_none_are_made_by_the_arrays_framework(block_calls, fake_cupy):
+    handle = ew.Handle._from_raw(None)
+    q = cupy_array(shape=(4, 32), typestr="|u1", pointer=0x200)
+    out = handle.dequantize_blocks(q, byte_array((4, 4), 0x300), "f32", format="nvfp4", stream=7)
+    assert fake_cupy.made == [("empty", (4, 64), "float32")]  # q's shape in elements: two a byte
+    assert out.__cuda_array_interface__["shape"] == (4, 64)
+    assert block_calls["ew_dequantize_blocks"].args[1:] == (NVFP4, D.F32, D.F4E2M1, 4, 64, 0xB000, 0x200, 0x300,
+                                                            None, 0, 7)
+    # CuPy has no float8 or float4: quantize_blocks needs out= and scales= there, as quantize needs out=.
+    x = cupy_array(shape=(4, 64), pointer=0x200)
+    with pytest.raises(TypeError, match="CuPy has no F8E4M3"):
+        handle.quantize_blocks(x, "f8e4m3", scales=byte_array((4, 2), 0x300))
+    with pytest.raises(TypeError, match="CuPy has no F8E8M0"):
+        handle.quantize_blocks(x, "f8e4m3", out=byte_array((4, 64), 0x100))
+    with pytest.raises(TypeError, match="CuPy has no F4E2M1"):
+        handle.quantize_blocks(x, format="nvfp4", scales=byte_array((4, 4), 0x300))
+    assert block_calls["ew_quantize_blocks"].args is None
+
+
+def test_the_block_operands_take_part_in_the_stream_device_and_dlpack(block_calls):
+    handle = ew.Handle._from_raw(None)
+    x, out = FakeArray(shape=(4, 64), pointer=0x200), byte_array((4, 64), 0x100)
+    scales = FakeDLPack(shape=(4, 2), code=(14, 8), pointer=0x4000)  # float8_e8m0fnu through DLPack
+    handle.quantize_blocks(x, "f8e4m3", out=out, scales=scales, stream=0x77)
+    assert scales.calls == [dict(stream=0x77, max_version=MAX_VERSION, copy=False)]
+    assert block_calls["ew_quantize_blocks"].args[7] == 0x4000
+    q = FakeDLPack(shape=(4, 32), code=(17, 4), lanes=2, pointer=0x5000)  # float4_e2m1fn_x2 through DLPack
+    handle.dequantize_blocks(q, byte_array((4, 2), 0x300, stream=0x55), out=FakeArray(shape=(4, 64)))
+    assert q.calls[0]["stream"] == 0x55  # the stream the scales' interface names
+    assert block_calls["ew_dequantize_blocks"].args[3:8] == (D.F4E2M1, 4, 64, 0x10000, 0x5000)
+    with pytest.raises(ValueError, match="different streams"):
+        handle.quantize_blocks(FakeArray(shape=(4, 64), stream=5), "f8e4m3", out=out,
+                               scales=byte_array((4, 2), 0x300, stream=6))
+    with pytest.raises(ValueError, match="global_scale is on device 1 but the call runs on device 0"):
+        handle.quantize_blocks(x, format="nvfp4", global_scale=FakeDLPack(shape=(), device=(2, 1)),
+                               out=byte_array((4, 32), 0x100), scales=byte_array((4, 4), 0x300))
+    with pytest.raises(ValueError, match="scales is on device 2"):
+        handle.quantize_blocks(x, "f8e4m3", out=out, scales=FakeDLPack(shape=(4, 2), code=(1, 8), device=(2, 2)))
+
+
+def fp4(shape=(4, 32), pointer=0x100):
+    return byte_array(shape, pointer, "float4_e2m1fn_x2")
+
+
+def e8m0(shape=(4, 2), pointer=0x300, **kw):
+    return byte_array(shape, pointer, "float8_e8m0fnu", **kw)
+
+
+X = dict(shape=(4, 64), pointer=0x200)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    # the data: rows x cols, contiguous, out matching x
+    (lambda h: h.quantize_blocks(FakeArray(shape=(4, 64), strides=(4, 16)), "f8e4m3", out=byte_array((4, 64), 0x100),
+                                 scales=e8m0()), ValueError, r"x is not contiguous \(strides \(1, 4\)"),
+    (lambda h: h.quantize_blocks(FakeArray(shape=()), "f8e4m3", out=byte_array((), 0x100), scales=e8m0()), ValueError,
+     r"x has shape \(\); the block calls take arrays"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 32), 0x100), scales=e8m0()), ValueError,
+     r"out has shape \(4, 32\) \(F8E4M3\): 4 rows of 32 elements, but x's \(4, 64\) \(F32\) is 4 rows of 64"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f4e2m1", out=byte_array((4, 64), 0x100), scales=e8m0()), ValueError,
+     r"out has shape \(4, 64\) \(F4E2M1\): 4 rows of 128 elements"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((2, 128), 0x100), scales=e8m0()), ValueError,
+     "2 rows of 128 elements"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100, strides=(128, 2)),
+                                 scales=e8m0()), ValueError, "out is not contiguous"),
+    (lambda h: h.dequantize_blocks(fp4(), e8m0(), out=FakeArray(shape=(4, 32))), ValueError,
+     r"out has shape \(4, 32\) \(F32\): 4 rows of 32 elements, but q's \(4, 32\) \(F4E2M1\) is 4 rows of 64"),
+    # the scales: the format's dtype or uint8, contiguous, of block_scales_shape's count
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100), scales=e8m0((4, 3))),
+     ValueError, r"scales has shape \(4, 3\), 12 scales, but 4 rows of 64 elements have 4 x 2 MX scales"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", swizzled=True, out=byte_array((4, 64), 0x100),
+                                 scales=e8m0()), ValueError, "have 128 x 4 swizzled MX scales"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), format="nvfp4", out=fp4(), scales=e8m0((4, 4))), TypeError,
+     "scales is F8E8M0; NVFP4 scales are F8E4M3 \\(or uint8\\)"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100),
+                                 scales=byte_array((4, 2), 0x300, "float8_e4m3fn")), TypeError,
+     "scales is F8E4M3; MX scales are F8E8M0"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100),
+                                 scales=FakeArray(shape=(2,), pointer=0x300)), TypeError, "scales is F32"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100),
+                                 scales=e8m0((2, 4), strides=(1, 2))), ValueError, "scales is not contiguous"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100),
+                                 scales=e8m0(read_only=True)), ValueError, "scales: the output array is read-only"),
+    (lambda h: h.dequantize_blocks(fp4(), e8m0((4, 1)), out=FakeArray(shape=(4, 64))), ValueError,
+     r"scales has shape \(4, 1\), 4 scales"),
+    # the global scale: a float32 device array of one element
+    (lambda h: h.quantize_blocks(FakeArray(**X), format="nvfp4", out=fp4(), scales=byte_array((4, 4), 0x300),
+                                 global_scale=FakeArray(shape=(), typestr="<f2")), TypeError,
+     "global_scale is F16; it must be a float32 array of one element"),
+    (lambda h: h.dequantize_blocks(fp4(), byte_array((4, 4), 0x300), format="nvfp4", out=FakeArray(shape=(4, 64)),
+                                   global_scale=FakeArray(shape=(2,))), ValueError, r"global_scale has shape \(2,\)"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), format="nvfp4", out=fp4(), scales=byte_array((4, 4), 0x300),
+                                 global_scale=3.0), TypeError, "global_scale: float has neither"),
+    # the format and the flags
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", format="nvf4"), ValueError,
+     "format must be 'mx' or 'nvfp4' \\(or elementwise.BlockFormat\\), not 'nvf4'"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", format=0), ValueError, "format must be"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", format="MX"), ValueError, "format must be"),
+    # what the elements are
+    (lambda h: h.quantize_blocks(FakeArray(**X), out=byte_array((4, 64), 0x100), scales=e8m0()), TypeError,
+     "out is a uint8 array: say which elements it receives with dtype="),
+    (lambda h: h.dequantize_blocks(byte_array((4, 32), 0x200), e8m0(), out=FakeArray(shape=(4, 64))), TypeError,
+     "q is a uint8 array: say which elements it holds with in_dtype="),
+    (lambda h: h.quantize_blocks(FakeArray(**X), scales=e8m0()), TypeError,
+     r"quantize_blocks with out=None needs the dtype to quantize to"),
+    (lambda h: h.dequantize_blocks(fp4(), e8m0()), TypeError, "dequantize_blocks with out=None needs the dtype"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "complex64"), TypeError, "unknown dtype"),
+    # the call's shape
+    (lambda h: h.dequantize_blocks(fp4(), out=FakeArray(shape=(4, 64))), TypeError, "needs scales"),
+    (lambda h: h.dequantize_blocks(fp4(), None, "f32"), TypeError, "needs scales"),
+    (lambda h: h.dequantize_blocks(fp4(), e8m0(), "f32", round_up=True), TypeError,
+     "unexpected keyword argument 'round_up'"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", e8m0()), TypeError,
+     r"takes 2 positional arguments \(quantize_blocks\(x, dtype\)\) but 3"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", dtype="f8e5m2"), TypeError, "got the dtype both"),
+    (lambda h: h.dequantize_blocks(fp4(), e8m0(), scales=e8m0()), TypeError, "got the scales both"),
+    (lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", scale=FakeArray()), TypeError,
+     "unexpected keyword argument 'scale'"),
+    (lambda h: h.quantize_blocks(dtype="f8e4m3"), TypeError, r"quantize_blocks\(\) takes quantize_blocks\(x, dtype\)"),
+])
+def test_block_refusals_before_the_library(block_calls, call, error, match):
+    with pytest.raises(error, match=match):
+        call(ew.Handle._from_raw(None))
+    assert all(recorder.args is None for recorder in block_calls.values())
+
+
+def test_a_cols_not_of_whole_blocks_is_the_librarys_refusal_before_any_allocation(block_calls, fake_cupy):
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.Handle._from_raw(None).dequantize_blocks(cupy_array(shape=(4, 20), typestr="|u1"), byte_array((4, 2), 0x300),
+                                                    "f32", format="nvfp4")
+    assert caught.value.function == "ew_block_scales_shape" and "block of 16" in caught.value.message
+    assert fake_cupy.made == [] and block_calls["ew_dequantize_blocks"].args is None
+
+
+@pytest.mark.parametrize("function, call", [
+    ("ew_quantize_blocks", lambda h: h.quantize_blocks(FakeArray(**X), "f8e4m3", out=byte_array((4, 64), 0x100),
+                                                       scales=e8m0())),
+    ("ew_dequantize_blocks", lambda h: h.dequantize_blocks(fp4(), e8m0(), out=FakeArray(shape=(4, 64)))),
+])
+def test_the_librarys_refusals_of_block_calls_raise_elementwise_error(block_calls, function, call):
+    block_calls[function].status = int(ew.Status.NOT_SUPPORTED)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        call(ew.Handle._from_raw(None))
+    assert caught.value.function == function and caught.value.status == ew.Status.NOT_SUPPORTED
+
+
+def test_the_real_library_refuses_a_null_handle_in_the_block_calls():
+    # No recorder: the library itself, before anything else (an empty tensor too).
+    for function, call in (
+            ("ew_quantize_blocks", lambda h: h.quantize_blocks(FakeArray(**X), format="nvfp4", out=fp4(),
+                                                               scales=byte_array((4, 4), 0x300))),
+            ("ew_dequantize_blocks", lambda h: h.dequantize_blocks(fp4(), e8m0(), out=FakeArray(shape=(4, 64),
+                                                                                                pointer=0x20000))),
+            ("ew_quantize_blocks", lambda h: h.quantize_blocks(FakeArray(shape=(0, 32), pointer=0), "f8e4m3",
+                                                               out=byte_array((0, 32), 0), scales=e8m0((0, 1))))):
+        with pytest.raises(ew.ElementwiseError) as caught:
+            call(ew.Handle._from_raw(None))
+        assert caught.value.function == function and caught.value.status == ew.Status.INVALID_HANDLE
+        assert caught.value.message == ew._last_error_message()

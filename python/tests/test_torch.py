@@ -132,6 +132,10 @@ SCHEMAS = {
     "quantize": "elementwise::quantize(Tensor x, ScalarType dtype, Tensor scale) -> Tensor",
     "dequantize": "elementwise::dequantize(Tensor q, ScalarType dtype, Tensor scale_inv) -> Tensor",
     "amax": "elementwise::amax(Tensor x) -> Tensor",
+    "quantize_blocks": 'elementwise::quantize_blocks(Tensor x, ScalarType dtype, str format="mx", bool round_up=False, '
+                       'bool swizzled=False, Tensor? global_scale=None) -> (Tensor, Tensor)',
+    "dequantize_blocks": 'elementwise::dequantize_blocks(Tensor q, Tensor scales, ScalarType dtype, str format="mx", '
+                         'bool swizzled=False, Tensor? global_scale=None) -> Tensor',
 }
 
 
@@ -170,6 +174,29 @@ def test_fake_outputs_on_meta(torch, et):
     assert (back.shape, back.stride(), back.dtype) == ((5, 7), (1, 5), torch.bfloat16)
     amax = ops.amax(row)
     assert (amax.shape, amax.dtype, amax.device) == ((), torch.float32, meta)
+
+
+def test_block_fakes_on_meta_are_the_direct_calls_shapes(torch, et):
+    # q: x's shape in the dtype's elements (a float4_e2m1fn_x2 byte holds two); scales: block_scales_shape's,
+    # whose arithmetic the fake repeats for symbolic sizes: checked against the library's here.
+    ops, meta = torch.ops.elementwise, torch.device("meta")
+    for shape in [(1, 32), (129, 96), (300, 4096), (2, 3, 64), (0, 64), (128, 128), (64,), (4, 0)]:
+        x = torch.empty(shape, dtype=torch.bfloat16, device=meta)
+        for format, dtype, scale_dtype in (("mx", torch.float8_e4m3fn, torch.float8_e8m0fnu),
+                                           ("mx", torch.float4_e2m1fn_x2, torch.float8_e8m0fnu),
+                                           ("nvfp4", torch.float4_e2m1fn_x2, torch.float8_e4m3fn)):
+            packed = dtype == torch.float4_e2m1fn_x2
+            for swizzled in (False, True):
+                q, scales = ops.quantize_blocks(x, dtype, format, False, swizzled, None)
+                assert q.shape == (*shape[:-1], shape[-1] // 2 if packed else shape[-1]) and q.dtype == dtype
+                assert scales.shape == ew.block_scales_shape(shape, format, swizzled=swizzled), (shape, format, swizzled)
+                assert scales.dtype == scale_dtype and q.is_contiguous() and scales.is_contiguous()
+                back = ops.dequantize_blocks(q, scales, torch.float32, format, swizzled, None)
+                assert back.shape == shape and back.dtype == torch.float32
+    uint8 = torch.empty(4, 16, dtype=torch.uint8, device=meta)  # NVFP4's uint8 q is float4
+    assert ops.dequantize_blocks(uint8, uint8, torch.float16, format="nvfp4").shape == (4, 32)
+    with pytest.raises(ValueError, match="format must be 'mx' or 'nvfp4'"):
+        ops.quantize_blocks(torch.empty(4, 32, device=meta), torch.float8_e4m3fn, "fp4")
 
 
 def _python(code, tmp_path):
@@ -334,6 +361,35 @@ def test_scaled_cast_ops(torch, device, et):
         assert_same_bits(torch, ops.amax(contiguous).reshape(1), ew.amax(contiguous).reshape(1), "amax " + name)
         result = torch.library.opcheck(ops.amax, (contiguous,))
         assert all(verdict == "SUCCESS" for verdict in result.values()), result
+
+
+def test_block_cast_ops(torch, device, et):
+    ops = torch.ops.elementwise
+    # opcheck's test_schema compares with allclose, which has no fp8 or fp4 kernel: the other tests run.
+    only = {"test_utils": ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")}
+    g = torch.full((), 0.25, device=device)
+    cases = [(torch.float8_e4m3fn, "mx", False, False, None), (torch.float8_e5m2, "mx", True, True, None),
+             (torch.float4_e2m1fn_x2, "mx", True, False, None), (torch.float4_e2m1fn_x2, "nvfp4", False, True, g),
+             (torch.float4_e2m1fn_x2, "nvfp4", False, False, None)]
+    for name in ("float32", "bfloat16", "float16"):
+        x = values(torch, (3, 5, 64), name, device, 1)
+        for dtype, format, round_up, swizzled, global_scale in cases:
+            what = "%s %s from %s%s" % (format, dtype, name, " swizzled" if swizzled else "")
+            q, scales = ops.quantize_blocks(x, dtype, format, round_up, swizzled, global_scale)
+            want_q, want_scales = ew.quantize_blocks(x, dtype, format=format, round_up=round_up, swizzled=swizzled,
+                                                     global_scale=global_scale)
+            for got, want in ((q, want_q), (scales, want_scales)):
+                assert (got.shape, got.dtype) == (want.shape, want.dtype), what
+                assert torch.equal(got.view(torch.uint8), want.view(torch.uint8)), what
+            result = torch.library.opcheck(ops.quantize_blocks, (x, dtype, format, round_up, swizzled, global_scale),
+                                           **only)
+            assert all(verdict == "SUCCESS" for verdict in result.values()), (what, result)
+            back = ops.dequantize_blocks(q, scales, x.dtype, format, swizzled, global_scale)
+            assert_same_bits(torch, back, ew.dequantize_blocks(q, scales, x.dtype, format=format, swizzled=swizzled,
+                                                               global_scale=global_scale), "dequantize " + what)
+            result = torch.library.opcheck(ops.dequantize_blocks, (q, scales, x.dtype, format, swizzled, global_scale),
+                                           **only)
+            assert all(verdict == "SUCCESS" for verdict in result.values()), (what, result)
 
 
 # ---- on the GPU: torch.compile of the module's calls ----

@@ -21,6 +21,10 @@
 # In the second form, with EW_REQUIRE_GPU=1 (scripts/gpu-check, where torch and CuPy are installed)
 # every GPU test must run: a would-be skip (no GPU, no torch, no CuPy, no compiler for the C-path
 # driver) fails instead, and nothing is installed. Elsewhere pytest is installed with pip when missing.
+# The block-scaled casts' oracle, torchao 0.18 (python/tests/test_gpu_blocks.py), comes from the wheel in
+# .deps/python when there is one (torchao-0.18.0-*.whl; the GPU machine has no index): unpacked into
+# BUILD_DIR/python-deps, put first on PYTHONPATH (nothing of the environment changes), and then required
+# (ELEMENTWISE_REQUIRE_TORCHAO=1: a failing import fails those tests instead of skipping them).
 # The wheel on the GPU machine, offline: scripts/gpu/python-wheel.sh.
 set -euo pipefail
 
@@ -46,6 +50,17 @@ if [[ $# -gt 0 ]]; then
     cmake --build "$build/python" > "$build/python-build.log" 2>&1 || { tail -n 40 "$build/python-build.log"; exit 1; }
     cp "$root"/python/elementwise/*.py "$root"/python/elementwise/py.typed "$build/python/elementwise/"
     [[ ${EW_PYTHON_BUILD_ONLY:-0} == 1 ]] && exit 0 # the package staged, for bench/run-all.sh
+    torchao=$(ls "$root"/.deps/python/torchao-0.18.*.whl 2> /dev/null | sort -V | tail -n1 || true)
+    if [[ -n $torchao ]]; then
+        echo "== python: $(basename "$torchao") into $build/python-deps (the block casts' oracle)"
+        rm -rf "$build/python-deps"
+        # pip where the interpreter has it (no index, no dependencies: torch is the environment's), else
+        # the wheel unpacked as it is, its .dist-info included (torchao reads its version from there).
+        "$python" -m pip install --quiet --no-deps --no-index --target "$build/python-deps" "$torchao" 2> /dev/null ||
+            "$python" -m zipfile -e "$torchao" "$build/python-deps"
+        export PYTHONPATH=$build/python-deps${PYTHONPATH:+:$PYTHONPATH}
+        export ELEMENTWISE_REQUIRE_TORCHAO=1
+    fi
     export ELEMENTWISE_PACKAGE_DIR=$build/python
     export ELEMENTWISE_LIBRARY=$build/libelementwise.so.1
     export ELEMENTWISE_INCLUDE_DIR=$build/include

@@ -10,7 +10,10 @@
 # extra's NVRTC (scripts/gpu/wheel_check.py), compare its bytes with the same kernel compiled by the
 # toolkit's NVRTC, and run every Python test against the installed package with
 # ELEMENTWISE_REQUIRE_GPU=1 (a GPU test that would skip fails), those whose peers need a toolkit
-# (CuPy, the C-path driver: the `toolkit` marker of python/tests/conftest.py) with it visible.
+# (CuPy, the C-path driver: the `toolkit` marker of python/tests/conftest.py) with it visible. torchao 0.18,
+# the block-scaled casts' oracle (python/tests/test_gpu_blocks.py), goes into the venv from its wheel in
+# .deps/python when there is one, without dependencies (the machine's torch serves), and is then required
+# (ELEMENTWISE_REQUIRE_TORCHAO=1).
 #
 #   scripts/gpu/python-wheel.sh [pytest options]
 # CMAKE_CUDA_ARCHITECTURES defaults to 90-real (H100, H200). Logs and the JUnit file go to $OUT
@@ -49,11 +52,16 @@ if ! "$python" -m venv "$work/venv" 2> /dev/null; then
     "$work/venv/bin/python" "$pip_wheel/pip" install --quiet "$pip_wheel"
 fi
 "$work/venv/bin/python" -m pip install --quiet --find-links "$work/nvrtc" "$wheel[nvrtc]" pytest
+torchao=$(ls "$deps"/torchao-0.18.*.whl 2> /dev/null | sort -V | tail -n1 || true)
+if [[ -n $torchao ]]; then
+    "$work/venv/bin/python" -m pip install --quiet --no-deps --no-index "$torchao"
+    export ELEMENTWISE_REQUIRE_TORCHAO=1
+fi
 # The machine's frameworks live in another environment: its site directories go in as a .pth file,
 # after the venv's own directories, so the installed wheel and its NVRTC win.
 "$python" -c 'import site; print("\n".join([*site.getsitepackages(), site.getusersitepackages()]))' \
     > "$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz-base-site.pth"
-"$work/venv/bin/python" -m pip list 2> /dev/null | grep -i -e elementwise -e nvrtc
+"$work/venv/bin/python" -m pip list 2> /dev/null | grep -i -e elementwise -e nvrtc -e torchao
 
 cd "$work"
 hide=("$root/scripts/without-toolkit")

@@ -41,6 +41,33 @@ def import_or_unavailable(name):
         unavailable("%s cannot be imported: %s" % (name, error))
 
 
+@pytest.fixture(scope="session")
+def handle():
+    """A handle on device 0, or a visible skip (a failure where the GPU run is required)."""
+    import elementwise as ew
+
+    try:
+        created = ew.Handle(0)
+    except ew.ElementwiseError as error:
+        if error.status == ew.Status.NO_DEVICE:
+            unavailable("no GPU: " + error.message)
+        raise
+    yield created
+    created.close()
+
+
+@pytest.fixture(scope="session")
+def torch(handle):
+    """PyTorch with a CUDA device, or a visible skip."""
+    try:
+        import torch
+    except ImportError:
+        unavailable("PyTorch is not installed")
+    if not torch.cuda.is_available():
+        unavailable("PyTorch sees no CUDA device")
+    return torch
+
+
 class FakeArray:
     """Just a __cuda_array_interface__, for tests that need no real memory."""
 

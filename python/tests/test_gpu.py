@@ -37,30 +37,7 @@ def names(dtype):
     return dtype.name.lower()
 
 
-# ---- fixtures: the GPU, PyTorch, CuPy, the C-path driver ----
-
-@pytest.fixture(scope="session")
-def handle():
-    try:
-        created = ew.Handle(0)
-    except ew.ElementwiseError as error:
-        if error.status == ew.Status.NO_DEVICE:
-            unavailable("no GPU: " + error.message)
-        raise
-    yield created
-    created.close()
-
-
-@pytest.fixture(scope="session")
-def torch(handle):
-    try:
-        import torch
-    except ImportError:
-        unavailable("PyTorch is not installed")
-    if not torch.cuda.is_available():
-        unavailable("PyTorch sees no CUDA device")
-    return torch
-
+# ---- fixtures: CuPy, the C-path driver (the handle and PyTorch: conftest.py) ----
 
 @pytest.fixture(scope="session")
 def cupy(handle):

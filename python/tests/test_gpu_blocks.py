@@ -49,25 +49,8 @@ def names(value):
 # ---- fixtures: the GPU, PyTorch, torchao ----
 
 @pytest.fixture(scope="module")
-def handle():
-    try:
-        created = ew.Handle(0)
-    except ew.ElementwiseError as error:
-        if error.status == ew.Status.NO_DEVICE:
-            unavailable("no GPU: " + error.message)
-        raise
-    yield created
-    created.close()
-
-
-@pytest.fixture(scope="module")
-def torch(handle):
-    try:
-        import torch
-    except ImportError:
-        unavailable("PyTorch is not installed")
-    if not torch.cuda.is_available():
-        unavailable("PyTorch sees no CUDA device")
+def torch(torch):
+    """conftest's torch, with the float4 dtype the NVFP4 and MXFP4 checks need."""
     if not hasattr(torch, "float4_e2m1fn_x2"):
         unavailable("PyTorch %s has no float4_e2m1fn_x2 (2.8 and later have)" % torch.__version__)
     return torch

@@ -1959,6 +1959,65 @@ static uint8_t torchao_f32_to_e2m1(uint32_t bits)
 }
 
 /* §11.1 by hand: the ties of each binade, saturation, signs, NaN. */
+/* docs/semantics.md's table of hand-checked block rules (11.6): each row against the reference. Fails on a
+ * row that disagrees, a row it cannot read, or a table of fewer rows than the rules need. */
+static void test_block_table_matches_doc(void **state)
+{
+    (void)state;
+    char path[4096];
+    semantics_md_path(path, sizeof path);
+    FILE *doc = fopen(path, "r");
+    if (!doc)
+        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
+    static const struct {
+        const char *name;
+        ew_dtype_t dtype;
+    } elements[] = {{"f8e4m3", EW_F8E4M3}, {"f8e5m2", EW_F8E5M2}, {"f4e2m1", EW_F4E2M1}};
+    char line[1024];
+    bool in_table = false;
+    int rows[3] = {0}, differences = 0;
+    while (fgets(line, sizeof line, doc)) {
+        if (strstr(line, "<!-- block-table-begin")) {
+            in_table = true;
+            continue;
+        }
+        if (strstr(line, "<!-- block-table-end"))
+            break;
+        if (!in_table || line[0] != '|')
+            continue;
+        char *cells[5];
+        if (split_cells(line, cells, 5) != 5 || strcmp(cells[0], "rule") == 0 || cells[0][0] == '-')
+            continue; /* header and separator */
+        ew_dtype_t element = (ew_dtype_t)0;
+        for (size_t k = 0; k < sizeof elements / sizeof elements[0]; k++)
+            if (strcmp(cells[1], elements[k].name) == 0)
+                element = elements[k].dtype;
+        const float input = ref_f32_from_bits((uint32_t)parse_bits(cells[2]));
+        const unsigned expected = (unsigned)parse_bits(cells[3]);
+        int rule = strcmp(cells[0], "e2m1") == 0 ? 0 : strcmp(cells[0], "floor") == 0 ? 1
+                                                    : strcmp(cells[0], "round-up") == 0 ? 2 : -1;
+        if (rule < 0 || element == 0 || (rule == 0 && element != EW_F4E2M1)) {
+            print_error("docs/semantics.md block table: unreadable row: %s | %s\n", cells[0], cells[1]);
+            differences++;
+            continue;
+        }
+        const unsigned got = rule == 0   ? ref_f32_to_e2m1(input)
+                             : rule == 1 ? ref_e8m0_scale_floor(input, element)
+                                         : ref_e8m0_scale_round_up(input, element);
+        rows[rule]++;
+        if (got != expected) {
+            print_error("docs/semantics.md block table: %s %s 0x%08X: the reference gives 0x%02X, the row 0x%02X\n",
+                        cells[0], cells[1], ref_f32_bits(input), got, expected);
+            differences++;
+        }
+    }
+    fclose(doc);
+    if (!in_table)
+        fail_msg("%s has no block-table-begin marker", path);
+    assert_int_equal(differences, 0);
+    assert_true(rows[0] >= 10 && rows[1] >= 8 && rows[2] >= 8);
+}
+
 static void test_e2m1_by_hand(void **state)
 {
     (void)state;
@@ -2580,6 +2639,7 @@ int main(void)
         cmocka_unit_test(test_amax_by_hand),
         cmocka_unit_test(test_scaled_table),
         cmocka_unit_test(test_scaled_table_matches_doc),
+        cmocka_unit_test(test_block_table_matches_doc),
         cmocka_unit_test(test_e2m1_by_hand),
         cmocka_unit_test(test_e2m1_matches_scan_and_torchao),
         cmocka_unit_test(test_e8m0_floor_by_hand),

@@ -1,12 +1,56 @@
 // SPDX-License-Identifier: Apache-2.0
-// The block-scaled casts' kernel sets (src/catalogue/dispatch.h's ew_dispatch_find_blocks): for each
-// format, element dtype and the other side's dtype, the block kernel with one access a thread and
-// element by element (src/device/blocks.cuh).
+// The block-scaled casts' functors and kernel sets (src/catalogue/dispatch.h's ew_dispatch_find_blocks):
+// for each format, element dtype and the other side's dtype, the block kernel (src/device/blocks.cuh)
+// with one access a thread and element by element.
 #include "catalogue/dispatch.h"
 #include "catalogue/sets.cuh"
 #include "device/blocks.cuh"
 
 namespace ew {
+
+// The functors (src/device/blocks.cuh's kernels): the format (MX of Elem elements; NVFP4, Nv), the other
+// side's type, and the call's values.
+template <typename ElemT, typename InT, bool Nv> struct QuantizeBlocks {
+    using Elem = ElemT;
+    using In = InT;
+    static constexpr int kBlock = Nv ? 16 : 32;
+    static constexpr bool kQuantize = true;
+    const float *global_scale; // NVFP4; NULL: 1
+    int round_up;              // MX: EW_BLOCKS_ROUND_UP
+    static QuantizeBlocks make(const ew_op_params_t &params)
+    {
+        return {params.scale, (params.options & EW_BLOCKS_ROUND_UP) != 0};
+    }
+
+    __device__ __forceinline__ void scale(uint32_t key, uint32_t &byte, float &r) const
+    {
+        if constexpr (Nv)
+            nvfp4_scale(key, global_scale != nullptr ? __ldg(global_scale) : 1.0f, byte, r);
+        else
+            mx_scale<Elem>(key, round_up != 0, byte, r);
+    }
+};
+
+template <typename OutT, typename ElemT, bool Nv> struct DequantizeBlocks {
+    using Out = OutT;
+    using Elem = ElemT;
+    static constexpr int kBlock = Nv ? 16 : 32;
+    static constexpr bool kQuantize = false;
+    const float *global_scale;
+    static DequantizeBlocks make(const ew_op_params_t &params) { return {params.scale}; }
+
+    // The multiplier of a block's elements from its scale byte.
+    __device__ __forceinline__ float scale(uint32_t byte) const
+    {
+        if constexpr (Nv) {
+            const float s = widen(F8E4M3{static_cast<uint8_t>(byte)});
+            return global_scale != nullptr ? __fmul_rn(__ldg(global_scale), s) : s;
+        } else {
+            return byte == 255u ? __uint_as_float(0x7FFFFFFFu) : pow2(static_cast<int>(byte) - 127);
+        }
+    }
+};
+
 namespace {
 
 template <typename F> constexpr ew_kernel_set_t blocks_set()

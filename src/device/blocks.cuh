@@ -3,13 +3,13 @@
 // along a row gets one scale from its max |x|, every element is scaled, saturated and rounded. A
 // thread takes a vector of one access (src/plan/blocks.h); a block's vectors sit on consecutive lanes
 // of one warp, which combine their maxima by shuffles, so one pass reads x once and writes the
-// elements and the scales. Dequantize reads each element's block scale beside it.
+// elements and the scales. Dequantize reads each element's block scale beside it. The functors that
+// carry a call's format and values are src/catalogue/blocks.cu's; a kernel asks of F its types, its
+// block, kQuantize and scale().
 #pragma once
 
 #include "device/dependent.cuh"
 #include "device/ew_ops.cuh"
-#include "catalogue/params.h"
-#include "elementwise.h"
 #include "plan/blocks.h"
 
 namespace ew {
@@ -122,48 +122,6 @@ __device__ __forceinline__ void nvfp4_scale(uint32_t key, float g, uint32_t &byt
     byte = convert<F8E4M3>(c).bits;
     r = __fdiv_rn(__fdiv_rn(1.0f, g), widen(F8E4M3{static_cast<uint8_t>(byte)}));
 }
-
-// The functors: the format (MX of Elem elements; NVFP4, Nv), the other side's type, and the call's values.
-template <typename ElemT, typename InT, bool Nv> struct QuantizeBlocks {
-    using Elem = ElemT;
-    using In = InT;
-    static constexpr int kBlock = Nv ? 16 : 32;
-    static constexpr bool kQuantize = true;
-    const float *global_scale; // NVFP4; NULL: 1
-    int round_up;              // MX: EW_BLOCKS_ROUND_UP
-    static QuantizeBlocks make(const ew_op_params_t &params)
-    {
-        return {params.scale, (params.options & EW_BLOCKS_ROUND_UP) != 0};
-    }
-
-    __device__ __forceinline__ void scale(uint32_t key, uint32_t &byte, float &r) const
-    {
-        if constexpr (Nv)
-            nvfp4_scale(key, global_scale != nullptr ? __ldg(global_scale) : 1.0f, byte, r);
-        else
-            mx_scale<Elem>(key, round_up != 0, byte, r);
-    }
-};
-
-template <typename OutT, typename ElemT, bool Nv> struct DequantizeBlocks {
-    using Out = OutT;
-    using Elem = ElemT;
-    static constexpr int kBlock = Nv ? 16 : 32;
-    static constexpr bool kQuantize = false;
-    const float *global_scale;
-    static DequantizeBlocks make(const ew_op_params_t &params) { return {params.scale}; }
-
-    // The multiplier of a block's elements from its scale byte.
-    __device__ __forceinline__ float scale(uint32_t byte) const
-    {
-        if constexpr (Nv) {
-            const float s = widen(F8E4M3{static_cast<uint8_t>(byte)});
-            return global_scale != nullptr ? __fmul_rn(__ldg(global_scale), s) : s;
-        } else {
-            return byte == 255u ? __uint_as_float(0x7FFFFFFFu) : pow2(static_cast<int>(byte) - 127);
-        }
-    }
-};
 
 // Where block b (row-major: row * row_blocks + k) keeps its scale: at b, or in cuBLASLt's 128 x 4 tiles.
 __device__ __forceinline__ int64_t scale_offset(const ew_blocks_plan_t &plan, int64_t b)

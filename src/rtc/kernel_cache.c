@@ -18,6 +18,7 @@
 #endif
 #include "rtc/kernel_cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -225,6 +226,80 @@ static int create_temp(int dirfd, const char *name, char temp[TEMP_SIZE])
     return -1;
 }
 
+/* The byte cap of EW_KERNEL_CACHE_MAX_BYTES: a decimal number of bytes, or 0 (no cap) where unset or
+ * not a positive number. */
+static uint64_t max_bytes(void)
+{
+    const char *text = getenv("EW_KERNEL_CACHE_MAX_BYTES");
+    if (text == NULL || text[0] < '0' || text[0] > '9')
+        return 0;
+    char *end;
+    errno = 0;
+    const unsigned long long value = strtoull(text, &end, 10);
+    return errno == 0 && *end == '\0' ? (uint64_t)value : 0;
+}
+
+/* One entry of the directory, for pruning. */
+typedef struct {
+    char name[NAME_SIZE];
+    uint64_t bytes;
+    struct timespec written;
+} entry_t;
+
+static int older_first(const void *a, const void *b)
+{
+    const struct timespec *x = &((const entry_t *)a)->written, *y = &((const entry_t *)b)->written;
+    if (x->tv_sec != y->tv_sec)
+        return x->tv_sec < y->tv_sec ? -1 : 1;
+    return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* Under a cap (EW_KERNEL_CACHE_MAX_BYTES), removes the directory's entries (regular *.ewk files; not
+ * temporary ones, which their writers remove) oldest written first until the rest fit. Entries are
+ * replaced whole, so a file's modification time is when its value was written; a reader that loses
+ * the race to a removal sees a miss. */
+static void prune(int dirfd, uint64_t cap)
+{
+    int fd = dup(dirfd);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (dir == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    entry_t *entries = NULL;
+    size_t count = 0, capacity = 0;
+    uint64_t total = 0;
+    for (struct dirent *d; (d = readdir(dir)) != NULL;) {
+        const size_t n = strlen(d->d_name);
+        struct stat st;
+        if (n != NAME_SIZE - 1 || strcmp(d->d_name + n - 4, ".ewk") != 0 ||
+            fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (count == capacity) {
+            const size_t grown = capacity ? 2 * capacity : 64;
+            entry_t *more = realloc(entries, grown * sizeof *entries);
+            if (more == NULL)
+                break;
+            entries = more;
+            capacity = grown;
+        }
+        memcpy(entries[count].name, d->d_name, NAME_SIZE);
+        entries[count].bytes = (uint64_t)st.st_size;
+        entries[count].written = st.st_mtim;
+        total += (uint64_t)st.st_size;
+        ++count;
+    }
+    closedir(dir);
+    if (total > cap) {
+        qsort(entries, count, sizeof *entries, older_first);
+        for (size_t i = 0; i < count && total > cap; ++i)
+            if (unlinkat(dirfd, entries[i].name, 0) == 0 || errno == ENOENT)
+                total -= entries[i].bytes;
+    }
+    free(entries);
+}
+
 int ewi_cache_dir(char *out, size_t size)
 {
     if (out == NULL || size == 0)
@@ -307,6 +382,9 @@ int ewi_cache_store(const char *dir, const void *key, size_t key_size, const voi
         else
             unlinkat(dirfd, temp, 0);
     }
+    const uint64_t cap = max_bytes();
+    if (result == 0 && cap > 0)
+        prune(dirfd, cap);
     close(dirfd);
     return result;
 }

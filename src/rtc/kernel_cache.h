@@ -30,7 +30,9 @@ int ewi_cache_load(const char *dir, const void *key, size_t key_size, void **dat
 
 /* Stores data under key in dir: creates dir (and missing parents) with mode 0700, writes a temporary
  * file of mode 0600 in it and renames it over the key's file, so a reader sees a whole file or none.
- * 0, or -1 when anything fails (no temporary file left behind; directories it made stay). */
+ * Then, where EW_KERNEL_CACHE_MAX_BYTES sets a cap, removes entries written longest ago until the
+ * directory's entries fit it (this one too, if alone it does not). 0, or -1 when anything fails (no
+ * temporary file left behind; directories it made stay). */
 int ewi_cache_store(const char *dir, const void *key, size_t key_size, const void *data, size_t size);
 
 #ifdef __cplusplus

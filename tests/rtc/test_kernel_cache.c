@@ -9,6 +9,7 @@
  *   owned by another user or reached as a symbolic link refused; a path through a regular file refused;
  * - four processes and four threads storing and loading the same keys: whole values, never another
  *   value's bytes or a mix;
+ * - EW_KERNEL_CACHE_MAX_BYTES: the entries written longest ago removed until the rest fit;
  * and after each, nothing in the directory but *.ewk files. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* nftw, mkdtemp, setenv */
@@ -196,6 +197,78 @@ static int teardown(void **state)
     nftw(f->root, remove_one, 16, FTW_PHYS | FTW_DEPTH);
     free(f);
     return 0;
+}
+
+/* ---- the cap ---- */
+
+/* The path of key's file: its FNV-1a 64 in 16 hex digits, ".ewk" (src/rtc/kernel_cache.c's format). */
+static void key_path(const char *dir, const char *key, char path[PATH_MAX])
+{
+    char name[32];
+    snprintf(name, sizeof name, "%016llx.ewk", (unsigned long long)ewi_fnv1a(EWI_FNV_OFFSET, key, strlen(key)));
+    join(path, dir, name);
+}
+
+/* Sets the modification time of key's file to `second` (seconds since the epoch). */
+static void age_entry(const char *dir, const char *key, time_t second)
+{
+    char path[PATH_MAX];
+    key_path(dir, key, path);
+    const struct timespec times[2] = {{second, 0}, {second, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+/* EW_KERNEL_CACHE_MAX_BYTES: after a store, the entries written longest ago go until the rest fit;
+ * unset, zero or not a number: no cap; a cap below one entry keeps none. */
+static void test_max_bytes(void **state)
+{
+    const fixture_t *f = *state;
+    enum { VALUES = 5, VALUE_BYTES = 1000 };
+    unsigned char *data[VALUES];
+    char keys[VALUES][32];
+    unsetenv("EW_KERNEL_CACHE_MAX_BYTES");
+    for (int i = 0; i < VALUES - 1; ++i) {
+        data[i] = random_bytes(VALUE_BYTES);
+        snprintf(keys[i], sizeof keys[i], "program %d", i);
+        store_and_hit(f->cache, keys[i], strlen(keys[i]), data[i], VALUE_BYTES);
+        age_entry(f->cache, keys[i], 1000000 + i); /* program 0 the oldest */
+    }
+    char path[PATH_MAX];
+    key_path(f->cache, keys[0], path);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    const long long entry = (long long)st.st_size; /* every entry as large: keys of one length */
+
+    /* not a cap: every entry stays */
+    const char *no_cap[] = {"0", "", "abc", "-5", "12x", "+100"};
+    for (size_t k = 0; k < COUNT(no_cap); ++k) {
+        setenv("EW_KERNEL_CACHE_MAX_BYTES", no_cap[k], 1);
+        store_and_hit(f->cache, keys[3], strlen(keys[3]), data[3], VALUE_BYTES);
+        age_entry(f->cache, keys[3], 1000000 + 3);
+        assert_int_equal(entries(f->cache, NULL), VALUES - 1);
+    }
+
+    /* a cap of three entries and a half: the fifth store removes programs 0 and 1 */
+    data[4] = random_bytes(VALUE_BYTES);
+    snprintf(keys[4], sizeof keys[4], "program %d", 4);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%lld", 3 * entry + entry / 2);
+    setenv("EW_KERNEL_CACHE_MAX_BYTES", cap, 1);
+    store_and_hit(f->cache, keys[4], strlen(keys[4]), data[4], VALUE_BYTES);
+    assert_int_equal(entries(f->cache, NULL), 3);
+    expect_miss(f->cache, keys[0], strlen(keys[0]));
+    expect_miss(f->cache, keys[1], strlen(keys[1]));
+    for (int i = 2; i < VALUES; ++i)
+        expect_hit(f->cache, keys[i], strlen(keys[i]), data[i], VALUE_BYTES);
+
+    /* a cap below one entry: the store succeeds and nothing stays */
+    snprintf(cap, sizeof cap, "%lld", entry - 1);
+    setenv("EW_KERNEL_CACHE_MAX_BYTES", cap, 1);
+    assert_int_equal(ewi_cache_store(f->cache, keys[0], strlen(keys[0]), data[0], VALUE_BYTES), 0);
+    assert_int_equal(entries(f->cache, NULL), 0);
+    unsetenv("EW_KERNEL_CACHE_MAX_BYTES");
+    for (int i = 0; i < VALUES; ++i)
+        free(data[i]);
 }
 
 /* ---- the directory's name ---- */
@@ -806,6 +879,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_bytes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

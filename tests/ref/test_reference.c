@@ -1428,50 +1428,69 @@ static uint64_t parse_bits(const char *cell)
 #endif
 static void semantics_md_path(char *path, size_t size) { snprintf(path, size, "%s", EW_SEMANTICS_MD); }
 
+/* A row of a docs/semantics.md table: its cells, its index among the table's rows, the caller's context. */
+typedef void doc_row_fn(char **cells, size_t index, void *context);
+
+/* Hands each row of the docs/semantics.md table between the markers "<!-- NAME-table-begin" and
+ * "<!-- NAME-table-end" to row, in order, split into `count` cells; the header (first cell `header`),
+ * the separator and lines of another cell count are skipped. Returns the rows handed; *found says
+ * whether the begin marker was there. Fails the test when the file cannot be opened. */
+static size_t for_each_doc_row(const char *name, const char *header, int count, doc_row_fn *row, void *context,
+                               bool *found)
+{
+    char path[4096], begin[64], end[64];
+    semantics_md_path(path, sizeof path);
+    snprintf(begin, sizeof begin, "<!-- %s-table-begin", name);
+    snprintf(end, sizeof end, "<!-- %s-table-end", name);
+    FILE *doc = fopen(path, "r");
+    if (!doc)
+        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
+    char line[1024], *cells[8];
+    size_t rows = 0;
+    *found = false;
+    while (count <= 8 && fgets(line, sizeof line, doc)) {
+        if (strstr(line, begin)) {
+            *found = true;
+            continue;
+        }
+        if (strstr(line, end))
+            break;
+        if (!*found || line[0] != '|')
+            continue;
+        if (split_cells(line, cells, count) != count || strcmp(cells[0], header) == 0 || cells[0][0] == '-')
+            continue; /* header and separator */
+        row(cells, rows++, context);
+    }
+    fclose(doc);
+    return rows;
+}
+
+/* One row of §9 against EDGE_TABLE's row of the same index; context: the count of differences. */
+static void edge_doc_row(char **cells, size_t row_index, void *context)
+{
+    double alpha = strcmp(cells[5], "-") == 0 ? 0.0 : strtod(cells[5], NULL);
+    edge_row doc_row = {0, 0, 0, parse_bits(cells[3]), parse_bits(cells[4]), alpha, parse_bits(cells[6]), ""};
+    bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
+    for (int op = EW_OP_ADD; op <= EW_OP_SCALE_ADD; op++)
+        if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
+            doc_row.op = (ew_op_t)op;
+    const edge_row *test_row = row_index < EDGE_ROW_COUNT ? &EDGE_TABLE[row_index] : NULL;
+    if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
+        doc_row.in != test_row->in || doc_row.a != test_row->a || doc_row.b != test_row->b ||
+        ref_f64_bits(doc_row.alpha) != ref_f64_bits(test_row->alpha) || doc_row.expected != test_row->expected) {
+        print_error("docs/semantics.md §9 row %zu differs from EDGE_TABLE in tests/ref/test_reference.c\n",
+                    row_index + 1);
+        ++*(int *)context;
+    }
+}
+
 /* docs/semantics.md §9 and EDGE_TABLE must hold the same rows in the same order. */
 static void test_edge_table_matches_doc(void **state)
 {
     (void)state;
-    char path[4096];
-    semantics_md_path(path, sizeof path);
-    FILE *doc = fopen(path, "r");
-    if (!doc)
-        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
-    char line[1024];
-    bool in_table = false;
-    size_t row_index = 0;
     int differences = 0;
-    while (fgets(line, sizeof line, doc)) {
-        if (strstr(line, "<!-- edge-table-begin")) {
-            in_table = true;
-            continue;
-        }
-        if (strstr(line, "<!-- edge-table-end"))
-            break;
-        if (!in_table || line[0] != '|')
-            continue;
-        char *cells[8];
-        if (split_cells(line, cells, 8) != 8 || strcmp(cells[0], "op") == 0 || cells[0][0] == '-')
-            continue; /* header and separator */
-        double alpha = strcmp(cells[5], "-") == 0 ? 0.0 : strtod(cells[5], NULL);
-        edge_row doc_row = {0, 0, 0, parse_bits(cells[3]), parse_bits(cells[4]),
-                            alpha, parse_bits(cells[6]), ""};
-        bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
-        for (int op = EW_OP_ADD; op <= EW_OP_SCALE_ADD; op++)
-            if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
-                doc_row.op = (ew_op_t)op;
-        const edge_row *test_row = row_index < EDGE_ROW_COUNT ? &EDGE_TABLE[row_index] : NULL;
-        if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
-            doc_row.in != test_row->in || doc_row.a != test_row->a || doc_row.b != test_row->b ||
-            ref_f64_bits(doc_row.alpha) != ref_f64_bits(test_row->alpha) ||
-            doc_row.expected != test_row->expected) {
-            print_error("docs/semantics.md §9 row %zu differs from EDGE_TABLE in tests/ref/test_reference.c\n",
-                        row_index + 1);
-            differences++;
-        }
-        row_index++;
-    }
-    fclose(doc);
+    bool found;
+    const size_t row_index = for_each_doc_row("edge", "op", 8, edge_doc_row, &differences, &found);
     if (row_index != EDGE_ROW_COUNT)
         print_error("docs/semantics.md §9 has %zu rows, EDGE_TABLE %zu\n", row_index,
                     (size_t)EDGE_ROW_COUNT);
@@ -1845,49 +1864,31 @@ static void test_scaled_table(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* One row of §10 against SCALED_TABLE's row of the same index; context: the count of differences. */
+static void scaled_doc_row(char **cells, size_t row_index, void *context)
+{
+    scaled_row doc_row = {0, 0, 0, parse_bits(cells[3]), (uint32_t)parse_bits(cells[4]), parse_bits(cells[5]), ""};
+    bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
+    for (int op = EW_OP_QUANTIZE; op <= EW_OP_AMAX; op++)
+        if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
+            doc_row.op = (ew_op_t)op;
+    const scaled_row *test_row = row_index < SCALED_ROW_COUNT ? &SCALED_TABLE[row_index] : NULL;
+    if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
+        doc_row.in != test_row->in || doc_row.x != test_row->x || doc_row.scale != test_row->scale ||
+        doc_row.expected != test_row->expected) {
+        print_error("docs/semantics.md §10 row %zu differs from SCALED_TABLE in tests/ref/test_reference.c\n",
+                    row_index + 1);
+        ++*(int *)context;
+    }
+}
+
 /* docs/semantics.md §10's table and SCALED_TABLE must hold the same rows in the same order. */
 static void test_scaled_table_matches_doc(void **state)
 {
     (void)state;
-    char path[4096];
-    semantics_md_path(path, sizeof path);
-    FILE *doc = fopen(path, "r");
-    if (!doc)
-        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
-    char line[1024];
-    bool in_table = false;
-    size_t row_index = 0;
     int differences = 0;
-    while (fgets(line, sizeof line, doc)) {
-        if (strstr(line, "<!-- scaled-table-begin")) {
-            in_table = true;
-            continue;
-        }
-        if (strstr(line, "<!-- scaled-table-end"))
-            break;
-        if (!in_table || line[0] != '|')
-            continue;
-        char *cells[7];
-        if (split_cells(line, cells, 7) != 7 || strcmp(cells[0], "op") == 0 || cells[0][0] == '-')
-            continue; /* header and separator */
-        scaled_row doc_row = {
-            0, 0, 0, parse_bits(cells[3]), (uint32_t)parse_bits(cells[4]), parse_bits(cells[5]), ""};
-        bool known = dtype_from_name(cells[1], &doc_row.out) && dtype_from_name(cells[2], &doc_row.in);
-        for (int op = EW_OP_QUANTIZE; op <= EW_OP_AMAX; op++)
-            if (strcmp(cells[0], ref_op_name((ew_op_t)op)) == 0)
-                doc_row.op = (ew_op_t)op;
-        const scaled_row *test_row = row_index < SCALED_ROW_COUNT ? &SCALED_TABLE[row_index] : NULL;
-        if (!known || !test_row || doc_row.op != test_row->op || doc_row.out != test_row->out ||
-            doc_row.in != test_row->in || doc_row.x != test_row->x || doc_row.scale != test_row->scale ||
-            doc_row.expected != test_row->expected) {
-            print_error(
-                "docs/semantics.md §10 row %zu differs from SCALED_TABLE in tests/ref/test_reference.c\n",
-                row_index + 1);
-            differences++;
-        }
-        row_index++;
-    }
-    fclose(doc);
+    bool found;
+    const size_t row_index = for_each_doc_row("scaled", "op", 7, scaled_doc_row, &differences, &found);
     if (row_index != SCALED_ROW_COUNT)
         print_error("docs/semantics.md §10 has %zu rows, SCALED_TABLE %zu\n", row_index,
                     (size_t)SCALED_ROW_COUNT);
@@ -1958,66 +1959,61 @@ static uint8_t torchao_f32_to_e2m1(uint32_t bits)
     return result | sign_lp;
 }
 
-/* §11.1 by hand: the ties of each binade, saturation, signs, NaN. */
+/* The counts of a block table's rows by rule (e2m1, floor, round-up) and of its differences. */
+typedef struct {
+    int rows[3], differences;
+} block_rows_t;
+
+/* One row of §11.6 against the reference: its rule's function of the input for its element dtype. */
+static void block_doc_row(char **cells, size_t index, void *context)
+{
+    (void)index;
+    block_rows_t *counts = context;
+    static const struct {
+        const char *name;
+        ew_dtype_t dtype;
+    } elements[] = {{"f8e4m3", EW_F8E4M3}, {"f8e5m2", EW_F8E5M2}, {"f4e2m1", EW_F4E2M1}};
+    ew_dtype_t element = (ew_dtype_t)0;
+    for (size_t k = 0; k < sizeof elements / sizeof elements[0]; k++)
+        if (strcmp(cells[1], elements[k].name) == 0)
+            element = elements[k].dtype;
+    const float input = ref_f32_from_bits((uint32_t)parse_bits(cells[2]));
+    const unsigned expected = (unsigned)parse_bits(cells[3]);
+    const int rule = strcmp(cells[0], "e2m1") == 0    ? 0
+                     : strcmp(cells[0], "floor") == 0 ? 1
+                     : strcmp(cells[0], "round-up") == 0 ? 2
+                                                          : -1;
+    if (rule < 0 || element == 0 || (rule == 0 && element != EW_F4E2M1)) {
+        print_error("docs/semantics.md block table: unreadable row: %s | %s\n", cells[0], cells[1]);
+        counts->differences++;
+        return;
+    }
+    const unsigned got = rule == 0   ? ref_f32_to_e2m1(input)
+                         : rule == 1 ? ref_e8m0_scale_floor(input, element)
+                                     : ref_e8m0_scale_round_up(input, element);
+    counts->rows[rule]++;
+    if (got != expected) {
+        print_error("docs/semantics.md block table: %s %s 0x%08X: the reference gives 0x%02X, the row 0x%02X\n",
+                    cells[0], cells[1], ref_f32_bits(input), got, expected);
+        counts->differences++;
+    }
+}
+
 /* docs/semantics.md's table of hand-checked block rules (11.6): each row against the reference. Fails on a
  * row that disagrees, a row it cannot read, or a table of fewer rows than the rules need. */
 static void test_block_table_matches_doc(void **state)
 {
     (void)state;
-    char path[4096];
-    semantics_md_path(path, sizeof path);
-    FILE *doc = fopen(path, "r");
-    if (!doc)
-        fail_msg("cannot open %s (define EW_SEMANTICS_MD as its path)", path);
-    static const struct {
-        const char *name;
-        ew_dtype_t dtype;
-    } elements[] = {{"f8e4m3", EW_F8E4M3}, {"f8e5m2", EW_F8E5M2}, {"f4e2m1", EW_F4E2M1}};
-    char line[1024];
-    bool in_table = false;
-    int rows[3] = {0}, differences = 0;
-    while (fgets(line, sizeof line, doc)) {
-        if (strstr(line, "<!-- block-table-begin")) {
-            in_table = true;
-            continue;
-        }
-        if (strstr(line, "<!-- block-table-end"))
-            break;
-        if (!in_table || line[0] != '|')
-            continue;
-        char *cells[5];
-        if (split_cells(line, cells, 5) != 5 || strcmp(cells[0], "rule") == 0 || cells[0][0] == '-')
-            continue; /* header and separator */
-        ew_dtype_t element = (ew_dtype_t)0;
-        for (size_t k = 0; k < sizeof elements / sizeof elements[0]; k++)
-            if (strcmp(cells[1], elements[k].name) == 0)
-                element = elements[k].dtype;
-        const float input = ref_f32_from_bits((uint32_t)parse_bits(cells[2]));
-        const unsigned expected = (unsigned)parse_bits(cells[3]);
-        int rule = strcmp(cells[0], "e2m1") == 0 ? 0 : strcmp(cells[0], "floor") == 0 ? 1
-                                                    : strcmp(cells[0], "round-up") == 0 ? 2 : -1;
-        if (rule < 0 || element == 0 || (rule == 0 && element != EW_F4E2M1)) {
-            print_error("docs/semantics.md block table: unreadable row: %s | %s\n", cells[0], cells[1]);
-            differences++;
-            continue;
-        }
-        const unsigned got = rule == 0   ? ref_f32_to_e2m1(input)
-                             : rule == 1 ? ref_e8m0_scale_floor(input, element)
-                                         : ref_e8m0_scale_round_up(input, element);
-        rows[rule]++;
-        if (got != expected) {
-            print_error("docs/semantics.md block table: %s %s 0x%08X: the reference gives 0x%02X, the row 0x%02X\n",
-                        cells[0], cells[1], ref_f32_bits(input), got, expected);
-            differences++;
-        }
-    }
-    fclose(doc);
-    if (!in_table)
-        fail_msg("%s has no block-table-begin marker", path);
-    assert_int_equal(differences, 0);
-    assert_true(rows[0] >= 10 && rows[1] >= 8 && rows[2] >= 8);
+    block_rows_t counts = {{0}, 0};
+    bool found;
+    for_each_doc_row("block", "rule", 5, block_doc_row, &counts, &found);
+    if (!found)
+        fail_msg("docs/semantics.md has no block-table-begin marker");
+    assert_int_equal(counts.differences, 0);
+    assert_true(counts.rows[0] >= 10 && counts.rows[1] >= 8 && counts.rows[2] >= 8);
 }
 
+/* §11.1 by hand: the ties of each binade, saturation, signs, NaN. */
 static void test_e2m1_by_hand(void **state)
 {
     (void)state;

@@ -100,24 +100,19 @@ ew_status_t ewi_check_scalar(ewi_handle_t *h, const char *name, const void *addr
     return status != EW_SUCCESS ? status : ewi_check_pointer(h->device, name, address, sizeof(float));
 }
 
-static int overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintptr_t b_end) { return a < b_end && b < a_end; }
-
-/* The end of a device float at address, at the top of the address space the last address. */
-static uintptr_t float_end(uintptr_t address) { return address <= UINTPTR_MAX - 4 ? address + 4 : UINTPTR_MAX; }
-
 ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const char *const names[],
                               const uintptr_t lo[], const uintptr_t hi[])
 {
     const uintptr_t scale = (uintptr_t)params->scale, reduction = (uintptr_t)params->reduction;
-    if (scale != 0 && overlaps(scale, float_end(scale), lo[0], hi[0]))
+    if (scale != 0 && ewi_overlaps(scale, ewi_float_end(scale), lo[0], hi[0]))
         return ewi_fail(EW_ERROR_INVALID_VALUE, "scale %p lies inside %s", (const void *)params->scale, names[0]);
     if (reduction == 0)
         return EW_SUCCESS;
     for (int k = 0; k < count; ++k)
-        if (overlaps(reduction, float_end(reduction), lo[k], hi[k]))
+        if (ewi_overlaps(reduction, ewi_float_end(reduction), lo[k], hi[k]))
             return ewi_fail(EW_ERROR_INVALID_VALUE, "amax %p lies inside %s", (const void *)params->reduction,
                             names[k]);
-    if (scale != 0 && overlaps(reduction, float_end(reduction), scale, float_end(scale)))
+    if (scale != 0 && ewi_overlaps(reduction, ewi_float_end(reduction), scale, ewi_float_end(scale)))
         return ewi_fail(EW_ERROR_INVALID_VALUE, "amax %p overlaps the scale", (const void *)params->reduction);
     return EW_SUCCESS;
 }

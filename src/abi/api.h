@@ -94,6 +94,18 @@ ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
 ew_status_t ewi_check_scalars(const ew_op_params_t *params, int count, const char *const names[],
                               const uintptr_t lo[], const uintptr_t hi[]);
 
+/* Whether the byte spans [a, a_end) and [b, b_end) meet. */
+static inline int ewi_overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintptr_t b_end)
+{
+    return a < b_end && b < a_end;
+}
+
+/* The end of a device float at address, at the top of the address space the last address. */
+static inline uintptr_t ewi_float_end(uintptr_t address)
+{
+    return address <= UINTPTR_MAX - 4 ? address + 4 : UINTPTR_MAX;
+}
+
 /* One device float (a scale, an amax): non-NULL unless optional, aligned to 4 bytes, and with
  * EW_CHECK_POINTERS memory of the handle's device. */
 ew_status_t ewi_check_scalar(ewi_handle_t *h, const char *name, const void *address, int optional);

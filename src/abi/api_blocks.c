@@ -66,9 +66,10 @@ typedef struct {
     uintptr_t bytes;
 } span_t;
 
-static int overlaps(const span_t *a, const span_t *b)
+/* Whether two spans meet (each inside the address space). */
+static int spans_overlap(const span_t *a, const span_t *b)
 {
-    return a->address < b->address + b->bytes && b->address < a->address + a->bytes;
+    return ewi_overlaps(a->address, a->address + a->bytes, b->address, b->address + b->bytes);
 }
 
 /* Everything of a call of either direction: elem is the quantized side's dtype, other the f16, bf16 or
@@ -122,13 +123,12 @@ static ew_status_t run(ew_handle_t handle, const char *entry, int quantize, ew_b
                         wide->name, (const void *)wide->address, other_size);
     for (int i = 0; i < 3; ++i)
         for (int j = i + 1; j < 3; ++j)
-            if ((i == 0 || (quantize && i == 1)) && overlaps(&spans[i], &spans[j]))
+            if ((i == 0 || (quantize && i == 1)) && spans_overlap(&spans[i], &spans[j]))
                 return ewi_fail(EW_ERROR_INVALID_VALUE, "%s: %s [%p, +%zu bytes) overlaps %s", entry, spans[i].name,
                                 (const void *)spans[i].address, (size_t)spans[i].bytes, spans[j].name);
-    const span_t g = {"global_scale", (uintptr_t)global_scale,
-                      (uintptr_t)global_scale <= UINTPTR_MAX - 4 ? 4 : UINTPTR_MAX - (uintptr_t)global_scale};
-    for (int i = 0; g.address != 0 && i < (quantize ? 2 : 1); ++i)
-        if (overlaps(&g, &spans[i]))
+    const uintptr_t g = (uintptr_t)global_scale;
+    for (int i = 0; g != 0 && i < (quantize ? 2 : 1); ++i)
+        if (ewi_overlaps(g, ewi_float_end(g), spans[i].address, spans[i].address + spans[i].bytes))
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s: global_scale %p lies inside %s", entry,
                             (const void *)global_scale, spans[i].name);
     if ((status = ewi_handle_check_device(h)) != EW_SUCCESS)

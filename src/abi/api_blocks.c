@@ -144,7 +144,7 @@ static ew_status_t run(ew_handle_t handle, const char *entry, int quantize, ew_b
     const span_t *narrow = &spans[quantize ? 0 : 2];
     const int aligned = wide->address % (vector * other_size) == 0 && narrow->address % code_bytes == 0;
     const ew_blocks_plan_t plan =
-        ew_blocks_plan_make(&h->figures, rows, cols, block, (int)other_size, swizzled, aligned);
+        ew_blocks_plan_make(&h->policy, &h->figures, rows, cols, block, (int)other_size, swizzled, aligned);
     const ew_op_params_t params = {.scale = global_scale, .options = options};
     ew_functor_t functor;
     set->make_functor(&params, &functor);

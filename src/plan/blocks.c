@@ -2,12 +2,8 @@
 /* The block-scaled casts' plan (src/plan/blocks.h). */
 #include "plan/blocks.h"
 
-/* Resident grids of the block kernels: enough blocks to fill every SM's threads this many times, the
- * rest by the grid-stride loop (the flat kernels' rule). */
-enum { EW_BLOCKS_WAVES = 4 };
-
-ew_blocks_plan_t ew_blocks_plan_make(const ew_device_t *device, int64_t rows, int64_t cols, int block,
-                                     int wide_elem_size, int swizzled, int aligned)
+ew_blocks_plan_t ew_blocks_plan_make(const ew_policy_t *policy, const ew_device_t *device, int64_t rows,
+                                     int64_t cols, int block, int wide_elem_size, int swizzled, int aligned)
 {
     const int vector = EW_BLOCKS_VECTOR(wide_elem_size, block);
     ew_blocks_plan_t plan = {.vectors = rows * (cols / vector),
@@ -16,7 +12,7 @@ ew_blocks_plan_t ew_blocks_plan_make(const ew_device_t *device, int64_t rows, in
                              .vectorized = aligned};
     const int64_t needed = (plan.vectors + EW_PLAN_BLOCK_THREADS - 1) / EW_PLAN_BLOCK_THREADS;
     const int64_t resident =
-        (int64_t)device->sm_count * (device->max_threads_per_sm / EW_PLAN_BLOCK_THREADS) * EW_BLOCKS_WAVES;
+        (int64_t)device->sm_count * (device->max_threads_per_sm / EW_PLAN_BLOCK_THREADS) * policy->blocks_waves;
     plan.blocks = (unsigned)(needed < resident ? needed : resident);
     return plan;
 }

@@ -22,9 +22,10 @@ typedef struct {
     unsigned blocks;     /* the grid; the kernel strides over the rest */
 } ew_blocks_plan_t;
 /* The plan of a rows x cols call (rows * cols > 0; cols a multiple of block) whose wider side has
- * elements of wide_elem_size bytes; aligned: every pointer is aligned to its side of one vector. */
-ew_blocks_plan_t ew_blocks_plan_make(const ew_device_t *device, int64_t rows, int64_t cols, int block,
-                                     int wide_elem_size, int swizzled, int aligned);
+ * elements of wide_elem_size bytes; aligned: every pointer is aligned to its side of one vector. The
+ * grid: a vector a thread, at most the policy's blocks_waves full loads of the device. */
+ew_blocks_plan_t ew_blocks_plan_make(const ew_policy_t *policy, const ew_device_t *device, int64_t rows,
+                                     int64_t cols, int block, int wide_elem_size, int swizzled, int aligned);
 /* The scales' shape (ew_block_scales_shape): row-major rows x row_blocks, swizzled padded to 128 x 4. */
 void ew_blocks_scales_shape(int64_t rows, int64_t row_blocks, int swizzled, int64_t *scale_rows,
                             int64_t *scale_cols);

@@ -10,6 +10,7 @@ static const ew_policy_t hopper = {
     .name = "sm_90 (measured on an H200)",
     .out_align = 128,
     .shifted_waves = 32,
+    .blocks_waves = 4,
     .dependent_launch = 1,
     .bulk = EW_BULK_AUTO,
     .bulk_tile_bytes = 8192,

@@ -42,6 +42,7 @@ typedef struct {
     const char *name;      /* the family and where its figures come from */
     int out_align;         /* bytes the head aligns out to (whole cache lines): a power of two, 1-128 */
     int shifted_waves;     /* grid cap of shifted windows, in full loads of the device */
+    int blocks_waves;      /* grid cap of the block-scaled casts, in full loads of the device */
     int dependent_launch;  /* launch as a programmatic dependent of the stream's previous kernel */
     ew_bulk_mode_t bulk;   /* the bulk-copy kernel: off where the GPU lacks cp.async.bulk */
     int bulk_tile_bytes;   /* input bytes of a tile, all inputs together (1024-32768) */

@@ -1322,6 +1322,7 @@ static void assert_same_figures(const ew_policy_t *a, const ew_policy_t *b)
 {
     assert_int_equal(a->out_align, b->out_align);
     assert_int_equal(a->shifted_waves, b->shifted_waves);
+    assert_int_equal(a->blocks_waves, b->blocks_waves);
     assert_int_equal(a->dependent_launch, b->dependent_launch);
     assert_int_equal(a->bulk, b->bulk);
     assert_int_equal(a->bulk_tile_bytes, b->bulk_tile_bytes);
@@ -1341,6 +1342,7 @@ static void assert_valid_policy(const ew_policy_t *policy)
     assert_true(policy->out_align >= 1 && policy->out_align <= 128);
     assert_int_equal(policy->out_align & (policy->out_align - 1), 0);
     assert_true(policy->shifted_waves >= 1);
+    assert_true(policy->blocks_waves >= 1);
     assert_true(policy->dependent_launch == 0 || policy->dependent_launch == 1);
     assert_true(policy->bulk == EW_BULK_OFF || policy->bulk == EW_BULK_AUTO);
     assert_true(policy->bulk_tile_bytes >= 1024 && policy->bulk_tile_bytes <= 32768);
@@ -1364,6 +1366,7 @@ static void test_policy_sm90(void **state)
     assert_null(strstr(sm90.name, "untuned"));
     assert_int_equal(sm90.out_align, 128);
     assert_int_equal(sm90.shifted_waves, 32);
+    assert_int_equal(sm90.blocks_waves, 4);
     assert_int_equal(sm90.dependent_launch, 1);
     assert_int_equal(sm90.bulk, EW_BULK_AUTO);
     assert_int_equal(sm90.bulk_tile_bytes, 8192);

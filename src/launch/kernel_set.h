@@ -21,7 +21,8 @@ extern "C" {
  * shifted windows, with out stored element by element; the bulk-copy kernel. The strided plans'
  * (ew_strided_plan_t.kernel): the gather, rows and tiled kernels. The lists' (src/plan/batched.h): a
  * descriptor block of 4 KiB and of 32 KiB. The block-scaled casts' (src/plan/blocks.h): a vector a
- * thread in one access, and element by element where a pointer is not aligned to it. Every kernel but PACK1 to PACK8 runs the widest pack. */
+ * thread in one access, and element by element where a pointer is not aligned to it. Every kernel
+ * but PACK1 to PACK8 runs the widest pack. */
 typedef enum {
     EW_SLOT_PACK1,
     EW_SLOT_PACK2,

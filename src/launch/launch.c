@@ -66,18 +66,16 @@ ew_status_t ew_launch_reset(const ew_launch_t *how)
 {
     if (how->reset == NULL)
         return EW_SUCCESS;
+    /* whole words where the span allows (a reduction's scalar), else bytes (padded block scales) */
     const ewi_driver_t *driver = ewi_driver();
-    if (driver->memset32 == NULL)
-        return ewi_fail(EW_ERROR_CUDA, "the driver has no cuMemsetD32Async");
     const CUdeviceptr address = (CUdeviceptr)(uintptr_t)how->reset;
-    if (how->reset_bytes % 4 == 0 && address % 4 == 0) {
-        const CUresult result = driver->memset32(address, 0u, how->reset_bytes / 4, (CUstream)how->stream);
-        return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, "cuMemsetD32Async");
-    }
-    if (driver->memset8 == NULL)
-        return ewi_fail(EW_ERROR_CUDA, "the driver has no cuMemsetD8Async");
-    const CUresult result = driver->memset8(address, 0u, how->reset_bytes, (CUstream)how->stream);
-    return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, "cuMemsetD8Async");
+    const int words = how->reset_bytes % 4 == 0 && address % 4 == 0;
+    const char *name = words ? "cuMemsetD32Async" : "cuMemsetD8Async";
+    if (words ? driver->memset32 == NULL : driver->memset8 == NULL)
+        return ewi_fail(EW_ERROR_CUDA, "the driver has no %s", name);
+    const CUresult result = words ? driver->memset32(address, 0u, how->reset_bytes / 4, (CUstream)how->stream)
+                                  : driver->memset8(address, 0u, how->reset_bytes, (CUstream)how->stream);
+    return result == CUDA_SUCCESS ? EW_SUCCESS : ewi_fail_driver(result, name);
 }
 
 /* The grid's blocks and `edge` after them (the kernels' edge block). Only a direct grid reaches the

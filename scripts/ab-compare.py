@@ -6,12 +6,13 @@
 
 The CSVs are ew-bench-catalogue's (bench/report.py names the columns: impl,op,out_dtype,in_dtype,n,offsets,
 us,gbps,vs_memcpy,...), ew-bench-strided's (target,case,impl,...,gbps,...,gbps_isolated,...) or
-ew-bench-user-kernels' (target,case,dtype,n,alignment,timing,metric,library,...); one side's CSVs are all
-of one kind. The library's rows are compared: ew-bench-catalogue's impl "ew" by bandwidth and its
+ew-bench-user-kernels' (target,case,dtype,n,alignment,timing,metric,library,...) or ew-bench-scaled's
+(case,impl,n,column,unit,value,...); one side's CSVs are all of one kind. The library's rows are compared: ew-bench-catalogue's impl "ew" by bandwidth and its
 host-overhead rows (offsets "host", the library's launchers) by host microseconds a call;
 ew-bench-strided's impl "ew" and "ew_kernel" (user kernels) by bandwidth, its host target 6 left out;
 ew-bench-user-kernels' figures of the library (GB/s, microseconds a chain, host microseconds a launch;
-not the creation times). Yardsticks are left out. Both timing columns are compared where the CSVs have
+not the creation times); ew-bench-scaled's value of each case (GB/s, microseconds a call, host microseconds
+a call). Yardsticks are left out. Both timing columns are compared where the CSVs have
 them: back-to-back and isolated. A time's ratio is old over new, so that above 1 is faster either way. Several CSVs a side are rounds of the
 same sweep (scripts/gpu-check's ab stage alternates them): each case takes the median of its rounds,
 and the spread shows the larger of the two sides' (max - min) / median, the noise against which a
@@ -32,6 +33,7 @@ import sys
 BENCH_KEY = ("impl", "op", "out_dtype", "in_dtype", "n", "offsets", "gbps")
 STRIDED_KEY = ("case", "impl", "gbps")
 USER_KEY = ("target", "case", "dtype", "n", "alignment", "timing", "metric", "library")
+SCALED_KEY = ("case", "impl", "n", "column", "unit", "value")
 COLUMNS = ("b2b", "iso")
 TIMINGS = {"back-to-back": "b2b", "isolated": "iso"}
 TIME = "us"  # the unit of figures where less is faster; GB/s otherwise
@@ -45,6 +47,9 @@ def row_figures(row, kind):
         unit = "GB/s" if row["metric"] == "gbps" else TIME
         return (row["case"], row["dtype"], row["n"], row["alignment"]), [(TIMINGS.get(row["timing"], row["timing"]),
                                                                           unit, row["library"])]
+    if kind == "scaled":
+        unit = "GB/s" if row["unit"] == "gbps" else TIME
+        return (row["case"], row["impl"], row["n"]), [(TIMINGS.get(row["column"], row["column"]), unit, row["value"])]
     if kind == "strided":
         if row["impl"] not in ("ew", "ew_kernel") or row.get("target") == "6":
             return None
@@ -67,8 +72,10 @@ def read(paths):
             with open(path, newline="") as f:
                 reader = csv.DictReader(f)
                 fields = set(reader.fieldnames or [])
-                kind = "user" if "metric" in fields else "strided" if "case" in fields else "sweep"
-                missing = set({"user": USER_KEY, "strided": STRIDED_KEY, "sweep": BENCH_KEY}[kind]) - fields
+                kind = ("user" if "metric" in fields else "scaled" if "unit" in fields
+                        else "strided" if "case" in fields else "sweep")
+                missing = set({"user": USER_KEY, "scaled": SCALED_KEY, "strided": STRIDED_KEY,
+                               "sweep": BENCH_KEY}[kind]) - fields
                 if missing:
                     sys.exit("ab-compare: %s lacks the columns %s" % (path, ", ".join(sorted(missing))))
                 for row in reader:
@@ -86,6 +93,9 @@ def read(paths):
 
 
 def case_text(key):
+    if len(key) == 3:  # ew-bench-scaled: case, impl, n
+        name, impl, n = key
+        return "%s %s %s" % (name, impl, n)
     if len(key) == 2:  # ew-bench-strided: case, impl
         name, impl = key
         return name if impl == "ew" else "%s (%s)" % (name, impl)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""ab-compare.py on made-up CSVs of the three benches whose ratios are known by construction: the median
+"""ab-compare.py on made-up CSVs of the four benches whose ratios are known by construction: the median
 of the rounds, both timing columns, times compared as old over new, the rows it must leave out
 (yardsticks, other launchers' host rows, target 6, creation times), the threshold's marks and summary,
 and exit status 2 where nothing is in common. Standard library only,
@@ -24,6 +24,7 @@ BENCH_FIELDS = ["impl", "op", "out_dtype", "in_dtype", "n", "offsets", "us", "gb
                 "gbps_isolated", "vs_memcpy_isolated", "check"]
 USER_FIELDS = ["target", "case", "dtype", "n", "alignment", "timing", "metric", "library", "yardstick_impl",
                "yardstick", "ratio", "check"]
+SCALED_FIELDS = ["case", "impl", "n", "column", "unit", "value", "yardstick", "yardstick_value", "ratio"]
 STRIDED_FIELDS = ["target", "case", "impl", "op", "out_dtype", "in_dtype", "shape", "layout", "c", "bytes", "us",
                   "gbps", "us_isolated", "gbps_isolated", "check"]
 
@@ -41,6 +42,11 @@ def host_row(us, us_iso, impl="ew"):
 def user_row(case, timing, metric, library):
     return {"target": "1", "case": case, "dtype": "f32", "n": "1024", "alignment": "aligned", "timing": timing,
             "metric": metric, "library": "%g" % library}
+
+
+def scaled_row(case, column, unit, value, impl="quantize"):
+    return {"case": case, "impl": impl, "n": "268435456", "column": column, "unit": unit, "value": "%g" % value,
+            "yardstick": "cast", "yardstick_value": "1", "ratio": "1"}
 
 
 def strided_row(case, impl, gbps, gbps_iso, target="2"):
@@ -106,6 +112,18 @@ class AbCompareTest(unittest.TestCase):
         self.assertIn("b2b: cases: 2; minimum ratio 0.970 (t1-add f32 1024 aligned)", text)
         self.assertIn("iso: cases: 1; minimum ratio 1.250", text)  # 10 us -> 8 us
         self.assertNotIn("t4-create", text)
+
+    def test_scaled_values(self):
+        # GB/s: 100 -> 120 is 1.2x; microseconds: 10 -> 8 is 1.25x; host microseconds: 1.0 -> 1.1 is 0.909x
+        rows_old = [scaled_row("quantize", "back-to-back", "gbps", 100), scaled_row("amax", "isolated", "us", 10),
+                    scaled_row("host", "back-to-back", "host_us", 1.0)]
+        rows_new = [scaled_row("quantize", "back-to-back", "gbps", 120), scaled_row("amax", "isolated", "us", 8),
+                    scaled_row("host", "back-to-back", "host_us", 1.1)]
+        status, text = self.run_main([self.write(SCALED_FIELDS, rows_old)], [self.write(SCALED_FIELDS, rows_new)])
+        self.assertEqual(status, 0)
+        self.assertIn("b2b: cases: 2; minimum ratio 0.909 (host quantize 268435456)", text)
+        self.assertIn("iso: cases: 1; minimum ratio 1.250", text)
+        self.assertNotIn("cast", text)  # the yardstick's figures are not compared
 
     def test_strided_keys_and_exclusions(self):
         rows_old = [strided_row("t2-row", "ew", 100, 100), strided_row("t2-row", "ew_kernel", 100, 100),

@@ -1473,6 +1473,12 @@ static void action_info(input_t *in)
           ew_dtype_size((ew_dtype_t)out));
     CHECK(ew_dtype_bits((ew_dtype_t)out) == spec_bits(out), "ew_dtype_bits(%d) = %zu", out,
           ew_dtype_bits((ew_dtype_t)out));
+    /* without a GPU no program is ever looked up: every counter reads 0 */
+    uint64_t count = UINT64_MAX;
+    const ew_status_t counted = ew_kernel_cache_get_count((ew_kernel_cache_counter_t)op, &count);
+    CHECK(op >= 0 && op < EW_KERNEL_CACHE_COUNTERS ? counted == EW_SUCCESS && count == 0
+                                                   : counted == EW_ERROR_INVALID_VALUE && count == UINT64_MAX,
+          "ew_kernel_cache_get_count(%d) = %d, count %llu", op, (int)counted, (unsigned long long)count);
     const char *status_name = ew_status_string((ew_status_t)op);
     CHECK(status_name != NULL && status_name[0] != '\0', "ew_status_string(%d)", op);
     CHECK(ew_get_version() == EW_VERSION, "ew_get_version");

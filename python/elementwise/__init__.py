@@ -74,7 +74,7 @@ __all__ = [
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
     "unary_batched", "binary_batched",
     "default_handle", "is_supported", "dtype_name", "dtype_size", "dtype_bits", "library_version", "library_path",
-    "Kernel",
+    "Kernel", "kernel_cache_counts",
 ]
 
 MAX_DIMS = _ext.MAX_DIMS
@@ -241,6 +241,13 @@ def dtype_size(dtype) -> int:
 def dtype_bits(dtype) -> int:
     """Bits per element of a dtype (4 for F4E2M1)."""
     return _ext.dtype_bits(dtype)
+
+
+def kernel_cache_counts() -> dict:
+    """What the user kernels' caches did since the process started (ew_kernel_cache_get_count):
+    ``memory_hits``, ``disk_hits``, ``compiles`` (the misses) and ``store_failures`` (compiled programs
+    the disk cache could not keep), over every handle and thread."""
+    return _ext.kernel_cache_counts()
 
 
 # ---- outputs made for out=None, for frameworks without the DLPack exchange API ----

@@ -42,7 +42,8 @@
 /* Since 1.2: bound when the library has them, else NULL. */
 #define SCALED_FUNCTIONS(X)                                                                                 \
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
-    X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)
+    X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
+    X(ew_kernel_cache_get_count)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -2766,6 +2767,29 @@ static PyObject *py_dtype_bits(PyObject *self, PyObject *arg)
     return PyLong_FromSize_t(lib.ew_dtype_bits ? lib.ew_dtype_bits(dtype) : 8 * lib.ew_dtype_size(dtype));
 }
 
+/* ew_kernel_cache_get_count's counters as a dict, by the names of ew_kernel_cache_counter_t. */
+static PyObject *py_kernel_cache_counts(PyObject *self, PyObject *unused)
+{
+    static const char *const names[EW_KERNEL_CACHE_COUNTERS] = {"memory_hits", "disk_hits", "compiles",
+                                                                "store_failures"};
+    if (!lib.ew_kernel_cache_get_count)
+        return PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no ew_kernel_cache_get_count: "
+                            "it needs 1.2 or later", lib.ew_get_version());
+    PyObject *counts = PyDict_New();
+    for (int k = 0; counts != NULL && k < EW_KERNEL_CACHE_COUNTERS; ++k) {
+        uint64_t count = 0;
+        PyObject *value = NULL;
+        if (lib.ew_kernel_cache_get_count((ew_kernel_cache_counter_t)k, &count) != EW_SUCCESS)
+            PyErr_SetString(PyExc_RuntimeError, lib.ew_get_last_error_message());
+        else
+            value = PyLong_FromUnsignedLongLong(count);
+        if (value == NULL || PyDict_SetItemString(counts, names[k], value) != 0)
+            Py_CLEAR(counts);
+        Py_XDECREF(value);
+    }
+    return counts;
+}
+
 static PyObject *py_is_supported(PyObject *self, PyObject *args)
 {
     int op, out, in;
@@ -2952,6 +2976,7 @@ static PyMethodDef methods[] = {
     {"default_handle", py_default_handle, METH_O, "default_handle(device) -> the raw default handle of device"},
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
+    {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS, "ew_kernel_cache_get_count() of every counter"},
     {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},

@@ -483,6 +483,13 @@ def test_arguments_reach_the_library_as_the_c_api_orders_them(recorded):
     assert recorded["ew_binary"].args[1] == ew.Op.MUL
 
 
+def test_kernel_cache_counts_are_the_librarys_counters():
+    counts = ew.kernel_cache_counts()
+    assert sorted(counts) == ["compiles", "disk_hits", "memory_hits", "store_failures"]
+    assert all(isinstance(v, int) and v >= 0 for v in counts.values())
+    assert "kernel_cache_counts" in ew.__all__
+
+
 def test_the_module_functions_and_the_handle_methods_are_one_call(recorded):
     handle = ew.Handle._from_raw(0x5000, device=0)
     ew.mul(FakeArray(), FakeArray(), out=FakeArray(), handle=handle)

@@ -1012,21 +1012,26 @@ def test_compiled_kernels_are_cached_on_disk(handle, kernels, tmp_path):
     cache = tmp_path / "cache"
     code = ("import elementwise as ew\n"
             "with ew.Kernel('return ew::mul(in0, in1);', 'f32', ('f32', 'f32')):\n"
-            "    pass\n")
+            "    pass\n"
+            "counts = ew.kernel_cache_counts()\n"
+            "print(counts['disk_hits'], counts['compiles'], counts['memory_hits'], counts['store_failures'])\n")
     env = dict(os.environ, EW_KERNEL_CACHE_DIR=str(cache))
     env.pop("EW_KERNEL_CACHE", None)
     if not INSTALLED:
         env["PYTHONPATH"] = PACKAGE_DIR
 
-    def run():
-        ran = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
-                             text=True)
+    def run(counts, **more):
+        ran = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=dict(env, **more),
+                             capture_output=True, text=True)
         assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.split() == counts.split(), "disk hits, compiles, memory hits, store failures"
         return sorted(str(path.relative_to(cache)) for path in cache.rglob("*.ewk")) if cache.exists() else []
 
-    first = run()
+    first = run("0 1 0 0")
     assert first, "the first process left no .ewk file in %s" % cache
-    assert run() == first  # the second found it: nothing new written
+    assert run("1 0 0 0") == first  # the second found it: nothing new written
+    # and so does a process that cannot open NVRTC, as on a machine the cache was copied to
+    assert run("1 0 0 0", EW_NVRTC_LIBRARY="/nonexistent/libnvrtc.so.99") == first
 
 
 # ---- scaled casts (1.2): quantize, dequantize, amax against PyTorch ----

@@ -129,8 +129,6 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
         return status;
     if (!have_driver())
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the CUDA driver lacks cuModuleLoadData or cuLaunchKernelEx");
-    if ((status = ewi_nvrtc_load()) != EW_SUCCESS)
-        return status;
 
     int major = 0, minor = 0;
     cudaError_t error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, h->device);
@@ -159,6 +157,16 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
         k->set.kernel[slot].function = module->function[slot];
     k->set.bulk_blocks_per_sm = module->bulk_blocks_per_sm;
     *kernel = value;
+    return EW_SUCCESS;
+}
+
+ew_status_t ew_kernel_cache_get_count(ew_kernel_cache_counter_t counter, uint64_t *count)
+{
+    if (count == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "count is NULL");
+    if ((int)counter < 0 || (int)counter >= EW_KERNEL_CACHE_COUNTERS)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "counter = %d is not an ew_kernel_cache_counter_t", (int)counter);
+    *count = ewi_kernel_cache_count(counter);
     return EW_SUCCESS;
 }
 

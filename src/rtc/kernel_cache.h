@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The on-disk cache of compiled kernels: one file per key under a private directory. A key is any
- * bytes naming what was compiled (the program text, the architecture, the library's and NVRTC's
- * versions); the file stores the whole key and is used only when its key matches byte for byte, so a
- * file name's hash colliding costs nothing but a miss. Every failure is a miss or a skipped store:
+ * bytes naming what was compiled (the program text, the architecture, the library's version); the
+ * file stores the whole key and is used only when its key matches byte for byte, so a file name's
+ * hash colliding costs nothing but a miss. Every failure is a miss or a skipped store:
  * the cache only ever costs or saves time, and sets no error message. Thread- and process-safe. */
 #ifndef EW_KERNEL_CACHE_H
 #define EW_KERNEL_CACHE_H

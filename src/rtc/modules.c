@@ -15,6 +15,16 @@
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static ewi_module_t *modules;
 
+/* What the caches did since the process started (ew_kernel_cache_get_count), updated atomically. */
+static uint64_t counts[EW_KERNEL_CACHE_COUNTERS];
+
+static void count(ew_kernel_cache_counter_t counter) { __atomic_fetch_add(&counts[counter], 1, __ATOMIC_RELAXED); }
+
+uint64_t ewi_kernel_cache_count(ew_kernel_cache_counter_t counter)
+{
+    return __atomic_load_n(&counts[counter], __ATOMIC_RELAXED);
+}
+
 static ewi_module_t *find_module(uint64_t hash, const char *key, size_t key_size, CUcontext context)
 {
     for (ewi_module_t *m = modules; m != NULL; m = m->next)
@@ -23,9 +33,11 @@ static ewi_module_t *find_module(uint64_t hash, const char *key, size_t key_size
     return NULL;
 }
 
-/* The cache key: what makes two compilations the same (the library, its device headers, NVRTC, the
+/* The cache key: what makes two compilations the same (the library, its device headers, the
  * architecture, the conversion paths, the kernels instantiated, a line each), then the program text from
- * *program on, NUL-terminated past key_size. malloc'ed. */
+ * *program on, NUL-terminated past key_size. malloc'ed. Not NVRTC's version: the library fixes the
+ * program and its options, so a CUBIN any NVRTC made of them is one to load, and a disk hit needs no
+ * NVRTC at all (one the driver refuses is compiled again). */
 static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const ewi_slots_t *slots, const char *arch, char **key,
                              size_t *key_size, const char **program)
 {
@@ -33,11 +45,9 @@ static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const ewi_slots_t *s
     ew_status_t status = ewi_kernel_program(spec, &text);
     if (status != EW_SUCCESS)
         return status;
-    int major = 0, minor = 0;
-    ewi_nvrtc_version(&major, &minor);
     char prefix[192];
-    int length = snprintf(prefix, sizeof prefix, "libelementwise %u, headers %s; NVRTC %d.%d; %s; %s\n",
-                          ew_get_version(), ewi_device_headers_digest, major, minor, arch,
+    int length = snprintf(prefix, sizeof prefix, "libelementwise %u, headers %s; %s; %s\n",
+                          ew_get_version(), ewi_device_headers_digest, arch,
 #ifdef EW_GENERIC_CONVERSIONS
                           "generic conversions"
 #else
@@ -138,13 +148,15 @@ static ew_status_t find_compiled(const char *program, const ewi_slots_t *slots, 
     }
     ewi_kernel_binary_t binary;
     ew_status_t status = ewi_kernel_compile_program(program, slots, arch, &binary);
+    if (status == EW_SUCCESS)
+        count(EW_KERNEL_CACHE_COMPILES);
     if (status == EW_SUCCESS && (size = pack(slots, &binary, c)) == 0)
         status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the compiled program");
     ewi_kernel_binary_free(&binary);
     if (status != EW_SUCCESS)
         return status;
-    if (disk)
-        (void)ewi_cache_store(dir, key, key_size, c->bytes, size); /* a failure costs only time */
+    if (disk && ewi_cache_store(dir, key, key_size, c->bytes, size) != 0) /* a failure costs only time */
+        count(EW_KERNEL_CACHE_STORE_FAILURES);
     (void)unpack(slots, size, c);
     return EW_SUCCESS;
 }
@@ -166,6 +178,7 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
     pthread_mutex_unlock(&modules_lock);
     if (*found != NULL) {
         free(key);
+        count(EW_KERNEL_CACHE_MEMORY_HITS);
         return EW_SUCCESS;
     }
 
@@ -207,6 +220,8 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
         free(key);
         return status;
     }
+    if (from_disk)
+        count(EW_KERNEL_CACHE_DISK_HITS);
     m->hash = hash;
     m->key = key;
     m->key_size = key_size;

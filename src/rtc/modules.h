@@ -35,6 +35,9 @@ typedef struct ewi_module_s {
 ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUcontext context,
                             const ewi_module_t **found);
 
+/* The count of one of ew_kernel_cache_get_count's counters, at the time of the call. */
+uint64_t ewi_kernel_cache_count(ew_kernel_cache_counter_t counter);
+
 #ifdef __cplusplus
 }
 #endif

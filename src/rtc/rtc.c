@@ -189,7 +189,7 @@ static void *search(const char *soname)
         }
     }
     /* 4. A Conda environment's own NVRTC package (cuda-nvrtc), in $CONDA_PREFIX/lib: last, so that no
-     * NVRTC found before it changes (the found library's version is part of the cache key). */
+     * NVRTC found before it changes. */
     const char *conda = getenv("CONDA_PREFIX");
     if (conda != NULL && conda[0] != '\0') {
         snprintf(candidate, sizeof candidate, "%s/lib/%s", conda, soname);

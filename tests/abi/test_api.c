@@ -1745,6 +1745,24 @@ static void test_blocks_overlaps(void **state)
 
 /* Every supported call reaches the device check: formats, dtypes, both rules, both layouts, a global
  * scale or none, a large tensor, a stream that is never used without a device. */
+/* The kernel caches' counters: each is read without a GPU (none counts before a kernel is created);
+ * a NULL count or a value outside the enum is refused. */
+static void test_kernel_cache_counts(void **state)
+{
+    (void)state;
+    for (int k = 0; k < EW_KERNEL_CACHE_COUNTERS; ++k) {
+        uint64_t count = 99;
+        assert_int_equal(ew_kernel_cache_get_count((ew_kernel_cache_counter_t)k, &count), EW_SUCCESS);
+        if (!gpu_present)
+            assert_int_equal(count, 0);
+    }
+    uint64_t count = 7;
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_kernel_cache_get_count(EW_KERNEL_CACHE_COMPILES, NULL), "count", "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_kernel_cache_get_count(EW_KERNEL_CACHE_COUNTERS, &count), "counter", "4");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_kernel_cache_get_count((ew_kernel_cache_counter_t)-1, &count), "counter");
+    assert_int_equal(count, 7);
+}
+
 static void test_blocks_valid_calls(void **state)
 {
     (void)state;
@@ -1815,6 +1833,7 @@ int main(void)
         cmocka_unit_test(test_blocks_pointers),
         cmocka_unit_test(test_blocks_overlaps),
         cmocka_unit_test(test_blocks_valid_calls),
+        cmocka_unit_test(test_kernel_cache_counts),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -753,13 +753,44 @@ static double now_us(void)
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-/* A new source compiles and lands on disk; the same source again comes from memory. */
+/* The caches' counters now (ew_kernel_cache_get_count), in counter order. */
+typedef struct {
+    uint64_t count[EW_KERNEL_CACHE_COUNTERS];
+} cache_counts_t;
+
+static cache_counts_t cache_counts(void)
+{
+    cache_counts_t c;
+    for (int k = 0; k < EW_KERNEL_CACHE_COUNTERS; ++k)
+        GU_EW(ew_kernel_cache_get_count((ew_kernel_cache_counter_t)k, &c.count[k]));
+    return c;
+}
+
+/* Fails unless each counter grew from before by what wanted gives (memory hits, disk hits, compiles,
+ * store failures). */
+static void expect_counts(const char *what, const cache_counts_t *before, const uint64_t wanted[])
+{
+    static const char *const names[] = {"memory hits", "disk hits", "compiles", "store failures"};
+    const cache_counts_t now = cache_counts();
+    for (int k = 0; k < EW_KERNEL_CACHE_COUNTERS; ++k)
+        if (now.count[k] - before->count[k] != wanted[k])
+            GU_FAIL("%s: %s grew by %llu, expected %llu", what, names[k],
+                    (unsigned long long)(now.count[k] - before->count[k]), (unsigned long long)wanted[k]);
+}
+
+/* A new source compiles and lands on disk; the same source again comes from memory; the counters say
+ * so, and refuse what is not a counter. */
 static void caches(void **state)
 {
     (void)state;
+    uint64_t unused;
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE, ew_kernel_cache_get_count(EW_KERNEL_CACHE_COUNTERS, &unused));
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE, ew_kernel_cache_get_count((ew_kernel_cache_counter_t)-1, &unused));
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE, ew_kernel_cache_get_count(EW_KERNEL_CACHE_COMPILES, NULL));
     char root[PATH_MAX], path[PATH_MAX];
     new_cache_dir(root, path);
     setenv("EW_KERNEL_CACHE_DIR", path, 1);
+    const cache_counts_t before = cache_counts();
     char source[96];
     snprintf(source, sizeof source, "return in0 * 3; // %llu", (unsigned long long)gu_seed() ^ (unsigned long long)getpid());
     const ew_dtype_t in[] = {EW_I32};
@@ -774,6 +805,7 @@ static void caches(void **state)
     double from_memory = now_us() - start;
     if (cache_files(path) != 1)
         GU_FAIL("a second create wrote again");
+    expect_counts("a compile, then the same source", &before, (const uint64_t[]){1, 0, 1, 0});
     printf("kernel creation: compiled %.1f ms, from memory %.1f us\n", compiled / 1e3, from_memory);
     int32_t *x;
     GU_CUDA(cudaMalloc((void **)&x, 64 * 4));
@@ -884,25 +916,44 @@ extern char **environ;
 
 /* Run in a process of its own by the tests below (named only, never in the default run): the chain
  * kernel tagged $EW_TEST_KERNEL_TAG, from the caches under $EW_KERNEL_CACHE_DIR, flat and strided,
- * against the reference. */
+ * against the reference; its programs' disk hits and compiles as $EW_TEST_CACHE_COUNTS gives them
+ * ("HITS COMPILES"). Where EW_NVRTC_LIBRARY names no library, a program no cache holds is then refused. */
 static void cache_child(void **state)
 {
     (void)state;
-    const char *tag = getenv("EW_TEST_KERNEL_TAG");
-    if (tag == NULL || getenv("EW_KERNEL_CACHE_DIR") == NULL)
-        GU_FAIL("cache_child is run by the disk cache tests, with EW_TEST_KERNEL_TAG and EW_KERNEL_CACHE_DIR set");
+    const char *tag = getenv("EW_TEST_KERNEL_TAG"), *counts = getenv("EW_TEST_CACHE_COUNTS");
+    unsigned long long hits, compiles;
+    if (tag == NULL || getenv("EW_KERNEL_CACHE_DIR") == NULL || counts == NULL ||
+        sscanf(counts, "%llu %llu", &hits, &compiles) != 2)
+        GU_FAIL("cache_child is run by the disk cache tests, with EW_TEST_KERNEL_TAG, EW_KERNEL_CACHE_DIR and "
+                "EW_TEST_CACHE_COUNTS set");
+    const cache_counts_t before = cache_counts();
     gu_rng_t rng = gu_rng(gu_seed() ^ 0xD15C);
     chain_case_t *c = chain_case_new(&rng);
     ew_kernel_t kernel = create_chain(tag);
     chain_case_run(kernel, c, 1, tag);
     GU_EW(ew_kernel_destroy(kernel));
+    expect_counts(tag, &before, (const uint64_t[]){0, hits, compiles, 0});
+    if (getenv("EW_NVRTC_LIBRARY") != NULL) {
+        char source[256];
+        snprintf(source, sizeof source, "%s // %s, unseen", kChain, tag);
+        const ew_dtype_t in[] = {EW_F32, EW_F32};
+        GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED, ew_kernel_create(gu_handle(), source, EW_F16, 2, in, 1, &kernel));
+        if (kernel != NULL || strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY") == NULL)
+            GU_FAIL("a program no cache holds, without NVRTC: kernel %p, message: %s", (void *)kernel,
+                    ew_get_last_error_message());
+    }
 }
 
-/* cache_child of tag in a new process of this program, with dir as its cache; fails unless it passes. */
-static void run_child(const char *dir, const char *tag)
+/* cache_child of tag in a new process of this program, with dir as its cache, expecting counts (its
+ * EW_TEST_CACHE_COUNTS), NVRTC unreachable where no_nvrtc is set; fails unless it passes. */
+static void run_child(const char *dir, const char *tag, const char *counts, int no_nvrtc)
 {
     setenv("EW_KERNEL_CACHE_DIR", dir, 1);
     setenv("EW_TEST_KERNEL_TAG", tag, 1);
+    setenv("EW_TEST_CACHE_COUNTS", counts, 1);
+    if (no_nvrtc)
+        setenv("EW_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.99", 1);
     char name[] = "test_user_kernel_gpu", test[] = "cache_child";
     char *argv[] = {name, test, NULL};
     fflush(stdout);
@@ -911,6 +962,8 @@ static void run_child(const char *dir, const char *tag)
     const int error = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
     unsetenv("EW_KERNEL_CACHE_DIR");
     unsetenv("EW_TEST_KERNEL_TAG");
+    unsetenv("EW_TEST_CACHE_COUNTS");
+    unsetenv("EW_NVRTC_LIBRARY");
     if (error != 0)
         GU_FAIL("posix_spawn: %s", strerror(error));
     int status = 0;
@@ -971,22 +1024,27 @@ static int same_files(const files_t *a, const files_t *b)
 }
 
 /* A process compiles the kernel's two programs into an empty cache; a new process loads both from
- * disk (it stores nothing: every compile stores) and its launches equal the reference. */
+ * disk (it stores nothing: every compile stores) and its launches equal the reference; so does one
+ * that cannot open NVRTC, as a machine the cache was copied to without it. */
 static void disk_cache_in_new_processes(void **state)
 {
     (void)state;
     char root[PATH_MAX], dir[PATH_MAX];
     new_cache_dir(root, dir);
     const char *tag = new_tag("from disk");
-    run_child(dir, tag);
+    run_child(dir, tag, "0 2", 0);
     files_t compiled, loaded;
     list_files(dir, &compiled);
     if (compiled.count != 2)
         GU_FAIL("%s holds %d cache files; expected the flat and the strided program's", dir, compiled.count);
-    run_child(dir, tag);
+    run_child(dir, tag, "2 0", 0);
     list_files(dir, &loaded);
     if (!same_files(&compiled, &loaded))
         GU_FAIL("the second process stored its programs again: it compiled them rather than load them");
+    run_child(dir, tag, "2 0", 1);
+    list_files(dir, &loaded);
+    if (!same_files(&compiled, &loaded))
+        GU_FAIL("the process without NVRTC changed the cache");
     remove_tree(root);
 }
 
@@ -1001,7 +1059,7 @@ static void rejected_cubin_recompiled(void **state)
     char root[PATH_MAX], dir[PATH_MAX];
     new_cache_dir(root, dir);
     const char *tag = new_tag("rejected");
-    run_child(dir, tag);
+    run_child(dir, tag, "0 2", 0);
     files_t files;
     list_files(dir, &files);
     if (files.count != 2)
@@ -1026,7 +1084,7 @@ static void rejected_cubin_recompiled(void **state)
         if (ewi_cache_store(dir, keys[i], key_sizes[i], rejected, sizeof rejected) != 0)
             GU_FAIL("could not store the refused value under %s", path);
     }
-    run_child(dir, tag);
+    run_child(dir, tag, "0 2", 0);
     for (int i = 0; i < 2; ++i) {
         void *value = NULL;
         size_t size = 0;
@@ -1039,7 +1097,7 @@ static void rejected_cubin_recompiled(void **state)
     }
     files_t repaired, loaded;
     list_files(dir, &repaired);
-    run_child(dir, tag);
+    run_child(dir, tag, "2 0", 0);
     list_files(dir, &loaded);
     if (!same_files(&repaired, &loaded))
         GU_FAIL("the third process stored its programs again: the repaired entries were not loaded");

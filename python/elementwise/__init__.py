@@ -74,7 +74,7 @@ __all__ = [
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
     "unary_batched", "binary_batched",
     "default_handle", "is_supported", "dtype_name", "dtype_size", "dtype_bits", "library_version", "library_path",
-    "Kernel", "kernel_cache_counts",
+    "Kernel", "kernel_cache_counts", "kernel_cache_fill",
 ]
 
 MAX_DIMS = _ext.MAX_DIMS
@@ -439,6 +439,30 @@ def _current_device() -> int:
     return device.value
 
 
+def _kernel_spec(source, out_dtype, in_dtypes):
+    """A kernel's source as the library takes it (UTF-8 bytes, no NUL) and as text, and its dtypes."""
+    if isinstance(source, str):
+        encoded = source.encode("utf-8")
+    elif isinstance(source, bytes):
+        encoded, source = source, source.decode("utf-8", "replace")
+    else:
+        raise TypeError("source: the kernel's body as a str, not %s" % type(source).__name__)
+    if b"\0" in encoded:
+        raise ValueError("source: contains a NUL character, where C would end it")
+    if isinstance(in_dtypes, (str, bytes, int)) or not hasattr(in_dtypes, "__iter__"):
+        in_dtypes = (in_dtypes,)  # one dtype, not a sequence of them
+    return encoded, source, _as_dtype(out_dtype), tuple(_as_dtype(dtype) for dtype in in_dtypes)
+
+
+def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch: str) -> None:
+    """Compile a :class:`Kernel`'s programs for GPUs of architecture ``arch`` ("sm_90" for compute
+    capability 9.0) into the disk cache, with no GPU (ew_kernel_cache_fill): fill a cache where NVRTC
+    is, copy it to machines of that architecture, and ``Kernel`` of the same arguments loads from it
+    there without NVRTC."""
+    encoded, _, out, ins = _kernel_spec(source, out_dtype, in_dtypes)
+    _ext.kernel_cache_fill(encoded, int(out), ins, int(n_params), str(arch).encode("utf-8"))
+
+
 class Kernel(_Closing):
     """A user-defined elementwise kernel (ew_kernel_t): ``out[i] = body(in0[i], ..., p0, ...)``.
 
@@ -464,19 +488,7 @@ class Kernel(_Closing):
     def __init__(self, source, out_dtype, in_dtypes, n_params: int = 0, *, handle: Handle | None = None) -> None:
         self._ptr = None
         self._owned = False
-        if isinstance(source, str):
-            encoded = source.encode("utf-8")
-        elif isinstance(source, bytes):
-            encoded, source = source, source.decode("utf-8", "replace")
-        else:
-            raise TypeError("source: the kernel's body as a str, not %s" % type(source).__name__)
-        if b"\0" in encoded:
-            raise ValueError("source: contains a NUL character, where C would end it")
-        if isinstance(in_dtypes, (str, bytes, int)) or not hasattr(in_dtypes, "__iter__"):
-            in_dtypes = (in_dtypes,)  # one dtype, not a sequence of them
-        self._source = source
-        self._out_dtype = _as_dtype(out_dtype)
-        self._in_dtypes = tuple(_as_dtype(dtype) for dtype in in_dtypes)
+        encoded, self._source, self._out_dtype, self._in_dtypes = _kernel_spec(source, out_dtype, in_dtypes)
         self._n_params = int(n_params)
         # The library requires the handle's device to be current when compiling: by default, the
         # current device's default handle.

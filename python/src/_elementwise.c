@@ -43,7 +43,7 @@
 #define SCALED_FUNCTIONS(X)                                                                                 \
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
     X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
-    X(ew_kernel_cache_get_count)
+    X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -2619,6 +2619,20 @@ done:
     return result;
 }
 
+/* A kernel's input dtypes from a sequence of ints: the first 16 in values (a kernel takes fewer; the
+ * library refuses more), how many in *n. 0, or -1 with the exception set. */
+static int kernel_dtypes(PyObject *in_dtypes, ew_dtype_t values[16], Py_ssize_t *n)
+{
+    PyObject *dtypes = PySequence_Tuple(in_dtypes);
+    if (!dtypes)
+        return -1;
+    *n = PyTuple_Size(dtypes);
+    for (Py_ssize_t k = 0; k < *n && k < 16; k++)
+        values[k] = (ew_dtype_t)PyLong_AsLong(PyTuple_GetItem(dtypes, k));
+    Py_DECREF(dtypes);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 static PyObject *py_kernel_create(PyObject *self, PyObject *args)
 {
     PyObject *handle_obj, *in_dtypes;
@@ -2626,15 +2640,9 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     int out_dtype, n_params;
     if (!PyArg_ParseTuple(args, "OyiOi", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params))
         return NULL;
-    PyObject *dtypes = PySequence_Tuple(in_dtypes);
-    if (!dtypes)
-        return NULL;
-    Py_ssize_t n = PyTuple_Size(dtypes);
     ew_dtype_t values[16];
-    for (Py_ssize_t k = 0; k < n && k < 16; k++)
-        values[k] = (ew_dtype_t)PyLong_AsLong(PyTuple_GetItem(dtypes, k));
-    Py_DECREF(dtypes);
-    if (PyErr_Occurred())
+    Py_ssize_t n;
+    if (kernel_dtypes(in_dtypes, values, &n))
         return NULL;
     ew_handle_t handle;
     if (live_pointer(handle_obj, "handle", (void **)&handle))
@@ -2655,6 +2663,27 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     if (finish(status, "ew_kernel_create"))
         return NULL;
     return pointer_object(kernel);
+}
+
+/* kernel_cache_fill(source, out_dtype, in_dtypes, n_params, arch): ew_kernel_cache_fill, no handle. */
+static PyObject *py_kernel_cache_fill(PyObject *self, PyObject *args)
+{
+    PyObject *in_dtypes;
+    const char *source, *arch;
+    int out_dtype, n_params;
+    if (!PyArg_ParseTuple(args, "yiOiy", &source, &out_dtype, &in_dtypes, &n_params, &arch))
+        return NULL;
+    ew_dtype_t values[16];
+    Py_ssize_t n;
+    if (kernel_dtypes(in_dtypes, values, &n))
+        return NULL;
+    if (!lib.ew_kernel_cache_fill)
+        return PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no ew_kernel_cache_fill: "
+                            "it needs 1.2 or later", lib.ew_get_version());
+    ew_status_t status = lib.ew_kernel_cache_fill(source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, arch);
+    if (finish(status, "ew_kernel_cache_fill"))
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_kernel_destroy(PyObject *self, PyObject *arg)
@@ -2977,6 +3006,7 @@ static PyMethodDef methods[] = {
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
     {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS, "ew_kernel_cache_get_count() of every counter"},
+    {"kernel_cache_fill", py_kernel_cache_fill, METH_VARARGS, "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch)"},
     {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},

@@ -483,6 +483,21 @@ def test_arguments_reach_the_library_as_the_c_api_orders_them(recorded):
     assert recorded["ew_binary"].args[1] == ew.Op.MUL
 
 
+@pytest.mark.parametrize("arch", ["sm_90a", "compute_90", "90", ""])
+def test_kernel_cache_fill_refuses_what_names_no_architecture(arch):
+    with pytest.raises(ew.ElementwiseError, match="arch") as raised:
+        ew.kernel_cache_fill("return in0;", "f32", "f32", arch=arch)
+    assert raised.value.status == ew.Status.INVALID_VALUE
+
+
+def test_kernel_cache_fill_checks_the_source_first():
+    with pytest.raises(ValueError, match="NUL"):
+        ew.kernel_cache_fill("return in0;\0", "f32", "f32", arch="sm_90")
+    with pytest.raises(TypeError, match="source"):
+        ew.kernel_cache_fill(None, "f32", "f32", arch="sm_90")
+    assert "kernel_cache_fill" in ew.__all__
+
+
 def test_kernel_cache_counts_are_the_librarys_counters():
     counts = ew.kernel_cache_counts()
     assert sorted(counts) == ["compiles", "disk_hits", "memory_hits", "store_failures"]

@@ -1034,6 +1034,30 @@ def test_compiled_kernels_are_cached_on_disk(handle, kernels, tmp_path):
     assert run("1 0 0 0", EW_NVRTC_LIBRARY="/nonexistent/libnvrtc.so.99") == first
 
 
+def test_a_filled_cache_serves_a_process_without_nvrtc(cupy, kernels, tmp_path, monkeypatch):
+    kernels(ADD_SOURCE, D.F32, (D.F32, D.F32))  # gives up here, as the others do, without NVRTC
+    cache = tmp_path / "cache"
+    source = "return ew::mul(in0, in1); // filled %d" % os.getpid()
+    monkeypatch.setenv("EW_KERNEL_CACHE_DIR", str(cache))
+    monkeypatch.delenv("EW_KERNEL_CACHE", raising=False)
+    # the architecture as the library names the device: "sm_" and the compute capability's digits
+    ew.kernel_cache_fill(source, "f32", ("f32", "f32"), arch="sm_" + cupy.cuda.Device().compute_capability)
+    filled = sorted(path.name for path in cache.glob("*.ewk"))
+    assert len(filled) == 2  # the flat and the strided program
+    code = ("import elementwise as ew\n"
+            "with ew.Kernel(%r, 'f32', ('f32', 'f32')):\n"
+            "    pass\n"
+            "counts = ew.kernel_cache_counts()\n"
+            "print(counts['disk_hits'], counts['compiles'])\n" % source)
+    env = dict(os.environ, EW_NVRTC_LIBRARY="/nonexistent/libnvrtc.so.99")
+    if not INSTALLED:
+        env["PYTHONPATH"] = PACKAGE_DIR
+    ran = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["1", "0"]  # the flat program from disk; nothing compiled
+    assert sorted(path.name for path in cache.glob("*.ewk")) == filled
+
+
 # ---- scaled casts (1.2): quantize, dequantize, amax against PyTorch ----
 
 SCALED_SOURCES = (D.F16, D.BF16, D.F32, D.F64)

@@ -160,6 +160,23 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     return EW_SUCCESS;
 }
 
+ew_status_t ew_kernel_cache_fill(const char *source, ew_dtype_t out_dtype, int n_inputs, const ew_dtype_t *in_dtypes,
+                                 int n_params, const char *arch)
+{
+    ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params, 0};
+    ew_status_t status = ewi_kernel_check(&spec);
+    if (status != EW_SUCCESS)
+        return status;
+    /* the name ew_kernel_create gives a device: "sm_" and its compute capability's digits */
+    size_t digits = arch != NULL && strncmp(arch, "sm_", 3) == 0 ? strspn(arch + 3, "0123456789") : 0;
+    if (digits < 2 || digits > 3 || arch[3 + digits] != '\0')
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "arch \"%.40s\" is not \"sm_\" and a compute capability's digits, "
+                                                "as \"sm_90\" names cc 9.0", arch != NULL ? arch : "(null)");
+    for (spec.strided = 0; status == EW_SUCCESS && spec.strided <= 1; ++spec.strided)
+        status = ewi_module_store(&spec, arch);
+    return status;
+}
+
 ew_status_t ew_kernel_cache_get_count(ew_kernel_cache_counter_t counter, uint64_t *count)
 {
     if (count == NULL)

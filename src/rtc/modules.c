@@ -33,14 +33,26 @@ static ewi_module_t *find_module(uint64_t hash, const char *key, size_t key_size
     return NULL;
 }
 
-/* The cache key: what makes two compilations the same (the library, its device headers, the
- * architecture, the conversion paths, the kernels instantiated, a line each), then the program text from
- * *program on, NUL-terminated past key_size. malloc'ed. Not NVRTC's version: the library fixes the
- * program and its options, so a CUBIN any NVRTC made of them is one to load, and a disk hit needs no
- * NVRTC at all (one the driver refuses is compiled again). */
-static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const ewi_slots_t *slots, const char *arch, char **key,
-                             size_t *key_size, const char **program)
+/* One program as the caches look it up: the kernels it has, the architecture, and its key, which
+ * holds its text. */
+typedef struct {
+    ewi_slots_t slots;
+    const char *arch;
+    char *key; /* malloc'ed */
+    size_t key_size;
+    const char *program; /* the program's text, inside key */
+} lookup_t;
+
+/* spec's lookup for arch. The cache key: what makes two compilations the same (the library, its device
+ * headers, the architecture, the conversion paths, the kernels instantiated, a line each), then the
+ * program text, NUL-terminated past key_size. Not NVRTC's version: the library fixes the program and
+ * its options, so a CUBIN any NVRTC made of them is one to load, and a disk hit needs no NVRTC at all
+ * (one the driver refuses is compiled again). */
+static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const char *arch, lookup_t *l)
 {
+    l->slots = ewi_kernel_slots(spec);
+    l->arch = arch;
+    const ewi_slots_t *slots = &l->slots;
     char *text;
     ew_status_t status = ewi_kernel_program(spec, &text);
     if (status != EW_SUCCESS)
@@ -57,20 +69,20 @@ static ew_status_t cache_key(const ewi_kernel_spec_t *spec, const ewi_slots_t *s
     size_t kernels = 0, text_size = strlen(text);
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
         kernels += slots->present[slot] ? strlen(ewi_kernel_slot_expression(slots, slot)) + 1 : 0;
-    *key = malloc((size_t)length + kernels + text_size + 1);
-    if (*key == NULL) {
+    char *key = l->key = malloc((size_t)length + kernels + text_size + 1);
+    if (key == NULL) {
         free(text);
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the cache key");
     }
-    char *p = *key;
+    char *p = key;
     memcpy(p, prefix, (size_t)length);
     p += length;
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
         if (slots->present[slot])
             p += sprintf(p, "%s\n", ewi_kernel_slot_expression(slots, slot));
     memcpy(p, text, text_size + 1);
-    *key_size = (size_t)(p - *key) + text_size;
-    *program = p;
+    l->key_size = (size_t)(p - key) + text_size;
+    l->program = p;
     free(text);
     return EW_SUCCESS;
 }
@@ -129,16 +141,17 @@ static size_t pack(const ewi_slots_t *slots, const ewi_kernel_binary_t *binary, 
     return size;
 }
 
-/* The program for key: from the disk cache when read_disk is set and it holds a value of it, else
- * compiled by NVRTC and stored there (over the copy it holds, if any). */
-static ew_status_t find_compiled(const char *program, const ewi_slots_t *slots, const char *arch, const char *key,
-                                 size_t key_size, int read_disk, compiled_t *c, int *from_disk)
+/* The program l looks up: from the disk cache when read_disk is set and it holds a value of it, else
+ * compiled by NVRTC and stored there (over the copy it holds, if any; *stored says whether it was). */
+static ew_status_t find_compiled(const lookup_t *l, int read_disk, compiled_t *c, int *from_disk, int *stored)
 {
+    const ewi_slots_t *slots = &l->slots;
     char dir[4096];
     const int disk = ewi_cache_dir(dir, sizeof dir) == 0;
+    *stored = 0;
     void *value = NULL;
     size_t size = 0;
-    *from_disk = disk && read_disk && ewi_cache_load(dir, key, key_size, &value, &size) == 0;
+    *from_disk = disk && read_disk && ewi_cache_load(dir, l->key, l->key_size, &value, &size) == 0;
     if (*from_disk) {
         c->bytes = value;
         if (unpack(slots, size, c) == 0)
@@ -147,7 +160,7 @@ static ew_status_t find_compiled(const char *program, const ewi_slots_t *slots, 
         *from_disk = 0;
     }
     ewi_kernel_binary_t binary;
-    ew_status_t status = ewi_kernel_compile_program(program, slots, arch, &binary);
+    ew_status_t status = ewi_kernel_compile_program(l->program, slots, l->arch, &binary);
     if (status == EW_SUCCESS)
         count(EW_KERNEL_CACHE_COMPILES);
     if (status == EW_SUCCESS && (size = pack(slots, &binary, c)) == 0)
@@ -155,7 +168,8 @@ static ew_status_t find_compiled(const char *program, const ewi_slots_t *slots, 
     ewi_kernel_binary_free(&binary);
     if (status != EW_SUCCESS)
         return status;
-    if (disk && ewi_cache_store(dir, key, key_size, c->bytes, size) != 0) /* a failure costs only time */
+    *stored = disk && ewi_cache_store(dir, l->key, l->key_size, c->bytes, size) == 0;
+    if (disk && !*stored) /* a failure costs only time */
         count(EW_KERNEL_CACHE_STORE_FAILURES);
     (void)unpack(slots, size, c);
     return EW_SUCCESS;
@@ -165,13 +179,13 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
                             const ewi_module_t **found)
 {
     const ewi_driver_t *driver = ewi_driver();
-    const ewi_slots_t slots = ewi_kernel_slots(spec);
-    char *key = NULL;
-    size_t key_size = 0;
-    const char *program = NULL;
-    ew_status_t status = cache_key(spec, &slots, arch, &key, &key_size, &program);
+    lookup_t l;
+    ew_status_t status = cache_key(spec, arch, &l);
     if (status != EW_SUCCESS)
         return status;
+    const ewi_slots_t slots = l.slots;
+    char *key = l.key;
+    const size_t key_size = l.key_size;
     const uint64_t hash = ewi_fnv1a(EWI_FNV_OFFSET, key, key_size);
     pthread_mutex_lock(&modules_lock);
     *found = find_module(hash, key, key_size, context);
@@ -184,11 +198,11 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
 
     ewi_module_t *m = calloc(1, sizeof *m);
     compiled_t compiled = {0};
-    int from_disk = 0;
+    int from_disk = 0, stored;
     if (m == NULL)
         status = ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     if (status == EW_SUCCESS)
-        status = find_compiled(program, &slots, arch, key, key_size, 1, &compiled, &from_disk);
+        status = find_compiled(&l, 1, &compiled, &from_disk, &stored);
     CUresult result = CUDA_SUCCESS;
     if (status == EW_SUCCESS && (result = driver->module_load(&m->module, compiled.bytes)) != CUDA_SUCCESS &&
         from_disk) {
@@ -196,7 +210,7 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
          * afresh and stored over it, so that the next process need not find it refused again */
         free(compiled.bytes);
         compiled.bytes = NULL;
-        status = find_compiled(program, &slots, arch, key, key_size, 0, &compiled, &from_disk);
+        status = find_compiled(&l, 0, &compiled, &from_disk, &stored);
         if (status == EW_SUCCESS)
             result = driver->module_load(&m->module, compiled.bytes);
     }
@@ -243,4 +257,28 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
     }
     *found = first;
     return EW_SUCCESS;
+}
+
+ew_status_t ewi_module_store(const ewi_kernel_spec_t *spec, const char *arch)
+{
+    char dir[4096];
+    if (ewi_cache_dir(dir, sizeof dir) != 0)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the disk cache is off (EW_KERNEL_CACHE=0) or has no directory "
+                                                "(EW_KERNEL_CACHE_DIR, XDG_CACHE_HOME and HOME unset)");
+    lookup_t l;
+    ew_status_t status = cache_key(spec, arch, &l);
+    if (status != EW_SUCCESS)
+        return status;
+    compiled_t compiled = {0};
+    int from_disk = 0, stored = 0;
+    status = find_compiled(&l, 1, &compiled, &from_disk, &stored);
+    free(compiled.bytes);
+    free(l.key);
+    if (status == EW_SUCCESS && from_disk)
+        count(EW_KERNEL_CACHE_DISK_HITS);
+    else if (status == EW_SUCCESS && !stored)
+        status = ewi_fail(EW_ERROR_NOT_SUPPORTED, "the disk cache %s could not keep the compiled program "
+                                                  "(read-only, full, or smaller than EW_KERNEL_CACHE_MAX_BYTES needs)",
+                          dir);
+    return status;
 }

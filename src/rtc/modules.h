@@ -35,6 +35,11 @@ typedef struct ewi_module_s {
 ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUcontext context,
                             const ewi_module_t **found);
 
+/* spec's program compiled for arch into the disk cache, unless it holds it already (a disk hit): no
+ * device, no context. EW_ERROR_NOT_SUPPORTED where there is no disk cache, it could not store the
+ * program, or there is no NVRTC; EW_ERROR_INVALID_VALUE where the source or arch does not compile. */
+ew_status_t ewi_module_store(const ewi_kernel_spec_t *spec, const char *arch);
+
 /* The count of one of ew_kernel_cache_get_count's counters, at the time of the call. */
 uint64_t ewi_kernel_cache_count(ew_kernel_cache_counter_t counter);
 

@@ -12,6 +12,7 @@
  * Exits 77 (skipped) when NVRTC cannot be loaded; 1 then with EW_REQUIRE_GPU set (tests/gpu_util.h:
  * the GPU machine has NVRTC), and CI fails on the skip (tests/scripts/check_skips.py). What the compiled kernels compute is for the GPU
  * tests of a later step; here only that they compile, and how long that takes. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -341,6 +344,107 @@ static void unknown_architecture(void **state)
     ewi_kernel_binary_free(&binary);
 }
 
+/* ---- filling the disk cache ahead of time ---- */
+
+/* Cache files (.ewk) in dir. */
+static int cache_files(const char *dir)
+{
+    int files = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        files += strstr(e->d_name, ".ewk") != NULL;
+    if (d != NULL)
+        closedir(d);
+    return files;
+}
+
+static uint64_t counted(ew_kernel_cache_counter_t counter)
+{
+    uint64_t count = 0;
+    assert_int_equal(ew_kernel_cache_get_count(counter, &count), EW_SUCCESS);
+    return count;
+}
+
+/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat and strided programs into the disk
+ * cache once (two files, two compiles), and a second fill finds both there (two disk hits, nothing
+ * written); what is not an architecture or a kernel is refused, as is a cache turned off. */
+static void cache_fill(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/ew-cache-fill-XXXXXX", dir[64], path[128];
+    assert_non_null(mkdtemp(root));
+    snprintf(dir, sizeof dir, "%s/cache", root);
+    setenv("EW_KERNEL_CACHE_DIR", dir, 1);
+    unsetenv("EW_KERNEL_CACHE");
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    const char *source = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1))); // cache_fill";
+    const uint64_t compiles = counted(EW_KERNEL_CACHE_COMPILES), hits = counted(EW_KERNEL_CACHE_DISK_HITS);
+    double start = now_ms();
+    assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
+    printf("cache_fill: the flat and the strided program for sm_90 in %.1f ms\n", now_ms() - start);
+    assert_int_equal(cache_files(dir), 2);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 2);
+    struct stat before[2];
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int k = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strstr(e->d_name, ".ewk") != NULL) {
+            snprintf(path, sizeof path, "%s/%.60s", dir, e->d_name);
+            assert_int_equal(stat(path, &before[k++]), 0);
+        }
+    closedir(d);
+    assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 2);
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 2);
+    assert_int_equal(cache_files(dir), 2);
+    d = opendir(dir);
+    k = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strstr(e->d_name, ".ewk") != NULL) {
+            struct stat now;
+            snprintf(path, sizeof path, "%s/%.60s", dir, e->d_name);
+            assert_int_equal(stat(path, &now), 0);
+            int same = 0;
+            for (int i = 0; i < 2; ++i)
+                same |= now.st_ino == before[i].st_ino && now.st_ctim.tv_nsec == before[i].st_ctim.tv_nsec &&
+                        now.st_ctim.tv_sec == before[i].st_ctim.tv_sec;
+            assert_true(same); /* a store renames a new file over the name */
+            ++k;
+        }
+    closedir(d);
+    assert_int_equal(k, 2);
+
+    static const char *const not_archs[] = {"sm_90a", "compute_90", "sm_9", "sm_1000", "90", "sm_", ""};
+    for (size_t i = 0; i < COUNT(not_archs); ++i) {
+        assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, not_archs[i]), EW_ERROR_INVALID_VALUE);
+        assert_non_null(strstr(ew_get_last_error_message(), "arch"));
+    }
+    assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, NULL), EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_kernel_cache_fill(NULL, EW_F16, 2, in, 1, "sm_90"), EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 0, in, 1, "sm_90"), EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_kernel_cache_fill(source, (ew_dtype_t)99, 2, in, 1, "sm_90"), EW_ERROR_NOT_SUPPORTED);
+    assert_int_equal(ew_kernel_cache_fill("return in0 +;", EW_F32, 1, in, 0, "sm_90"), EW_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));
+    assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_12"), EW_ERROR_INVALID_VALUE);
+    setenv("EW_KERNEL_CACHE", "0", 1);
+    assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(ew_get_last_error_message(), "EW_KERNEL_CACHE=0"));
+    unsetenv("EW_KERNEL_CACHE");
+    assert_int_equal(cache_files(dir), 2);
+
+    d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%.60s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
+    rmdir(root);
+    unsetenv("EW_KERNEL_CACHE_DIR");
+}
+
 /* ---- the program and the embedded header ---- */
 
 static void program_text(void **state)
@@ -526,6 +630,15 @@ static void missing_library_refused(void **state)
     assert_null(binary.cubin);
     spec.n_inputs = 0;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
+    /* a program no cache holds cannot be filled in either; nothing is written */
+    char root[] = "/tmp/ew-cache-fill-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    setenv("EW_KERNEL_CACHE_DIR", root, 1);
+    assert_int_equal(ew_kernel_cache_fill("return in0;", EW_F32, 1, in, 0, "sm_90"), EW_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99"));
+    assert_int_equal(cache_files(root), 0);
+    assert_int_equal(rmdir(root), 0);
+    unsetenv("EW_KERNEL_CACHE_DIR");
 }
 
 static int summary(void **state)
@@ -572,6 +685,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(compile_errors),
         cmocka_unit_test(ops_refuse_what_the_catalogue_refuses),
         cmocka_unit_test(unknown_architecture),
+        cmocka_unit_test(cache_fill),
     };
     return cmocka_run_group_tests(tests, NULL, summary);
 }

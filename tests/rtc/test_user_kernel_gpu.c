@@ -1025,7 +1025,8 @@ static int same_files(const files_t *a, const files_t *b)
 
 /* A process compiles the kernel's two programs into an empty cache; a new process loads both from
  * disk (it stores nothing: every compile stores) and its launches equal the reference; so does one
- * that cannot open NVRTC, as a machine the cache was copied to without it. */
+ * that cannot open NVRTC, as a machine the cache was copied to without it, and so from a cache that
+ * ew_kernel_cache_fill filled. */
 static void disk_cache_in_new_processes(void **state)
 {
     (void)state;
@@ -1045,6 +1046,31 @@ static void disk_cache_in_new_processes(void **state)
     list_files(dir, &loaded);
     if (!same_files(&compiled, &loaded))
         GU_FAIL("the process without NVRTC changed the cache");
+    remove_tree(root);
+
+    /* A cache filled ahead of time for this GPU's architecture (ew_kernel_cache_fill, no launch)
+     * serves a process without NVRTC alike. */
+    new_cache_dir(root, dir);
+    setenv("EW_KERNEL_CACHE_DIR", dir, 1);
+    const char *filled = new_tag("filled");
+    char source[256], arch[16];
+    snprintf(source, sizeof source, "%s // %s", kChain, filled);
+    int major = 0, minor = 0, device = 0;
+    GU_CUDA(cudaGetDevice(&device));
+    GU_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    GU_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    GU_EW(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, arch));
+    unsetenv("EW_KERNEL_CACHE_DIR");
+    list_files(dir, &compiled);
+    if (compiled.count != 2)
+        GU_FAIL("the fill left %d cache files in %s; expected the flat and the strided program's", compiled.count,
+                dir);
+    run_child(dir, filled, "2 0", 1);
+    list_files(dir, &loaded);
+    if (!same_files(&compiled, &loaded))
+        GU_FAIL("the process without NVRTC changed the filled cache");
     remove_tree(root);
 }
 

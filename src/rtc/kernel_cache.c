@@ -132,15 +132,19 @@ static int copy_dir(const char *dir, char path[PATH_MAX])
     return 0;
 }
 
-/* Opened the directory, or -1 unless it is one (not a symbolic link to one), owned by the effective
- * user and writable by neither group nor others. */
+/* Whom the cache trusts to have written what it loads: the effective user, and root (who can change
+ * anything anyway), so that a cache deployed read-only as root's serves every user. */
+static int trusted(uid_t owner) { return owner == geteuid() || owner == 0; }
+
+/* Opened the directory, or -1 unless it is one (not a symbolic link to one), owned by a trusted user
+ * (the effective one or root) and writable by neither group nor others. */
 static int open_dir(const char *path)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+    if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || !trusted(st.st_uid) ||
         (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         close(fd);
         return -1;
@@ -169,7 +173,7 @@ static int read_entry(int fd, const unsigned char *key, size_t key_size, void **
 {
     struct stat st;
     unsigned char header[HEADER_SIZE];
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st.st_uid) ||
         (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || st.st_size < HEADER_SIZE ||
         read_all(fd, header, HEADER_SIZE) != 0)
         return -1;

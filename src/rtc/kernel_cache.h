@@ -25,7 +25,8 @@ uint64_t ewi_fnv1a(uint64_t hash, const void *bytes, size_t n);
 int ewi_cache_dir(char *out, size_t size);
 
 /* The value stored under key in dir: 0 with *data (malloc'ed, the caller frees) and *size, or -1
- * (absent, unreadable, truncated, corrupt, foreign, another key, out of memory). */
+ * (absent, unreadable, truncated, corrupt, foreign, another key, out of memory; dir or the file not
+ * the effective user's or root's, writable by group or others, or a symbolic link). */
 int ewi_cache_load(const char *dir, const void *key, size_t key_size, void **data, size_t *size);
 
 /* Stores data under key in dir: creates dir (and missing parents) with mode 0700, writes a temporary

@@ -454,13 +454,14 @@ def _kernel_spec(source, out_dtype, in_dtypes):
     return encoded, source, _as_dtype(out_dtype), tuple(_as_dtype(dtype) for dtype in in_dtypes)
 
 
-def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch: str) -> None:
+def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch) -> None:
     """Compile a :class:`Kernel`'s programs for GPUs of architecture ``arch`` ("sm_90" for compute
-    capability 9.0) into the disk cache, with no GPU (ew_kernel_cache_fill): fill a cache where NVRTC
-    is, copy it to machines of that architecture, and ``Kernel`` of the same arguments loads from it
-    there without NVRTC."""
+    capability 9.0, or a list of such names) into the disk cache, with no GPU (ew_kernel_cache_fill):
+    fill a cache where NVRTC is, copy it to machines of those architectures, and ``Kernel`` of the same
+    arguments loads from it there without NVRTC."""
     encoded, _, out, ins = _kernel_spec(source, out_dtype, in_dtypes)
-    _ext.kernel_cache_fill(encoded, int(out), ins, int(n_params), str(arch).encode("utf-8"))
+    for name in (arch,) if isinstance(arch, str) else arch:
+        _ext.kernel_cache_fill(encoded, int(out), ins, int(n_params), str(name).encode("utf-8"))
 
 
 class Kernel(_Closing):

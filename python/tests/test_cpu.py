@@ -483,11 +483,23 @@ def test_arguments_reach_the_library_as_the_c_api_orders_them(recorded):
     assert recorded["ew_binary"].args[1] == ew.Op.MUL
 
 
-@pytest.mark.parametrize("arch", ["sm_90a", "compute_90", "90", ""])
+@pytest.mark.parametrize("arch", ["sm_90a", "compute_90", "90", "", ["sm_90a"], ("sm_9",)])
 def test_kernel_cache_fill_refuses_what_names_no_architecture(arch):
     with pytest.raises(ew.ElementwiseError, match="arch") as raised:
         ew.kernel_cache_fill("return in0;", "f32", "f32", arch=arch)
     assert raised.value.status == ew.Status.INVALID_VALUE
+
+
+def test_kernel_cache_fill_for_two_architectures_without_a_gpu(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("EW_KERNEL_CACHE_DIR", str(cache))
+    monkeypatch.delenv("EW_KERNEL_CACHE", raising=False)
+    try:
+        ew.kernel_cache_fill("return in0 * 2.0f; // fill %d" % os.getpid(), "f32", "f32", arch=["sm_90", "sm_80"])
+    except ew.ElementwiseError as error:
+        assert error.status == ew.Status.NOT_SUPPORTED and "NVRTC" in str(error), error
+        pytest.skip("no NVRTC to compile with: %s" % error)
+    assert len(list(cache.glob("*.ewk"))) == 4  # the flat and the strided program, for each
 
 
 def test_kernel_cache_fill_checks_the_source_first():

@@ -23,7 +23,7 @@
  * call without elements that overwrites an amax queues the amax's reset, so it too stops at CUDA; and
  * the scalars' overlaps with the operands are checked after the device, so they stop there
  * (judge_scaled). No pointer is ever dereferenced and no kernel source is ever compiled
- * (ew_kernel_create checks the device first). With a GPU present a call with fake pointers would launch
+ * (ew_kernel_create checks the device first; ew_kernel_cache_fill finds the disk cache off). With a GPU present a call with fake pointers would launch
  * a kernel on them, so LLVMFuzzerInitialize refuses to run when any CUDA device is visible.
  *
  * At exit it prints each action's executions and the calls the models judged valid and refused; with
@@ -1332,6 +1332,38 @@ static void action_kernel_create(input_t *in)
         CHECK(k == NULL, "ew_kernel_create failed but left the output %p", (void *)k);
 }
 
+/* ew_kernel_cache_fill: the spec checked as by ew_kernel_create, then the architecture's name; a call that
+ * passes both finds the disk cache off (LLVMFuzzerInitialize) and compiles nothing. */
+static void action_kernel_cache_fill(input_t *in)
+{
+#define ARCH_TEXT(name, text, valid) text,
+#define ARCH_VALID(name, text, valid) valid,
+    static const char *const archs[] = {FUZZ_ARCHS(ARCH_TEXT)};
+    static const int valid[] = {FUZZ_ARCHS(ARCH_VALID)};
+#undef ARCH_TEXT
+#undef ARCH_VALID
+    ewi_kernel_spec_t spec;
+    ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
+    take_spec(in, &spec, dtypes);
+    const unsigned a = take8(in) % (sizeof archs / sizeof archs[0]);
+    ew_status_t status =
+        ew_kernel_cache_fill(spec.source, spec.out_dtype, spec.n_inputs, spec.in_dtypes, spec.n_params, archs[a]);
+    check_status("ew_kernel_cache_fill", status);
+    ew_status_t expected = spec_model(&spec);
+    if (expected == EW_SUCCESS)
+        expected = valid[a] ? EW_ERROR_NOT_SUPPORTED : EW_ERROR_INVALID_VALUE;
+    CHECK(status == expected,
+          "ew_kernel_cache_fill(source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d, arch \"%s\"): %s, not %s "
+          "(\"%s\")",
+          spec.source ? "set" : "NULL", (int)spec.out_dtype, spec.n_inputs, spec.in_dtypes ? "set" : "NULL",
+          spec.n_params, archs[a] ? archs[a] : "NULL", ew_status_string(status), ew_status_string(expected),
+          ew_get_last_error_message());
+    if (status == EW_ERROR_NOT_SUPPORTED && expected == EW_ERROR_NOT_SUPPORTED && valid[a] &&
+        spec_model(&spec) == EW_SUCCESS)
+        CHECK(strstr(ew_get_last_error_message(), "EW_KERNEL_CACHE=0") != NULL,
+              "ew_kernel_cache_fill with the cache off: \"%s\"", ew_get_last_error_message());
+}
+
 /* ewi_user_kernel_make into a slot: the handle and the spec are checked as by ew_kernel_create; otherwise a
  * live kernel without code. */
 static void action_kernel_make(input_t *in)
@@ -1515,6 +1547,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     atexit(report);
+    setenv("EW_KERNEL_CACHE", "0", 1); /* ew_kernel_cache_fill stops at the cache, never compiling */
     int count = 0;
     cudaError_t error = cudaGetDeviceCount(&count);
     if (error == cudaSuccess && count > 0) {
@@ -1556,6 +1589,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_BLOCK_SCALES_SHAPE: action_block_scales_shape(&in); break;
         case ACTION_QUANTIZE_BLOCKS: action_blocks(&in, 1); break;
         case ACTION_DEQUANTIZE_BLOCKS: action_blocks(&in, 0); break;
+        case ACTION_KERNEL_CACHE_FILL: action_kernel_cache_fill(&in); break;
         case ACTION_UNARY:
         case ACTION_BINARY:
         case ACTION_CAST:

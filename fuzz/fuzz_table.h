@@ -33,7 +33,8 @@
     X(AMAX)                                                                                                  \
     X(BLOCK_SCALES_SHAPE)                                                                                    \
     X(QUANTIZE_BLOCKS)                                                                                       \
-    X(DEQUANTIZE_BLOCKS)
+    X(DEQUANTIZE_BLOCKS)                                                                                     \
+    X(KERNEL_CACHE_FILL)
 
 /* The last value of each public enum the harness knows. The seeds' test fails when the header's enum
  * ends elsewhere: a value appended there must be added here and to the harness's model. */
@@ -83,5 +84,18 @@
     X(EMPTY, "")                                                                                             \
     X(SCALE_ADD_BODY, "return ew::scale_add(p0, in0, in1);")                                                 \
     X(NOT_CODE, "} not code {")
+
+/* Architecture names for ew_kernel_cache_fill: X(name, text, whether it names one). The harness runs
+ * with the disk cache off (EW_KERNEL_CACHE=0), so a call that passes every check stops there, never
+ * compiling. */
+#define FUZZ_ARCHS(X)                                                                                        \
+    X(NULL_ARCH, NULL, 0)                                                                                    \
+    X(SM_90, "sm_90", 1)                                                                                     \
+    X(SM_100, "sm_100", 1)                                                                                   \
+    X(SM_90A, "sm_90a", 0)                                                                                   \
+    X(COMPUTE_90, "compute_90", 0)                                                                           \
+    X(SM_9, "sm_9", 0)                                                                                       \
+    X(SM_1000, "sm_1000", 0)                                                                                 \
+    X(NO_ARCH, "", 0)
 
 #endif

@@ -53,11 +53,12 @@ PAST_DTYPE, PAST_OP = max(DTYPE.values()) + 1, max(OPS.values()) + 1  # outside 
 NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
  KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
- AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS) = (ACTION[name] for name in (
+ AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS, KERNEL_CACHE_FILL) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
      "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
      "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX", "BLOCK_SCALES_SHAPE", "QUANTIZE_BLOCKS",
-     "DEQUANTIZE_BLOCKS"))
+     "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL"))
+ARCH = {name: code for code, name in enumerate(table_list("FUZZ_ARCHS"))}
 MX, NVFP4 = FORMATS["EW_BLOCKS_MX"], FORMATS["EW_BLOCKS_NVFP4"]
 ROUND_UP, SWIZZLED = (int(re.search(r"%s = (\d+)" % name, HEADER).group(1))
                       for name in ("EW_BLOCKS_ROUND_UP", "EW_BLOCKS_SWIZZLED"))
@@ -156,6 +157,10 @@ def spec(source=SRC_IN0, out=DT["f32"], n_inputs=1, in_dtypes=(), n_params=0, dt
 
 def kernel_create(handle_slot, output_null=False, **kw):
     return bytes([KERNEL_CREATE, handle_slot]) + spec(**kw) + bytes([0 if output_null else 128])
+
+
+def kernel_cache_fill(arch="SM_90", **kw):
+    return bytes([KERNEL_CACHE_FILL]) + spec(**kw) + bytes([ARCH[arch]])
 
 
 def kernel_make(kernel_slot, handle_slot, **kw):
@@ -378,6 +383,14 @@ seeds = {
     "create": [bytes([CREATE]) + enum(0) + bytes([0]), bytes([CREATE]) + enum(-1) + bytes([1]),
                bytes([CREATE]) + enum(2**31 - 1) + bytes([0])],
     "info": [bytes([INFO]) + enum(o) + enum(a) + enum(b) for o, a, b in INFO_CASES],
+    "kernel_cache_fill": [
+        kernel_cache_fill(in_dtypes=[DT["f32"]]),  # valid: stops at the cache, which the harness turns off
+        kernel_cache_fill("SM_100", source=SRC_SCALE_ADD, out=DT["f16"], n_inputs=2,
+                          in_dtypes=[DT["f16"], DT["bf16"]], n_params=1),
+        *(kernel_cache_fill(arch) for arch in ARCH if arch not in ("SM_90", "SM_100")),
+        kernel_cache_fill(source=SRC_NULL), kernel_cache_fill(n_inputs=0), kernel_cache_fill(dtypes_null=True),
+        kernel_cache_fill(out=PAST_DTYPE), kernel_cache_fill("NULL_ARCH", n_params=9),  # the spec first
+    ],
     "kernel_create": [
         make(0), make(1), bytes([DESTROY, 1]),
         kernel_create(0, in_dtypes=[DT["f32"]]),  # valid: stops at the device

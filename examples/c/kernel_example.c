@@ -4,6 +4,8 @@
  *
  * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)
  * Run:   ./kernel_example
+ *        ./kernel_example --fill sm_90   compiles the kernel into the disk cache for that architecture,
+ *                                        no GPU needed: copy the cache to machines without NVRTC
  * Without a GPU, or without NVRTC (needed to compile the kernel; the catalogue never needs it), it
  * says so and exits 0. The CUDA runtime is only needed here for cudaMalloc and the copies;
  * libelementwise itself carries its own. */
@@ -66,9 +68,16 @@ static float half_to_float(uint16_t bits)
     return (bits & 0x8000) ? -value : value;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     printf("libelementwise %u (header %d)\n", ew_get_version(), EW_VERSION);
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    if (argc == 3 && strcmp(argv[1], "--fill") == 0) {
+        /* The same arguments as ew_kernel_create's below, so that its lookup finds what this stores. */
+        CHECK_EW(ew_kernel_cache_fill(SOURCE, EW_F16, 2, in_dtypes, 1, argv[2]));
+        printf("the kernel is in the disk cache for %s\n", argv[2]);
+        return 0;
+    }
 
     ew_handle_t handle;
     ew_status_t status = ew_handle_create(0, &handle);
@@ -81,7 +90,6 @@ int main(void)
     /* Compile the kernel for the handle's GPU, or find it in the caches: f32, f32 -> f16, one parameter.
      * A source that does not compile returns EW_ERROR_INVALID_VALUE with the compiler's first lines in
      * the message; no NVRTC returns EW_ERROR_NOT_SUPPORTED, saying where it looked. */
-    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
     ew_kernel_t kernel;
     status = ew_kernel_create(handle, SOURCE, EW_F16, 2, in_dtypes, 1, &kernel);
     if (status == EW_ERROR_NOT_SUPPORTED) {
@@ -157,6 +165,13 @@ int main(void)
     free(a), free(b), free(fused), free(chain);
     CHECK_EW(ew_kernel_destroy(kernel)); /* before its handle */
     CHECK_EW(ew_handle_destroy(handle));
+
+    /* Where the kernel came from: compiled by NVRTC, or loaded from the disk cache (a second run). */
+    uint64_t compiles = 0, disk_hits = 0;
+    CHECK_EW(ew_kernel_cache_get_count(EW_KERNEL_CACHE_COMPILES, &compiles));
+    CHECK_EW(ew_kernel_cache_get_count(EW_KERNEL_CACHE_DISK_HITS, &disk_hits));
+    printf("kernel programs: %llu compiled, %llu loaded from the disk cache\n", (unsigned long long)compiles,
+           (unsigned long long)disk_hits);
 
     if (wrong) {
         printf("FAILED: %ld of %d elements of the kernel differ from the catalogue calls\n", wrong, N);

@@ -140,19 +140,36 @@ template <> struct Word<4> { using Type = uint32_t; };
 template <> struct Word<8> { using Type = uint64_t; };
 template <> struct Word<16> { using Type = uint4; };
 
-// V elements of T at vector i, widened to float: one access where Vectorized, else one by one.
-template <typename T, int V, bool Vectorized> __device__ __forceinline__ void load_floats(const void *base, int64_t i, float (&v)[V])
+// N values of T at p: one access of all N where Vectorized (p aligned to it), else one by one.
+template <typename T, int N, bool Vectorized> __device__ __forceinline__ void load_vector(const T *p, T (&v)[N])
 {
-    const T *p = static_cast<const T *>(base) + i * V;
-    T e[V];
     if constexpr (Vectorized) {
-        const auto word = __ldg(reinterpret_cast<const typename Word<sizeof e>::Type *>(p));
-        memcpy(e, &word, sizeof e);
+        const auto word = __ldg(reinterpret_cast<const typename Word<sizeof v>::Type *>(p));
+        memcpy(v, &word, sizeof v);
     } else {
 #pragma unroll
-        for (int k = 0; k < V; ++k)
-            e[k] = p[k];
+        for (int k = 0; k < N; ++k)
+            v[k] = p[k];
     }
+}
+template <typename T, int N, bool Vectorized> __device__ __forceinline__ void store_vector(T *p, const T (&v)[N])
+{
+    if constexpr (Vectorized) {
+        typename Word<sizeof v>::Type word;
+        memcpy(&word, v, sizeof v);
+        *reinterpret_cast<typename Word<sizeof v>::Type *>(p) = word;
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+            p[k] = v[k];
+    }
+}
+
+// V elements of T at vector i, widened to float.
+template <typename T, int V, bool Vectorized> __device__ __forceinline__ void load_floats(const void *base, int64_t i, float (&v)[V])
+{
+    T e[V];
+    load_vector<T, V, Vectorized>(static_cast<const T *>(base) + i * V, e);
 #pragma unroll
     for (int k = 0; k < V; ++k)
         v[k] = static_cast<float>(working_value(e[k]));
@@ -167,30 +184,13 @@ template <typename Elem, int V, bool Vectorized> __device__ __forceinline__ void
 #pragma unroll
     for (int j = 0; j < kBytes; ++j)
         bytes[j] = BlockElement<Elem>::kBits == 8 ? c[j] : c[2 * j] | c[2 * j + 1] << 4;
-    uint8_t *p = static_cast<uint8_t *>(base) + i * kBytes;
-    if constexpr (Vectorized) {
-        typename Word<kBytes>::Type word;
-        memcpy(&word, bytes, kBytes);
-        *reinterpret_cast<typename Word<kBytes>::Type *>(p) = word;
-    } else {
-#pragma unroll
-        for (int j = 0; j < kBytes; ++j)
-            p[j] = bytes[j];
-    }
+    store_vector<uint8_t, kBytes, Vectorized>(static_cast<uint8_t *>(base) + i * kBytes, bytes);
 }
 template <typename Elem, int V, bool Vectorized> __device__ __forceinline__ void load_codes(const void *base, int64_t i, uint32_t (&c)[V])
 {
     constexpr int kBytes = kCodeBytes<Elem, V>;
     uint8_t bytes[kBytes];
-    const uint8_t *p = static_cast<const uint8_t *>(base) + i * kBytes;
-    if constexpr (Vectorized) {
-        const auto word = __ldg(reinterpret_cast<const typename Word<kBytes>::Type *>(p));
-        memcpy(bytes, &word, kBytes);
-    } else {
-#pragma unroll
-        for (int j = 0; j < kBytes; ++j)
-            bytes[j] = p[j];
-    }
+    load_vector<uint8_t, kBytes, Vectorized>(static_cast<const uint8_t *>(base) + i * kBytes, bytes);
 #pragma unroll
     for (int k = 0; k < V; ++k)
         c[k] = BlockElement<Elem>::kBits == 8 ? bytes[k] : (bytes[k / 2] >> (4 * (k % 2))) & 0xFu;
@@ -249,16 +249,7 @@ __device__ __forceinline__ void dequantize_blocks(const F &f, const ew_blocks_pl
 #pragma unroll
         for (int k = 0; k < V; ++k)
             o[k] = convert<Out>(__fmul_rn(BlockElement<typename F::Elem>::decode(c[k]), s));
-        Out *p = static_cast<Out *>(out) + i * V;
-        if constexpr (Vectorized) {
-            typename Word<sizeof o>::Type word;
-            memcpy(&word, o, sizeof o);
-            *reinterpret_cast<typename Word<sizeof o>::Type *>(p) = word;
-        } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k)
-                p[k] = o[k];
-        }
+        store_vector<Out, V, Vectorized>(static_cast<Out *>(out) + i * V, o);
     }
 }
 

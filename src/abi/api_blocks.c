@@ -15,16 +15,11 @@
 
 enum { EW_BLOCKS_OPTIONS = EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED };
 
-static int block_of(ew_block_format_t format)
-{
-    return format == EW_BLOCKS_MX ? 32 : format == EW_BLOCKS_NVFP4 ? 16 : 0;
-}
-
 /* The shape and the options of any block call (entry: its name, for messages). */
 static ew_status_t check_shape(const char *entry, ew_block_format_t format, int64_t rows, int64_t cols,
                                unsigned options)
 {
-    const int block = block_of(format);
+    const int block = EW_BLOCKS_BLOCK(format);
     if (block == 0)
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "%s: format %d is not an ew_block_format_t", entry, (int)format);
     if ((options & ~(unsigned)EW_BLOCKS_OPTIONS) != 0)
@@ -54,7 +49,7 @@ ew_status_t ew_block_scales_shape(ew_block_format_t format, int64_t rows, int64_
     if (scale_rows == NULL || scale_cols == NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "ew_block_scales_shape: %s is NULL",
                         scale_rows == NULL ? "scale_rows" : "scale_cols");
-    ew_blocks_scales_shape(rows, cols / block_of(format), (options & EW_BLOCKS_SWIZZLED) != 0, scale_rows,
+    ew_blocks_scales_shape(rows, cols / EW_BLOCKS_BLOCK(format), (options & EW_BLOCKS_SWIZZLED) != 0, scale_rows,
                            scale_cols);
     return EW_SUCCESS;
 }
@@ -97,7 +92,7 @@ static ew_status_t run(ew_handle_t handle, const char *entry, int quantize, ew_b
     if ((status = ewi_check_scalar(h, "global_scale", global_scale, 1)) != EW_SUCCESS)
         return status;
     const int swizzled = (options & EW_BLOCKS_SWIZZLED) != 0;
-    const int block = block_of(format);
+    const int block = EW_BLOCKS_BLOCK(format);
     int64_t scale_rows, scale_cols;
     ew_blocks_scales_shape(rows, cols / block, swizzled, &scale_rows, &scale_cols);
     const uintptr_t elements = (uintptr_t)rows * (uintptr_t)cols;

@@ -13,7 +13,7 @@ namespace ew {
 template <typename ElemT, typename InT, bool Nv> struct QuantizeBlocks {
     using Elem = ElemT;
     using In = InT;
-    static constexpr int kBlock = Nv ? 16 : 32;
+    static constexpr int kBlock = EW_BLOCKS_BLOCK(Nv ? EW_BLOCKS_NVFP4 : EW_BLOCKS_MX);
     static constexpr bool kQuantize = true;
     const float *global_scale; // NVFP4; NULL: 1
     int round_up;              // MX: EW_BLOCKS_ROUND_UP
@@ -34,7 +34,7 @@ template <typename ElemT, typename InT, bool Nv> struct QuantizeBlocks {
 template <typename OutT, typename ElemT, bool Nv> struct DequantizeBlocks {
     using Out = OutT;
     using Elem = ElemT;
-    static constexpr int kBlock = Nv ? 16 : 32;
+    static constexpr int kBlock = EW_BLOCKS_BLOCK(Nv ? EW_BLOCKS_NVFP4 : EW_BLOCKS_MX);
     static constexpr bool kQuantize = false;
     const float *global_scale;
     static DequantizeBlocks make(const ew_op_params_t &params) { return {params.scale}; }

@@ -11,6 +11,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Elements one scale covers: 32 in OCP MX, 16 in NVFP4; 0 for a value outside ew_block_format_t. */
+#define EW_BLOCKS_BLOCK(format) ((format) == EW_BLOCKS_MX ? 32 : (format) == EW_BLOCKS_NVFP4 ? 16 : 0)
 /* Elements a thread takes: 16 bytes of the wider side's (x for quantize, out for dequantize), at most
  * a block's. A block's vectors are consecutive lanes of one warp. */
 #define EW_BLOCKS_VECTOR(wide_elem_size, block) ((16 / (wide_elem_size)) < (block) ? 16 / (wide_elem_size) : (block))

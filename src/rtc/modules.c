@@ -183,15 +183,12 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
     ew_status_t status = cache_key(spec, arch, &l);
     if (status != EW_SUCCESS)
         return status;
-    const ewi_slots_t slots = l.slots;
-    char *key = l.key;
-    const size_t key_size = l.key_size;
-    const uint64_t hash = ewi_fnv1a(EWI_FNV_OFFSET, key, key_size);
+    const uint64_t hash = ewi_fnv1a(EWI_FNV_OFFSET, l.key, l.key_size);
     pthread_mutex_lock(&modules_lock);
-    *found = find_module(hash, key, key_size, context);
+    *found = find_module(hash, l.key, l.key_size, context);
     pthread_mutex_unlock(&modules_lock);
     if (*found != NULL) {
-        free(key);
+        free(l.key);
         count(EW_KERNEL_CACHE_MEMORY_HITS);
         return EW_SUCCESS;
     }
@@ -217,13 +214,13 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
     if (status == EW_SUCCESS && result != CUDA_SUCCESS)
         status = ewi_fail_driver(result, "cuModuleLoadData (the kernel's compiled code)");
     for (int slot = 0; status == EW_SUCCESS && slot < EW_SLOT_COUNT; ++slot)
-        if (slots.present[slot] && (result = driver->module_function(&m->function[slot], m->module,
+        if (l.slots.present[slot] && (result = driver->module_function(&m->function[slot], m->module,
                                                                      compiled.name[slot])) != CUDA_SUCCESS)
             status = ewi_fail_driver(result, "cuModuleGetFunction");
     free(compiled.bytes);
     /* Blocks of the bulk kernel an SM holds, its shared memory aside (a tile's slots are a fraction of
      * an SM's): its registers decide, which the launch plan's tiles make up for. */
-    if (status == EW_SUCCESS && slots.present[EW_SLOT_BULK] &&
+    if (status == EW_SUCCESS && l.slots.present[EW_SLOT_BULK] &&
         driver->occupancy(&m->bulk_blocks_per_sm, m->function[EW_SLOT_BULK], EW_PLAN_BLOCK_THREADS, 0) !=
             CUDA_SUCCESS)
         m->bulk_blocks_per_sm = 0;
@@ -231,19 +228,19 @@ ew_status_t ewi_module_load(const ewi_kernel_spec_t *spec, const char *arch, CUc
         if (m != NULL && m->module != NULL)
             driver->module_unload(m->module);
         free(m);
-        free(key);
+        free(l.key);
         return status;
     }
     if (from_disk)
         count(EW_KERNEL_CACHE_DISK_HITS);
     m->hash = hash;
-    m->key = key;
-    m->key_size = key_size;
+    m->key = l.key;
+    m->key_size = l.key_size;
     m->context = context;
 
     /* Another thread may have loaded the same program meanwhile: keep the first. */
     pthread_mutex_lock(&modules_lock);
-    ewi_module_t *first = find_module(hash, key, key_size, context);
+    ewi_module_t *first = find_module(hash, l.key, l.key_size, context);
     if (first == NULL) {
         m->next = modules;
         modules = m;

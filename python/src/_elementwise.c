@@ -1757,27 +1757,36 @@ static int bind_params(const char *function, const char *form, PyObject *const *
     return 0;
 }
 
-/* amax_mode: "overwrite" or "accumulate", or ReduceMode (an int, 0 or 1). */
-static int reduce_mode(PyObject *value, int *mode)
+/* One of an enum's two values, given by name (names[k] for values[k]) or as the int itself (a bool is
+ * neither): 0 with it in *choice, or -1 with a ValueError naming the argument and the Python enum. */
+static int one_of_two(PyObject *value, const char *argument, const char *const names[2], const int values[2],
+                      const char *enum_name, int *choice)
 {
     long v = -1;
     if (PyUnicode_Check(value)) {
-        if (PyUnicode_CompareWithASCIIString(value, "overwrite") == 0)
-            v = EW_REDUCE_OVERWRITE;
-        else if (PyUnicode_CompareWithASCIIString(value, "accumulate") == 0)
-            v = EW_REDUCE_ACCUMULATE;
+        for (int k = 0; k < 2; ++k)
+            if (PyUnicode_CompareWithASCIIString(value, names[k]) == 0)
+                v = values[k];
     } else if (PyLong_Check(value) && !PyBool_Check(value)) {
         v = PyLong_AsLong(value);
         if (v == -1 && PyErr_Occurred())
             PyErr_Clear();
     }
-    if (v == EW_REDUCE_OVERWRITE || v == EW_REDUCE_ACCUMULATE) {
-        *mode = (int)v;
+    if (v == values[0] || v == values[1]) {
+        *choice = (int)v;
         return 0;
     }
-    PyErr_Format(PyExc_ValueError, "amax_mode must be 'overwrite' or 'accumulate' (or elementwise.ReduceMode), not %R",
-                 value);
+    PyErr_Format(PyExc_ValueError, "%s must be '%s' or '%s' (or elementwise.%s), not %R", argument, names[0],
+                 names[1], enum_name, value);
     return -1;
+}
+
+/* amax_mode: "overwrite" or "accumulate", or ReduceMode (an int, 0 or 1). */
+static int reduce_mode(PyObject *value, int *mode)
+{
+    static const char *const names[2] = {"overwrite", "accumulate"};
+    static const int values[2] = {EW_REDUCE_OVERWRITE, EW_REDUCE_ACCUMULATE};
+    return one_of_two(value, "amax_mode", names, values, "ReduceMode", mode);
 }
 
 /* quantize(x, dtype, scale, *, amax=None, amax_mode="overwrite", out=None, ...) and dequantize(q, dtype,
@@ -1896,26 +1905,13 @@ done:
 /* format: "mx" or "nvfp4", or BlockFormat (an int, 1 or 2); None: "mx". */
 static int block_format(PyObject *value, int *format)
 {
-    long v = -1;
+    static const char *const names[2] = {"mx", "nvfp4"};
+    static const int values[2] = {EW_BLOCKS_MX, EW_BLOCKS_NVFP4};
     if (value == Py_None) {
-        v = EW_BLOCKS_MX;
-    } else if (PyUnicode_Check(value)) {
-        if (PyUnicode_CompareWithASCIIString(value, "mx") == 0)
-            v = EW_BLOCKS_MX;
-        else if (PyUnicode_CompareWithASCIIString(value, "nvfp4") == 0)
-            v = EW_BLOCKS_NVFP4;
-    } else if (PyLong_Check(value) && !PyBool_Check(value)) {
-        v = PyLong_AsLong(value);
-        if (v == -1 && PyErr_Occurred())
-            PyErr_Clear();
-    }
-    if (v == EW_BLOCKS_MX || v == EW_BLOCKS_NVFP4) {
-        *format = (int)v;
+        *format = EW_BLOCKS_MX;
         return 0;
     }
-    PyErr_Format(PyExc_ValueError, "format must be 'mx' or 'nvfp4' (or elementwise.BlockFormat), not %R",
-                 value);
-    return -1;
+    return one_of_two(value, "format", names, values, "BlockFormat", format);
 }
 
 static const char *format_name(int format) { return format == EW_BLOCKS_NVFP4 ? "NVFP4" : "MX"; }

@@ -968,14 +968,15 @@ static float load_element(ew_dtype_t dtype, const unsigned char *base, int64_t i
 static bool is_block_input(ew_dtype_t t) { return t == EW_F16 || t == EW_BF16 || t == EW_F32; }
 
 static void check_block_call(const char *what, ew_block_format_t format, ew_dtype_t element, ew_dtype_t wide,
-                             int64_t rows, int64_t cols, unsigned options)
+                             int64_t rows, int64_t cols, unsigned options, const float *global_scale)
 {
     const bool element_ok = format == EW_BLOCKS_MX ? (is_fp8(element) || element == EW_F4E2M1)
                                                    : element == EW_F4E2M1;
     const bool options_ok = (options & ~(unsigned)(EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED)) == 0 &&
                             (format == EW_BLOCKS_MX || !(options & EW_BLOCKS_ROUND_UP));
+    /* a global scale is NVFP4's */
     if (!element_ok || !is_block_input(wide) || !options_ok || rows < 0 || cols < 0 ||
-        cols % ref_block_size(format) != 0)
+        cols % ref_block_size(format) != 0 || (format == EW_BLOCKS_MX && global_scale != NULL))
         unsupported(what, (int)format, (int)element, (int)wide);
 }
 
@@ -983,9 +984,7 @@ void ref_quantize_blocks(ew_block_format_t format, ew_dtype_t out_dtype, ew_dtyp
                          int64_t cols, void *out, void *scales, const void *x, const float *global_scale,
                          unsigned options)
 {
-    check_block_call("ref_quantize_blocks", format, out_dtype, in_dtype, rows, cols, options);
-    if (format == EW_BLOCKS_MX && global_scale != NULL)
-        unsupported("ref_quantize_blocks: a global scale for MX", 0, 0, 0);
+    check_block_call("ref_quantize_blocks", format, out_dtype, in_dtype, rows, cols, options, global_scale);
     const int block = ref_block_size(format);
     const int64_t row_blocks = cols / block;
     int64_t scale_rows, scale_cols;
@@ -1041,9 +1040,7 @@ void ref_dequantize_blocks(ew_block_format_t format, ew_dtype_t out_dtype, ew_dt
                            int64_t cols, void *out, const void *q, const void *scales, const float *global_scale,
                            unsigned options)
 {
-    check_block_call("ref_dequantize_blocks", format, in_dtype, out_dtype, rows, cols, options);
-    if (format == EW_BLOCKS_MX && global_scale != NULL)
-        unsupported("ref_dequantize_blocks: a global scale for MX", 0, 0, 0);
+    check_block_call("ref_dequantize_blocks", format, in_dtype, out_dtype, rows, cols, options, global_scale);
     const int block = ref_block_size(format);
     const int64_t row_blocks = cols / block;
     const size_t out_size = element_size(out_dtype);

@@ -1465,6 +1465,21 @@ static size_t for_each_doc_row(const char *name, const char *header, int count, 
     return rows;
 }
 
+/* The docs/semantics.md table `name` holds the same rows as the test's table `what` of `expected` rows,
+ * in the same order: row compares each with the test's row of its index, counting the differences in
+ * its context (an int). */
+static void expect_doc_table(const char *name, const char *header, int count, doc_row_fn *row, const char *what,
+                             size_t expected)
+{
+    int differences = 0;
+    bool found;
+    const size_t rows = for_each_doc_row(name, header, count, row, &differences, &found);
+    if (rows != expected)
+        print_error("docs/semantics.md's %s table has %zu rows, %s %zu\n", name, rows, what, expected);
+    assert_int_equal(differences, 0);
+    assert_int_equal(rows, expected);
+}
+
 /* One row of §9 against EDGE_TABLE's row of the same index; context: the count of differences. */
 static void edge_doc_row(char **cells, size_t row_index, void *context)
 {
@@ -1488,14 +1503,7 @@ static void edge_doc_row(char **cells, size_t row_index, void *context)
 static void test_edge_table_matches_doc(void **state)
 {
     (void)state;
-    int differences = 0;
-    bool found;
-    const size_t row_index = for_each_doc_row("edge", "op", 8, edge_doc_row, &differences, &found);
-    if (row_index != EDGE_ROW_COUNT)
-        print_error("docs/semantics.md §9 has %zu rows, EDGE_TABLE %zu\n", row_index,
-                    (size_t)EDGE_ROW_COUNT);
-    assert_int_equal(differences, 0);
-    assert_int_equal(row_index, EDGE_ROW_COUNT);
+    expect_doc_table("edge", "op", 8, edge_doc_row, "EDGE_TABLE", EDGE_ROW_COUNT);
 }
 
 /* ======================================================================================== */
@@ -1886,14 +1894,7 @@ static void scaled_doc_row(char **cells, size_t row_index, void *context)
 static void test_scaled_table_matches_doc(void **state)
 {
     (void)state;
-    int differences = 0;
-    bool found;
-    const size_t row_index = for_each_doc_row("scaled", "op", 7, scaled_doc_row, &differences, &found);
-    if (row_index != SCALED_ROW_COUNT)
-        print_error("docs/semantics.md §10 has %zu rows, SCALED_TABLE %zu\n", row_index,
-                    (size_t)SCALED_ROW_COUNT);
-    assert_int_equal(differences, 0);
-    assert_int_equal(row_index, SCALED_ROW_COUNT);
+    expect_doc_table("scaled", "op", 7, scaled_doc_row, "SCALED_TABLE", SCALED_ROW_COUNT);
 }
 
 /* ======================================================================================== */

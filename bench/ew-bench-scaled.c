@@ -98,6 +98,14 @@ static double bytes_moved(call_t call, int64_t n)
     return 0;
 }
 
+static const char *call_name(call_t call)
+{
+    static const char *const names[] = {"ew_quantize+amax", "ew_quantize", "ew_dequantize", "ew_amax",
+                                        "ew_cast", "ew_cast", "raw_read", "mxfp8", "mxfp8_rceil_swz",
+                                        "nvfp4", "mxfp8_dequantize", "nvfp4_dequantize"};
+    return names[call];
+}
+
 /* One call on the next slices of the pools: 0, or -1 (said on stderr). */
 static int run_call(call_t call, int64_t n, int column)
 {
@@ -108,48 +116,38 @@ static int run_call(call_t call, int64_t n, int column)
     float *scale = &dev.scalars[0], *scale_inv = &dev.scalars[1], *amax = &dev.scalars[2];
     const int64_t cols = n < BLOCK_COLS ? n : BLOCK_COLS, rows = n / cols;
     void *scales = call >= MXFP8 ? ewb_pool_next(&dev.pools, POOL_SCALES, (size_t)n / 16) : NULL;
+    if (call == RAW_READ)
+        return ewb_cuda_ok(ewb_raw_read(x, input_bytes(call, n), dev.sink, READ_BLOCKS, s), "ewb_raw_read") ? 0 : -1;
+    ew_status_t status = EW_ERROR_INVALID_VALUE;
     switch (call) {
     case MXFP8:
-        return ewb_ew_ok(ew_quantize_blocks(h, EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, rows, cols, out, scales, x, NULL, 0, s),
-                         "ew_quantize_blocks") ? 0 : -1;
+        status = ew_quantize_blocks(h, EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, rows, cols, out, scales, x, NULL, 0, s);
+        break;
     case MXFP8_ROUND_UP_SWIZZLED:
-        return ewb_ew_ok(ew_quantize_blocks(h, EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, rows, cols, out, scales, x, NULL,
-                                            EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED, s),
-                         "ew_quantize_blocks") ? 0 : -1;
+        status = ew_quantize_blocks(h, EW_BLOCKS_MX, EW_F8E4M3, EW_BF16, rows, cols, out, scales, x, NULL,
+                                    EW_BLOCKS_ROUND_UP | EW_BLOCKS_SWIZZLED, s);
+        break;
     case NVFP4:
-        return ewb_ew_ok(ew_quantize_blocks(h, EW_BLOCKS_NVFP4, EW_F4E2M1, EW_BF16, rows, cols, out, scales, x,
-                                            scale_inv, 0, s),
-                         "ew_quantize_blocks") ? 0 : -1;
+        status = ew_quantize_blocks(h, EW_BLOCKS_NVFP4, EW_F4E2M1, EW_BF16, rows, cols, out, scales, x, scale_inv, 0, s);
+        break;
     case MXFP8_DEQUANTIZE:
-        return ewb_ew_ok(ew_dequantize_blocks(h, EW_BLOCKS_MX, EW_BF16, EW_F8E4M3, rows, cols, out, x, scales, NULL, 0, s),
-                         "ew_dequantize_blocks") ? 0 : -1;
+        status = ew_dequantize_blocks(h, EW_BLOCKS_MX, EW_BF16, EW_F8E4M3, rows, cols, out, x, scales, NULL, 0, s);
+        break;
     case NVFP4_DEQUANTIZE:
-        return ewb_ew_ok(ew_dequantize_blocks(h, EW_BLOCKS_NVFP4, EW_BF16, EW_F4E2M1, rows, cols, out, x, scales,
-                                              scale_inv, 0, s),
-                         "ew_dequantize_blocks") ? 0 : -1;
+        status =
+            ew_dequantize_blocks(h, EW_BLOCKS_NVFP4, EW_BF16, EW_F4E2M1, rows, cols, out, x, scales, scale_inv, 0, s);
+        break;
     case QUANTIZE_AMAX:
-        return ewb_ew_ok(ew_quantize(h, EW_F8E4M3, EW_BF16, n, out, x, scale, amax, EW_REDUCE_OVERWRITE, s),
-                         "ew_quantize") ? 0 : -1;
-    case QUANTIZE:
-        return ewb_ew_ok(ew_quantize(h, EW_F8E4M3, EW_BF16, n, out, x, scale, NULL, EW_REDUCE_OVERWRITE, s),
-                         "ew_quantize") ? 0 : -1;
-    case DEQUANTIZE:
-        return ewb_ew_ok(ew_dequantize(h, EW_BF16, EW_F8E4M3, n, out, x, scale_inv, s), "ew_dequantize") ? 0 : -1;
-    case AMAX: return ewb_ew_ok(ew_amax(h, EW_BF16, n, x, amax, EW_REDUCE_OVERWRITE, s), "ew_amax") ? 0 : -1;
-    case CAST_TO_E4M3: return ewb_ew_ok(ew_cast(h, EW_F8E4M3, EW_BF16, n, out, x, s), "ew_cast") ? 0 : -1;
-    case CAST_TO_BF16: return ewb_ew_ok(ew_cast(h, EW_BF16, EW_F8E4M3, n, out, x, s), "ew_cast") ? 0 : -1;
-    case RAW_READ:
-        return ewb_cuda_ok(ewb_raw_read(x, input_bytes(call, n), dev.sink, READ_BLOCKS, s), "ewb_raw_read") ? 0 : -1;
+        status = ew_quantize(h, EW_F8E4M3, EW_BF16, n, out, x, scale, amax, EW_REDUCE_OVERWRITE, s);
+        break;
+    case QUANTIZE: status = ew_quantize(h, EW_F8E4M3, EW_BF16, n, out, x, scale, NULL, EW_REDUCE_OVERWRITE, s); break;
+    case DEQUANTIZE: status = ew_dequantize(h, EW_BF16, EW_F8E4M3, n, out, x, scale_inv, s); break;
+    case AMAX: status = ew_amax(h, EW_BF16, n, x, amax, EW_REDUCE_OVERWRITE, s); break;
+    case CAST_TO_E4M3: status = ew_cast(h, EW_F8E4M3, EW_BF16, n, out, x, s); break;
+    case CAST_TO_BF16: status = ew_cast(h, EW_BF16, EW_F8E4M3, n, out, x, s); break;
+    case RAW_READ: break;
     }
-    return -1;
-}
-
-static const char *call_name(call_t call)
-{
-    static const char *const names[] = {"ew_quantize+amax", "ew_quantize", "ew_dequantize", "ew_amax",
-                                        "ew_cast", "ew_cast", "raw_read", "mxfp8", "mxfp8_rceil_swz",
-                                        "nvfp4", "mxfp8_dequantize", "nvfp4_dequantize"};
-    return names[call];
+    return ewb_ew_ok(status, call_name(call)) ? 0 : -1;
 }
 
 typedef struct {

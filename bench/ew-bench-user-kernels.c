@@ -23,22 +23,28 @@
  *
  *   ew-bench-user-kernels [--csv FILE] [--targets LIST] [--log2 LIST] [--batches N] [--batch-ms T]
  *                         [--timing LIST] [--device D] [--no-check]
- *   ew-bench-user-kernels --create-only compile|disk [--tag TAG] [--sources K] [--csv FILE] [--device D]
+ *   ew-bench-user-kernels --create-only compile|disk|floor [--tag TAG] [--sources K] [--csv FILE] [--device D]
  * --create-only compile creates K sources never seen (the chain of target 2 behind a comment naming TAG and
  * a counter), each timed: with EW_KERNEL_CACHE_DIR a fresh empty directory that is a compilation; then one
  * of them again, many times, in the same process (the memory cache). --create-only disk, a new process
  * on the same directory with the same TAG, times the same K sources again: the disk cache. Every kernel
- * so created is launched once and compared with the three catalogue calls.
+ * so created is launched once and compared with the three catalogue calls. --create-only floor times what
+ * NVRTC itself costs a fresh process, no library involved: opening it (dlopen of EW_NVRTC_LIBRARY, else
+ * libnvrtc.so.<CUDA major> on the loader's path, else in /usr/local/cuda/lib64) and compiling an empty
+ * kernel for the device's architecture, the floor of a process's first create
+ * (scripts/gpu/bench-kernel.sh runs both in fresh processes, in turn).
  * CSV: target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check; one
  * row per case and column (metric gbps, us, or host_us for the host time of a launch); ratio is the
  * library's advantage (GB/s: library / yardstick; times: yardstick / library). --create-only writes rows
  * of metric create_us, timing host, n the creates the figure is over: t4-create-compile (median),
  * -compile-max, -compile-first (the process's first: NVRTC loaded then), t4-create-memory, and the same
- * three for disk. Exit: 0, also without a GPU (one line says so); 1 a failed call or check; 2 bad
- * options; 3 ew_kernel_create reported EW_ERROR_NOT_SUPPORTED (no NVRTC).
+ * three for disk; floor, t5-nvrtc-open and t5-nvrtc-empty (n 1). Exit: 0, also without a GPU (one line
+ * says so); 1 a failed call or check; 2 bad options; 3 ew_kernel_create reported EW_ERROR_NOT_SUPPORTED
+ * (no NVRTC; floor: none found).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -116,7 +122,7 @@ typedef struct {
     int log2[MAX_LOG2], log2_count;
     int batches, device, no_check;
     double batch_ms;
-    const char *create_only; /* "compile", "disk" or NULL */
+    const char *create_only; /* "compile", "disk", "floor" or NULL */
     const char *tag;
     int sources;
 } options_t;
@@ -197,9 +203,10 @@ static void usage(FILE *to, const char *program)
             "  --timing LIST    back-to-back,isolated (default both)\n"
             "  --no-check       skip the bit checks\n"
             "  --device D       CUDA device (default 0)\n"
-            "  --create-only compile|disk   time ew_kernel_create only (target 4): compile new sources and\n"
-            "                   create one again in the process, or (a second process, same\n"
-            "                   EW_KERNEL_CACHE_DIR, same --tag) load the same sources from the disk cache\n"
+            "  --create-only compile|disk|floor   time ew_kernel_create only (target 4): compile new\n"
+            "                   sources and create one again in the process, or (a second process, same\n"
+            "                   EW_KERNEL_CACHE_DIR, same --tag) load the same sources from the disk cache;\n"
+            "                   floor: NVRTC's own cost to a fresh process (open, an empty kernel)\n"
             "  --tag TAG        makes the sources of --create-only unique (default: pid and clock; disk\n"
             "                   needs the compile run's)\n"
             "  --sources K      sources --create-only creates (default 11)\n",
@@ -256,8 +263,8 @@ static int parse_options(int argc, char **argv, options_t *o)
                 return fprintf(stderr, "--tag takes 1-64 characters, no '*/'\n"), -1;
             o->tag = v;
         } else if (strcmp(a, "--create-only") == 0) {
-            if (strcmp(v, "compile") != 0 && strcmp(v, "disk") != 0)
-                return fprintf(stderr, "--create-only takes compile or disk\n"), -1;
+            if (strcmp(v, "compile") != 0 && strcmp(v, "disk") != 0 && strcmp(v, "floor") != 0)
+                return fprintf(stderr, "--create-only takes compile, disk or floor\n"), -1;
             o->create_only = v;
         } else if (strcmp(a, "--targets") == 0) {
             if (parse_list(v, 1, 4, values, MAX_LOG2, &count) != 0)
@@ -850,6 +857,65 @@ static int run_create(const options_t *o)
     return failures ? EXIT_FAILED : 0;
 }
 
+/* --create-only floor: NVRTC opened and an empty kernel compiled for the device, in this fresh process,
+ * through NVRTC's own C API (declared here as nvrtc.h declares it, so no header is needed): what any
+ * run-time compiler built on it pays before its first kernel. */
+typedef int (*nvrtc_create_t)(void **, const char *, const char *, int, const char *const *, const char *const *);
+typedef int (*nvrtc_compile_t)(void *, int, const char *const *);
+typedef int (*nvrtc_destroy_t)(void **);
+
+static int run_floor(const options_t *o)
+{
+    char soname[32], toolkit[64], arch[48];
+    snprintf(soname, sizeof soname, "libnvrtc.so.%d", CUDART_VERSION / 1000);
+    snprintf(toolkit, sizeof toolkit, "/usr/local/cuda/lib64/%s", soname);
+    const char *named = getenv("EW_NVRTC_LIBRARY");
+    const char *tried[] = {named && *named ? named : soname, toolkit};
+    int major = 0, minor = 0;
+    if (!ewb_cuda_ok(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, o->device),
+                     "cudaDeviceGetAttribute") ||
+        !ewb_cuda_ok(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, o->device),
+                     "cudaDeviceGetAttribute"))
+        return EXIT_FAILED;
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+    const double t0 = ewb_now_us();
+    void *library = NULL;
+    const char *path = NULL;
+    for (size_t i = 0; i < 2 && library == NULL; ++i)
+        if ((library = dlopen(tried[i], RTLD_NOW | RTLD_LOCAL)) != NULL)
+            path = tried[i];
+    const double t1 = ewb_now_us();
+    if (library == NULL) {
+        fprintf(stderr, "floor: no NVRTC (%s, %s): %s\n", tried[0], tried[1], dlerror());
+        return EXIT_NO_NVRTC;
+    }
+    nvrtc_create_t create;
+    nvrtc_compile_t compile;
+    nvrtc_destroy_t destroy;
+    *(void **)&create = dlsym(library, "nvrtcCreateProgram");
+    *(void **)&compile = dlsym(library, "nvrtcCompileProgram");
+    *(void **)&destroy = dlsym(library, "nvrtcDestroyProgram");
+    void *program = NULL;
+    const char *options[] = {arch};
+    const double t2 = ewb_now_us();
+    const int failed = !create || !compile || !destroy ||
+                       create(&program, "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }",
+                              "floor.cu", 0, NULL, NULL) != 0 ||
+                       compile(program, 1, options) != 0;
+    const double t3 = ewb_now_us();
+    if (program)
+        destroy(&program);
+    if (failed) {
+        fprintf(stderr, "floor: %s could not compile an empty kernel (%s)\n", path, arch + 19);
+        return EXIT_FAILED;
+    }
+    printf("floor: NVRTC (%s) opened in %.1f ms, an empty kernel for %s compiled in %.1f ms: %.1f ms\n", path,
+           (t1 - t0) / 1e3, arch + 19, (t3 - t2) / 1e3, (t1 - t0 + t3 - t2) / 1e3);
+    csv_row(5, "t5-nvrtc-open", "-", 1, "-", "host", "create_us", t1 - t0, "", NAN, NAN, "ok");
+    csv_row(5, "t5-nvrtc-empty", "-", 1, "-", "host", "create_us", t3 - t2, "", NAN, NAN, "ok");
+    return 0;
+}
+
 /* ---- main ---- */
 
 static int run(const options_t *o)
@@ -895,6 +961,8 @@ int main(int argc, char **argv)
     int status;
     if (ewb_create_handles(o.device, !o.create_only, "ew-kernel", dev.handle) != 0) {
         status = EXIT_FAILED;
+    } else if (o.create_only && strcmp(o.create_only, "floor") == 0) {
+        status = run_floor(&o);
     } else if (o.create_only) {
         status = ewb_cuda_ok(cudaStreamCreateWithFlags(&dev.timer.stream, cudaStreamNonBlocking),
                              "cudaStreamCreateWithFlags")

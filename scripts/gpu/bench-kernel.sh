@@ -7,7 +7,12 @@
 #                                       EW_KERNEL_CACHE_DIR a fresh empty directory, then one created again
 #                                       in the same process (the memory cache)
 #   ew-kernel-create-disk.csv, .log     --create-only disk: a second process creates the same sources from
-#                                       that directory (the disk cache)
+#                                       that directory (the disk cache), NVRTC unreachable
+#                                       (EW_NVRTC_LIBRARY names no library)
+#   ew-kernel-cold.csv, .log            $EW_COLD_PROCESSES (default 5) pairs of fresh processes in turn:
+#                                       --create-only compile --sources 1 (a process's first create, an
+#                                       empty cache of its own) and --create-only floor (NVRTC's own open
+#                                       and empty kernel)
 #   ew-kernel.csv, .log                 targets 1-3 and the host time of a launch
 #   torch-kernel.csv, .log              bench/peers/torch_kernel.py: torch.compile, PyTorch eager and CuPy
 #                                       on target 2's chain
@@ -57,8 +62,21 @@ if [ $rc -eq 3 ]; then
 fi
 [ $rc -eq 0 ] || status=1
 echo "== the cache directory holds $(find "$cache" -type f | wc -l) files after the compile run"
-EW_KERNEL_CACHE_DIR=$cache step ew-kernel-create-disk 300 "$bench" --create-only disk --tag "$tag" \
-    --csv "$out/ew-kernel-create-disk.csv" "${device[@]}" || status=1
+EW_KERNEL_CACHE_DIR=$cache EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so step ew-kernel-create-disk 300 "$bench" \
+    --create-only disk --tag "$tag" --csv "$out/ew-kernel-create-disk.csv" "${device[@]}" || status=1
+# The cold series: each figure a process of its own, the two kinds in turn; one CSV header.
+: >"$out/ew-kernel-cold.log"
+rm -f "$out/ew-kernel-cold.csv"
+skip=1 # the line each CSV is copied from: 1 for the first process, past the header for the others
+for ((r = 0; r < ${EW_COLD_PROCESSES:-5}; ++r)); do
+    mkdir "$cache/cold-$r"
+    for kind in compile floor; do
+        EW_KERNEL_CACHE_DIR=$cache/cold-$r timeout 120 "$bench" --create-only $kind --sources 1 --tag "$tag-cold-$r" \
+            --csv "$cache/cold.csv" "${device[@]}" >>"$out/ew-kernel-cold.log" 2>&1 || status=1
+        tail -n +$skip "$cache/cold.csv" >>"$out/ew-kernel-cold.csv" && skip=2
+    done
+done
+grep -E '^(create \(compile\)|floor)' "$out/ew-kernel-cold.log"
 EW_KERNEL_CACHE_DIR=$cache step ew-kernel 600 "$bench" --csv "$out/ew-kernel.csv" "${extra[@]}" || status=1
 step torch-kernel 600 "$python" "$here/bench/peers/torch_kernel.py" --csv "$out/torch-kernel.csv" \
     "${extra[@]}" || status=1

@@ -1263,6 +1263,7 @@ static const char *take_source(input_t *in)
  * entries, so whatever n_inputs the library accepts, it reads inside the array. */
 static void take_spec(input_t *in, ewi_kernel_spec_t *spec, ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS])
 {
+    *spec = (ewi_kernel_spec_t){0}; /* a kernel of one output, its flat program */
     spec->source = take_source(in);
     spec->out_dtype = (ew_dtype_t)take_enum_value(in);
     spec->n_inputs = take_count(in, EW_KERNEL_MAX_INPUTS);

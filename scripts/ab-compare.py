@@ -10,8 +10,9 @@ ew-bench-user-kernels' (target,case,dtype,n,alignment,timing,metric,library,...)
 (case,impl,n,column,unit,value,...); one side's CSVs are all of one kind. The library's rows are compared: ew-bench-catalogue's impl "ew" by bandwidth and its
 host-overhead rows (offsets "host", the library's launchers) by host microseconds a call;
 ew-bench-strided's impl "ew" and "ew_kernel" (user kernels) by bandwidth, its host target 6 left out;
-ew-bench-user-kernels' figures of the library (GB/s, microseconds a chain, host microseconds a launch;
-not the creation times); ew-bench-scaled's value of each case (GB/s, microseconds a call, host microseconds
+ew-bench-user-kernels' figures of the library (GB/s, microseconds a chain, host microseconds a launch,
+and in a column "create" the microseconds of ew_kernel_create: each round of `--create-only compile
+--sources 1` is a fresh process's first create); ew-bench-scaled's value of each case (GB/s, microseconds a call, host microseconds
 a call). Yardsticks are left out. Both timing columns are compared where the CSVs have
 them: back-to-back and isolated. A time's ratio is old over new, so that above 1 is faster either way. Several CSVs a side are rounds of the
 same sweep (scripts/gpu-check's ab stage alternates them): each case takes the median of its rounds,
@@ -34,7 +35,7 @@ BENCH_KEY = ("impl", "op", "out_dtype", "in_dtype", "n", "offsets", "gbps")
 STRIDED_KEY = ("case", "impl", "gbps")
 USER_KEY = ("target", "case", "dtype", "n", "alignment", "timing", "metric", "library")
 SCALED_KEY = ("case", "impl", "n", "column", "unit", "value")
-COLUMNS = ("b2b", "iso")
+COLUMNS = ("b2b", "iso", "create")
 TIMINGS = {"back-to-back": "b2b", "isolated": "iso"}
 TIME = "us"  # the unit of figures where less is faster; GB/s otherwise
 
@@ -42,11 +43,11 @@ TIME = "us"  # the unit of figures where less is faster; GB/s otherwise
 def row_figures(row, kind):
     """The case a row times and its figures, [(column, unit, value)], or None where it is not compared."""
     if kind == "user":
-        if row["metric"] not in ("gbps", "us", "host_us") or not row["library"]:
+        if row["metric"] not in ("gbps", "us", "host_us", "create_us") or not row["library"]:
             return None
         unit = "GB/s" if row["metric"] == "gbps" else TIME
-        return (row["case"], row["dtype"], row["n"], row["alignment"]), [(TIMINGS.get(row["timing"], row["timing"]),
-                                                                          unit, row["library"])]
+        column = "create" if row["metric"] == "create_us" else TIMINGS.get(row["timing"], row["timing"])
+        return (row["case"], row["dtype"], row["n"], row["alignment"]), [(column, unit, row["library"])]
     if kind == "scaled":
         unit = "GB/s" if row["unit"] == "gbps" else TIME
         return (row["case"], row["impl"], row["n"]), [(TIMINGS.get(row["column"], row["column"]), unit, row["value"])]

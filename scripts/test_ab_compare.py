@@ -111,7 +111,7 @@ class AbCompareTest(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertIn("b2b: cases: 2; minimum ratio 0.970 (t1-add f32 1024 aligned)", text)
         self.assertIn("iso: cases: 1; minimum ratio 1.250", text)  # 10 us -> 8 us
-        self.assertNotIn("t4-create", text)
+        self.assertIn("create: cases: 1; minimum ratio 9.000 (t4-create", text)  # 9 us -> 1 us, its own column
 
     def test_scaled_values(self):
         # GB/s: 100 -> 120 is 1.2x; microseconds: 10 -> 8 is 1.25x; host microseconds: 1.0 -> 1.1 is 0.909x

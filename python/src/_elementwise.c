@@ -1112,15 +1112,19 @@ static int finish(int status, const char *name)
     return status ? -1 : 0;
 }
 
-/* A call of 1.2 on a library that lacks it (ELEMENTWISE_LIBRARY naming an older one). */
-static int missing(const void *function, const char *name)
+/* A function of 1.2 on a library that lacks it (ELEMENTWISE_LIBRARY naming an older one): -1 with a
+ * RuntimeError, else 0. */
+static int absent(const void *function, const char *name)
 {
-    if (function || recorder)
+    if (function)
         return 0;
-    PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no %s: the scaled casts need 1.2 or later",
+    PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no %s: it needs 1.2 or later",
                  lib.ew_get_version(), name);
     return -1;
 }
+
+/* The same for an operation, which the recorder stands in for. */
+static int missing(const void *function, const char *name) { return recorder ? 0 : absent(function, name); }
 
 static int call_flat(ew_handle_t h, const call_t *c, int64_t n, const operand_t *out, operand_t *const *in,
                      intptr_t stream)
@@ -1927,13 +1931,8 @@ static int flag(PyObject *value) { return value == Py_None ? 0 : PyObject_IsTrue
 static int block_scales_shape(int format, int64_t rows, int64_t cols, unsigned options, int64_t *scale_rows,
                               int64_t *scale_cols)
 {
-    if (!lib.ew_block_scales_shape) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "the loaded libelementwise (%u) has no ew_block_scales_shape: the "
-                     "block-scaled casts need 1.2 or later",
-                     lib.ew_get_version());
+    if (absent(lib.ew_block_scales_shape, "ew_block_scales_shape"))
         return -1;
-    }
     return finish(
         lib.ew_block_scales_shape((ew_block_format_t)format, rows, cols, options, scale_rows, scale_cols),
         "ew_block_scales_shape");
@@ -2673,9 +2672,8 @@ static PyObject *py_kernel_cache_fill(PyObject *self, PyObject *args)
     Py_ssize_t n;
     if (kernel_dtypes(in_dtypes, values, &n))
         return NULL;
-    if (!lib.ew_kernel_cache_fill)
-        return PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no ew_kernel_cache_fill: "
-                            "it needs 1.2 or later", lib.ew_get_version());
+    if (absent(lib.ew_kernel_cache_fill, "ew_kernel_cache_fill"))
+        return NULL;
     ew_status_t status = lib.ew_kernel_cache_fill(source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, arch);
     if (finish(status, "ew_kernel_cache_fill"))
         return NULL;
@@ -2797,9 +2795,8 @@ static PyObject *py_kernel_cache_counts(PyObject *self, PyObject *unused)
 {
     static const char *const names[EW_KERNEL_CACHE_COUNTERS] = {"memory_hits", "disk_hits", "compiles",
                                                                 "store_failures"};
-    if (!lib.ew_kernel_cache_get_count)
-        return PyErr_Format(PyExc_RuntimeError, "the loaded libelementwise (%u) has no ew_kernel_cache_get_count: "
-                            "it needs 1.2 or later", lib.ew_get_version());
+    if (absent(lib.ew_kernel_cache_get_count, "ew_kernel_cache_get_count"))
+        return NULL;
     PyObject *counts = PyDict_New();
     for (int k = 0; counts != NULL && k < EW_KERNEL_CACHE_COUNTERS; ++k) {
         uint64_t count = 0;

@@ -21,6 +21,7 @@ bench/test_kernel_report.py tests it.
 import argparse
 import os
 import sys
+from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strided_report import MET, MISSED, NO_DATA, fmt, number, read_rows  # noqa: E402
@@ -142,12 +143,6 @@ def create_figure(results, case, threshold):
     if value is None:
         return Figure(None, NO_DATA, "no figure")
     return Figure(value, MET if value <= threshold else MISSED)
-
-
-def median(values):
-    values = sorted(values)
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
 
 
 def cold_line(rows):

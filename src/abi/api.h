@@ -113,7 +113,7 @@ ew_status_t ewi_check_scalar(ewi_handle_t *h, const char *name, const void *addr
 /* How the handle's calls launch on stream (no reduction scalar to reset). */
 static inline ew_launch_t ewi_launch_of(const ewi_handle_t *handle, ew_stream_t stream)
 {
-    return (ew_launch_t){(cudaStream_t)stream, handle->policy.dependent_launch, NULL, 0};
+    return (ew_launch_t){.stream = (cudaStream_t)stream, .dependent = handle->policy.dependent_launch};
 }
 
 /* A strided catalogue call (views[0] is out): the views checked and coalesced, then the flat call where

@@ -63,10 +63,13 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
     }
     memcpy(source, spec->source, source_size);
     *k = (ewi_user_kernel_t){.handle = handle,
-                        .out_dtype = spec->out_dtype,
-                        .n_inputs = spec->n_inputs,
-                        .n_params = spec->n_params,
-                        .source = source};
+                             .out_dtype = spec->out_dtype,
+                             .n_inputs = spec->n_inputs,
+                             .n_params = spec->n_params,
+                             .source = source,
+                             .reduce = spec->reduce,
+                             .reduce_dtype = spec->reduce_dtype,
+                             .reduce_index = spec->reduce_index};
     const ewi_slots_t slots = ewi_kernel_slots(spec);
     k->set.widest_pack = slots.widest_pack;
     k->set.access_packs = slots.access_packs;
@@ -75,6 +78,20 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
     *kernel = value;
     *found = k;
     return EW_SUCCESS;
+}
+
+/* The spec of kernel's flat (strided 0) or strided programs. */
+static ewi_kernel_spec_t spec_of(const ewi_user_kernel_t *kernel, int strided)
+{
+    return (ewi_kernel_spec_t){.source = kernel->source,
+                               .out_dtype = kernel->out_dtype,
+                               .n_inputs = kernel->n_inputs,
+                               .in_dtypes = kernel->in_dtypes,
+                               .n_params = kernel->n_params,
+                               .strided = strided,
+                               .reduce = kernel->reduce,
+                               .reduce_dtype = kernel->reduce_dtype,
+                               .reduce_index = kernel->reduce_index};
 }
 
 ew_status_t ewi_user_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
@@ -112,13 +129,11 @@ static ew_status_t current_context(const ewi_handle_t *handle, CUcontext *contex
     return *context != NULL ? EW_SUCCESS : ewi_fail(EW_ERROR_CUDA, "no CUDA context on this thread");
 }
 
-ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t out_dtype, int n_inputs,
-                             const ew_dtype_t *in_dtypes, int n_params, ew_kernel_t *kernel)
+/* ew_kernel_create and ew_kernel_create_outputs once their arguments make spec. */
+static ew_status_t create(ew_handle_t handle, const ewi_kernel_spec_t *spec_value, ew_kernel_t *kernel)
 {
-    if (kernel == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
     *kernel = NULL;
-    const ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params, 0};
+    const ewi_kernel_spec_t spec = *spec_value;
     ewi_handle_t *h;
     ew_status_t status = ewi_handle_find(handle, &h);
     if (status == EW_SUCCESS)
@@ -160,10 +175,65 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     return EW_SUCCESS;
 }
 
+ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t out_dtype, int n_inputs,
+                             const ew_dtype_t *in_dtypes, int n_params, ew_kernel_t *kernel)
+{
+    if (kernel == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
+    const ewi_kernel_spec_t spec = {.source = source,
+                                    .out_dtype = out_dtype,
+                                    .n_inputs = n_inputs,
+                                    .in_dtypes = in_dtypes,
+                                    .n_params = n_params};
+    return create(handle, &spec, kernel);
+}
+
+ew_status_t ew_kernel_create_outputs(ew_handle_t handle, const char *source, int n_outputs,
+                                     const ew_kernel_output_t *outputs, int n_inputs,
+                                     const ew_dtype_t *in_dtypes, int n_params, ew_kernel_t *kernel)
+{
+    if (kernel == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
+    *kernel = NULL;
+    if (n_outputs < 1 || n_outputs > EW_KERNEL_MAX_OUTPUTS)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n_outputs = %d: a kernel takes 1 to %d outputs", n_outputs,
+                        EW_KERNEL_MAX_OUTPUTS);
+    if (outputs == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL with n_outputs = %d", n_outputs);
+    ewi_kernel_spec_t spec = {
+        .source = source, .n_inputs = n_inputs, .in_dtypes = in_dtypes, .n_params = n_params};
+    int arrays = 0, reductions = 0;
+    for (int k = 0; k < n_outputs; ++k) {
+        if ((int)outputs[k].reduce < EW_REDUCE_NONE || (int)outputs[k].reduce > EW_REDUCE_SUM)
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs[%d].reduce = %d is not an ew_reduce_op_t", k,
+                            (int)outputs[k].reduce);
+        if (outputs[k].reduce == EW_REDUCE_NONE) {
+            spec.out_dtype = outputs[k].dtype;
+            ++arrays;
+        } else {
+            spec.reduce = outputs[k].reduce;
+            spec.reduce_dtype = outputs[k].dtype;
+            spec.reduce_index = k;
+            ++reductions;
+        }
+    }
+    if (arrays != 1 || reductions != 1)
+        return ewi_fail(
+            EW_ERROR_NOT_SUPPORTED,
+            "outputs: %d arrays and %d reductions; this release's kernels of outputs take one array and "
+            "one reduction (a kernel of one array is ew_kernel_create's)",
+            arrays, reductions);
+    return create(handle, &spec, kernel);
+}
+
 ew_status_t ew_kernel_cache_fill(const char *source, ew_dtype_t out_dtype, int n_inputs, const ew_dtype_t *in_dtypes,
                                  int n_params, const char *arch)
 {
-    ewi_kernel_spec_t spec = {source, out_dtype, n_inputs, in_dtypes, n_params, 0};
+    ewi_kernel_spec_t spec = {.source = source,
+                              .out_dtype = out_dtype,
+                              .n_inputs = n_inputs,
+                              .in_dtypes = in_dtypes,
+                              .n_params = n_params};
     ew_status_t status = ewi_kernel_check(&spec);
     if (status != EW_SUCCESS)
         return status;
@@ -211,35 +281,94 @@ static ew_status_t check_params(const ewi_user_kernel_t *kernel, const double *p
                : EW_SUCCESS;
 }
 
-/* The functor's bytes: the kernel's parameters, zero past n_params. */
-static ew_functor_t functor_of(const ewi_user_kernel_t *kernel, const double *params)
+/* A reduction's scalar for a launch (NULL: the kernel has none): where it goes, as what, and how the
+ * launch sets it first (EW_REDUCE_OVERWRITE: to the reduction's value over nothing). */
+typedef struct {
+    void *address;
+    ew_reduce_mode_t mode;
+} scalar_t;
+
+/* The functor's bytes: the kernel's parameters, zero past n_params; then, where the launch has a
+ * reduction's scalar, the reduction (src/rtc/rtc.c: its target, then a zero key). */
+static ew_functor_t functor_of(const ewi_user_kernel_t *kernel, const double *params, const scalar_t *scalar)
 {
     ew_functor_t functor = {{0}};
     for (int i = 0; i < kernel->n_params; ++i)
         functor.params[i] = params[i];
+    if (scalar != NULL)
+        memcpy(&functor.params[EWI_KERNEL_MAX_PARAMS], &scalar->address, sizeof scalar->address);
     return functor;
 }
 
-/* ew_kernel_launch once the kernel and its handle are found. */
+/* The bits of a reduction's value over nothing: 0 for abs max and sum, -inf for max, +inf for min. */
+static unsigned long long identity_of(ew_reduce_op_t op, ew_dtype_t dtype)
+{
+    const unsigned long long infinity = dtype == EW_F64 ? 0x7FF0000000000000ull : 0x7F800000ull;
+    const unsigned long long sign = dtype == EW_F64 ? 0x8000000000000000ull : 0x80000000ull;
+    return op == EW_REDUCE_MAX ? infinity | sign : op == EW_REDUCE_MIN ? infinity : 0;
+}
+
+/* The scalar's checks against the operands' spans of n elements: set, aligned to its size, inside no
+ * array, with EW_CHECK_POINTERS device memory of the handle's device. */
+static ew_status_t check_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, const scalar_t *scalar,
+                                int64_t n, const ewi_operand_t *operands, int count)
+{
+    char name[24];
+    snprintf(name, sizeof name, "outputs[%d]", kernel->reduce_index);
+    const size_t size = ew_dtype_size(kernel->reduce_dtype);
+    const uintptr_t at = (uintptr_t)scalar->address;
+    if (scalar->address == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) is NULL", name);
+    if (at % size != 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu bytes", name,
+                        scalar->address, size);
+    for (int k = 0; k < count; ++k) {
+        const uintptr_t lo = (uintptr_t)operands[k].address, hi = lo + (uintptr_t)n * operands[k].elem_size;
+        if (n > 0 && ewi_overlaps(at, at + size, lo, hi))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) lies inside %s", name,
+                            operands[k].name);
+    }
+    if (!handle->check_pointers)
+        return EW_SUCCESS;
+    ew_status_t status = ewi_handle_check_device(handle);
+    return status != EW_SUCCESS ? status : ewi_check_pointer(handle->device, name, scalar->address, size);
+}
+
+/* ew_kernel_launch (scalar NULL) and ew_kernel_launch_outputs once the kernel and its handle are found. */
 static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, int64_t n, void *out,
-                               const void *const *inputs, const double *params, ew_stream_t stream)
+                               const scalar_t *scalar, const void *const *inputs, const double *params,
+                               ew_stream_t stream)
 {
     ew_status_t status;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
-    if (n == 0)
-        return EW_SUCCESS;
-    if (inputs == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "inputs is NULL with n = %lld", (long long)n);
-    if ((status = check_params(kernel, params)) != EW_SUCCESS)
-        return status;
-
     static const char *const names[EW_PLAN_MAX_POINTERS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
                                                             "inputs[3]"};
     const int count = 1 + kernel->n_inputs;
     ewi_operand_t operands[EW_PLAN_MAX_POINTERS] = {{names[0], out, ew_dtype_size(kernel->out_dtype)}};
-    for (int i = 0; i < kernel->n_inputs; ++i)
+    for (int i = 0; i < kernel->n_inputs && inputs != NULL; ++i)
         operands[1 + i] = (ewi_operand_t){names[1 + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
+    ew_launch_t how = ewi_launch_of(handle, stream);
+    if (scalar != NULL) {
+        if ((status = check_scalar(kernel, handle, scalar, n, operands, inputs != NULL ? count : 1)) !=
+            EW_SUCCESS)
+            return status;
+        if (scalar->mode == EW_REDUCE_OVERWRITE) {
+            how.reset = scalar->address;
+            how.reset_bytes = ew_dtype_size(kernel->reduce_dtype);
+            how.reset_value = identity_of(kernel->reduce, kernel->reduce_dtype);
+        }
+    }
+    if (n == 0) { /* an overwritten scalar still gets the value over nothing */
+        if (how.reset == NULL)
+            return EW_SUCCESS;
+        status = ewi_handle_check_device(handle);
+        return status != EW_SUCCESS ? status : ew_launch_reset(&how);
+    }
+    if (inputs == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "inputs is NULL with n = %lld", (long long)n);
+    if ((status = check_params(kernel, params)) != EW_SUCCESS)
+        return status;
     if ((status = ewi_check_flat(handle, n, operands, count)) != EW_SUCCESS)
         return status;
     if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
@@ -249,9 +378,21 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     CUcontext context;
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
-    const ew_functor_t functor = functor_of(kernel, params);
-    const ew_launch_t how = ewi_launch_of(handle, stream);
+    const ew_functor_t functor = functor_of(kernel, params, scalar);
     return ewi_launch_flat(handle, &kernel->set, n, operands, count, &functor, &how);
+}
+
+/* A kernel of outputs launched as one of one output, or the reverse: refused. */
+static ew_status_t check_form(const ewi_user_kernel_t *kernel, ew_kernel_t value, int outputs)
+{
+    if (outputs && kernel->reduce == EW_REDUCE_NONE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel %p has one output: launch it with ew_kernel_launch",
+                        (void *)value);
+    if (!outputs && kernel->reduce != EW_REDUCE_NONE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE,
+                        "kernel %p has a reduction output: launch it with ew_kernel_launch_outputs",
+                        (void *)value);
+    return EW_SUCCESS;
 }
 
 ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
@@ -260,7 +401,28 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
     ewi_user_kernel_t *k;
     ewi_handle_t *h;
     ew_status_t status = find_kernel(kernel, &k, &h);
-    return status == EW_SUCCESS ? launch_flat(k, h, n, out, inputs, params, stream) : status;
+    if (status == EW_SUCCESS)
+        status = check_form(k, kernel, 0);
+    return status == EW_SUCCESS ? launch_flat(k, h, n, out, NULL, inputs, params, stream) : status;
+}
+
+ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const *outputs,
+                                     ew_reduce_mode_t mode, const void *const *inputs, const double *params,
+                                     ew_stream_t stream)
+{
+    ewi_user_kernel_t *k;
+    ewi_handle_t *h;
+    ew_status_t status = find_kernel(kernel, &k, &h);
+    if (status == EW_SUCCESS)
+        status = check_form(k, kernel, 1);
+    if (status != EW_SUCCESS)
+        return status;
+    if (outputs == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL");
+    if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "mode = %d is not an ew_reduce_mode_t", (int)mode);
+    const scalar_t scalar = {outputs[k->reduce_index], mode};
+    return launch_flat(k, h, n, outputs[1 - k->reduce_index], &scalar, inputs, params, stream);
 }
 
 /* ---- the strided launch: the layout checked and coalesced, then the flat launch or a strided kernel ---- */
@@ -276,8 +438,7 @@ static ew_status_t load_strided(ewi_user_kernel_t *kernel, CUcontext context)
     ew_status_t status = EW_SUCCESS;
     pthread_mutex_lock(&strided_lock);
     if (!kernel->strided_loaded) {
-        const ewi_kernel_spec_t spec = {kernel->source,    kernel->out_dtype, kernel->n_inputs,
-                                        kernel->in_dtypes, kernel->n_params,  1};
+        const ewi_kernel_spec_t spec = spec_of(kernel, 1);
         const ewi_module_t *module;
         if ((status = ewi_module_load(&spec, kernel->arch, context, &module)) == EW_SUCCESS) {
             for (int slot = EW_SLOT_GATHER; slot <= EW_SLOT_TILED; ++slot)
@@ -297,6 +458,8 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
     ewi_user_kernel_t *kernel;
     ewi_handle_t *handle;
     ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
+    if (status == EW_SUCCESS)
+        status = check_form(kernel, kernel_value, 0);
     if (status != EW_SUCCESS)
         return status;
     static const char *const names[EW_LAYOUT_MAX_OPERANDS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
@@ -318,7 +481,7 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
     for (int i = 0; i < kernel->n_inputs; ++i)
         bases[i] = (const void *)layout.base[1 + i];
     if (ew_layout_is_flat(&layout))
-        return launch_flat(kernel, handle, layout.n, (void *)layout.base[0], bases, params, stream);
+        return launch_flat(kernel, handle, layout.n, (void *)layout.base[0], NULL, bases, params, stream);
 
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
@@ -329,7 +492,7 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
         (status = load_strided(kernel, context)) != EW_SUCCESS)
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
-    const ew_functor_t functor = functor_of(kernel, params);
+    const ew_functor_t functor = functor_of(kernel, params, NULL);
     const ew_launch_t how = ewi_launch_of(handle, stream);
     return ew_launch_strided(&kernel->set, &plan, (void *)layout.base[0], bases, &functor, &how);
 }

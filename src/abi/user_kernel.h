@@ -26,6 +26,9 @@ typedef struct {
     char *source;        /* the body, for the strided program */
     char arch[16];       /* "sm_90": what the programs are compiled for */
     int strided_loaded;  /* 1 once set has the strided slots (atomic: set once, released) */
+    ew_reduce_op_t reduce; /* a kernel of ew_kernel_create_outputs: its reduction output (src/rtc/rtc.h) */
+    ew_dtype_t reduce_dtype;
+    int reduce_index;
 } ewi_user_kernel_t;
 
 /* A kernel object for spec on handle without code: launches check their arguments as for a compiled

@@ -631,7 +631,21 @@ namespace ew {
 // (so `return 0.01f * in0;` rounds the float once to an f16 output, and `return in0 > 0;` gives 0 or 1).
 template <typename Out> struct Result {
     Out value;
+    __device__ __forceinline__ Result() : value() {}
     template <typename T> __device__ __forceinline__ Result(T x) : value(cast<Out>(x)) {}
+};
+
+// A reduction output as a user kernel's body sees it: assigned (converted as ew::cast converts) or
+// not; an element whose body leaves it unassigned adds nothing to the reduction.
+template <typename T> struct Given {
+    T value{};
+    bool given = false;
+    template <typename V> __device__ __forceinline__ Given &operator=(V v)
+    {
+        value = cast<T>(v);
+        given = true;
+        return *this;
+    }
 };
 } // namespace ew
 #endif

@@ -76,8 +76,8 @@ typedef struct {
 } ew_gpu_kernel_t;
 
 /* The functor's bytes, the kernels' first argument: a catalogue functor built from the call's values,
- * or a user kernel's parameters. */
-enum { EW_FUNCTOR_MAX_BYTES = 64 };
+ * or a user kernel's parameters (then, past them, its reduction: src/rtc/rtc.c). */
+enum { EW_FUNCTOR_MAX_BYTES = 80 };
 typedef union {
     double params[EW_FUNCTOR_MAX_BYTES / sizeof(double)];
     unsigned char bytes[EW_FUNCTOR_MAX_BYTES];

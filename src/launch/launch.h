@@ -20,17 +20,19 @@ extern "C" {
 #endif
 
 /* Where and how a launch goes: the stream, whether as a programmatic dependent of the stream's
- * previous kernel (the policy's dependent_launch), and memory to set to zero on the stream before the
- * kernel, or NULL: a reduction's 4-byte scalar (an overwriting reduction: src/device/reduce.cuh), or
- * padded block scales; reset_bytes of it. */
+ * previous kernel (the policy's dependent_launch), and memory to set on the stream before the kernel,
+ * or NULL: an overwriting reduction's scalar (src/device/reduce.cuh), reset_bytes 4 or 8, to
+ * reset_value's low reset_bytes (its identity's bits), or padded block scales, reset_bytes of them, to
+ * zero (reset_value 0). */
 typedef struct {
     cudaStream_t stream;
     int dependent;
     void *reset;
     size_t reset_bytes;
+    unsigned long long reset_value;
 } ew_launch_t;
 
-/* Queues launch->reset's zeroing alone (a reduction over nothing); EW_SUCCESS where reset is NULL. */
+/* Queues launch->reset's setting alone (a reduction over nothing); EW_SUCCESS where reset is NULL. */
 ew_status_t ew_launch_reset(const ew_launch_t *launch);
 
 /* What a flat plan's kernel takes: its slot, the grid with its edge block after it, the shared memory

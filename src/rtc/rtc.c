@@ -288,6 +288,15 @@ ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec)
     for (int i = 0; i < spec->n_inputs; ++i)
         if (!dtype_valid(spec->in_dtypes[i]))
             return ewi_fail(EW_ERROR_NOT_SUPPORTED, "in_dtypes[%d] = %d is not a dtype of user kernels", i, (int)spec->in_dtypes[i]);
+    if ((int)spec->reduce < EW_REDUCE_NONE || (int)spec->reduce > EW_REDUCE_SUM)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "reduce = %d is not an ew_reduce_op_t", (int)spec->reduce);
+    if (spec->reduce != EW_REDUCE_NONE && spec->reduce_dtype != EW_F32 && spec->reduce_dtype != EW_F64)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED,
+                        "a reduction output's dtype is %s: reductions are into EW_F32 or EW_F64",
+                        ew_dtype_name(spec->reduce_dtype));
+    if (spec->reduce != EW_REDUCE_NONE && spec->reduce_index != 0 && spec->reduce_index != 1)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "reduce_index = %d: a kernel's two outputs are 0 and 1",
+                        spec->reduce_index);
     return EW_SUCCESS;
 }
 
@@ -366,7 +375,20 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "typedef UserOf<%s> in%d_t;\n", device_types[spec->in_dtypes[i]], i);
     append(&b, "} // namespace kernel\n} // namespace ew\nusing namespace ew::kernel;\n\n");
-    append(&b, "__device__ __forceinline__ ew::Result<out_t> ew_body(");
+    const int reduces = spec->reduce != EW_REDUCE_NONE;
+    static const char *const reduce_ops[] = {[EW_REDUCE_ABS_MAX] = "AbsMax",
+                                             [EW_REDUCE_MAX] = "Max",
+                                             [EW_REDUCE_MIN] = "Min",
+                                             [EW_REDUCE_SUM] = "Sum"};
+    if (reduces) { /* the body assigns its outputs, in their order */
+        append(&b, "typedef %s red_t;\n\n__device__ __forceinline__ void ew_body(",
+               spec->reduce_dtype == EW_F64 ? "double" : "float");
+        for (int k = 0; k < 2; ++k)
+            append(&b, k == spec->reduce_index ? "ew::Given<red_t> &out%d, " : "ew::Result<out_t> &out%d, ",
+                   k);
+    } else {
+        append(&b, "__device__ __forceinline__ ew::Result<out_t> ew_body(");
+    }
     body_arguments(&b, spec);
     append(&b, ")\n{\n#line 1 \"source\"\n%s\n", spec->source);
     append(&b, "#line %d \"ew_kernel.cu\"\n}\n\n", b.lines + 2);
@@ -379,18 +401,31 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
         append(&b, "    using %s = ew::StorageOf<in%d_t>;\n", input_names[i], i);
     if (spec->n_inputs == 1)
         append(&b, "    using In2 = ew::NoInput;\n");
-    append(&b, "    static constexpr bool kHasPair = false, kHasQuad = false;\n"
-               "    double p[%d];\n"
-               "    __device__ __forceinline__ Out operator()(",
+    append(&b,
+           "    static constexpr bool kHasPair = false, kHasQuad = false;\n"
+           "    double p[%d];\n",
            EWI_KERNEL_MAX_PARAMS);
+    if (reduces) /* after the parameters: src/abi/user_kernel.c writes its target there */
+        append(&b, "    mutable ew::Reduce<ew::ReduceOp::%s, red_t> reduction;\n", reduce_ops[spec->reduce]);
+    append(&b, "    __device__ __forceinline__ Out operator()(");
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "%s%s x%d", i == 0 ? "" : ", ", input_names[i], i);
-    append(&b, ") const\n    {\n        return ew::UserType<out_t>::to_storage(ew_body(");
+    append(&b, ") const\n    {\n");
+    if (reduces)
+        append(&b,
+               "        ew::Result<out_t> out;\n        ew::Given<red_t> value;\n        ew_body(%s, %s, ",
+               spec->reduce_index == 0 ? "value" : "out", spec->reduce_index == 0 ? "out" : "value");
+    else
+        append(&b, "        return ew::UserType<out_t>::to_storage(ew_body(");
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "%sew::UserType<in%d_t>::from_storage(x%d)", i == 0 ? "" : ", ", i, i);
     for (int i = 0; i < spec->n_params; ++i)
         append(&b, ", p[%d]", i);
-    append(&b, ").value);\n    }\n};\n");
+    if (reduces)
+        append(&b, ");\n        if (value.given)\n            reduction.fold(value.value);\n"
+                   "        return ew::UserType<out_t>::to_storage(out.value);\n    }\n};\n");
+    else
+        append(&b, ").value);\n    }\n};\n");
     if (b.text == NULL)
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the program");
     *program = b.text;

@@ -40,6 +40,11 @@ typedef struct {
     const ew_dtype_t *in_dtypes;
     int n_params; /* 0 to EWI_KERNEL_MAX_PARAMS */
     int strided;  /* 1: the program of the strided kernels (ew_kernel_launch_strided), else the flat ones' */
+    /* EW_REDUCE_NONE: the body returns out's value. Else it assigns two outputs, out<reduce_index> the
+     * value of the reduction into a reduce_dtype scalar (EW_F32, EW_F64), the other the array's. */
+    ew_reduce_op_t reduce;
+    ew_dtype_t reduce_dtype;
+    int reduce_index; /* 0 or 1 */
 } ewi_kernel_spec_t;
 
 /* EW_SUCCESS, or EW_ERROR_INVALID_VALUE / EW_ERROR_NOT_SUPPORTED (a dtype outside the enum) with the

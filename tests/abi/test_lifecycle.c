@@ -271,7 +271,7 @@ static void destroyed_handle_is_refused_after_its_slot_is_reused(void **state)
     assert_refused_named(ew_binary_batched(h1, EW_OP_ADD, EW_F32, 1, n, outs, as, bs, NULL),
                          "ew_binary_batched", "handle");
     const ew_dtype_t f32 = EW_F32;
-    const ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, &f32, 0, 0};
+    const ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, &f32, 0, 0, EW_REDUCE_NONE, 0, 0};
     ew_kernel_t kernel = (ew_kernel_t)(uintptr_t)0x5A5A;
     assert_refused_named(ewi_user_kernel_make(h1, &spec, &kernel), "ewi_user_kernel_make", "handle");
     assert_null(kernel);
@@ -291,7 +291,7 @@ static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
     (void)state;
     ew_handle_t handle = make(0, 132, 2048);
     const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t spec = {"return in0 + in1;", EW_F32, 2, in_dtypes, 0, 0};
+    const ewi_kernel_spec_t spec = {"return in0 + in1;", EW_F32, 2, in_dtypes, 0, 0, EW_REDUCE_NONE, 0, 0};
     ew_kernel_t k1 = NULL, k2 = NULL;
     assert_int_equal(ewi_user_kernel_make(handle, &spec, &k1), EW_SUCCESS);
     const uint32_t slot = SLOT_OF(k1);
@@ -330,6 +330,68 @@ static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
     assert_int_equal(ew_kernel_destroy(k2), EW_SUCCESS);
     assert_refused_named(ew_kernel_destroy(k2), "a second ew_kernel_destroy", "kernel");
     assert_int_equal(ew_handle_destroy(other), EW_SUCCESS);
+}
+
+/* A refusal's status and a word of its message. */
+static void assert_refused_as(ew_status_t status, ew_status_t expected, const char *call, const char *word)
+{
+    if (status != expected || strstr(ew_get_last_error_message(), word) == NULL)
+        fail_msg("%s: %s (\"%s\"), expected %s naming %s", call, ew_status_string(status),
+                 ew_get_last_error_message(), ew_status_string(expected), word);
+}
+
+/* A kernel of a reduction output (without code, on a fake handle): its launches' checks come before
+ * any device, so the CPU sees each refusal; the launch that passes them stops at the device. */
+static void reduction_output_launches_are_checked(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    const ew_dtype_t in_dtypes[1] = {EW_BF16};
+    const ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in0;", .out_dtype = EW_F32, .n_inputs = 1,
+                                    .in_dtypes = in_dtypes, .reduce = EW_REDUCE_MAX, .reduce_dtype = EW_F64,
+                                    .reduce_index = 1};
+    const ewi_kernel_spec_t plain = {.source = "return in0;", .out_dtype = EW_F32, .n_inputs = 1,
+                                     .in_dtypes = in_dtypes};
+    ew_kernel_t kernel = NULL, one = NULL;
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &kernel), EW_SUCCESS);
+    assert_int_equal(ewi_user_kernel_make(handle, &plain, &one), EW_SUCCESS);
+    _Alignas(16) static uint8_t out[4096], x[2048], scalar[16];
+    const void *inputs[1] = {x};
+    void *outputs[2] = {out, scalar};
+    assert_refused_as(ew_kernel_launch(kernel, 100, out, inputs, NULL, NULL), EW_ERROR_INVALID_VALUE,
+                      "ew_kernel_launch of a kernel of outputs", "ew_kernel_launch_outputs");
+    assert_refused_as(ew_kernel_launch_outputs(one, 100, outputs, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "ew_kernel_launch_outputs of a kernel of one output",
+                      "ew_kernel_launch");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, NULL, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "NULL outputs", "outputs");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, outputs, (ew_reduce_mode_t)2, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a mode outside the enum", "mode");
+    void *null_scalar[2] = {out, NULL}, *misaligned[2] = {out, scalar + 4}, *inside_out[2] = {out, out + 64},
+         *inside_x[2] = {out, x + 8};
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, null_scalar, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a NULL scalar", "outputs[1]");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, misaligned, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "an f64 scalar at 4 bytes", "aligned");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, inside_out, EW_REDUCE_ACCUMULATE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside out", "inside out");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, inside_x, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside an input", "inside inputs[0]");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, -1, outputs, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "n < 0", "negative");
+    /* the same scalar just past out's n elements is not inside it; an accumulated n == 0 queues nothing */
+    void *after_out[2] = {out, out + 400};
+    assert_int_equal(ew_kernel_launch_outputs(kernel, 0, after_out, EW_REDUCE_ACCUMULATE, NULL, NULL, NULL),
+                     EW_SUCCESS);
+    /* checks passed, the launch reaches the device: none here, or one the fake handle does not name */
+    const ew_status_t status = ew_kernel_launch_outputs(kernel, 100, after_out, EW_REDUCE_OVERWRITE, inputs, NULL,
+                                                        NULL);
+    assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH || status == EW_ERROR_NOT_SUPPORTED);
+    for (size_t i = 0; i < sizeof out; ++i)
+        assert_int_equal(out[i], 0);
+    assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
+    assert_int_equal(ew_kernel_destroy(one), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
 }
 
 typedef struct {
@@ -420,6 +482,7 @@ int main(void)
         cmocka_unit_test(destroyed_handle_is_refused_everywhere),
         cmocka_unit_test(destroyed_handle_is_refused_after_its_slot_is_reused),
         cmocka_unit_test(destroyed_kernel_is_refused_after_its_slot_is_reused),
+        cmocka_unit_test(reduction_output_launches_are_checked),
         cmocka_unit_test(threads_create_and_destroy),
         cmocka_unit_test(public_create_and_destroy),
     };

@@ -114,7 +114,7 @@ static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch
 
 static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
 {
-    const ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0};
+    const ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0, EW_REDUCE_NONE, 0, 0};
     expect_spec_compiles(&spec, "sm_90");
 }
 
@@ -122,7 +122,7 @@ static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, co
 static void expect_refused(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params,
                            ew_status_t expected, const char *const *fragments, size_t count)
 {
-    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0};
+    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0, EW_REDUCE_NONE, 0, 0};
     ewi_kernel_binary_t binary;
     ew_status_t status = compile(&spec, &binary);
     const char *message = ew_get_last_error_message();
@@ -215,9 +215,16 @@ static void every_architecture(void **state)
     /* one architecture a branch: the matrix; the others: the fused chain */
     const char *branches[] = {"sm_75", "sm_80", "sm_89", "sm_90"}, *others[] = {"sm_86", "sm_100", "sm_120"};
     const ew_dtype_t in[] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1, 0},
-                            chain = {"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));", EW_F16, 2,
-                                     in, 1, 0};
+    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1, 0, EW_REDUCE_NONE, 0, 0},
+                            chain = {"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));",
+                                     EW_F16,
+                                     2,
+                                     in,
+                                     1,
+                                     0,
+                                     EW_REDUCE_NONE,
+                                     0,
+                                     0};
     for (size_t i = 0; i < COUNT(branches) + COUNT(others); ++i) {
         const int branch = i < COUNT(branches);
         const char *arch = branch ? branches[i] : others[i - COUNT(branches)];
@@ -247,6 +254,59 @@ static void leaky_relu_on_every_float(void **state)
     const ew_dtype_t floats[] = {EW_F16, EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2};
     for (size_t i = 0; i < COUNT(floats); ++i)
         expect_compiles("return in0 > 0.f ? in0 : 0.01f * in0;", floats[i], 1, &floats[i], 0);
+}
+
+/* A body of an array output and a reduction output, each reduction into f32 and f64, the reduction
+ * first or second, flat and strided: every program compiles (its functor folds into Reduce<Op, T>);
+ * a body that returns a value, or leaves the reduction unassigned, is refused or compiles as the
+ * rules say; what is not a reduction is refused before NVRTC. */
+static void reduction_outputs(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_BF16, EW_F32};
+    static const ew_reduce_op_t ops[] = {EW_REDUCE_ABS_MAX, EW_REDUCE_MAX, EW_REDUCE_MIN, EW_REDUCE_SUM};
+    for (size_t o = 0; o < COUNT(ops); ++o)
+        for (int f64 = 0; f64 <= 1; ++f64)
+            for (int index = 0; index <= 1; ++index) {
+                const char *source = index == 0 ? "out1 = in0 * p0; if (in1 > 0.f) out0 = in0;"
+                                                : "out0 = in0 * p0; out1 = ew::add(in0, in1);";
+                for (int strided = 0; strided <= (o == 0 && f64 == 0); ++strided) {
+                    const ewi_kernel_spec_t spec = {.source = source,
+                                                    .out_dtype = EW_F32,
+                                                    .n_inputs = 2,
+                                                    .in_dtypes = in,
+                                                    .n_params = 1,
+                                                    .strided = strided,
+                                                    .reduce = ops[o],
+                                                    .reduce_dtype = f64 ? EW_F64 : EW_F32,
+                                                    .reduce_index = index};
+                    expect_spec_compiles(&spec, "sm_90");
+                }
+            }
+    ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in0;",
+                              .out_dtype = EW_F16,
+                              .n_inputs = 1,
+                              .in_dtypes = in,
+                              .reduce = EW_REDUCE_MAX,
+                              .reduce_dtype = EW_F32};
+    ewi_kernel_binary_t binary;
+    spec.source = "return in0;"; /* the body of a kernel of outputs returns nothing */
+    assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
+    ewi_kernel_binary_free(&binary);
+    spec.source = "out0 = in0;"; /* the reduction unassigned: nothing folded, which is allowed */
+    expect_spec_compiles(&spec, "sm_90");
+    spec.source = "out0 = in0; out2 = in0;"; /* no such output */
+    assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
+    ewi_kernel_binary_free(&binary);
+    spec.source = "out0 = in0; out1 = in0;";
+    spec.reduce_dtype = EW_F16;
+    assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_NOT_SUPPORTED);
+    spec.reduce_dtype = EW_F64;
+    spec.reduce = (ew_reduce_op_t)5;
+    assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_INVALID_VALUE);
+    spec.reduce = EW_REDUCE_SUM;
+    spec.reduce_index = 2;
+    assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_INVALID_VALUE);
 }
 
 static void ternary_and_widest(void **state)
@@ -306,19 +366,55 @@ static void arguments_refused(void **state)
         ew_status_t status;
         const char *fragment;
     } cases[] = {
-        {{NULL, EW_F32, 1, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "source is NULL"},
-        {{"return in0;", EW_F32, 0, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 0"},
-        {{"return in0;", EW_F32, 5, in, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 5"},
-        {{"return in0;", EW_F32, 1, NULL, 0, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "in_dtypes is NULL"},
-        {{"return in0;", EW_F32, 1, in, -1, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = -1"},
-        {{"return in0;", EW_F32, 1, in, 9, 0}, "sm_90", EW_ERROR_INVALID_VALUE, "n_params = 9"},
-        {{"return in0;", (ew_dtype_t)0, 1, in, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "out_dtype 0"},
-        {{"return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "is not a dtype"},
-        {{"return in0;", EW_F32, 1, bad, 0, 0}, "sm_90", EW_ERROR_NOT_SUPPORTED, "in_dtypes[0] = 0"},
-        {{"return in0;", EW_F32, 1, in, 0, 0}, "compute_90", EW_ERROR_INVALID_VALUE, "\"compute_90\" is not"},
-        {{"return in0;", EW_F32, 1, in, 0, 0}, "sm_", EW_ERROR_INVALID_VALUE, "\"sm_\" is not"},
-        {{"return in0;", EW_F32, 1, in, 0, 0}, "sm_90 -G", EW_ERROR_INVALID_VALUE, "is not a real GPU"},
-        {{"return in0;", EW_F32, 1, in, 0, 0}, NULL, EW_ERROR_INVALID_VALUE, "(null)"},
+        {{NULL, EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_INVALID_VALUE,
+         "source is NULL"},
+        {{"return in0;", EW_F32, 0, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_INVALID_VALUE,
+         "n_inputs = 0"},
+        {{"return in0;", EW_F32, 5, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_INVALID_VALUE,
+         "n_inputs = 5"},
+        {{"return in0;", EW_F32, 1, NULL, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_INVALID_VALUE,
+         "in_dtypes is NULL"},
+        {{"return in0;", EW_F32, 1, in, -1, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_INVALID_VALUE,
+         "n_params = -1"},
+        {{"return in0;", EW_F32, 1, in, 9, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_INVALID_VALUE,
+         "n_params = 9"},
+        {{"return in0;", (ew_dtype_t)0, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_NOT_SUPPORTED,
+         "out_dtype 0"},
+        {{"return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_NOT_SUPPORTED,
+         "is not a dtype"},
+        {{"return in0;", EW_F32, 1, bad, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90",
+         EW_ERROR_NOT_SUPPORTED,
+         "in_dtypes[0] = 0"},
+        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "compute_90",
+         EW_ERROR_INVALID_VALUE,
+         "\"compute_90\" is not"},
+        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_",
+         EW_ERROR_INVALID_VALUE,
+         "\"sm_\" is not"},
+        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
+         "sm_90 -G",
+         EW_ERROR_INVALID_VALUE,
+         "is not a real GPU"},
+        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0}, NULL, EW_ERROR_INVALID_VALUE, "(null)"},
     };
     for (size_t i = 0; i < COUNT(cases); ++i) {
         ewi_kernel_binary_t binary;
@@ -337,7 +433,7 @@ static void unknown_architecture(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0};
+    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_12", &binary), EW_ERROR_INVALID_VALUE);
     assert_null(binary.cubin);
@@ -451,7 +547,7 @@ static void program_text(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_BOOL, EW_F8E4M3};
-    ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3, 0};
+    ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3, 0, EW_REDUCE_NONE, 0, 0};
     char *program = NULL;
     assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
     const char *expected[] = {"#include \"device/direct.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
@@ -474,7 +570,7 @@ static void program_text(void **state)
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_GATHER));
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_RUNS));
     const ew_dtype_t bytes[] = {EW_U8};
-    const ewi_kernel_spec_t narrow = {"return in0;", EW_U8, 1, bytes, 0, 0};
+    const ewi_kernel_spec_t narrow = {"return in0;", EW_U8, 1, bytes, 0, 0, EW_REDUCE_NONE, 0, 0};
     const ewi_slots_t narrow_slots = ewi_kernel_slots(&narrow);
     assert_string_equal(ewi_kernel_slot_expression(&narrow_slots, EW_SLOT_RUNS),
                         "&ew::elementwise_kernel<ew_op, 8, ew::kRunsUnroll<ew_op, 8, 2>, ew::Window::Aligned, 2>");
@@ -503,7 +599,8 @@ static void slots_follow_the_catalogue(void **state)
         {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0, 1}},
     };
     for (size_t c = 0; c < COUNT(cases); ++c) {
-        ewi_kernel_spec_t spec = {"return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0, 0};
+        ewi_kernel_spec_t spec = {
+            "return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0, 0, EW_REDUCE_NONE, 0, 0};
         ewi_slots_t slots = ewi_kernel_slots(&spec);
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
             if (slots.present[slot] != cases[c].present[slot]) {
@@ -530,7 +627,8 @@ static void slots_match_the_kernel_sets(void **state)
             continue;
         const ew_dtype_t inputs[2] = {(ew_dtype_t)in, (ew_dtype_t)in};
         const int binary = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD;
-        const ewi_kernel_spec_t spec = {"return in0;", (ew_dtype_t)out, binary ? 2 : 1, inputs, 0, 0};
+        const ewi_kernel_spec_t spec = {
+            "return in0;", (ew_dtype_t)out, binary ? 2 : 1, inputs, 0, 0, EW_REDUCE_NONE, 0, 0};
         const ewi_slots_t slots = ewi_kernel_slots(&spec);
         assert_int_equal(slots.widest_pack, set->widest_pack);
         assert_int_equal(slots.access_packs, set->access_packs);
@@ -580,9 +678,11 @@ static void strided_programs(void **state)
     (void)state;
     static const ew_dtype_t in[] = {EW_I8, EW_F64, EW_BF16, EW_BOOL};
     const ewi_kernel_spec_t specs[] = {
-        {"return ew::add(in0, in1);", EW_F32, 2, (const ew_dtype_t[]){EW_F32, EW_F32}, 0, 1},
-        {"return in0;", EW_F16, 1, (const ew_dtype_t[]){EW_F32}, 0, 1},
-        {"return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;", EW_F32, 4, in, 2, 1},
+        {"return ew::add(in0, in1);", EW_F32, 2, (const ew_dtype_t[]){EW_F32, EW_F32}, 0, 1, EW_REDUCE_NONE,
+         0, 0},
+        {"return in0;", EW_F16, 1, (const ew_dtype_t[]){EW_F32}, 0, 1, EW_REDUCE_NONE, 0, 0},
+        {"return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;", EW_F32, 4, in, 2, 1, EW_REDUCE_NONE, 0,
+         0},
     };
     for (size_t c = 0; c < COUNT(specs); ++c)
         expect_spec_compiles(&specs[c], "sm_90");
@@ -623,7 +723,7 @@ static void missing_library_refused(void **state)
         }
     /* Every later call says the same; argument errors still come first. */
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0};
+    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99"));
@@ -671,7 +771,9 @@ int main(int argc, char **argv)
     printf("NVRTC %d.%d from %s, loaded in %.1f ms\n", major, minor, ewi_nvrtc_path(), now_ms() - start);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(slots_follow_the_catalogue),
-        cmocka_unit_test(slots_match_the_kernel_sets), cmocka_unit_test(headers_are_embedded),
+        cmocka_unit_test(slots_match_the_kernel_sets),
+        cmocka_unit_test(reduction_outputs),
+        cmocka_unit_test(headers_are_embedded),
         cmocka_unit_test(program_text),
         cmocka_unit_test(arguments_refused),
         cmocka_unit_test(fused_chain),

@@ -1130,6 +1130,175 @@ static void rejected_cubin_recompiled(void **state)
     remove_tree(root);
 }
 
+/* ---- reduction outputs (ew_kernel_create_outputs) ---- */
+
+/* The reduction of op over v[0 .. n-1] as the library defines it (docs/semantics.md): exact for abs
+ * max, max and min (NaN as their quiet NaN, positive but for min's), in double for the sum; over
+ * nothing, the identity. */
+static double reduce_reference(ew_reduce_op_t op, const double *v, int64_t n, int *nan)
+{
+    double r = op == EW_REDUCE_MAX ? -INFINITY : op == EW_REDUCE_MIN ? INFINITY : 0.0;
+    *nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        *nan |= isnan(v[i]);
+        r = op == EW_REDUCE_ABS_MAX ? fmax(r, fabs(v[i]))
+            : op == EW_REDUCE_MAX   ? fmax(r, v[i])
+            : op == EW_REDUCE_MIN   ? fmin(r, v[i])
+                                    : r + v[i];
+    }
+    return r;
+}
+
+/* The scalar's bits against the reference: the same bits for abs max, max and min (the NaN of the
+ * op), the sum within the rounding its order allows. */
+static void check_reduction(const char *what, ew_reduce_op_t op, ew_dtype_t dtype, const void *got, double want,
+                            int nan, double magnitude, int64_t n)
+{
+    const int f64 = dtype == EW_F64;
+    uint64_t bits = 0;
+    memcpy(&bits, got, f64 ? 8 : 4);
+    const double value = f64 ? ref_f64_from_bits(bits) : (double)ref_f32_from_bits((uint32_t)bits);
+    if (op == EW_REDUCE_SUM) {
+        const double eps = f64 ? 0x1p-52 : 0x1p-23;
+        if (nan ? !isnan(value) : fabs(value - want) > 2.0 * (double)n * eps * magnitude)
+            GU_FAIL("%s: sum %.17g, expected %.17g (within %g)", what, value, want, 2.0 * (double)n * eps * magnitude);
+        return;
+    }
+    uint64_t expected;
+    if (nan) {
+        const uint64_t quiet = f64 ? 0x7FF8000000000000ull : 0x7FC00000ull;
+        expected = op == EW_REDUCE_MIN ? quiet | (f64 ? 0x8000000000000000ull : 0x80000000ull) : quiet;
+    } else if (f64) {
+        memcpy(&expected, &want, 8);
+    } else {
+        const float w = (float)want;
+        uint32_t b;
+        memcpy(&b, &w, 4);
+        expected = b;
+    }
+    if (bits != expected)
+        GU_FAIL("%s: bits 0x%llx (%.9g), expected 0x%llx", what, (unsigned long long)bits, value,
+                (unsigned long long)expected);
+}
+
+/* A bf16 cast to f32 that also reduces its input, for each reduction into f32 and f64, the reduction
+ * the second output or the first: the array against the exact conversion, the scalar (overwritten)
+ * against the reference; with NaNs among the inputs; accumulated onto a value already there; over
+ * nothing; a body that reduces over the positive inputs alone; and the refusals. */
+static void reduction_outputs(void **state)
+{
+    (void)state;
+    enum { N = 100003 };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x5EDu);
+    uint16_t *host = gu_host_alloc(N * sizeof *host);
+    float *out_host = gu_host_alloc(N * sizeof *out_host);
+    double *values = gu_host_alloc(N * sizeof *values), *positive = gu_host_alloc(N * sizeof *positive);
+    uint16_t *x;
+    float *out;
+    double *scalar; /* room for a double; a float uses its first 4 bytes */
+    GU_CUDA(cudaMalloc((void **)&x, N * sizeof *x));
+    GU_CUDA(cudaMalloc((void **)&out, N * sizeof *out));
+    GU_CUDA(cudaMalloc((void **)&scalar, 2 * sizeof *scalar));
+    static const ew_reduce_op_t ops[] = {EW_REDUCE_ABS_MAX, EW_REDUCE_MAX, EW_REDUCE_MIN, EW_REDUCE_SUM};
+    const ew_dtype_t in[] = {EW_BF16};
+    for (int with_nan = 0; with_nan <= 1; ++with_nan) {
+        int64_t positives = 0;
+        double magnitude = 0;
+        for (int64_t i = 0; i < N; ++i) {
+            /* bf16 of both signs, exponents 2^-27 to 2^27 (no sum overflows); a NaN in the middle where asked */
+            const uint64_t r = gu_rng_next(&rng);
+            host[i] = (uint16_t)((r & 0x8000u) | (100u + (unsigned)(r >> 24) % 55u) << 7 | ((r >> 16) & 0x7Fu));
+            if (with_nan && i == N / 2)
+                host[i] = 0xFFC1u;
+            values[i] = ref_bf16_to_f32(host[i]);
+            if (values[i] > 0)
+                positive[positives++] = values[i];
+            magnitude += isnan(values[i]) ? 0 : fabs(values[i]);
+        }
+        GU_CUDA(cudaMemcpy(x, host, N * sizeof *x, cudaMemcpyHostToDevice));
+        for (size_t o = 0; o < COUNT(ops); ++o)
+            for (int f64 = 0; f64 <= 1; ++f64)
+                for (int first = 0; first <= 1; ++first) {
+                    const ew_dtype_t dtype = f64 ? EW_F64 : EW_F32;
+                    const ew_kernel_output_t array = {EW_F32, EW_REDUCE_NONE}, reduction = {dtype, ops[o]};
+                    const ew_kernel_output_t outputs[2] = {first ? reduction : array, first ? array : reduction};
+                    char source[128], what[256];
+                    snprintf(source, sizeof source, "out%d = in0; out%d = in0;", first ? 1 : 0, first ? 0 : 1);
+                    ew_kernel_t kernel = NULL;
+                    ew_status_t status = ew_kernel_create_outputs(gu_handle(), source, 2, outputs, 1, in, 0, &kernel);
+                    if (gu_status_means_no_nvrtc(status))
+                        gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
+                    GU_EW(status);
+                    void *pointers[2] = {first ? (void *)scalar : (void *)out, first ? (void *)out : (void *)scalar};
+                    const void *inputs[] = {x};
+                    double got[2];
+                    int nan;
+                    GU_CUDA(cudaMemset(scalar, GU_POISON, 2 * sizeof *scalar));
+                    GU_CUDA(cudaMemset(out, GU_POISON, N * sizeof *out));
+                    GU_EW(ew_kernel_launch_outputs(kernel, N, pointers, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
+                    GU_CUDA(cudaMemcpy(got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+                    GU_CUDA(cudaMemcpy(out_host, out, N * sizeof *out, cudaMemcpyDeviceToHost));
+                    for (int64_t i = 0; i < N; ++i)
+                        if (memcmp(&out_host[i], &(float){ref_bf16_to_f32(host[i])}, 4) != 0)
+                            GU_FAIL("%s: out[%lld] differs from the conversion", source, (long long)i);
+                    snprintf(what, sizeof what, "op %d into %s, %s, %s", (int)ops[o], ew_dtype_name(dtype), source,
+                             with_nan ? "a NaN among the inputs" : "finite inputs");
+                    const double want = reduce_reference(ops[o], values, N, &nan);
+                    check_reduction(what, ops[o], dtype, got, want, nan, magnitude, N);
+                    if (!with_nan && ops[o] != EW_REDUCE_SUM) {
+                        /* accumulated onto the result itself: unchanged; over nothing, overwritten: the identity */
+                        GU_EW(ew_kernel_launch_outputs(kernel, N, pointers, EW_REDUCE_ACCUMULATE, inputs, NULL, NULL));
+                        GU_CUDA(cudaMemcpy(got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+                        check_reduction(what, ops[o], dtype, got, want, 0, magnitude, N);
+                        GU_EW(ew_kernel_launch_outputs(kernel, 0, pointers, EW_REDUCE_OVERWRITE, NULL, NULL, NULL));
+                        GU_CUDA(cudaMemcpy(got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+                        check_reduction("over nothing", ops[o], dtype, got, reduce_reference(ops[o], values, 0, &nan),
+                                        0, 0, 0);
+                    }
+                    if (!first && !with_nan && ops[o] == EW_REDUCE_SUM && !f64) {
+                        /* the refusals: the plain launch, a scalar misaligned or inside out */
+                        GU_EW_EXPECT(EW_ERROR_INVALID_VALUE, ew_kernel_launch(kernel, N, out, inputs, NULL, NULL));
+                        void *misaligned[2] = {out, (char *)scalar + 2};
+                        GU_EW_EXPECT(EW_ERROR_INVALID_VALUE, ew_kernel_launch_outputs(kernel, N, misaligned,
+                                                                                     EW_REDUCE_OVERWRITE, inputs,
+                                                                                     NULL, NULL));
+                        void *inside[2] = {out, out + 7};
+                        GU_EW_EXPECT(EW_ERROR_INVALID_VALUE, ew_kernel_launch_outputs(kernel, N, inside,
+                                                                                     EW_REDUCE_OVERWRITE, inputs,
+                                                                                     NULL, NULL));
+                    }
+                    GU_EW(ew_kernel_destroy(kernel));
+                }
+        /* the minimum of the positive inputs alone: an element that leaves out1 unassigned adds nothing */
+        const ew_kernel_output_t outputs[2] = {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_MIN}};
+        ew_kernel_t kernel;
+        GU_EW(ew_kernel_create_outputs(gu_handle(), "out0 = in0; if (in0 > 0.f) out1 = in0;", 2, outputs, 1, in, 0,
+                                       &kernel));
+        void *pointers[2] = {out, scalar};
+        const void *inputs[] = {x};
+        double got[2];
+        int nan;
+        GU_EW(ew_kernel_launch_outputs(kernel, N, pointers, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
+        GU_CUDA(cudaMemcpy(got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+        check_reduction("min over the positive inputs", EW_REDUCE_MIN, EW_F32, got,
+                        reduce_reference(EW_REDUCE_MIN, positive, positives, &nan), 0, 0, positives);
+        GU_EW(ew_kernel_destroy(kernel));
+    }
+    /* what this release refuses: no reduction, two reductions, a reduction into f16 */
+    const ew_kernel_output_t two_arrays[2] = {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
+    const ew_kernel_output_t f16_sum[2] = {{EW_F32, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_SUM}};
+    ew_kernel_t kernel;
+    GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED,
+                 ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0;", 2, two_arrays, 1, in, 0, &kernel));
+    GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED,
+                 ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0;", 2, f16_sum, 1, in, 0, &kernel));
+    GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
+                 ew_kernel_create_outputs(gu_handle(), "out0 = in0;", 0, f16_sum, 1, in, 0, &kernel));
+    cudaFree(x);
+    cudaFree(out);
+    cudaFree(scalar);
+}
+
 int main(int argc, char **argv)
 {
     gu_require_gpu("test_user_kernel_gpu");
@@ -1139,6 +1308,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(errors, gu_teardown),
         cmocka_unit_test_teardown(caches, gu_teardown),
+        cmocka_unit_test_teardown(reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),

@@ -10,7 +10,11 @@
  *   target 3  `return ew::add(ew::mul(in0, in1), in2);` in f16 at n = 2^26, GB/s on its own 8 bytes an
  *             element vs the flat add f16 on its 6;
  *   target 4  host time to queue one ew_kernel_launch vs one ew_binary, add f32, n = 256; with
- *             --create-only, the time of ew_kernel_create (below).
+ *             --create-only, the time of ew_kernel_create (below) (target 5, the first create in a
+ *             fresh process, is --create-only's too: scripts/gpu/bench-kernel.sh);
+ *   target 6  `out0 = in0; out1 = in0;`, a cast bf16 -> f32 with an abs max reduction output
+ *             (ew_kernel_create_outputs, overwritten), n = 2^28, GB/s on its 6 bytes an element vs
+ *             ew_cast bf16 -> f32; its output and scalar must equal ew_cast's and ew_amax's.
  * GB/s = bytes the call must move (each operand element read or written once) / time, 1 GB = 10^9 bytes.
  * Method of bench/lib (docs/design.md): a pool of at least 2 GiB per operand, every call on the next
  * 4 KiB-aligned slice, inputs never zero, an L2 flush per group, warm-up and a probe sizing batches, the
@@ -79,13 +83,13 @@ static const double ALPHA = 1.5;                     /* target 2's p0 */
 #ifndef EWB_N26
 #define EWB_N26 ((int64_t)1 << 26)
 #endif
-static const int64_t N26 = EWB_N26, HOST_N = 256;
+static const int64_t N26 = EWB_N26, N28 = EWB_N26 << 2, HOST_N = 256;
 /* Misaligned: elements past the slice start of out, in0, in1 (pools 0-2). */
 static const int MISALIGNED[POOLS] = {2, 1, 3, 0, 0};
 
 /* ---- the kernels ---- */
 
-typedef enum { K_ADD_F32, K_ADD_F16, K_ADD_I8, K_CHAIN, K_TERNARY, SLOTS } slot_t;
+typedef enum { K_ADD_F32, K_ADD_F16, K_ADD_I8, K_CHAIN, K_TERNARY, K_CAST_AMAX, SLOTS } slot_t;
 
 #define CHAIN_SOURCE "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
 
@@ -100,6 +104,7 @@ static const struct {
     [K_ADD_I8] = {"return ew::add(in0, in1);", EW_I8, EW_I8, 2, 0, "i8"},
     [K_CHAIN] = {CHAIN_SOURCE, EW_F16, EW_F32, 2, 1, "f16<-f32"},
     [K_TERNARY] = {"return ew::add(ew::mul(in0, in1), in2);", EW_F16, EW_F16, 3, 0, "f16"},
+    [K_CAST_AMAX] = {"out0 = in0; out1 = in0;", EW_F32, EW_BF16, 1, 0, "f32<-bf16"}, /* + an f32 abs max */
 };
 
 /* ---- the cases ---- */
@@ -137,7 +142,10 @@ static void add_case(int target, slot_t slot, int64_t n, int misaligned)
         snprintf(c->name, sizeof c->name, "t1-add-%s-%s-%s", specs[slot].dtype, n_text,
                  misaligned ? "misaligned" : "aligned");
     else
-        snprintf(c->name, sizeof c->name, "%s", target == 2 ? "t2-chain" : "t3-ternary-f16");
+        snprintf(c->name, sizeof c->name, "%s",
+                 target == 2   ? "t2-chain"
+                 : target == 3 ? "t3-ternary-f16"
+                               : "t6-cast-amax");
 }
 
 static void build_cases(const options_t *o)
@@ -153,6 +161,8 @@ static void build_cases(const options_t *o)
         add_case(2, K_CHAIN, N26, 0);
     if (o->targets >> 3 & 1)
         add_case(3, K_TERNARY, N26, 0);
+    if (o->targets >> 6 & 1)
+        add_case(6, K_CAST_AMAX, N28, 0);
 }
 
 /* The dtype of each pool a side's call touches (0: untouched). */
@@ -162,7 +172,8 @@ static void operands(const kcase_t *c, int side, ew_dtype_t dtype[POOLS])
     for (int p = 0; p < POOLS; ++p)
         dtype[p] = (ew_dtype_t)0;
     dtype[0] = specs[c->slot].out;
-    dtype[1] = dtype[2] = in;
+    dtype[1] = in;
+    dtype[2] = specs[c->slot].inputs > 1 ? in : (ew_dtype_t)0;
     if (c->slot == K_CHAIN && side != LIB)
         dtype[3] = dtype[4] = EW_F32; /* scale_add -> 3, relu -> 4, cast -> out */
     if (c->slot == K_TERNARY && side != YARD)
@@ -196,7 +207,7 @@ static void usage(FILE *to, const char *program)
             "Times user-defined kernels (ew_kernel_launch) against the library's calls on the kernel targets.\n"
             "  --csv FILE       write target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,\n"
             "                   yardstick,ratio,check\n"
-            "  --targets LIST   only these targets (1-4, default all; 4 here is the host time of a launch)\n"
+            "  --targets LIST   only these targets (1-4, 6; default all; 4: the host time of a launch)\n"
             "  --log2 LIST      target 1's n = 2^k for each k (default 20,22,24,26,28)\n"
             "  --batches N      timed batches per member and column, median reported (default 15, >= 5)\n"
             "  --batch-ms T     batches of about T ms of calls (default 2)\n"
@@ -230,7 +241,7 @@ static int parse_list(const char *text, int low, int high, int *values, int most
 
 static int parse_options(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){.targets = 0x1E, .timing = 3, .log2 = {20, 22, 24, 26, 28}, .log2_count = 5, .batches = 15,
+    *o = (options_t){.targets = 0x5E, .timing = 3, .log2 = {20, 22, 24, 26, 28}, .log2_count = 5, .batches = 15,
                      .batch_ms = 2.0, .sources = 11};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -267,11 +278,11 @@ static int parse_options(int argc, char **argv, options_t *o)
                 return fprintf(stderr, "--create-only takes compile, disk or floor\n"), -1;
             o->create_only = v;
         } else if (strcmp(a, "--targets") == 0) {
-            if (parse_list(v, 1, 4, values, MAX_LOG2, &count) != 0)
-                return fprintf(stderr, "--targets takes numbers 1-4 separated by commas\n"), -1;
             o->targets = 0;
-            for (int k = 0; k < count; ++k)
-                o->targets |= 1u << values[k];
+            for (int k = 0; parse_list(v, 1, 6, values, MAX_LOG2, &count) == 0 && k < count; ++k)
+                o->targets |= values[k] != 5 ? 1u << values[k] : 0;
+            if (!o->targets || count == 0)
+                return fprintf(stderr, "--targets takes numbers 1-4 and 6 separated by commas\n"), -1;
         } else if (strcmp(a, "--log2") == 0) {
             if (parse_list(v, 1, 28, o->log2, MAX_LOG2, &o->log2_count) != 0)
                 return fprintf(stderr, "--log2 takes up to %d numbers 1-28 separated by commas\n", MAX_LOG2), -1;
@@ -292,6 +303,7 @@ static int parse_options(int argc, char **argv, options_t *o)
 static struct {
     ew_handle_t handle[COLUMNS]; /* ewb_create_handles */
     ew_kernel_t kernel[COLUMNS][SLOTS];
+    float *scalar; /* target 6's: the kernel's (0) and ew_amax's (1) */
     ewb_pools_t pools;
     unsigned char *host[2]; /* pinned, CHUNK bytes each */
     ewb_timer_t timer;
@@ -327,9 +339,13 @@ static void pointers(const kcase_t *c, int side, int fixed, void *p[POOLS])
 static int create_kernel(ew_handle_t handle, slot_t slot, const char *source, ew_kernel_t *kernel, double *us)
 {
     const ew_dtype_t in[EW_KERNEL_MAX_INPUTS] = {specs[slot].in, specs[slot].in, specs[slot].in, specs[slot].in};
+    const ew_kernel_output_t outputs[2] = {{specs[slot].out, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
     const double t0 = ewb_now_us();
-    const ew_status_t status = ew_kernel_create(handle, source, specs[slot].out, specs[slot].inputs, in,
-                                                specs[slot].params, kernel);
+    const ew_status_t status = slot == K_CAST_AMAX
+                                   ? ew_kernel_create_outputs(handle, source, 2, outputs, specs[slot].inputs,
+                                                              in, specs[slot].params, kernel)
+                                   : ew_kernel_create(handle, source, specs[slot].out, specs[slot].inputs, in,
+                                                      specs[slot].params, kernel);
     if (us)
         *us = ewb_now_us() - t0;
     if (status == EW_ERROR_NOT_SUPPORTED) {
@@ -364,6 +380,8 @@ static int device_init(const options_t *o)
     for (int k = 0; k < 2 && !o->no_check; ++k)
         if (!ewb_cuda_ok(cudaMallocHost((void **)&dev.host[k], CHUNK), "cudaMallocHost"))
             return -1;
+    if (used[K_CAST_AMAX] && !ewb_cuda_ok(cudaMalloc((void **)&dev.scalar, 2 * sizeof(float)), "cudaMalloc"))
+        return -1;
     for (int slot = 0; slot < SLOTS; ++slot)
         for (int col = 0; col < COLUMNS && used[slot]; ++col) {
             double us;
@@ -384,6 +402,8 @@ static void device_free(void)
             if (dev.kernel[col][slot])
                 ew_kernel_destroy(dev.kernel[col][slot]);
     ewb_pools_free(&dev.pools);
+    if (dev.scalar)
+        cudaFree(dev.scalar);
     for (int k = 0; k < 2; ++k)
         if (dev.host[k])
             cudaFreeHost(dev.host[k]);
@@ -401,6 +421,15 @@ static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
     const ew_handle_t h = dev.handle[column];
     const int64_t n = c->n;
     const ew_dtype_t in = specs[c->slot].in;
+    if (side == LIB && c->slot == K_CAST_AMAX) {
+        void *const outputs[2] = {p[0], &dev.scalar[0]};
+        const void *const inputs[1] = {p[1]};
+        return ewb_ew_ok(ew_kernel_launch_outputs(dev.kernel[column][c->slot], n, outputs,
+                                                  EW_REDUCE_OVERWRITE, inputs, NULL, dev.timer.stream),
+                         "ew_kernel_launch_outputs")
+                   ? 0
+                   : -1;
+    }
     if (side == LIB) {
         const void *const inputs[EW_KERNEL_MAX_INPUTS] = {p[1], p[2], p[3], NULL};
         const double params[1] = {ALPHA};
@@ -416,6 +445,13 @@ static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
                        ewb_ew_ok(ew_unary(h, EW_OP_RELU, EW_F32, n, p[4], p[3], dev.timer.stream),
                                  "ew_unary") &&
                        ewb_ew_ok(ew_cast(h, EW_F16, EW_F32, n, p[0], p[4], dev.timer.stream), "ew_cast")
+                   ? 0
+                   : -1;
+    if (c->slot == K_CAST_AMAX)
+        return ewb_ew_ok(ew_cast(h, EW_F32, EW_BF16, n, p[0], p[1], dev.timer.stream), "ew_cast") &&
+                       (side == YARD || ewb_ew_ok(ew_amax(h, EW_BF16, n, p[1], &dev.scalar[1],
+                                                          EW_REDUCE_OVERWRITE, dev.timer.stream),
+                                                  "ew_amax"))
                    ? 0
                    : -1;
     if (c->slot == K_TERNARY && side == SAME)
@@ -515,6 +551,8 @@ static int reference(const void *ctx, int64_t count, void *want, const void *con
         return ewb_reference(EW_OP_MUL, EW_F16, EW_F16, 0, count, product, in[0], in[1]) ||
                ewb_reference(EW_OP_ADD, EW_F16, EW_F16, 0, count, want, product, in[2]);
     }
+    if (c->slot == K_CAST_AMAX)
+        return ewb_reference(EW_OP_CAST, EW_F32, EW_BF16, 0, count, want, in[0], NULL);
     return ewb_reference(EW_OP_ADD, specs[c->slot].out, specs[c->slot].out, 0, count, want, in[0], in[1]);
 }
 
@@ -554,6 +592,15 @@ static ewb_check_t check_case(const kcase_t *c, int column, char *why, size_t wh
             return EWB_CHECK_MISMATCH;
         }
     }
+    if (c->slot == K_CAST_AMAX) { /* the kernel's abs max against ew_amax's, bit for bit */
+        uint32_t amax[2];
+        if (!ewb_cuda_ok(cudaMemcpy(amax, dev.scalar, sizeof amax, cudaMemcpyDeviceToHost), "cudaMemcpy"))
+            return snprintf(why, why_size, "copy back failed"), EWB_CHECK_FAILED;
+        if (amax[0] != amax[1]) {
+            snprintf(why, why_size, "abs max 0x%08X, ew_amax's 0x%08X", amax[0], amax[1]);
+            return EWB_CHECK_MISMATCH;
+        }
+    }
     const void *inputs[3] = {lib[1], lib[2], lib[3]};
     return ewb_check_spans(lib[0], out, inputs, specs[c->slot].inputs, specs[c->slot].in, c->n, EWB_MAX_SPAN,
                            reference, c, why, why_size);
@@ -583,7 +630,10 @@ static void csv_row(int target, const char *name, const char *dtype, int64_t n, 
 
 static const char *yard_name(const kcase_t *c)
 {
-    return c->slot == K_CHAIN ? "ew_three_calls" : c->slot == K_TERNARY ? "ew_binary_add_f16" : "ew_binary_add";
+    return c->slot == K_CHAIN       ? "ew_three_calls"
+           : c->slot == K_TERNARY   ? "ew_binary_add_f16"
+           : c->slot == K_CAST_AMAX ? "ew_cast_f32_bf16"
+                                    : "ew_binary_add";
 }
 
 static void print_header(int target)
@@ -595,6 +645,11 @@ static void print_header(int target)
         "temporaries; us per chain, ratio = three calls / kernel; goal >= 2.5x",
         "`return ew::add(ew::mul(in0, in1), in2);` f16 (8 bytes an element) vs the flat add f16 (6); GB/s; "
         "goal >= 0.97x",
+        "",
+        "",
+        "`out0 = in0; out1 = in0;` bf16 -> f32 with an abs max output vs ew_cast bf16 -> f32; GB/s on 6 "
+        "bytes "
+        "an element; goal >= 0.95x",
     };
     printf("# target %d: %s\n", target, titles[target]);
     printf("%-30s %10s %10s %10s %10s %8s %8s  %s\n", "case", target == 2 ? "us" : "GB/s", "yardstick",

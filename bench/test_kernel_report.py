@@ -98,6 +98,13 @@ class Ratios(unittest.TestCase):
         self.assertEqual(verdicts(both(3, "t3-ternary-f16", "gbps", 3850, "ew_binary_add_f16", 4000))["3"],
                          "MISSED")
 
+    def test_cast_with_amax_after_the_creates(self):
+        rows = both(6, "t6-cast-amax", "gbps", 3800, "ew_cast_f32_bf16", 4000)
+        self.assertEqual(verdicts(rows)["6"], "met")
+        self.assertEqual(verdicts(both(6, "t6-cast-amax", "gbps", 3790, "ew_cast_f32_bf16", 4000))["6"], "MISSED")
+        labels = [line[0] for line in kr.judge(kr.Results(rows))[0]]
+        self.assertEqual(labels[-2:], ["5", "6"])
+
     def test_failed_check_is_missed_whatever_the_speed(self):
         for check in ("mismatch", "failed"):
             rows = chain(100, 500, check=check) + peer("torch_compile", 500)

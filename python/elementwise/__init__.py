@@ -68,7 +68,7 @@ except ImportError as error:
     raise
 
 __all__ = [
-    "DType", "Op", "ReduceMode", "BlockFormat", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
+    "DType", "Op", "ReduceMode", "ReduceOp", "BlockFormat", "Status", "ElementwiseError", "Handle", "MAX_DIMS",
     "add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
     "quantize_blocks", "dequantize_blocks", "block_scales_shape",
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
@@ -129,6 +129,15 @@ class ReduceMode(enum.IntEnum):
     "accumulate" name the same)."""
     OVERWRITE = 0
     ACCUMULATE = 1
+
+
+class ReduceOp(enum.IntEnum):
+    """ew_reduce_op_t: a :class:`Kernel`'s reduction output (``reduce=``; the strings "abs_max", "max",
+    "min" and "sum" name the same)."""
+    ABS_MAX = 1
+    MAX = 2
+    MIN = 3
+    SUM = 4
 
 
 class BlockFormat(enum.IntEnum):
@@ -454,6 +463,20 @@ def _kernel_spec(source, out_dtype, in_dtypes):
     return encoded, source, _as_dtype(out_dtype), tuple(_as_dtype(dtype) for dtype in in_dtypes)
 
 
+_REDUCE_NAMES = {"abs_max": ReduceOp.ABS_MAX, "max": ReduceOp.MAX, "min": ReduceOp.MIN, "sum": ReduceOp.SUM}
+
+
+def _reduction(reduce, reduce_dtype):
+    """reduce= and reduce_dtype= of a Kernel as (the ew_reduce_op_t, 0 for none; the scalar's DType)."""
+    if reduce is None:
+        return 0, DType.F32
+    if isinstance(reduce, str):
+        if reduce not in _REDUCE_NAMES:
+            raise ValueError("reduce=%r: one of %s, or a ReduceOp" % (reduce, ", ".join(map(repr, _REDUCE_NAMES))))
+        reduce = _REDUCE_NAMES[reduce]
+    return int(ReduceOp(reduce)), _as_dtype(reduce_dtype)
+
+
 def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch) -> None:
     """Compile a :class:`Kernel`'s programs for GPUs of architecture ``arch`` ("sm_90" for compute
     capability 9.0, or a list of such names) into the disk cache, with no GPU (ew_kernel_cache_fill):
@@ -484,22 +507,35 @@ class Kernel(_Closing):
     output first, is deprecated). As for the other calls, the inputs broadcast to out's shape (NumPy's
     rules) and any operand may be a strided view, negative strides included: such calls go through
     ew_kernel_launch_strided, without copies.
+
+    ``reduce=`` ("abs_max", "max", "min", "sum" or :class:`ReduceOp`) adds a reduction output computed
+    in the same pass (ew_kernel_create_outputs): the body then assigns ``out0`` (the array's value) and
+    ``out1`` (the value folded into the reduction, converted to ``reduce_dtype``, float32 or float64)
+    instead of returning, e.g. ``Kernel("out0 = in0; out1 = in0;", "f32", ["bf16"], reduce="abs_max")``
+    is a cast that also gives its input's amax; an element whose body leaves ``out1`` unassigned adds
+    nothing. Such a kernel takes ``out=(array, scalar)`` (either None: made, the scalar of shape ()),
+    returns ``(array, scalar)``, and with ``accumulate=True`` folds into the scalar's old value instead
+    of overwriting it (docs/semantics.md, "Reduction outputs"). Its operands are contiguous arrays of
+    one shape.
     """
 
-    def __init__(self, source, out_dtype, in_dtypes, n_params: int = 0, *, handle: Handle | None = None) -> None:
+    def __init__(self, source, out_dtype, in_dtypes, n_params: int = 0, *, reduce=None, reduce_dtype="f32",
+                 handle: Handle | None = None) -> None:
         self._ptr = None
         self._owned = False
         encoded, self._source, self._out_dtype, self._in_dtypes = _kernel_spec(source, out_dtype, in_dtypes)
         self._n_params = int(n_params)
+        self._reduce, self._reduce_dtype = _reduction(reduce, reduce_dtype)
         # The library requires the handle's device to be current when compiling: by default, the
         # current device's default handle.
         self._handle = default_handle(_current_device()) if handle is None else handle
-        self._ptr = _ext.kernel_create(self._handle, encoded, int(self._out_dtype), self._in_dtypes, self._n_params)
+        self._ptr = _ext.kernel_create(self._handle, encoded, int(self._out_dtype), self._in_dtypes, self._n_params,
+                                       int(self._reduce), int(self._reduce_dtype))
         self._owned = True
 
     @classmethod
     def _from_raw(cls, raw, out_dtype, in_dtypes, n_params: int = 0, handle: Handle | None = None,
-                  source: str = "") -> "Kernel":
+                  source: str = "", reduce=None, reduce_dtype="f32") -> "Kernel":
         # For tests: wrap a raw ew_kernel_t without compiling (NULL reaches the library's
         # INVALID_HANDLE path with no GPU). close() forgets it without destroying it.
         kernel = cls.__new__(cls)
@@ -507,6 +543,7 @@ class Kernel(_Closing):
         kernel._source, kernel._out_dtype = source, _as_dtype(out_dtype)
         kernel._in_dtypes = tuple(_as_dtype(dtype) for dtype in in_dtypes)
         kernel._n_params = int(n_params)
+        kernel._reduce, kernel._reduce_dtype = _reduction(reduce, reduce_dtype)
         kernel._handle = handle if handle is not None else Handle._from_raw(None)
         return kernel
 
@@ -536,17 +573,29 @@ class Kernel(_Closing):
         return self._n_params
 
     @property
+    def reduce(self) -> ReduceOp | None:
+        """Its reduction output's operation, or None."""
+        return ReduceOp(self._reduce) if self._reduce else None
+
+    @property
+    def reduce_dtype(self) -> DType | None:
+        """Its reduction output's dtype (F32 or F64), or None."""
+        return self._reduce_dtype if self._reduce else None
+
+    @property
     def handle(self) -> Handle:
         """The handle it was compiled for; it runs on that handle's device."""
         return self._handle
 
-    def __call__(self, *inputs, out=None, params=(), stream=None):
+    def __call__(self, *inputs, out=None, params=(), stream=None, accumulate=False):
         """out[i] = body(inputs[0][i], ..., params) for every index i of out, the inputs broadcast to
         out's shape (NumPy's rules), queued on the stream (stream=, else the arrays' own). Operands
         contiguous alike over one shape take ew_kernel_launch, any other layout
         ew_kernel_launch_strided; an input may be out itself (in place). out None: allocated like the
-        first input, of the inputs' broadcast shape and dtype out_dtype. Returns out."""
-        return _ext.kernel_launch(self, *inputs, out=out, params=params, stream=stream)
+        first input, of the inputs' broadcast shape and dtype out_dtype. Returns out. With a reduction
+        output: out=(array, scalar), returns (array, scalar) (ew_kernel_launch_outputs)."""
+        return _ext.kernel_launch(self, *inputs, out=out, params=params, stream=stream,
+                                  accumulate=accumulate or None)
 
     def close(self) -> None:
         """Destroy the kernel (launches already queued complete). Idempotent. A kernel whose handle
@@ -563,8 +612,11 @@ class Kernel(_Closing):
         if len(text) > 48:
             text = text[:45] + "..."
         inputs = ", ".join(dtype.name.lower() for dtype in self._in_dtypes)
+        outputs = self._out_dtype.name.lower()
+        if self._reduce:
+            outputs += ", %s into %s" % (ReduceOp(self._reduce).name.lower(), self._reduce_dtype.name.lower())
         return "<elementwise.Kernel (%s; %d param%s) -> %s, device %d%s: %r>" % (
-            inputs, self._n_params, "" if self._n_params == 1 else "s", self._out_dtype.name.lower(),
+            inputs, self._n_params, "" if self._n_params == 1 else "s", outputs,
             self._handle.device, " closed" if self._ptr is None else "", text)
 
 

@@ -43,7 +43,7 @@
 #define SCALED_FUNCTIONS(X)                                                                                 \
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
     X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
-    X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill)
+    X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill) X(ew_kernel_create_outputs) X(ew_kernel_launch_outputs)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -61,7 +61,7 @@ static PyObject *recorder;     /* tests: recorder(name, args) stands in for the 
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_name, *s_ptr_attr, *s_device,
     *s_id, *s_index, *s_cuda_stream, *s_ptr, *s_handle, *s_value, *s_stream_protocol, *s_stream, *s_max_version,
     *s_copy, *s_typestr, *s_shape, *s_strides, *s_data, *s_mask, *s_version, *s_out_dtype, *s_in_dtypes,
-    *s_n_params, *s_handle_attr, *max_version_value, *empty_tuple;
+    *s_n_params, *s_handle_attr, *s_reduce_attr, *s_reduce_dtype_attr, *max_version_value, *empty_tuple;
 
 /* ew dtype -> DLPack code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, kDLFloat8_e4m3fn 10,
  * kDLFloat8_e5m2 12, kDLFloat8_e8m0fnu 14, kDLFloat4_e2m1fn 17); the bits are the library's ew_dtype_size,
@@ -1031,11 +1031,13 @@ enum { UNARY, BINARY, CAST, SCALE_ADD, QUANTIZE, DEQUANTIZE };
 /* The families whose out has a dtype of its own (dtype= names the input's, the target names out's). */
 static int converts(int family) { return family == CAST || family == QUANTIZE || family == DEQUANTIZE; }
 
-/* A device float32 scalar of a scaled call: scale, scale_inv, amax (None: absent). */
+/* A device scalar of a call: a scaled call's scale, scale_inv, amax (float32), a kernel's reduction
+ * output (float32 or float64); None: absent. */
 typedef struct {
     PyObject *obj;
     const char *name;
     int writable;
+    int dtype;
 } scalar_arg_t;
 
 typedef struct {
@@ -1309,13 +1311,13 @@ static int same_dtype(const operand_t *out, operand_t *const *in, int n)
 
 static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}, {"x"}, {"q"}};
 
-/* A scaled call's device scalar: float32, one element (shape () or (1,)). */
-static int check_scalar(const operand_t *op)
+/* A device scalar: of dtype, one element (shape () or (1,)). */
+static int check_scalar(const operand_t *op, int dtype)
 {
     dtype_label_t label;
-    if (op->dtype != EW_F32)
-        return operand_error(op, PyExc_TypeError, " ", "is %s; it must be a float32 array of one element",
-                             dtype_label(op->dtype, &label));
+    if (op->dtype != dtype)
+        return operand_error(op, PyExc_TypeError, " ", "is %s; it must be a %s array of one element",
+                             dtype_label(op->dtype, &label), dtype == EW_F64 ? "float64" : "float32");
     if (op->count != 1) {
         PyObject *shape = operand_shape(op);
         if (shape)
@@ -1381,7 +1383,8 @@ static int operands_open(operands_t *o, PyObject *const *inputs, int n, const ch
         if (operand_export(&o->in[k], o->stream))
             return -1;
     for (int k = 0; k < n_scalars; k++)
-        if (scalars[k].obj != Py_None && (operand_export(&o->scalar[k], o->stream) || check_scalar(&o->scalar[k])))
+        if (scalars[k].obj != Py_None && (operand_export(&o->scalar[k], o->stream) ||
+                                           check_scalar(&o->scalar[k], scalars[k].dtype)))
             return -1;
     return 0;
 }
@@ -1823,8 +1826,8 @@ static PyObject *scaled_common(const char *function, int family, PyObject *const
     }
     call_t c = {.family = family, .op = quantize ? EW_OP_QUANTIZE : EW_OP_DEQUANTIZE, .n_inputs = 1,
                 .n_scalars = quantize ? 2 : 1};
-    c.scalars[0] = (scalar_arg_t){values[2], scale_name, 0};
-    c.scalars[1] = (scalar_arg_t){quantize ? slots[KW_AMAX] : Py_None, "amax", 1};
+    c.scalars[0] = (scalar_arg_t){values[2], scale_name, 0, EW_F32};
+    c.scalars[1] = (scalar_arg_t){quantize ? slots[KW_AMAX] : Py_None, "amax", 1, EW_F32};
     if (quantize && slots[KW_AMAX_MODE] != Py_None && reduce_mode(slots[KW_AMAX_MODE], &c.amax_mode))
         return NULL;
     return run_call(&c, slots[KW_OUT], values, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
@@ -1886,7 +1889,7 @@ static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     ew_handle_t handle;
     int device;
-    if (check_scalar(&o.out) || pick_handle(slots[KW_HANDLE], o.all, 2, &handle, &device))
+    if (check_scalar(&o.out, EW_F32) || pick_handle(slots[KW_HANDLE], o.all, 2, &handle, &device))
         goto done;
     int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE, status;
     if (recorder)
@@ -2104,7 +2107,7 @@ static PyObject *blocks_common(const char *function, int quantize, PyObject *con
     for (int k = 0; k < B_OPERANDS; k++)
         if (all[k] && operand_export(all[k], stream))
             goto done;
-    if (all[B_GLOBAL] && check_scalar(all[B_GLOBAL]))
+    if (all[B_GLOBAL] && check_scalar(all[B_GLOBAL], EW_F32))
         goto done;
     /* A uint8 array of elements (CuPy has no float8 or float4; torchao's fp4 data): NVFP4's are F4E2M1, MX's
      * say which with dtype= (quantize's out) or in_dtype= (dequantize's q). */
@@ -2470,23 +2473,35 @@ static int attr_int(PyObject *obj, PyObject *name, long *value)
     return *value == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* kernel_launch(kernel, *inputs, out=None, params=(), stream=None): out[i] = body(inputs..., params) for
- * every index of out, the inputs broadcast to out's shape; out None: made like the first input, of the
- * inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
- * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count. */
+/* kernel_launch(kernel, *inputs, out=None, params=(), stream=None, accumulate=False): out[i] = body(inputs...,
+ * params) for every index of out, the inputs broadcast to out's shape; out None: made like the first input,
+ * of the inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
+ * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count. A
+ * kernel with a reduction output (its _reduce an ew_reduce_op_t) takes out=(array, scalar), either None
+ * (made: the scalar of shape () and the kernel's _reduce_dtype), flat operands alone
+ * (ew_kernel_launch_outputs), and returns (array, scalar); accumulate folds into the scalar's value. */
 static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT];
-    if (parse_keywords("Kernel.__call__", args, nargs, kwnames, KW(OUT) | KW(STREAM) | KW(PARAMS), slots))
+    if (parse_keywords("Kernel.__call__", args, nargs, kwnames,
+                       KW(OUT) | KW(STREAM) | KW(PARAMS) | KW(ACCUMULATE), slots))
         return NULL;
     if (nargs < 1) {
         PyErr_SetString(PyExc_TypeError, "kernel_launch() takes the kernel first");
         return NULL;
     }
     PyObject *kernel = args[0];
-    long out_dtype, n_params;
-    if (attr_int(kernel, s_out_dtype, &out_dtype) || attr_int(kernel, s_n_params, &n_params))
+    long out_dtype, n_params, reduce, reduce_dtype;
+    if (attr_int(kernel, s_out_dtype, &out_dtype) || attr_int(kernel, s_n_params, &n_params) ||
+        attr_int(kernel, s_reduce_attr, &reduce) || attr_int(kernel, s_reduce_dtype_attr, &reduce_dtype))
         return NULL;
+    int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
+    if (accumulate < 0)
+        return NULL;
+    if (accumulate && !reduce) {
+        PyErr_SetString(PyExc_TypeError, "accumulate= is for a kernel with a reduction output");
+        return NULL;
+    }
     PyObject *in_dtypes = PyObject_GetAttr(kernel, s_in_dtypes);
     if (!in_dtypes)
         return NULL;
@@ -2502,7 +2517,7 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     }
     PyObject *const *inputs = args + 1;
     Py_ssize_t given = nargs - 1;
-    if (given == n_inputs + 1) {
+    if (given == n_inputs + 1 && !reduce) {
         if (slots[KW_OUT] != Py_None) {
             PyErr_SetString(PyExc_TypeError, "the kernel got out both first and as out=");
             return NULL;
@@ -2536,11 +2551,30 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     if (live_pointer(kernel, "kernel", (void **)&k_raw))
         return NULL;
 
+    PyObject *out_obj = slots[KW_OUT];
+    scalar_arg_t scalar = {Py_None, "out[1]", 1, (int)reduce_dtype};
+    if (reduce && out_obj != Py_None) {
+        if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Size(out_obj) != 2) {
+            PyErr_SetString(PyExc_TypeError, "out= of a kernel with a reduction output is a pair (array, scalar), "
+                                             "either of them None");
+            return NULL;
+        }
+        PyObject *(*item)(PyObject *, Py_ssize_t) = PyTuple_Check(out_obj) ? PyTuple_GetItem : PyList_GetItem;
+        scalar.obj = item(out_obj, 1); /* borrowed, as the pair is for the call */
+        out_obj = item(out_obj, 0);
+    }
+    if (accumulate && scalar.obj == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "accumulate=True needs out=(array, scalar): the scalar to fold into");
+        return NULL;
+    }
+    if (reduce && missing(lib.ew_kernel_launch_outputs, "ew_kernel_launch_outputs"))
+        return NULL;
+
     static const char *const names[] = {"in0", "in1", "in2", "in3"};
     operands_t o;
-    PyObject *result = NULL, *out_obj = slots[KW_OUT];
+    PyObject *result = NULL, *scalar_result = NULL;
     int n = (int)n_inputs;
-    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM], NULL, 0))
+    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM], &scalar, reduce ? 1 : 0))
         goto done;
     for (int k = 0; k < n; k++)
         if (o.in[k].dtype != expected[k]) {
@@ -2563,6 +2597,18 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     int flat;
     if (operands_layout(&o, strides, &flat))
         goto done;
+    if (reduce && !flat) {
+        PyErr_SetString(PyExc_ValueError, "a kernel with a reduction output runs on contiguous operands of one "
+                                          "shape (no broadcasting, no strided views): pass contiguous copies");
+        goto done;
+    }
+    if (reduce && scalar.obj == Py_None) {
+        int64_t none[1] = {0};
+        if (!(scalar_result = allocate_output(&o.scalar[0], &o.in[0], 0, none, (int)reduce_dtype, "out[1]", -1,
+                                              o.stream)))
+            goto done;
+        o.all[1 + MAX_INPUTS] = &o.scalar[0];
+    }
     for (int k = 0; k < n; k++) {
         stride_ptrs[k] = strides[k];
         pointers[k] = o.in[k].data;
@@ -2573,12 +2619,14 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         goto done;
     ew_handle_t unused;
     int device;
-    int picked = pick_handle(handle_obj, o.all, 1 + n, &unused, &device);
+    int picked = pick_handle(handle_obj, o.all, ALL_OPERANDS, &unused, &device);
     Py_DECREF(handle_obj);
     if (picked)
         goto done;
     int status;
-    const char *name = flat ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    const char *name = reduce ? "ew_kernel_launch_outputs" : flat ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    const int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE;
+    void *const outputs[2] = {o.out.data, reduce ? o.scalar[0].data : NULL};
     const operand_t *out = &o.out;
     ew_stream_t stream = (ew_stream_t)o.stream;
     if (recorder) {
@@ -2587,7 +2635,11 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
             PyTuple_SetItem(ptrs, k, pointer_object(pointers[k]));
         for (Py_ssize_t k = 0; param_values && k < n_params; k++)
             PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
-        if (flat) {
+        if (reduce) {
+            rest = Py_BuildValue("(NL(NN)iNNn)", pointer_object(k_raw), (long long)out->count,
+                                 pointer_object(outputs[0]), pointer_object(outputs[1]), mode, ptrs, param_values,
+                                 (Py_ssize_t)o.stream);
+        } else if (flat) {
             rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out->count,
                                  pointer_object(out->data), ptrs, param_values, (Py_ssize_t)o.stream);
         } else {
@@ -2599,6 +2651,9 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
                                  in_strides, param_values, (Py_ssize_t)o.stream);
         }
         status = record(name, PyTuple_New(0), rest);
+    } else if (reduce) {
+        status = lib.ew_kernel_launch_outputs(k_raw, out->count, outputs, (ew_reduce_mode_t)mode, pointers,
+                                              n_params ? params : NULL, stream);
     } else if (flat) {
         status =
             lib.ew_kernel_launch(k_raw, out->count, out->data, pointers, n_params ? params : NULL, stream);
@@ -2609,7 +2664,13 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     if (finish(status, name))
         goto done;
     result = operands_result(&o, out_obj);
+    if (reduce) {
+        PyObject *array = result;
+        result = PyTuple_Pack(2, array, scalar_result ? scalar_result : scalar.obj);
+        Py_DECREF(array);
+    }
 done:
+    Py_XDECREF(scalar_result);
     operands_release(&o);
     return result;
 }
@@ -2628,12 +2689,15 @@ static int kernel_dtypes(PyObject *in_dtypes, ew_dtype_t values[16], Py_ssize_t 
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* kernel_create(handle, source, out_dtype, in_dtypes, n_params, reduce=0, reduce_dtype=0): ew_kernel_create,
+ * or with a reduction (an ew_reduce_op_t) ew_kernel_create_outputs of out0 the array, out1 the reduction. */
 static PyObject *py_kernel_create(PyObject *self, PyObject *args)
 {
     PyObject *handle_obj, *in_dtypes;
     const char *source;
-    int out_dtype, n_params;
-    if (!PyArg_ParseTuple(args, "OyiOi", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params))
+    int out_dtype, n_params, reduce = 0, reduce_dtype = 0;
+    if (!PyArg_ParseTuple(args, "OyiOi|ii", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params, &reduce,
+                          &reduce_dtype))
         return NULL;
     ew_dtype_t values[16];
     Py_ssize_t n;
@@ -2642,6 +2706,11 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     ew_handle_t handle;
     if (live_pointer(handle_obj, "handle", (void **)&handle))
         return NULL;
+    const char *name = reduce ? "ew_kernel_create_outputs" : "ew_kernel_create";
+    if (reduce && missing(lib.ew_kernel_create_outputs, name))
+        return NULL;
+    const ew_kernel_output_t outputs[2] = {{(ew_dtype_t)out_dtype, EW_REDUCE_NONE},
+                                           {(ew_dtype_t)reduce_dtype, (ew_reduce_op_t)reduce}};
     ew_kernel_t kernel = NULL;
     int status;
     if (recorder) {
@@ -2649,13 +2718,18 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
         for (Py_ssize_t k = 0; list && k < n && k < 16; k++)
             PyTuple_SetItem(list, k, PyLong_FromLong(values[k]));
         void *made = NULL;
-        status = record_making("ew_kernel_create", Py_BuildValue("(N)", pointer_object(handle)),
-                               Py_BuildValue("(yinNi)", source, out_dtype, n, list, n_params), &made);
+        PyObject *rest = reduce ? Py_BuildValue("(y((ii)(ii))nNi)", source, out_dtype, EW_REDUCE_NONE, reduce_dtype,
+                                                reduce, n, list, n_params)
+                                : Py_BuildValue("(yinNi)", source, out_dtype, n, list, n_params);
+        status = record_making(name, Py_BuildValue("(N)", pointer_object(handle)), rest, &made);
         kernel = made;
+    } else if (reduce) {
+        status = lib.ew_kernel_create_outputs(handle, source, 2, outputs, (int)n, n <= 16 ? values : NULL, n_params,
+                                              &kernel);
     } else {
         status = lib.ew_kernel_create(handle, source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, &kernel);
     }
-    if (finish(status, "ew_kernel_create"))
+    if (finish(status, name))
         return NULL;
     return pointer_object(kernel);
 }
@@ -3022,11 +3096,13 @@ PyMODINIT_FUNC PyInit__elementwise(void)
     PyObject **strings[] = {&s_cai, &s_dlpack, &s_dlpack_device, &s_exchange, &s_dtype, &s_name, &s_ptr_attr,
                             &s_device, &s_id, &s_index, &s_cuda_stream, &s_ptr, &s_handle, &s_value, &s_stream_protocol,
                             &s_stream, &s_max_version, &s_copy, &s_typestr, &s_shape, &s_strides, &s_data, &s_mask,
-                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params, &s_handle_attr};
+                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params, &s_handle_attr, &s_reduce_attr,
+                            &s_reduce_dtype_attr};
     const char *texts[] = {"__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
                            "dtype", "name", "_ptr", "device", "id", "index", "cuda_stream", "ptr", "handle", "value",
                            "__cuda_stream__", "stream", "max_version", "copy", "typestr", "shape", "strides", "data",
-                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params", "_handle"};
+                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params", "_handle", "_reduce",
+                           "_reduce_dtype"};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!(*strings[i] = PyUnicode_InternFromString(texts[i])))
             return NULL;

@@ -1231,6 +1231,97 @@ def test_a_failing_kernel_launch_raises_with_its_name(kernel_calls):
     assert caught.value.function == "ew_kernel_launch_strided" and caught.value.status == ew.Status.INVALID_VALUE
 
 
+# ---- Kernel with a reduction output: ew_kernel_create_outputs, ew_kernel_launch_outputs ----
+
+@pytest.fixture
+def outputs_calls(monkeypatch):
+    recorders = {"ew_kernel_create_outputs": FakeCreate(), "ew_kernel_launch_outputs": Recorder(),
+                 "ew_kernel_create": FakeCreate(), "ew_kernel_launch": Recorder(),
+                 "ew_kernel_launch_strided": Recorder(), "ew_kernel_destroy": Recorder()}
+    yield install(monkeypatch, recorders)
+    ew._ext.set_recorder(None)
+
+
+CAST_AMAX = "out0 = in0; out1 = in0;"
+
+
+def reduce_kernel(reduce="abs_max", reduce_dtype="f32", in_dtypes=("f32",), n_params=0):
+    return ew.Kernel(CAST_AMAX, "f16", in_dtypes, n_params, reduce=reduce, reduce_dtype=reduce_dtype,
+                     handle=ew.Handle._from_raw(None))
+
+
+def test_a_reduction_kernel_passes_the_c_api_its_outputs(outputs_calls):
+    kernel = reduce_kernel(reduce="max", reduce_dtype="float64", in_dtypes=("f32", "bf16"), n_params=1)
+    args = outputs_calls["ew_kernel_create_outputs"].args
+    assert args == (None, CAST_AMAX.encode(), ((ew.DType.F16, 0), (ew.DType.F64, ew.ReduceOp.MAX)), 2,
+                    (ew.DType.F32, ew.DType.BF16), 1)
+    assert outputs_calls["ew_kernel_create"].args is None
+    assert (kernel.reduce, kernel.reduce_dtype, kernel.out_dtype) == (ew.ReduceOp.MAX, ew.DType.F64, ew.DType.F16)
+    assert "-> f16, max into f64" in repr(kernel)
+    assert (make_kernel().reduce, make_kernel().reduce_dtype) == (None, None)
+    for name, op in (("abs_max", 1), ("min", 3), ("sum", 4), (ew.ReduceOp.SUM, 4), (2, 2)):
+        assert reduce_kernel(reduce=name).reduce == op
+    with pytest.raises(ValueError, match="reduce='amax'"):
+        reduce_kernel(reduce="amax")
+    with pytest.raises(ValueError):
+        reduce_kernel(reduce=7)
+
+
+def test_a_reduction_kernel_launch_passes_the_c_api_its_outputs(outputs_calls):
+    kernel = reduce_kernel(n_params=1)
+    out, scalar, x = FakeArray(typestr="<f2", pointer=0x100), FakeArray(shape=(), pointer=0x900), FakeArray(pointer=0x200)
+    result = kernel(x, out=(out, scalar), params=(0.5,), stream=7)
+    assert result[0] is out and result[1] is scalar
+    assert outputs_calls["ew_kernel_launch_outputs"].args == (KERNEL, 4, (0x100, 0x900), 0, (0x200,), (0.5,), 7)
+    kernel(x, out=[out, FakeArray(shape=(1,), pointer=0x900)], params=(0.5,), accumulate=True, stream=7)
+    assert outputs_calls["ew_kernel_launch_outputs"].args[3] == int(ew.ReduceMode.ACCUMULATE)
+    f64 = reduce_kernel(reduce="sum", reduce_dtype="f64")
+    f64(x, out=(out, FakeArray(shape=(), typestr="<f8", pointer=0x908)))
+    assert outputs_calls["ew_kernel_launch_outputs"].args[2] == (0x100, 0x908)
+    assert outputs_calls["ew_kernel_launch"].args is None
+
+
+def test_a_reduction_kernel_makes_the_outputs_it_is_not_given(outputs_calls, fake_cupy):
+    x = cupy_array(shape=(2, 3), pointer=0x200)
+    out, scalar = reduce_kernel()(x, stream=5)
+    assert fake_cupy.made == [("empty_like", (2, 3), "float16"), ("empty", (), "float32")]
+    assert outputs_calls["ew_kernel_launch_outputs"].args == (KERNEL, 6, (0xA000, 0xB000), 0, (0x200,), (), 5)
+    assert scalar.__cuda_array_interface__["shape"] == ()
+    given = cupy_array(shape=(2, 3), typestr="<f2", pointer=0x300)
+    assert reduce_kernel()(x, out=(given, None), stream=5)[0] is given
+    assert fake_cupy.made[2] == ("empty", (), "float32")
+
+
+def test_reduction_kernel_calls_check_their_outputs_before_the_library(outputs_calls):
+    kernel = reduce_kernel()
+    out, scalar, x = FakeArray(typestr="<f2"), FakeArray(shape=(), pointer=0x900), FakeArray(pointer=0x200)
+    with pytest.raises(TypeError, match="a pair"):
+        kernel(x, out=out)
+    with pytest.raises(TypeError, match="a pair"):
+        kernel(x, out=(out,))
+    with pytest.raises(TypeError, match="accumulate=True needs"):
+        kernel(x, out=(out, None), accumulate=True)
+    with pytest.raises(TypeError, match="accumulate= is for a kernel with a reduction output"):
+        make_kernel()(x, x, out=FakeArray(), accumulate=True)
+    with pytest.raises(TypeError, match="out.1. is F16; it must be a float32 array of one element"):
+        kernel(x, out=(out, FakeArray(shape=(), typestr="<f2", pointer=0x900)))
+    with pytest.raises(TypeError, match="float64 array of one element"):
+        reduce_kernel(reduce_dtype="f64")(x, out=(out, scalar))
+    with pytest.raises(ValueError, match="must hold one element"):
+        kernel(x, out=(out, FakeArray(shape=(2,), pointer=0x900)))
+    with pytest.raises(ValueError, match="out is F32 but the kernel makes F16"):
+        kernel(x, out=(FakeArray(), scalar))
+    with pytest.raises(ValueError, match="contiguous operands of one shape"):
+        kernel(FakeArray(shape=(4,), pointer=0x200), out=(FakeArray(shape=(3, 4), typestr="<f2"), scalar))
+    with pytest.raises(TypeError, match="takes 1 inputs, 2 given"):
+        kernel(out, x)  # no out-first form
+    assert outputs_calls["ew_kernel_launch_outputs"].args is None
+    outputs_calls["ew_kernel_launch_outputs"].status = int(ew.Status.INVALID_VALUE)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        kernel(x, out=(out, scalar))
+    assert caught.value.function == "ew_kernel_launch_outputs"
+
+
 # ---- Kernel on strided and broadcast arrays: ew_kernel_launch_strided ----
 
 def strided_args(kernel_calls):

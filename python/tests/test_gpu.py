@@ -882,6 +882,60 @@ def test_a_kernel_on_cupy_arrays(cupy, kernels):
 
 # ---- Kernel on strided and broadcast views: ew_kernel_launch_strided ----
 
+REDUCTIONS = {"abs_max": lambda x: x.abs().max(), "max": lambda x: x.max(), "min": lambda x: x.min(),
+              "sum": lambda x: x.sum()}
+
+
+def reduction_kernel(handle, source, reduce, reduce_dtype, out_dtype=D.F32, in_dtypes=(D.BF16,)):
+    try:
+        return ew.Kernel(source, out_dtype, in_dtypes, reduce=reduce, reduce_dtype=reduce_dtype, handle=handle)
+    except ew.ElementwiseError as error:
+        if error.status == ew.Status.NOT_SUPPORTED:
+            unavailable("kernels cannot be compiled here: " + error.message)
+        raise
+
+
+@pytest.mark.parametrize("reduce", sorted(REDUCTIONS))
+@pytest.mark.parametrize("reduce_dtype", [D.F32, D.F64], ids=names)
+def test_a_cast_with_a_reduction_output_matches_torch(torch, handle, reduce, reduce_dtype):
+    x = scaled_input(torch, D.BF16, 230, finite=True)[1:]  # misaligned against out
+    wide = torch.float64 if reduce_dtype == D.F64 else torch.float32
+    want = REDUCTIONS[reduce](x.double()).to(wide)
+    with reduction_kernel(handle, "out0 = in0; out1 = in0;", reduce, reduce_dtype) as kernel:
+        out, scalar = kernel(x)
+        assert scalar.dtype == wide and scalar.shape == ()
+        assert_same_bits(torch, out, ew.cast(x, "f32"), [x], "cast with %s" % reduce)
+        if reduce == "sum":  # blocks add in an order of their own: within rounding of the exact sum
+            tolerance = 1e-12 if reduce_dtype == D.F64 else 1e-5
+            assert abs(float(scalar) - float(want)) <= tolerance * float(x.double().abs().sum())
+        else:  # exact and deterministic
+            assert_same_bits(torch, scalar.reshape(1), want.reshape(1), [], "%s into %s" % (reduce, wide))
+        # Accumulating the same values again: max, min and abs max stay; the sum doubles.
+        again = kernel(x, out=(out, scalar), accumulate=True)
+        assert again[0] is out and again[1] is scalar
+        if reduce != "sum":
+            assert_same_bits(torch, scalar.reshape(1), want.reshape(1), [], "%s accumulated" % reduce)
+        else:
+            assert abs(float(scalar) - 2 * float(want)) <= 1e-4 * float(x.double().abs().sum())
+
+
+def test_a_reduction_over_what_the_body_assigns(torch, handle):
+    x = scaled_input(torch, D.F32, 231, finite=True)
+    with reduction_kernel(handle, "out0 = ew::relu(in0); if (in0 > 0) out1 = in0;", "min", D.F32,
+                          in_dtypes=(D.F32,)) as kernel:
+        out, scalar = kernel(x)
+        assert_same_bits(torch, out, ew.relu(x), [x], "relu with the min of the positive elements")
+        assert float(scalar) == float(x[x > 0].min())
+        out, scalar = kernel(-x.abs())  # no element assigns out1: the min over nothing
+        assert float(scalar) == float("inf")
+        empty = torch.empty(0, dtype=torch.float32, device="cuda")
+        scalar.fill_(7.0)
+        kernel(empty, out=(empty, scalar))
+        assert float(scalar) == float("inf")  # overwritten with the value over nothing
+        with pytest.raises(ValueError, match="contiguous operands of one shape"):
+            kernel(x.reshape(-1, 1)[::2])
+
+
 def filled(torch, dtype, shape, byte):
     """A contiguous tensor of ``shape`` whose every byte is ``byte``."""
     tensor = torch.empty(shape, dtype=torch_dtype(torch, dtype), device="cuda")

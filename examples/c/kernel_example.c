@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libelementwise from C: a user-defined kernel, out = f16(relu(p0·a + b)) in one pass, checked bit for
- * bit against the same chain of three catalogue calls (scale-add, relu, cast f32 -> f16).
+ * bit against the same chain of three catalogue calls (scale-add, relu, cast f32 -> f16); then the
+ * same body with a reduction output, max |out| into a device float in the same pass, checked against
+ * ew_amax of the output.
  *
  * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)
  * Run:   ./kernel_example
- *        ./kernel_example --fill sm_90   compiles the kernel into the disk cache for that architecture,
+ *        ./kernel_example --fill sm_90   compiles both kernels into the disk cache for that architecture,
  *                                        no GPU needed: copy the cache to machines without NVRTC
  * Without a GPU, or without NVRTC (needed to compile the kernel; the catalogue never needs it), it
  * says so and exits 0. The CUDA runtime is only needed here for cudaMalloc and the copies;
@@ -24,6 +26,13 @@ enum { N = 1000003, SPECIAL = 8 };
 /* The kernel's body: in0 and in1 are floats (the inputs' dtypes), p0 the double parameter. ew::scale_add,
  * ew::relu and ew::cast are the catalogue's own functions, so the result has the bits of the three calls. */
 static const char SOURCE[] = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));";
+
+/* The same result as out0, and as out1 the value the reduction folds in: max |y| over the launch. */
+static const char AMAX_SOURCE[] =
+    "const __half y = ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));\n"
+    "out0 = y;\n"
+    "out1 = y;";
+static const ew_kernel_output_t AMAX_OUTPUTS[2] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
 
 #define CHECK_EW(call)                                                                                   \
     do {                                                                                                 \
@@ -75,7 +84,8 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--fill") == 0) {
         /* The same arguments as ew_kernel_create's below, so that its lookup finds what this stores. */
         CHECK_EW(ew_kernel_cache_fill(SOURCE, EW_F16, 2, in_dtypes, 1, argv[2]));
-        printf("the kernel is in the disk cache for %s\n", argv[2]);
+        CHECK_EW(ew_kernel_cache_fill_outputs(AMAX_SOURCE, 2, AMAX_OUTPUTS, 2, in_dtypes, 1, argv[2]));
+        printf("the kernels are in the disk cache for %s\n", argv[2]);
         return 0;
     }
 
@@ -149,6 +159,32 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMemcpyAsync(chain, d_chain, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
 
+    /* A kernel with a reduction output: the output again, into d_fused, and max |out| into d_amax[0] in
+     * the same pass (EW_REDUCE_OVERWRITE: the scalar is first set to 0 on the stream); ew_amax of the
+     * catalogue's output into d_amax[1] must give the same bits. */
+    ew_kernel_t amax_kernel;
+    float *d_amax, amax[2];
+    CHECK_EW(ew_kernel_create_outputs(handle, AMAX_SOURCE, 2, AMAX_OUTPUTS, 2, in_dtypes, 1, &amax_kernel));
+    CHECK_CUDA(cudaMalloc((void **)&d_amax, 2 * sizeof(float)));
+    void *const outputs[2] = {d_fused, d_amax};
+    CHECK_EW(ew_kernel_launch_outputs(amax_kernel, N, outputs, EW_REDUCE_OVERWRITE, inputs, params, stream));
+    CHECK_EW(ew_amax(handle, EW_F16, N, d_chain, d_amax + 1, EW_REDUCE_OVERWRITE, stream));
+    uint16_t *again = malloc(N * sizeof *again);
+    if (!again) {
+        fprintf(stderr, "out of host memory\n");
+        return 1;
+    }
+    CHECK_CUDA(cudaMemcpyAsync(again, d_fused, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaMemcpyAsync(amax, d_amax, sizeof amax, cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const int amax_differs =
+        memcmp(&amax[0], &amax[1], sizeof(float)) != 0 || memcmp(again, fused, N * sizeof *again) != 0;
+    printf("max |out| from the kernel's reduction output: %g; from ew_amax: %g (NaN: an input is NaN)\n", amax[0],
+           amax[1]);
+    CHECK_EW(ew_kernel_destroy(amax_kernel));
+    cudaFree(d_amax);
+    free(again);
+
     /* Every element, bit for bit. */
     long wrong = 0;
     for (int i = 0; i < N; ++i) {
@@ -175,6 +211,10 @@ int main(int argc, char **argv)
 
     if (wrong) {
         printf("FAILED: %ld of %d elements of the kernel differ from the catalogue calls\n", wrong, N);
+        return 1;
+    }
+    if (amax_differs) {
+        printf("FAILED: the kernel with a reduction output differs from the kernel or from ew_amax\n");
         return 1;
     }
     printf("all %d elements of the kernel match scale_add, relu and cast f32->f16 bit for bit\n", N);

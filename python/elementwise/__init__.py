@@ -477,14 +477,16 @@ def _reduction(reduce, reduce_dtype):
     return int(ReduceOp(reduce)), _as_dtype(reduce_dtype)
 
 
-def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch) -> None:
+def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch, reduce=None,
+                      reduce_dtype="f32") -> None:
     """Compile a :class:`Kernel`'s programs for GPUs of architecture ``arch`` ("sm_90" for compute
-    capability 9.0, or a list of such names) into the disk cache, with no GPU (ew_kernel_cache_fill):
-    fill a cache where NVRTC is, copy it to machines of those architectures, and ``Kernel`` of the same
-    arguments loads from it there without NVRTC."""
+    capability 9.0, or a list of such names) into the disk cache, with no GPU (ew_kernel_cache_fill,
+    or ew_kernel_cache_fill_outputs with ``reduce=``): fill a cache where NVRTC is, copy it to machines
+    of those architectures, and ``Kernel`` of the same arguments loads from it there without NVRTC."""
     encoded, _, out, ins = _kernel_spec(source, out_dtype, in_dtypes)
+    op, scalar = _reduction(reduce, reduce_dtype)
     for name in (arch,) if isinstance(arch, str) else arch:
-        _ext.kernel_cache_fill(encoded, int(out), ins, int(n_params), str(name).encode("utf-8"))
+        _ext.kernel_cache_fill(encoded, int(out), ins, int(n_params), str(name).encode("utf-8"), op, int(scalar))
 
 
 class Kernel(_Closing):

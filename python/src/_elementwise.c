@@ -43,7 +43,8 @@
 #define SCALED_FUNCTIONS(X)                                                                                 \
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
     X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
-    X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill) X(ew_kernel_create_outputs) X(ew_kernel_launch_outputs)
+    X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill) X(ew_kernel_create_outputs) X(ew_kernel_launch_outputs) \
+    X(ew_kernel_cache_fill_outputs)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -2739,17 +2740,22 @@ static PyObject *py_kernel_cache_fill(PyObject *self, PyObject *args)
 {
     PyObject *in_dtypes;
     const char *source, *arch;
-    int out_dtype, n_params;
-    if (!PyArg_ParseTuple(args, "yiOiy", &source, &out_dtype, &in_dtypes, &n_params, &arch))
+    int out_dtype, n_params, reduce = 0, reduce_dtype = 0;
+    if (!PyArg_ParseTuple(args, "yiOiy|ii", &source, &out_dtype, &in_dtypes, &n_params, &arch, &reduce, &reduce_dtype))
         return NULL;
     ew_dtype_t values[16];
     Py_ssize_t n;
     if (kernel_dtypes(in_dtypes, values, &n))
         return NULL;
-    if (absent(lib.ew_kernel_cache_fill, "ew_kernel_cache_fill"))
+    const char *name = reduce ? "ew_kernel_cache_fill_outputs" : "ew_kernel_cache_fill";
+    if (absent(reduce ? (void *)lib.ew_kernel_cache_fill_outputs : (void *)lib.ew_kernel_cache_fill, name))
         return NULL;
-    ew_status_t status = lib.ew_kernel_cache_fill(source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, arch);
-    if (finish(status, "ew_kernel_cache_fill"))
+    const ew_kernel_output_t outputs[2] = {{(ew_dtype_t)out_dtype, EW_REDUCE_NONE},
+                                           {(ew_dtype_t)reduce_dtype, (ew_reduce_op_t)reduce}};
+    ew_status_t status =
+        reduce ? lib.ew_kernel_cache_fill_outputs(source, 2, outputs, (int)n, n <= 16 ? values : NULL, n_params, arch)
+               : lib.ew_kernel_cache_fill(source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, arch);
+    if (finish(status, name))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -3073,7 +3079,8 @@ static PyMethodDef methods[] = {
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
     {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS, "ew_kernel_cache_get_count() of every counter"},
-    {"kernel_cache_fill", py_kernel_cache_fill, METH_VARARGS, "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch)"},
+    {"kernel_cache_fill", py_kernel_cache_fill, METH_VARARGS,
+     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with reduce, reduce_dtype its _outputs form"},
     {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},

@@ -500,6 +500,12 @@ def test_kernel_cache_fill_for_two_architectures_without_a_gpu(tmp_path, monkeyp
         assert error.status == ew.Status.NOT_SUPPORTED and "NVRTC" in str(error), error
         pytest.skip("no NVRTC to compile with: %s" % error)
     assert len(list(cache.glob("*.ewk"))) == 4  # the flat and the strided program, for each
+    ew.kernel_cache_fill("out0 = in0; out1 = in0; // fill %d" % os.getpid(), "f32", "bf16", arch="sm_90",
+                         reduce="abs_max")  # a kernel with a reduction output: programs of its own
+    assert len(list(cache.glob("*.ewk"))) == 6
+    with pytest.raises(ew.ElementwiseError) as caught:
+        ew.kernel_cache_fill("out0 = in0; out1 = in0;", "f32", "bf16", arch="sm_90", reduce="max", reduce_dtype="f16")
+    assert caught.value.function == "ew_kernel_cache_fill_outputs" and caught.value.status == ew.Status.NOT_SUPPORTED
 
 
 def test_kernel_cache_fill_checks_the_source_first():

@@ -188,13 +188,12 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
     return create(handle, &spec, kernel);
 }
 
-ew_status_t ew_kernel_create_outputs(ew_handle_t handle, const char *source, int n_outputs,
-                                     const ew_kernel_output_t *outputs, int n_inputs,
-                                     const ew_dtype_t *in_dtypes, int n_params, ew_kernel_t *kernel)
+/* The spec of ew_kernel_create_outputs' (and ew_kernel_cache_fill_outputs') arguments, its outputs
+ * checked; ewi_kernel_check checks the rest. */
+static ew_status_t outputs_spec(const char *source, int n_outputs, const ew_kernel_output_t *outputs,
+                                int n_inputs, const ew_dtype_t *in_dtypes, int n_params,
+                                ewi_kernel_spec_t *spec_out)
 {
-    if (kernel == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
-    *kernel = NULL;
     if (n_outputs < 1 || n_outputs > EW_KERNEL_MAX_OUTPUTS)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n_outputs = %d: a kernel takes 1 to %d outputs", n_outputs,
                         EW_KERNEL_MAX_OUTPUTS);
@@ -223,17 +222,26 @@ ew_status_t ew_kernel_create_outputs(ew_handle_t handle, const char *source, int
             "outputs: %d arrays and %d reductions; this release's kernels of outputs take one array and "
             "one reduction (a kernel of one array is ew_kernel_create's)",
             arrays, reductions);
-    return create(handle, &spec, kernel);
+    *spec_out = spec;
+    return EW_SUCCESS;
 }
 
-ew_status_t ew_kernel_cache_fill(const char *source, ew_dtype_t out_dtype, int n_inputs, const ew_dtype_t *in_dtypes,
-                                 int n_params, const char *arch)
+ew_status_t ew_kernel_create_outputs(ew_handle_t handle, const char *source, int n_outputs,
+                                     const ew_kernel_output_t *outputs, int n_inputs,
+                                     const ew_dtype_t *in_dtypes, int n_params, ew_kernel_t *kernel)
 {
-    ewi_kernel_spec_t spec = {.source = source,
-                              .out_dtype = out_dtype,
-                              .n_inputs = n_inputs,
-                              .in_dtypes = in_dtypes,
-                              .n_params = n_params};
+    if (kernel == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel (where the new kernel goes) is NULL");
+    *kernel = NULL;
+    ewi_kernel_spec_t spec;
+    ew_status_t status = outputs_spec(source, n_outputs, outputs, n_inputs, in_dtypes, n_params, &spec);
+    return status == EW_SUCCESS ? create(handle, &spec, kernel) : status;
+}
+
+/* ew_kernel_cache_fill and ew_kernel_cache_fill_outputs once their arguments make spec: every program
+ * of it, flat and strided, compiled for arch into the disk cache. */
+static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
+{
     ew_status_t status = ewi_kernel_check(&spec);
     if (status != EW_SUCCESS)
         return status;
@@ -245,6 +253,26 @@ ew_status_t ew_kernel_cache_fill(const char *source, ew_dtype_t out_dtype, int n
     for (spec.strided = 0; status == EW_SUCCESS && spec.strided <= 1; ++spec.strided)
         status = ewi_module_store(&spec, arch);
     return status;
+}
+
+ew_status_t ew_kernel_cache_fill(const char *source, ew_dtype_t out_dtype, int n_inputs,
+                                 const ew_dtype_t *in_dtypes, int n_params, const char *arch)
+{
+    const ewi_kernel_spec_t spec = {.source = source,
+                                    .out_dtype = out_dtype,
+                                    .n_inputs = n_inputs,
+                                    .in_dtypes = in_dtypes,
+                                    .n_params = n_params};
+    return fill(spec, arch);
+}
+
+ew_status_t ew_kernel_cache_fill_outputs(const char *source, int n_outputs, const ew_kernel_output_t *outputs,
+                                         int n_inputs, const ew_dtype_t *in_dtypes, int n_params,
+                                         const char *arch)
+{
+    ewi_kernel_spec_t spec;
+    ew_status_t status = outputs_spec(source, n_outputs, outputs, n_inputs, in_dtypes, n_params, &spec);
+    return status == EW_SUCCESS ? fill(spec, arch) : status;
 }
 
 ew_status_t ew_kernel_cache_get_count(ew_kernel_cache_counter_t counter, uint64_t *count)

@@ -529,6 +529,33 @@ static void cache_fill(void **state)
     unsetenv("EW_KERNEL_CACHE");
     assert_int_equal(cache_files(dir), 2);
 
+    /* A kernel of outputs: programs of its own (its reduction is in their text), the refusals of its create.
+     */
+    const ew_kernel_output_t outputs[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
+    const char *body =
+        "const __half y = ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1))); out0 = y; out1 = y;";
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
+    assert_int_equal(cache_files(dir), 4);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 4);
+    const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
+    const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"),
+                     EW_ERROR_NOT_SUPPORTED);
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, f16_max, 2, in, 1, "sm_90"),
+                     EW_ERROR_NOT_SUPPORTED);
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 0, outputs, 2, in, 1, "sm_90"),
+                     EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, NULL, 2, in, 1, "sm_90"), EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm90"),
+                     EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
+    assert_int_equal(cache_files(dir), 6); /* out1 never assigned: a reduction over nothing */
+    assert_int_equal(ew_kernel_cache_fill_outputs("return in0;", 2, outputs, 2, in, 1, "sm_90"),
+                     EW_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));
+
     d = opendir(dir);
     for (struct dirent *e; (e = readdir(d)) != NULL;)
         if (e->d_name[0] != '.') {

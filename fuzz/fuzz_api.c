@@ -1334,9 +1334,94 @@ static void action_kernel_create(input_t *in)
         CHECK(k == NULL, "ew_kernel_create failed but left the output %p", (void *)k);
 }
 
-/* ew_kernel_cache_fill: the spec checked as by ew_kernel_create, then the architecture's name; a call that
- * passes both finds the disk cache off (LLVMFuzzerInitialize) and compiles nothing. */
-static void action_kernel_cache_fill(input_t *in)
+/* Fuzzed outputs of ew_kernel_create_outputs: a count around [0, EW_KERNEL_MAX_OUTPUTS], the array
+ * sometimes NULL, each output's dtype and reduction from the enum window (so that both run past their
+ * enums). outputs always has EW_KERNEL_MAX_OUTPUTS entries. */
+static int take_outputs(input_t *in, ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS],
+                        const ew_kernel_output_t **given)
+{
+    const int n = take_count(in, EW_KERNEL_MAX_OUTPUTS);
+    const int null = take8(in) < 32;
+    for (int k = 0; k < EW_KERNEL_MAX_OUTPUTS; ++k) {
+        outputs[k].dtype = (ew_dtype_t)take_enum_value(in);
+        outputs[k].reduce = (ew_reduce_op_t)take_enum_value(in);
+    }
+    *given = null ? NULL : outputs;
+    return n;
+}
+
+/* The checks of ew_kernel_create_outputs' outputs, before any other: the count and the array, each
+ * reduction inside its enum (EW_ERROR_INVALID_VALUE), then one array and one reduction
+ * (EW_ERROR_NOT_SUPPORTED); on success spec gets them. */
+static ew_status_t outputs_model(int n, const ew_kernel_output_t *outputs, ewi_kernel_spec_t *spec)
+{
+    if (n < 1 || n > EW_KERNEL_MAX_OUTPUTS || outputs == NULL)
+        return EW_ERROR_INVALID_VALUE;
+    int arrays = 0, reductions = 0;
+    for (int k = 0; k < n; ++k) {
+        if ((int)outputs[k].reduce < EW_REDUCE_NONE || (int)outputs[k].reduce > FUZZ_LAST_REDUCE_OP)
+            return EW_ERROR_INVALID_VALUE;
+        if (outputs[k].reduce == EW_REDUCE_NONE) {
+            spec->out_dtype = outputs[k].dtype;
+            ++arrays;
+        } else {
+            spec->reduce = outputs[k].reduce;
+            spec->reduce_dtype = outputs[k].dtype;
+            ++reductions;
+        }
+    }
+    return arrays == 1 && reductions == 1 ? EW_SUCCESS : EW_ERROR_NOT_SUPPORTED;
+}
+
+/* spec_model for a kernel of outputs: then its reduction's scalar, EW_F32 or EW_F64. */
+static ew_status_t outputs_spec_model(const ewi_kernel_spec_t *spec)
+{
+    const ew_status_t status = spec_model(spec);
+    if (status != EW_SUCCESS)
+        return status;
+    return spec->reduce_dtype == EW_F32 || spec->reduce_dtype == EW_F64 ? EW_SUCCESS : EW_ERROR_NOT_SUPPORTED;
+}
+
+/* ew_kernel_create_outputs: the output pointer, the outputs, the handle, the spec, then the device, which is
+ * missing here, so no call succeeds; the output is NULL after every failure. */
+static void action_kernel_create_outputs(input_t *in)
+{
+    ew_handle_t h = take_handle(in);
+    ewi_kernel_spec_t spec;
+    ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
+    take_spec(in, &spec, dtypes);
+    ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
+    const ew_kernel_output_t *given;
+    const int n_outputs = take_outputs(in, outputs, &given);
+    const int output_null = take8(in) < 32;
+    ew_kernel_t k = (ew_kernel_t)(uintptr_t)0x5A5A; /* must be overwritten with NULL */
+    ew_status_t status = ew_kernel_create_outputs(h, spec.source, n_outputs, given, spec.n_inputs,
+                                                  spec.in_dtypes, spec.n_params, output_null ? NULL : &k);
+    check_status("ew_kernel_create_outputs", status);
+    ew_status_t expected;
+    if (output_null)
+        expected = EW_ERROR_INVALID_VALUE;
+    else if ((expected = outputs_model(n_outputs, given, &spec)) != EW_SUCCESS)
+        ;
+    else if (find_live(h) == NULL)
+        expected = EW_ERROR_INVALID_HANDLE;
+    else if ((expected = outputs_spec_model(&spec)) == EW_SUCCESS)
+        expected = EW_ERROR_CUDA; /* the device check */
+    CHECK(status == expected,
+          "ew_kernel_create_outputs(%p, source %s, n_outputs %d, outputs %s, n_inputs %d, in_dtypes %s, "
+          "n_params %d, "
+          "output %s): %s, not %s (\"%s\")",
+          (void *)h, spec.source ? "set" : "NULL", n_outputs, given ? "set" : "NULL", spec.n_inputs,
+          spec.in_dtypes ? "set" : "NULL", spec.n_params, output_null ? "NULL" : "set",
+          ew_status_string(status), ew_status_string(expected), ew_get_last_error_message());
+    if (!output_null)
+        CHECK(k == NULL, "ew_kernel_create_outputs failed but left the output %p", (void *)k);
+}
+
+/* ew_kernel_cache_fill (outputs_form: ew_kernel_cache_fill_outputs): the spec (and the outputs) checked as by
+ * ew_kernel_create (ew_kernel_create_outputs), then the architecture's name; a call that passes both finds
+ * the disk cache off (LLVMFuzzerInitialize) and compiles nothing. */
+static void action_kernel_cache_fill(input_t *in, int outputs_form)
 {
 #define ARCH_TEXT(name, text, valid) text,
 #define ARCH_VALID(name, text, valid) valid,
@@ -1347,22 +1432,33 @@ static void action_kernel_cache_fill(input_t *in)
     ewi_kernel_spec_t spec;
     ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
     take_spec(in, &spec, dtypes);
+    ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
+    const ew_kernel_output_t *given = NULL;
+    const int n_outputs = outputs_form ? take_outputs(in, outputs, &given) : 0;
     const unsigned a = take8(in) % (sizeof archs / sizeof archs[0]);
-    ew_status_t status =
-        ew_kernel_cache_fill(spec.source, spec.out_dtype, spec.n_inputs, spec.in_dtypes, spec.n_params, archs[a]);
-    check_status("ew_kernel_cache_fill", status);
-    const ew_status_t spec_status = spec_model(&spec);
+    const char *what = outputs_form ? "ew_kernel_cache_fill_outputs" : "ew_kernel_cache_fill";
+    ew_status_t status = outputs_form
+                             ? ew_kernel_cache_fill_outputs(spec.source, n_outputs, given, spec.n_inputs,
+                                                            spec.in_dtypes, spec.n_params, archs[a])
+                             : ew_kernel_cache_fill(spec.source, spec.out_dtype, spec.n_inputs,
+                                                    spec.in_dtypes, spec.n_params, archs[a]);
+    check_status(what, status);
+    /* the outputs (ew_kernel_create_outputs' checks), the spec, the architecture's name, the cache */
+    ew_status_t spec_status = outputs_form ? outputs_model(n_outputs, given, &spec) : EW_SUCCESS;
+    if (spec_status == EW_SUCCESS)
+        spec_status = outputs_form ? outputs_spec_model(&spec) : spec_model(&spec);
     const ew_status_t expected =
         spec_status != EW_SUCCESS ? spec_status : valid[a] ? EW_ERROR_NOT_SUPPORTED : EW_ERROR_INVALID_VALUE;
     CHECK(status == expected,
-          "ew_kernel_cache_fill(source %s, out %d, n_inputs %d, in_dtypes %s, n_params %d, arch \"%s\"): %s, not %s "
+          "%s(source %s, out %d, n_outputs %d, n_inputs %d, in_dtypes %s, n_params %d, arch \"%s\"): %s, not "
+          "%s "
           "(\"%s\")",
-          spec.source ? "set" : "NULL", (int)spec.out_dtype, spec.n_inputs, spec.in_dtypes ? "set" : "NULL",
-          spec.n_params, archs[a] ? archs[a] : "NULL", ew_status_string(status), ew_status_string(expected),
-          ew_get_last_error_message());
+          what, spec.source ? "set" : "NULL", (int)spec.out_dtype, n_outputs, spec.n_inputs,
+          spec.in_dtypes ? "set" : "NULL", spec.n_params, archs[a] ? archs[a] : "NULL",
+          ew_status_string(status), ew_status_string(expected), ew_get_last_error_message());
     if (spec_status == EW_SUCCESS && valid[a] && status == expected) /* refused by the cache alone */
         CHECK(strstr(ew_get_last_error_message(), "EW_KERNEL_CACHE=0") != NULL,
-              "ew_kernel_cache_fill with the cache off: \"%s\"", ew_get_last_error_message());
+              "%s with the cache off: \"%s\"", what, ew_get_last_error_message());
 }
 
 /* ewi_user_kernel_make into a slot: the handle and the spec are checked as by ew_kernel_create; otherwise a
@@ -1590,7 +1686,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_BLOCK_SCALES_SHAPE: action_block_scales_shape(&in); break;
         case ACTION_QUANTIZE_BLOCKS: action_blocks(&in, 1); break;
         case ACTION_DEQUANTIZE_BLOCKS: action_blocks(&in, 0); break;
-        case ACTION_KERNEL_CACHE_FILL: action_kernel_cache_fill(&in); break;
+        case ACTION_KERNEL_CACHE_FILL: action_kernel_cache_fill(&in, 0); break;
+        case ACTION_KERNEL_CREATE_OUTPUTS: action_kernel_create_outputs(&in); break;
+        case ACTION_KERNEL_CACHE_FILL_OUTPUTS: action_kernel_cache_fill(&in, 1); break;
         case ACTION_UNARY:
         case ACTION_BINARY:
         case ACTION_CAST:

@@ -34,7 +34,9 @@
     X(BLOCK_SCALES_SHAPE)                                                                                    \
     X(QUANTIZE_BLOCKS)                                                                                       \
     X(DEQUANTIZE_BLOCKS)                                                                                     \
-    X(KERNEL_CACHE_FILL)
+    X(KERNEL_CACHE_FILL)                                                                                     \
+    X(KERNEL_CREATE_OUTPUTS)                                                                                 \
+    X(KERNEL_CACHE_FILL_OUTPUTS)
 
 /* The last value of each public enum the harness knows. The seeds' test fails when the header's enum
  * ends elsewhere: a value appended there must be added here and to the harness's model. */
@@ -43,6 +45,7 @@
 #define FUZZ_LAST_OP EW_OP_AMAX
 #define FUZZ_LAST_REDUCE_MODE EW_REDUCE_ACCUMULATE /* read by take_mode, not the enum byte below */
 #define FUZZ_LAST_BLOCK_FORMAT EW_BLOCKS_NVFP4
+#define FUZZ_LAST_REDUCE_OP EW_REDUCE_SUM
 
 /* One byte of an enum argument below FUZZ_ENUM_WIDE reads as FUZZ_ENUM_FIRST + byte % FUZZ_ENUM_SPAN:
  * every value of the enums above and a neighbour on each side; other bytes take a 32-bit value. */

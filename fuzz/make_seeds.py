@@ -39,6 +39,7 @@ def header_define(name):
 ACTION = {name: code for code, name in enumerate(table_list("FUZZ_ACTIONS"))}
 STATUS, DTYPE, OPS = header_enum("ew_status_t"), header_enum("ew_dtype_t"), header_enum("ew_op_t")
 MODES = header_enum("ew_reduce_mode_t")
+REDUCE_OPS = header_enum("ew_reduce_op_t")
 FORMATS = header_enum("ew_block_format_t")
 ENUM_FIRST, ENUM_SPAN = int(table_value("FUZZ_ENUM_FIRST")), int(table_value("FUZZ_ENUM_SPAN"))
 ENUM_WIDE, SLOTS = int(table_value("FUZZ_ENUM_WIDE")), int(table_value("FUZZ_SLOTS"))
@@ -53,11 +54,12 @@ PAST_DTYPE, PAST_OP = max(DTYPE.values()) + 1, max(OPS.values()) + 1  # outside 
 NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
  KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
- AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS, KERNEL_CACHE_FILL) = (ACTION[name] for name in (
+ AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS, KERNEL_CACHE_FILL, KERNEL_CREATE_OUTPUTS,
+ KERNEL_CACHE_FILL_OUTPUTS) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
      "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
      "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX", "BLOCK_SCALES_SHAPE", "QUANTIZE_BLOCKS",
-     "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL"))
+     "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL", "KERNEL_CREATE_OUTPUTS", "KERNEL_CACHE_FILL_OUTPUTS"))
 ARCH = {name: code for code, name in enumerate(table_list("FUZZ_ARCHS"))}
 MX, NVFP4 = FORMATS["EW_BLOCKS_MX"], FORMATS["EW_BLOCKS_NVFP4"]
 ROUND_UP, SWIZZLED = (int(re.search(r"%s = (\d+)" % name, HEADER).group(1))
@@ -161,6 +163,24 @@ def kernel_create(handle_slot, output_null=False, **kw):
 
 def kernel_cache_fill(arch="SM_90", **kw):
     return bytes([KERNEL_CACHE_FILL]) + spec(**kw) + bytes([ARCH[arch]])
+
+
+NONE, ABS_MAX, SUM = (REDUCE_OPS[name] for name in ("EW_REDUCE_NONE", "EW_REDUCE_ABS_MAX", "EW_REDUCE_SUM"))
+CAST_AMAX = ((DT["f32"], NONE), (DT["f32"], ABS_MAX))  # one array, one reduction: the form this release takes
+
+
+def outputs(entries=CAST_AMAX, n=None, null=False):  # take_outputs: the count, the array's NULL, 4 entries
+    entries = list(entries) + [(DT["f32"], NONE)] * (4 - len(entries))
+    return (count(len(entries) if n is None else n, 4) + bytes([0 if null else 128])
+            + b"".join(enum(d) + enum(op) for d, op in entries))
+
+
+def kernel_create_outputs(handle_slot, output_null=False, outs=outputs(), **kw):
+    return bytes([KERNEL_CREATE_OUTPUTS, handle_slot]) + spec(**kw) + outs + bytes([0 if output_null else 128])
+
+
+def kernel_cache_fill_outputs(arch="SM_90", outs=outputs(), **kw):
+    return bytes([KERNEL_CACHE_FILL_OUTPUTS]) + spec(**kw) + outs + bytes([ARCH[arch]])
 
 
 def kernel_make(kernel_slot, handle_slot, **kw):
@@ -391,6 +411,33 @@ seeds = {
         kernel_cache_fill(source=SRC_NULL), kernel_cache_fill(n_inputs=0), kernel_cache_fill(dtypes_null=True),
         kernel_cache_fill(out=PAST_DTYPE), kernel_cache_fill("NULL_ARCH", n_params=9),  # the spec first
     ],
+    "kernel_create_outputs": [
+        make(0), make(1), bytes([DESTROY, 1]),
+        kernel_create_outputs(0, outs=outputs(n=2)),  # valid: stops at the device
+        kernel_create_outputs(0, outs=outputs(((DT["f64"], SUM), (DT["bf16"], NONE)), n=2), n_inputs=2,
+                              in_dtypes=[DT["f16"], DT["bf16"]], n_params=1),
+        kernel_create_outputs(0, output_null=True), kernel_create_outputs(NULL_SLOT, outs=outputs(n=2)),
+        kernel_create_outputs(1, outs=outputs(n=2)),
+        kernel_create_outputs(0, outs=outputs(n=0)), kernel_create_outputs(0, outs=outputs(n=5)),
+        kernel_create_outputs(0, outs=outputs(n=2, null=True)),
+        kernel_create_outputs(0, outs=outputs(((DT["f32"], NONE), (DT["f32"], SUM + 1)), n=2)),
+        kernel_create_outputs(0, outs=outputs(((DT["f32"], -1), (DT["f32"], ABS_MAX)), n=2)),
+        kernel_create_outputs(0, outs=outputs(((DT["f32"], NONE), (DT["f16"], NONE)), n=2)),  # two arrays
+        kernel_create_outputs(0, outs=outputs(((DT["f32"], ABS_MAX), (DT["f32"], SUM)), n=2)),
+        kernel_create_outputs(0, outs=outputs(n=3)),  # a third: an array (the default entry)
+        kernel_create_outputs(0, outs=outputs(((DT["f32"], NONE), (DT["f16"], ABS_MAX)), n=2)),  # the scalar's dtype
+        kernel_create_outputs(0, outs=outputs(((PAST_DTYPE, NONE), (DT["f32"], ABS_MAX)), n=2)),
+        # the outputs before the handle, the spec before the scalar's dtype
+        kernel_create_outputs(NULL_SLOT, outs=outputs(n=0)), kernel_create_outputs(0, outs=outputs(n=2), source=SRC_NULL),
+        kernel_create_outputs(0, outs=outputs(((DT["f32"], NONE), (DT["i8"], ABS_MAX)), n=2), n_inputs=0)],
+    "kernel_cache_fill_outputs": [
+        kernel_cache_fill_outputs(outs=outputs(n=2)),  # valid: stops at the cache, which the harness turns off
+        kernel_cache_fill_outputs("SM_100", outs=outputs(((DT["f64"], SUM), (DT["f16"], NONE)), n=2)),
+        kernel_cache_fill_outputs("SM_90A", outs=outputs(n=2)), kernel_cache_fill_outputs(outs=outputs(n=1)),
+        kernel_cache_fill_outputs(outs=outputs(n=2, null=True)),
+        kernel_cache_fill_outputs(outs=outputs(((DT["f32"], NONE), (DT["u8"], ABS_MAX)), n=2)),
+        kernel_cache_fill_outputs("NULL_ARCH", outs=outputs(n=2), n_params=9),  # the spec before the arch
+        kernel_cache_fill_outputs("NULL_ARCH", outs=outputs(n=9), source=SRC_NULL)],  # the outputs first
     "kernel_create": [
         make(0), make(1), bytes([DESTROY, 1]),
         kernel_create(0, in_dtypes=[DT["f32"]]),  # valid: stops at the device
@@ -714,6 +761,10 @@ def check_table():
                         "the new value to the table and the harness's model")
     if not ENUM_FIRST < min(FORMATS.values()) - 1 or not max(FORMATS.values()) < ENUM_FIRST + ENUM_SPAN - 1:
         problems.append("ew_block_format_t's values and their neighbours do not fit the enum byte's window")
+    if max(REDUCE_OPS, key=REDUCE_OPS.get) != table_value("FUZZ_LAST_REDUCE_OP"):
+        problems.append(f"include/elementwise.h.in's ew_reduce_op_t ends at {max(REDUCE_OPS, key=REDUCE_OPS.get)}, "
+                        f"fuzz/fuzz_table.h's FUZZ_LAST_REDUCE_OP is {table_value('FUZZ_LAST_REDUCE_OP')}: add "
+                        "the new value to the table and the harness's model")
     if max(MODES, key=MODES.get) != table_value("FUZZ_LAST_REDUCE_MODE"):
         problems.append(f"include/elementwise.h.in's ew_reduce_mode_t ends at {max(MODES, key=MODES.get)}, "
                         f"fuzz/fuzz_table.h's FUZZ_LAST_REDUCE_MODE is {table_value('FUZZ_LAST_REDUCE_MODE')}: add "

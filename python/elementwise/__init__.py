@@ -517,8 +517,8 @@ class Kernel(_Closing):
     is a cast that also gives its input's amax; an element whose body leaves ``out1`` unassigned adds
     nothing. Such a kernel takes ``out=(array, scalar)`` (either None: made, the scalar of shape ()),
     returns ``(array, scalar)``, and with ``accumulate=True`` folds into the scalar's old value instead
-    of overwriting it (docs/semantics.md, "Reduction outputs"). Its operands are contiguous arrays of
-    one shape.
+    of overwriting it (docs/semantics.md, "Reduction outputs"). As for the other calls, its inputs
+    broadcast and any operand may be a strided view; each element of out is reduced once.
     """
 
     def __init__(self, source, out_dtype, in_dtypes, n_params: int = 0, *, reduce=None, reduce_dtype="f32",
@@ -595,7 +595,8 @@ class Kernel(_Closing):
         contiguous alike over one shape take ew_kernel_launch, any other layout
         ew_kernel_launch_strided; an input may be out itself (in place). out None: allocated like the
         first input, of the inputs' broadcast shape and dtype out_dtype. Returns out. With a reduction
-        output: out=(array, scalar), returns (array, scalar) (ew_kernel_launch_outputs)."""
+        output: out=(array, scalar), returns (array, scalar) (ew_kernel_launch_outputs, or its _strided
+        form)."""
         return _ext.kernel_launch(self, *inputs, out=out, params=params, stream=stream,
                                   accumulate=accumulate or None)
 

@@ -44,7 +44,7 @@
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
     X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
     X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill) X(ew_kernel_create_outputs) X(ew_kernel_launch_outputs) \
-    X(ew_kernel_cache_fill_outputs)
+    X(ew_kernel_cache_fill_outputs) X(ew_kernel_launch_outputs_strided)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -2479,8 +2479,8 @@ static int attr_int(PyObject *obj, PyObject *name, long *value)
  * of the inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
  * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count. A
  * kernel with a reduction output (its _reduce an ew_reduce_op_t) takes out=(array, scalar), either None
- * (made: the scalar of shape () and the kernel's _reduce_dtype), flat operands alone
- * (ew_kernel_launch_outputs), and returns (array, scalar); accumulate folds into the scalar's value. */
+ * (made: the scalar of shape () and the kernel's _reduce_dtype), launches through ew_kernel_launch_outputs
+ * (or its _strided form) and returns (array, scalar); accumulate folds into the scalar's value. */
 static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT];
@@ -2568,7 +2568,8 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         PyErr_SetString(PyExc_TypeError, "accumulate=True needs out=(array, scalar): the scalar to fold into");
         return NULL;
     }
-    if (reduce && missing(lib.ew_kernel_launch_outputs, "ew_kernel_launch_outputs"))
+    if (reduce && (missing(lib.ew_kernel_launch_outputs, "ew_kernel_launch_outputs") ||
+                   missing(lib.ew_kernel_launch_outputs_strided, "ew_kernel_launch_outputs_strided")))
         return NULL;
 
     static const char *const names[] = {"in0", "in1", "in2", "in3"};
@@ -2598,11 +2599,6 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     int flat;
     if (operands_layout(&o, strides, &flat))
         goto done;
-    if (reduce && !flat) {
-        PyErr_SetString(PyExc_ValueError, "a kernel with a reduction output runs on contiguous operands of one "
-                                          "shape (no broadcasting, no strided views): pass contiguous copies");
-        goto done;
-    }
     if (reduce && scalar.obj == Py_None) {
         int64_t none[1] = {0};
         if (!(scalar_result = allocate_output(&o.scalar[0], &o.in[0], 0, none, (int)reduce_dtype, "out[1]", -1,
@@ -2625,7 +2621,9 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     if (picked)
         goto done;
     int status;
-    const char *name = reduce ? "ew_kernel_launch_outputs" : flat ? "ew_kernel_launch" : "ew_kernel_launch_strided";
+    static const char *const names_of[2][2] = {{"ew_kernel_launch_strided", "ew_kernel_launch"},
+                                               {"ew_kernel_launch_outputs_strided", "ew_kernel_launch_outputs"}};
+    const char *name = names_of[reduce != 0][flat];
     const int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE;
     void *const outputs[2] = {o.out.data, reduce ? o.scalar[0].data : NULL};
     const operand_t *out = &o.out;
@@ -2636,9 +2634,17 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
             PyTuple_SetItem(ptrs, k, pointer_object(pointers[k]));
         for (Py_ssize_t k = 0; param_values && k < n_params; k++)
             PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
-        if (reduce) {
+        if (reduce && flat) {
             rest = Py_BuildValue("(NL(NN)iNNn)", pointer_object(k_raw), (long long)out->count,
                                  pointer_object(outputs[0]), pointer_object(outputs[1]), mode, ptrs, param_values,
+                                 (Py_ssize_t)o.stream);
+        } else if (reduce) {
+            PyObject *in_strides = PyTuple_New(n);
+            for (Py_ssize_t k = 0; in_strides && k < n; k++)
+                PyTuple_SetItem(in_strides, k, int64_tuple(out->ndim, strides[k]));
+            rest = Py_BuildValue("(NiN(NN)(NO)iNNNn)", pointer_object(k_raw), out->ndim, operand_shape(out),
+                                 pointer_object(outputs[0]), pointer_object(outputs[1]),
+                                 int64_tuple(out->ndim, out->strides), Py_None, mode, ptrs, in_strides, param_values,
                                  (Py_ssize_t)o.stream);
         } else if (flat) {
             rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out->count,
@@ -2652,9 +2658,14 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
                                  in_strides, param_values, (Py_ssize_t)o.stream);
         }
         status = record(name, PyTuple_New(0), rest);
-    } else if (reduce) {
+    } else if (reduce && flat) {
         status = lib.ew_kernel_launch_outputs(k_raw, out->count, outputs, (ew_reduce_mode_t)mode, pointers,
                                               n_params ? params : NULL, stream);
+    } else if (reduce) {
+        const int64_t *out_strides[2] = {out->strides, NULL};
+        status = lib.ew_kernel_launch_outputs_strided(k_raw, out->ndim, out->shape, outputs, out_strides,
+                                                      (ew_reduce_mode_t)mode, pointers, stride_ptrs,
+                                                      n_params ? params : NULL, stream);
     } else if (flat) {
         status =
             lib.ew_kernel_launch(k_raw, out->count, out->data, pointers, n_params ? params : NULL, stream);

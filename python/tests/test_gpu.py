@@ -932,8 +932,17 @@ def test_a_reduction_over_what_the_body_assigns(torch, handle):
         scalar.fill_(7.0)
         kernel(empty, out=(empty, scalar))
         assert float(scalar) == float("inf")  # overwritten with the value over nothing
-        with pytest.raises(ValueError, match="contiguous operands of one shape"):
-            kernel(x.reshape(-1, 1)[::2])
+        # on views: a transposed matrix, and a row broadcast over rows, each element reduced once
+        m = x[:64 * 60].reshape(64, 60)
+        out, scalar = kernel(m.t())
+        assert_same_bits(torch, out, ew.relu(m.t().contiguous()), [m], "relu of a transposed input")
+        assert float(scalar) == float(m[m > 0].min())
+        with reduction_kernel(handle, "out0 = in0; out1 = in0;", "sum", D.F64, in_dtypes=(D.F32,)) as total:
+            row = m[0]
+            out = torch.empty(64, 60, dtype=torch.float32, device="cuda")
+            _, scalar = total(row, out=(out, None))
+            want = 64 * row.double().sum()
+            assert abs(float(scalar) - float(want)) <= 1e-12 * 64 * float(row.double().abs().sum())
 
 
 def filled(torch, dtype, shape, byte):

@@ -336,10 +336,12 @@ static unsigned long long identity_of(ew_reduce_op_t op, ew_dtype_t dtype)
     return op == EW_REDUCE_MAX ? infinity | sign : op == EW_REDUCE_MIN ? infinity : 0;
 }
 
-/* The scalar's checks against the operands' spans of n elements: set, aligned to its size, inside no
- * array, with EW_CHECK_POINTERS device memory of the handle's device. */
-static ew_status_t check_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, const scalar_t *scalar,
-                                int64_t n, const ewi_operand_t *operands, int count)
+/* The scalar's checks against the operands' byte spans [lo[k], hi[k]): set, aligned to its size, inside
+ * no operand, with EW_CHECK_POINTERS device memory of the handle's device; then, for an overwrite, how's
+ * reset to the value over nothing. */
+static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, const scalar_t *scalar,
+                               int count, const char *const names[], const uintptr_t lo[],
+                               const uintptr_t hi[], ew_launch_t *how)
 {
     char name[24];
     snprintf(name, sizeof name, "outputs[%d]", kernel->reduce_index);
@@ -350,16 +352,19 @@ static ew_status_t check_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *h
     if (at % size != 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu bytes", name,
                         scalar->address, size);
-    for (int k = 0; k < count; ++k) {
-        const uintptr_t lo = (uintptr_t)operands[k].address, hi = lo + (uintptr_t)n * operands[k].elem_size;
-        if (n > 0 && ewi_overlaps(at, at + size, lo, hi))
+    for (int k = 0; k < count; ++k)
+        if (lo[k] < hi[k] && ewi_overlaps(at, at + size, lo[k], hi[k]))
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) lies inside %s", name,
-                            operands[k].name);
+                            names[k]);
+    ew_status_t status = handle->check_pointers ? ewi_handle_check_device(handle) : EW_SUCCESS;
+    if (status == EW_SUCCESS && handle->check_pointers)
+        status = ewi_check_pointer(handle->device, name, scalar->address, size);
+    if (status == EW_SUCCESS && scalar->mode == EW_REDUCE_OVERWRITE) {
+        how->reset = scalar->address;
+        how->reset_bytes = size;
+        how->reset_value = identity_of(kernel->reduce, kernel->reduce_dtype);
     }
-    if (!handle->check_pointers)
-        return EW_SUCCESS;
-    ew_status_t status = ewi_handle_check_device(handle);
-    return status != EW_SUCCESS ? status : ewi_check_pointer(handle->device, name, scalar->address, size);
+    return status;
 }
 
 /* ew_kernel_launch (scalar NULL) and ew_kernel_launch_outputs once the kernel and its handle are found. */
@@ -378,14 +383,14 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
         operands[1 + i] = (ewi_operand_t){names[1 + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
-        if ((status = check_scalar(kernel, handle, scalar, n, operands, inputs != NULL ? count : 1)) !=
+        uintptr_t lo[EW_PLAN_MAX_POINTERS], hi[EW_PLAN_MAX_POINTERS];
+        for (int k = 0; k < count; ++k) {
+            lo[k] = (uintptr_t)operands[k].address;
+            hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
+        }
+        if ((status = take_scalar(kernel, handle, scalar, inputs != NULL ? count : 1, names, lo, hi, &how)) !=
             EW_SUCCESS)
             return status;
-        if (scalar->mode == EW_REDUCE_OVERWRITE) {
-            how.reset = scalar->address;
-            how.reset_bytes = ew_dtype_size(kernel->reduce_dtype);
-            how.reset_value = identity_of(kernel->reduce, kernel->reduce_dtype);
-        }
     }
     if (n == 0) { /* an overwritten scalar still gets the value over nothing */
         if (how.reset == NULL)
@@ -423,6 +428,20 @@ static ew_status_t check_form(const ewi_user_kernel_t *kernel, ew_kernel_t value
     return EW_SUCCESS;
 }
 
+/* What a launch of outputs checks first: the kernel's form, the outputs array, the mode. */
+static ew_status_t check_outputs(const ewi_user_kernel_t *kernel, ew_kernel_t value, void *const *outputs,
+                                 ew_reduce_mode_t mode)
+{
+    ew_status_t status = check_form(kernel, value, 1);
+    if (status != EW_SUCCESS)
+        return status;
+    if (outputs == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL");
+    if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "mode = %d is not an ew_reduce_mode_t", (int)mode);
+    return EW_SUCCESS;
+}
+
 ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const void *const *inputs,
                              const double *params, ew_stream_t stream)
 {
@@ -442,13 +461,9 @@ ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const 
     ewi_handle_t *h;
     ew_status_t status = find_kernel(kernel, &k, &h);
     if (status == EW_SUCCESS)
-        status = check_form(k, kernel, 1);
+        status = check_outputs(k, kernel, outputs, mode);
     if (status != EW_SUCCESS)
         return status;
-    if (outputs == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL");
-    if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "mode = %d is not an ew_reduce_mode_t", (int)mode);
     const scalar_t scalar = {outputs[k->reduce_index], mode};
     return launch_flat(k, h, n, outputs[1 - k->reduce_index], &scalar, inputs, params, stream);
 }
@@ -478,18 +493,13 @@ static ew_status_t load_strided(ewi_user_kernel_t *kernel, CUcontext context)
     return status;
 }
 
-ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const int64_t *shape, void *out,
-                                     const int64_t *out_strides, const void *const *inputs,
-                                     const int64_t *const *in_strides, const double *params,
-                                     ew_stream_t stream)
+/* ew_kernel_launch_strided (scalar NULL) and ew_kernel_launch_outputs_strided once the kernel and its
+ * handle are found: the views checked and coalesced, then the flat launch or a strided kernel. */
+static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handle, int ndim,
+                                  const int64_t *shape, void *out, const int64_t *out_strides,
+                                  const scalar_t *scalar, const void *const *inputs,
+                                  const int64_t *const *in_strides, const double *params, ew_stream_t stream)
 {
-    ewi_user_kernel_t *kernel;
-    ewi_handle_t *handle;
-    ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
-    if (status == EW_SUCCESS)
-        status = check_form(kernel, kernel_value, 0);
-    if (status != EW_SUCCESS)
-        return status;
     static const char *const names[EW_LAYOUT_MAX_OPERANDS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
                                                               "inputs[3]"};
     static const char *const strides_names[EW_LAYOUT_MAX_OPERANDS] = {
@@ -502,15 +512,28 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
                                    inputs != NULL ? inputs[i] : NULL, in_strides != NULL ? in_strides[i] : NULL,
                                    ew_dtype_size(kernel->in_dtypes[i])};
     ew_layout_t layout;
-    if ((status = ew_layout_make(ndim, shape, count, views, &layout)) != EW_SUCCESS || layout.n == 0 ||
-        (status = check_params(kernel, params)) != EW_SUCCESS)
+    ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
+    if (status != EW_SUCCESS)
+        return status;
+    if (layout.n == 0) /* nothing runs; an overwritten scalar still gets the value over nothing */
+        return scalar != NULL ? launch_flat(kernel, handle, 0, out, scalar, inputs, params, stream)
+                              : EW_SUCCESS;
+    if ((status = check_params(kernel, params)) != EW_SUCCESS)
         return status;
     const void *bases[EWI_KERNEL_MAX_INPUTS] = {NULL};
     for (int i = 0; i < kernel->n_inputs; ++i)
         bases[i] = (const void *)layout.base[1 + i];
     if (ew_layout_is_flat(&layout))
-        return launch_flat(kernel, handle, layout.n, (void *)layout.base[0], NULL, bases, params, stream);
+        return launch_flat(kernel, handle, layout.n, (void *)layout.base[0], scalar, bases, params, stream);
 
+    ew_launch_t how = ewi_launch_of(handle, stream);
+    if (scalar != NULL) {
+        uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
+        for (int k = 0; k < count; ++k)
+            ew_layout_span(&layout, k, &lo[k], &hi[k]);
+        if ((status = take_scalar(kernel, handle, scalar, count, names, lo, hi, &how)) != EW_SUCCESS)
+            return status;
+    }
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
     if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
@@ -520,7 +543,41 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
         (status = load_strided(kernel, context)) != EW_SUCCESS)
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
-    const ew_functor_t functor = functor_of(kernel, params, NULL);
-    const ew_launch_t how = ewi_launch_of(handle, stream);
+    const ew_functor_t functor = functor_of(kernel, params, scalar);
     return ew_launch_strided(&kernel->set, &plan, (void *)layout.base[0], bases, &functor, &how);
+}
+
+ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const int64_t *shape, void *out,
+                                     const int64_t *out_strides, const void *const *inputs,
+                                     const int64_t *const *in_strides, const double *params,
+                                     ew_stream_t stream)
+{
+    ewi_user_kernel_t *kernel;
+    ewi_handle_t *handle;
+    ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
+    if (status == EW_SUCCESS)
+        status = check_form(kernel, kernel_value, 0);
+    return status == EW_SUCCESS ? launch_strided(kernel, handle, ndim, shape, out, out_strides, NULL, inputs,
+                                                 in_strides, params, stream)
+                                : status;
+}
+
+ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim, const int64_t *shape,
+                                             void *const *outputs, const int64_t *const *out_strides,
+                                             ew_reduce_mode_t mode, const void *const *inputs,
+                                             const int64_t *const *in_strides, const double *params,
+                                             ew_stream_t stream)
+{
+    ewi_user_kernel_t *kernel;
+    ewi_handle_t *handle;
+    ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
+    if (status == EW_SUCCESS)
+        status = check_outputs(kernel, kernel_value, outputs, mode);
+    if (status != EW_SUCCESS)
+        return status;
+    const int array = 1 - kernel->reduce_index;
+    const scalar_t scalar = {outputs[kernel->reduce_index], mode};
+    return launch_strided(kernel, handle, ndim, shape, outputs[array],
+                          out_strides ? out_strides[array] : NULL, &scalar, inputs, in_strides, params,
+                          stream);
 }

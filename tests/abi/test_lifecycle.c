@@ -387,6 +387,48 @@ static void reduction_output_launches_are_checked(void **state)
     const ew_status_t status = ew_kernel_launch_outputs(kernel, 100, after_out, EW_REDUCE_OVERWRITE, inputs, NULL,
                                                         NULL);
     assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH || status == EW_ERROR_NOT_SUPPORTED);
+    /* the strided form: the same refusals, then the views' (the scalar against each view's span) */
+    const int64_t shape[2] = {10, 10}, column[2] = {1, 0}, x_strides[2] = {10, 1}, empty[2] = {0, 10};
+    const int64_t *in_strides[1] = {x_strides}, *broadcast[1] = {column};
+    assert_refused_as(ew_kernel_launch_strided(kernel, 2, shape, out, NULL, inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "ew_kernel_launch_strided of a kernel of outputs",
+                      "ew_kernel_launch_outputs");
+    assert_refused_as(ew_kernel_launch_outputs_strided(one, 2, shape, outputs, NULL, EW_REDUCE_OVERWRITE,
+                                                       inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "the strided outputs launch of a kernel of one output",
+                      "ew_kernel_launch");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, NULL, NULL, EW_REDUCE_OVERWRITE,
+                                                       inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "NULL outputs, strided", "outputs");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, outputs, NULL, (ew_reduce_mode_t)-1,
+                                                       inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a mode outside the enum, strided", "mode");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, null_scalar, NULL,
+                                                       EW_REDUCE_OVERWRITE, inputs, broadcast, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a NULL scalar, strided", "outputs[1]");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, inside_out, NULL,
+                                                       EW_REDUCE_OVERWRITE, inputs, broadcast, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside out's view", "inside out");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, inside_x, NULL, EW_REDUCE_OVERWRITE,
+                                                       inputs, broadcast, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside an input's view", "inside inputs[0]");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, misaligned, NULL,
+                                                       EW_REDUCE_ACCUMULATE, inputs, in_strides, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "an f64 scalar at 4 bytes, a flat layout", "aligned");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, -1, shape, outputs, NULL, EW_REDUCE_OVERWRITE,
+                                                       inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "ndim < 0", "ndim");
+    /* an accumulated empty shape queues nothing; an overwritten one reaches the device for its memset */
+    assert_int_equal(ew_kernel_launch_outputs_strided(kernel, 2, empty, after_out, NULL, EW_REDUCE_ACCUMULATE,
+                                                      inputs, NULL, NULL, NULL),
+                     EW_SUCCESS);
+    ew_status_t reached = ew_kernel_launch_outputs_strided(kernel, 2, empty, after_out, NULL,
+                                                           EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL);
+    assert_true(reached == EW_ERROR_CUDA || reached == EW_ERROR_DEVICE_MISMATCH);
+    reached = ew_kernel_launch_outputs_strided(kernel, 2, shape, after_out, NULL, EW_REDUCE_OVERWRITE, inputs,
+                                               broadcast, NULL, NULL);
+    assert_true(reached == EW_ERROR_CUDA || reached == EW_ERROR_DEVICE_MISMATCH ||
+                reached == EW_ERROR_NOT_SUPPORTED);
     for (size_t i = 0; i < sizeof out; ++i)
         assert_int_equal(out[i], 0);
     assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);

@@ -1299,6 +1299,93 @@ static void reduction_outputs(void **state)
     cudaFree(scalar);
 }
 
+/* Reduction outputs through strided launches: a transposed input (the tiled kernel) and a row
+ * broadcast over rows (a strided kernel that reads it at stride 0, each of its elements counted once a
+ * row), each op into f32 and f64, against the reference over the launch's elements; the f64 sum's
+ * tolerance would catch an element counted twice. Then an empty shape, which still overwrites. */
+static void strided_reduction_outputs(void **state)
+{
+    (void)state;
+    enum { ROWS = 300, COLS = 257, N = ROWS * COLS };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x57Du);
+    uint16_t *host = gu_host_alloc(N * sizeof *host);
+    float *out_host = gu_host_alloc(N * sizeof *out_host);
+    double *values = gu_host_alloc(N * sizeof *values), *repeated = gu_host_alloc(N * sizeof *repeated);
+    double magnitude = 0, row_magnitude = 0;
+    for (int64_t i = 0; i < N; ++i) {
+        const uint64_t r = gu_rng_next(&rng);
+        host[i] = (uint16_t)((r & 0x8000u) | (100u + (unsigned)(r >> 24) % 55u) << 7 | ((r >> 16) & 0x7Fu));
+        values[i] = ref_bf16_to_f32(host[i]);
+        magnitude += fabs(values[i]);
+    }
+    for (int64_t i = 0; i < N; ++i) {
+        repeated[i] = values[i % COLS];
+        row_magnitude += fabs(repeated[i]);
+    }
+    uint16_t *x;
+    float *out;
+    double *scalar;
+    GU_CUDA(cudaMalloc((void **)&x, N * sizeof *x));
+    GU_CUDA(cudaMalloc((void **)&out, N * sizeof *out));
+    GU_CUDA(cudaMalloc((void **)&scalar, sizeof *scalar));
+    GU_CUDA(cudaMemcpy(x, host, N * sizeof *x, cudaMemcpyHostToDevice));
+    static const ew_reduce_op_t ops[] = {EW_REDUCE_ABS_MAX, EW_REDUCE_MAX, EW_REDUCE_MIN, EW_REDUCE_SUM};
+    const ew_dtype_t in[] = {EW_BF16};
+    for (size_t o = 0; o < COUNT(ops); ++o)
+        for (int f64 = 0; f64 <= 1; ++f64) {
+            const ew_dtype_t dtype = f64 ? EW_F64 : EW_F32;
+            const ew_kernel_output_t outputs[2] = {{EW_F32, EW_REDUCE_NONE}, {dtype, ops[o]}};
+            ew_kernel_t kernel = NULL;
+            ew_status_t status = ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0;", 2, outputs,
+                                                          1, in, 0, &kernel);
+            if (gu_status_means_no_nvrtc(status))
+                gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
+            GU_EW(status);
+            void *pointers[2] = {out, scalar};
+            const void *inputs[] = {x};
+            for (int broadcast = 0; broadcast <= 1; ++broadcast) {
+                /* transposed: out [COLS][ROWS] = x^T; broadcast: out [ROWS][COLS] = x's first row on each */
+                const int64_t shape[2] = {broadcast ? ROWS : COLS, broadcast ? COLS : ROWS};
+                const int64_t x_strides[2] = {broadcast ? 0 : 1, broadcast ? 1 : COLS};
+                const int64_t *in_strides[] = {x_strides};
+                char what[160];
+                snprintf(what, sizeof what, "op %d into %s, %s", (int)ops[o], ew_dtype_name(dtype),
+                         broadcast ? "a row broadcast over rows" : "a transposed input");
+                GU_CUDA(cudaMemset(scalar, GU_POISON, sizeof *scalar));
+                GU_CUDA(cudaMemset(out, GU_POISON, N * sizeof *out));
+                GU_EW(ew_kernel_launch_outputs_strided(kernel, 2, shape, pointers, NULL, EW_REDUCE_OVERWRITE,
+                                                       inputs, in_strides, NULL, NULL));
+                double got;
+                GU_CUDA(cudaMemcpy(&got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+                GU_CUDA(cudaMemcpy(out_host, out, N * sizeof *out, cudaMemcpyDeviceToHost));
+                for (int64_t i = 0; i < N; ++i) {
+                    const int64_t row = i / shape[1], col = i % shape[1];
+                    const uint16_t want = host[broadcast ? col : col * COLS + row];
+                    if (memcmp(&out_host[i], &(float){ref_bf16_to_f32(want)}, 4) != 0)
+                        GU_FAIL("%s: out[%lld] differs from the conversion", what, (long long)i);
+                }
+                int nan;
+                const double want = reduce_reference(ops[o], broadcast ? repeated : values, N, &nan);
+                check_reduction(what, ops[o], dtype, &got, want, nan, broadcast ? row_magnitude : magnitude,
+                                N);
+            }
+            /* an empty shape: nothing written, the scalar overwritten with the value over nothing */
+            const int64_t empty[2] = {0, COLS};
+            GU_CUDA(cudaMemset(scalar, GU_POISON, sizeof *scalar));
+            GU_EW(ew_kernel_launch_outputs_strided(kernel, 2, empty, pointers, NULL, EW_REDUCE_OVERWRITE,
+                                                   inputs, NULL, NULL, NULL));
+            double got;
+            int nan;
+            GU_CUDA(cudaMemcpy(&got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+            check_reduction("over an empty shape", ops[o], dtype, &got,
+                            reduce_reference(ops[o], values, 0, &nan), 0, 0, 0);
+            GU_EW(ew_kernel_destroy(kernel));
+        }
+    cudaFree(x);
+    cudaFree(out);
+    cudaFree(scalar);
+}
+
 int main(int argc, char **argv)
 {
     gu_require_gpu("test_user_kernel_gpu");
@@ -1309,6 +1396,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(errors, gu_teardown),
         cmocka_unit_test_teardown(caches, gu_teardown),
         cmocka_unit_test_teardown(reduction_outputs, gu_teardown),
+        cmocka_unit_test_teardown(strided_reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),

@@ -428,11 +428,14 @@ static ew_status_t check_form(const ewi_user_kernel_t *kernel, ew_kernel_t value
     return EW_SUCCESS;
 }
 
-/* What a launch of outputs checks first: the kernel's form, the outputs array, the mode. */
-static ew_status_t check_outputs(const ewi_user_kernel_t *kernel, ew_kernel_t value, void *const *outputs,
-                                 ew_reduce_mode_t mode)
+/* What a launch of outputs checks first: a live kernel of outputs (*k, of the live handle *h), the
+ * outputs array, the mode. */
+static ew_status_t find_outputs_kernel(ew_kernel_t value, void *const *outputs, ew_reduce_mode_t mode,
+                                       ewi_user_kernel_t **k, ewi_handle_t **h)
 {
-    ew_status_t status = check_form(kernel, value, 1);
+    ew_status_t status = find_kernel(value, k, h);
+    if (status == EW_SUCCESS)
+        status = check_form(*k, value, 1);
     if (status != EW_SUCCESS)
         return status;
     if (outputs == NULL)
@@ -459,9 +462,7 @@ ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const 
 {
     ewi_user_kernel_t *k;
     ewi_handle_t *h;
-    ew_status_t status = find_kernel(kernel, &k, &h);
-    if (status == EW_SUCCESS)
-        status = check_outputs(k, kernel, outputs, mode);
+    const ew_status_t status = find_outputs_kernel(kernel, outputs, mode, &k, &h);
     if (status != EW_SUCCESS)
         return status;
     const scalar_t scalar = {outputs[k->reduce_index], mode};
@@ -570,9 +571,7 @@ ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim,
 {
     ewi_user_kernel_t *kernel;
     ewi_handle_t *handle;
-    ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
-    if (status == EW_SUCCESS)
-        status = check_outputs(kernel, kernel_value, outputs, mode);
+    const ew_status_t status = find_outputs_kernel(kernel_value, outputs, mode, &kernel, &handle);
     if (status != EW_SUCCESS)
         return status;
     const int array = 1 - kernel->reduce_index;

@@ -356,6 +356,13 @@ static void ops_refuse_what_the_catalogue_refuses(void **state)
 
 /* ---- arguments, before NVRTC ---- */
 
+/* A spec of one output, its flat program. */
+#define SPEC(source_, out_, n_inputs_, in_dtypes_, n_params_)                                         \
+    {                                                                                                 \
+        .source = (source_), .out_dtype = (out_), .n_inputs = (n_inputs_), .in_dtypes = (in_dtypes_), \
+        .n_params = (n_params_)                                                                       \
+    }
+
 static void arguments_refused(void **state)
 {
     (void)state;
@@ -366,55 +373,21 @@ static void arguments_refused(void **state)
         ew_status_t status;
         const char *fragment;
     } cases[] = {
-        {{NULL, EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_INVALID_VALUE,
-         "source is NULL"},
-        {{"return in0;", EW_F32, 0, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_INVALID_VALUE,
-         "n_inputs = 0"},
-        {{"return in0;", EW_F32, 5, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_INVALID_VALUE,
-         "n_inputs = 5"},
-        {{"return in0;", EW_F32, 1, NULL, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_INVALID_VALUE,
-         "in_dtypes is NULL"},
-        {{"return in0;", EW_F32, 1, in, -1, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_INVALID_VALUE,
-         "n_params = -1"},
-        {{"return in0;", EW_F32, 1, in, 9, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_INVALID_VALUE,
-         "n_params = 9"},
-        {{"return in0;", (ew_dtype_t)0, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_NOT_SUPPORTED,
-         "out_dtype 0"},
-        {{"return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_NOT_SUPPORTED,
+        {SPEC(NULL, EW_F32, 1, in, 0), "sm_90", EW_ERROR_INVALID_VALUE, "source is NULL"},
+        {SPEC("return in0;", EW_F32, 0, in, 0), "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 0"},
+        {SPEC("return in0;", EW_F32, 5, in, 0), "sm_90", EW_ERROR_INVALID_VALUE, "n_inputs = 5"},
+        {SPEC("return in0;", EW_F32, 1, NULL, 0), "sm_90", EW_ERROR_INVALID_VALUE, "in_dtypes is NULL"},
+        {SPEC("return in0;", EW_F32, 1, in, -1), "sm_90", EW_ERROR_INVALID_VALUE, "n_params = -1"},
+        {SPEC("return in0;", EW_F32, 1, in, 9), "sm_90", EW_ERROR_INVALID_VALUE, "n_params = 9"},
+        {SPEC("return in0;", (ew_dtype_t)0, 1, in, 0), "sm_90", EW_ERROR_NOT_SUPPORTED, "out_dtype 0"},
+        {SPEC("return in0;", (ew_dtype_t)EW_DTYPE_END, 1, in, 0), "sm_90", EW_ERROR_NOT_SUPPORTED,
          "is not a dtype"},
-        {{"return in0;", EW_F32, 1, bad, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90",
-         EW_ERROR_NOT_SUPPORTED,
-         "in_dtypes[0] = 0"},
-        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "compute_90",
-         EW_ERROR_INVALID_VALUE,
+        {SPEC("return in0;", EW_F32, 1, bad, 0), "sm_90", EW_ERROR_NOT_SUPPORTED, "in_dtypes[0] = 0"},
+        {SPEC("return in0;", EW_F32, 1, in, 0), "compute_90", EW_ERROR_INVALID_VALUE,
          "\"compute_90\" is not"},
-        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_",
-         EW_ERROR_INVALID_VALUE,
-         "\"sm_\" is not"},
-        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0},
-         "sm_90 -G",
-         EW_ERROR_INVALID_VALUE,
-         "is not a real GPU"},
-        {{"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0}, NULL, EW_ERROR_INVALID_VALUE, "(null)"},
+        {SPEC("return in0;", EW_F32, 1, in, 0), "sm_", EW_ERROR_INVALID_VALUE, "\"sm_\" is not"},
+        {SPEC("return in0;", EW_F32, 1, in, 0), "sm_90 -G", EW_ERROR_INVALID_VALUE, "is not a real GPU"},
+        {SPEC("return in0;", EW_F32, 1, in, 0), NULL, EW_ERROR_INVALID_VALUE, "(null)"},
     };
     for (size_t i = 0; i < COUNT(cases); ++i) {
         ewi_kernel_binary_t binary;

@@ -2492,9 +2492,9 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     }
     PyObject *kernel = args[0];
-    long out_dtype, n_params, reduce, reduce_dtype;
+    long out_dtype, n_params, reduce, reduce_dtype = 0; /* the scalar's dtype, read only for a reduction */
     if (attr_int(kernel, s_out_dtype, &out_dtype) || attr_int(kernel, s_n_params, &n_params) ||
-        attr_int(kernel, s_reduce_attr, &reduce) || attr_int(kernel, s_reduce_dtype_attr, &reduce_dtype))
+        attr_int(kernel, s_reduce_attr, &reduce) || (reduce && attr_int(kernel, s_reduce_dtype_attr, &reduce_dtype)))
         return NULL;
     int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
     if (accumulate < 0)

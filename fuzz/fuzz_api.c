@@ -1351,9 +1351,9 @@ static int take_outputs(input_t *in, ew_kernel_output_t outputs[EW_KERNEL_MAX_OU
 }
 
 /* The checks of ew_kernel_create_outputs' outputs, before any other: the count and the array, each
- * reduction inside its enum (EW_ERROR_INVALID_VALUE), then one array and one reduction
- * (EW_ERROR_NOT_SUPPORTED); on success spec gets them. */
-static ew_status_t outputs_model(int n, const ew_kernel_output_t *outputs, ewi_kernel_spec_t *spec)
+ * reduction inside its enum (EW_ERROR_INVALID_VALUE), then at least one array and at most one reduction
+ * (EW_ERROR_NOT_SUPPORTED). */
+static ew_status_t outputs_model(int n, const ew_kernel_output_t *outputs)
 {
     if (n < 1 || n > EW_KERNEL_MAX_OUTPUTS || outputs == NULL)
         return EW_ERROR_INVALID_VALUE;
@@ -1361,25 +1361,28 @@ static ew_status_t outputs_model(int n, const ew_kernel_output_t *outputs, ewi_k
     for (int k = 0; k < n; ++k) {
         if ((int)outputs[k].reduce < EW_REDUCE_NONE || (int)outputs[k].reduce > FUZZ_LAST_REDUCE_OP)
             return EW_ERROR_INVALID_VALUE;
-        if (outputs[k].reduce == EW_REDUCE_NONE) {
-            spec->out_dtype = outputs[k].dtype;
+        if (outputs[k].reduce == EW_REDUCE_NONE)
             ++arrays;
-        } else {
-            spec->reduce = outputs[k].reduce;
-            spec->reduce_dtype = outputs[k].dtype;
+        else
             ++reductions;
-        }
     }
-    return arrays == 1 && reductions == 1 ? EW_SUCCESS : EW_ERROR_NOT_SUPPORTED;
+    return arrays >= 1 && reductions <= 1 ? EW_SUCCESS : EW_ERROR_NOT_SUPPORTED;
 }
 
-/* spec_model for a kernel of outputs: then its reduction's scalar, EW_F32 or EW_F64. */
-static ew_status_t outputs_spec_model(const ewi_kernel_spec_t *spec)
+/* spec_model for a kernel of outputs (outputs_model passed): every array of an op's dtype, and a
+ * reduction's scalar EW_F32 or EW_F64 (EW_ERROR_NOT_SUPPORTED). */
+static ew_status_t outputs_spec_model(const ewi_kernel_spec_t *spec, int n, const ew_kernel_output_t *outputs)
 {
-    const ew_status_t status = spec_model(spec);
+    ewi_kernel_spec_t first = *spec;
+    first.out_dtype = EW_F32; /* spec_model's out_dtype check stands for the arrays' below */
+    const ew_status_t status = spec_model(&first);
     if (status != EW_SUCCESS)
         return status;
-    return spec->reduce_dtype == EW_F32 || spec->reduce_dtype == EW_F64 ? EW_SUCCESS : EW_ERROR_NOT_SUPPORTED;
+    for (int k = 0; k < n; ++k)
+        if (outputs[k].reduce == EW_REDUCE_NONE ? !op_dtype_valid((int)outputs[k].dtype)
+                                                : outputs[k].dtype != EW_F32 && outputs[k].dtype != EW_F64)
+            return EW_ERROR_NOT_SUPPORTED;
+    return EW_SUCCESS;
 }
 
 /* ew_kernel_create_outputs: the output pointer, the outputs, the handle, the spec, then the device, which is
@@ -1401,11 +1404,11 @@ static void action_kernel_create_outputs(input_t *in)
     ew_status_t expected;
     if (output_null)
         expected = EW_ERROR_INVALID_VALUE;
-    else if ((expected = outputs_model(n_outputs, given, &spec)) != EW_SUCCESS)
+    else if ((expected = outputs_model(n_outputs, given)) != EW_SUCCESS)
         ;
     else if (find_live(h) == NULL)
         expected = EW_ERROR_INVALID_HANDLE;
-    else if ((expected = outputs_spec_model(&spec)) == EW_SUCCESS)
+    else if ((expected = outputs_spec_model(&spec, n_outputs, given)) == EW_SUCCESS)
         expected = EW_ERROR_CUDA; /* the device check */
     CHECK(status == expected,
           "ew_kernel_create_outputs(%p, source %s, n_outputs %d, outputs %s, n_inputs %d, in_dtypes %s, "
@@ -1444,9 +1447,9 @@ static void action_kernel_cache_fill(input_t *in, int outputs_form)
                                                     spec.in_dtypes, spec.n_params, archs[a]);
     check_status(what, status);
     /* the outputs (ew_kernel_create_outputs' checks), the spec, the architecture's name, the cache */
-    ew_status_t spec_status = outputs_form ? outputs_model(n_outputs, given, &spec) : EW_SUCCESS;
+    ew_status_t spec_status = outputs_form ? outputs_model(n_outputs, given) : EW_SUCCESS;
     if (spec_status == EW_SUCCESS)
-        spec_status = outputs_form ? outputs_spec_model(&spec) : spec_model(&spec);
+        spec_status = outputs_form ? outputs_spec_model(&spec, n_outputs, given) : spec_model(&spec);
     const ew_status_t expected =
         spec_status != EW_SUCCESS ? spec_status : valid[a] ? EW_ERROR_NOT_SUPPORTED : EW_ERROR_INVALID_VALUE;
     CHECK(status == expected,

@@ -59,9 +59,10 @@ static ew_status_t prepare(ew_handle_t handle, const char *entry, int call, ew_o
     return EW_SUCCESS;
 }
 
-ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int count)
+ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int outputs,
+                           int count)
 {
-    ew_status_t status = ewi_check_operands(n, operands, count);
+    ew_status_t status = ewi_check_operands(n, operands, outputs, count);
     if (status == EW_SUCCESS)
         status = ewi_handle_check_device(handle);
     for (int i = 0; status == EW_SUCCESS && handle->check_pointers && i < count; ++i)
@@ -71,11 +72,12 @@ ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t 
 }
 
 ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
-                            const ewi_operand_t *operands, int count, const ew_functor_t *functor,
-                            const ew_launch_t *how)
+                            const ewi_operand_t *operands, int outputs, int count,
+                            const ew_functor_t *functor, const ew_launch_t *how)
 {
     ew_call_t call = {.n = n,
                       .count = count,
+                      .outputs = outputs,
                       .block_table = set->block_table,
                       .bulk_blocks_per_sm = set->bulk_blocks_per_sm};
     for (int i = 0; i < count; ++i) {
@@ -122,7 +124,7 @@ ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
 {
     /* the scalars against the operands, before the device: every argument's refusal comes first */
     if (params->scale != NULL || params->reduction != NULL) {
-        ew_status_t status = ewi_check_operands(n, operands, count);
+        ew_status_t status = ewi_check_operands(n, operands, 1, count);
         uintptr_t lo[EW_PLAN_MAX_POINTERS], hi[EW_PLAN_MAX_POINTERS];
         const char *names[EW_PLAN_MAX_POINTERS];
         for (int k = 0; k < count; ++k) {
@@ -133,12 +135,12 @@ ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
         if (status != EW_SUCCESS || (status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
             return status;
     }
-    ew_status_t status = ewi_check_flat(handle, n, operands, count);
+    ew_status_t status = ewi_check_flat(handle, n, operands, 1, count);
     if (status != EW_SUCCESS)
         return status;
     ew_functor_t functor;
     set->make_functor(params, &functor);
-    return ewi_launch_flat(handle, set, n, operands, count, &functor, how);
+    return ewi_launch_flat(handle, set, n, operands, 1, count, &functor, how);
 }
 
 ew_status_t ew_unary(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x,

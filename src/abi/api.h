@@ -33,12 +33,13 @@ typedef struct {
 ew_status_t ewi_find(ew_handle_t handle, const char *entry, int call, ew_op_t op, ew_dtype_t out_dtype,
                      ew_dtype_t in_dtype, ewi_handle_t **h, const ew_kernel_set_t **set);
 
-/* Flat operands of n > 0 elements (out first): non-NULL, aligned to their element size, inside the
- * address space, and out overlapping an input only exactly in place with equal element sizes (any other
- * overlap is refused). Inline: the tensor lists check every entry with it. */
-static inline ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int count)
+/* Flat operands of n > 0 elements (the outputs first): non-NULL, aligned to their element size, inside
+ * the address space, an output overlapping an input only exactly in place with equal element sizes and
+ * no other output at all (any other overlap is refused). Inline: the tensor lists check every entry with
+ * it. */
+static inline ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *operands, int outputs, int count)
 {
-    uintptr_t end[EW_PLAN_MAX_POINTERS];
+    uintptr_t end[EW_PLAN_MAX_CALL_POINTERS];
     for (int i = 0; i < count; ++i) {
         const ewi_operand_t *p = &operands[i];
         uintptr_t address = (uintptr_t)p->address;
@@ -54,16 +55,18 @@ static inline ew_status_t ewi_check_operands(int64_t n, const ewi_operand_t *ope
                             "%s: n = %lld elements run past the end of the address space", p->name, (long long)n);
         end[i] = address + bytes;
     }
-    for (int i = 1; i < count; ++i) {
-        uintptr_t out = (uintptr_t)operands[0].address, in = (uintptr_t)operands[i].address;
-        if (out == in && operands[0].elem_size == operands[i].elem_size)
-            continue;
-        if (out < end[i] && in < end[0])
-            return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "out [%p, +%lld elements) overlaps %s; only exact in-place with equal element sizes "
-                            "is allowed",
-                            operands[0].address, (long long)n, operands[i].name);
-    }
+    for (int o = 0; o < outputs; ++o)
+        for (int i = o + 1; i < count; ++i) {
+            uintptr_t out = (uintptr_t)operands[o].address, other = (uintptr_t)operands[i].address;
+            if (i >= outputs && out == other && operands[o].elem_size == operands[i].elem_size)
+                continue;
+            if (out < end[i] && other < end[o])
+                return ewi_fail(EW_ERROR_INVALID_VALUE,
+                                i < outputs ? "%s [%p, +%lld elements) overlaps %s; outputs are apart"
+                                            : "%s [%p, +%lld elements) overlaps %s; only exact in-place with "
+                                              "equal element sizes is allowed",
+                                operands[o].name, operands[o].address, (long long)n, operands[i].name);
+        }
     return EW_SUCCESS;
 }
 
@@ -77,12 +80,13 @@ ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t
 
 /* A flat call of n > 0 elements: the operands (ewi_check_operands), the device and, where the handle
  * checks pointers, each pointer against the device's memory. */
-ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int count);
+ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int outputs,
+                           int count);
 
 /* A checked flat call planned and launched on set's kernels. */
 ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
-                            const ewi_operand_t *operands, int count, const ew_functor_t *functor,
-                            const ew_launch_t *how);
+                            const ewi_operand_t *operands, int outputs, int count,
+                            const ew_functor_t *functor, const ew_launch_t *how);
 
 /* A catalogue call: ewi_check_flat, then ewi_launch_flat with the functor built from params. */
 ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n, const ewi_operand_t *operands,

@@ -59,7 +59,7 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
         }
         for (int j = 0; j < pointers; ++j)
             operands[j].address = call->address[j][i];
-        ew_status_t status = ewi_check_operands(n, operands, pointers);
+        ew_status_t status = ewi_check_operands(n, operands, 1, pointers);
         if (status != EW_SUCCESS)
             return fail_entry(status, i);
         *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */

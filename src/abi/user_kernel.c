@@ -67,9 +67,10 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
                              .n_inputs = spec->n_inputs,
                              .n_params = spec->n_params,
                              .source = source,
-                             .reduce = spec->reduce,
-                             .reduce_dtype = spec->reduce_dtype,
-                             .reduce_index = spec->reduce_index};
+                             .n_outputs = spec->n_outputs,
+                             .reduction = ewi_kernel_reduction(spec)};
+    memcpy(k->outputs, spec->outputs, sizeof k->outputs);
+    k->n_arrays = ewi_kernel_arrays(spec, k->arrays);
     const ewi_slots_t slots = ewi_kernel_slots(spec);
     k->set.widest_pack = slots.widest_pack;
     k->set.access_packs = slots.access_packs;
@@ -83,15 +84,15 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
 /* The spec of kernel's flat (strided 0) or strided programs. */
 static ewi_kernel_spec_t spec_of(const ewi_user_kernel_t *kernel, int strided)
 {
-    return (ewi_kernel_spec_t){.source = kernel->source,
-                               .out_dtype = kernel->out_dtype,
-                               .n_inputs = kernel->n_inputs,
-                               .in_dtypes = kernel->in_dtypes,
-                               .n_params = kernel->n_params,
-                               .strided = strided,
-                               .reduce = kernel->reduce,
-                               .reduce_dtype = kernel->reduce_dtype,
-                               .reduce_index = kernel->reduce_index};
+    ewi_kernel_spec_t spec = {.source = kernel->source,
+                              .out_dtype = kernel->out_dtype,
+                              .n_inputs = kernel->n_inputs,
+                              .in_dtypes = kernel->in_dtypes,
+                              .n_params = kernel->n_params,
+                              .strided = strided,
+                              .n_outputs = kernel->n_outputs};
+    memcpy(spec.outputs, kernel->outputs, sizeof spec.outputs);
+    return spec;
 }
 
 ew_status_t ewi_user_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
@@ -189,40 +190,20 @@ ew_status_t ew_kernel_create(ew_handle_t handle, const char *source, ew_dtype_t 
 }
 
 /* The spec of ew_kernel_create_outputs' (and ew_kernel_cache_fill_outputs') arguments, its outputs
- * checked; ewi_kernel_check checks the rest. */
+ * checked first (ewi_kernel_check_outputs); ewi_kernel_check checks the rest. */
 static ew_status_t outputs_spec(const char *source, int n_outputs, const ew_kernel_output_t *outputs,
                                 int n_inputs, const ew_dtype_t *in_dtypes, int n_params,
-                                ewi_kernel_spec_t *spec_out)
+                                ewi_kernel_spec_t *spec)
 {
-    if (n_outputs < 1 || n_outputs > EW_KERNEL_MAX_OUTPUTS)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "n_outputs = %d: a kernel takes 1 to %d outputs", n_outputs,
-                        EW_KERNEL_MAX_OUTPUTS);
-    if (outputs == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL with n_outputs = %d", n_outputs);
-    ewi_kernel_spec_t spec = {
-        .source = source, .n_inputs = n_inputs, .in_dtypes = in_dtypes, .n_params = n_params};
-    int arrays = 0, reductions = 0;
-    for (int k = 0; k < n_outputs; ++k) {
-        if ((int)outputs[k].reduce < EW_REDUCE_NONE || (int)outputs[k].reduce > EW_REDUCE_SUM)
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs[%d].reduce = %d is not an ew_reduce_op_t", k,
-                            (int)outputs[k].reduce);
-        if (outputs[k].reduce == EW_REDUCE_NONE) {
-            spec.out_dtype = outputs[k].dtype;
-            ++arrays;
-        } else {
-            spec.reduce = outputs[k].reduce;
-            spec.reduce_dtype = outputs[k].dtype;
-            spec.reduce_index = k;
-            ++reductions;
-        }
-    }
-    if (arrays != 1 || reductions != 1)
-        return ewi_fail(
-            EW_ERROR_NOT_SUPPORTED,
-            "outputs: %d arrays and %d reductions; this release's kernels of outputs take one array and "
-            "one reduction (a kernel of one array is ew_kernel_create's)",
-            arrays, reductions);
-    *spec_out = spec;
+    const ew_status_t status = ewi_kernel_check_outputs(n_outputs, outputs);
+    if (status != EW_SUCCESS)
+        return status;
+    *spec = (ewi_kernel_spec_t){.source = source,
+                                .n_inputs = n_inputs,
+                                .in_dtypes = in_dtypes,
+                                .n_params = n_params,
+                                .n_outputs = n_outputs};
+    memcpy(spec->outputs, outputs, (size_t)n_outputs * sizeof *outputs);
     return EW_SUCCESS;
 }
 
@@ -250,7 +231,8 @@ static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
     if (digits < 2 || digits > 3 || arch[3 + digits] != '\0')
         return ewi_fail(EW_ERROR_INVALID_VALUE, "arch \"%.40s\" is not \"sm_\" and a compute capability's digits, "
                                                 "as \"sm_90\" names cc 9.0", arch != NULL ? arch : "(null)");
-    for (spec.strided = 0; status == EW_SUCCESS && spec.strided <= 1; ++spec.strided)
+    const int strided_too = ewi_kernel_arrays(&spec, NULL) == 1; /* several arrays launch flat only */
+    for (spec.strided = 0; status == EW_SUCCESS && spec.strided <= strided_too; ++spec.strided)
         status = ewi_module_store(&spec, arch);
     return status;
 }
@@ -343,9 +325,10 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
                                int count, const char *const names[], const uintptr_t lo[],
                                const uintptr_t hi[], ew_launch_t *how)
 {
+    const ew_kernel_output_t *output = &kernel->outputs[kernel->reduction];
     char name[24];
-    snprintf(name, sizeof name, "outputs[%d]", kernel->reduce_index);
-    const size_t size = ew_dtype_size(kernel->reduce_dtype);
+    snprintf(name, sizeof name, "outputs[%d]", kernel->reduction);
+    const size_t size = ew_dtype_size(output->dtype);
     const uintptr_t at = (uintptr_t)scalar->address;
     if (scalar->address == NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) is NULL", name);
@@ -362,34 +345,62 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     if (status == EW_SUCCESS && scalar->mode == EW_REDUCE_OVERWRITE) {
         how->reset = scalar->address;
         how->reset_bytes = size;
-        how->reset_value = identity_of(kernel->reduce, kernel->reduce_dtype);
+        how->reset_value = identity_of(output->reduce, output->dtype);
     }
     return status;
 }
 
-/* ew_kernel_launch (scalar NULL) and ew_kernel_launch_outputs once the kernel and its handle are found. */
-static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, int64_t n, void *out,
-                               const scalar_t *scalar, const void *const *inputs, const double *params,
-                               ew_stream_t stream)
+/* The names of a kernel's operands in messages, arrays then inputs: ew_kernel_create's "out", a kernel of
+ * outputs' "outputs[k]" (k among all its outputs). */
+static void operand_names(const ewi_user_kernel_t *kernel, const char *names[EW_PLAN_MAX_CALL_POINTERS],
+                          const char *const strides_names[], const char *strides[EW_PLAN_MAX_CALL_POINTERS])
+{
+    static const char *const outputs[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]"};
+    static const char *const output_strides[] = {"out_strides[0]", "out_strides[1]", "out_strides[2]",
+                                                 "out_strides[3]"};
+    static const char *const inputs[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
+    int a = 0;
+    for (int k = 0; k < (kernel->n_outputs > 0 ? kernel->n_outputs : 1); ++k)
+        if (k != kernel->reduction) {
+            names[a] = kernel->n_outputs > 0 ? outputs[k] : "out";
+            if (strides != NULL)
+                strides[a] = kernel->n_outputs > 0 ? output_strides[k] : strides_names[0];
+            ++a;
+        }
+    for (int i = 0; i < kernel->n_inputs; ++i) {
+        names[a + i] = inputs[i];
+        if (strides != NULL)
+            strides[a + i] = strides_names[1 + i];
+    }
+}
+
+/* ew_kernel_launch (scalar NULL) and ew_kernel_launch_outputs once the kernel and its handle are found:
+ * its n_arrays arrays, in order. */
+static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, int64_t n,
+                               void *const *arrays, const scalar_t *scalar, const void *const *inputs,
+                               const double *params, ew_stream_t stream)
 {
     ew_status_t status;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
-    static const char *const names[EW_PLAN_MAX_POINTERS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
-                                                            "inputs[3]"};
-    const int count = 1 + kernel->n_inputs;
-    ewi_operand_t operands[EW_PLAN_MAX_POINTERS] = {{names[0], out, ew_dtype_size(kernel->out_dtype)}};
+    const char *names[EW_PLAN_MAX_CALL_POINTERS];
+    operand_names(kernel, names, NULL, NULL);
+    const int outputs = kernel->n_arrays, count = outputs + kernel->n_inputs;
+    ewi_operand_t operands[EW_PLAN_MAX_CALL_POINTERS];
+    for (int k = 0; k < outputs; ++k)
+        operands[k] = (ewi_operand_t){names[k], arrays[k], ew_dtype_size(kernel->arrays[k])};
     for (int i = 0; i < kernel->n_inputs && inputs != NULL; ++i)
-        operands[1 + i] = (ewi_operand_t){names[1 + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
+        operands[outputs + i] =
+            (ewi_operand_t){names[outputs + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
-        uintptr_t lo[EW_PLAN_MAX_POINTERS], hi[EW_PLAN_MAX_POINTERS];
+        uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
         for (int k = 0; k < count; ++k) {
             lo[k] = (uintptr_t)operands[k].address;
             hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
         }
-        if ((status = take_scalar(kernel, handle, scalar, inputs != NULL ? count : 1, names, lo, hi, &how)) !=
-            EW_SUCCESS)
+        if ((status = take_scalar(kernel, handle, scalar, inputs != NULL ? count : outputs, names, lo, hi,
+                                  &how)) != EW_SUCCESS)
             return status;
     }
     if (n == 0) { /* an overwritten scalar still gets the value over nothing */
@@ -402,7 +413,7 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
         return ewi_fail(EW_ERROR_INVALID_VALUE, "inputs is NULL with n = %lld", (long long)n);
     if ((status = check_params(kernel, params)) != EW_SUCCESS)
         return status;
-    if ((status = ewi_check_flat(handle, n, operands, count)) != EW_SUCCESS)
+    if ((status = ewi_check_flat(handle, n, operands, outputs, count)) != EW_SUCCESS)
         return status;
     if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
@@ -412,26 +423,28 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
     const ew_functor_t functor = functor_of(kernel, params, scalar);
-    return ewi_launch_flat(handle, &kernel->set, n, operands, count, &functor, &how);
+    return ewi_launch_flat(handle, &kernel->set, n, operands, outputs, count, &functor, &how);
 }
 
 /* A kernel of outputs launched as one of one output, or the reverse: refused. */
 static ew_status_t check_form(const ewi_user_kernel_t *kernel, ew_kernel_t value, int outputs)
 {
-    if (outputs && kernel->reduce == EW_REDUCE_NONE)
+    if (outputs && kernel->n_outputs == 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel %p has one output: launch it with ew_kernel_launch",
                         (void *)value);
-    if (!outputs && kernel->reduce != EW_REDUCE_NONE)
+    if (!outputs && kernel->n_outputs > 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE,
-                        "kernel %p has a reduction output: launch it with ew_kernel_launch_outputs",
+                        "kernel %p is a kernel of outputs: launch it with ew_kernel_launch_outputs",
                         (void *)value);
     return EW_SUCCESS;
 }
 
 /* What a launch of outputs checks first: a live kernel of outputs (*k, of the live handle *h), the
- * outputs array, the mode. */
+ * outputs array, the mode; then its arrays' pointers in order, and its scalar's (*scalar, address NULL
+ * where it has no reduction). */
 static ew_status_t find_outputs_kernel(ew_kernel_t value, void *const *outputs, ew_reduce_mode_t mode,
-                                       ewi_user_kernel_t **k, ewi_handle_t **h)
+                                       ewi_user_kernel_t **k, ewi_handle_t **h,
+                                       void *arrays[EW_KERNEL_MAX_OUTPUTS], scalar_t *scalar)
 {
     ew_status_t status = find_kernel(value, k, h);
     if (status == EW_SUCCESS)
@@ -442,6 +455,12 @@ static ew_status_t find_outputs_kernel(ew_kernel_t value, void *const *outputs, 
         return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL");
     if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "mode = %d is not an ew_reduce_mode_t", (int)mode);
+    *scalar = (scalar_t){NULL, mode};
+    for (int k_out = 0, a = 0; k_out < (*k)->n_outputs; ++k_out)
+        if (k_out == (*k)->reduction)
+            scalar->address = outputs[k_out];
+        else
+            arrays[a++] = outputs[k_out];
     return EW_SUCCESS;
 }
 
@@ -453,7 +472,7 @@ ew_status_t ew_kernel_launch(ew_kernel_t kernel, int64_t n, void *out, const voi
     ew_status_t status = find_kernel(kernel, &k, &h);
     if (status == EW_SUCCESS)
         status = check_form(k, kernel, 0);
-    return status == EW_SUCCESS ? launch_flat(k, h, n, out, NULL, inputs, params, stream) : status;
+    return status == EW_SUCCESS ? launch_flat(k, h, n, &out, NULL, inputs, params, stream) : status;
 }
 
 ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const *outputs,
@@ -462,11 +481,12 @@ ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const 
 {
     ewi_user_kernel_t *k;
     ewi_handle_t *h;
-    const ew_status_t status = find_outputs_kernel(kernel, outputs, mode, &k, &h);
+    void *arrays[EW_KERNEL_MAX_OUTPUTS];
+    scalar_t scalar;
+    const ew_status_t status = find_outputs_kernel(kernel, outputs, mode, &k, &h, arrays, &scalar);
     if (status != EW_SUCCESS)
         return status;
-    const scalar_t scalar = {outputs[k->reduce_index], mode};
-    return launch_flat(k, h, n, outputs[1 - k->reduce_index], &scalar, inputs, params, stream);
+    return launch_flat(k, h, n, arrays, k->reduction >= 0 ? &scalar : NULL, inputs, params, stream);
 }
 
 /* ---- the strided launch: the layout checked and coalesced, then the flat launch or a strided kernel ---- */
@@ -501,31 +521,33 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
                                   const scalar_t *scalar, const void *const *inputs,
                                   const int64_t *const *in_strides, const double *params, ew_stream_t stream)
 {
-    static const char *const names[EW_LAYOUT_MAX_OPERANDS] = {"out", "inputs[0]", "inputs[1]", "inputs[2]",
-                                                              "inputs[3]"};
     static const char *const strides_names[EW_LAYOUT_MAX_OPERANDS] = {
         "out_strides", "in_strides[0]", "in_strides[1]", "in_strides[2]", "in_strides[3]"};
+    const char *names[EW_PLAN_MAX_CALL_POINTERS], *strides[EW_PLAN_MAX_CALL_POINTERS];
+    operand_names(kernel, names, strides_names, strides);
     const int count = 1 + kernel->n_inputs;
     ew_view_t views[EW_LAYOUT_MAX_OPERANDS] = {
-        {names[0], strides_names[0], out, out_strides, ew_dtype_size(kernel->out_dtype)}};
+        {names[0], strides[0], out, out_strides, ew_dtype_size(kernel->arrays[0])}};
     for (int i = 0; i < kernel->n_inputs; ++i)
-        views[1 + i] = (ew_view_t){inputs != NULL ? names[1 + i] : "inputs", strides_names[1 + i],
-                                   inputs != NULL ? inputs[i] : NULL, in_strides != NULL ? in_strides[i] : NULL,
-                                   ew_dtype_size(kernel->in_dtypes[i])};
+        views[1 + i] = (ew_view_t){
+            inputs != NULL ? names[1 + i] : "inputs", strides[1 + i], inputs != NULL ? inputs[i] : NULL,
+            in_strides != NULL ? in_strides[i] : NULL, ew_dtype_size(kernel->in_dtypes[i])};
     ew_layout_t layout;
     ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
     if (status != EW_SUCCESS)
         return status;
     if (layout.n == 0) /* nothing runs; an overwritten scalar still gets the value over nothing */
-        return scalar != NULL ? launch_flat(kernel, handle, 0, out, scalar, inputs, params, stream)
+        return scalar != NULL ? launch_flat(kernel, handle, 0, &out, scalar, inputs, params, stream)
                               : EW_SUCCESS;
     if ((status = check_params(kernel, params)) != EW_SUCCESS)
         return status;
     const void *bases[EWI_KERNEL_MAX_INPUTS] = {NULL};
     for (int i = 0; i < kernel->n_inputs; ++i)
         bases[i] = (const void *)layout.base[1 + i];
-    if (ew_layout_is_flat(&layout))
-        return launch_flat(kernel, handle, layout.n, (void *)layout.base[0], scalar, bases, params, stream);
+    if (ew_layout_is_flat(&layout)) {
+        void *base = (void *)layout.base[0];
+        return launch_flat(kernel, handle, layout.n, &base, scalar, bases, params, stream);
+    }
 
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
@@ -571,12 +593,20 @@ ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim,
 {
     ewi_user_kernel_t *kernel;
     ewi_handle_t *handle;
-    const ew_status_t status = find_outputs_kernel(kernel_value, outputs, mode, &kernel, &handle);
+    void *arrays[EW_KERNEL_MAX_OUTPUTS];
+    scalar_t scalar;
+    const ew_status_t status =
+        find_outputs_kernel(kernel_value, outputs, mode, &kernel, &handle, arrays, &scalar);
     if (status != EW_SUCCESS)
         return status;
-    const int array = 1 - kernel->reduce_index;
-    const scalar_t scalar = {outputs[kernel->reduce_index], mode};
-    return launch_strided(kernel, handle, ndim, shape, outputs[array],
-                          out_strides ? out_strides[array] : NULL, &scalar, inputs, in_strides, params,
-                          stream);
+    if (kernel->n_arrays > 1)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED,
+                        "kernel %p writes %d arrays: this release launches a kernel of several arrays flat "
+                        "(ew_kernel_launch_outputs), not on views",
+                        (void *)kernel_value, kernel->n_arrays);
+    int array = 0;
+    while (array == kernel->reduction)
+        ++array;
+    return launch_strided(kernel, handle, ndim, shape, arrays[0], out_strides ? out_strides[array] : NULL,
+                          kernel->reduction >= 0 ? &scalar : NULL, inputs, in_strides, params, stream);
 }

@@ -17,7 +17,7 @@ extern "C" {
 
 typedef struct {
     ew_handle_t handle; /* the value: a kernel of a destroyed handle is refused */
-    ew_dtype_t out_dtype;
+    ew_dtype_t out_dtype; /* ew_kernel_create's kernels (n_outputs 0): the one output */
     int n_inputs, n_params;
     ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
     ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the strided ones' from
@@ -26,9 +26,11 @@ typedef struct {
     char *source;        /* the body, for the strided program */
     char arch[16];       /* "sm_90": what the programs are compiled for */
     int strided_loaded;  /* 1 once set has the strided slots (atomic: set once, released) */
-    ew_reduce_op_t reduce; /* a kernel of ew_kernel_create_outputs: its reduction output (src/rtc/rtc.h) */
-    ew_dtype_t reduce_dtype;
-    int reduce_index;
+    int n_outputs;       /* a kernel of ew_kernel_create_outputs: its outputs (src/rtc/rtc.h), else 0 */
+    ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
+    int n_arrays;                             /* its array outputs: 1 to EW_KERNEL_MAX_OUTPUTS */
+    ew_dtype_t arrays[EW_KERNEL_MAX_OUTPUTS]; /* their dtypes, in order */
+    int reduction;                            /* the index of its reduction output among the outputs, or -1 */
 } ewi_user_kernel_t;
 
 /* A kernel object for spec on handle without code: launches check their arguments as for a compiled

@@ -209,10 +209,9 @@ using BulkPlan = ew_bulk_plan_t;
 
 // One tile of every input F has (one or two for the catalogue, up to four for run-time compiled ops).
 template <typename F, int P>
-__device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, typename F::Out *out,
-                                          const typename F::In1 *__restrict__ a,
-                                          const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
-                                          const In4<F> *__restrict__ d)
+__device__ __forceinline__ void
+bulk_body(const F &f, const BulkPlan &plan, OutPointer<F> out, const typename F::In1 *__restrict__ a,
+          const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c, const In4<F> *__restrict__ d)
 {
 #if EW_HAS_BULK_COPY
     using In1 = typename F::In1;
@@ -277,7 +276,7 @@ __device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, type
     using In2Run = RunOf<F, P, A, In2>;
     using In3Run = RunOf<F, P, A, In3<F>>;
     using In4Run = RunOf<F, P, A, In4<F>>;
-    auto *out_tile = out + first;
+    const auto out_tile = out_at(out, first);
     for (int u = 0; u < plan.tile_packs / A; ++u) {
         // The wait stands at the first read of the tile, inside the loop: the compiler then works out
         // the run's addresses before it, while the copies fly, where a wait before the loop kept that
@@ -293,7 +292,7 @@ __device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, type
                                read_staged<In3<F>, P, A, In3Run>(staged[2], e),
                                read_staged<In4<F>, P, A, In4Run>(staged[3], e));
             if constexpr (kWritesOut<F>)
-                store_pack(reinterpret_cast<OutRun *>(out_tile + e), result);
+                store_run(out_at(out_tile, e), 0, result);
         } else {
 #pragma unroll 1
             for (int k = e; k < count; ++k)
@@ -307,8 +306,9 @@ __device__ __forceinline__ void bulk_body(const F &f, const BulkPlan &plan, type
 
 template <typename F, int P>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS)
-    bulk_kernel(F f, BulkPlan plan, typename F::Out *out, const typename F::In1 *__restrict__ a,
-                const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c, const In4<F> *__restrict__ d)
+    bulk_kernel(F f, BulkPlan plan, OutPointer<F> out, const typename F::In1 *__restrict__ a,
+                const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
+                const In4<F> *__restrict__ d)
 {
     reducing(f, [&](const F &g) { bulk_body<F, P>(g, plan, out, a, b, c, d); });
 }

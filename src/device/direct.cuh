@@ -101,10 +101,9 @@ template <typename Out, typename Run> __device__ __forceinline__ void store_unal
 // Window::OutShifted (EW_PLAN_SHIFTS_OUT): the head aligned the input instead, and out's runs are written
 // element by element. Inputs F lacks are NoInput pointers, never read.
 template <typename F, int P, int Unroll, Window W, int A = 1>
-__device__ __forceinline__ void direct_body(const F &f, const BodyPlan &body, typename F::Out *out,
-                                            const typename F::In1 *__restrict__ a,
-                                            const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
-                                            const In4<F> *__restrict__ d)
+__device__ __forceinline__ void
+direct_body(const F &f, const BodyPlan &body, OutPointer<F> out, const typename F::In1 *__restrict__ a,
+            const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c, const In4<F> *__restrict__ d)
 {
     static_assert(A == 1 || W == Window::Aligned); // runs of several packs only where every pointer allows
     using Out = typename F::Out;
@@ -131,7 +130,7 @@ __device__ __forceinline__ void direct_body(const F &f, const BodyPlan &body, ty
     using In2Run = RunOf<F, P, A, In2>;
     using In3Run = RunOf<F, P, A, In3<F>>;
     using In4Run = RunOf<F, P, A, In4<F>>;
-    Out *const out_body = out + head; // run-aligned but where the head aligned the input (OutShifted)
+    const auto out_body = out_at(out, head); // run-aligned but where the head aligned the input (OutShifted)
     constexpr bool kShifted = W == Window::Shifted;
     const PackReader<In1, P, kShifted, A, In1Run> read_a{input_body(a, head, body.shift_bytes[0]),
                                                          body.shift_bytes[0]};
@@ -163,7 +162,7 @@ __device__ __forceinline__ void direct_body(const F &f, const BodyPlan &body, ty
                 if constexpr (W == Window::OutShifted)
                     store_unaligned(out_body + i * P * A, result);
                 else if constexpr (kWritesOut<F>)
-                    store_pack(reinterpret_cast<OutRun *>(out_body) + i, result);
+                    store_run(out_body, i, result);
             }
         }
     }
@@ -180,7 +179,7 @@ inline constexpr int kRunsUnroll = kDirectUnroll<F, P, Window::Aligned> > A ? kD
 // measured with.
 template <typename F, int P, int Unroll, Window W, int A = 1>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
-    elementwise_kernel(F f, BodyPlan body, typename F::Out *out, const typename F::In1 *__restrict__ a,
+    elementwise_kernel(F f, BodyPlan body, OutPointer<F> out, const typename F::In1 *__restrict__ a,
                        const typename F::In2 *__restrict__ b, const In3<F> *__restrict__ c,
                        const In4<F> *__restrict__ d)
 {

@@ -10,7 +10,7 @@ namespace ew {
 // body threads before or after their packs, their round trips to memory would add to those
 // threads' time, which in a one-wave grid is the kernel's. index(j) is edge j's element.
 template <typename F, typename Index>
-__device__ __forceinline__ void edge_elements(const F &f, typename F::Out *out, const typename F::In1 *a,
+__device__ __forceinline__ void edge_elements(const F &f, OutPointer<F> out, const typename F::In1 *a,
                                               const typename F::In2 *b, int64_t edges, Index index,
                                               const In3<F> *c = nullptr, const In4<F> *d = nullptr)
 {

@@ -26,12 +26,47 @@ template <typename F> struct In4Of<F, typename VoidOf<typename F::In4>::Type> {
 template <typename F> using In3 = typename In3Of<F>::Type;
 template <typename F> using In4 = typename In4Of<F>::Type;
 
+__host__ __device__ constexpr size_t widest(size_t a, size_t b) { return a > b ? a : b; }
+
+// Several outputs of one pass (run-time compiled ops of up to EW_PLAN_MAX_OUTPUTS arrays): the values
+// a functor returns, one of each output's storage type (NoInput past the last), and where they go. The
+// kernels store each output as packs of its own at one index; the plan aligns them all there
+// (src/plan/plan.c: the outputs' phases agree at the pack).
+template <typename O0, typename O1, typename O2 = NoInput, typename O3 = NoInput> struct Outputs {
+    O0 v0;
+    O1 v1;
+    O2 v2;
+    O3 v3;
+};
+template <typename O0, typename O1, typename O2, typename O3> struct OutputPointers {
+    O0 *p0;
+    O1 *p1;
+    O2 *p2;
+    O3 *p3;
+};
+
+// What the kernels take for a functor's out: a pointer, or the pointers of several outputs (the launch
+// passes EW_PLAN_MAX_OUTPUTS of them, those past the last NULL). kWidest: the widest element written.
+template <typename T> struct OutputsOf {
+    using Pointer = T *;
+    static constexpr size_t kWidest = kStorageSize<T>;
+};
+template <typename O0, typename O1, typename O2, typename O3> struct OutputsOf<Outputs<O0, O1, O2, O3>> {
+    using Pointer = OutputPointers<O0, O1, O2, O3>;
+    static constexpr size_t kWidest =
+        widest(widest(kStorageSize<O0>, kStorageSize<O1>), widest(kStorageSize<O2>, kStorageSize<O3>));
+};
+template <typename F> using OutPointer = typename OutputsOf<typename F::Out>::Pointer;
+
 // P elements moved by one vector access (P * sizeof(T) <= 16 bytes).
 template <typename T, int P> struct alignas(sizeof(T) * P) Pack {
     T v[P];
 };
 template <int P> struct Pack<NoInput, P> {
     NoInput v[P];
+};
+template <typename O0, typename O1, typename O2, typename O3, int P> struct Pack<Outputs<O0, O1, O2, O3>, P> {
+    Outputs<O0, O1, O2, O3> v[P]; // never moved as one: each output's part is stored as its own pack
 };
 
 // One element of the second input, or nothing for unary ops.
@@ -48,6 +83,24 @@ template <typename T, typename Index> __device__ __forceinline__ void store(T *o
 {
     if constexpr (!kSame<T, NoInput>)
         out[i] = value;
+}
+template <typename O0, typename O1, typename O2, typename O3, typename Index>
+__device__ __forceinline__ void store(const OutputPointers<O0, O1, O2, O3> &out, Index i,
+                                      const Outputs<O0, O1, O2, O3> &value)
+{
+    store(out.p0, i, value.v0);
+    store(out.p1, i, value.v1);
+    store(out.p2, i, value.v2);
+    store(out.p3, i, value.v3);
+}
+
+// Out moved on by i elements.
+template <typename T> __device__ __forceinline__ T *out_at(T *out, int64_t i) { return out + i; }
+template <typename O0, typename O1, typename O2, typename O3>
+__device__ __forceinline__ OutputPointers<O0, O1, O2, O3> out_at(const OutputPointers<O0, O1, O2, O3> &out,
+                                                                 int64_t i)
+{
+    return {out.p0 + i, out.p1 + i, out.p2 + i, out.p3 + i};
 }
 
 // The functor on one element of each input it has.
@@ -90,10 +143,9 @@ template <typename F, typename = void> inline constexpr bool kHasTable = false;
 template <typename F>
 inline constexpr bool kHasTable<F, typename VoidOf<decltype(F::kByteTable)>::Type> = F::kByteTable;
 
-__host__ __device__ constexpr size_t widest(size_t a, size_t b) { return a > b ? a : b; }
 template <typename F>
 inline constexpr size_t kWidestElement =
-    widest(widest(kStorageSize<typename F::Out>, kStorageSize<typename F::In1>),
+    widest(widest(OutputsOf<typename F::Out>::kWidest, kStorageSize<typename F::In1>),
            widest(kStorageSize<typename F::In2>, widest(kStorageSize<In3<F>>, kStorageSize<In4<F>>)));
 
 // A whole pack moved as one vector access of its size.
@@ -132,6 +184,43 @@ template <typename PackT> __device__ __forceinline__ void store_pack(PackT *p, c
 template <typename T, int P, int A> struct alignas(sizeof(Pack<T, P>) * A) PackRun {
     Pack<T, P> pack[A];
 };
+template <typename O0, typename O1, typename O2, typename O3, int P, int A>
+struct PackRun<Outputs<O0, O1, O2, O3>, P, A> {
+    Pack<Outputs<O0, O1, O2, O3>, P> pack[A];
+};
+
+// Run i of out, which the plan aligned to runs: one access, or one an output.
+template <typename T, typename Run>
+__device__ __forceinline__ void store_run(T *out, int64_t i, const Run &run)
+{
+    store_pack(reinterpret_cast<Run *>(out) + i, run);
+}
+
+// One output's part of a run of several outputs' values, stored as its own run.
+template <typename T, int P, int A, typename Values, typename Member>
+__device__ __forceinline__ void store_part(T *out, int64_t i, const PackRun<Values, P, A> &run, Member member)
+{
+    if constexpr (!kSame<T, NoInput>) {
+        PackRun<T, P, A> part;
+#pragma unroll
+        for (int j = 0; j < A; ++j)
+#pragma unroll
+            for (int k = 0; k < P; ++k)
+                part.pack[j].v[k] = member(run.pack[j].v[k]);
+        store_run(out, i, part);
+    }
+}
+
+template <typename O0, typename O1, typename O2, typename O3, int P, int A>
+__device__ __forceinline__ void store_run(const OutputPointers<O0, O1, O2, O3> &out, int64_t i,
+                                          const PackRun<Outputs<O0, O1, O2, O3>, P, A> &run)
+{
+    using Values = Outputs<O0, O1, O2, O3>;
+    store_part(out.p0, i, run, [](const Values &v) { return v.v0; });
+    store_part(out.p1, i, run, [](const Values &v) { return v.v1; });
+    store_part(out.p2, i, run, [](const Values &v) { return v.v2; });
+    store_part(out.p3, i, run, [](const Values &v) { return v.v3; });
+}
 
 // Four-byte words of a pack, for shifting packs into place.
 template <int Words> struct alignas(4 * Words) WordPack {

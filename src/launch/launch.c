@@ -97,17 +97,18 @@ static unsigned with_edge(unsigned blocks, unsigned edge)
 ew_flat_launch_t ew_flat_launch_make(const ew_kernel_set_t *set, const ew_call_t *call, const ew_plan_t *plan)
 {
     ew_flat_launch_t launch = {.slot = ew_flat_slot(set, plan)};
+    const int outputs = ew_call_outputs(call);
     if (launch.slot == EW_SLOT_BULK) {
         launch.bulk = (ew_bulk_plan_t){.n = call->n, .head = plan->head, .tile_packs = plan->tile_packs};
         const int tile = EW_PLAN_BLOCK_THREADS * plan->tile_packs * plan->pack;
-        for (int i = 1; i < call->count; ++i)
+        for (int i = outputs; i < call->count; ++i)
             launch.shared_bytes += (unsigned)EW_PLAN_BULK_SLOT_BYTES(tile, (int)call->elem_size[i]);
         launch.blocks = with_edge(plan->blocks, ew_bulk_edge_blocks(&launch.bulk));
         return launch;
     }
     launch.body = (ew_body_plan_t){.n = call->n, .head = plan->head, .packs = plan->packs};
-    for (int i = 1; i < call->count; ++i)
-        launch.body.shift_bytes[i - 1] = plan->shift[i - 1] * (int)call->elem_size[i];
+    for (int i = outputs; i < call->count; ++i)
+        launch.body.shift_bytes[i - outputs] = plan->shift[i - outputs] * (int)call->elem_size[i];
     const int runs = launch.slot == EW_SLOT_RUNS ? set->access_packs : 1;
     launch.blocks = with_edge(plan->blocks, ew_body_edge_blocks(&launch.body, plan->pack, runs));
     return launch;
@@ -117,12 +118,18 @@ ew_status_t ew_launch_flat(const ew_kernel_set_t *set, const ew_call_t *call, co
                            const ew_functor_t *functor, const ew_launch_t *how)
 {
     ew_flat_launch_t flat = ew_flat_launch_make(set, call, plan);
-    void *out = (void *)call->address[0];
-    const void *in[EW_PLAN_MAX_POINTERS - 1] = {NULL};
-    for (int i = 1; i < call->count; ++i)
-        in[i - 1] = (const void *)call->address[i];
+    /* The kernels' out argument: one pointer, or the outputs' pointers one after another (the device's
+     * OutputPointers) */
+    const int outputs = ew_call_outputs(call);
+    void *out[EW_PLAN_MAX_OUTPUTS] = {NULL};
+    const void *in[EW_PLAN_MAX_INPUTS] = {NULL};
+    for (int i = 0; i < call->count; ++i)
+        if (i < outputs)
+            out[i] = (void *)call->address[i];
+        else
+            in[i - outputs] = (const void *)call->address[i];
     void *plan_argument = flat.slot == EW_SLOT_BULK ? (void *)&flat.bulk : (void *)&flat.body;
-    void *arguments[] = {(void *)functor, plan_argument, &out, &in[0], &in[1], &in[2], &in[3]};
+    void *arguments[] = {(void *)functor, plan_argument, (void *)out, &in[0], &in[1], &in[2], &in[3]};
     return launch(set, flat.slot, flat.blocks, flat.shared_bytes, how, arguments);
 }
 

@@ -72,11 +72,18 @@ static int phases_agree(int count, const uintptr_t address[], const size_t elem_
     return 1;
 }
 
+/* ew_plan_can_shift over the call's inputs alone: outputs are never read through windows. */
+static int inputs_can_shift(int pack, const ew_call_t *call)
+{
+    const int skipped = ew_call_outputs(call) - 1; /* ew_plan_can_shift passes over its first size */
+    return ew_plan_can_shift(pack, call->count - skipped, call->elem_size + skipped);
+}
+
 /* Where the body starts: the pack (the largest at which the phases agree, unless shifted), the
  * packs per access and the head that aligns out, and each shifted input's phase after it. agree:
  * the phases agree at the widest pack, which plan->pack holds on entry. */
-static void place_body(const ew_policy_t *policy, ew_plan_t *plan, int count, const uintptr_t address[],
-                       const size_t elem_size[], size_t max_size, int agree)
+static void place_body(const ew_policy_t *policy, ew_plan_t *plan, int outputs, int count,
+                       const uintptr_t address[], const size_t elem_size[], size_t max_size, int agree)
 {
     const int shifted = plan->kernel == EW_PLAN_KERNEL_SHIFTED;
     int pack = plan->pack;
@@ -96,10 +103,11 @@ static void place_body(const ew_policy_t *policy, ew_plan_t *plan, int count, co
     if (!shifted)
         return;
     int widest_shift = 0;
-    for (int i = 1; i < count; ++i) {
-        plan->shift[i - 1] = (int)((phase_of(address[i], elem_size[i], pack) + plan->head) % pack);
-        if (plan->shift[i - 1] > widest_shift)
-            widest_shift = plan->shift[i - 1];
+    for (int i = outputs; i < count; ++i) {
+        int *shift = &plan->shift[i - outputs];
+        *shift = (int)((phase_of(address[i], elem_size[i], pack) + plan->head) % pack);
+        if (*shift > widest_shift)
+            widest_shift = *shift;
     }
     if (plan->head < widest_shift) /* a shifted input's first aligned pack starts before it */
         plan->head += alignment / (int64_t)elem_size[0];
@@ -111,13 +119,16 @@ ew_plan_t ew_plan_make(const ew_policy_t *policy, const ew_device_t *device, con
     const int count = call->count;
     const uintptr_t *address = call->address;
     const size_t *elem_size = call->elem_size;
+    const int outputs = ew_call_outputs(call), inputs = count - outputs;
     size_t max_size = widest(count, elem_size);
     ew_plan_t plan = {
         .kernel = EW_PLAN_KERNEL_ALIGNED, .pack = ew_plan_max_pack(max_size), .access_packs = 1};
     const int agree = phases_agree(count, address, elem_size, plan.pack);
+    /* every output is stored as whole packs from the one head: outputs at other phases narrow the pack */
     if (!agree && EW_PLAN_SHIFTS_OUT(count, elem_size[0], elem_size[1]))
         plan.kernel = EW_PLAN_KERNEL_OUT_SHIFTED;
-    else if (!agree && ew_plan_can_shift(plan.pack, count, elem_size))
+    else if (!agree && phases_agree(outputs, address, elem_size, plan.pack) &&
+             inputs_can_shift(plan.pack, call))
         plan.kernel = EW_PLAN_KERNEL_SHIFTED;
     const int shifted = plan.kernel == EW_PLAN_KERNEL_SHIFTED;
     /* out-shifted: the input aligned to its pack, or to the policy's out_align if more */
@@ -125,11 +136,11 @@ ew_plan_t ew_plan_make(const ew_policy_t *policy, const ew_device_t *device, con
         plan.head = out_head(address[1], elem_size[1],
                              out_alignment(policy, (int64_t)plan.pack * (int64_t)elem_size[1]));
     else
-        place_body(policy, &plan, count, address, elem_size, max_size, agree);
+        place_body(policy, &plan, outputs, count, address, elem_size, max_size, agree);
     const int pack = plan.pack;
     plan.head = min64(plan.head, n);
     plan.packs = (n - plan.head) / pack;
-    for (int i = 0; shifted && i < count - 1; ++i)
+    for (int i = 0; shifted && i < inputs; ++i)
         if (plan.shift[i] > 0) /* pack j also reads the input's aligned pack j + 1 */
             plan.packs = min64(plan.packs, (n - plan.head + plan.shift[i]) / pack - 1);
     if (plan.packs < 0)
@@ -189,8 +200,9 @@ int ew_plan_make_bulk(const ew_policy_t *policy, const ew_device_t *device, cons
     const uintptr_t *address = call->address;
     const size_t *elem_size = call->elem_size;
     const int sm_count = device->sm_count;
+    const int outputs = ew_call_outputs(call);
     size_t max_size = widest(count, elem_size), input_bytes = 0;
-    for (int i = 1; i < count; ++i)
+    for (int i = outputs; i < count; ++i)
         input_bytes += elem_size[i];
     int pack = ew_plan_max_pack(max_size);
     /* Too small for the fewest tiles of any shape even at the smallest tile: done before anything else. */
@@ -198,6 +210,8 @@ int ew_plan_make_bulk(const ew_policy_t *policy, const ew_device_t *device, cons
     if (!force && (fewest == EW_NEVER || n < fewest * sm_count * EW_PLAN_BLOCK_THREADS * pack))
         return 0;
     int access = pack * EW_PLAN_ACCESS_PACKS(max_size); /* elements per access */
+    if (!phases_agree(outputs, address, elem_size, access)) /* every output's accesses whole */
+        return 0;
     int shifted = !phases_agree(count, address, elem_size, access);
     const ew_shape_t shape = shape_of(count, elem_size, max_size, call->block_table);
     int64_t min_tiles_per_sm = policy->bulk_min_tiles[shape][shifted ? EW_OTHER_PHASES : EW_ONE_PHASE];

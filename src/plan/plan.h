@@ -18,8 +18,11 @@ extern "C" {
 #endif
 
 enum {
-    EW_PLAN_MAX_POINTERS = 5,    /* out and up to four inputs (two for the catalogue's ops) */
-    EW_PLAN_MAX_PACK_BYTES = 16, /* the widest single access */
+    EW_PLAN_MAX_POINTERS = 5, /* out and up to four inputs (two for the catalogue's ops) */
+    EW_PLAN_MAX_INPUTS = 4,
+    EW_PLAN_MAX_OUTPUTS = 4, /* the arrays a run-time compiled op writes in one pass */
+    EW_PLAN_MAX_CALL_POINTERS = EW_PLAN_MAX_OUTPUTS + EW_PLAN_MAX_INPUTS, /* of one flat call */
+    EW_PLAN_MAX_PACK_BYTES = 16,                                          /* the widest single access */
     EW_PLAN_BULK_ALIGN = 128, /* bulk copies start at this boundary (the fastest), at most this early */
     EW_PLAN_BULK_MAX_INPUT_BYTES = 32768 /* of all inputs of a tile (bulk_tile_bytes, or 16 KiB at one
                                           * access a thread): four inputs' slots fit the 48 KiB of
@@ -53,8 +56,8 @@ typedef struct {
     int unroll;       /* packs each thread loads before it computes */
     int64_t head;     /* leading elements done one by one, after which out is aligned (ew_plan_make) */
     int64_t packs;    /* whole packs after the head; the tail after them is done one by one */
-    int shift[EW_PLAN_MAX_POINTERS - 1]; /* per input, its phase in elements past pack alignment (0 but
-                                          * for shifted windows) */
+    int shift[EW_PLAN_MAX_INPUTS]; /* per input, its phase in elements past pack alignment (0 but for
+                                    * shifted windows) */
     unsigned blocks;  /* grid size; the kernel strides over the rest (bulk: tiles, 0 if n == head) */
     int tile_packs;   /* bulk: packs per thread per tile (a tile is EW_PLAN_BLOCK_THREADS * this packs) */
 } ew_plan_t;
@@ -65,7 +68,7 @@ typedef struct {
  * alignment, in bytes (0 but for shifted windows). */
 typedef struct {
     int64_t n, head, packs;
-    int shift_bytes[EW_PLAN_MAX_POINTERS - 1];
+    int shift_bytes[EW_PLAN_MAX_INPUTS];
 } ew_body_plan_t;
 typedef struct {
     int64_t n, head;
@@ -99,17 +102,21 @@ typedef struct {
     int max_threads_per_sm;
 } ew_device_t;
 
-/* One call as the planner sees it: n > 0 elements, count pointers (out first), each aligned to its
- * element size. */
+/* One call as the planner sees it: n > 0 elements, count pointers (the outputs first, then the
+ * inputs), each aligned to its element size. */
 typedef struct {
     int64_t n;
     int count;
-    uintptr_t address[EW_PLAN_MAX_POINTERS];
-    size_t elem_size[EW_PLAN_MAX_POINTERS];
+    int outputs; /* arrays written, 1 to EW_PLAN_MAX_OUTPUTS (0 reads as 1: the catalogue's out) */
+    uintptr_t address[EW_PLAN_MAX_CALL_POINTERS];
+    size_t elem_size[EW_PLAN_MAX_CALL_POINTERS];
     int block_table; /* the op fills a table per block, which the bulk kernel's tiles amortize */
     int bulk_blocks_per_sm; /* blocks of the bulk kernel an SM holds by its registers; 0: as many as its
                                threads allow (the catalogue's, tuned at that) */
 } ew_call_t;
+
+/* The arrays a call writes: its outputs, 1 where it leaves the count at 0. */
+EW_PLAN_INLINE int ew_call_outputs(const ew_call_t *call) { return call->outputs > 1 ? call->outputs : 1; }
 
 /* Largest legal pack for elements of max_elem_size bytes (a power of two): P * size <= 16 and
  * P <= 8. The macro is the rule, shared with the kernels, which take it at compile time. */
@@ -148,10 +155,13 @@ int ew_plan_can_shift(int pack, int count, const size_t elem_size[]);
  * - otherwise the largest P at which the phases agree (EW_PLAN_KERNEL_ALIGNED);
  * - unary ops that narrow to a quarter or less (EW_PLAN_SHIFTS_OUT) at different phases: the head
  *   aligns the input, and out is written element by element (EW_PLAN_KERNEL_OUT_SHIFTED).
+ * Several outputs are stored as whole packs from one head: inputs shift only where the outputs' phases
+ * agree at the widest pack, and else the pack narrows until every phase agrees.
  * The head runs on in whole packs until out (out-shifted: the input) is policy->out_align-aligned too. */
 ew_plan_t ew_plan_make(const ew_policy_t *policy, const ew_device_t *device, const ew_call_t *call);
 
-/* The bulk-copy kernel's plan (GPUs with cp.async.bulk): out's head is peeled to one access
+/* The bulk-copy kernel's plan (GPUs with cp.async.bulk), for calls whose outputs' phases agree at one
+ * access: out's head is peeled to one access
  * (EW_PLAN_ACCESS_PACKS packs of the widest pack) or policy->out_align if more, each block stages its
  * tile of every input in shared memory with bulk copies from EW_PLAN_BULK_ALIGN-aligned addresses,
  * whatever the inputs' phases, and writes whole packs. A tile is the most packs per thread (a power of

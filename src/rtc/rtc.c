@@ -271,6 +271,29 @@ static const char *const device_types[EW_DTYPE_END] = {EW_CATALOGUE_DTYPES(EW_DT
 
 static int dtype_valid(ew_dtype_t dtype) { return (int)dtype > 0 && (int)dtype < EW_DTYPE_END; }
 
+ew_status_t ewi_kernel_check_outputs(int n_outputs, const ew_kernel_output_t *outputs)
+{
+    if (n_outputs < 1 || n_outputs > EW_KERNEL_MAX_OUTPUTS)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "n_outputs = %d: a kernel takes 1 to %d outputs", n_outputs,
+                        EW_KERNEL_MAX_OUTPUTS);
+    if (outputs == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs is NULL with n_outputs = %d", n_outputs);
+    int arrays = 0, reductions = 0;
+    for (int k = 0; k < n_outputs; ++k) {
+        if ((int)outputs[k].reduce < EW_REDUCE_NONE || (int)outputs[k].reduce > EW_REDUCE_SUM)
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "outputs[%d].reduce = %d is not an ew_reduce_op_t", k,
+                            (int)outputs[k].reduce);
+        arrays += outputs[k].reduce == EW_REDUCE_NONE;
+        reductions += outputs[k].reduce != EW_REDUCE_NONE;
+    }
+    if (arrays < 1 || reductions > 1)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED,
+                        "outputs: %d arrays and %d reductions; a kernel of outputs writes at least one array "
+                        "and at most one reduction",
+                        arrays, reductions);
+    return EW_SUCCESS;
+}
+
 ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec)
 {
     if (spec == NULL || spec->source == NULL)
@@ -283,21 +306,53 @@ ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec)
     if (spec->n_params < 0 || spec->n_params > EWI_KERNEL_MAX_PARAMS)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n_params = %d: a kernel takes 0 to %d params", spec->n_params,
                         EWI_KERNEL_MAX_PARAMS);
-    if (!dtype_valid(spec->out_dtype))
+    ew_status_t status =
+        spec->n_outputs != 0 ? ewi_kernel_check_outputs(spec->n_outputs, spec->outputs) : EW_SUCCESS;
+    if (status != EW_SUCCESS)
+        return status;
+    if (spec->n_outputs == 0 && !dtype_valid(spec->out_dtype))
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "out_dtype %d is not a dtype of user kernels", (int)spec->out_dtype);
+    for (int k = 0; k < spec->n_outputs; ++k)
+        if (spec->outputs[k].reduce == EW_REDUCE_NONE && !dtype_valid(spec->outputs[k].dtype))
+            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "outputs[%d].dtype = %d is not a dtype of user kernels",
+                            k, (int)spec->outputs[k].dtype);
     for (int i = 0; i < spec->n_inputs; ++i)
         if (!dtype_valid(spec->in_dtypes[i]))
             return ewi_fail(EW_ERROR_NOT_SUPPORTED, "in_dtypes[%d] = %d is not a dtype of user kernels", i, (int)spec->in_dtypes[i]);
-    if ((int)spec->reduce < EW_REDUCE_NONE || (int)spec->reduce > EW_REDUCE_SUM)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "reduce = %d is not an ew_reduce_op_t", (int)spec->reduce);
-    if (spec->reduce != EW_REDUCE_NONE && spec->reduce_dtype != EW_F32 && spec->reduce_dtype != EW_F64)
+    const int reduction = ewi_kernel_reduction(spec);
+    if (reduction >= 0 && spec->outputs[reduction].dtype != EW_F32 &&
+        spec->outputs[reduction].dtype != EW_F64)
         return ewi_fail(EW_ERROR_NOT_SUPPORTED,
-                        "a reduction output's dtype is %s: reductions are into EW_F32 or EW_F64",
-                        ew_dtype_name(spec->reduce_dtype));
-    if (spec->reduce != EW_REDUCE_NONE && spec->reduce_index != 0 && spec->reduce_index != 1)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "reduce_index = %d: a kernel's two outputs are 0 and 1",
-                        spec->reduce_index);
+                        "outputs[%d] is a reduction into %s: reductions are into EW_F32 or EW_F64", reduction,
+                        dtype_valid(spec->outputs[reduction].dtype)
+                            ? ew_dtype_name(spec->outputs[reduction].dtype)
+                            : "no dtype");
     return EW_SUCCESS;
+}
+
+int ewi_kernel_arrays(const ewi_kernel_spec_t *spec, ew_dtype_t dtypes[EW_KERNEL_MAX_OUTPUTS])
+{
+    if (spec->n_outputs == 0) {
+        if (dtypes != NULL)
+            dtypes[0] = spec->out_dtype;
+        return 1;
+    }
+    int arrays = 0;
+    for (int k = 0; k < spec->n_outputs; ++k)
+        if (spec->outputs[k].reduce == EW_REDUCE_NONE) {
+            if (dtypes != NULL)
+                dtypes[arrays] = spec->outputs[k].dtype;
+            ++arrays;
+        }
+    return arrays;
+}
+
+int ewi_kernel_reduction(const ewi_kernel_spec_t *spec)
+{
+    for (int k = 0; k < spec->n_outputs; ++k)
+        if (spec->outputs[k].reduce != EW_REDUCE_NONE)
+            return k;
+    return -1;
 }
 
 /* A growing string; on failure of an allocation `text` becomes NULL and stays so. */
@@ -367,25 +422,27 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
         append(&b, "#define EW_MAX_DIMS %d\n#include \"device/strided.cuh\"\n", EW_MAX_DIMS);
     else
         append(&b, "#include \"device/bulk.cuh\"\n#include \"device/direct.cuh\"\n");
-    append(&b,
-           "namespace ew {\n"
-           "namespace kernel {\n"
-           "typedef UserOf<%s> out_t;\n",
-           device_types[spec->out_dtype]);
+    /* The outputs: ew_kernel_create's one, out_t, which the body returns; or ew_kernel_create_outputs'
+     * out<k>, which the body assigns: an array's as ew::Result<out<k>_t>, the reduction's as
+     * ew::Given<red_t>. The functor returns the arrays in their order (several: ew::Outputs). */
+    const int assigns = spec->n_outputs > 0, reduction = ewi_kernel_reduction(spec);
+    ew_dtype_t arrays[EW_KERNEL_MAX_OUTPUTS];
+    const int n_arrays = ewi_kernel_arrays(spec, arrays);
+    append(&b, "namespace ew {\nnamespace kernel {\n");
+    if (!assigns)
+        append(&b, "typedef UserOf<%s> out_t;\n", device_types[spec->out_dtype]);
+    for (int k = 0; k < spec->n_outputs; ++k)
+        if (k != reduction)
+            append(&b, "typedef UserOf<%s> out%d_t;\n", device_types[spec->outputs[k].dtype], k);
+    if (reduction >= 0)
+        append(&b, "typedef %s red_t;\n", spec->outputs[reduction].dtype == EW_F64 ? "double" : "float");
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "typedef UserOf<%s> in%d_t;\n", device_types[spec->in_dtypes[i]], i);
     append(&b, "} // namespace kernel\n} // namespace ew\nusing namespace ew::kernel;\n\n");
-    const int reduces = spec->reduce != EW_REDUCE_NONE;
-    static const char *const reduce_ops[] = {[EW_REDUCE_ABS_MAX] = "AbsMax",
-                                             [EW_REDUCE_MAX] = "Max",
-                                             [EW_REDUCE_MIN] = "Min",
-                                             [EW_REDUCE_SUM] = "Sum"};
-    if (reduces) { /* the body assigns its outputs, in their order */
-        append(&b, "typedef %s red_t;\n\n__device__ __forceinline__ void ew_body(",
-               spec->reduce_dtype == EW_F64 ? "double" : "float");
-        for (int k = 0; k < 2; ++k)
-            append(&b, k == spec->reduce_index ? "ew::Given<red_t> &out%d, " : "ew::Result<out_t> &out%d, ",
-                   k);
+    if (assigns) {
+        append(&b, "__device__ __forceinline__ void ew_body(");
+        for (int k = 0; k < spec->n_outputs; ++k)
+            append(&b, k == reduction ? "ew::Given<red_t> &out%d, " : "ew::Result<out%d_t> &out%d, ", k, k);
     } else {
         append(&b, "__device__ __forceinline__ ew::Result<out_t> ew_body(");
     }
@@ -395,7 +452,16 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
 
     /* The body as a functor of storage types, the catalogue's form; its parameters come as a fixed
      * array of EWI_KERNEL_MAX_PARAMS doubles (src/abi/user_kernel.c passes them so: ew_functor_t). */
-    append(&b, "struct ew_op {\n    using Out = ew::StorageOf<out_t>;\n");
+    append(&b, "struct ew_op {\n    using Out = ");
+    if (!assigns) {
+        append(&b, "ew::StorageOf<out_t>;\n");
+    } else {
+        append(&b, n_arrays > 1 ? "ew::Outputs<" : "");
+        for (int k = 0, a = 0; k < spec->n_outputs; ++k)
+            if (k != reduction)
+                append(&b, "%sew::StorageOf<out%d_t>", a++ == 0 ? "" : ", ", k);
+        append(&b, n_arrays > 1 ? ">;\n" : ";\n");
+    }
     static const char *const input_names[] = {"In1", "In2", "In3", "In4"};
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "    using %s = ew::StorageOf<in%d_t>;\n", input_names[i], i);
@@ -405,27 +471,46 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
            "    static constexpr bool kHasPair = false, kHasQuad = false;\n"
            "    double p[%d];\n",
            EWI_KERNEL_MAX_PARAMS);
-    if (reduces) /* after the parameters: src/abi/user_kernel.c writes its target there */
-        append(&b, "    mutable ew::Reduce<ew::ReduceOp::%s, red_t> reduction;\n", reduce_ops[spec->reduce]);
+    static const char *const reduce_ops[] = {[EW_REDUCE_ABS_MAX] = "AbsMax",
+                                             [EW_REDUCE_MAX] = "Max",
+                                             [EW_REDUCE_MIN] = "Min",
+                                             [EW_REDUCE_SUM] = "Sum"};
+    if (reduction >= 0) /* after the parameters: src/abi/user_kernel.c writes its target there */
+        append(&b, "    mutable ew::Reduce<ew::ReduceOp::%s, red_t> reduction;\n",
+               reduce_ops[spec->outputs[reduction].reduce]);
     append(&b, "    __device__ __forceinline__ Out operator()(");
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "%s%s x%d", i == 0 ? "" : ", ", input_names[i], i);
     append(&b, ") const\n    {\n");
-    if (reduces)
-        append(&b,
-               "        ew::Result<out_t> out;\n        ew::Given<red_t> value;\n        ew_body(%s, %s, ",
-               spec->reduce_index == 0 ? "value" : "out", spec->reduce_index == 0 ? "out" : "value");
-    else
+    if (assigns) {
+        for (int k = 0; k < spec->n_outputs; ++k)
+            append(&b,
+                   k == reduction ? "        ew::Given<red_t> out%d;\n"
+                                  : "        ew::Result<out%d_t> out%d;\n",
+                   k, k);
+        append(&b, "        ew_body(");
+        for (int k = 0; k < spec->n_outputs; ++k)
+            append(&b, "out%d, ", k);
+    } else {
         append(&b, "        return ew::UserType<out_t>::to_storage(ew_body(");
+    }
     for (int i = 0; i < spec->n_inputs; ++i)
         append(&b, "%sew::UserType<in%d_t>::from_storage(x%d)", i == 0 ? "" : ", ", i, i);
     for (int i = 0; i < spec->n_params; ++i)
         append(&b, ", p[%d]", i);
-    if (reduces)
-        append(&b, ");\n        if (value.given)\n            reduction.fold(value.value);\n"
-                   "        return ew::UserType<out_t>::to_storage(out.value);\n    }\n};\n");
-    else
+    if (!assigns) {
         append(&b, ").value);\n    }\n};\n");
+    } else {
+        append(&b, ");\n");
+        if (reduction >= 0)
+            append(&b, "        if (out%d.given)\n            reduction.fold(out%d.value);\n", reduction,
+                   reduction);
+        append(&b, "        return {");
+        for (int k = 0, a = 0; k < spec->n_outputs; ++k)
+            if (k != reduction)
+                append(&b, "%sew::UserType<out%d_t>::to_storage(out%d.value)", a++ == 0 ? "" : ", ", k, k);
+        append(&b, "};\n    }\n};\n");
+    }
     if (b.text == NULL)
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory for the program");
     *program = b.text;
@@ -462,7 +547,12 @@ const char *ewi_kernel_slot_expression(const ewi_slots_t *slots, int slot)
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
 {
     ewi_slots_t slots = {0};
-    size_t sizes[EW_PLAN_MAX_POINTERS] = {ew_dtype_size(spec->out_dtype)};
+    ew_dtype_t arrays[EW_KERNEL_MAX_OUTPUTS];
+    const int n_arrays = ewi_kernel_arrays(spec, arrays);
+    /* sizes[0]: out's, or the widest output's, where several (never read by ew_plan_can_shift) */
+    size_t sizes[EW_PLAN_MAX_POINTERS] = {0};
+    for (int k = 0; k < n_arrays; ++k)
+        sizes[0] = ew_dtype_size(arrays[k]) > sizes[0] ? ew_dtype_size(arrays[k]) : sizes[0];
     size_t widest = sizes[0];
     for (int i = 0; i < spec->n_inputs; ++i) {
         sizes[1 + i] = ew_dtype_size(spec->in_dtypes[i]);
@@ -470,19 +560,22 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
     }
     slots.widest_pack = EW_PLAN_MAX_PACK(widest);
     slots.access_packs = EW_PLAN_ACCESS_PACKS(widest);
-    if (spec->strided) {
-        slots.present[EW_SLOT_GATHER] = slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] = 1;
+    if (spec->strided) { /* a kernel of several arrays has no strided program
+                            (ew_kernel_launch_outputs_strided) */
+        slots.present[EW_SLOT_GATHER] = slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] =
+            n_arrays == 1;
         return slots;
     }
     slots.present[EW_SLOT_RUNS] = slots.access_packs > 1;
-    if (EW_PLAN_SHIFTS_OUT(1 + spec->n_inputs, sizes[0], sizes[1]))
+    if (n_arrays == 1 && EW_PLAN_SHIFTS_OUT(1 + spec->n_inputs, sizes[0], sizes[1]))
         slots.present[EW_SLOT_OUT_SHIFTED] = 1;
     else
         slots.present[EW_SLOT_SHIFTED] = ew_plan_can_shift(slots.widest_pack, 1 + spec->n_inputs, sizes);
     /* ew_plan_make narrows the pack only where pointers at other phases can be neither shifted nor
-     * out-shifted: elsewhere the widest pack is the one aligned kernel a plan picks (fewer kernels,
-     * a faster compile). */
-    const int shifts = slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED];
+     * out-shifted, or where several outputs' phases differ: elsewhere the widest pack is the one aligned
+     * kernel a plan picks (fewer kernels, a faster compile). */
+    const int shifts =
+        n_arrays == 1 && (slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED]);
     for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_PACK8; ++slot)
         slots.present[slot] = shifts ? (1 << slot) == slots.widest_pack : (1 << slot) <= slots.widest_pack;
     /* at the widest pack, as the catalogue's; empty below sm_90, where no policy plans it */

@@ -32,24 +32,33 @@ void ewi_nvrtc_version(int *major, int *minor);
 /* A kernel: out = body(in0 .. in{n_inputs-1}, p0 .. p{n_params-1}) elementwise, where `source` is
  * the body of a device function taking the inputs as their dtypes' user types (bool, int8_t, ...,
  * __half, __nv_bfloat16, float, double, __nv_fp8_e4m3, __nv_fp8_e5m2) and the params as doubles, and
- * returning a value of any dtype's type, converted to out_dtype as ew_cast converts. */
+ * returning a value of any dtype's type, converted to out_dtype as ew_cast converts; or, a kernel of
+ * outputs (n_outputs > 0), assigning out0 .. out{n_outputs-1}: arrays, and at most one reduction. */
 typedef struct {
     const char *source;
-    ew_dtype_t out_dtype;
-    int n_inputs; /* 1 to EWI_KERNEL_MAX_INPUTS */
+    ew_dtype_t
+        out_dtype; /* n_outputs 0 (ew_kernel_create's kernels): the one output, which the body returns */
+    int n_inputs;  /* 1 to EWI_KERNEL_MAX_INPUTS */
     const ew_dtype_t *in_dtypes;
     int n_params; /* 0 to EWI_KERNEL_MAX_PARAMS */
     int strided;  /* 1: the program of the strided kernels (ew_kernel_launch_strided), else the flat ones' */
-    /* EW_REDUCE_NONE: the body returns out's value. Else it assigns two outputs, out<reduce_index> the
-     * value of the reduction into a reduce_dtype scalar (EW_F32, EW_F64), the other the array's. */
-    ew_reduce_op_t reduce;
-    ew_dtype_t reduce_dtype;
-    int reduce_index; /* 0 or 1 */
+    int n_outputs; /* 0, or ew_kernel_create_outputs' outputs: 1 to EW_KERNEL_MAX_OUTPUTS */
+    ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
 } ewi_kernel_spec_t;
 
-/* EW_SUCCESS, or EW_ERROR_INVALID_VALUE / EW_ERROR_NOT_SUPPORTED (a dtype outside the enum) with the
- * message. Needs no NVRTC. */
+/* EW_SUCCESS, or EW_ERROR_INVALID_VALUE / EW_ERROR_NOT_SUPPORTED (a dtype outside the enum, outputs
+ * this release does not take) with the message. Needs no NVRTC. */
 ew_status_t ewi_kernel_check(const ewi_kernel_spec_t *spec);
+
+/* ew_kernel_create_outputs' outputs: 1 to EW_KERNEL_MAX_OUTPUTS of them, each reduction inside its
+ * enum (EW_ERROR_INVALID_VALUE), at least one array and at most one reduction (EW_ERROR_NOT_SUPPORTED).
+ * The first of ewi_kernel_check's checks for a kernel of outputs. */
+ew_status_t ewi_kernel_check_outputs(int n_outputs, const ew_kernel_output_t *outputs);
+
+/* A checked spec's array outputs (1 for n_outputs 0), their dtypes in order into dtypes (may be NULL),
+ * and the index of its reduction output among all its outputs (-1: none). */
+int ewi_kernel_arrays(const ewi_kernel_spec_t *spec, ew_dtype_t dtypes[EW_KERNEL_MAX_OUTPUTS]);
+int ewi_kernel_reduction(const ewi_kernel_spec_t *spec);
 
 /* The whole program NVRTC compiles for spec (it #includes the embedded device header), in *program,
  * malloc'ed, NUL-terminated; the caller frees it. Needs no NVRTC. */

@@ -271,7 +271,12 @@ static void destroyed_handle_is_refused_after_its_slot_is_reused(void **state)
     assert_refused_named(ew_binary_batched(h1, EW_OP_ADD, EW_F32, 1, n, outs, as, bs, NULL),
                          "ew_binary_batched", "handle");
     const ew_dtype_t f32 = EW_F32;
-    const ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, &f32, 0, 0, EW_REDUCE_NONE, 0, 0};
+    const ewi_kernel_spec_t spec = {.source = "return in0;",
+                                    .out_dtype = EW_F32,
+                                    .n_inputs = 1,
+                                    .in_dtypes = &f32,
+                                    .n_params = 0,
+                                    .strided = 0};
     ew_kernel_t kernel = (ew_kernel_t)(uintptr_t)0x5A5A;
     assert_refused_named(ewi_user_kernel_make(h1, &spec, &kernel), "ewi_user_kernel_make", "handle");
     assert_null(kernel);
@@ -291,7 +296,12 @@ static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
     (void)state;
     ew_handle_t handle = make(0, 132, 2048);
     const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t spec = {"return in0 + in1;", EW_F32, 2, in_dtypes, 0, 0, EW_REDUCE_NONE, 0, 0};
+    const ewi_kernel_spec_t spec = {.source = "return in0 + in1;",
+                                    .out_dtype = EW_F32,
+                                    .n_inputs = 2,
+                                    .in_dtypes = in_dtypes,
+                                    .n_params = 0,
+                                    .strided = 0};
     ew_kernel_t k1 = NULL, k2 = NULL;
     assert_int_equal(ewi_user_kernel_make(handle, &spec, &k1), EW_SUCCESS);
     const uint32_t slot = SLOT_OF(k1);
@@ -347,9 +357,11 @@ static void reduction_output_launches_are_checked(void **state)
     (void)state;
     ew_handle_t handle = make(0, 132, 2048);
     const ew_dtype_t in_dtypes[1] = {EW_BF16};
-    const ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in0;", .out_dtype = EW_F32, .n_inputs = 1,
-                                    .in_dtypes = in_dtypes, .reduce = EW_REDUCE_MAX, .reduce_dtype = EW_F64,
-                                    .reduce_index = 1};
+    const ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in0;",
+                                    .n_inputs = 1,
+                                    .in_dtypes = in_dtypes,
+                                    .n_outputs = 2,
+                                    .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_F64, EW_REDUCE_MAX}}};
     const ewi_kernel_spec_t plain = {.source = "return in0;", .out_dtype = EW_F32, .n_inputs = 1,
                                      .in_dtypes = in_dtypes};
     ew_kernel_t kernel = NULL, one = NULL;
@@ -433,6 +445,59 @@ static void reduction_output_launches_are_checked(void **state)
         assert_int_equal(out[i], 0);
     assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
     assert_int_equal(ew_kernel_destroy(one), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+}
+
+/* A kernel of three arrays and a reduction: its outputs in their order, each array named in messages,
+ * arrays that overlap (exactly or in part) refused, an array exactly on an input of its size allowed,
+ * the scalar inside none; flat launches only. */
+static void several_array_launches_are_checked(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F16};
+    const ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in1; out2 = in0; out3 = in0;",
+                                    .n_inputs = 2,
+                                    .in_dtypes = in_dtypes,
+                                    .n_outputs = 4,
+                                    .outputs = {{EW_F32, EW_REDUCE_NONE},
+                                                {EW_F16, EW_REDUCE_NONE},
+                                                {EW_F32, EW_REDUCE_SUM},
+                                                {EW_U8, EW_REDUCE_NONE}}};
+    ew_kernel_t kernel = NULL;
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &kernel), EW_SUCCESS);
+    _Alignas(16) static uint8_t a[4096], b[4096], c[4096], x[4096], y[4096], scalar[16];
+    const void *inputs[2] = {x, y};
+    void *same[4] = {a, a, scalar, c}, *overlapping[4] = {a, b, scalar, a + 399},
+         *null_array[4] = {a, b, scalar, NULL}, *misaligned[4] = {a, b + 1, scalar, c},
+         *inside[4] = {a, b, c + 4, c};
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, same, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "two outputs on one array", "outputs[0]");
+    assert_refused_as(
+        ew_kernel_launch_outputs(kernel, 100, overlapping, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "outputs that overlap", "overlaps outputs[3]");
+    assert_refused_as(
+        ew_kernel_launch_outputs(kernel, 100, null_array, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "a NULL array", "outputs[3]");
+    assert_refused_as(
+        ew_kernel_launch_outputs(kernel, 100, misaligned, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "an f16 array at an odd address", "outputs[1]");
+    assert_refused_as(ew_kernel_launch_outputs(kernel, 100, inside, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "the scalar inside an array", "inside outputs[3]");
+    const int64_t shape[1] = {100};
+    void *apart[4] = {a, b, scalar, c};
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 1, shape, apart, NULL, EW_REDUCE_OVERWRITE,
+                                                       inputs, NULL, NULL, NULL),
+                      EW_ERROR_NOT_SUPPORTED, "a strided launch of several arrays", "flat");
+    /* in place on the inputs, then apart: the checks pass and the launch reaches the device */
+    void *in_place[4] = {x, y, scalar, c};
+    for (int k = 0; k < 2; ++k) {
+        const ew_status_t status = ew_kernel_launch_outputs(kernel, 100, k == 0 ? in_place : apart,
+                                                            EW_REDUCE_ACCUMULATE, inputs, NULL, NULL);
+        assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH ||
+                    status == EW_ERROR_NOT_SUPPORTED);
+    }
+    assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
     assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
 }
 
@@ -525,6 +590,7 @@ int main(void)
         cmocka_unit_test(destroyed_handle_is_refused_after_its_slot_is_reused),
         cmocka_unit_test(destroyed_kernel_is_refused_after_its_slot_is_reused),
         cmocka_unit_test(reduction_output_launches_are_checked),
+        cmocka_unit_test(several_array_launches_are_checked),
         cmocka_unit_test(threads_create_and_destroy),
         cmocka_unit_test(public_create_and_destroy),
     };

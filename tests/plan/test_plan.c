@@ -1081,6 +1081,89 @@ static void test_bulk_many_inputs(void **state)
     printf("# %lld bulk plans of one to four inputs\n", (long long)plans);
 }
 
+/* Whether the first count pointers sit at one element phase modulo pack (by division, not masks). */
+static int model_agree(int count, const uintptr_t address[], const size_t size[], int pack)
+{
+    for (int i = 1; i < count; ++i)
+        if (address[i] % (pack * size[i]) / size[i] != address[0] % (pack * size[0]) / size[0])
+            return 0;
+    return 1;
+}
+
+/* Calls of two to four outputs and one to four inputs, random sizes and phases, against a model of the
+ * rule: the widest pack where every pointer agrees or where the outputs agree and the inputs can be read
+ * shifted (never out-shifted), else the largest pack at which all agree; after the head every output is
+ * aligned to its whole access, each shifted input's phase is its own; the bulk plan is taken only where
+ * the outputs agree at one access, and aligns each. */
+static void test_several_outputs(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 2, 4, 8};
+    const ew_policy_t policy = ew_policy_for(9, 0);
+    uint64_t r = 0x5EEDu;
+    int64_t shifted_plans = 0, narrowed = 0, bulk_plans = 0;
+    for (int trial = 0; trial < 200000; ++trial) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const int outputs = 2 + (int)(r >> 60) % 3, inputs = 1 + (int)(r >> 56) % 4;
+        ew_call_t call = {
+            .n = 1 + (int64_t)(r >> 40) % 100000, .count = outputs + inputs, .outputs = outputs};
+        size_t widest = 1;
+        for (int i = 0; i < call.count; ++i) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            call.elem_size[i] = sizes[(r >> 62) & 3];
+            /* mostly at one phase, so that every rule is reached */
+            const uintptr_t phase = (r >> 61 & 1) ? (uintptr_t)((r >> 32) % 16) : (uintptr_t)(trial % 16);
+            call.address[i] = ((uintptr_t)(i + 1) << 36) + phase * call.elem_size[i];
+            widest = call.elem_size[i] > widest ? call.elem_size[i] : widest;
+        }
+        const int max_pack = model_max_pack(widest);
+        int pack = max_pack, kernel = EW_PLAN_KERNEL_ALIGNED;
+        const size_t *input_sizes = call.elem_size + outputs - 1; /* model_can_shift skips its first */
+        if (!model_agree(call.count, call.address, call.elem_size, pack)) {
+            if (model_agree(outputs, call.address, call.elem_size, pack) &&
+                model_can_shift(pack, inputs + 1, input_sizes))
+                kernel = EW_PLAN_KERNEL_SHIFTED;
+            else
+                while (!model_agree(call.count, call.address, call.elem_size, pack))
+                    pack /= 2;
+        }
+        const ew_plan_t plan = ew_plan_make(&policy, &h200, &call);
+        if ((int)plan.kernel != kernel || plan.pack != pack)
+            fail_msg("trial %d, %d outputs, %d inputs: kernel %d pack %d, expected kernel %d pack %d", trial,
+                     outputs, inputs, (int)plan.kernel, plan.pack, kernel, pack);
+        shifted_plans += kernel == EW_PLAN_KERNEL_SHIFTED;
+        narrowed += pack < max_pack;
+        const int64_t access = (int64_t)pack * plan.access_packs;
+        assert_true(plan.head + plan.packs * pack <= call.n);
+        for (int k = 0; k < outputs && plan.head < call.n; ++k)
+            assert_int_equal((call.address[k] + (uintptr_t)plan.head * call.elem_size[k]) %
+                                 ((uintptr_t)access * call.elem_size[k]),
+                             0);
+        for (int i = 0; i < inputs && kernel == EW_PLAN_KERNEL_SHIFTED && plan.head < call.n; ++i) {
+            const uintptr_t address = call.address[outputs + i];
+            const size_t size = call.elem_size[outputs + i];
+            const int want = (int)((address % (pack * size) / size + (uintptr_t)plan.head) % pack);
+            if (plan.shift[i] != want)
+                fail_msg("trial %d: input %d (size %zu, address %% 16 = %d) shift %d, expected %d; head %lld "
+                         "pack %d",
+                         trial, i, size, (int)(address % 16), plan.shift[i], want, (long long)plan.head,
+                         pack);
+        }
+        ew_plan_t bulk;
+        const int bulk_access = max_pack * EW_PLAN_ACCESS_PACKS(widest);
+        const int takes = ew_plan_make_bulk(&policy, &h200, &call, 1, &bulk);
+        assert_int_equal(takes, model_agree(outputs, call.address, call.elem_size, bulk_access));
+        for (int k = 0; k < outputs && takes && bulk.head < call.n; ++k)
+            assert_int_equal((call.address[k] + (uintptr_t)bulk.head * call.elem_size[k]) %
+                                 ((uintptr_t)bulk_access * call.elem_size[k]),
+                             0);
+        bulk_plans += takes;
+    }
+    printf("# several outputs: %lld shifted, %lld narrowed, %lld bulk of 200000 calls\n",
+           (long long)shifted_plans, (long long)narrowed, (long long)bulk_plans);
+    assert_true(shifted_plans > 1000 && narrowed > 1000 && bulk_plans > 1000);
+}
+
 /* ew_plan_shape: each shape by the calls of the catalogue that have it, then every size combination
  * against the model. */
 static void test_plan_shape(void **state)
@@ -1559,6 +1642,7 @@ int main(void)
         cmocka_unit_test(test_bulk),
         cmocka_unit_test(test_bulk_all_phases),
         cmocka_unit_test(test_bulk_many_inputs),
+        cmocka_unit_test(test_several_outputs),
         cmocka_unit_test(test_plan_shape),
         cmocka_unit_test(test_bulk_follows_policy),
         cmocka_unit_test(test_choose),

@@ -114,7 +114,12 @@ static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch
 
 static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
 {
-    const ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0, EW_REDUCE_NONE, 0, 0};
+    const ewi_kernel_spec_t spec = {.source = source,
+                                    .out_dtype = out,
+                                    .n_inputs = n_inputs,
+                                    .in_dtypes = in,
+                                    .n_params = n_params,
+                                    .strided = 0};
     expect_spec_compiles(&spec, "sm_90");
 }
 
@@ -122,7 +127,12 @@ static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, co
 static void expect_refused(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params,
                            ew_status_t expected, const char *const *fragments, size_t count)
 {
-    ewi_kernel_spec_t spec = {source, out, n_inputs, in, n_params, 0, EW_REDUCE_NONE, 0, 0};
+    ewi_kernel_spec_t spec = {.source = source,
+                              .out_dtype = out,
+                              .n_inputs = n_inputs,
+                              .in_dtypes = in,
+                              .n_params = n_params,
+                              .strided = 0};
     ewi_kernel_binary_t binary;
     ew_status_t status = compile(&spec, &binary);
     const char *message = ew_get_last_error_message();
@@ -215,16 +225,18 @@ static void every_architecture(void **state)
     /* one architecture a branch: the matrix; the others: the fused chain */
     const char *branches[] = {"sm_75", "sm_80", "sm_89", "sm_90"}, *others[] = {"sm_86", "sm_100", "sm_120"};
     const ew_dtype_t in[] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t matrix = {source, EW_F32, 1, in, 1, 0, EW_REDUCE_NONE, 0, 0},
-                            chain = {"return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));",
-                                     EW_F16,
-                                     2,
-                                     in,
-                                     1,
-                                     0,
-                                     EW_REDUCE_NONE,
-                                     0,
-                                     0};
+    const ewi_kernel_spec_t matrix = {.source = source,
+                                      .out_dtype = EW_F32,
+                                      .n_inputs = 1,
+                                      .in_dtypes = in,
+                                      .n_params = 1,
+                                      .strided = 0},
+                            chain = {.source =
+                                         "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));",
+                                     .out_dtype = EW_F16,
+                                     .n_inputs = 2,
+                                     .in_dtypes = in,
+                                     .n_params = 1};
     for (size_t i = 0; i < COUNT(branches) + COUNT(others); ++i) {
         const int branch = i < COUNT(branches);
         const char *arch = branch ? branches[i] : others[i - COUNT(branches)];
@@ -271,24 +283,22 @@ static void reduction_outputs(void **state)
                 const char *source = index == 0 ? "out1 = in0 * p0; if (in1 > 0.f) out0 = in0;"
                                                 : "out0 = in0 * p0; out1 = ew::add(in0, in1);";
                 for (int strided = 0; strided <= (o == 0 && f64 == 0); ++strided) {
-                    const ewi_kernel_spec_t spec = {.source = source,
-                                                    .out_dtype = EW_F32,
-                                                    .n_inputs = 2,
-                                                    .in_dtypes = in,
-                                                    .n_params = 1,
-                                                    .strided = strided,
-                                                    .reduce = ops[o],
-                                                    .reduce_dtype = f64 ? EW_F64 : EW_F32,
-                                                    .reduce_index = index};
+                    ewi_kernel_spec_t spec = {.source = source,
+                                              .n_inputs = 2,
+                                              .in_dtypes = in,
+                                              .n_params = 1,
+                                              .strided = strided,
+                                              .n_outputs = 2};
+                    spec.outputs[index] = (ew_kernel_output_t){f64 ? EW_F64 : EW_F32, ops[o]};
+                    spec.outputs[1 - index] = (ew_kernel_output_t){EW_F32, EW_REDUCE_NONE};
                     expect_spec_compiles(&spec, "sm_90");
                 }
             }
     ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in0;",
-                              .out_dtype = EW_F16,
                               .n_inputs = 1,
                               .in_dtypes = in,
-                              .reduce = EW_REDUCE_MAX,
-                              .reduce_dtype = EW_F32};
+                              .n_outputs = 2,
+                              .outputs = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_MAX}}};
     ewi_kernel_binary_t binary;
     spec.source = "return in0;"; /* the body of a kernel of outputs returns nothing */
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
@@ -299,14 +309,60 @@ static void reduction_outputs(void **state)
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
     ewi_kernel_binary_free(&binary);
     spec.source = "out0 = in0; out1 = in0;";
-    spec.reduce_dtype = EW_F16;
+    spec.outputs[1].dtype = EW_F16;
     assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_NOT_SUPPORTED);
-    spec.reduce_dtype = EW_F64;
-    spec.reduce = (ew_reduce_op_t)5;
+    spec.outputs[1].dtype = EW_F64;
+    spec.outputs[1].reduce = (ew_reduce_op_t)5;
     assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_INVALID_VALUE);
-    spec.reduce = EW_REDUCE_SUM;
-    spec.reduce_index = 2;
+    spec.outputs[1].reduce = EW_REDUCE_SUM;
+    spec.outputs[0].reduce = EW_REDUCE_MAX; /* two reductions */
+    assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_NOT_SUPPORTED);
+    spec.outputs[0].reduce = EW_REDUCE_NONE;
+    spec.n_outputs = 5;
     assert_int_equal(ewi_kernel_check(&spec), EW_ERROR_INVALID_VALUE);
+}
+
+/* Kernels of several arrays compile (two to four outputs of mixed widths, a reduction among them), a
+ * body assigning an output it lacks does not; their flat programs have every aligned pack (outputs at
+ * other phases narrow it) and no out-shifted kernel, their strided programs nothing. */
+static void several_array_outputs(void **state)
+{
+    (void)state;
+    const ew_dtype_t in[] = {EW_F32, EW_U8};
+    ewi_kernel_spec_t spec = {.source = "out0 = in0; out1 = in0; out2 = ew::add(in0, in0); out3 = in1;",
+                              .n_inputs = 2,
+                              .in_dtypes = in,
+                              .n_outputs = 4,
+                              .outputs = {{EW_F16, EW_REDUCE_NONE},
+                                          {EW_F64, EW_REDUCE_SUM},
+                                          {EW_F64, EW_REDUCE_NONE},
+                                          {EW_U8, EW_REDUCE_NONE}}};
+    expect_spec_compiles(&spec, "sm_90");
+    ewi_slots_t slots = ewi_kernel_slots(&spec);
+    assert_int_equal(slots.widest_pack, 2);
+    assert_true(slots.present[EW_SLOT_PACK1] && slots.present[EW_SLOT_PACK2] &&
+                !slots.present[EW_SLOT_PACK4]);
+    assert_false(slots.present[EW_SLOT_OUT_SHIFTED]);
+    assert_false(slots.present[EW_SLOT_SHIFTED]); /* a u8 input's pack of 2 is no whole word */
+    assert_true(slots.present[EW_SLOT_BULK]);
+    spec.strided = 1;
+    slots = ewi_kernel_slots(&spec);
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        assert_false(slots.present[slot]);
+    const ew_dtype_t floats[] = {EW_F32, EW_F32};
+    ewi_kernel_spec_t pair = {.source = "out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);",
+                              .n_inputs = 2,
+                              .in_dtypes = floats,
+                              .n_outputs = 2,
+                              .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_BF16, EW_REDUCE_NONE}}};
+    expect_spec_compiles(&pair, "sm_90");
+    slots = ewi_kernel_slots(&pair);
+    assert_true(slots.present[EW_SLOT_SHIFTED] && slots.present[EW_SLOT_PACK1] &&
+                slots.present[EW_SLOT_PACK4]);
+    pair.source = "out0 = in0; out2 = in1;"; /* no such output */
+    ewi_kernel_binary_t binary;
+    assert_int_equal(ewi_kernel_compile(&pair, "sm_90", &binary), EW_ERROR_INVALID_VALUE);
+    ewi_kernel_binary_free(&binary);
 }
 
 static void ternary_and_widest(void **state)
@@ -406,7 +462,12 @@ static void unknown_architecture(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0};
+    ewi_kernel_spec_t spec = {.source = "return in0;",
+                              .out_dtype = EW_F32,
+                              .n_inputs = 1,
+                              .in_dtypes = in,
+                              .n_params = 0,
+                              .strided = 0};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_12", &binary), EW_ERROR_INVALID_VALUE);
     assert_null(binary.cubin);
@@ -512,11 +573,18 @@ static void cache_fill(void **state)
     assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
     assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 4);
+    /* two arrays: the flat program alone (a kernel of several arrays launches flat only) */
     const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"), EW_SUCCESS);
+    assert_int_equal(cache_files(dir), 5);
     const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
-    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"),
-                     EW_ERROR_NOT_SUPPORTED);
+    const ew_kernel_output_t two_reductions[] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_MAX}};
+    const ew_kernel_output_t no_array[] = {{EW_F32, EW_REDUCE_SUM}};
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, f16_max, 2, in, 1, "sm_90"),
+                     EW_ERROR_NOT_SUPPORTED);
+    assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, two_reductions, 2, in, 1, "sm_90"),
+                     EW_ERROR_NOT_SUPPORTED);
+    assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 1, no_array, 2, in, 1, "sm_90"),
                      EW_ERROR_NOT_SUPPORTED);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 0, outputs, 2, in, 1, "sm_90"),
                      EW_ERROR_INVALID_VALUE);
@@ -524,7 +592,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm90"),
                      EW_ERROR_INVALID_VALUE);
     assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 6); /* out1 never assigned: a reduction over nothing */
+    assert_int_equal(cache_files(dir), 7); /* out1 never assigned: a reduction over nothing */
     assert_int_equal(ew_kernel_cache_fill_outputs("return in0;", 2, outputs, 2, in, 1, "sm_90"),
                      EW_ERROR_INVALID_VALUE);
     assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));
@@ -547,7 +615,12 @@ static void program_text(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_BOOL, EW_F8E4M3};
-    ewi_kernel_spec_t spec = {"return in0 ? in1 : 0.5f;", EW_F16, 2, in, 3, 0, EW_REDUCE_NONE, 0, 0};
+    ewi_kernel_spec_t spec = {.source = "return in0 ? in1 : 0.5f;",
+                              .out_dtype = EW_F16,
+                              .n_inputs = 2,
+                              .in_dtypes = in,
+                              .n_params = 3,
+                              .strided = 0};
     char *program = NULL;
     assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
     const char *expected[] = {"#include \"device/direct.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
@@ -570,7 +643,12 @@ static void program_text(void **state)
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_GATHER));
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_RUNS));
     const ew_dtype_t bytes[] = {EW_U8};
-    const ewi_kernel_spec_t narrow = {"return in0;", EW_U8, 1, bytes, 0, 0, EW_REDUCE_NONE, 0, 0};
+    const ewi_kernel_spec_t narrow = {.source = "return in0;",
+                                      .out_dtype = EW_U8,
+                                      .n_inputs = 1,
+                                      .in_dtypes = bytes,
+                                      .n_params = 0,
+                                      .strided = 0};
     const ewi_slots_t narrow_slots = ewi_kernel_slots(&narrow);
     assert_string_equal(ewi_kernel_slot_expression(&narrow_slots, EW_SLOT_RUNS),
                         "&ew::elementwise_kernel<ew_op, 8, ew::kRunsUnroll<ew_op, 8, 2>, ew::Window::Aligned, 2>");
@@ -599,13 +677,14 @@ static void slots_follow_the_catalogue(void **state)
         {EW_U8, 1, {EW_BOOL}, {0, 0, 0, 1, 1, 1, 0, 1}},
     };
     for (size_t c = 0; c < COUNT(cases); ++c) {
-        ewi_kernel_spec_t spec = {
-            "return in0;", cases[c].out, cases[c].n_inputs, cases[c].in, 0, 0, EW_REDUCE_NONE, 0, 0};
+        ewi_kernel_spec_t spec = {.source = "return in0;",
+                                  .out_dtype = cases[c].out,
+                                  .n_inputs = cases[c].n_inputs,
+                                  .in_dtypes = cases[c].in};
         ewi_slots_t slots = ewi_kernel_slots(&spec);
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
             if (slots.present[slot] != cases[c].present[slot]) {
-                print_error("case %zu: slot %d is %s\n", c, slot,
-                            slots.present[slot] ? "present" : "absent");
+                print_error("case %zu: slot %d is %s\n", c, slot, slots.present[slot] ? "present" : "absent");
                 fail();
             }
         spec.strided = 1;
@@ -627,16 +706,17 @@ static void slots_match_the_kernel_sets(void **state)
             continue;
         const ew_dtype_t inputs[2] = {(ew_dtype_t)in, (ew_dtype_t)in};
         const int binary = op == EW_OP_ADD || op == EW_OP_MUL || op == EW_OP_SCALE_ADD;
-        const ewi_kernel_spec_t spec = {
-            "return in0;", (ew_dtype_t)out, binary ? 2 : 1, inputs, 0, 0, EW_REDUCE_NONE, 0, 0};
+        const ewi_kernel_spec_t spec = {.source = "return in0;",
+                                        .out_dtype = (ew_dtype_t)out,
+                                        .n_inputs = binary ? 2 : 1,
+                                        .in_dtypes = inputs};
         const ewi_slots_t slots = ewi_kernel_slots(&spec);
         assert_int_equal(slots.widest_pack, set->widest_pack);
         assert_int_equal(slots.access_packs, set->access_packs);
         for (int slot = EW_SLOT_RUNS; slot <= EW_SLOT_BULK; ++slot)
             if (slots.present[slot] != ew_kernel_set_has(set, (ew_slot_t)slot)) {
                 print_error("op %d (%s <- %s): slot %d is %s in the program\n", op, ew_dtype_name(out),
-                            ew_dtype_name(in), slot,
-                            slots.present[slot] ? "present" : "absent");
+                            ew_dtype_name(in), slot, slots.present[slot] ? "present" : "absent");
                 fail();
             }
         ++compared;
@@ -678,11 +758,24 @@ static void strided_programs(void **state)
     (void)state;
     static const ew_dtype_t in[] = {EW_I8, EW_F64, EW_BF16, EW_BOOL};
     const ewi_kernel_spec_t specs[] = {
-        {"return ew::add(in0, in1);", EW_F32, 2, (const ew_dtype_t[]){EW_F32, EW_F32}, 0, 1, EW_REDUCE_NONE,
-         0, 0},
-        {"return in0;", EW_F16, 1, (const ew_dtype_t[]){EW_F32}, 0, 1, EW_REDUCE_NONE, 0, 0},
-        {"return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;", EW_F32, 4, in, 2, 1, EW_REDUCE_NONE, 0,
-         0},
+        {.source = "return ew::add(in0, in1);",
+         .out_dtype = EW_F32,
+         .n_inputs = 2,
+         .in_dtypes = (const ew_dtype_t[]){EW_F32, EW_F32},
+         .n_params = 0,
+         .strided = 1},
+        {.source = "return in0;",
+         .out_dtype = EW_F16,
+         .n_inputs = 1,
+         .in_dtypes = (const ew_dtype_t[]){EW_F32},
+         .n_params = 0,
+         .strided = 1},
+        {.source = "return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;",
+         .out_dtype = EW_F32,
+         .n_inputs = 4,
+         .in_dtypes = in,
+         .n_params = 2,
+         .strided = 1},
     };
     for (size_t c = 0; c < COUNT(specs); ++c)
         expect_spec_compiles(&specs[c], "sm_90");
@@ -723,7 +816,12 @@ static void missing_library_refused(void **state)
         }
     /* Every later call says the same; argument errors still come first. */
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {"return in0;", EW_F32, 1, in, 0, 0, EW_REDUCE_NONE, 0, 0};
+    ewi_kernel_spec_t spec = {.source = "return in0;",
+                              .out_dtype = EW_F32,
+                              .n_inputs = 1,
+                              .in_dtypes = in,
+                              .n_params = 0,
+                              .strided = 0};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99"));
@@ -773,6 +871,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(slots_follow_the_catalogue),
         cmocka_unit_test(slots_match_the_kernel_sets),
         cmocka_unit_test(reduction_outputs),
+        cmocka_unit_test(several_array_outputs),
         cmocka_unit_test(headers_are_embedded),
         cmocka_unit_test(program_text),
         cmocka_unit_test(arguments_refused),

@@ -1284,18 +1284,183 @@ static void reduction_outputs(void **state)
                         reduce_reference(EW_REDUCE_MIN, positive, positives, &nan), 0, 0, positives);
         GU_EW(ew_kernel_destroy(kernel));
     }
-    /* what this release refuses: no reduction, two reductions, a reduction into f16 */
-    const ew_kernel_output_t two_arrays[2] = {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
+    /* what this release refuses: two reductions, a reduction into f16 */
+    const ew_kernel_output_t two_sums[2] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_SUM}};
     const ew_kernel_output_t f16_sum[2] = {{EW_F32, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_SUM}};
     ew_kernel_t kernel;
-    GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED,
-                 ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0;", 2, two_arrays, 1, in, 0, &kernel));
+    GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED, ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0;", 2,
+                                                                  two_sums, 1, in, 0, &kernel));
     GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED,
                  ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0;", 2, f16_sum, 1, in, 0, &kernel));
     GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
                  ew_kernel_create_outputs(gu_handle(), "out0 = in0;", 0, f16_sum, 1, in, 0, &kernel));
     cudaFree(x);
     cudaFree(out);
+    cudaFree(scalar);
+}
+
+/* ---- several array outputs, against the CPU reference ---- */
+
+/* A kernel of several outputs over two inputs; the reference of output k is ref[k] (arrays only). */
+typedef struct {
+    const char *source;
+    int n_outputs;
+    ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
+    ew_dtype_t in[2];
+} outputs_case_t;
+
+/* Output k of the cases below on the host, element by element through the catalogue's references. */
+static void outputs_reference(size_t c, int k, int64_t n, void *out, const void *const *in)
+{
+    switch (c * 4 + (size_t)k) {
+    case 0: ref_binary(EW_OP_ADD, EW_F32, n, out, in[0], in[1]); break;
+    case 1: ref_binary(EW_OP_MUL, EW_F32, n, out, in[0], in[1]); break;
+    case 4: ref_cast(EW_F16, EW_F32, n, out, in[0]); break;
+    case 6: ref_binary(EW_OP_ADD, EW_F32, n, out, in[0], in[1]); break;
+    case 7: ref_cast(EW_BF16, EW_F32, n, out, in[1]); break;
+    case 8: ref_cast(EW_F64, EW_U8, n, out, in[0]); break;
+    case 9: ref_binary(EW_OP_ADD, EW_U8, n, out, in[0], in[1]); break;
+    default: fail_msg("no reference for case %zu output %d", c, k);
+    }
+}
+
+/* Kernels of two to four outputs (arrays of one dtype, of several widths, with an abs max among them),
+ * at sizes across the head and the tails and with every output and input at offsets that walk through
+ * the phases against each other (outputs at other phases narrow the pack; inputs are read shifted),
+ * each array against the reference bit for bit with its guards intact, the inputs unchanged; then the
+ * refusals of outputs that overlap, of a strided launch and of the plain launch. */
+static void several_outputs(void **state)
+{
+    (void)state;
+    static const outputs_case_t cases[] = {
+        {"out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);",
+         2,
+         {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}},
+         {EW_F32, EW_F32}},
+        {"out0 = in0; out1 = in0; out2 = ew::add(in0, in1); out3 = in1;",
+         4,
+         {{EW_F16, EW_REDUCE_NONE},
+          {EW_F32, EW_REDUCE_ABS_MAX},
+          {EW_F32, EW_REDUCE_NONE},
+          {EW_BF16, EW_REDUCE_NONE}},
+         {EW_F32, EW_F32}},
+        {"out0 = in0; out1 = ew::add(in0, in1);",
+         2,
+         {{EW_F64, EW_REDUCE_NONE}, {EW_U8, EW_REDUCE_NONE}},
+         {EW_U8, EW_U8}},
+    };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x0075u);
+    const int64_t capacity = kSizes[COUNT(kSizes) - 1];
+    float *scalar;
+    GU_CUDA(cudaMalloc((void **)&scalar, sizeof *scalar));
+    for (size_t c = 0; c < COUNT(cases); ++c) {
+        const outputs_case_t *k = &cases[c];
+        ew_kernel_t kernel = NULL;
+        ew_status_t status =
+            ew_kernel_create_outputs(gu_handle(), k->source, k->n_outputs, k->outputs, 2, k->in, 0, &kernel);
+        if (gu_status_means_no_nvrtc(status))
+            gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
+        GU_EW(status);
+        gu_buffer_t *in[2], *out[EW_KERNEL_MAX_OUTPUTS] = {NULL};
+        void *host[2], *at_host[2], *expected[EW_KERNEL_MAX_OUTPUTS] = {NULL};
+        for (int i = 0; i < 2; ++i) {
+            in[i] = gu_buffer_new(k->in[i], capacity);
+            host[i] = gu_host_alloc(gu_buffer_region_elems(in[i]) * ew_dtype_size(k->in[i]));
+            gu_fill_random(k->in[i], gu_buffer_region_elems(in[i]), host[i], &rng);
+            gu_buffer_load(in[i], host[i], gu_buffer_region_elems(in[i]));
+        }
+        for (int o = 0; o < k->n_outputs; ++o)
+            if (k->outputs[o].reduce == EW_REDUCE_NONE) {
+                out[o] = gu_buffer_new(k->outputs[o].dtype, capacity);
+                expected[o] = gu_host_alloc(capacity * ew_dtype_size(k->outputs[o].dtype));
+            }
+        for (size_t s = 0; s < COUNT(kSizes); ++s) {
+            const int64_t n = kSizes[s];
+            if (gu_small_scale() && n > 4099)
+                continue;
+            for (int phase = 0; phase < 16; ++phase) {
+                void *pointers[EW_KERNEL_MAX_OUTPUTS];
+                int offset[EW_KERNEL_MAX_OUTPUTS + 2];
+                const void *inputs[2];
+                for (int i = 0; i < 2; ++i) {
+                    offset[EW_KERNEL_MAX_OUTPUTS + i] =
+                        (phase * (i + 2) + (int)s) % gu_offset_count(k->in[i]);
+                    inputs[i] = gu_at(in[i], offset[EW_KERNEL_MAX_OUTPUTS + i]);
+                    at_host[i] = (unsigned char *)host[i] +
+                                 offset[EW_KERNEL_MAX_OUTPUTS + i] * ew_dtype_size(k->in[i]);
+                }
+                for (int o = 0; o < k->n_outputs; ++o) {
+                    if (out[o] == NULL) {
+                        pointers[o] = scalar;
+                        continue;
+                    }
+                    /* phases 0 to 7: every output at that offset (modulo its count); then apart */
+                    offset[o] =
+                        (phase < 8 ? phase : phase * (o + 1) + o) % gu_offset_count(k->outputs[o].dtype);
+                    pointers[o] = gu_at(out[o], offset[o]);
+                    gu_buffer_poison(out[o], GU_POISON);
+                    outputs_reference(c, o, n, expected[o], (const void *const *)at_host);
+                }
+                GU_EW(ew_kernel_launch_outputs(kernel, n, pointers, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
+                GU_CUDA(cudaDeviceSynchronize());
+                for (int o = 0; o < k->n_outputs; ++o) {
+                    char what[200];
+                    snprintf(what, sizeof what, "%s: out%d (%s) n=%lld phase %d", k->source, o,
+                             ew_dtype_name(k->outputs[o].dtype), (long long)n, phase);
+                    if (out[o] == NULL) { /* the abs max of in0, exact */
+                        float got, want = 0;
+                        GU_CUDA(cudaMemcpy(&got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+                        for (int64_t i = 0; i < n; ++i) {
+                            const float v = fabsf(((const float *)at_host[0])[i]);
+                            want = isnan(v) || isnan(want) ? NAN : v > want ? v : want;
+                        }
+                        if (memcmp(&got, &want, sizeof got) != 0 && !(isnan(got) && isnan(want)))
+                            GU_FAIL("%s: %.9g, expected %.9g", what, got, want);
+                        continue;
+                    }
+                    const gu_inputs_t inputs_for_messages = {
+                        2, {k->in[0], k->in[1]}, {at_host[0], at_host[1]}};
+                    if (GU_CHECK_OUTPUT(out[o], offset[o], n, expected[o], &inputs_for_messages, what) > 0) {
+                        gu_buffer_poison(out[o], 0x5A); /* elements equal to the poison: again with another */
+                        GU_EW(ew_kernel_launch_outputs(kernel, n, pointers, EW_REDUCE_OVERWRITE, inputs, NULL,
+                                                       NULL));
+                        GU_CUDA(cudaDeviceSynchronize());
+                        GU_CHECK_OUTPUT(out[o], offset[o], n, expected[o], &inputs_for_messages, what);
+                    }
+                }
+                for (int i = 0; i < 2; ++i)
+                    GU_CHECK_UNCHANGED(in[i], k->source);
+            }
+        }
+        if (c == 0) { /* the refusals */
+            const void *inputs[2] = {gu_at(in[0], 0), gu_at(in[1], 0)};
+            void *same[2] = {gu_at(out[0], 0), gu_at(out[0], 0)},
+                 *overlapping[2] = {gu_at(out[0], 0), gu_at(out[0], 1)};
+            GU_EW_EXPECT(
+                EW_ERROR_INVALID_VALUE,
+                ew_kernel_launch_outputs(kernel, 100, same, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
+            GU_EW_EXPECT(
+                EW_ERROR_INVALID_VALUE,
+                ew_kernel_launch_outputs(kernel, 100, overlapping, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
+            GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
+                         ew_kernel_launch(kernel, 100, gu_at(out[0], 0), inputs, NULL, NULL));
+            const int64_t shape[1] = {100};
+            void *apart[2] = {gu_at(out[0], 0), gu_at(out[1], 0)};
+            GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED,
+                         ew_kernel_launch_outputs_strided(kernel, 1, shape, apart, NULL, EW_REDUCE_OVERWRITE,
+                                                          inputs, NULL, NULL, NULL));
+            /* in place: an output on an input of its size, exactly, is allowed */
+            void *in_place[2] = {gu_at(in[0], 0), gu_at(out[1], 0)};
+            GU_EW(ew_kernel_launch_outputs(kernel, 100, in_place, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
+            GU_CUDA(cudaDeviceSynchronize());
+        }
+        for (int i = 0; i < 2; ++i)
+            gu_buffer_free(in[i]);
+        for (int o = 0; o < k->n_outputs; ++o)
+            if (out[o] != NULL)
+                gu_buffer_free(out[o]);
+        GU_EW(ew_kernel_destroy(kernel));
+    }
     cudaFree(scalar);
 }
 
@@ -1397,6 +1562,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(caches, gu_teardown),
         cmocka_unit_test_teardown(reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(strided_reduction_outputs, gu_teardown),
+        cmocka_unit_test_teardown(several_outputs, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),

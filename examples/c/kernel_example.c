@@ -2,7 +2,8 @@
 /* libelementwise from C: a user-defined kernel, out = f16(relu(p0·a + b)) in one pass, checked bit for
  * bit against the same chain of three catalogue calls (scale-add, relu, cast f32 -> f16); then the
  * same body with a reduction output, max |out| into a device float in the same pass, checked against
- * ew_amax of the output.
+ * ew_amax of the output; and a kernel of two arrays, the f16 result and the f32 value before its cast,
+ * checked against the chain's cast and relu outputs.
  *
  * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)
  * Run:   ./kernel_example
@@ -33,6 +34,12 @@ static const char AMAX_SOURCE[] =
     "out0 = y;\n"
     "out1 = y;";
 static const ew_kernel_output_t AMAX_OUTPUTS[2] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
+
+/* Two arrays in one pass: the f16 result and the f32 value it is cast from. */
+static const char PAIR_SOURCE[] = "const float r = ew::relu(ew::scale_add(p0, in0, in1));\n"
+                                  "out0 = ew::cast<__half>(r);\n"
+                                  "out1 = r;";
+static const ew_kernel_output_t PAIR_OUTPUTS[2] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
 
 #define CHECK_EW(call)                                                                                   \
     do {                                                                                                 \
@@ -85,6 +92,7 @@ int main(int argc, char **argv)
         /* The same arguments as ew_kernel_create's below, so that its lookup finds what this stores. */
         CHECK_EW(ew_kernel_cache_fill(SOURCE, EW_F16, 2, in_dtypes, 1, argv[2]));
         CHECK_EW(ew_kernel_cache_fill_outputs(AMAX_SOURCE, 2, AMAX_OUTPUTS, 2, in_dtypes, 1, argv[2]));
+        CHECK_EW(ew_kernel_cache_fill_outputs(PAIR_SOURCE, 2, PAIR_OUTPUTS, 2, in_dtypes, 1, argv[2]));
         printf("the kernels are in the disk cache for %s\n", argv[2]);
         return 0;
     }
@@ -183,7 +191,27 @@ int main(int argc, char **argv)
            amax[1]);
     CHECK_EW(ew_kernel_destroy(amax_kernel));
     cudaFree(d_amax);
-    free(again);
+
+    /* A kernel of two arrays: the f16 result into d_fused and the f32 value before the cast into
+     * d_scaled, in one pass; they must equal the chain's cast (d_chain) and relu (d_relu) outputs. */
+    ew_kernel_t pair_kernel;
+    float *relu = malloc(N * sizeof *relu), *pre_cast = malloc(N * sizeof *pre_cast);
+    if (!relu || !pre_cast) {
+        fprintf(stderr, "out of host memory\n");
+        return 1;
+    }
+    CHECK_EW(ew_kernel_create_outputs(handle, PAIR_SOURCE, 2, PAIR_OUTPUTS, 2, in_dtypes, 1, &pair_kernel));
+    void *const pair[2] = {d_fused, d_scaled};
+    CHECK_EW(ew_kernel_launch_outputs(pair_kernel, N, pair, EW_REDUCE_OVERWRITE, inputs, params, stream));
+    CHECK_CUDA(cudaMemcpyAsync(again, d_fused, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaMemcpyAsync(pre_cast, d_scaled, N * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaMemcpyAsync(relu, d_relu, N * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const int pair_differs =
+        memcmp(again, chain, N * sizeof *again) != 0 || memcmp(pre_cast, relu, N * sizeof *relu) != 0;
+    printf("two arrays in one pass: %s the cast and relu calls' outputs\n", pair_differs ? "differ from" : "equal");
+    CHECK_EW(ew_kernel_destroy(pair_kernel));
+    free(again), free(relu), free(pre_cast);
 
     /* Every element, bit for bit. */
     long wrong = 0;
@@ -215,6 +243,10 @@ int main(int argc, char **argv)
     }
     if (amax_differs) {
         printf("FAILED: the kernel with a reduction output differs from the kernel or from ew_amax\n");
+        return 1;
+    }
+    if (pair_differs) {
+        printf("FAILED: the kernel of two arrays differs from the relu and cast calls\n");
         return 1;
     }
     printf("all %d elements of the kernel match scale_add, relu and cast f32->f16 bit for bit\n", N);

@@ -14,20 +14,27 @@
  *             fresh process, is --create-only's too: scripts/gpu/bench-kernel.sh);
  *   target 6  `out0 = in0; out1 = in0;`, a cast bf16 -> f32 with an abs max reduction output
  *             (ew_kernel_create_outputs, overwritten), n = 2^28, GB/s on its 6 bytes an element vs
- *             ew_cast bf16 -> f32; its output and scalar must equal ew_cast's and ew_amax's.
+ *             ew_cast bf16 -> f32; its output and scalar must equal ew_cast's and ew_amax's;
+ *   target 7  `out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);`, two f32 arrays of f32 inputs
+ *             (ew_kernel_create_outputs), n = 2^26, timed in one group with two yardsticks: GB/s on its 16
+ *             bytes an element vs the flat add f32 on its 12 (the memory speed), and its time vs the two
+ *             catalogue calls, ew_binary add then mul into two outputs (24 bytes: 1.5x the kernel's); both
+ *             outputs must equal those two calls'.
  * GB/s = bytes the call must move (each operand element read or written once) / time, 1 GB = 10^9 bytes.
  * Method of bench/lib (docs/design.md): a pool of at least 2 GiB per operand, every call on the next
  * 4 KiB-aligned slice, inputs never zero, an L2 flush per group, warm-up and a probe sizing batches, the
  * median of the batches, CUDA events, the members of a group taking turns batch by batch; both columns of
  * bench/lib/common.h. Each kernel is created on both columns' handles.
  * Checks, in each column: the kernel and the catalogue calls giving the same bits (target 3: ew_binary
- * mul then add) run once on the same inputs into outputs poisoned with different bytes; the outputs are
- * compared whole, byte for byte, the poison around each must be intact, and spans at the start, middle
- * and end of the kernel's output are compared with the tests' CPU reference.
+ * mul then add; target 7: add and mul) run once on the same inputs into outputs poisoned with different
+ * bytes; the outputs (each of them) are compared whole, byte for byte, the poison around each must be
+ * intact, and spans at the start, middle and end of the kernel's outputs are compared with the tests' CPU
+ * reference.
  *
  *   ew-bench-user-kernels [--csv FILE] [--targets LIST] [--log2 LIST] [--batches N] [--batch-ms T]
  *                         [--timing LIST] [--device D] [--no-check]
- *   ew-bench-user-kernels --create-only compile|disk|floor [--tag TAG] [--sources K] [--csv FILE] [--device D]
+ *   ew-bench-user-kernels --create-only compile|disk|floor [--tag TAG] [--sources K] [--csv FILE] [--device
+ * D]
  * --create-only compile creates K sources never seen (the chain of target 2 behind a statement naming TAG and
  * a counter), each timed: with EW_KERNEL_CACHE_DIR a fresh empty directory that is a compilation; then one
  * of them again, many times, in the same process (the memory cache). --create-only disk, a new process
@@ -38,13 +45,14 @@
  * kernel for the device's architecture, the floor of a process's first create
  * (scripts/gpu/bench-kernel.sh runs both in fresh processes, in turn).
  * CSV: target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check; one
- * row per case and column (metric gbps, us, or host_us for the host time of a launch); ratio is the
- * library's advantage (GB/s: library / yardstick; times: yardstick / library). --create-only writes rows
- * of metric create_us, timing host, n the creates the figure is over: t4-create-compile (median),
- * -compile-max, -compile-first (the process's first: NVRTC loaded then), t4-create-memory, and the same
- * three for disk; floor, t5-nvrtc-open and t5-nvrtc-empty (n 1). Exit: 0, also without a GPU (one line
- * says so); 1 a failed call or check; 2 bad options; 3 ew_kernel_create reported EW_ERROR_NOT_SUPPORTED
- * (no NVRTC; floor: none found).
+ * row per case and column (metric gbps, us, or host_us for the host time of a launch; target 7 two:
+ * t7-two-outputs, gbps vs ew_binary_add, and t7-two-outputs-calls, us vs ew_binary_add_mul, the pair's
+ * time); ratio is the library's advantage (GB/s: library / yardstick; times: yardstick / library).
+ * --create-only writes rows of metric create_us, timing host, n the creates the figure is over:
+ * t4-create-compile (median), -compile-max, -compile-first (the process's first: NVRTC loaded then),
+ * t4-create-memory, and the same three for disk; floor, t5-nvrtc-open and t5-nvrtc-empty (n 1). Exit: 0, also
+ * without a GPU (one line says so); 1 a failed call or check; 2 bad options; 3 ew_kernel_create reported
+ * EW_ERROR_NOT_SUPPORTED (no NVRTC; floor: none found).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -69,9 +77,10 @@
 #include "timing.h"
 
 enum { COL_B2B = EWB_BACK_TO_BACK, COL_ISO = EWB_ISOLATED, COLUMNS = EWB_COLUMNS };
-/* Operand pools: 0 out, 1-3 inputs, 3-4 the catalogue chains' temporaries. */
+/* Operand pools: 0 out, 1-3 inputs, 3-4 the catalogue chains' temporaries; 3 target 7's second output. */
 enum { POOLS = 5, MAX_OFFSET = 3, MAX_CASES = 64, MAX_LOG2 = 8 };
-/* The sides of a case: the kernel, its yardstick, the catalogue calls whose bits it must equal. */
+/* The sides of a case: the kernel, its yardstick, the catalogue calls whose bits it must equal (target 7
+ * times them too: its second yardstick). */
 enum { LIB = 0, YARD = 1, SAME = 2 };
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_NVRTC = 3 };
 
@@ -79,7 +88,7 @@ static const size_t CHUNK = (size_t)64 << 20;          /* pinned buffers of the 
 static const uint64_t FILL_SEED = 0x5EEDC0DEull;
 static const unsigned char POISON[2] = {EWB_POISON, 0x5A}; /* the kernel's output, the catalogue's */
 static const double ALPHA = 1.5;                     /* target 2's p0 */
-/* Targets 2 and 3's n, 2^26; a host-only test may shrink it. */
+/* Targets 2, 3 and 7's n, 2^26; a host-only test may shrink it. */
 #ifndef EWB_N26
 #define EWB_N26 ((int64_t)1 << 26)
 #endif
@@ -89,7 +98,7 @@ static const int MISALIGNED[POOLS] = {2, 1, 3, 0, 0};
 
 /* ---- the kernels ---- */
 
-typedef enum { K_ADD_F32, K_ADD_F16, K_ADD_I8, K_CHAIN, K_TERNARY, K_CAST_AMAX, SLOTS } slot_t;
+typedef enum { K_ADD_F32, K_ADD_F16, K_ADD_I8, K_CHAIN, K_TERNARY, K_CAST_AMAX, K_TWO_OUT, SLOTS } slot_t;
 
 #define CHAIN_SOURCE "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));"
 
@@ -105,7 +114,12 @@ static const struct {
     [K_CHAIN] = {CHAIN_SOURCE, EW_F16, EW_F32, 2, 1, "f16<-f32"},
     [K_TERNARY] = {"return ew::add(ew::mul(in0, in1), in2);", EW_F16, EW_F16, 3, 0, "f16"},
     [K_CAST_AMAX] = {"out0 = in0; out1 = in0;", EW_F32, EW_BF16, 1, 0, "f32<-bf16"}, /* + an f32 abs max */
+    [K_TWO_OUT] = {"out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);", EW_F32, EW_F32, 2, 0, "f32"},
 };
+
+/* Whether slot's kernel is one of ew_kernel_create_outputs: out0, then an f32 abs max (K_CAST_AMAX) or a
+ * second array of the dtype out (K_TWO_OUT, in pool 3). */
+static int of_outputs(slot_t slot) { return slot == K_CAST_AMAX || slot == K_TWO_OUT; }
 
 /* ---- the cases ---- */
 
@@ -145,7 +159,8 @@ static void add_case(int target, slot_t slot, int64_t n, int misaligned)
         snprintf(c->name, sizeof c->name, "%s",
                  target == 2   ? "t2-chain"
                  : target == 3 ? "t3-ternary-f16"
-                               : "t6-cast-amax");
+                 : target == 6 ? "t6-cast-amax"
+                               : "t7-two-outputs");
 }
 
 static void build_cases(const options_t *o)
@@ -163,6 +178,8 @@ static void build_cases(const options_t *o)
         add_case(3, K_TERNARY, N26, 0);
     if (o->targets >> 6 & 1)
         add_case(6, K_CAST_AMAX, N28, 0);
+    if (o->targets >> 7 & 1)
+        add_case(7, K_TWO_OUT, N26, 0);
 }
 
 /* The dtype of each pool a side's call touches (0: untouched). */
@@ -180,13 +197,20 @@ static void operands(const kcase_t *c, int side, ew_dtype_t dtype[POOLS])
         dtype[3] = EW_F16; /* in2; the yardstick is the flat add of in0 and in1 */
     if (c->slot == K_TERNARY && side == SAME)
         dtype[4] = EW_F16; /* mul -> 4, add of 4 and in2 -> out */
+    if (c->slot == K_TWO_OUT && side != YARD)
+        dtype[3] = EW_F32; /* out1; the yardstick is the flat add into out */
 }
+
+/* Whether pool p is an output of case c (the checks give the catalogue's its second slice). */
+static int output_pool(const kcase_t *c, int p) { return p == 0 || (c->slot == K_TWO_OUT && p == 3); }
 
 /* Bytes one call moves. */
 static double bytes_of(const kcase_t *c, int side)
 {
     if (c->slot == K_CHAIN && side == YARD)
         return 26.0 * (double)c->n; /* scale_add 12, relu 8, cast 6 bytes an element */
+    if (c->slot == K_TWO_OUT && side == SAME)
+        return 24.0 * (double)c->n; /* add 12, mul 12 bytes an element */
     ew_dtype_t d[POOLS];
     operands(c, side, d);
     double size = 0;
@@ -195,33 +219,34 @@ static double bytes_of(const kcase_t *c, int side)
     return size * (double)c->n;
 }
 
-/* Target 2 compares times, the others GB/s. */
+/* Target 2 compares times, the others GB/s (target 7 also times, against its SAME side). */
 static int timed_in_us(const kcase_t *c) { return c->slot == K_CHAIN; }
 
 /* ---- options ---- */
 
 static void usage(FILE *to, const char *program)
 {
-    fprintf(to,
-            "usage: %s [options]\n"
-            "Times user-defined kernels (ew_kernel_launch) against the library's calls on the kernel targets.\n"
-            "  --csv FILE       write target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,\n"
-            "                   yardstick,ratio,check\n"
-            "  --targets LIST   only these targets (1-4, 6; default all; 4: the host time of a launch)\n"
-            "  --log2 LIST      target 1's n = 2^k for each k (default 20,22,24,26,28)\n"
-            "  --batches N      timed batches per member and column, median reported (default 15, >= 5)\n"
-            "  --batch-ms T     batches of about T ms of calls (default 2)\n"
-            "  --timing LIST    back-to-back,isolated (default both)\n"
-            "  --no-check       skip the bit checks\n"
-            "  --device D       CUDA device (default 0)\n"
-            "  --create-only compile|disk|floor   time ew_kernel_create only (target 4): compile new\n"
-            "                   sources and create one again in the process, or (a second process, same\n"
-            "                   EW_KERNEL_CACHE_DIR, same --tag) load the same sources from the disk cache;\n"
-            "                   floor: NVRTC's own cost to a fresh process (open, an empty kernel)\n"
-            "  --tag TAG        makes the sources of --create-only unique (default: pid and clock; disk\n"
-            "                   needs the compile run's)\n"
-            "  --sources K      sources --create-only creates (default 11)\n",
-            program);
+    fprintf(
+        to,
+        "usage: %s [options]\n"
+        "Times user-defined kernels (ew_kernel_launch) against the library's calls on the kernel targets.\n"
+        "  --csv FILE       write target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,\n"
+        "                   yardstick,ratio,check\n"
+        "  --targets LIST   only these targets (1-4, 6, 7; default all; 4: the host time of a launch)\n"
+        "  --log2 LIST      target 1's n = 2^k for each k (default 20,22,24,26,28)\n"
+        "  --batches N      timed batches per member and column, median reported (default 15, >= 5)\n"
+        "  --batch-ms T     batches of about T ms of calls (default 2)\n"
+        "  --timing LIST    back-to-back,isolated (default both)\n"
+        "  --no-check       skip the bit checks\n"
+        "  --device D       CUDA device (default 0)\n"
+        "  --create-only compile|disk|floor   time ew_kernel_create only (target 4): compile new\n"
+        "                   sources and create one again in the process, or (a second process, same\n"
+        "                   EW_KERNEL_CACHE_DIR, same --tag) load the same sources from the disk cache;\n"
+        "                   floor: NVRTC's own cost to a fresh process (open, an empty kernel)\n"
+        "  --tag TAG        makes the sources of --create-only unique (default: pid and clock; disk\n"
+        "                   needs the compile run's)\n"
+        "  --sources K      sources --create-only creates (default 11)\n",
+        program);
 }
 
 static int parse_list(const char *text, int low, int high, int *values, int most, int *count)
@@ -241,8 +266,13 @@ static int parse_list(const char *text, int low, int high, int *values, int most
 
 static int parse_options(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){.targets = 0x5E, .timing = 3, .log2 = {20, 22, 24, 26, 28}, .log2_count = 5, .batches = 15,
-                     .batch_ms = 2.0, .sources = 11};
+    *o = (options_t){.targets = 0xDE,
+                     .timing = 3,
+                     .log2 = {20, 22, 24, 26, 28},
+                     .log2_count = 5,
+                     .batches = 15,
+                     .batch_ms = 2.0,
+                     .sources = 11};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const int shared =
@@ -279,10 +309,10 @@ static int parse_options(int argc, char **argv, options_t *o)
             o->create_only = v;
         } else if (strcmp(a, "--targets") == 0) {
             o->targets = 0;
-            for (int k = 0; parse_list(v, 1, 6, values, MAX_LOG2, &count) == 0 && k < count; ++k)
+            for (int k = 0; parse_list(v, 1, 7, values, MAX_LOG2, &count) == 0 && k < count; ++k)
                 o->targets |= values[k] != 5 ? 1u << values[k] : 0;
             if (!o->targets || count == 0)
-                return fprintf(stderr, "--targets takes numbers 1-4 and 6 separated by commas\n"), -1;
+                return fprintf(stderr, "--targets takes numbers 1-4, 6 and 7 separated by commas\n"), -1;
         } else if (strcmp(a, "--log2") == 0) {
             if (parse_list(v, 1, 28, o->log2, MAX_LOG2, &o->log2_count) != 0)
                 return fprintf(stderr, "--log2 takes up to %d numbers 1-28 separated by commas\n", MAX_LOG2), -1;
@@ -318,7 +348,7 @@ static size_t stride_of(int64_t n, ew_dtype_t dtype)
 static int fill(int p, ew_dtype_t dtype) { return ewb_pool_fill(&dev.pools, p, dtype, dev.timer.stream); }
 
 /* A side's pointers: on the next slices (fixed = 0), or (fixed = 1, for the checks) at the start of
- * every pool but out, whose second slice is the catalogue's when the kernel's is the first. */
+ * every pool but the outputs', whose second slice is the catalogue's when the kernel's is the first. */
 static void pointers(const kcase_t *c, int side, int fixed, void *p[POOLS])
 {
     ew_dtype_t d[POOLS];
@@ -329,8 +359,8 @@ static void pointers(const kcase_t *c, int side, int fixed, void *p[POOLS])
             continue;
         }
         const size_t stride = stride_of(c->n, d[k]);
-        unsigned char *slice =
-            fixed ? dev.pools.base[k] + (k == 0 && side != LIB ? stride : 0) : ewb_pool_next(&dev.pools, k, stride);
+        unsigned char *slice = fixed ? dev.pools.base[k] + (output_pool(c, k) && side != LIB ? stride : 0)
+                                     : ewb_pool_next(&dev.pools, k, stride);
         p[k] = slice + (c->misaligned ? (size_t)MISALIGNED[k] * ew_dtype_size(d[k]) : 0);
     }
 }
@@ -339,9 +369,12 @@ static void pointers(const kcase_t *c, int side, int fixed, void *p[POOLS])
 static int create_kernel(ew_handle_t handle, slot_t slot, const char *source, ew_kernel_t *kernel, double *us)
 {
     const ew_dtype_t in[EW_KERNEL_MAX_INPUTS] = {specs[slot].in, specs[slot].in, specs[slot].in, specs[slot].in};
-    const ew_kernel_output_t outputs[2] = {{specs[slot].out, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
+    const int amax = slot == K_CAST_AMAX;
+    const ew_kernel_output_t outputs[2] = {
+        {specs[slot].out, EW_REDUCE_NONE},
+        {amax ? EW_F32 : specs[slot].out, amax ? EW_REDUCE_ABS_MAX : EW_REDUCE_NONE}};
     const double t0 = ewb_now_us();
-    const ew_status_t status = slot == K_CAST_AMAX
+    const ew_status_t status = of_outputs(slot)
                                    ? ew_kernel_create_outputs(handle, source, 2, outputs, specs[slot].inputs,
                                                               in, specs[slot].params, kernel)
                                    : ew_kernel_create(handle, source, specs[slot].out, specs[slot].inputs, in,
@@ -421,9 +454,9 @@ static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
     const ew_handle_t h = dev.handle[column];
     const int64_t n = c->n;
     const ew_dtype_t in = specs[c->slot].in;
-    if (side == LIB && c->slot == K_CAST_AMAX) {
-        void *const outputs[2] = {p[0], &dev.scalar[0]};
-        const void *const inputs[1] = {p[1]};
+    if (side == LIB && of_outputs(c->slot)) { /* an abs max into the scalar, or a second array */
+        void *const outputs[2] = {p[0], c->slot == K_CAST_AMAX ? (void *)&dev.scalar[0] : p[3]};
+        const void *const inputs[2] = {p[1], p[2]};
         return ewb_ew_ok(ew_kernel_launch_outputs(dev.kernel[column][c->slot], n, outputs,
                                                   EW_REDUCE_OVERWRITE, inputs, NULL, dev.timer.stream),
                          "ew_kernel_launch_outputs")
@@ -452,6 +485,13 @@ static int call(const kcase_t *c, int side, int column, void *const p[POOLS])
                        (side == YARD || ewb_ew_ok(ew_amax(h, EW_BF16, n, p[1], &dev.scalar[1],
                                                           EW_REDUCE_OVERWRITE, dev.timer.stream),
                                                   "ew_amax"))
+                   ? 0
+                   : -1;
+    if (c->slot == K_TWO_OUT && side == SAME)
+        return ewb_ew_ok(ew_binary(h, EW_OP_ADD, in, n, p[0], p[1], p[2], dev.timer.stream),
+                         "ew_binary add") &&
+                       ewb_ew_ok(ew_binary(h, EW_OP_MUL, in, n, p[3], p[1], p[2], dev.timer.stream),
+                                 "ew_binary mul")
                    ? 0
                    : -1;
     if (c->slot == K_TERNARY && side == SAME)
@@ -556,9 +596,16 @@ static int reference(const void *ctx, int64_t count, void *want, const void *con
     return ewb_reference(EW_OP_ADD, specs[c->slot].out, specs[c->slot].out, 0, count, want, in[0], in[1]);
 }
 
+/* The CPU reference of target 7's second output, ew_binary mul's (its first is the add of reference). */
+static int product_reference(const void *ctx, int64_t count, void *want, const void *const in[])
+{
+    const kcase_t *c = ctx;
+    return ewb_reference(EW_OP_MUL, specs[c->slot].out, specs[c->slot].out, 0, count, want, in[0], in[1]);
+}
+
 /* The kernel and the catalogue calls of the same bits, once each in the column on the same inputs, into
- * outputs poisoned with different bytes: the whole outputs equal byte for byte, the poison around both
- * intact, and the kernel's output equal to the CPU reference where sampled. */
+ * outputs poisoned with different bytes: each whole output equal byte for byte (target 7: both arrays),
+ * the poison around all of them intact, and the kernel's outputs equal to the CPU reference where sampled. */
 static ewb_check_t check_case(const kcase_t *c, int column, char *why, size_t why_size)
 {
     void *lib[POOLS], *same[POOLS];
@@ -566,30 +613,43 @@ static ewb_check_t check_case(const kcase_t *c, int column, char *why, size_t wh
     pointers(c, SAME, 1, same);
     const ew_dtype_t out = specs[c->slot].out;
     const size_t size = ew_dtype_size(out), stride = stride_of(c->n, out), out_bytes = (size_t)c->n * size;
-    unsigned char *slice[2] = {dev.pools.base[0], dev.pools.base[0] + stride}, *outs[2] = {lib[0], same[0]};
-    if (!ewb_cuda_ok(cudaMemsetAsync(slice[0], POISON[0], stride, dev.timer.stream), "cudaMemsetAsync") ||
-        !ewb_cuda_ok(cudaMemsetAsync(slice[1], POISON[1], stride, dev.timer.stream), "cudaMemsetAsync") ||
-        call(c, LIB, column, lib) != 0 || call(c, SAME, column, same) != 0 ||
+    const int arrays[2] = {0, 3}, array_count = c->slot == K_TWO_OUT ? 2 : 1; /* the output pools */
+    for (int a = 0; a < array_count; ++a)
+        for (int k = 0; k < 2; ++k)
+            if (!ewb_cuda_ok(cudaMemsetAsync(dev.pools.base[arrays[a]] + k * stride, POISON[k], stride,
+                                             dev.timer.stream),
+                             "cudaMemsetAsync"))
+                return snprintf(why, why_size, "a checked call failed"), EWB_CHECK_FAILED;
+    if (call(c, LIB, column, lib) != 0 || call(c, SAME, column, same) != 0 ||
         !ewb_cuda_ok(cudaStreamSynchronize(dev.timer.stream), "cudaStreamSynchronize")) {
         snprintf(why, why_size, "a checked call failed");
         return EWB_CHECK_FAILED;
     }
-    int64_t differ = 0;
-    char first[96] = "";
-    if (compare_whole(outs[0], outs[1], out_bytes, size, &differ, first, sizeof first) != 0)
-        return snprintf(why, why_size, "copy back failed"), EWB_CHECK_FAILED;
-    if (differ) {
-        snprintf(why, why_size, "%lld of %lld elements differ from the catalogue's; %s", (long long)differ,
-                 (long long)c->n, first);
-        return EWB_CHECK_MISMATCH;
-    }
-    for (int k = 0; k < 2; ++k) {
-        int intact;
-        if (guards_intact(slice[k], stride, outs[k], out_bytes, POISON[k], &intact) != 0)
+    for (int a = 0; a < array_count; ++a) {
+        const int q = arrays[a];
+        unsigned char *slice[2] = {dev.pools.base[q], dev.pools.base[q] + stride};
+        unsigned char *outs[2] = {lib[q], same[q]};
+        char name[8] = "";
+        if (array_count > 1)
+            snprintf(name, sizeof name, "out%d: ", a);
+        int64_t differ = 0;
+        char first[96] = "";
+        if (compare_whole(outs[0], outs[1], out_bytes, size, &differ, first, sizeof first) != 0)
             return snprintf(why, why_size, "copy back failed"), EWB_CHECK_FAILED;
-        if (!intact) {
-            snprintf(why, why_size, "the %s wrote outside its output", k ? "catalogue" : "kernel");
+        if (differ) {
+            snprintf(why, why_size, "%s%lld of %lld elements differ from the catalogue's; %s", name,
+                     (long long)differ, (long long)c->n, first);
             return EWB_CHECK_MISMATCH;
+        }
+        for (int k = 0; k < 2; ++k) {
+            int intact;
+            if (guards_intact(slice[k], stride, outs[k], out_bytes, POISON[k], &intact) != 0)
+                return snprintf(why, why_size, "copy back failed"), EWB_CHECK_FAILED;
+            if (!intact) {
+                snprintf(why, why_size, "%sthe %s wrote outside its output", name,
+                         k ? "catalogue" : "kernel");
+                return EWB_CHECK_MISMATCH;
+            }
         }
     }
     if (c->slot == K_CAST_AMAX) { /* the kernel's abs max against ew_amax's, bit for bit */
@@ -602,8 +662,17 @@ static ewb_check_t check_case(const kcase_t *c, int column, char *why, size_t wh
         }
     }
     const void *inputs[3] = {lib[1], lib[2], lib[3]};
-    return ewb_check_spans(lib[0], out, inputs, specs[c->slot].inputs, specs[c->slot].in, c->n, EWB_MAX_SPAN,
-                           reference, c, why, why_size);
+    const ewb_check_t verdict = ewb_check_spans(lib[0], out, inputs, specs[c->slot].inputs, specs[c->slot].in,
+                                                c->n, EWB_MAX_SPAN, reference, c, why, why_size);
+    if (verdict != EWB_CHECK_OK || c->slot != K_TWO_OUT)
+        return verdict;
+    const size_t named = (size_t)snprintf(why, why_size, "out1: "); /* which output, where it fails */
+    const ewb_check_t second =
+        ewb_check_spans(lib[3], out, inputs, specs[c->slot].inputs, specs[c->slot].in, c->n, EWB_MAX_SPAN,
+                        product_reference, c, why + named, why_size - named);
+    if (second == EWB_CHECK_OK)
+        snprintf(why, why_size, "ok");
+    return second;
 }
 
 /* ---- output ---- */
@@ -650,13 +719,16 @@ static void print_header(int target)
         "`out0 = in0; out1 = in0;` bf16 -> f32 with an abs max output vs ew_cast bf16 -> f32; GB/s on 6 "
         "bytes "
         "an element; goal >= 0.95x",
+        "`out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);` f32 (16 bytes an element) vs the flat add f32 "
+        "(12), GB/s, goal >= 0.97x; and vs ew_binary add then mul (24), us, ratio = two calls / kernel, goal "
+        ">= 1.4x (the bytes' 1.5x)",
     };
     printf("# target %d: %s\n", target, titles[target]);
     printf("%-30s %10s %10s %10s %10s %8s %8s  %s\n", "case", target == 2 ? "us" : "GB/s", "yardstick",
            target == 2 ? "iso us" : "iso GB/s", "iso yard", "ratio", "iso rat", "check");
 }
 
-/* ---- targets 1-3 ---- */
+/* ---- targets 1-3, 6 and 7 ---- */
 
 static int run_case(const kcase_t *c, const options_t *o, int *failures, int *checked, int *behind, int *batches)
 {
@@ -666,39 +738,45 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
     for (int k = 1; k <= specs[c->slot].inputs; ++k)
         if (fill(k, lib_dtypes[k]) != 0)
             return -1;
-    dev.pools.filled[3] = c->slot == K_CHAIN ? (ew_dtype_t)0 : dev.pools.filled[3];
+    dev.pools.filled[3] = c->slot == K_CHAIN || c->slot == K_TWO_OUT ? (ew_dtype_t)0 : dev.pools.filled[3];
     dev.pools.filled[4] = (ew_dtype_t)0;
     int columns[COLUMNS];
     const int column_count = ewb_timed_columns(o->timing, columns);
-    member_t group[2 * COLUMNS];
-    ewb_member_t *members[2 * COLUMNS];
-    for (int m = 0; m < 2 * column_count; ++m) {
-        const int column = columns[m / 2];
+    /* Members per column: the kernel and its yardstick; target 7 its two catalogue calls too (SAME). */
+    const int sides = c->slot == K_TWO_OUT ? 3 : 2;
+    member_t group[3 * COLUMNS];
+    ewb_member_t *members[3 * COLUMNS];
+    for (int m = 0; m < sides * column_count; ++m) {
+        const int column = columns[m / sides];
         group[m] = (member_t){.member = {.enqueue = enqueue, .isolated = column == COL_ISO},
                               .c = c,
-                              .side = m % 2 ? YARD : LIB,
+                              .side = m % sides,
                               .column = column};
         members[m] = &group[m].member;
     }
-    double us[2 * COLUMNS];
-    if (ewb_time_group(&dev.timer, members, 2 * column_count, o->batches, o->batch_ms, us) != 0) {
+    double us[3 * COLUMNS];
+    if (ewb_time_group(&dev.timer, members, sides * column_count, o->batches, o->batch_ms, us) != 0) {
         fprintf(stderr, "%s failed\n", c->name);
         ++*failures;
         return cudaDeviceSynchronize() == cudaSuccess ? 0 : -1; /* a sticky error ends the run */
     }
     double lib[COLUMNS] = {NAN, NAN}, yard[COLUMNS] = {NAN, NAN}, ratio[COLUMNS] = {NAN, NAN};
+    double lib_us[COLUMNS] = {NAN, NAN}, same_us[COLUMNS] = {NAN, NAN}; /* target 7's time ratio */
     for (int k = 0; k < column_count; ++k) {
         const int col = columns[k];
-        const double lib_us = us[2 * k], yard_us = us[2 * k + 1];
+        const double kernel_us = us[sides * k + LIB], yard_us = us[sides * k + YARD];
+        lib_us[col] = kernel_us;
+        same_us[col] = sides > SAME ? us[sides * k + SAME] : NAN;
         if (timed_in_us(c)) {
-            lib[col] = lib_us, yard[col] = yard_us, ratio[col] = yard_us / lib_us;
+            lib[col] = kernel_us, yard[col] = yard_us, ratio[col] = yard_us / kernel_us;
         } else {
-            lib[col] = bytes_of(c, LIB) / lib_us / 1e3, yard[col] = bytes_of(c, YARD) / yard_us / 1e3;
+            lib[col] = bytes_of(c, LIB) / kernel_us / 1e3, yard[col] = bytes_of(c, YARD) / yard_us / 1e3;
             ratio[col] = lib[col] / yard[col];
         }
         if (col == COL_ISO) {
-            *behind += group[2 * k].member.host_behind + group[2 * k + 1].member.host_behind;
-            *batches += 2 * o->batches;
+            for (int side = 0; side < sides; ++side)
+                *behind += group[sides * k + side].member.host_behind;
+            *batches += sides * o->batches;
         }
     }
     char why[192] = "skipped";
@@ -727,6 +805,13 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
                        "GB/s of their 26\n",
                        ewb_column_name(col), bytes_of(c, LIB) / lib[col] / 1e3, bytes_of(c, LIB) / (double)c->n,
                        bytes_of(c, YARD) / yard[col] / 1e3);
+    if (sides > SAME)
+        for (int col = 0; col < COLUMNS; ++col)
+            if (!isnan(lib_us[col]))
+                printf("#   %s: the kernel %.1f us, ew_binary add then mul %.1f us (%.1f GB/s of their 24 "
+                       "bytes an element): %.3fx; goal >= 1.4x\n",
+                       ewb_column_name(col), lib_us[col], same_us[col],
+                       bytes_of(c, SAME) / same_us[col] / 1e3, same_us[col] / lib_us[col]);
     fflush(stdout);
     const char *check = o->no_check ? "skipped" : ewb_check_name(worst);
     for (int col = 0; col < COLUMNS; ++col)
@@ -734,6 +819,15 @@ static int run_case(const kcase_t *c, const options_t *o, int *failures, int *ch
             csv_row(c->target, c->name, specs[c->slot].dtype, c->n, c->misaligned ? "misaligned" : "aligned",
                     ewb_column_name(col), timed_in_us(c) ? "us" : "gbps", lib[col], yard_name(c), yard[col],
                     ratio[col], check);
+    if (sides > SAME) { /* target 7: the kernel's time against the two catalogue calls' */
+        char name[sizeof c->name + 8];
+        snprintf(name, sizeof name, "%s-calls", c->name);
+        for (int col = 0; col < COLUMNS; ++col)
+            if (o->timing >> col & 1)
+                csv_row(c->target, name, specs[c->slot].dtype, c->n, c->misaligned ? "misaligned" : "aligned",
+                        ewb_column_name(col), "us", lib_us[col], "ew_binary_add_mul", same_us[col],
+                        same_us[col] / lib_us[col], check);
+    }
     return 0;
 }
 

@@ -4,18 +4,18 @@
 
     kernel_report.py OUT_DIR
 
-Reads, where present, OUT_DIR/ew-kernel.csv (targets 1-3 and the host time of a launch),
+Reads, where present, OUT_DIR/ew-kernel.csv (targets 1-3, 6, 7 and the host time of a launch),
 ew-kernel-create-compile.csv and ew-kernel-create-disk.csv (ew-bench-user-kernels --create-only),
 ew-kernel-cold.csv (fresh processes in turn: --create-only compile --sources 1, the first create, and
 --create-only floor, NVRTC's own open and empty kernel) and torch-kernel.csv
 (bench/peers/torch_kernel.py), all with the columns
 target,case,dtype,n,alignment,timing,metric,library,yardstick_impl,yardstick,ratio,check, and writes
 OUT_DIR/kernel.md: one line per target (goal, measured ratio or time in each timed column, verdict), then
-target 1's cases and target 2's peers. Ratios are recomputed from the values: GB/s library / yardstick,
-times yardstick / library (a peer's time over the kernel's from ew-kernel.csv), so above 1 is the library
-ahead; target 4's host time is the kernel's launch minus ew_binary's. A failed bit check makes its target
-MISSED whatever the speed; a missing figure is "no data", never met. Standard library only;
-bench/test_kernel_report.py tests it.
+target 1's cases, target 2's peers and target 7's three calls. Ratios are recomputed from the values: GB/s
+library / yardstick, times yardstick / library (a peer's time over the kernel's from ew-kernel.csv; target
+7b: the two catalogue calls' over the kernel's), so above 1 is the library ahead; target 4's host time is
+the kernel's launch minus ew_binary's. A failed bit check makes its target MISSED whatever the speed; a
+missing figure is "no data", never met. Standard library only; bench/test_kernel_report.py tests it.
 """
 
 import argparse
@@ -32,6 +32,7 @@ B2B, ISO = "back-to-back", "isolated"
 TIMINGS = (B2B, ISO)
 INFO = "information"
 CHAIN = "t2-chain"
+T7, T7_CALLS = "t7-two-outputs", "t7-two-outputs-calls"  # GB/s vs the flat add; us vs add then mul
 BAD_CHECKS = ("mismatch", "failed")
 
 # Ratio targets: (label, what, goal text, case, peer impl or None for the case's own yardstick, threshold;
@@ -49,6 +50,11 @@ RATIOS = (
     ("6", "`out0 = in0; out1 = in0;` bf16 -> f32 with an abs max output (ew_kernel_create_outputs), n = 2^28, "
           "GB/s on its 6 bytes an element vs ew_cast bf16 -> f32; output and abs max equal ew_cast's and "
           "ew_amax's", ">= 0.95x", "t6-cast-amax", None, 0.95),
+    ("7a", "`out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);` f32, two arrays (ew_kernel_create_outputs), "
+           "n = 2^26, GB/s on its 16 bytes an element vs the flat add f32 on its 12 (the memory speed); both "
+           "outputs equal ew_binary add's and mul's", ">= 0.97x", T7, None, 0.97),
+    ("7b", "the same kernel's time vs two catalogue calls, ew_binary add then mul into two outputs (24 bytes an "
+           "element, 1.5x the kernel's)", ">= 1.4x faster", T7_CALLS, None, 1.4),
 )
 # Create times (microseconds, at most the threshold): label, what, goal text, case, threshold.
 CREATES = (
@@ -195,6 +201,11 @@ def target1(results, timing):
     return overall(figures), tally, (min(ratios) if ratios else None), lines
 
 
+def target_of(label):
+    """The target a table label belongs to: "2b" -> 2."""
+    return int(label.rstrip("abcdefghijklmnopqrstuvwxyz"))
+
+
 def judge(results, cold=()):
     """[(label, what, goal, measured text, verdict)] in table order, and target 1's columns."""
     out = []
@@ -208,7 +219,7 @@ def judge(results, cold=()):
     for label, what, goal, case, peer, threshold in RATIOS:
         figures = {t: ratio_figure(results, case, t, peer, threshold) for t in results.timings}
         ratios.append((label, what, goal, columns_text(figures, "%.3fx"), overall(list(figures.values()))))
-    out += ratios[:-1]
+    out += [r for r in ratios if target_of(r[0]) < 4]
     for label, what, goal, case, threshold in CREATES:
         f = create_figure(results, case, threshold)
         text = "-" if f.value is None else microseconds(f.value)
@@ -229,7 +240,7 @@ def judge(results, cold=()):
     figures = {t: host_figure(results, t) for t in results.timings}
     out.append((label, what, goal, columns_text(figures, "%+.3f us"), overall(list(figures.values()))))
     out.append(cold_line(cold))
-    out.append(ratios[-1])  # 6 after the create targets, in the issue's order
+    out += [r for r in ratios if target_of(r[0]) > 5]  # 6 and 7 after the create targets, in the issue's order
     return out, t1
 
 
@@ -294,8 +305,34 @@ def markdown(results, lines, t1, sources):
                 check = check or check_of(row)
             cells.append(fmt(value))
         out.append("| %s | %s | %s |" % (name, " | ".join(cells), check or "-"))
-    out.append("")
+    out += [""] + target7(results) + [""]
     return "\n".join(out)
+
+
+def target7(results):
+    """Target 7's three calls in each column, GB/s on their own bytes and microseconds: the kernel and the
+    flat add from t7-two-outputs' GB/s, the pair from t7-two-outputs-calls' microseconds."""
+    out = ["## Target 7: two outputs (a + b, a * b) f32 against the flat add and against add then mul", ""]
+    rows = {t: (results.library(T7, t), results.library(T7_CALLS, t)) for t in results.timings}
+    if not any(a or b for a, b in rows.values()):
+        return out + ["No rows for this target in the CSVs: no data."]
+    out += ["| impl | bytes an element | " + " | ".join("%s GB/s | %s us" % (t, t) for t in results.timings)
+            + " | check |", "|---|---|" + "---|---|" * len(results.timings) + "---|"]
+    impls = (("the kernel (one launch, two arrays)", 16, "gbps", T7, "library"),
+             ("ew_binary add (the memory speed)", 12, "gbps", T7, "yardstick"),
+             ("ew_binary add then mul", 24, "us", T7_CALLS, "yardstick"))
+    for name, size, metric, case, column in impls:
+        cells, check = [], ""
+        for t in results.timings:
+            row = results.library(case, t)
+            value, n = (number(row.get(column)), number(row.get("n"))) if row else (None, None)
+            gbps = us = None
+            if value and n:
+                gbps, us = (value, size * n / value / 1e3) if metric == "gbps" else (size * n / value / 1e3, value)
+            cells += [fmt(gbps), fmt(us)]
+            check = check or check_of(row)
+        out.append("| %s | %d | %s | %s |" % (name, size, " | ".join(cells), check or "-"))
+    return out
 
 
 def main(argv=None):

@@ -44,6 +44,13 @@ def chain(kernel_us, three_us, **kw):
     return both(2, kr.CHAIN, "us", kernel_us, "ew_three_calls", three_us, **kw)
 
 
+def two_outputs(kernel_gbps, add_gbps, kernel_us, calls_us, check="ok", **kw):
+    """Target 7's two rows in each column, as ew-bench-user-kernels writes them: the kernel's GB/s against the
+    flat add's, and its microseconds against the two catalogue calls'."""
+    return (both(7, kr.T7, "gbps", kernel_gbps, "ew_binary_add", add_gbps, check=check)
+            + both(7, kr.T7_CALLS, "us", kernel_us, "ew_binary_add_mul", calls_us, check=check, **kw))
+
+
 def create(case, us, check="ok"):
     return [row(4, case, "host", "create_us", us, "", None, check, n=11)]
 
@@ -103,7 +110,41 @@ class Ratios(unittest.TestCase):
         self.assertEqual(verdicts(rows)["6"], "met")
         self.assertEqual(verdicts(both(6, "t6-cast-amax", "gbps", 3790, "ew_cast_f32_bf16", 4000))["6"], "MISSED")
         labels = [line[0] for line in kr.judge(kr.Results(rows))[0]]
-        self.assertEqual(labels[-2:], ["5", "6"])
+        self.assertEqual(labels[labels.index("5"):][:2], ["5", "6"])
+
+    def test_two_outputs_against_the_add_and_the_two_calls(self):
+        n = 1 << 26
+        kernel_us = 16 * n / 3900 / 1e3  # 3900 GB/s on 16 bytes an element
+        rows = two_outputs(3900, 4000, kernel_us, 1.45 * kernel_us)
+        v = verdicts(rows)
+        self.assertEqual((v["7a"], v["7b"]), ("met", "met"))
+        self.assertIn("back-to-back 0.975x met", measured(rows, "7a"))
+        self.assertIn("isolated 1.450x met", measured(rows, "7b"))  # the pair's time over the kernel's
+        v = verdicts(two_outputs(3870, 4000, kernel_us, 1.39 * kernel_us))
+        self.assertEqual((v["7a"], v["7b"]), ("MISSED", "MISSED"))  # 0.9675x, 1.39x
+        # the columns are judged apart: isolated alone below 1.4x
+        v = verdicts(two_outputs(3900, 4000, 100, 150, library_iso=100, yardstick_iso=139))
+        self.assertEqual((v["7a"], v["7b"]), ("met", "MISSED"))
+        labels = [line[0] for line in kr.judge(kr.Results(rows))[0]]
+        self.assertEqual(labels[-4:], ["5", "6", "7a", "7b"])  # after the create targets, in the issue's order
+        self.assertEqual(labels[:7], ["1", "2a", "2b", "2c", "2d", "3", "4a"])
+
+    def test_two_outputs_failed_check_misses_both(self):
+        for check in ("mismatch", "failed"):
+            v = verdicts(two_outputs(5000, 4000, 100, 300, check=check))
+            self.assertEqual((v["7a"], v["7b"]), ("MISSED", "MISSED"))
+        rows = both(7, kr.T7, "gbps", 3900, "ew_binary_add", 4000)  # no row of the two calls
+        v = verdicts(rows)
+        self.assertEqual((v["7a"], v["7b"]), ("met", "no data"))
+
+    def test_two_outputs_section(self):
+        n = 1 << 26
+        rows = two_outputs(4000, 4000, 16 * n / 4000 / 1e3, 24 * n / 3000 / 1e3)
+        text = "\n".join(kr.target7(kr.Results(rows)))
+        self.assertIn("| the kernel (one launch, two arrays) | 16 | 4000.0 | 268.4 | 4000.0 | 268.4 | ok |", text)
+        self.assertIn("| ew_binary add (the memory speed) | 12 | 4000.0 | 201.3 |", text)
+        self.assertIn("| ew_binary add then mul | 24 | 3000.0 | 536.9 |", text)
+        self.assertIn("no data", "\n".join(kr.target7(kr.Results([]))))
 
     def test_failed_check_is_missed_whatever_the_speed(self):
         for check in ("mismatch", "failed"):
@@ -121,7 +162,7 @@ class Ratios(unittest.TestCase):
 
     def test_missing_figures_are_no_data_never_met(self):
         v = verdicts([])
-        for label in ("1", "2a", "2b", "2c", "3", "4a", "4b", "4c", "4d"):
+        for label in ("1", "2a", "2b", "2c", "3", "4a", "4b", "4c", "4d", "6", "7a", "7b"):
             self.assertEqual(v[label], "no data", label)
         self.assertEqual(verdicts(chain(100, 260))["2b"], "no data")  # no torch.compile row
         self.assertEqual(verdicts(peer("torch_compile", 110))["2b"], "no data")  # no kernel row
@@ -207,7 +248,8 @@ class Files(unittest.TestCase):
     def test_main_writes_the_table(self):
         with tempfile.TemporaryDirectory() as d:
             self.write(d, "ew-kernel.csv", both(1, "t1-add-f16-2^28-misaligned", "gbps", 4300, "ew_binary_add", 4310)
-                       + chain(160, 420) + both(4, "t4-host-add-f32", "host_us", 2.1, "ew_binary_add", 2.0))
+                       + chain(160, 420) + both(4, "t4-host-add-f32", "host_us", 2.1, "ew_binary_add", 2.0)
+                       + two_outputs(3950, 4000, 270, 410))
             self.write(d, "ew-kernel-create-compile.csv", create("t4-create-compile", 90000)
                        + create("t4-create-memory", 3))
             self.write(d, "torch-kernel.csv", peer("torch_compile", 170) + peer("torch_eager", 600))
@@ -221,6 +263,9 @@ class Files(unittest.TestCase):
                           "| <= 2 ms | - | no data |", text)
             self.assertIn("| 5 | ew_kernel_create in a fresh process", text)
             self.assertIn("| 4d |", text)
+            self.assertIn("| 7a | `out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);` f32", text)
+            self.assertIn("| >= 1.4x faster | back-to-back 1.519x met; isolated 1.519x met | met |", text)
+            self.assertIn("## Target 7: two outputs", text)
 
     def test_without_csvs_main_fails(self):
         with tempfile.TemporaryDirectory() as d:

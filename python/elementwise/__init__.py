@@ -448,8 +448,17 @@ def _current_device() -> int:
     return device.value
 
 
+def _dtypes(value):
+    """One dtype (a DType, its int, a name, a framework's dtype) as a DType, or a sequence of them as a
+    tuple of DTypes: the one rule for in_dtypes= and out_dtype=."""
+    if isinstance(value, (str, bytes, int)) or not hasattr(value, "__iter__"):
+        return _as_dtype(value)
+    return tuple(_as_dtype(dtype) for dtype in value)
+
+
 def _kernel_spec(source, out_dtype, in_dtypes):
-    """A kernel's source as the library takes it (UTF-8 bytes, no NUL) and as text, and its dtypes."""
+    """A kernel's source as the library takes it (UTF-8 bytes, no NUL) and as text, its out dtype (a
+    DType, or a tuple of them for several arrays) and its input dtypes (a tuple)."""
     if isinstance(source, str):
         encoded = source.encode("utf-8")
     elif isinstance(source, bytes):
@@ -458,9 +467,8 @@ def _kernel_spec(source, out_dtype, in_dtypes):
         raise TypeError("source: the kernel's body as a str, not %s" % type(source).__name__)
     if b"\0" in encoded:
         raise ValueError("source: contains a NUL character, where C would end it")
-    if isinstance(in_dtypes, (str, bytes, int)) or not hasattr(in_dtypes, "__iter__"):
-        in_dtypes = (in_dtypes,)  # one dtype, not a sequence of them
-    return encoded, source, _as_dtype(out_dtype), tuple(_as_dtype(dtype) for dtype in in_dtypes)
+    ins = _dtypes(in_dtypes)
+    return encoded, source, _dtypes(out_dtype), ins if isinstance(ins, tuple) else (ins,)
 
 
 _REDUCE_NAMES = {"abs_max": ReduceOp.ABS_MAX, "max": ReduceOp.MAX, "min": ReduceOp.MIN, "sum": ReduceOp.SUM}
@@ -477,16 +485,31 @@ def _reduction(reduce, reduce_dtype):
     return int(ReduceOp(reduce)), _as_dtype(reduce_dtype)
 
 
+def _kernel_outputs(out, reduce, reduce_dtype):
+    """A Kernel's outputs as (outputs, reduce op, scalar dtype). outputs is None for a kernel of one
+    array and no reduction (ew_kernel_create: its body returns), else the ew_kernel_output_t list of
+    ew_kernel_create_outputs as ((dtype, op), ...): the arrays in out's order (op 0), then the reduction,
+    so that the body assigns out0 ... and the reduction's value last, as out= and the result order them."""
+    op, scalar = _reduction(reduce, reduce_dtype)
+    if isinstance(out, DType) and not op:
+        return None, op, scalar
+    arrays = (out,) if isinstance(out, DType) else out
+    return tuple((int(dtype), 0) for dtype in arrays) + (((int(scalar), op),) if op else ()), op, scalar
+
+
 def kernel_cache_fill(source, out_dtype, in_dtypes, n_params: int = 0, *, arch, reduce=None,
                       reduce_dtype="f32") -> None:
     """Compile a :class:`Kernel`'s programs for GPUs of architecture ``arch`` ("sm_90" for compute
     capability 9.0, or a list of such names) into the disk cache, with no GPU (ew_kernel_cache_fill,
-    or ew_kernel_cache_fill_outputs with ``reduce=``): fill a cache where NVRTC is, copy it to machines
-    of those architectures, and ``Kernel`` of the same arguments loads from it there without NVRTC."""
+    or ew_kernel_cache_fill_outputs for a kernel of several outputs: ``out_dtype`` a sequence of
+    dtypes, or ``reduce=``, as :class:`Kernel` takes them): fill a cache where NVRTC is, copy it to
+    machines of those architectures, and ``Kernel`` of the same arguments loads from it there without
+    NVRTC."""
     encoded, _, out, ins = _kernel_spec(source, out_dtype, in_dtypes)
-    op, scalar = _reduction(reduce, reduce_dtype)
+    outputs = _kernel_outputs(out, reduce, reduce_dtype)[0]
     for name in (arch,) if isinstance(arch, str) else arch:
-        _ext.kernel_cache_fill(encoded, int(out), ins, int(n_params), str(name).encode("utf-8"), op, int(scalar))
+        _ext.kernel_cache_fill(encoded, int(out) if outputs is None else outputs, ins, int(n_params),
+                               str(name).encode("utf-8"))
 
 
 class Kernel(_Closing):
@@ -519,6 +542,16 @@ class Kernel(_Closing):
     returns ``(array, scalar)``, and with ``accumulate=True`` folds into the scalar's old value instead
     of overwriting it (docs/semantics.md, "Reduction outputs"). As for the other calls, its inputs
     broadcast and any operand may be a strided view; each element of out is reduced once.
+
+    ``out_dtype`` a sequence of dtypes (up to 4) makes a kernel of several array outputs, each of its
+    own dtype, written in one pass: the body assigns ``out0``, ``out1``, ... in that order (and the
+    reduction's value after them, with ``reduce=``), e.g.
+    ``Kernel("out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);", ("f32", "f32"), ("f32", "f32"))``.
+    A call takes ``out=`` as a tuple in the same order (arrays, then the scalar; any of them None:
+    made, of the launch's shape) and returns that tuple. The arrays are of one shape, the first given
+    one's, else the inputs' broadcast shape, and may not overlap one another (an input may be one of
+    them exactly, in place). This release launches such a kernel flat only: on views (a strided or
+    broadcast operand) the library refuses it with NOT_SUPPORTED.
     """
 
     def __init__(self, source, out_dtype, in_dtypes, n_params: int = 0, *, reduce=None, reduce_dtype="f32",
@@ -527,12 +560,14 @@ class Kernel(_Closing):
         self._owned = False
         encoded, self._source, self._out_dtype, self._in_dtypes = _kernel_spec(source, out_dtype, in_dtypes)
         self._n_params = int(n_params)
-        self._reduce, self._reduce_dtype = _reduction(reduce, reduce_dtype)
+        # _outputs: None (ew_kernel_create), else ((dtype, op), ...) in the library's order, which calls read.
+        self._outputs, self._reduce, self._reduce_dtype = _kernel_outputs(self._out_dtype, reduce, reduce_dtype)
         # The library requires the handle's device to be current when compiling: by default, the
         # current device's default handle.
         self._handle = default_handle(_current_device()) if handle is None else handle
-        self._ptr = _ext.kernel_create(self._handle, encoded, int(self._out_dtype), self._in_dtypes, self._n_params,
-                                       int(self._reduce), int(self._reduce_dtype))
+        self._ptr = _ext.kernel_create(self._handle, encoded,
+                                       int(self._out_dtype) if self._outputs is None else self._outputs,
+                                       self._in_dtypes, self._n_params)
         self._owned = True
 
     @classmethod
@@ -542,10 +577,11 @@ class Kernel(_Closing):
         # INVALID_HANDLE path with no GPU). close() forgets it without destroying it.
         kernel = cls.__new__(cls)
         kernel._ptr, kernel._owned = int(raw or 0), False
-        kernel._source, kernel._out_dtype = source, _as_dtype(out_dtype)
+        kernel._source, kernel._out_dtype = source, _dtypes(out_dtype)
         kernel._in_dtypes = tuple(_as_dtype(dtype) for dtype in in_dtypes)
         kernel._n_params = int(n_params)
-        kernel._reduce, kernel._reduce_dtype = _reduction(reduce, reduce_dtype)
+        kernel._outputs, kernel._reduce, kernel._reduce_dtype = _kernel_outputs(kernel._out_dtype, reduce,
+                                                                                reduce_dtype)
         kernel._handle = handle if handle is not None else Handle._from_raw(None)
         return kernel
 
@@ -555,8 +591,9 @@ class Kernel(_Closing):
         return self._source
 
     @property
-    def out_dtype(self) -> DType:
-        """The output's dtype."""
+    def out_dtype(self) -> DType | tuple:
+        """The output's dtype; for a kernel of several arrays (out_dtype given as a sequence), the
+        tuple of their dtypes, out0's first."""
         return self._out_dtype
 
     @property
@@ -596,7 +633,8 @@ class Kernel(_Closing):
         ew_kernel_launch_strided; an input may be out itself (in place). out None: allocated like the
         first input, of the inputs' broadcast shape and dtype out_dtype. Returns out. With a reduction
         output: out=(array, scalar), returns (array, scalar) (ew_kernel_launch_outputs, or its _strided
-        form)."""
+        form). With several arrays (out_dtype a sequence): out=(array0, array1, ...[, scalar]), each
+        None to have it made, all of one shape and contiguous (a flat launch), returns that tuple."""
         return _ext.kernel_launch(self, *inputs, out=out, params=params, stream=stream,
                                   accumulate=accumulate or None)
 
@@ -615,9 +653,12 @@ class Kernel(_Closing):
         if len(text) > 48:
             text = text[:45] + "..."
         inputs = ", ".join(dtype.name.lower() for dtype in self._in_dtypes)
-        outputs = self._out_dtype.name.lower()
+        arrays = self._out_dtype if isinstance(self._out_dtype, tuple) else (self._out_dtype,)
+        outputs = ", ".join(dtype.name.lower() for dtype in arrays)
         if self._reduce:
             outputs += ", %s into %s" % (ReduceOp(self._reduce).name.lower(), self._reduce_dtype.name.lower())
+        if isinstance(self._out_dtype, tuple):
+            outputs = "(%s)" % outputs
         return "<elementwise.Kernel (%s; %d param%s) -> %s, device %d%s: %r>" % (
             inputs, self._n_params, "" if self._n_params == 1 else "s", outputs,
             self._handle.device, " closed" if self._ptr is None else "", text)

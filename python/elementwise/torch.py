@@ -490,7 +490,11 @@ def kernel_op(kernel: "ew.Kernel", name: str) -> torch.library.CustomOpDef:
     of the inputs' broadcast shape and the kernel's out dtype, allocated as the direct call does. A
     Kernel is compiled code, no op argument, so torch.compile cannot trace ``kernel(...)`` itself;
     call the op instead. No autograd: the body's derivative is unknown (register one on the op
-    with ``register_autograd`` if you know it)."""
+    with ``register_autograd`` if you know it). A kernel of one output only (its body returns): one of
+    several outputs or a reduction (out_dtype a sequence, reduce=) is refused with a TypeError."""
+    if kernel.reduce is not None or isinstance(kernel.out_dtype, tuple):
+        raise TypeError("kernel_op: %r has several outputs; the op is made of a kernel of one output (its body "
+                        "returns), so call this one directly" % (kernel,))
     out_dtype = _as_torch_dtype(kernel.out_dtype)
 
     def result(inputs):

@@ -62,7 +62,7 @@ static PyObject *recorder;     /* tests: recorder(name, args) stands in for the 
 static PyObject *s_cai, *s_dlpack, *s_dlpack_device, *s_exchange, *s_dtype, *s_name, *s_ptr_attr, *s_device,
     *s_id, *s_index, *s_cuda_stream, *s_ptr, *s_handle, *s_value, *s_stream_protocol, *s_stream, *s_max_version,
     *s_copy, *s_typestr, *s_shape, *s_strides, *s_data, *s_mask, *s_version, *s_out_dtype, *s_in_dtypes,
-    *s_n_params, *s_handle_attr, *s_reduce_attr, *s_reduce_dtype_attr, *max_version_value, *empty_tuple;
+    *s_n_params, *s_handle_attr, *s_outputs_attr, *max_version_value, *empty_tuple;
 
 /* ew dtype -> DLPack code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6, kDLFloat8_e4m3fn 10,
  * kDLFloat8_e5m2 12, kDLFloat8_e8m0fnu 14, kDLFloat4_e2m1fn 17); the bits are the library's ew_dtype_size,
@@ -1331,28 +1331,33 @@ static int check_scalar(const operand_t *op, int dtype)
 }
 
 #define MAX_SCALARS 2
-#define ALL_OPERANDS (1 + MAX_INPUTS + MAX_SCALARS)
+#define MORE_ARRAYS (EW_KERNEL_MAX_OUTPUTS - 1)
+#define BASE_OPERANDS (1 + MAX_INPUTS + MAX_SCALARS)
+#define ALL_OPERANDS (BASE_OPERANDS + MORE_ARRAYS)
 
 /* The operands of one call (an operation's or a kernel's): the inputs, out, a scaled call's device
- * scalars, and the call's stream. */
+ * scalars, a kernel's further array outputs, and the call's stream. */
 typedef struct {
-    operand_t in[MAX_INPUTS], out, scalar[MAX_SCALARS];
-    operand_t *all[ALL_OPERANDS];   /* out, the inputs (all + 1), the scalars (all + 1 + MAX_INPUTS); NULL until
-                                       open, a scalar left None too */
-    int n, opened, out_opened, scalars_opened;
+    operand_t in[MAX_INPUTS], out, scalar[MAX_SCALARS], more[MORE_ARRAYS];
+    operand_t *all[ALL_OPERANDS];   /* out, the inputs (all + 1), the scalars (all + 1 + MAX_INPUTS), the further
+                                       arrays (all + BASE_OPERANDS); NULL until open, one left None too */
+    int n, n_all, opened, out_opened, scalars_opened, more_opened;
     PyObject *made;                 /* out, made here for out=None (owned) */
     intptr_t stream;
 } operands_t;
 
-/* Read the inputs, the given out (out_requested: out's dtype=) and the scalars, pick the stream and export
- * the inputs' and the scalars' DLPack on it. operands_release after, failing or not. */
+/* Read the inputs, the given out (out_requested: out's dtype=; out_name its name), the scalars and a
+ * kernel's further arrays (more: None to be made later, n_more of them), pick the stream and export the
+ * inputs', the scalars' and the further arrays' DLPack on it. operands_release after, failing or not. */
 static int operands_open(operands_t *o, PyObject *const *inputs, int n, const char *const *names,
                          int requested, PyObject *out_obj, int out_requested, PyObject *stream_obj,
-                         const scalar_arg_t *scalars, int n_scalars)
+                         const scalar_arg_t *scalars, int n_scalars, const char *out_name,
+                         const scalar_arg_t *more, int n_more)
 {
-    memset(o->all, 0, sizeof o->all);
+    memset(o->all, 0, sizeof(operand_t *) * (n_more ? ALL_OPERANDS : BASE_OPERANDS));
     o->n = n;
-    o->opened = o->out_opened = o->scalars_opened = 0;
+    o->n_all = n_more ? ALL_OPERANDS : BASE_OPERANDS;
+    o->opened = o->out_opened = o->scalars_opened = o->more_opened = 0;
     o->made = NULL;
     for (; o->opened < n; o->opened++) {
         if (operand_open(&o->in[o->opened], inputs[o->opened], names[o->opened], -1, requested, 0))
@@ -1360,10 +1365,22 @@ static int operands_open(operands_t *o, PyObject *const *inputs, int n, const ch
         o->all[1 + o->opened] = &o->in[o->opened];
     }
     if (out_obj != Py_None) {
-        if (operand_open(&o->out, out_obj, "out", -1, out_requested, 1))
+        if (operand_open(&o->out, out_obj, out_name, -1, out_requested, 1))
             return -1;
         o->out_opened = 1;
         o->all[0] = &o->out;
+    }
+    for (int k = 0; k < n_more && k < MORE_ARRAYS; k++) {
+        operand_t *op = &o->more[k];
+        if (more[k].obj == Py_None) { /* made later, once the call's shape is known: nothing to release yet */
+            op->capsule = NULL;
+            op->managed = NULL;
+        } else {
+            if (operand_open(op, more[k].obj, more[k].name, -1, 0, 1))
+                return -1;
+            o->all[BASE_OPERANDS + k] = op;
+        }
+        o->more_opened = k + 1;
     }
     for (int k = 0; k < n_scalars && k < MAX_SCALARS; k++) {
         operand_t *op = &o->scalar[k];
@@ -1378,10 +1395,13 @@ static int operands_open(operands_t *o, PyObject *const *inputs, int n, const ch
         }
         o->scalars_opened = k + 1;
     }
-    if (resolve_stream(stream_obj, o->all, ALL_OPERANDS, &o->stream))
+    if (resolve_stream(stream_obj, o->all, o->n_all, &o->stream))
         return -1;
     for (int k = 0; k < n; k++)
         if (operand_export(&o->in[k], o->stream))
+            return -1;
+    for (int k = 0; k < n_more && k < MORE_ARRAYS; k++)
+        if (more[k].obj != Py_None && operand_export(&o->more[k], o->stream))
             return -1;
     for (int k = 0; k < n_scalars; k++)
         if (scalars[k].obj != Py_None && (operand_export(&o->scalar[k], o->stream) ||
@@ -1436,6 +1456,8 @@ static void operands_release(operands_t *o)
         operand_release(&o->in[k]);
     for (int k = 0; k < o->scalars_opened; k++)
         operand_release(&o->scalar[k]);
+    for (int k = 0; k < o->more_opened; k++)
+        operand_release(&o->more[k]);
     if (o->out_opened)
         operand_release(&o->out);
     Py_CLEAR(o->made);
@@ -1452,7 +1474,8 @@ static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs,
     int n = c->n_inputs;
     /* A cast reads out as the dtype converted to (a uint8 view of float8 data, say). */
     if (operands_open(&o, inputs, n, INPUT_NAMES[c->family], requested, out_obj,
-                      converts(c->family) ? alloc_dtype : requested, stream_obj, c->scalars, c->n_scalars) ||
+                      converts(c->family) ? alloc_dtype : requested, stream_obj, c->scalars, c->n_scalars, "out", NULL,
+                      0) ||
         operands_out(&o, alloc_dtype ? alloc_dtype : o.in[0].dtype))
         goto done;
     operand_t *const *in = o.all + 1;
@@ -1471,7 +1494,7 @@ static PyObject *run_call(call_t *c, PyObject *out_obj, PyObject *const *inputs,
     ew_handle_t handle;
     int device, flat;
     int64_t strides[2][MAX_NDIM];
-    if (operands_layout(&o, strides, &flat) || pick_handle(handle_obj, o.all, ALL_OPERANDS, &handle, &device))
+    if (operands_layout(&o, strides, &flat) || pick_handle(handle_obj, o.all, o.n_all, &handle, &device))
         goto done;
     if (flat ? call_flat(handle, c, o.out.count, &o.out, in, o.stream)
              : call_strided(handle, c, &o.out, in, strides, o.stream))
@@ -1867,7 +1890,7 @@ static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     static const char *const names[] = {"x"};
     operands_t o;
     PyObject *result = NULL;
-    if (operands_open(&o, values, 1, names, 0, out_obj, 0, slots[KW_STREAM], NULL, 0))
+    if (operands_open(&o, values, 1, names, 0, out_obj, 0, slots[KW_STREAM], NULL, 0, "out", NULL, 0))
         goto done;
     const operand_t *x = &o.in[0];
     if (!is_contiguous(x)) {
@@ -2474,13 +2497,61 @@ static int attr_int(PyObject *obj, PyObject *name, long *value)
     return *value == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+/* A kernel's outputs as a launch takes them: its _outputs ((dtype, reduction), ...), in the library's order, a
+ * reduction 0 for an array; a kernel of ew_kernel_create as its one array. */
+typedef struct {
+    int n, n_arrays, n_scalars;
+    int dtype[EW_KERNEL_MAX_OUTPUTS], reduce[EW_KERNEL_MAX_OUTPUTS];
+} kernel_outputs_t;
+
+static int read_kernel_outputs(PyObject *value, kernel_outputs_t *k)
+{
+    Py_ssize_t n = PyTuple_Check(value) ? PyTuple_Size(value) : -1;
+    k->n_arrays = k->n_scalars = 0;
+    for (Py_ssize_t i = 0; i < n && i < EW_KERNEL_MAX_OUTPUTS && !PyErr_Occurred(); i++) {
+        if (!PyArg_ParseTuple(PyTuple_GetItem(value, i), "ii", &k->dtype[i], &k->reduce[i]))
+            break;
+        if (k->reduce[i])
+            k->n_scalars++;
+        else
+            k->n_arrays++;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    if (n > EW_KERNEL_MAX_OUTPUTS || k->n_arrays < 1 || k->n_arrays > 1 + MORE_ARRAYS || k->n_scalars > MAX_SCALARS) {
+        PyErr_SetString(PyExc_ValueError, "the kernel's outputs are not 1 to 4 arrays and reductions");
+        return -1;
+    }
+    k->n = (int)n;
+    return 0;
+}
+
+/* "(array, array, scalar)": what out= of these outputs is. */
+static void outputs_form(const kernel_outputs_t *k, char *text, size_t size)
+{
+    int at = snprintf(text, size, "(");
+    for (int i = 0; i < k->n && at > 0 && (size_t)at < size; i++)
+        at += snprintf(text + at, size - (size_t)at, "%s%s", i ? ", " : "", k->reduce[i] ? "scalar" : "array");
+    if (at > 0 && (size_t)at < size)
+        snprintf(text + at, size - (size_t)at, k->n == 1 ? ",)" : ")");
+}
+
+static int kernel_dtype_error(const operand_t *op, int dtype)
+{
+    dtype_label_t have, want;
+    return operand_error(op, PyExc_ValueError, " ", "is %s but the kernel makes %s", dtype_label(op->dtype, &have),
+                         dtype_label(dtype, &want));
+}
+
 /* kernel_launch(kernel, *inputs, out=None, params=(), stream=None, accumulate=False): out[i] = body(inputs...,
  * params) for every index of out, the inputs broadcast to out's shape; out None: made like the first input,
  * of the inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
- * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count. A
- * kernel with a reduction output (its _reduce an ew_reduce_op_t) takes out=(array, scalar), either None
- * (made: the scalar of shape () and the kernel's _reduce_dtype), launches through ew_kernel_launch_outputs
- * (or its _strided form) and returns (array, scalar); accumulate folds into the scalar's value. */
+ * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count.
+ * A kernel of outputs (its _outputs ((dtype, reduction), ...), not None: ew_kernel_create_outputs) takes
+ * out= as a tuple in that order, arrays and scalars, each None to be made (an array of the call's shape,
+ * like the first input; a scalar of shape ()), launches through ew_kernel_launch_outputs (or its _strided
+ * form, which the library refuses for several arrays) and returns that tuple; accumulate folds into the
+ * scalars' values. Its arrays are of one shape: the first given one's, else the inputs' broadcast shape. */
 static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT];
@@ -2492,14 +2563,26 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     }
     PyObject *kernel = args[0];
-    long out_dtype, n_params, reduce, reduce_dtype = 0; /* the scalar's dtype, read only for a reduction */
-    if (attr_int(kernel, s_out_dtype, &out_dtype) || attr_int(kernel, s_n_params, &n_params) ||
-        attr_int(kernel, s_reduce_attr, &reduce) || (reduce && attr_int(kernel, s_reduce_dtype_attr, &reduce_dtype)))
+    PyObject *outputs_attr = PyObject_GetAttr(kernel, s_outputs_attr);
+    if (!outputs_attr)
         return NULL;
+    const int of_outputs = outputs_attr != Py_None;
+    kernel_outputs_t ko;
+    long out_dtype = 0, n_params;
+    int read = of_outputs ? read_kernel_outputs(outputs_attr, &ko) : attr_int(kernel, s_out_dtype, &out_dtype);
+    Py_DECREF(outputs_attr);
+    if (read || attr_int(kernel, s_n_params, &n_params))
+        return NULL;
+    if (!of_outputs) { /* ew_kernel_create's: one array */
+        ko.n = ko.n_arrays = 1;
+        ko.n_scalars = 0;
+        ko.dtype[0] = (int)out_dtype;
+        ko.reduce[0] = 0;
+    }
     int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
     if (accumulate < 0)
         return NULL;
-    if (accumulate && !reduce) {
+    if (accumulate && !ko.n_scalars) {
         PyErr_SetString(PyExc_TypeError, "accumulate= is for a kernel with a reduction output");
         return NULL;
     }
@@ -2518,7 +2601,7 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     }
     PyObject *const *inputs = args + 1;
     Py_ssize_t given = nargs - 1;
-    if (given == n_inputs + 1 && !reduce) {
+    if (given == n_inputs + 1 && !of_outputs) {
         if (slots[KW_OUT] != Py_None) {
             PyErr_SetString(PyExc_TypeError, "the kernel got out both first and as out=");
             return NULL;
@@ -2552,31 +2635,53 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     if (live_pointer(kernel, "kernel", (void **)&k_raw))
         return NULL;
 
+    /* out=: of a kernel of outputs, its items in the kernel's order, into arrays (the first out, the rest
+     * more) and scalars; every object borrowed, as the tuple is for the call. */
+    static const char *const OUT_NAMES[EW_KERNEL_MAX_OUTPUTS] = {"out[0]", "out[1]", "out[2]", "out[3]"};
     PyObject *out_obj = slots[KW_OUT];
-    scalar_arg_t scalar = {Py_None, "out[1]", 1, (int)reduce_dtype};
-    if (reduce && out_obj != Py_None) {
-        if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Size(out_obj) != 2) {
-            PyErr_SetString(PyExc_TypeError, "out= of a kernel with a reduction output is a pair (array, scalar), "
-                                             "either of them None");
+    const char *out_name = "out";
+    scalar_arg_t scalars[MAX_SCALARS], more[MORE_ARRAYS];
+    int array_dtype[1 + MORE_ARRAYS] = {(int)out_dtype};
+    if (of_outputs) {
+        char form[96];
+        outputs_form(&ko, form, sizeof form);
+        PyObject *outs = out_obj;
+        if (outs != Py_None && (!(PyTuple_Check(outs) || PyList_Check(outs)) || PySequence_Size(outs) != ko.n)) {
+            PyErr_Format(PyExc_TypeError, "out= of this kernel is a %s %s, %s of them None",
+                         ko.n == 2 ? "pair" : "tuple", form, ko.n == 2 ? "either" : "any");
             return NULL;
         }
-        PyObject *(*item)(PyObject *, Py_ssize_t) = PyTuple_Check(out_obj) ? PyTuple_GetItem : PyList_GetItem;
-        scalar.obj = item(out_obj, 1); /* borrowed, as the pair is for the call */
-        out_obj = item(out_obj, 0);
+        PyObject *(*item)(PyObject *, Py_ssize_t) = PyTuple_Check(outs) ? PyTuple_GetItem : PyList_GetItem;
+        for (int k = 0, a = 0, c = 0; k < ko.n; k++) {
+            PyObject *obj = outs == Py_None ? Py_None : item(outs, k);
+            if (ko.reduce[k]) {
+                if (accumulate && obj == Py_None) {
+                    PyErr_Format(PyExc_TypeError, "accumulate=True needs out=%s: the scalar to fold into", form);
+                    return NULL;
+                }
+                scalars[c++] = (scalar_arg_t){obj, OUT_NAMES[k], 1, ko.dtype[k]};
+            } else {
+                if (a == 0) {
+                    out_obj = obj;
+                    out_name = ko.n_arrays > 1 ? OUT_NAMES[k] : "out";
+                } else {
+                    more[a - 1] = (scalar_arg_t){obj, OUT_NAMES[k], 1, ko.dtype[k]};
+                }
+                array_dtype[a++] = ko.dtype[k];
+            }
+        }
+        if (missing(lib.ew_kernel_launch_outputs, "ew_kernel_launch_outputs") ||
+            missing(lib.ew_kernel_launch_outputs_strided, "ew_kernel_launch_outputs_strided"))
+            return NULL;
     }
-    if (accumulate && scalar.obj == Py_None) {
-        PyErr_SetString(PyExc_TypeError, "accumulate=True needs out=(array, scalar): the scalar to fold into");
-        return NULL;
-    }
-    if (reduce && (missing(lib.ew_kernel_launch_outputs, "ew_kernel_launch_outputs") ||
-                   missing(lib.ew_kernel_launch_outputs_strided, "ew_kernel_launch_outputs_strided")))
-        return NULL;
+    const int n_more = ko.n_arrays - 1;
 
     static const char *const names[] = {"in0", "in1", "in2", "in3"};
     operands_t o;
-    PyObject *result = NULL, *scalar_result = NULL;
+    PyObject *result = NULL, *scalar_made[MAX_SCALARS] = {NULL}, *more_made[MORE_ARRAYS] = {NULL};
     int n = (int)n_inputs;
-    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM], &scalar, reduce ? 1 : 0))
+    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM], scalars, ko.n_scalars, out_name, more,
+                      n_more))
         goto done;
     for (int k = 0; k < n; k++)
         if (o.in[k].dtype != expected[k]) {
@@ -2585,13 +2690,36 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
                           dtype_label(o.in[k].dtype, &have), dtype_label(expected[k], &want));
             goto done;
         }
-    if (operands_out(&o, (int)out_dtype))
+    /* The first array: given; else made of the first given array's shape, else of the inputs' broadcast shape. */
+    const operand_t *shaped = NULL;
+    for (int k = 0; k < n_more && !shaped; k++)
+        if (more[k].obj != Py_None)
+            shaped = &o.more[k];
+    if (!o.out_opened && shaped) {
+        if (!(o.made = allocate_output(&o.out, &o.in[0], shaped->ndim, shaped->shape, array_dtype[0], out_name, -1,
+                                       o.stream)))
+            goto done;
+        o.out_opened = 1;
+        o.all[0] = &o.out;
+    } else if (operands_out(&o, array_dtype[0])) {
         goto done;
-    if (o.out.dtype != out_dtype) {
-        dtype_label_t have, want;
-        operand_error(&o.out, PyExc_ValueError, " ", "is %s but the kernel makes %s",
-                      dtype_label(o.out.dtype, &have), dtype_label((int)out_dtype, &want));
+    }
+    o.out.what = out_name;
+    if (o.out.dtype != array_dtype[0]) {
+        kernel_dtype_error(&o.out, array_dtype[0]);
         goto done;
+    }
+    for (int k = 0; k < n_more; k++) {
+        if (more[k].obj == Py_None)
+            continue;
+        if (o.more[k].dtype != array_dtype[1 + k]) {
+            kernel_dtype_error(&o.more[k], array_dtype[1 + k]);
+            goto done;
+        }
+        if (!same_shape(&o.more[k], &o.out)) {
+            shapes_error(&o.more[k], &o.out, "has shape %R but %U has shape %R: a kernel's arrays are of one shape");
+            goto done;
+        }
     }
     int64_t strides[MAX_INPUTS][MAX_NDIM];
     const int64_t *stride_ptrs[MAX_INPUTS];
@@ -2599,13 +2727,23 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     int flat;
     if (operands_layout(&o, strides, &flat))
         goto done;
-    if (reduce && scalar.obj == Py_None) {
-        int64_t none[1] = {0};
-        if (!(scalar_result = allocate_output(&o.scalar[0], &o.in[0], 0, none, (int)reduce_dtype, "out[1]", -1,
-                                              o.stream)))
-            goto done;
-        o.all[1 + MAX_INPUTS] = &o.scalar[0];
+    for (int k = 0; k < n_more; k++) {
+        if (more[k].obj == Py_None) {
+            if (!(more_made[k] = allocate_output(&o.more[k], &o.in[0], o.out.ndim, o.out.shape, array_dtype[1 + k],
+                                                 more[k].name, -1, o.stream)))
+                goto done;
+            o.all[BASE_OPERANDS + k] = &o.more[k];
+        }
+        flat = flat && (is_contiguous(&o.more[k]) || o.out.count == 0);
     }
+    for (int c = 0; c < ko.n_scalars; c++)
+        if (scalars[c].obj == Py_None) {
+            int64_t none[1] = {0};
+            if (!(scalar_made[c] = allocate_output(&o.scalar[c], &o.in[0], 0, none, scalars[c].dtype, scalars[c].name,
+                                                   -1, o.stream)))
+                goto done;
+            o.all[1 + MAX_INPUTS + c] = &o.scalar[c];
+        }
     for (int k = 0; k < n; k++) {
         stride_ptrs[k] = strides[k];
         pointers[k] = o.in[k].data;
@@ -2616,16 +2754,24 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         goto done;
     ew_handle_t unused;
     int device;
-    int picked = pick_handle(handle_obj, o.all, ALL_OPERANDS, &unused, &device);
+    int picked = pick_handle(handle_obj, o.all, o.n_all, &unused, &device);
     Py_DECREF(handle_obj);
     if (picked)
         goto done;
     int status;
     static const char *const names_of[2][2] = {{"ew_kernel_launch_strided", "ew_kernel_launch"},
                                                {"ew_kernel_launch_outputs_strided", "ew_kernel_launch_outputs"}};
-    const char *name = names_of[reduce != 0][flat];
+    const char *name = names_of[of_outputs][flat];
     const int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE;
-    void *const outputs[2] = {o.out.data, reduce ? o.scalar[0].data : NULL};
+    /* A kernel of outputs': their pointers and (arrays') strides in the kernel's order. */
+    void *outputs[EW_KERNEL_MAX_OUTPUTS];
+    const int64_t *out_strides[EW_KERNEL_MAX_OUTPUTS];
+    for (int k = 0, a = 0, c = 0; of_outputs && k < ko.n; k++) {
+        const operand_t *op = ko.reduce[k] ? &o.scalar[c++] : a == 0 ? &o.out : &o.more[a - 1];
+        a += !ko.reduce[k];
+        outputs[k] = op->data;
+        out_strides[k] = ko.reduce[k] ? NULL : op->strides;
+    }
     const operand_t *out = &o.out;
     ew_stream_t stream = (ew_stream_t)o.stream;
     if (recorder) {
@@ -2634,35 +2780,35 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
             PyTuple_SetItem(ptrs, k, pointer_object(pointers[k]));
         for (Py_ssize_t k = 0; param_values && k < n_params; k++)
             PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
-        if (reduce && flat) {
-            rest = Py_BuildValue("(NL(NN)iNNn)", pointer_object(k_raw), (long long)out->count,
-                                 pointer_object(outputs[0]), pointer_object(outputs[1]), mode, ptrs, param_values,
-                                 (Py_ssize_t)o.stream);
-        } else if (reduce) {
-            PyObject *in_strides = PyTuple_New(n);
-            for (Py_ssize_t k = 0; in_strides && k < n; k++)
-                PyTuple_SetItem(in_strides, k, int64_tuple(out->ndim, strides[k]));
-            rest = Py_BuildValue("(NiN(NN)(NO)iNNNn)", pointer_object(k_raw), out->ndim, operand_shape(out),
-                                 pointer_object(outputs[0]), pointer_object(outputs[1]),
-                                 int64_tuple(out->ndim, out->strides), Py_None, mode, ptrs, in_strides, param_values,
-                                 (Py_ssize_t)o.stream);
+        PyObject *in_strides = flat ? NULL : PyTuple_New(n);
+        for (Py_ssize_t k = 0; in_strides && k < n; k++)
+            PyTuple_SetItem(in_strides, k, int64_tuple(out->ndim, strides[k]));
+        PyObject *out_ptrs = of_outputs ? PyTuple_New(ko.n) : NULL, *out_strides_tuple = NULL;
+        for (int k = 0; out_ptrs && k < ko.n; k++)
+            PyTuple_SetItem(out_ptrs, k, pointer_object(outputs[k]));
+        if (of_outputs && !flat && (out_strides_tuple = PyTuple_New(ko.n)))
+            for (int k = 0; k < ko.n; k++)
+                PyTuple_SetItem(out_strides_tuple, k,
+                                out_strides[k] ? int64_tuple(out->ndim, out_strides[k]) : Py_NewRef(Py_None));
+        if (of_outputs && flat) {
+            rest = Py_BuildValue("(NLNiNNn)", pointer_object(k_raw), (long long)out->count, out_ptrs, mode, ptrs,
+                                 param_values, (Py_ssize_t)o.stream);
+        } else if (of_outputs) {
+            rest = Py_BuildValue("(NiNNNiNNNn)", pointer_object(k_raw), out->ndim, operand_shape(out), out_ptrs,
+                                 out_strides_tuple, mode, ptrs, in_strides, param_values, (Py_ssize_t)o.stream);
         } else if (flat) {
             rest = Py_BuildValue("(NLNNNn)", pointer_object(k_raw), (long long)out->count,
                                  pointer_object(out->data), ptrs, param_values, (Py_ssize_t)o.stream);
         } else {
-            PyObject *in_strides = PyTuple_New(n);
-            for (Py_ssize_t k = 0; in_strides && k < n; k++)
-                PyTuple_SetItem(in_strides, k, int64_tuple(out->ndim, strides[k]));
             rest = Py_BuildValue("(NiNNNNNNn)", pointer_object(k_raw), out->ndim, operand_shape(out),
                                  pointer_object(out->data), int64_tuple(out->ndim, out->strides), ptrs,
                                  in_strides, param_values, (Py_ssize_t)o.stream);
         }
         status = record(name, PyTuple_New(0), rest);
-    } else if (reduce && flat) {
+    } else if (of_outputs && flat) {
         status = lib.ew_kernel_launch_outputs(k_raw, out->count, outputs, (ew_reduce_mode_t)mode, pointers,
                                               n_params ? params : NULL, stream);
-    } else if (reduce) {
-        const int64_t *out_strides[2] = {out->strides, NULL};
+    } else if (of_outputs) {
         status = lib.ew_kernel_launch_outputs_strided(k_raw, out->ndim, out->shape, outputs, out_strides,
                                                       (ew_reduce_mode_t)mode, pointers, stride_ptrs,
                                                       n_params ? params : NULL, stream);
@@ -2676,13 +2822,27 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     if (finish(status, name))
         goto done;
     result = operands_result(&o, out_obj);
-    if (reduce) {
+    if (of_outputs && result) { /* the tuple, in the kernel's order */
         PyObject *array = result;
-        result = PyTuple_Pack(2, array, scalar_result ? scalar_result : scalar.obj);
+        result = PyTuple_New(ko.n);
+        for (int k = 0, a = 0, c = 0; result && k < ko.n; k++) {
+            PyObject *value;
+            if (ko.reduce[k]) {
+                value = scalar_made[c] ? scalar_made[c] : scalars[c].obj;
+                c++;
+            } else {
+                value = a == 0 ? array : more_made[a - 1] ? more_made[a - 1] : more[a - 1].obj;
+                a++;
+            }
+            PyTuple_SetItem(result, k, Py_NewRef(value));
+        }
         Py_DECREF(array);
     }
 done:
-    Py_XDECREF(scalar_result);
+    for (int c = 0; c < MAX_SCALARS; c++)
+        Py_XDECREF(scalar_made[c]);
+    for (int k = 0; k < MORE_ARRAYS; k++)
+        Py_XDECREF(more_made[k]);
     operands_release(&o);
     return result;
 }
@@ -2701,28 +2861,58 @@ static int kernel_dtypes(PyObject *in_dtypes, ew_dtype_t values[16], Py_ssize_t 
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* kernel_create(handle, source, out_dtype, in_dtypes, n_params, reduce=0, reduce_dtype=0): ew_kernel_create,
- * or with a reduction (an ew_reduce_op_t) ew_kernel_create_outputs of out0 the array, out1 the reduction. */
+/* A kernel's out argument: an int, the one output of ew_kernel_create (*n = 0); else a sequence of (dtype,
+ * reduction) pairs, ew_kernel_create_outputs' outputs, the first 16 in values (a kernel takes fewer; the
+ * library refuses more), how many in *n. 0, or -1 with the exception set. */
+static int kernel_outputs_arg(PyObject *out, int *out_dtype, ew_kernel_output_t values[16], Py_ssize_t *n)
+{
+    *n = 0;
+    if (PyLong_Check(out))
+        return int_arg(out, out_dtype);
+    PyObject *pairs = PySequence_Tuple(out);
+    if (!pairs)
+        return -1;
+    *n = PyTuple_Size(pairs);
+    for (Py_ssize_t k = 0; k < *n && k < 16 && !PyErr_Occurred(); k++) {
+        int dtype, reduce;
+        if (!PyArg_ParseTuple(PyTuple_GetItem(pairs, k), "ii", &dtype, &reduce))
+            break;
+        values[k] = (ew_kernel_output_t){(ew_dtype_t)dtype, (ew_reduce_op_t)reduce};
+    }
+    Py_DECREF(pairs);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The outputs as the recorder shows them: ((dtype, reduction), ...). */
+static PyObject *outputs_tuple(const ew_kernel_output_t *values, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n < 16 ? n : 16);
+    for (Py_ssize_t k = 0; tuple && k < n && k < 16; k++)
+        PyTuple_SetItem(tuple, k, Py_BuildValue("(ii)", (int)values[k].dtype, (int)values[k].reduce));
+    return tuple;
+}
+
+/* kernel_create(handle, source, out, in_dtypes, n_params): out an int, ew_kernel_create of that output dtype;
+ * else the Kernel's _outputs, ((dtype, reduction), ...), ew_kernel_create_outputs of those outputs. */
 static PyObject *py_kernel_create(PyObject *self, PyObject *args)
 {
-    PyObject *handle_obj, *in_dtypes;
+    PyObject *handle_obj, *out, *in_dtypes;
     const char *source;
-    int out_dtype, n_params, reduce = 0, reduce_dtype = 0;
-    if (!PyArg_ParseTuple(args, "OyiOi|ii", &handle_obj, &source, &out_dtype, &in_dtypes, &n_params, &reduce,
-                          &reduce_dtype))
+    int out_dtype = 0, n_params;
+    if (!PyArg_ParseTuple(args, "OyOOi", &handle_obj, &source, &out, &in_dtypes, &n_params))
         return NULL;
+    ew_kernel_output_t outputs[16];
     ew_dtype_t values[16];
-    Py_ssize_t n;
-    if (kernel_dtypes(in_dtypes, values, &n))
+    Py_ssize_t n, n_outputs;
+    if (kernel_outputs_arg(out, &out_dtype, outputs, &n_outputs) || kernel_dtypes(in_dtypes, values, &n))
         return NULL;
     ew_handle_t handle;
     if (live_pointer(handle_obj, "handle", (void **)&handle))
         return NULL;
-    const char *name = reduce ? "ew_kernel_create_outputs" : "ew_kernel_create";
-    if (reduce && missing(lib.ew_kernel_create_outputs, name))
+    const int of_outputs = !PyLong_Check(out);
+    const char *name = of_outputs ? "ew_kernel_create_outputs" : "ew_kernel_create";
+    if (of_outputs && missing(lib.ew_kernel_create_outputs, name))
         return NULL;
-    const ew_kernel_output_t outputs[2] = {{(ew_dtype_t)out_dtype, EW_REDUCE_NONE},
-                                           {(ew_dtype_t)reduce_dtype, (ew_reduce_op_t)reduce}};
     ew_kernel_t kernel = NULL;
     int status;
     if (recorder) {
@@ -2730,14 +2920,14 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
         for (Py_ssize_t k = 0; list && k < n && k < 16; k++)
             PyTuple_SetItem(list, k, PyLong_FromLong(values[k]));
         void *made = NULL;
-        PyObject *rest = reduce ? Py_BuildValue("(y((ii)(ii))nNi)", source, out_dtype, EW_REDUCE_NONE, reduce_dtype,
-                                                reduce, n, list, n_params)
-                                : Py_BuildValue("(yinNi)", source, out_dtype, n, list, n_params);
+        PyObject *rest = of_outputs ? Py_BuildValue("(yNnNi)", source, outputs_tuple(outputs, n_outputs), n, list,
+                                                    n_params)
+                                    : Py_BuildValue("(yinNi)", source, out_dtype, n, list, n_params);
         status = record_making(name, Py_BuildValue("(N)", pointer_object(handle)), rest, &made);
         kernel = made;
-    } else if (reduce) {
-        status = lib.ew_kernel_create_outputs(handle, source, 2, outputs, (int)n, n <= 16 ? values : NULL, n_params,
-                                              &kernel);
+    } else if (of_outputs) {
+        status = lib.ew_kernel_create_outputs(handle, source, (int)n_outputs, n_outputs <= 16 ? outputs : NULL, (int)n,
+                                              n <= 16 ? values : NULL, n_params, &kernel);
     } else {
         status = lib.ew_kernel_create(handle, source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, &kernel);
     }
@@ -2746,26 +2936,28 @@ static PyObject *py_kernel_create(PyObject *self, PyObject *args)
     return pointer_object(kernel);
 }
 
-/* kernel_cache_fill(source, out_dtype, in_dtypes, n_params, arch): ew_kernel_cache_fill, no handle. */
+/* kernel_cache_fill(source, out, in_dtypes, n_params, arch): ew_kernel_cache_fill, no handle; out as
+ * kernel_create takes it, a sequence of outputs giving ew_kernel_cache_fill_outputs. */
 static PyObject *py_kernel_cache_fill(PyObject *self, PyObject *args)
 {
-    PyObject *in_dtypes;
+    PyObject *out, *in_dtypes;
     const char *source, *arch;
-    int out_dtype, n_params, reduce = 0, reduce_dtype = 0;
-    if (!PyArg_ParseTuple(args, "yiOiy|ii", &source, &out_dtype, &in_dtypes, &n_params, &arch, &reduce, &reduce_dtype))
+    int out_dtype = 0, n_params;
+    if (!PyArg_ParseTuple(args, "yOOiy", &source, &out, &in_dtypes, &n_params, &arch))
         return NULL;
+    ew_kernel_output_t outputs[16];
     ew_dtype_t values[16];
-    Py_ssize_t n;
-    if (kernel_dtypes(in_dtypes, values, &n))
+    Py_ssize_t n, n_outputs;
+    if (kernel_outputs_arg(out, &out_dtype, outputs, &n_outputs) || kernel_dtypes(in_dtypes, values, &n))
         return NULL;
-    const char *name = reduce ? "ew_kernel_cache_fill_outputs" : "ew_kernel_cache_fill";
-    if (absent(reduce ? (void *)lib.ew_kernel_cache_fill_outputs : (void *)lib.ew_kernel_cache_fill, name))
+    const int of_outputs = !PyLong_Check(out);
+    const char *name = of_outputs ? "ew_kernel_cache_fill_outputs" : "ew_kernel_cache_fill";
+    if (absent(of_outputs ? (void *)lib.ew_kernel_cache_fill_outputs : (void *)lib.ew_kernel_cache_fill, name))
         return NULL;
-    const ew_kernel_output_t outputs[2] = {{(ew_dtype_t)out_dtype, EW_REDUCE_NONE},
-                                           {(ew_dtype_t)reduce_dtype, (ew_reduce_op_t)reduce}};
     ew_status_t status =
-        reduce ? lib.ew_kernel_cache_fill_outputs(source, 2, outputs, (int)n, n <= 16 ? values : NULL, n_params, arch)
-               : lib.ew_kernel_cache_fill(source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, arch);
+        of_outputs ? lib.ew_kernel_cache_fill_outputs(source, (int)n_outputs, n_outputs <= 16 ? outputs : NULL, (int)n,
+                                                      n <= 16 ? values : NULL, n_params, arch)
+                   : lib.ew_kernel_cache_fill(source, out_dtype, (int)n, n <= 16 ? values : NULL, n_params, arch);
     if (finish(status, name))
         return NULL;
     Py_RETURN_NONE;
@@ -3081,7 +3273,8 @@ static PyMethodDef methods[] = {
     FAST(unary_batched, "unary_batched(op, xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(binary_batched, "binary_batched(op, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(kernel_launch, "kernel_launch(kernel, *inputs, out=None, params=(), stream=None)"),
-    {"kernel_create", py_kernel_create, METH_VARARGS, "kernel_create(handle, source, out_dtype, in_dtypes, n_params)"},
+    {"kernel_create", py_kernel_create, METH_VARARGS,
+     "kernel_create(handle, source, out, in_dtypes, n_params): out an out dtype, or ((dtype, reduction), ...)"},
     {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},
     {"handle_create", py_handle_create, METH_O, "handle_create(device) -> the raw handle"},
     {"handle_destroy", py_handle_destroy, METH_O, "handle_destroy(raw)"},
@@ -3091,7 +3284,8 @@ static PyMethodDef methods[] = {
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
     {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS, "ew_kernel_cache_get_count() of every counter"},
     {"kernel_cache_fill", py_kernel_cache_fill, METH_VARARGS,
-     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with reduce, reduce_dtype its _outputs form"},
+     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with out ((dtype, reduction), ...) its "
+     "_outputs form"},
     {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},
     {"dtype_name", py_dtype_name, METH_O, "ew_dtype_name(dtype)"},
@@ -3114,13 +3308,11 @@ PyMODINIT_FUNC PyInit__elementwise(void)
     PyObject **strings[] = {&s_cai, &s_dlpack, &s_dlpack_device, &s_exchange, &s_dtype, &s_name, &s_ptr_attr,
                             &s_device, &s_id, &s_index, &s_cuda_stream, &s_ptr, &s_handle, &s_value, &s_stream_protocol,
                             &s_stream, &s_max_version, &s_copy, &s_typestr, &s_shape, &s_strides, &s_data, &s_mask,
-                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params, &s_handle_attr, &s_reduce_attr,
-                            &s_reduce_dtype_attr};
+                            &s_version, &s_out_dtype, &s_in_dtypes, &s_n_params, &s_handle_attr, &s_outputs_attr};
     const char *texts[] = {"__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
                            "dtype", "name", "_ptr", "device", "id", "index", "cuda_stream", "ptr", "handle", "value",
                            "__cuda_stream__", "stream", "max_version", "copy", "typestr", "shape", "strides", "data",
-                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params", "_handle", "_reduce",
-                           "_reduce_dtype"};
+                           "mask", "version", "_out_dtype", "_in_dtypes", "_n_params", "_handle", "_outputs"};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!(*strings[i] = PyUnicode_InternFromString(texts[i])))
             return NULL;

@@ -1337,6 +1337,229 @@ def test_reduction_kernel_calls_check_their_outputs_before_the_library(outputs_c
     assert caught.value.function == "ew_kernel_launch_outputs"
 
 
+# ---- Kernel of several arrays: out_dtype a sequence, ew_kernel_create_outputs ----
+
+SUM_PRODUCT = "out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);"
+F16, F32, F64 = ew.DType.F16, ew.DType.F32, ew.DType.F64
+
+
+def arrays_kernel(out_dtype=("f32", "f16"), in_dtypes=("f32", "f32"), source=SUM_PRODUCT, **kw):
+    return ew.Kernel(source, out_dtype, in_dtypes, handle=ew.Handle._from_raw(None), **kw)
+
+
+def test_a_kernel_of_several_arrays_passes_the_c_api_its_outputs_in_order(outputs_calls):
+    kernel = arrays_kernel(out_dtype=("float32", TorchLikeDtype("float16")))
+    assert outputs_calls["ew_kernel_create_outputs"].args == (None, SUM_PRODUCT.encode(), ((F32, 0), (F16, 0)), 2,
+                                                               (F32, F32), 0)
+    assert outputs_calls["ew_kernel_create"].args is None
+    assert (kernel.out_dtype, kernel.reduce, kernel.reduce_dtype) == ((F32, F16), None, None)
+    assert "-> (f32, f16)," in repr(kernel)
+    # With reduce=: the reduction after the arrays, as out1 follows out0 in the one-array form.
+    kernel = arrays_kernel(out_dtype=["bf16", "f32", "f16"], source="out0 = in0; out1 = in0; out2 = in0; out3 = in0;",
+                           reduce="abs_max", reduce_dtype="f64")
+    assert outputs_calls["ew_kernel_create_outputs"].args[2] == (
+        (ew.DType.BF16, 0), (F32, 0), (F16, 0), (F64, ew.ReduceOp.ABS_MAX))
+    assert (kernel.out_dtype, kernel.reduce, kernel.reduce_dtype) == (
+        (ew.DType.BF16, F32, F16), ew.ReduceOp.ABS_MAX, F64)
+    assert "-> (bf16, f32, f16, abs_max into f64)," in repr(kernel)
+    # A sequence of one dtype is the outputs form too (the body assigns out0); a single dtype with
+    # reduce= is the pair form, unchanged.
+    assert arrays_kernel(out_dtype=["f32"], source="out0 = in0;").out_dtype == (F32,)
+    assert outputs_calls["ew_kernel_create_outputs"].args[2] == ((F32, 0),)
+    arrays_kernel(out_dtype="f16", source=CAST_AMAX, reduce="max")
+    assert outputs_calls["ew_kernel_create_outputs"].args[2] == ((F16, 0), (F32, ew.ReduceOp.MAX))
+    # Counts and combinations are the library's to refuse: passed on as they are.
+    arrays_kernel(out_dtype=("f32",) * 5)
+    assert outputs_calls["ew_kernel_create_outputs"].args[2] == ((F32, 0),) * 5
+    with pytest.raises(TypeError, match="unknown dtype"):
+        arrays_kernel(out_dtype=("f32", "f99"))
+
+
+def test_a_kernel_of_several_arrays_launches_flat_with_its_outputs_in_order(outputs_calls):
+    kernel = arrays_kernel()
+    a, b = FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(3, 5), pointer=0x300)
+    total, product = FakeArray(shape=(3, 5), pointer=0x100), FakeArray(shape=(3, 5), typestr="<f2", pointer=0x400)
+    result = kernel(a, b, out=(total, product), stream=7)
+    assert type(result) is tuple and result[0] is total and result[1] is product
+    assert outputs_calls["ew_kernel_launch_outputs"].args == (KERNEL, 15, (0x100, 0x400), 0, (0x200, 0x300), (), 7)
+    kernel(a, b, out=[total, product], stream=7)  # a list does as well
+    assert outputs_calls["ew_kernel_launch_outputs"].args[2] == (0x100, 0x400)
+    # Three arrays and a reduction, accumulated: the scalar's pointer last, as the kernel orders it.
+    kernel = arrays_kernel(out_dtype=("f32", "f16", "f32"), in_dtypes=("f32",), n_params=1, reduce="abs_max",
+                           source="out0 = in0; out1 = in0; out2 = p0 * in0; out3 = in0;")
+    x, third, amax = FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(3, 5), pointer=0x500), \
+        FakeArray(shape=(), pointer=0x900)
+    result = kernel(x, out=(total, product, third, amax), params=(2,), accumulate=True, stream=7)
+    assert result == (total, product, third, amax)
+    assert outputs_calls["ew_kernel_launch_outputs"].args == (
+        KERNEL, 15, (0x100, 0x400, 0x500, 0x900), int(ew.ReduceMode.ACCUMULATE), (0x200,), (2.0,), 7)
+    assert outputs_calls["ew_kernel_launch"].args is None
+    assert outputs_calls["ew_kernel_launch_outputs_strided"].args is None
+
+
+def test_a_kernel_of_several_arrays_makes_the_outputs_it_is_not_given(outputs_calls, fake_cupy):
+    kernel = arrays_kernel(out_dtype=("f32", "f16", "f16"), source="out0 = in0; out1 = in1; out2 = in0;",
+                           reduce="sum")
+    a, b = cupy_array(shape=(2, 3), pointer=0x200), cupy_array(shape=(2, 3), pointer=0x300)
+    made = kernel(a, b, stream=5)
+    assert len(made) == 4 and all(isinstance(array, FakeCupyArray) for array in made)
+    assert fake_cupy.made == [("empty_like", (2, 3), "float32"), ("empty_like", (2, 3), "float16"),
+                              ("empty_like", (2, 3), "float16"), ("empty", (), "float32")]
+    assert [array.__cuda_array_interface__["typestr"] for array in made] == ["<f4", "<f2", "<f2", "<f4"]
+    assert made[3].__cuda_array_interface__["shape"] == ()
+    assert outputs_calls["ew_kernel_launch_outputs"].args == (
+        KERNEL, 6, (0xA000, 0xA000, 0xA000, 0xB000), 0, (0x200, 0x300), (), 5)
+    # Some given: the rest made of the given arrays' shape, the given ones returned as they are.
+    del fake_cupy.made[:]
+    second = cupy_array(shape=(2, 3), typestr="<f2", pointer=0x400)
+    result = kernel(a, b, out=(None, second, None, None), stream=5)
+    assert result[1] is second and fake_cupy.made[:2] == [("empty_like", (2, 3), "float32"),
+                                                          ("empty_like", (2, 3), "float16")]
+    assert outputs_calls["ew_kernel_launch_outputs"].args[2] == (0xA000, 0x400, 0xA000, 0xB000)
+
+
+def test_a_kernel_of_several_arrays_takes_the_first_given_arrays_shape(outputs_calls, fake_cupy):
+    kernel = arrays_kernel()
+    a, b = FakeArray(shape=(3, 5), pointer=0x200), FakeArray(shape=(3, 5), pointer=0x300)
+    with pytest.raises(ValueError, match=r"out\[1\] has shape \(15,\) but out\[0\] has shape \(3, 5\): a kernel's "
+                                         r"arrays are of one shape"):
+        kernel(a, b, out=(FakeArray(shape=(3, 5)), FakeArray(shape=(15,), typestr="<f2", pointer=0x400)))
+    with pytest.raises(ValueError, match=r"in0 has shape \(3, 5\), more dimensions than out\[0\]'s \(4,\)"):
+        kernel(a, b, out=(FakeArray(shape=(4,)), None))
+    assert outputs_calls["ew_kernel_launch_outputs"].args is None and fake_cupy.made == []
+    # out[0] made of out[1]'s shape, not the inputs' broadcast one (a row: the launch is strided).
+    row = cupy_array(shape=(5,), pointer=0x200)
+    second = cupy_array(shape=(3, 5), typestr="<f2", pointer=0x400)
+    first, given = kernel(row, row, out=(None, second), stream=5)
+    assert given is second and first.__cuda_array_interface__["shape"] == (3, 5)
+    assert fake_cupy.made == [("empty", (3, 5), "float32")]
+    assert outputs_calls["ew_kernel_launch_outputs_strided"].args[1:4] == (2, (3, 5), (0xB000, 0x400))
+
+
+def test_kernel_of_several_arrays_calls_check_their_outputs_before_the_library(outputs_calls, fake_cupy):
+    kernel = arrays_kernel()
+    a, b = FakeArray(pointer=0x200), FakeArray(pointer=0x300)
+    total, product = FakeArray(pointer=0x100), FakeArray(typestr="<f2", pointer=0x400)
+    for out in (total, (total,), (total, product, product), "ab"):
+        with pytest.raises(TypeError, match=r"out= of this kernel is a pair \(array, array\), either of them None"):
+            kernel(a, b, out=out)
+    with pytest.raises(ValueError, match="out.1. is F32 but the kernel makes F16"):
+        kernel(a, b, out=(total, FakeArray(pointer=0x400)))
+    with pytest.raises(ValueError, match="out.0. is F16 but the kernel makes F32"):
+        kernel(a, b, out=(product, None))
+    with pytest.raises(ValueError, match="out.1.: the output array is read-only"):
+        kernel(a, b, out=(total, FakeArray(typestr="<f2", pointer=0x400, read_only=True)))
+    with pytest.raises(TypeError, match="out.1.: object has neither"):
+        kernel(a, b, out=(total, object()))
+    with pytest.raises(TypeError, match="accumulate= is for a kernel with a reduction output"):
+        kernel(a, b, out=(total, product), accumulate=True)
+    with pytest.raises(TypeError, match="takes 2 inputs, 3 given"):
+        kernel(total, a, b)  # no out-first form
+    reducing = arrays_kernel(reduce="max")
+    with pytest.raises(TypeError, match=r"a tuple \(array, array, scalar\), any of them None"):
+        reducing(a, b, out=(total, product))
+    with pytest.raises(TypeError, match=r"accumulate=True needs out=\(array, array, scalar\): the scalar"):
+        reducing(a, b, out=(total, product, None), accumulate=True)
+    with pytest.raises(TypeError, match="out.2. is F16; it must be a float32 array of one element"):
+        reducing(a, b, out=(total, product, FakeArray(shape=(), typestr="<f2", pointer=0x900)))
+    with pytest.raises(TypeError, match=r"a tuple \(array,\), any of them None"):
+        arrays_kernel(out_dtype=["f32"], source="out0 = in0;")(a, b, out=total)
+    # Refused before making anything.
+    with pytest.raises(ValueError, match="in1 is F16 but the kernel takes F32"):
+        kernel(cupy_array(pointer=0x200), cupy_array(typestr="<f2", pointer=0x300))
+    assert fake_cupy.made == []
+    assert all(outputs_calls[name].args is None for name in ("ew_kernel_launch_outputs",
+                                                             "ew_kernel_launch_outputs_strided", "ew_kernel_launch"))
+
+
+def test_a_kernel_of_several_arrays_on_views_reaches_the_strided_launch_which_refuses_it(outputs_calls):
+    kernel = arrays_kernel()
+    a = FakeArray(shape=(3, 4), pointer=0x200, strides=(4, 12))  # a (4, 3) array, transposed
+    row = FakeArray(shape=(4,), pointer=0x300)
+    total, product = FakeArray(shape=(3, 4), pointer=0x100), FakeArray(shape=(3, 4), typestr="<f2", pointer=0x400)
+    kernel(a, row, out=(total, product), stream=3)
+    assert outputs_calls["ew_kernel_launch_outputs"].args is None
+    assert outputs_calls["ew_kernel_launch_outputs_strided"].args == (
+        KERNEL, 2, (3, 4), (0x100, 0x400), ((4, 1), (4, 1)), 0, (0x200, 0x300), ((1, 3), (0, 1)), (), 3)
+    # A non-contiguous array among the outputs alone makes the launch strided as well, a scalar's strides None.
+    x = FakeArray(shape=(3, 4), pointer=0x200)
+    reducing = arrays_kernel(in_dtypes=("f32",), reduce="sum", source="out0 = in0; out1 = in0; out2 = in0;")
+    strided = FakeArray(shape=(3, 4), typestr="<f2", pointer=0x400, strides=(16, 2))
+    reducing(x, out=(total, strided, FakeArray(shape=(), pointer=0x900)), stream=3)
+    assert outputs_calls["ew_kernel_launch_outputs_strided"].args == (
+        KERNEL, 2, (3, 4), (0x100, 0x400, 0x900), ((4, 1), (8, 1), None), 0, (0x200,), ((4, 1),), (), 3)
+    # The library's refusal (NOT_SUPPORTED: several arrays launch flat only) is the call's exception.
+    outputs_calls["ew_kernel_launch_outputs_strided"].status = int(ew.Status.NOT_SUPPORTED)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        kernel(a, row, out=(total, product))
+    assert caught.value.status == ew.Status.NOT_SUPPORTED
+    assert caught.value.function == "ew_kernel_launch_outputs_strided"
+    # Empty operands launch flat whatever their strides, as for every kernel.
+    outputs_calls["ew_kernel_launch_outputs"].args = None
+    empty = FakeArray(shape=(0, 4), pointer=0)
+    kernel(empty, empty, out=(empty, FakeArray(shape=(0, 4), typestr="<f2", strides=(2, 64))), stream=3)
+    assert outputs_calls["ew_kernel_launch_outputs"].args == (KERNEL, 0, (None, None), 0, (None, None), (), 3)
+
+
+def test_further_arrays_take_part_in_the_stream_device_and_dlpack(outputs_calls):
+    kernel = arrays_kernel(out_dtype=("f32", "f32"))
+    a, b, total = FakeArray(pointer=0x200), FakeArray(pointer=0x300), FakeArray(pointer=0x100)
+    kernel(a, b, out=(total, FakeArray(pointer=0x400, stream=0x99)))  # the stream out[1]'s interface names
+    assert outputs_calls["ew_kernel_launch_outputs"].args[-1] == 0x99
+    with pytest.raises(ValueError, match="different streams"):
+        kernel(a, b, out=(FakeArray(pointer=0x100, stream=0x98), FakeArray(pointer=0x400, stream=0x99)))
+    second = FakeDLPack(pointer=0x4000)
+    kernel(a, b, out=(total, second), stream=0x77)
+    assert second.calls == [dict(stream=0x77, max_version=MAX_VERSION, copy=False)]
+    assert outputs_calls["ew_kernel_launch_outputs"].args[2] == (0x100, 0x4000)
+    with pytest.raises(ValueError, match="out.1. is on device 1 but the call runs on device 0"):
+        kernel(a, b, out=(total, FakeDLPack(pointer=0x4000, device=(2, 1))))
+    with pytest.raises(ValueError, match="out.1.: the output array is read-only"):
+        kernel(a, b, out=(total, FakeDLPack(pointer=0x4000, read_only=True)))
+
+
+def test_the_real_library_refuses_null_kernels_of_several_arrays_by_their_functions():
+    # No recorder: what reaches the library, which refuses the NULL handle or kernel first.
+    with pytest.raises(ew.ElementwiseError) as caught:
+        arrays_kernel()
+    assert caught.value.status == ew.Status.INVALID_HANDLE and caught.value.function == "ew_kernel_create_outputs"
+    kernel = ew.Kernel._from_raw(None, ("f32", "f16"), ("f32", "f32"))
+    total, product = FakeArray(shape=(3, 4), pointer=0x100), FakeArray(shape=(3, 4), typestr="<f2", pointer=0x400)
+    for a, function in ((FakeArray(shape=(3, 4), pointer=0x200), "ew_kernel_launch_outputs"),
+                        (FakeArray(shape=(4,), pointer=0x200), "ew_kernel_launch_outputs_strided")):
+        with pytest.raises(ew.ElementwiseError) as caught:
+            kernel(a, a, out=(total, product))
+        assert caught.value.status == ew.Status.INVALID_HANDLE and caught.value.function == function
+        assert caught.value.message == ew._last_error_message()
+
+
+def test_kernel_cache_fill_of_several_arrays_without_a_gpu(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("EW_KERNEL_CACHE_DIR", str(cache))
+    monkeypatch.delenv("EW_KERNEL_CACHE", raising=False)
+    source = SUM_PRODUCT + " // fill %d" % os.getpid()
+    try:
+        ew.kernel_cache_fill(source, ("f32", "f16"), ("f32", "f32"), arch="sm_90")
+    except ew.ElementwiseError as error:
+        assert error.status == ew.Status.NOT_SUPPORTED and "NVRTC" in str(error), error
+        pytest.skip("no NVRTC to compile with: %s" % error)
+    filled = len(list(cache.glob("*.ewk")))
+    assert filled >= 1
+    ew.kernel_cache_fill("out0 = in0; out1 = in0; out2 = in0; // fill %d" % os.getpid(), ["f16", "bf16"], "f32",
+                         arch="sm_90", reduce="abs_max")  # with a reduction: programs of its own
+    assert len(list(cache.glob("*.ewk"))) > filled
+    # The library's refusals of the outputs, as ElementwiseError with its message.
+    refusals = [((), None, ew.Status.INVALID_VALUE, "1 to 4 outputs"),  # no output at all
+                (("f32",) * 5, None, ew.Status.INVALID_VALUE, "1 to 4 outputs"),
+                (("f32",) * 4, "max", ew.Status.INVALID_VALUE, "1 to 4 outputs"),  # 4 arrays and a reduction
+                ((), "max", ew.Status.NOT_SUPPORTED, "at least one array")]
+    for out_dtype, reduce, status, message in refusals:
+        with pytest.raises(ew.ElementwiseError) as caught:
+            ew.kernel_cache_fill("out0 = in0;", out_dtype, "f32", arch="sm_90", reduce=reduce)
+        assert caught.value.function == "ew_kernel_cache_fill_outputs"
+        assert caught.value.status == status and message in caught.value.message, caught.value
+
+
 # ---- Kernel on strided and broadcast arrays: ew_kernel_launch_strided ----
 
 def strided_args(kernel_calls):

@@ -945,6 +945,141 @@ def test_a_reduction_over_what_the_body_assigns(torch, handle):
             assert abs(float(scalar) - float(want)) <= 1e-12 * 64 * float(row.double().abs().sum())
 
 
+# ---- Kernel of several arrays: out_dtype a sequence, ew_kernel_launch_outputs ----
+
+SUM_PRODUCT = "out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);"
+
+
+def outputs_kernel(handle, source, out_dtype, in_dtypes, **kw):
+    try:
+        return ew.Kernel(source, out_dtype, in_dtypes, handle=handle, **kw)
+    except ew.ElementwiseError as error:
+        if error.status == ew.Status.NOT_SUPPORTED and "NVRTC" in error.message:
+            unavailable("kernels cannot be compiled here: " + error.message)
+        raise
+
+
+@pytest.mark.parametrize("layout", ["aligned", "misaligned"])
+@pytest.mark.parametrize("n", KERNEL_SIZES)
+def test_a_sum_and_a_product_in_one_pass_match_torch_bit_for_bit(torch, handle, n, layout):
+    a_skip, b_skip, s_skip, p_skip = (1, 3, 2, 1) if layout == "misaligned" else (0, 0, 0, 0)
+    a = random_tensor(torch, D.F32, n + a_skip, 250)[a_skip:]
+    b = random_tensor(torch, D.F32, n + b_skip, 251)[b_skip:]
+    with outputs_kernel(handle, SUM_PRODUCT, ("f32", "f32"), ("f32", "f32")) as kernel:
+        total, product = kernel(a, b)  # both made, by PyTorch
+        for made in (total, product):
+            assert isinstance(made, torch.Tensor) and made.dtype == torch.float32 and made.shape == a.shape
+        what = "sum and product n=%d %s" % (n, layout)
+        assert_matches_torch(torch, total, a + b, [a, b], what + ": the sum against torch")
+        assert_matches_torch(torch, product, a * b, [a, b], what + ": the product against torch")
+        assert_same_bits(torch, total, ew.add(a, b), [a, b], what + ": the sum against ew.add")
+        assert_same_bits(torch, product, ew.mul(a, b), [a, b], what + ": the product against ew.mul")
+        # Given outputs, at other alignments than the inputs' and each other's: the same bits, and
+        # nothing written around them.
+        given = (poisoned_view(torch, D.F32, n, before=s_skip, after=3),
+                 poisoned_view(torch, D.F32, n, before=p_skip, after=5))
+        result = kernel(a, b, out=given)
+        assert type(result) is tuple and result[0] is given[0] and result[1] is given[1]
+        assert_same_bits(torch, given[0], total, [a, b], what + ": given sum")
+        assert_same_bits(torch, given[1], product, [a, b], what + ": given product")
+        for out in given:
+            assert_gaps_untouched(torch, out, what)
+        # One given, one made.
+        made, same = kernel(a, b, out=(None, given[1]))
+        assert same is given[1]
+        assert_same_bits(torch, made, total, [a, b], what + ": made beside a given one")
+
+
+def test_outputs_of_mixed_dtypes_match_torch(torch, handle):
+    a = random_tensor(torch, D.F32, N + 1, 260)[1:]
+    b = random_tensor(torch, D.F32, N, 261)
+    with outputs_kernel(handle, SUM_PRODUCT, ("f16", "f32"), ("f32", "f32")) as kernel:
+        total, product = kernel(a, b)
+        assert total.dtype == torch.float16 and product.dtype == torch.float32
+        assert_matches_torch(torch, total, (a + b).half(), [a, b], "f16 sum of f32 inputs")
+        assert_matches_torch(torch, product, a * b, [a, b], "f32 product")
+        assert_same_bits(torch, total, ew.cast(ew.add(a, b), "f16"), [a, b], "f16 sum against add then cast")
+        with pytest.raises(ValueError, match=r"out\[0\] is F32 but the kernel makes F16"):
+            kernel(a, b, out=(product, total))
+
+
+def test_three_arrays_and_an_abs_max_in_one_pass(torch, handle):
+    x = scaled_input(torch, D.F32, 262, finite=True)[1:]
+    source = "out0 = in0; out1 = ew::relu(in0); out2 = ew::mul(in0, in0); out3 = in0;"
+    with outputs_kernel(handle, source, ("bf16", "f32", "f32"), ["f32"], reduce="abs_max") as kernel:
+        low, relu, square, amax = kernel(x)
+        assert (low.dtype, relu.dtype, square.dtype) == (torch.bfloat16, torch.float32, torch.float32)
+        assert amax.dtype == torch.float32 and amax.shape == ()
+        assert_matches_torch(torch, low, x.to(torch.bfloat16), [x], "bf16 cast")
+        assert_same_bits(torch, relu, ew.relu(x), [x], "relu")
+        assert_matches_torch(torch, square, x * x, [x], "square")
+        assert_same_bits(torch, amax.reshape(1), x.abs().max().reshape(1), [], "abs max")
+        # Given outputs, accumulating a smaller input: the abs max stays, the arrays are the new ones.
+        half = x * 0.5
+        result = kernel(half, out=(low, relu, square, amax), accumulate=True)
+        assert all(got is want for got, want in zip(result, (low, relu, square, amax)))
+        assert_same_bits(torch, relu, ew.relu(half), [half], "relu, accumulated call")
+        assert_same_bits(torch, amax.reshape(1), x.abs().max().reshape(1), [], "abs max accumulated")
+        kernel(half, out=(low, relu, square, amax))  # overwritten
+        assert_same_bits(torch, amax.reshape(1), half.abs().max().reshape(1), [], "abs max overwritten")
+        # The scalar may lie inside no array: the library's refusal, with its message.
+        with pytest.raises(ew.ElementwiseError) as caught:
+            kernel(x, out=(low, relu, square, relu[5:6]))
+        assert caught.value.status == ew.Status.INVALID_VALUE and "lies inside" in caught.value.message
+
+
+def test_outputs_in_place_on_their_inputs(torch, handle):
+    a = random_tensor(torch, D.F32, N, 270)
+    b = random_tensor(torch, D.F32, N, 271)
+    want = (ew.add(a, b), ew.mul(a, b))
+    with outputs_kernel(handle, SUM_PRODUCT, ("f32", "f32"), ("f32", "f32")) as kernel:
+        result = kernel(a, b, out=(a, b))  # each array exactly on an input: in place
+        assert result[0] is a and result[1] is b
+        assert_same_bits(torch, a, want[0], [], "the sum in place of a")
+        assert_same_bits(torch, b, want[1], [], "the product in place of b")
+
+
+def test_the_library_refuses_overlapping_outputs_and_views_of_several_arrays(torch, handle):
+    a = random_tensor(torch, D.F32, N, 280)
+    b = random_tensor(torch, D.F32, N, 281)
+    buffer = torch.empty(2 * N, device="cuda")
+    with outputs_kernel(handle, SUM_PRODUCT, ("f32", "f32"), ("f32", "f32")) as kernel:
+        for outs in ((buffer[:N], buffer[N // 2:N // 2 + N]), (buffer[:N], buffer[:N])):
+            with pytest.raises(ew.ElementwiseError) as caught:
+                kernel(a, b, out=outs)
+            assert caught.value.status == ew.Status.INVALID_VALUE
+            assert caught.value.function == "ew_kernel_launch_outputs" and caught.value.message
+        # Views (a transposed input, a broadcast row, a strided output): the strided launch, which this
+        # release refuses for several arrays with its own message; the contiguous call works.
+        m = a[:ROWS * COLUMNS].view(COLUMNS, ROWS)
+        row = b[:ROWS]
+        out = (torch.empty(ROWS, COLUMNS, device="cuda"), torch.empty(ROWS, COLUMNS, device="cuda"))
+        strided = torch.empty(ROWS, 2 * COLUMNS, device="cuda")[:, ::2]
+        for inputs, outs in (((m.t(), m.t()), out), ((m, row), None), ((m.t().contiguous(), m.t().contiguous()),
+                                                                       (out[0], strided))):
+            with pytest.raises(ew.ElementwiseError) as caught:
+                kernel(*inputs, out=outs)
+            assert caught.value.status == ew.Status.NOT_SUPPORTED
+            assert caught.value.function == "ew_kernel_launch_outputs_strided"
+            assert "flat" in caught.value.message, caught.value.message
+        kernel(m.t().contiguous(), m.t().contiguous(), out=out)
+        assert_same_bits(torch, out[0].reshape(-1), ew.add(m.t(), m.t()).reshape(-1), [], "contiguous after views")
+
+
+def test_several_arrays_on_cupy_arrays(cupy, handle):
+    a = cupy.random.standard_normal(N + 1, dtype=cupy.float32)[1:]
+    b = cupy.random.standard_normal(N, dtype=cupy.float32)
+    source = SUM_PRODUCT + " out2 = ew::mul(in0, in1);"  # the max of the f32 products
+    with outputs_kernel(handle, source, ("f32", "f16"), ("f32", "f32"), reduce="max") as kernel:
+        total, product, largest = kernel(a, b)  # made by CuPy
+        assert isinstance(total, cupy.ndarray) and total.dtype == cupy.float32 and product.dtype == cupy.float16
+        assert largest.shape == () and largest.dtype == cupy.float32
+        assert bool((total.view(cupy.uint32) == ew.add(a, b).view(cupy.uint32)).all())
+        want = ew.cast(ew.mul(a, b), "f16")
+        assert bool((product.view(cupy.uint16) == want.view(cupy.uint16)).all())
+        assert float(largest) == float(ew.mul(a, b).max())
+
+
 def filled(torch, dtype, shape, byte):
     """A contiguous tensor of ``shape`` whose every byte is ``byte``."""
     tensor = torch.empty(shape, dtype=torch_dtype(torch, dtype), device="cuda")

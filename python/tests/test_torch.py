@@ -520,6 +520,14 @@ def test_kernel_op(torch, device, et, compiler):
     assert all(verdict == "SUCCESS" for verdict in result.values()), result
 
 
+def test_kernel_op_refuses_a_kernel_of_several_outputs(torch, et):
+    # No GPU needed: kernels that were never compiled, refused before anything is registered.
+    for out_dtype, reduce in ((("f32", "f16"), None), ("f32", "abs_max"), (["f32"], None)):
+        kernel = ew.Kernel._from_raw(None, out_dtype, ("f32",), reduce=reduce)
+        with pytest.raises(TypeError, match="several outputs"):
+            et.kernel_op(kernel, "test_several_outputs")
+
+
 # ---- on the GPU: autograd ----
 
 def _grads(torch, fn, inputs, upstream):

@@ -540,7 +540,7 @@ class Kernel(_Closing):
     is a cast that also gives its input's amax; an element whose body leaves ``out1`` unassigned adds
     nothing. Such a kernel takes ``out=(array, scalar)`` (either None: made, the scalar of shape ()),
     returns ``(array, scalar)``, and with ``accumulate=True`` folds into the scalar's old value instead
-    of overwriting it (docs/semantics.md, "Reduction outputs"). As for the other calls, its inputs
+    of overwriting it (docs/semantics.md §12.1). As for the other calls, its inputs
     broadcast and any operand may be a strided view; each element of out is reduced once.
 
     ``out_dtype`` a sequence of dtypes (up to 4) makes a kernel of several array outputs, each of its

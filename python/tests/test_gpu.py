@@ -1051,7 +1051,7 @@ def test_the_library_refuses_overlapping_outputs_and_views_of_several_arrays(tor
             assert caught.value.function == "ew_kernel_launch_outputs" and caught.value.message
         # Views (a transposed input, a broadcast row, a strided output): the strided launch, which this
         # release refuses for several arrays with its own message; the contiguous call works.
-        m = a[:ROWS * COLUMNS].view(COLUMNS, ROWS)
+        m = random_tensor(torch, D.F32, ROWS * COLUMNS, 282).view(COLUMNS, ROWS)
         row = b[:ROWS]
         out = (torch.empty(ROWS, COLUMNS, device="cuda"), torch.empty(ROWS, COLUMNS, device="cuda"))
         strided = torch.empty(ROWS, 2 * COLUMNS, device="cuda")[:, ::2]

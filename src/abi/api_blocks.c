@@ -96,18 +96,20 @@ static ew_status_t run(ew_handle_t handle, const char *entry, int quantize, ew_b
     int64_t scale_rows, scale_cols;
     ew_blocks_scales_shape(rows, cols / block, swizzled, &scale_rows, &scale_cols);
     const uintptr_t elements = (uintptr_t)rows * (uintptr_t)cols;
-    uintptr_t other_bytes = 0;
-    const int too_many = __builtin_mul_overflow((uintptr_t)scale_rows, (uintptr_t)scale_cols, &spans[1].bytes) ||
-                         __builtin_mul_overflow(elements, (uintptr_t)ew_dtype_size(other), &other_bytes);
+    /* a span whose bytes overflow runs past the end of the address space, and is named as the one that does
+     */
+    int overflows[3] = {0};
+    overflows[1] = __builtin_mul_overflow((uintptr_t)scale_rows, (uintptr_t)scale_cols, &spans[1].bytes);
+    overflows[quantize ? 2 : 0] =
+        __builtin_mul_overflow(elements, (uintptr_t)ew_dtype_size(other), &spans[quantize ? 2 : 0].bytes);
     spans[quantize ? 0 : 2].bytes = elements / 8 * ew_dtype_bits(elem); /* cols is a multiple of 16 */
-    spans[quantize ? 2 : 0].bytes = other_bytes;
     if (elements == 0)
         return EW_SUCCESS;
     for (int i = 0; i < 3; ++i) {
         if (spans[i].address == 0)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s: %s is NULL with rows x cols = %lld x %lld", entry,
                             spans[i].name, (long long)rows, (long long)cols);
-        if (too_many || spans[i].bytes > UINTPTR_MAX - spans[i].address)
+        if (overflows[i] || spans[i].bytes > UINTPTR_MAX - spans[i].address)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s: %s runs past the end of the address space", entry,
                             spans[i].name);
     }

@@ -1532,6 +1532,11 @@ static void test_blocks_sizes(void **state)
     EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
                 ew_dequantize_blocks(h, MX, EW_F32, EW_F8E4M3, BR, BC, OUT, IN_A, ADDR(UINTPTR_MAX - 4), NULL, 0, NULL),
                 "scales");
+    /* 2^62 elements: out's e2m1 (2^61 bytes) fits, x's f32 bytes overflow: x is named, not out */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_blocks(h, NVFP4, EW_F4E2M1, EW_F32, 1, (int64_t)1 << 62, OUT, SCALES, IN_A, NULL,
+                                   0, NULL),
+                "x");
 }
 
 /* options: only EW_BLOCKS_ROUND_UP (MX) and EW_BLOCKS_SWIZZLED. */

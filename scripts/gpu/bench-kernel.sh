@@ -13,7 +13,7 @@
 #                                       --create-only compile --sources 1 (a process's first create, an
 #                                       empty cache of its own) and --create-only floor (NVRTC's own open
 #                                       and empty kernel)
-#   ew-kernel.csv, .log                 targets 1-3 and the host time of a launch
+#   ew-kernel.csv, .log                 targets 1-3, 6 and 7 and the host time of a launch
 #   torch-kernel.csv, .log              bench/peers/torch_kernel.py: torch.compile, PyTorch eager and CuPy
 #                                       on target 2's chain
 #   kernel.md                           bench/kernel_report.py's table, printed at the end

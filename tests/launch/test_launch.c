@@ -47,6 +47,7 @@ static ew_slot_t check_launch(const ew_kernel_set_t *set, const ew_call_t *call,
 {
     const ew_flat_launch_t launch = ew_flat_launch_make(set, call, plan);
     const ew_slot_t slot = model_slot(plan, set->widest_pack, set->access_packs);
+    const int outputs = call->outputs > 1 ? call->outputs : 1;
     if (launch.slot != slot) {
         print_error("n = %lld, kernel %d at pack %d (%d an access): slot %d, the model's %d\n", (long long)call->n,
                     (int)plan->kernel, plan->pack, plan->access_packs, (int)launch.slot, (int)slot);
@@ -61,7 +62,7 @@ static ew_slot_t check_launch(const ew_kernel_set_t *set, const ew_call_t *call,
         assert_int_equal(launch.bulk.tile_packs, plan->tile_packs);
         unsigned shared = 0;
         const int64_t tile = (int64_t)EW_PLAN_BLOCK_THREADS * plan->tile_packs * plan->pack;
-        for (int i = 1; i < call->count; ++i) {
+        for (int i = outputs; i < call->count; ++i) { /* the inputs' slots, after the outputs */
             /* the tile and room for its head padding, tail rounding and one more pack: whole 128 blocks */
             const int64_t bytes = tile * (int64_t)call->elem_size[i];
             shared += (unsigned)((bytes + 3 * 128 - 1) / 128 * 128);
@@ -75,8 +76,9 @@ static ew_slot_t check_launch(const ew_kernel_set_t *set, const ew_call_t *call,
         assert_int_equal(launch.body.n, call->n);
         assert_int_equal(launch.body.head, head);
         assert_int_equal(launch.body.packs, plan->packs);
-        for (int i = 1; i < call->count; ++i)
-            assert_int_equal(launch.body.shift_bytes[i - 1], plan->shift[i - 1] * (int)call->elem_size[i]);
+        for (int i = outputs; i < call->count; ++i)
+            assert_int_equal(launch.body.shift_bytes[i - outputs],
+                             plan->shift[i - outputs] * (int)call->elem_size[i]);
     }
     /* head, body and tail cover [0, n) once; an edge block exactly where there is a head or a tail */
     assert_true(head >= 0 && head <= covered_end && covered_end <= call->n);
@@ -95,14 +97,14 @@ static ew_slot_t check_launch(const ew_kernel_set_t *set, const ew_call_t *call,
 /* Every plan at the phases of count pointers of these sizes within 16 bytes, checked: all of them, or
  * about `most` spread over them. alias: the input is out's own pointer (amax, which passes its input
  * as out). */
-static int64_t check_phases(const ew_kernel_set_t *set, int count, const size_t size[], int most, int alias,
-                            int64_t by_slot[])
+static int64_t check_phases(const ew_kernel_set_t *set, int outputs, int count, const size_t size[], int most,
+                            int alias, int64_t by_slot[])
 {
     int64_t plans = 0;
     const int phases = entry_phases(count, size);
     const int step = phases > most ? phases / most | 1 : 1; /* odd: every pointer's phases come round */
     for (int pc = 0; pc < phases; pc += step) {
-        ew_call_t call = {.block_table = set->block_table};
+        ew_call_t call = {.block_table = set->block_table, .outputs = outputs};
         entry_phase_call(pc, count, size, &call);
         if (alias)
             call.address[1] = call.address[0];
@@ -131,7 +133,7 @@ static void catalogue_launches(void **state)
         const size_t size[3] = {ew_dtype_size((ew_dtype_t)out), ew_dtype_size((ew_dtype_t)in),
                                 ew_dtype_size((ew_dtype_t)in)};
         int64_t entry_slots[EW_SLOT_COUNT] = {0};
-        plans += check_phases(set, count, size, 1 << 30, op == EW_OP_AMAX, entry_slots);
+        plans += check_phases(set, 1, count, size, 1 << 30, op == EW_OP_AMAX, entry_slots);
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
             if (entry_slots[slot] > 0 && !ew_kernel_set_has(set, (ew_slot_t)slot)) {
                 print_error("op %d (%s <- %s): plans pick slot %d, which its set lacks\n", op,
@@ -174,7 +176,7 @@ static void user_kernel_launches(void **state)
                     for (int i = 0; i < inputs; ++i)
                         size[1 + i] = ew_dtype_size(in[i]);
                     int64_t program_slots[EW_SLOT_COUNT] = {0};
-                    plans += check_phases(&set, 1 + inputs, size, 64, 0, program_slots);
+                    plans += check_phases(&set, 1, 1 + inputs, size, 64, 0, program_slots);
                     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
                         if (program_slots[slot] > 0 && !slots.present[slot]) {
                             print_error("%d inputs, out %s, in0 %s: plans pick slot %d, which the program "
@@ -189,11 +191,53 @@ static void user_kernel_launches(void **state)
     printf("# %lld user-kernel plans launched as the model says\n", (long long)plans);
 }
 
+/* Kernels of two to four arrays over one or two inputs, their dtypes mixed: each plan's slot is one their
+ * program compiles, the inputs' shifts and staged slots taken after the outputs. */
+static void several_outputs_launches(void **state)
+{
+    (void)state;
+    static const ew_dtype_t dtypes[] = {EW_U8, EW_F16, EW_F32, EW_F64};
+    int64_t plans = 0, by_slot[EW_SLOT_COUNT] = {0};
+    for (int arrays = 2; arrays <= 4; ++arrays)
+        for (int inputs = 1; inputs <= 2; ++inputs)
+            for (int mix = 0; mix < 16; ++mix) {
+                ewi_kernel_spec_t spec = {.source = "", .n_inputs = inputs, .n_outputs = arrays};
+                ew_dtype_t in[2];
+                size_t size[6];
+                for (int k = 0; k < arrays; ++k) {
+                    spec.outputs[k] = (ew_kernel_output_t){dtypes[(mix + k) % 4], EW_REDUCE_NONE};
+                    size[k] = ew_dtype_size(spec.outputs[k].dtype);
+                }
+                for (int i = 0; i < inputs; ++i) {
+                    in[i] = dtypes[(mix / 4 + i) % 4];
+                    size[arrays + i] = ew_dtype_size(in[i]);
+                }
+                spec.in_dtypes = in;
+                const ewi_slots_t slots = ewi_kernel_slots(&spec);
+                ew_kernel_set_t set = {.widest_pack = slots.widest_pack, .access_packs = slots.access_packs};
+                int64_t program_slots[EW_SLOT_COUNT] = {0};
+                plans += check_phases(&set, arrays, arrays + inputs, size, 48, 0, program_slots);
+                for (int slot = 0; slot < EW_SLOT_COUNT; ++slot) {
+                    if (program_slots[slot] > 0 && !slots.present[slot]) {
+                        print_error(
+                            "%d arrays, %d inputs, mix %d: plans pick slot %d, which the program lacks\n",
+                            arrays, inputs, mix, slot);
+                        fail();
+                    }
+                    by_slot[slot] += program_slots[slot];
+                }
+            }
+    assert_int_equal(by_slot[EW_SLOT_OUT_SHIFTED], 0);
+    assert_true(by_slot[EW_SLOT_PACK1] > 0 && by_slot[EW_SLOT_SHIFTED] > 0 && by_slot[EW_SLOT_BULK] > 0);
+    printf("# %lld plans of several outputs launched as the model says\n", (long long)plans);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(catalogue_launches),
         cmocka_unit_test(user_kernel_launches),
+        cmocka_unit_test(several_outputs_launches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,12 +271,8 @@ static void destroyed_handle_is_refused_after_its_slot_is_reused(void **state)
     assert_refused_named(ew_binary_batched(h1, EW_OP_ADD, EW_F32, 1, n, outs, as, bs, NULL),
                          "ew_binary_batched", "handle");
     const ew_dtype_t f32 = EW_F32;
-    const ewi_kernel_spec_t spec = {.source = "return in0;",
-                                    .out_dtype = EW_F32,
-                                    .n_inputs = 1,
-                                    .in_dtypes = &f32,
-                                    .n_params = 0,
-                                    .strided = 0};
+    const ewi_kernel_spec_t spec = {
+        .source = "return in0;", .out_dtype = EW_F32, .n_inputs = 1, .in_dtypes = &f32};
     ew_kernel_t kernel = (ew_kernel_t)(uintptr_t)0x5A5A;
     assert_refused_named(ewi_user_kernel_make(h1, &spec, &kernel), "ewi_user_kernel_make", "handle");
     assert_null(kernel);
@@ -296,12 +292,8 @@ static void destroyed_kernel_is_refused_after_its_slot_is_reused(void **state)
     (void)state;
     ew_handle_t handle = make(0, 132, 2048);
     const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t spec = {.source = "return in0 + in1;",
-                                    .out_dtype = EW_F32,
-                                    .n_inputs = 2,
-                                    .in_dtypes = in_dtypes,
-                                    .n_params = 0,
-                                    .strided = 0};
+    const ewi_kernel_spec_t spec = {
+        .source = "return in0 + in1;", .out_dtype = EW_F32, .n_inputs = 2, .in_dtypes = in_dtypes};
     ew_kernel_t k1 = NULL, k2 = NULL;
     assert_int_equal(ewi_user_kernel_make(handle, &spec, &k1), EW_SUCCESS);
     const uint32_t slot = SLOT_OF(k1);

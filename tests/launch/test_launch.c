@@ -164,12 +164,8 @@ static void user_kernel_launches(void **state)
             for (size_t a = 0; a < COUNT(dtypes); ++a)
                 for (size_t b = 0; b < (inputs > 1 ? COUNT(dtypes) : 1); b += inputs > 2 ? 3 : 1) {
                     const ew_dtype_t in[4] = {dtypes[a], dtypes[b], dtypes[(a + b) % COUNT(dtypes)], dtypes[o]};
-                    const ewi_kernel_spec_t spec = {.source = "return in0;",
-                                                    .out_dtype = dtypes[o],
-                                                    .n_inputs = inputs,
-                                                    .in_dtypes = in,
-                                                    .n_params = 0,
-                                                    .strided = 0};
+                    const ewi_kernel_spec_t spec = {
+                        .source = "return in0;", .out_dtype = dtypes[o], .n_inputs = inputs, .in_dtypes = in};
                     const ewi_slots_t slots = ewi_kernel_slots(&spec);
                     ew_kernel_set_t set = {.widest_pack = slots.widest_pack, .access_packs = slots.access_packs};
                     size_t size[5] = {ew_dtype_size(dtypes[o])};

@@ -114,12 +114,8 @@ static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch
 
 static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
 {
-    const ewi_kernel_spec_t spec = {.source = source,
-                                    .out_dtype = out,
-                                    .n_inputs = n_inputs,
-                                    .in_dtypes = in,
-                                    .n_params = n_params,
-                                    .strided = 0};
+    const ewi_kernel_spec_t spec = {
+        .source = source, .out_dtype = out, .n_inputs = n_inputs, .in_dtypes = in, .n_params = n_params};
     expect_spec_compiles(&spec, "sm_90");
 }
 
@@ -127,12 +123,8 @@ static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, co
 static void expect_refused(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params,
                            ew_status_t expected, const char *const *fragments, size_t count)
 {
-    ewi_kernel_spec_t spec = {.source = source,
-                              .out_dtype = out,
-                              .n_inputs = n_inputs,
-                              .in_dtypes = in,
-                              .n_params = n_params,
-                              .strided = 0};
+    ewi_kernel_spec_t spec = {
+        .source = source, .out_dtype = out, .n_inputs = n_inputs, .in_dtypes = in, .n_params = n_params};
     ewi_kernel_binary_t binary;
     ew_status_t status = compile(&spec, &binary);
     const char *message = ew_get_last_error_message();
@@ -225,18 +217,13 @@ static void every_architecture(void **state)
     /* one architecture a branch: the matrix; the others: the fused chain */
     const char *branches[] = {"sm_75", "sm_80", "sm_89", "sm_90"}, *others[] = {"sm_86", "sm_100", "sm_120"};
     const ew_dtype_t in[] = {EW_F32, EW_F32};
-    const ewi_kernel_spec_t matrix = {.source = source,
-                                      .out_dtype = EW_F32,
-                                      .n_inputs = 1,
-                                      .in_dtypes = in,
-                                      .n_params = 1,
-                                      .strided = 0},
-                            chain = {.source =
-                                         "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));",
-                                     .out_dtype = EW_F16,
-                                     .n_inputs = 2,
-                                     .in_dtypes = in,
-                                     .n_params = 1};
+    const ewi_kernel_spec_t
+        matrix = {.source = source, .out_dtype = EW_F32, .n_inputs = 1, .in_dtypes = in, .n_params = 1},
+        chain = {.source = "return ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1)));",
+                 .out_dtype = EW_F16,
+                 .n_inputs = 2,
+                 .in_dtypes = in,
+                 .n_params = 1};
     for (size_t i = 0; i < COUNT(branches) + COUNT(others); ++i) {
         const int branch = i < COUNT(branches);
         const char *arch = branch ? branches[i] : others[i - COUNT(branches)];
@@ -462,12 +449,7 @@ static void unknown_architecture(void **state)
 {
     (void)state;
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {.source = "return in0;",
-                              .out_dtype = EW_F32,
-                              .n_inputs = 1,
-                              .in_dtypes = in,
-                              .n_params = 0,
-                              .strided = 0};
+    ewi_kernel_spec_t spec = {.source = "return in0;", .out_dtype = EW_F32, .n_inputs = 1, .in_dtypes = in};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_12", &binary), EW_ERROR_INVALID_VALUE);
     assert_null(binary.cubin);
@@ -619,8 +601,7 @@ static void program_text(void **state)
                               .out_dtype = EW_F16,
                               .n_inputs = 2,
                               .in_dtypes = in,
-                              .n_params = 3,
-                              .strided = 0};
+                              .n_params = 3};
     char *program = NULL;
     assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
     const char *expected[] = {"#include \"device/direct.cuh\"", "typedef UserOf<__half> out_t;", "typedef UserOf<Bool8> in0_t;",
@@ -643,12 +624,8 @@ static void program_text(void **state)
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_GATHER));
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_RUNS));
     const ew_dtype_t bytes[] = {EW_U8};
-    const ewi_kernel_spec_t narrow = {.source = "return in0;",
-                                      .out_dtype = EW_U8,
-                                      .n_inputs = 1,
-                                      .in_dtypes = bytes,
-                                      .n_params = 0,
-                                      .strided = 0};
+    const ewi_kernel_spec_t narrow = {
+        .source = "return in0;", .out_dtype = EW_U8, .n_inputs = 1, .in_dtypes = bytes};
     const ewi_slots_t narrow_slots = ewi_kernel_slots(&narrow);
     assert_string_equal(ewi_kernel_slot_expression(&narrow_slots, EW_SLOT_RUNS),
                         "&ew::elementwise_kernel<ew_op, 8, ew::kRunsUnroll<ew_op, 8, 2>, ew::Window::Aligned, 2>");
@@ -762,13 +739,11 @@ static void strided_programs(void **state)
          .out_dtype = EW_F32,
          .n_inputs = 2,
          .in_dtypes = (const ew_dtype_t[]){EW_F32, EW_F32},
-         .n_params = 0,
          .strided = 1},
         {.source = "return in0;",
          .out_dtype = EW_F16,
          .n_inputs = 1,
          .in_dtypes = (const ew_dtype_t[]){EW_F32},
-         .n_params = 0,
          .strided = 1},
         {.source = "return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;",
          .out_dtype = EW_F32,
@@ -816,12 +791,7 @@ static void missing_library_refused(void **state)
         }
     /* Every later call says the same; argument errors still come first. */
     const ew_dtype_t in[] = {EW_F32};
-    ewi_kernel_spec_t spec = {.source = "return in0;",
-                              .out_dtype = EW_F32,
-                              .n_inputs = 1,
-                              .in_dtypes = in,
-                              .n_params = 0,
-                              .strided = 0};
+    ewi_kernel_spec_t spec = {.source = "return in0;", .out_dtype = EW_F32, .n_inputs = 1, .in_dtypes = in};
     ewi_kernel_binary_t binary;
     assert_int_equal(ewi_kernel_compile(&spec, "sm_90", &binary), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.99"));

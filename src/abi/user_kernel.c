@@ -45,8 +45,30 @@ static ew_status_t fail_dead_kernel(ew_kernel_t kernel)
 static void kernel_release(void *object)
 {
     ewi_user_kernel_t *k = object;
-    free(k->source);
-    k->source = NULL;
+    free((char *)k->spec.source);
+    k->spec.source = NULL;
+}
+
+/* The names of kernel's operands in messages (ewi_user_kernel_t's names, strides_names). */
+static void name_operands(ewi_user_kernel_t *kernel)
+{
+    static const char *const outputs[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]"};
+    static const char *const output_strides[] = {"out_strides[0]", "out_strides[1]", "out_strides[2]",
+                                                 "out_strides[3]"};
+    static const char *const inputs[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
+    static const char *const input_strides[] = {"in_strides[0]", "in_strides[1]", "in_strides[2]",
+                                                "in_strides[3]"};
+    const int of_outputs = kernel->spec.n_outputs > 0;
+    int a = 0;
+    for (int k = 0; k < (of_outputs ? kernel->spec.n_outputs : 1); ++k)
+        if (k != kernel->reduction) {
+            kernel->names[a] = of_outputs ? outputs[k] : "out";
+            kernel->strides_names[a++] = of_outputs ? output_strides[k] : "out_strides";
+        }
+    for (int i = 0; i < kernel->spec.n_inputs; ++i) {
+        kernel->names[a + i] = inputs[i];
+        kernel->strides_names[a + i] = input_strides[i];
+    }
 }
 
 /* A new kernel value for spec on handle, without code (*k its object). */
@@ -62,20 +84,16 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "kernel: out of host memory");
     }
     memcpy(source, spec->source, source_size);
-    *k = (ewi_user_kernel_t){.handle = handle,
-                             .out_dtype = spec->out_dtype,
-                             .n_inputs = spec->n_inputs,
-                             .n_params = spec->n_params,
-                             .source = source,
-                             .n_outputs = spec->n_outputs,
-                             .reduction = ewi_kernel_reduction(spec)};
-    memcpy(k->outputs, spec->outputs, sizeof k->outputs);
+    *k = (ewi_user_kernel_t){.handle = handle, .spec = *spec, .reduction = ewi_kernel_reduction(spec)};
+    k->spec.source = source;
+    k->spec.strided = 0;
+    memcpy(k->in_dtypes, spec->in_dtypes, (size_t)spec->n_inputs * sizeof *spec->in_dtypes);
+    k->spec.in_dtypes = k->in_dtypes;
     k->n_arrays = ewi_kernel_arrays(spec, k->arrays);
+    name_operands(k);
     const ewi_slots_t slots = ewi_kernel_slots(spec);
     k->set.widest_pack = slots.widest_pack;
     k->set.access_packs = slots.access_packs;
-    for (int i = 0; i < spec->n_inputs; ++i)
-        k->in_dtypes[i] = spec->in_dtypes[i];
     *kernel = value;
     *found = k;
     return EW_SUCCESS;
@@ -84,14 +102,8 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
 /* The spec of kernel's flat (strided 0) or strided programs. */
 static ewi_kernel_spec_t spec_of(const ewi_user_kernel_t *kernel, int strided)
 {
-    ewi_kernel_spec_t spec = {.source = kernel->source,
-                              .out_dtype = kernel->out_dtype,
-                              .n_inputs = kernel->n_inputs,
-                              .in_dtypes = kernel->in_dtypes,
-                              .n_params = kernel->n_params,
-                              .strided = strided,
-                              .n_outputs = kernel->n_outputs};
-    memcpy(spec.outputs, kernel->outputs, sizeof spec.outputs);
+    ewi_kernel_spec_t spec = kernel->spec;
+    spec.strided = strided;
     return spec;
 }
 
@@ -286,8 +298,9 @@ static ew_status_t find_kernel(ew_kernel_t kernel, ewi_user_kernel_t **k, ewi_ha
 
 static ew_status_t check_params(const ewi_user_kernel_t *kernel, const double *params)
 {
-    return params == NULL && kernel->n_params > 0
-               ? ewi_fail(EW_ERROR_INVALID_VALUE, "params is NULL but the kernel takes %d", kernel->n_params)
+    return params == NULL && kernel->spec.n_params > 0
+               ? ewi_fail(EW_ERROR_INVALID_VALUE, "params is NULL but the kernel takes %d",
+                          kernel->spec.n_params)
                : EW_SUCCESS;
 }
 
@@ -303,7 +316,7 @@ typedef struct {
 static ew_functor_t functor_of(const ewi_user_kernel_t *kernel, const double *params, const scalar_t *scalar)
 {
     ew_functor_t functor = {{0}};
-    for (int i = 0; i < kernel->n_params; ++i)
+    for (int i = 0; i < kernel->spec.n_params; ++i)
         functor.params[i] = params[i];
     if (scalar != NULL)
         memcpy(&functor.params[EWI_KERNEL_MAX_PARAMS], &scalar->address, sizeof scalar->address);
@@ -325,7 +338,7 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
                                int count, const char *const names[], const uintptr_t lo[],
                                const uintptr_t hi[], ew_launch_t *how)
 {
-    const ew_kernel_output_t *output = &kernel->outputs[kernel->reduction];
+    const ew_kernel_output_t *output = &kernel->spec.outputs[kernel->reduction];
     char name[24];
     snprintf(name, sizeof name, "outputs[%d]", kernel->reduction);
     const size_t size = ew_dtype_size(output->dtype);
@@ -350,30 +363,6 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     return status;
 }
 
-/* The names of a kernel's operands in messages, arrays then inputs: ew_kernel_create's "out", a kernel of
- * outputs' "outputs[k]" (k among all its outputs). */
-static void operand_names(const ewi_user_kernel_t *kernel, const char *names[EW_PLAN_MAX_CALL_POINTERS],
-                          const char *const strides_names[], const char *strides[EW_PLAN_MAX_CALL_POINTERS])
-{
-    static const char *const outputs[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]"};
-    static const char *const output_strides[] = {"out_strides[0]", "out_strides[1]", "out_strides[2]",
-                                                 "out_strides[3]"};
-    static const char *const inputs[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
-    int a = 0;
-    for (int k = 0; k < (kernel->n_outputs > 0 ? kernel->n_outputs : 1); ++k)
-        if (k != kernel->reduction) {
-            names[a] = kernel->n_outputs > 0 ? outputs[k] : "out";
-            if (strides != NULL)
-                strides[a] = kernel->n_outputs > 0 ? output_strides[k] : strides_names[0];
-            ++a;
-        }
-    for (int i = 0; i < kernel->n_inputs; ++i) {
-        names[a + i] = inputs[i];
-        if (strides != NULL)
-            strides[a + i] = strides_names[1 + i];
-    }
-}
-
 /* ew_kernel_launch (scalar NULL) and ew_kernel_launch_outputs once the kernel and its handle are found:
  * its n_arrays arrays, in order. */
 static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, int64_t n,
@@ -383,15 +372,14 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     ew_status_t status;
     if (n < 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)n);
-    const char *names[EW_PLAN_MAX_CALL_POINTERS];
-    operand_names(kernel, names, NULL, NULL);
-    const int outputs = kernel->n_arrays, count = outputs + kernel->n_inputs;
+    const char *const *names = kernel->names;
+    const int outputs = kernel->n_arrays, count = outputs + kernel->spec.n_inputs;
     ewi_operand_t operands[EW_PLAN_MAX_CALL_POINTERS];
     for (int k = 0; k < outputs; ++k)
         operands[k] = (ewi_operand_t){names[k], arrays[k], ew_dtype_size(kernel->arrays[k])};
-    for (int i = 0; i < kernel->n_inputs && inputs != NULL; ++i)
+    for (int i = 0; i < kernel->spec.n_inputs && inputs != NULL; ++i)
         operands[outputs + i] =
-            (ewi_operand_t){names[outputs + i], inputs[i], ew_dtype_size(kernel->in_dtypes[i])};
+            (ewi_operand_t){names[outputs + i], inputs[i], ew_dtype_size(kernel->spec.in_dtypes[i])};
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
         uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
@@ -429,10 +417,10 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
 /* A kernel of outputs launched as one of one output, or the reverse: refused. */
 static ew_status_t check_form(const ewi_user_kernel_t *kernel, ew_kernel_t value, int outputs)
 {
-    if (outputs && kernel->n_outputs == 0)
+    if (outputs && kernel->spec.n_outputs == 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "kernel %p has one output: launch it with ew_kernel_launch",
                         (void *)value);
-    if (!outputs && kernel->n_outputs > 0)
+    if (!outputs && kernel->spec.n_outputs > 0)
         return ewi_fail(EW_ERROR_INVALID_VALUE,
                         "kernel %p is a kernel of outputs: launch it with ew_kernel_launch_outputs",
                         (void *)value);
@@ -456,7 +444,7 @@ static ew_status_t find_outputs_kernel(ew_kernel_t value, void *const *outputs, 
     if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "mode = %d is not an ew_reduce_mode_t", (int)mode);
     *scalar = (scalar_t){NULL, mode};
-    for (int k_out = 0, a = 0; k_out < (*k)->n_outputs; ++k_out)
+    for (int k_out = 0, a = 0; k_out < (*k)->spec.n_outputs; ++k_out)
         if (k_out == (*k)->reduction)
             scalar->address = outputs[k_out];
         else
@@ -521,17 +509,14 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
                                   const scalar_t *scalar, const void *const *inputs,
                                   const int64_t *const *in_strides, const double *params, ew_stream_t stream)
 {
-    static const char *const strides_names[EW_LAYOUT_MAX_OPERANDS] = {
-        "out_strides", "in_strides[0]", "in_strides[1]", "in_strides[2]", "in_strides[3]"};
-    const char *names[EW_PLAN_MAX_CALL_POINTERS], *strides[EW_PLAN_MAX_CALL_POINTERS];
-    operand_names(kernel, names, strides_names, strides);
-    const int count = 1 + kernel->n_inputs;
+    const char *const *names = kernel->names, *const *strides = kernel->strides_names;
+    const int count = 1 + kernel->spec.n_inputs;
     ew_view_t views[EW_LAYOUT_MAX_OPERANDS] = {
         {names[0], strides[0], out, out_strides, ew_dtype_size(kernel->arrays[0])}};
-    for (int i = 0; i < kernel->n_inputs; ++i)
+    for (int i = 0; i < kernel->spec.n_inputs; ++i)
         views[1 + i] = (ew_view_t){
             inputs != NULL ? names[1 + i] : "inputs", strides[1 + i], inputs != NULL ? inputs[i] : NULL,
-            in_strides != NULL ? in_strides[i] : NULL, ew_dtype_size(kernel->in_dtypes[i])};
+            in_strides != NULL ? in_strides[i] : NULL, ew_dtype_size(kernel->spec.in_dtypes[i])};
     ew_layout_t layout;
     ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
     if (status != EW_SUCCESS)
@@ -542,7 +527,7 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
     if ((status = check_params(kernel, params)) != EW_SUCCESS)
         return status;
     const void *bases[EWI_KERNEL_MAX_INPUTS] = {NULL};
-    for (int i = 0; i < kernel->n_inputs; ++i)
+    for (int i = 0; i < kernel->spec.n_inputs; ++i)
         bases[i] = (const void *)layout.base[1 + i];
     if (ew_layout_is_flat(&layout)) {
         void *base = (void *)layout.base[0];
@@ -604,9 +589,7 @@ ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim,
                         "kernel %p writes %d arrays: this release launches a kernel of several arrays flat "
                         "(ew_kernel_launch_outputs), not on views",
                         (void *)kernel_value, kernel->n_arrays);
-    int array = 0;
-    while (array == kernel->reduction)
-        ++array;
+    const int array = kernel->reduction == 0; /* the one array's index among the outputs */
     return launch_strided(kernel, handle, ndim, shape, arrays[0], out_strides ? out_strides[array] : NULL,
                           kernel->reduction >= 0 ? &scalar : NULL, inputs, in_strides, params, stream);
 }

@@ -9,6 +9,7 @@
 
 #include "elementwise.h"
 #include "launch/kernel_set.h"
+#include "plan/plan.h"
 #include "rtc/rtc.h"
 
 #ifdef __cplusplus
@@ -16,21 +17,22 @@ extern "C" {
 #endif
 
 typedef struct {
-    ew_handle_t handle; /* the value: a kernel of a destroyed handle is refused */
-    ew_dtype_t out_dtype; /* ew_kernel_create's kernels (n_outputs 0): the one output */
-    int n_inputs, n_params;
+    ew_handle_t handle;     /* the value: a kernel of a destroyed handle is refused */
+    ewi_kernel_spec_t spec; /* what it is made of (its flat program's spec): source its own copy, in_dtypes
+                             * the array below */
     ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
     ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the strided ones' from
                           * the first strided launch */
     void *module;        /* the driver's CUmodule, the in-memory cache's; NULL for ewi_user_kernel_make's */
-    char *source;        /* the body, for the strided program */
     char arch[16];       /* "sm_90": what the programs are compiled for */
     int strided_loaded;  /* 1 once set has the strided slots (atomic: set once, released) */
-    int n_outputs;       /* a kernel of ew_kernel_create_outputs: its outputs (src/rtc/rtc.h), else 0 */
-    ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
-    int n_arrays;                             /* its array outputs: 1 to EW_KERNEL_MAX_OUTPUTS */
+    /* Of spec, once, for the launches: */
+    int n_arrays;                             /* its array outputs, 1 to EW_KERNEL_MAX_OUTPUTS */
     ew_dtype_t arrays[EW_KERNEL_MAX_OUTPUTS]; /* their dtypes, in order */
-    int reduction;                            /* the index of its reduction output among the outputs, or -1 */
+    int reduction; /* the index of its reduction output among spec.outputs, or -1 */
+    /* the operands in messages, the arrays then the inputs: ew_kernel_create's "out", a kernel of
+     * outputs' "outputs[k]" (k among all its outputs); their strides' likewise */
+    const char *names[EW_PLAN_MAX_CALL_POINTERS], *strides_names[EW_PLAN_MAX_CALL_POINTERS];
 } ewi_user_kernel_t;
 
 /* A kernel object for spec on handle without code: launches check their arguments as for a compiled

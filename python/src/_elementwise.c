@@ -2497,6 +2497,28 @@ static int attr_int(PyObject *obj, PyObject *name, long *value)
     return *value == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+/* A kernel's out argument: an int, the one output of ew_kernel_create (*n = 0); else a sequence of (dtype,
+ * reduction) pairs, ew_kernel_create_outputs' outputs, the first 16 in values (a kernel takes fewer; the
+ * library refuses more), how many in *n. 0, or -1 with the exception set. */
+static int kernel_outputs_arg(PyObject *out, int *out_dtype, ew_kernel_output_t values[16], Py_ssize_t *n)
+{
+    *n = 0;
+    if (PyLong_Check(out))
+        return int_arg(out, out_dtype);
+    PyObject *pairs = PySequence_Tuple(out);
+    if (!pairs)
+        return -1;
+    *n = PyTuple_Size(pairs);
+    for (Py_ssize_t k = 0; k < *n && k < 16 && !PyErr_Occurred(); k++) {
+        int dtype, reduce;
+        if (!PyArg_ParseTuple(PyTuple_GetItem(pairs, k), "ii", &dtype, &reduce))
+            break;
+        values[k] = (ew_kernel_output_t){(ew_dtype_t)dtype, (ew_reduce_op_t)reduce};
+    }
+    Py_DECREF(pairs);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* A kernel's outputs as a launch takes them: its _outputs ((dtype, reduction), ...), in the library's order, a
  * reduction 0 for an array; a kernel of ew_kernel_create as its one array. */
 typedef struct {
@@ -2506,18 +2528,20 @@ typedef struct {
 
 static int read_kernel_outputs(PyObject *value, kernel_outputs_t *k)
 {
-    Py_ssize_t n = PyTuple_Check(value) ? PyTuple_Size(value) : -1;
+    ew_kernel_output_t values[16];
+    Py_ssize_t n;
+    int one;
+    if (kernel_outputs_arg(value, &one, values, &n))
+        return -1;
     k->n_arrays = k->n_scalars = 0;
-    for (Py_ssize_t i = 0; i < n && i < EW_KERNEL_MAX_OUTPUTS && !PyErr_Occurred(); i++) {
-        if (!PyArg_ParseTuple(PyTuple_GetItem(value, i), "ii", &k->dtype[i], &k->reduce[i]))
-            break;
+    for (Py_ssize_t i = 0; i < n && i < EW_KERNEL_MAX_OUTPUTS; i++) {
+        k->dtype[i] = (int)values[i].dtype;
+        k->reduce[i] = (int)values[i].reduce;
         if (k->reduce[i])
             k->n_scalars++;
         else
             k->n_arrays++;
     }
-    if (PyErr_Occurred())
-        return -1;
     if (n > EW_KERNEL_MAX_OUTPUTS || k->n_arrays < 1 || k->n_arrays > 1 + MORE_ARRAYS || k->n_scalars > MAX_SCALARS) {
         PyErr_SetString(PyExc_ValueError, "the kernel's outputs are not 1 to 4 arrays and reductions");
         return -1;
@@ -2858,28 +2882,6 @@ static int kernel_dtypes(PyObject *in_dtypes, ew_dtype_t values[16], Py_ssize_t 
     for (Py_ssize_t k = 0; k < *n && k < 16; k++)
         values[k] = (ew_dtype_t)PyLong_AsLong(PyTuple_GetItem(dtypes, k));
     Py_DECREF(dtypes);
-    return PyErr_Occurred() ? -1 : 0;
-}
-
-/* A kernel's out argument: an int, the one output of ew_kernel_create (*n = 0); else a sequence of (dtype,
- * reduction) pairs, ew_kernel_create_outputs' outputs, the first 16 in values (a kernel takes fewer; the
- * library refuses more), how many in *n. 0, or -1 with the exception set. */
-static int kernel_outputs_arg(PyObject *out, int *out_dtype, ew_kernel_output_t values[16], Py_ssize_t *n)
-{
-    *n = 0;
-    if (PyLong_Check(out))
-        return int_arg(out, out_dtype);
-    PyObject *pairs = PySequence_Tuple(out);
-    if (!pairs)
-        return -1;
-    *n = PyTuple_Size(pairs);
-    for (Py_ssize_t k = 0; k < *n && k < 16 && !PyErr_Occurred(); k++) {
-        int dtype, reduce;
-        if (!PyArg_ParseTuple(PyTuple_GetItem(pairs, k), "ii", &dtype, &reduce))
-            break;
-        values[k] = (ew_kernel_output_t){(ew_dtype_t)dtype, (ew_reduce_op_t)reduce};
-    }
-    Py_DECREF(pairs);
     return PyErr_Occurred() ? -1 : 0;
 }
 

@@ -6,8 +6,8 @@
 
 The CSVs are ew-bench-catalogue's (bench/report.py names the columns: impl,op,out_dtype,in_dtype,n,offsets,
 us,gbps,vs_memcpy,...), ew-bench-strided's (target,case,impl,...,gbps,...,gbps_isolated,...) or
-ew-bench-user-kernels' (target,case,dtype,n,alignment,timing,metric,library,...) or ew-bench-scaled's
-(case,impl,n,column,unit,value,...); one side's CSVs are all of one kind. The library's rows are compared: ew-bench-catalogue's impl "ew" by bandwidth and its
+ew-bench-user-kernels' (target,case,dtype,n,alignment,timing,metric,library,...), ew-bench-scaled's
+(case,impl,n,column,unit,value,...) or ew-bench-lists' (case,impl,count,elements,us,gbps); one side's CSVs are all of one kind. The library's rows are compared: ew-bench-catalogue's impl "ew" by bandwidth and its
 host-overhead rows (offsets "host", the library's launchers) by host microseconds a call;
 ew-bench-strided's impl "ew" and "ew_kernel" (user kernels) by bandwidth, its host target 6 left out;
 ew-bench-user-kernels' figures of the library (GB/s, microseconds a chain, host microseconds a launch,
@@ -35,7 +35,8 @@ BENCH_KEY = ("impl", "op", "out_dtype", "in_dtype", "n", "offsets", "gbps")
 STRIDED_KEY = ("case", "impl", "gbps")
 USER_KEY = ("target", "case", "dtype", "n", "alignment", "timing", "metric", "library")
 SCALED_KEY = ("case", "impl", "n", "column", "unit", "value")
-COLUMNS = ("b2b", "iso", "create")
+LISTS_KEY = ("case", "impl", "count", "elements", "us")
+COLUMNS = ("b2b", "iso", "create", "gpu", "host")
 TIMINGS = {"back-to-back": "b2b", "isolated": "iso"}
 TIME = "us"  # the unit of figures where less is faster; GB/s otherwise
 
@@ -48,6 +49,10 @@ def row_figures(row, kind):
         unit = "GB/s" if row["metric"] == "gbps" else TIME
         column = "create" if row["metric"] == "create_us" else TIMINGS.get(row["timing"], row["timing"])
         return (row["case"], row["dtype"], row["n"], row["alignment"]), [(column, unit, row["library"])]
+    if kind == "lists":
+        if not row["impl"].startswith("ew"):
+            return None
+        return (row["case"], row["impl"], row["count"]), [("host" if row["case"] == "host" else "gpu", TIME, row["us"])]
     if kind == "scaled":
         unit = "GB/s" if row["unit"] == "gbps" else TIME
         return (row["case"], row["impl"], row["n"]), [(TIMINGS.get(row["column"], row["column"]), unit, row["value"])]
@@ -74,8 +79,8 @@ def read(paths):
                 reader = csv.DictReader(f)
                 fields = set(reader.fieldnames or [])
                 kind = ("user" if "metric" in fields else "scaled" if "unit" in fields
-                        else "strided" if "case" in fields else "sweep")
-                missing = set({"user": USER_KEY, "scaled": SCALED_KEY, "strided": STRIDED_KEY,
+                        else "lists" if "count" in fields else "strided" if "case" in fields else "sweep")
+                missing = set({"user": USER_KEY, "scaled": SCALED_KEY, "lists": LISTS_KEY, "strided": STRIDED_KEY,
                                "sweep": BENCH_KEY}[kind]) - fields
                 if missing:
                     sys.exit("ab-compare: %s lacks the columns %s" % (path, ", ".join(sorted(missing))))
@@ -94,7 +99,7 @@ def read(paths):
 
 
 def case_text(key):
-    if len(key) == 3:  # ew-bench-scaled: case, impl, n
+    if len(key) == 3:  # ew-bench-scaled: case, impl, n; ew-bench-lists: case, impl, count
         name, impl, n = key
         return "%s %s %s" % (name, impl, n)
     if len(key) == 2:  # ew-bench-strided: case, impl

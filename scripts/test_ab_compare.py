@@ -25,6 +25,7 @@ BENCH_FIELDS = ["impl", "op", "out_dtype", "in_dtype", "n", "offsets", "us", "gb
 USER_FIELDS = ["target", "case", "dtype", "n", "alignment", "timing", "metric", "library", "yardstick_impl",
                "yardstick", "ratio", "check"]
 SCALED_FIELDS = ["case", "impl", "n", "column", "unit", "value", "yardstick", "yardstick_value", "ratio"]
+LISTS_FIELDS = ["case", "impl", "count", "elements", "us", "gbps"]
 STRIDED_FIELDS = ["target", "case", "impl", "op", "out_dtype", "in_dtype", "shape", "layout", "c", "bytes", "us",
                   "gbps", "us_isolated", "gbps_isolated", "check"]
 
@@ -124,6 +125,21 @@ class AbCompareTest(unittest.TestCase):
         self.assertIn("b2b: cases: 2; minimum ratio 0.909 (host quantize 268435456)", text)
         self.assertIn("iso: cases: 1; minimum ratio 1.250", text)
         self.assertNotIn("cast", text)  # the yardstick's figures are not compared
+
+    def test_lists_times(self):
+        # GPU time 100 -> 80 us is 1.25x; host time 2.0 -> 2.5 us is 0.8x; a peer's row is not compared
+        def row(case, impl, count, us):
+            return {"case": case, "impl": impl, "count": str(count), "elements": "1000", "us": "%g" % us,
+                    "gbps": "1"}
+        rows_old = [row("loguniform", "ew_batched", 1000, 100), row("host", "ew_batched", 1000, 2.0),
+                    row("loguniform", "torch", 1000, 50)]
+        rows_new = [row("loguniform", "ew_batched", 1000, 80), row("host", "ew_batched", 1000, 2.5),
+                    row("loguniform", "torch", 1000, 10)]
+        status, text = self.run_main([self.write(LISTS_FIELDS, rows_old)], [self.write(LISTS_FIELDS, rows_new)])
+        self.assertEqual(status, 0)
+        self.assertIn("gpu: cases: 1; minimum ratio 1.250 (loguniform ew_batched 1000)", text)
+        self.assertIn("host: cases: 1; minimum ratio 0.800 (host ew_batched 1000)", text)
+        self.assertNotIn("torch", text)
 
     def test_strided_keys_and_exclusions(self):
         rows_old = [strided_row("t2-row", "ew", 100, 100), strided_row("t2-row", "ew_kernel", 100, 100),

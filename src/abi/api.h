@@ -132,6 +132,32 @@ ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, in
 ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, const ew_view_t *views,
                               int count);
 
+/* One tensor-list call: count entries of n[i] elements, its pointer arrays (the outputs' first) with
+ * their names and element sizes; for a user kernel of parameters, its parameters' column
+ * (src/plan/batched.h: params_column, each entry's at params + i * params_stride, NULL for the launch's). */
+typedef struct {
+    int64_t count;
+    const int64_t *n;
+    int outputs; /* arrays written, the first pointers */
+    int pointers;
+    const char *name[EW_PLAN_MAX_CALL_POINTERS];
+    const void *const *address[EW_PLAN_MAX_CALL_POINTERS];
+    size_t elem_size[EW_PLAN_MAX_CALL_POINTERS];
+    int params_column;
+    const void *params;
+    size_t params_stride;
+} ewi_list_call_t;
+
+/* A list call's checks: every entry with the flat call's rules (messages name the entry), the device
+ * where anything runs, with EW_CHECK_POINTERS every pointer and the entries' overlaps. *rows: the rows
+ * its entries make (0: nothing to launch). Defined in src/abi/api_batched.c. */
+ew_status_t ewi_check_list(ewi_handle_t *handle, const ewi_list_call_t *call, int64_t *rows);
+
+/* A checked list call of `rows` rows packed into launches of set's list slots, each with functor. */
+ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *set,
+                            const ewi_list_call_t *call, int64_t rows, const ew_functor_t *functor,
+                            ew_stream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,15 +20,7 @@
 #include "abi/handle.h"
 #include "abi/pointer_check.h"
 
-/* One list call: its pointer arrays (out first) with their names and element sizes. */
-typedef struct {
-    int64_t count;
-    const int64_t *n;
-    int pointers;
-    const char *name[EW_PLAN_MAX_POINTERS];
-    const void *const *address[EW_PLAN_MAX_POINTERS];
-    size_t elem_size[EW_PLAN_MAX_POINTERS];
-} list_call_t;
+typedef ewi_list_call_t list_call_t;
 
 /* The failure just set, prefixed with the entry's index. */
 static ew_status_t fail_entry(ew_status_t status, int64_t entry)
@@ -44,7 +36,7 @@ static ew_status_t fail_entry(ew_status_t status, int64_t entry)
 static inline __attribute__((always_inline)) ew_status_t check_each(const list_call_t *call, int pointers,
                                                                     int64_t *rows)
 {
-    ewi_operand_t operands[EW_PLAN_MAX_POINTERS];
+    ewi_operand_t operands[EW_PLAN_MAX_CALL_POINTERS];
     for (int j = 0; j < pointers; ++j) {
         operands[j].name = call->name[j];
         operands[j].elem_size = call->elem_size[j];
@@ -59,7 +51,7 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
         }
         for (int j = 0; j < pointers; ++j)
             operands[j].address = call->address[j][i];
-        ew_status_t status = ewi_check_operands(n, operands, 1, pointers);
+        ew_status_t status = ewi_check_operands(n, operands, call->outputs, pointers);
         if (status != EW_SUCCESS)
             return fail_entry(status, i);
         *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
@@ -81,7 +73,9 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
         if (call->address[j] == NULL)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->name[j],
                             (long long)call->count);
-    return call->pointers == 3 ? check_each(call, 3, rows) : check_each(call, 2, rows);
+    return call->pointers == 3 && call->outputs == 1   ? check_each(call, 3, rows)
+           : call->pointers == 2 && call->outputs == 1 ? check_each(call, 2, rows)
+                                                       : check_each(call, call->pointers, rows);
 }
 
 /* ---- EW_CHECK_POINTERS: the driver's view of every pointer, and overlaps between entries ---- */
@@ -89,7 +83,7 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
 typedef struct {
     uintptr_t begin, end;
     int64_t entry;
-    int role; /* index of the pointer in the call: 0 is out */
+    int role; /* index of the pointer in the call: the outputs' first */
 } range_t;
 
 static int by_begin(const void *x, const void *y)
@@ -146,16 +140,20 @@ static ew_status_t check_overlaps(const list_call_t *call)
     reach_t outs = {none, none}, all = {none, none};
     ew_status_t status = EW_SUCCESS;
     for (int64_t r = 0; r < ranges && status == EW_SUCCESS; ++r) {
-        const range_t *at = &range[r], *other = reach_overlap(at->role == 0 ? &all : &outs, at);
+        const range_t *at = &range[r];
+        const int written = at->role < call->outputs;
+        const range_t *other = reach_overlap(written ? &all : &outs, at);
         if (other != NULL) {
-            const range_t *out = other->role == 0 ? other : at, *operand = other->role == 0 ? at : other;
+            const int other_written = other->role < call->outputs;
+            const range_t *out = other_written ? other : at, *operand = other_written ? at : other;
             status = ewi_fail(EW_ERROR_INVALID_VALUE,
-                              "entry %lld: out [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
+                              "entry %lld: %s [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
                               "overlap another entry's output",
-                              (long long)out->entry, (void *)out->begin, (long long)(out->end - out->begin),
-                              call->name[operand->role], (long long)operand->entry);
+                              (long long)out->entry, call->name[out->role], (void *)out->begin,
+                              (long long)(out->end - out->begin), call->name[operand->role],
+                              (long long)operand->entry);
         }
-        if (at->role == 0)
+        if (written)
             reach_add(&outs, at);
         reach_add(&all, at);
     }
@@ -199,26 +197,32 @@ static int large_params_allowed(void)
     return yes;
 }
 
-static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
-                            const ew_op_params_t *params, ew_stream_t stream)
+ew_status_t ewi_check_list(ewi_handle_t *handle, const list_call_t *call, int64_t *rows)
 {
-    int64_t rows;
-    ew_status_t status = check_entries(call, &rows);
-    if (status != EW_SUCCESS || rows == 0)
+    ew_status_t status = check_entries(call, rows);
+    if (status != EW_SUCCESS || *rows == 0)
         return status;
     if (handle->check_pointers && (status = check_overlaps(call)) != EW_SUCCESS)
         return status;
     if ((status = ewi_handle_check_device(handle)) != EW_SUCCESS)
         return status;
-    if (handle->check_pointers && (status = check_with_driver(handle, call)) != EW_SUCCESS)
-        return status;
+    return handle->check_pointers ? check_with_driver(handle, call) : EW_SUCCESS;
+}
 
+ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
+                            int64_t rows, const ew_functor_t *functor, ew_stream_t stream)
+{
     /* The 32 KiB kernel only where one 4 KiB block would not hold the list: the driver copies every
      * parameter byte at each launch. */
-    const int large = large_params_allowed() && rows > EW_BATCHED_CAPACITY(EW_BATCHED_SMALL_BLOCK, call->pointers);
+    const int large =
+        large_params_allowed() &&
+        rows > EW_BATCHED_CAPACITY(EW_BATCHED_SMALL_BLOCK, call->pointers + call->params_column);
     ew_batched_list_t list = {.count = call->count,
                               .n = call->n,
                               .pointers = call->pointers,
+                              .params_column = call->params_column,
+                              .params = call->params,
+                              .params_stride = call->params_stride,
                               .block_bytes = large ? EW_BATCHED_LARGE_BLOCK : EW_BATCHED_SMALL_BLOCK,
                               .target_blocks = (int64_t)handle->figures.sm_count *
                                                handle->figures.max_threads_per_sm / EW_PLAN_BLOCK_THREADS};
@@ -226,15 +230,27 @@ static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, co
         list.address[j] = call->address[j];
         list.elem_size[j] = call->elem_size[j];
     }
-    ew_functor_t functor;
-    set->make_functor(params, &functor);
     const ew_launch_t how = ewi_launch_of(handle, stream);
     ew_batched_desc_t desc;
     ew_batched_cursor_t cursor = {0, 0};
+    ew_status_t status;
     while (ew_batched_next(&list, &cursor, &desc))
-        if ((status = ew_launch_batched(set, &desc, large, &functor, &how)) != EW_SUCCESS)
+        if ((status = ew_launch_batched(set, &desc, large, functor, &how)) != EW_SUCCESS)
             return status;
     return EW_SUCCESS;
+}
+
+/* A catalogue list call: checked, then launched with its functor from params. */
+static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
+                            const ew_op_params_t *params, ew_stream_t stream)
+{
+    int64_t rows;
+    ew_status_t status = ewi_check_list(handle, call, &rows);
+    if (status != EW_SUCCESS || rows == 0)
+        return status;
+    ew_functor_t functor;
+    set->make_functor(params, &functor);
+    return ewi_launch_list(handle, set, call, rows, &functor, stream);
 }
 
 ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
@@ -246,7 +262,13 @@ ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
-    const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x}, {size, size}};
+    const list_call_t call = {.count = count,
+                              .n = n,
+                              .outputs = 1,
+                              .pointers = 2,
+                              .name = {"out", "x"},
+                              .address = {(const void *const *)out, x},
+                              .elem_size = {size, size}};
     const ew_op_params_t params = {0};
     return run_list(h, set, &call, &params, stream);
 }
@@ -261,7 +283,13 @@ ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
-    const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
+    const list_call_t call = {.count = count,
+                              .n = n,
+                              .outputs = 1,
+                              .pointers = 3,
+                              .name = {"out", "a", "b"},
+                              .address = {(const void *const *)out, a, b},
+                              .elem_size = {size, size, size}};
     const ew_op_params_t params = {0};
     return run_list(h, set, &call, &params, stream);
 }
@@ -275,8 +303,13 @@ ew_status_t ew_cast_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t
         ewi_find(handle, "ew_cast_batched", EW_CALL_CAST, EW_OP_CAST, out_dtype, in_dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
-    const list_call_t call = {count, n, 2, {"out", "x"}, {(const void *const *)out, x},
-                              {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)}};
+    const list_call_t call = {.count = count,
+                              .n = n,
+                              .outputs = 1,
+                              .pointers = 2,
+                              .name = {"out", "x"},
+                              .address = {(const void *const *)out, x},
+                              .elem_size = {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
     return run_list(h, set, &call, &params, stream);
 }
@@ -293,6 +326,12 @@ ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double al
     if (status != EW_SUCCESS)
         return status;
     const size_t size = ew_dtype_size(dtype);
-    const list_call_t call = {count, n, 3, {"out", "a", "b"}, {(const void *const *)out, a, b}, {size, size, size}};
+    const list_call_t call = {.count = count,
+                              .n = n,
+                              .outputs = 1,
+                              .pointers = 3,
+                              .name = {"out", "a", "b"},
+                              .address = {(const void *const *)out, a, b},
+                              .elem_size = {size, size, size}};
     return run_list(h, set, &call, &params, stream);
 }

@@ -86,7 +86,7 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
     memcpy(source, spec->source, source_size);
     *k = (ewi_user_kernel_t){.handle = handle, .spec = *spec, .reduction = ewi_kernel_reduction(spec)};
     k->spec.source = source;
-    k->spec.strided = 0;
+    k->spec.program = EWI_PROGRAM_FLAT;
     memcpy(k->in_dtypes, spec->in_dtypes, (size_t)spec->n_inputs * sizeof *spec->in_dtypes);
     k->spec.in_dtypes = k->in_dtypes;
     k->n_arrays = ewi_kernel_arrays(spec, k->arrays);
@@ -97,14 +97,6 @@ static ew_status_t kernel_new(ew_handle_t handle, const ewi_kernel_spec_t *spec,
     *kernel = value;
     *found = k;
     return EW_SUCCESS;
-}
-
-/* The spec of kernel's flat (strided 0) or strided programs. */
-static ewi_kernel_spec_t spec_of(const ewi_user_kernel_t *kernel, int strided)
-{
-    ewi_kernel_spec_t spec = kernel->spec;
-    spec.strided = strided;
-    return spec;
 }
 
 ew_status_t ewi_user_kernel_make(ew_handle_t handle, const ewi_kernel_spec_t *spec, ew_kernel_t *kernel)
@@ -184,6 +176,7 @@ static ew_status_t create(ew_handle_t handle, const ewi_kernel_spec_t *spec_valu
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
         k->set.kernel[slot].function = module->function[slot];
     k->set.bulk_blocks_per_sm = module->bulk_blocks_per_sm;
+    k->loaded[EWI_PROGRAM_FLAT] = 1;
     *kernel = value;
     return EW_SUCCESS;
 }
@@ -232,7 +225,7 @@ ew_status_t ew_kernel_create_outputs(ew_handle_t handle, const char *source, int
 }
 
 /* ew_kernel_cache_fill and ew_kernel_cache_fill_outputs once their arguments make spec: every program
- * of it, flat and strided, compiled for arch into the disk cache. */
+ * of it, flat, strided and the lists', compiled for arch into the disk cache. */
 static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
 {
     ew_status_t status = ewi_kernel_check(&spec);
@@ -243,9 +236,15 @@ static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
     if (digits < 2 || digits > 3 || arch[3 + digits] != '\0')
         return ewi_fail(EW_ERROR_INVALID_VALUE, "arch \"%.40s\" is not \"sm_\" and a compute capability's digits, "
                                                 "as \"sm_90\" names cc 9.0", arch != NULL ? arch : "(null)");
-    const int strided_too = ewi_kernel_arrays(&spec, NULL) == 1; /* several arrays launch flat only */
-    for (spec.strided = 0; status == EW_SUCCESS && spec.strided <= strided_too; ++spec.strided)
-        status = ewi_module_store(&spec, arch);
+    for (int program = EWI_PROGRAM_FLAT; status == EW_SUCCESS && program < EWI_PROGRAMS; ++program) {
+        spec.program = (ewi_program_t)program;
+        const ewi_slots_t slots = ewi_kernel_slots(&spec);
+        int any = 0; /* several arrays have no strided program, a reduction no lists' */
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            any |= slots.present[slot];
+        if (any)
+            status = ewi_module_store(&spec, arch);
+    }
     return status;
 }
 
@@ -316,7 +315,7 @@ typedef struct {
 static ew_functor_t functor_of(const ewi_user_kernel_t *kernel, const double *params, const scalar_t *scalar)
 {
     ew_functor_t functor = {{0}};
-    for (int i = 0; i < kernel->spec.n_params; ++i)
+    for (int i = 0; params != NULL && i < kernel->spec.n_params; ++i)
         functor.params[i] = params[i];
     if (scalar != NULL)
         memcpy(&functor.params[EWI_KERNEL_MAX_PARAMS], &scalar->address, sizeof scalar->address);
@@ -479,26 +478,29 @@ ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const 
 
 /* ---- the strided launch: the layout checked and coalesced, then the flat launch or a strided kernel ---- */
 
-static pthread_mutex_t strided_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t program_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The strided program's functions of kernel, compiled or found in the caches at its first strided
- * launch (one at a time in the process), in the thread's current context. */
-static ew_status_t load_strided(ewi_user_kernel_t *kernel, CUcontext context)
+/* The functions of kernel's program (strided or the lists'), compiled or found in the caches at its
+ * first launch of that form (one at a time in the process), in the thread's current context. */
+static ew_status_t load_program(ewi_user_kernel_t *kernel, ewi_program_t program, CUcontext context)
 {
-    if (__atomic_load_n(&kernel->strided_loaded, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&kernel->loaded[program], __ATOMIC_ACQUIRE))
         return EW_SUCCESS;
     ew_status_t status = EW_SUCCESS;
-    pthread_mutex_lock(&strided_lock);
-    if (!kernel->strided_loaded) {
-        const ewi_kernel_spec_t spec = spec_of(kernel, 1);
+    pthread_mutex_lock(&program_lock);
+    if (!kernel->loaded[program]) {
+        ewi_kernel_spec_t spec = kernel->spec;
+        spec.program = program;
+        const ewi_slots_t slots = ewi_kernel_slots(&spec);
         const ewi_module_t *module;
         if ((status = ewi_module_load(&spec, kernel->arch, context, &module)) == EW_SUCCESS) {
-            for (int slot = EW_SLOT_GATHER; slot <= EW_SLOT_TILED; ++slot)
-                kernel->set.kernel[slot].function = module->function[slot];
-            __atomic_store_n(&kernel->strided_loaded, 1, __ATOMIC_RELEASE);
+            for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+                if (slots.present[slot])
+                    kernel->set.kernel[slot].function = module->function[slot];
+            __atomic_store_n(&kernel->loaded[program], 1, __ATOMIC_RELEASE);
         }
     }
-    pthread_mutex_unlock(&strided_lock);
+    pthread_mutex_unlock(&program_lock);
     return status;
 }
 
@@ -548,7 +550,7 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
         return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
     CUcontext context;
     if ((status = current_context(handle, &context)) != EW_SUCCESS ||
-        (status = load_strided(kernel, context)) != EW_SUCCESS)
+        (status = load_program(kernel, EWI_PROGRAM_STRIDED, context)) != EW_SUCCESS)
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
     const ew_functor_t functor = functor_of(kernel, params, scalar);
@@ -592,4 +594,73 @@ ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim,
     const int array = kernel->reduction == 0; /* the one array's index among the outputs */
     return launch_strided(kernel, handle, ndim, shape, arrays[0], out_strides ? out_strides[array] : NULL,
                           kernel->reduction >= 0 ? &scalar : NULL, inputs, in_strides, params, stream);
+}
+
+/* ---- the lists: every entry checked as its flat launch, then the catalogue's list launches ---- */
+
+ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, const int64_t *n,
+                                     void *const *const *outputs, const void *const *const *inputs,
+                                     const double *params, const double *entry_params, ew_stream_t stream)
+{
+    ewi_user_kernel_t *kernel;
+    ewi_handle_t *handle;
+    ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
+    if (status != EW_SUCCESS)
+        return status;
+    if (kernel->reduction >= 0)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED,
+                        "kernel %p has a reduction output: this release launches such a kernel on one tensor "
+                        "at a time, not over a list",
+                        (void *)kernel_value);
+    if (params != NULL && entry_params != NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "params and entry_params are both given: the parameters come "
+                                                "from one of them");
+    if (count > 0 && (outputs == NULL || inputs == NULL))
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld",
+                        outputs == NULL ? "outputs" : "inputs", (long long)count);
+    const int n_params = kernel->spec.n_params;
+    if (count > 0 && n_params > 0 && params == NULL && entry_params == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "params and entry_params are NULL but the kernel takes %d",
+                        n_params);
+    ewi_list_call_t call = {.count = count,
+                            .n = n,
+                            .outputs = kernel->n_arrays,
+                            .pointers = kernel->n_arrays + kernel->spec.n_inputs,
+                            .params_column = n_params > 0,
+                            .params = entry_params,
+                            .params_stride = (size_t)n_params * sizeof(double)};
+    for (int j = 0; j < call.pointers && count > 0; ++j) {
+        const int output = j < kernel->n_arrays;
+        call.name[j] = kernel->names[j];
+        call.address[j] = output ? (const void *const *)outputs[j] : inputs[j - kernel->n_arrays];
+        call.elem_size[j] =
+            ew_dtype_size(output ? kernel->arrays[j] : kernel->spec.in_dtypes[j - kernel->n_arrays]);
+    }
+    uintptr_t params_bytes = 0;
+    if (count > 0 && entry_params != NULL) {
+        if ((uintptr_t)entry_params % sizeof(double) != 0)
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "entry_params = %p is not aligned to a double",
+                            (const void *)entry_params);
+        if (__builtin_mul_overflow((uintptr_t)count, (uintptr_t)call.params_stride, &params_bytes) ||
+            params_bytes > UINTPTR_MAX - (uintptr_t)entry_params)
+            return ewi_fail(
+                EW_ERROR_INVALID_VALUE,
+                "entry_params: %lld entries of %d parameters run past the end of the address space",
+                (long long)count, n_params);
+    }
+    int64_t rows;
+    if ((status = ewi_check_list(handle, &call, &rows)) != EW_SUCCESS || rows == 0)
+        return status;
+    if (params_bytes > 0 && handle->check_pointers &&
+        (status = ewi_check_pointer(handle->device, "entry_params", entry_params, params_bytes)) !=
+            EW_SUCCESS)
+        return status;
+    if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
+    CUcontext context;
+    if ((status = current_context(handle, &context)) != EW_SUCCESS ||
+        (status = load_program(kernel, EWI_PROGRAM_BATCHED, context)) != EW_SUCCESS)
+        return status;
+    const ew_functor_t functor = functor_of(kernel, params, NULL);
+    return ewi_launch_list(handle, &kernel->set, &call, rows, &functor, stream);
 }

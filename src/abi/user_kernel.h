@@ -21,11 +21,11 @@ typedef struct {
     ewi_kernel_spec_t spec; /* what it is made of (its flat program's spec): source its own copy, in_dtypes
                              * the array below */
     ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
-    ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the strided ones' from
-                          * the first strided launch */
+    ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the strided and the
+                          * lists' from their first launches */
     void *module;        /* the driver's CUmodule, the in-memory cache's; NULL for ewi_user_kernel_make's */
     char arch[16];       /* "sm_90": what the programs are compiled for */
-    int strided_loaded;  /* 1 once set has the strided slots (atomic: set once, released) */
+    int loaded[EWI_PROGRAMS]; /* 1 once set has a program's slots (atomic: set once, released) */
     /* Of spec, once, for the launches: */
     int n_arrays;                             /* its array outputs, 1 to EW_KERNEL_MAX_OUTPUTS */
     ew_dtype_t arrays[EW_KERNEL_MAX_OUTPUTS]; /* their dtypes, in order */

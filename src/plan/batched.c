@@ -20,8 +20,8 @@ static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list
                                                            unsigned char *data, int64_t *elements)
 {
     uint32_t *lengths = (uint32_t *)(data + EW_BATCHED_LENGTH_AT(capacity));
-    uint64_t *pointer[EW_PLAN_MAX_POINTERS];
-    for (int j = 0; j < pointers; ++j)
+    uint64_t *pointer[EW_BATCHED_MAX_COLUMNS];
+    for (int j = 0; j < pointers + list->params_column; ++j)
         pointer[j] = (uint64_t *)(data + EW_BATCHED_POINTER_AT(capacity, j));
     int64_t entry = cursor->entry, offset = cursor->offset, total = 0;
     int rows = 0;
@@ -35,6 +35,10 @@ static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list
         lengths[rows] = (uint32_t)length;
         for (int j = 0; j < pointers; ++j)
             pointer[j][rows] = (uint64_t)(uintptr_t)list->address[j][entry] + (uint64_t)offset * list->elem_size[j];
+        if (list->params_column)
+            pointer[pointers][rows] = list->params != NULL ? (uint64_t)(uintptr_t)list->params +
+                                                                 (uint64_t)entry * list->params_stride
+                                                           : 0;
         total += length;
         if (length == left)
             ++entry, offset = 0;
@@ -50,11 +54,13 @@ static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list
 
 int ew_batched_next(const ew_batched_list_t *list, ew_batched_cursor_t *cursor, ew_batched_desc_t *desc)
 {
-    const int capacity = EW_BATCHED_CAPACITY(list->block_bytes, list->pointers);
+    const int capacity = EW_BATCHED_CAPACITY(list->block_bytes, ew_batched_columns(list));
     unsigned char *data = (unsigned char *)desc->data;
     int64_t elements;
     const int rows = list->pointers == 3 ? fill_rows(list, 3, capacity, cursor, data, &elements)
-                                         : fill_rows(list, 2, capacity, cursor, data, &elements);
+                     : list->pointers == 2
+                         ? fill_rows(list, 2, capacity, cursor, data, &elements)
+                         : fill_rows(list, list->pointers, capacity, cursor, data, &elements);
     if (rows == 0)
         return 0;
 

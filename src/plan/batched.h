@@ -13,8 +13,10 @@
 #ifndef EW_BATCHED_H
 #define EW_BATCHED_H
 
+#if !defined(__CUDACC_RTC__) /* NVRTC (src/device/batched.cuh): the device header defines the types */
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #include "plan/plan.h"
 
@@ -30,7 +32,9 @@ enum {
     EW_BATCHED_SMALL_BLOCK = 4096 - 128,
     EW_BATCHED_LARGE_BLOCK = 32 * 1024 - 128,
     EW_BATCHED_HEADER = 16,
-    EW_BATCHED_MAX_ROW = 1 << 30 /* elements of one row: a multiple of every chunk, and fits u32 */
+    EW_BATCHED_MAX_ROW = 1 << 30, /* elements of one row: a multiple of every chunk, and fits u32 */
+    /* a row's columns: its arrays, its inputs and, for run-time compiled ops, its entry's parameters */
+    EW_BATCHED_MAX_COLUMNS = EW_PLAN_MAX_CALL_POINTERS + 1
 };
 
 /* A descriptor block, at the largest size; the 4 KiB kernel takes its first EW_BATCHED_SMALL_BLOCK
@@ -43,7 +47,7 @@ typedef struct {
     uint64_t data[(EW_BATCHED_LARGE_BLOCK - EW_BATCHED_HEADER) / 8]; /* the arrays, at byte offsets below */
 } ew_batched_desc_t;
 
-/* Rows a block of `block_bytes` holds for calls of `pointers` pointers (2 or 3). The rule, shared with
+/* Rows a block of `block_bytes` holds for rows of `pointers` pointer columns. The rule, shared with
  * the kernel, which takes it at compile time. */
 #define EW_BATCHED_CAPACITY(block_bytes, pointers) \
     ((int)(((block_bytes)-EW_BATCHED_HEADER) / (8 + 8 * (pointers))))
@@ -59,16 +63,27 @@ typedef struct {
      (uint32_t)EW_PLAN_MAX_PACK(widest))
 
 /* A list as the packer sees it: count entries of n[i] elements (n[i] >= 0; 0 has no rows), pointers
- * pointer arrays (out first), each of elements of elem_size[j] bytes. */
+ * pointer arrays (the outputs first), each of elements of elem_size[j] bytes; with params_column, one
+ * more column, which slices do not move: entry i's parameters at params + i * params_stride bytes
+ * (params NULL: NULL for every row, the launch's own parameters). */
 typedef struct {
     int64_t count;
     const int64_t *n;
     int pointers;
-    const void *const *address[EW_PLAN_MAX_POINTERS];
-    size_t elem_size[EW_PLAN_MAX_POINTERS];
+    const void *const *address[EW_BATCHED_MAX_COLUMNS - 1];
+    size_t elem_size[EW_BATCHED_MAX_COLUMNS - 1];
+    int params_column;
+    const void *params;
+    size_t params_stride;
     int block_bytes;       /* EW_BATCHED_SMALL_BLOCK or EW_BATCHED_LARGE_BLOCK */
     int64_t target_blocks; /* blocks one fill of the GPU holds: SMs * threads per SM / 256 */
 } ew_batched_list_t;
+
+/* The pointer columns of the list's rows: its pointers, and its parameters' column. */
+static inline int ew_batched_columns(const ew_batched_list_t *list)
+{
+    return list->pointers + list->params_column;
+}
 
 /* Where the next launch starts: entry and element within it. Start at {0, 0}. */
 typedef struct {

@@ -29,6 +29,10 @@ ew_status_t ewi_nvrtc_load(void);
 const char *ewi_nvrtc_path(void);
 void ewi_nvrtc_version(int *major, int *minor);
 
+/* A kernel's programs, each compiled at its first use: the flat launches' (at create), the strided
+ * launches', the lists'. */
+typedef enum { EWI_PROGRAM_FLAT, EWI_PROGRAM_STRIDED, EWI_PROGRAM_BATCHED, EWI_PROGRAMS } ewi_program_t;
+
 /* A kernel: out = body(in0 .. in{n_inputs-1}, p0 .. p{n_params-1}) elementwise, where `source` is
  * the body of a device function taking the inputs as their dtypes' user types (bool, int8_t, ...,
  * __half, __nv_bfloat16, float, double, __nv_fp8_e4m3, __nv_fp8_e5m2) and the params as doubles, and
@@ -41,7 +45,7 @@ typedef struct {
     int n_inputs;  /* 1 to EWI_KERNEL_MAX_INPUTS */
     const ew_dtype_t *in_dtypes;
     int n_params; /* 0 to EWI_KERNEL_MAX_PARAMS */
-    int strided;  /* 1: the program of the strided kernels (ew_kernel_launch_strided), else the flat ones' */
+    ewi_program_t program; /* which of its programs */
     int n_outputs; /* 0, or ew_kernel_create_outputs' outputs: 1 to EW_KERNEL_MAX_OUTPUTS */
     ew_kernel_output_t outputs[EW_KERNEL_MAX_OUTPUTS];
 } ewi_kernel_spec_t;
@@ -77,7 +81,7 @@ typedef struct {
  * catalogue's sets are built by (src/plan/plan.h's macros): the flat program the direct kernel aligned at
  * each pack width, in runs of two packs an access (1-byte types), with inputs through shifted windows,
  * with out stored element by element, and the bulk-copy kernel; the strided program the gather, rows
- * and tiled kernels at the widest pack. No program has the list kernels. */
+ * and tiled kernels at the widest pack; the lists' program the list kernel of each descriptor block. */
 typedef struct {
     int present[EW_SLOT_COUNT];
     int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
@@ -110,7 +114,7 @@ typedef struct {
     const char *text;
     size_t size; /* without the NUL */
 } ewi_device_header_t;
-enum { EWI_DEVICE_HEADER_COUNT = 12 };
+enum { EWI_DEVICE_HEADER_COUNT = 14 };
 extern const ewi_device_header_t ewi_device_headers[EWI_DEVICE_HEADER_COUNT];
 /* The first 16 hex digits of a SHA-256 over the embedded names and bytes, taken at build time. */
 extern const char ewi_device_headers_digest[];

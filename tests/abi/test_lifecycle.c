@@ -493,6 +493,79 @@ static void several_array_launches_are_checked(void **state)
     assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
 }
 
+/* A list launch of a kernel of two arrays (without code, on a fake handle): each entry checked as its
+ * flat launch, its messages naming the entry and the operand; the parameters from one place; a kernel
+ * of a reduction refused; the launch that passes every check reaches the device. */
+static void batched_launches_are_checked(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048);
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F16};
+    const ewi_kernel_spec_t spec = {.source = "out0 = in0 * p0; out1 = in1;",
+                                    .n_inputs = 2,
+                                    .in_dtypes = in_dtypes,
+                                    .n_params = 1,
+                                    .n_outputs = 2,
+                                    .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_NONE}}};
+    const ewi_kernel_spec_t reducing = {.source = "out0 = in0; out1 = in0;",
+                                        .n_inputs = 1,
+                                        .in_dtypes = in_dtypes,
+                                        .n_outputs = 2,
+                                        .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_SUM}}};
+    ew_kernel_t kernel = NULL, reducer = NULL;
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &kernel), EW_SUCCESS);
+    assert_int_equal(ewi_user_kernel_make(handle, &reducing, &reducer), EW_SUCCESS);
+    _Alignas(16) static uint8_t a[2][4096], b[2][4096], x[2][4096], y[2][4096];
+    _Alignas(16) static double params[4];
+    const int64_t n[2] = {100, 50}, negative[2] = {100, -1};
+    void *const out0[2] = {a[0], a[1]}, *const out1[2] = {b[0], b[1]}, *const odd[2] = {b[0], b[1] + 1};
+    void *const on_other[2] = {a[0], a[0] + 200}; /* entry 1's out0 on entry 0's */
+    const void *const in0[2] = {x[0], x[1]}, *const in1[2] = {y[0], y[1]}, *const null_in[2] = {x[0], NULL};
+    void *const *outputs[2] = {out0, out1}, *const * misaligned[2] = {out0, odd},
+                *const * overlapping[2] = {on_other, out1};
+    const void *const *inputs[2] = {in0, in1}, *const * null_inputs[2] = {null_in, in1};
+    const double p = 2.0;
+
+    assert_refused_as(ew_kernel_launch_batched(reducer, 2, n, outputs, inputs, NULL, NULL, NULL),
+                      EW_ERROR_NOT_SUPPORTED, "a kernel of a reduction", "reduction");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, inputs, &p, params, NULL),
+                      EW_ERROR_INVALID_VALUE, "params and entry_params", "both");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "no parameters", "takes 1");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, NULL, inputs, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "outputs NULL", "outputs");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, NULL, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "inputs NULL", "inputs");
+    assert_refused_as(ew_kernel_launch_batched(kernel, -1, n, outputs, inputs, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a negative count", "count");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, NULL, outputs, inputs, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "n NULL", "n is NULL");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, negative, outputs, inputs, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a negative n", "entry 1: n = -1");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, misaligned, inputs, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "an f16 array at an odd address", "entry 1: outputs[1]");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, null_inputs, &p, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a NULL input", "entry 1: inputs[0]");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, outputs, inputs, NULL, (const double *)(a[0] + 4), NULL),
+        EW_ERROR_INVALID_VALUE, "misaligned entry_params", "entry_params");
+    /* nothing to run: no check of the device */
+    assert_int_equal(ew_kernel_launch_batched(kernel, 0, NULL, NULL, NULL, NULL, NULL, NULL), EW_SUCCESS);
+    const int64_t zeros[2] = {0, 0};
+    assert_int_equal(ew_kernel_launch_batched(kernel, 2, zeros, outputs, inputs, &p, NULL, NULL), EW_SUCCESS);
+    /* overlaps between entries are EW_CHECK_POINTERS' (not on here): the checks pass, as do the good calls */
+    for (int k = 0; k < 3; ++k) {
+        const ew_status_t status =
+            ew_kernel_launch_batched(kernel, 2, n, k == 2 ? overlapping : outputs, inputs, k != 1 ? &p : NULL,
+                                     k == 1 ? params : NULL, NULL);
+        assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH ||
+                    status == EW_ERROR_NOT_SUPPORTED);
+    }
+    assert_int_equal(ew_kernel_destroy(reducer), EW_SUCCESS);
+    assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+}
+
 typedef struct {
     int index;
     int failures;
@@ -583,6 +656,7 @@ int main(void)
         cmocka_unit_test(destroyed_kernel_is_refused_after_its_slot_is_reused),
         cmocka_unit_test(reduction_output_launches_are_checked),
         cmocka_unit_test(several_array_launches_are_checked),
+        cmocka_unit_test(batched_launches_are_checked),
         cmocka_unit_test(threads_create_and_destroy),
         cmocka_unit_test(public_create_and_destroy),
     };

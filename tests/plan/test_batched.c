@@ -298,7 +298,7 @@ typedef struct {
 static pack_summary_t pack_and_check(const ew_batched_list_t *list)
 {
     pack_summary_t s = {0, 0, 0, 0, UINT32_MAX, 0};
-    const int capacity = EW_BATCHED_CAPACITY(list->block_bytes, list->pointers);
+    const int capacity = EW_BATCHED_CAPACITY(list->block_bytes, ew_batched_columns(list));
     const uint32_t step = EW_BATCHED_STEP(ew_batched_widest(list));
     static ew_batched_desc_t desc;
     ew_batched_cursor_t cursor = {0, 0};
@@ -329,6 +329,11 @@ static pack_summary_t pack_and_check(const ew_batched_list_t *list)
             for (int j = 0; j < list->pointers; ++j)
                 assert_true(pointer[j * capacity + r] ==
                             (uint64_t)(uintptr_t)list->address[j][entry] + (uint64_t)covered * list->elem_size[j]);
+            if (list->params_column) /* the entry's parameters, whatever the slice */
+                assert_true(pointer[list->pointers * capacity + r] ==
+                            (list->params == NULL ? 0
+                                                  : (uint64_t)(uintptr_t)list->params +
+                                                        (uint64_t)entry * list->params_stride));
             const uint32_t end = r + 1 < desc.rows ? first[r + 1] : desc.blocks;
             assert_true(end > first[r]);
             assert_int_equal(end - first[r], (length[r] + desc.chunk - 1) / desc.chunk);
@@ -389,7 +394,7 @@ static uint64_t rng(void)
 /* A list of count entries with fake addresses (never dereferenced). */
 typedef struct {
     int64_t *n;
-    void **p[3];
+    void **p[EW_BATCHED_MAX_COLUMNS - 1];
     ew_batched_list_t list;
 } fake_list_t;
 
@@ -492,6 +497,33 @@ static void test_pack_sizes(void **state)
     fake_free(&f);
 }
 
+/* Rows of user kernels: up to four outputs and four inputs, and the entries' parameters' column,
+ * which holds each entry's parameters in every slice of it (NULL: none). */
+static void test_pack_columns(void **state)
+{
+    (void)state;
+    for (int trial = 0; trial < 40; ++trial) {
+        const int pointers = 2 + trial % (EW_BATCHED_MAX_COLUMNS - 2);
+        const int64_t count = 1 + (int64_t)(rng() % 2500);
+        fake_list_t f = fake_list(count, pointers, trial % 3 == 0 ? 2 : 4, trial % 4 == 0 ? 8 : 4,
+                                  trial % 3 == 1 ? EW_BATCHED_SMALL_BLOCK : EW_BATCHED_LARGE_BLOCK);
+        f.list.params_column = trial % 5 != 0;
+        f.list.params = trial % 5 == 1 ? NULL : ADDR((uint64_t)7 << 44);
+        f.list.params_stride = 8 * (size_t)(1 + trial % 8);
+        for (int64_t i = 0; i < count; ++i)
+            f.n[i] = rng() % 6 == 0 ? 0 : (int64_t)(rng() % 200000);
+        if (trial == 0)
+            f.n[count / 2] =
+                (int64_t)EW_BATCHED_MAX_ROW * 2 + 3; /* slices: one entry, its parameters twice */
+        const pack_summary_t s = pack_and_check(&f.list);
+        const int capacity = EW_BATCHED_CAPACITY(f.list.block_bytes, pointers + f.list.params_column);
+        assert_true(s.launches >= (s.rows + capacity - 1) / capacity);
+        fake_free(&f);
+    }
+    /* AdamW's rows: three outputs, four inputs and the parameters; a launch still holds 450 of them */
+    assert_true(EW_BATCHED_CAPACITY(EW_BATCHED_LARGE_BLOCK, 8) >= 450);
+}
+
 /* The kernel's step: 256 threads, each its bytes in flight, of the widest legal pack. */
 static void test_step(void **state)
 {
@@ -507,10 +539,14 @@ static void test_step(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_and_empty), cmocka_unit_test(test_list_arguments),
-        cmocka_unit_test(test_entry_errors),    cmocka_unit_test(test_cross_entry_overlaps),
-        cmocka_unit_test(test_step),            cmocka_unit_test(test_pack_counts),
+        cmocka_unit_test(test_valid_and_empty),
+        cmocka_unit_test(test_list_arguments),
+        cmocka_unit_test(test_entry_errors),
+        cmocka_unit_test(test_cross_entry_overlaps),
+        cmocka_unit_test(test_step),
+        cmocka_unit_test(test_pack_counts),
         cmocka_unit_test(test_pack_sizes),
+        cmocka_unit_test(test_pack_columns),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

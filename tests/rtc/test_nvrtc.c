@@ -274,7 +274,7 @@ static void reduction_outputs(void **state)
                                               .n_inputs = 2,
                                               .in_dtypes = in,
                                               .n_params = 1,
-                                              .strided = strided,
+                                              .program = strided ? EWI_PROGRAM_STRIDED : EWI_PROGRAM_FLAT,
                                               .n_outputs = 2};
                     spec.outputs[index] = (ew_kernel_output_t){f64 ? EW_F64 : EW_F32, ops[o]};
                     spec.outputs[1 - index] = (ew_kernel_output_t){EW_F32, EW_REDUCE_NONE};
@@ -332,7 +332,7 @@ static void several_array_outputs(void **state)
     assert_false(slots.present[EW_SLOT_OUT_SHIFTED]);
     assert_false(slots.present[EW_SLOT_SHIFTED]); /* a u8 input's pack of 2 is no whole word */
     assert_true(slots.present[EW_SLOT_BULK]);
-    spec.strided = 1;
+    spec.program = EWI_PROGRAM_STRIDED;
     slots = ewi_kernel_slots(&spec);
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
         assert_false(slots.present[slot]);
@@ -477,9 +477,9 @@ static uint64_t counted(ew_kernel_cache_counter_t counter)
     return count;
 }
 
-/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat and strided programs into the disk
- * cache once (two files, two compiles), and a second fill finds both there (two disk hits, nothing
- * written); what is not an architecture or a kernel is refused, as is a cache turned off. */
+/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat, strided and lists' programs into the
+ * disk cache once (three files, three compiles), and a second fill finds them there (three disk hits,
+ * nothing written); what is not an architecture or a kernel is refused, as is a cache turned off. */
 static void cache_fill(void **state)
 {
     (void)state;
@@ -493,10 +493,10 @@ static void cache_fill(void **state)
     const uint64_t compiles = counted(EW_KERNEL_CACHE_COMPILES), hits = counted(EW_KERNEL_CACHE_DISK_HITS);
     double start = now_ms();
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
-    printf("cache_fill: the flat and the strided program for sm_90 in %.1f ms\n", now_ms() - start);
-    assert_int_equal(cache_files(dir), 2);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 2);
-    struct stat before[2];
+    printf("cache_fill: the flat, strided and lists' programs for sm_90 in %.1f ms\n", now_ms() - start);
+    assert_int_equal(cache_files(dir), 3);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 3);
+    struct stat before[3];
     DIR *d = opendir(dir);
     assert_non_null(d);
     int k = 0;
@@ -507,9 +507,9 @@ static void cache_fill(void **state)
         }
     closedir(d);
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 2);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 2);
-    assert_int_equal(cache_files(dir), 2);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 3);
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 3);
+    assert_int_equal(cache_files(dir), 3);
     d = opendir(dir);
     k = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
@@ -518,14 +518,14 @@ static void cache_fill(void **state)
             snprintf(path, sizeof path, "%s/%.60s", dir, e->d_name);
             assert_int_equal(stat(path, &now), 0);
             int same = 0;
-            for (int i = 0; i < 2; ++i)
+            for (int i = 0; i < 3; ++i)
                 same |= now.st_ino == before[i].st_ino && now.st_ctim.tv_nsec == before[i].st_ctim.tv_nsec &&
                         now.st_ctim.tv_sec == before[i].st_ctim.tv_sec;
             assert_true(same); /* a store renames a new file over the name */
             ++k;
         }
     closedir(d);
-    assert_int_equal(k, 2);
+    assert_int_equal(k, 3);
 
     static const char *const not_archs[] = {"sm_90a", "compute_90", "sm_9", "sm_1000", "90", "sm_", ""};
     for (size_t i = 0; i < COUNT(not_archs); ++i) {
@@ -543,22 +543,22 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_KERNEL_CACHE=0"));
     unsetenv("EW_KERNEL_CACHE");
-    assert_int_equal(cache_files(dir), 2);
+    assert_int_equal(cache_files(dir), 3);
 
-    /* A kernel of outputs: programs of its own (its reduction is in their text), the refusals of its create.
-     */
+    /* A kernel of outputs: programs of its own (its reduction is in their text; a reduction has no lists'
+     * program), the refusals of its create. */
     const ew_kernel_output_t outputs[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
     const char *body =
         "const __half y = ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1))); out0 = y; out1 = y;";
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 4);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
+    assert_int_equal(cache_files(dir), 7);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 5);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 4);
-    /* two arrays: the flat program alone (a kernel of several arrays launches flat only) */
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 5);
+    /* two arrays: the flat and lists' programs (a kernel of several arrays has no strided one) */
     const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 5);
+    assert_int_equal(cache_files(dir), 7);
     const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
     const ew_kernel_output_t two_reductions[] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_MAX}};
     const ew_kernel_output_t no_array[] = {{EW_F32, EW_REDUCE_SUM}};
@@ -664,7 +664,7 @@ static void slots_follow_the_catalogue(void **state)
                 print_error("case %zu: slot %d is %s\n", c, slot, slots.present[slot] ? "present" : "absent");
                 fail();
             }
-        spec.strided = 1;
+        spec.program = EWI_PROGRAM_STRIDED;
         slots = ewi_kernel_slots(&spec);
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
             assert_int_equal(slots.present[slot], slot >= EW_SLOT_GATHER && slot <= EW_SLOT_TILED);
@@ -739,18 +739,18 @@ static void strided_programs(void **state)
          .out_dtype = EW_F32,
          .n_inputs = 2,
          .in_dtypes = (const ew_dtype_t[]){EW_F32, EW_F32},
-         .strided = 1},
+         .program = EWI_PROGRAM_STRIDED},
         {.source = "return in0;",
          .out_dtype = EW_F16,
          .n_inputs = 1,
          .in_dtypes = (const ew_dtype_t[]){EW_F32},
-         .strided = 1},
+         .program = EWI_PROGRAM_STRIDED},
         {.source = "return in3 ? p0 * in0 + in1 : ew::cast<float>(in2) + p1;",
          .out_dtype = EW_F32,
          .n_inputs = 4,
          .in_dtypes = in,
          .n_params = 2,
-         .strided = 1},
+         .program = EWI_PROGRAM_STRIDED},
     };
     for (size_t c = 0; c < COUNT(specs); ++c)
         expect_spec_compiles(&specs[c], "sm_90");

@@ -1464,6 +1464,150 @@ static void several_outputs(void **state)
     cudaFree(scalar);
 }
 
+/* ---- lists ---- */
+
+/* Kernels over a tensor list of the sizes above (zeros among them) at offsets that walk the phases,
+ * each entry in buffers of its own: two arrays (add and mul, each against the reference bit for bit,
+ * guards intact), then one array of two parameters, per launch and per entry (a device array each
+ * entry reads its own from, written on the stream just before), and a list whose first launch is in
+ * a graph capture. */
+static void batched_launches(void **state)
+{
+    (void)state;
+    enum { ENTRIES = COUNT(kSizes) + 2 };
+    const ew_dtype_t in_dtypes[2] = {EW_F32, EW_F32};
+    const ew_kernel_output_t arrays[2] = {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
+    ew_kernel_t pair = NULL, scaled = NULL;
+    ew_status_t status =
+        ew_kernel_create_outputs(gu_handle(), "out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);", 2,
+                                 arrays, 2, in_dtypes, 0, &pair);
+    if (gu_status_means_no_nvrtc(status))
+        gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
+    GU_EW(status);
+    GU_EW(ew_kernel_create(gu_handle(), "return ew::cast<float>(in0 * p1) + ew::cast<float>(p0);", EW_F32, 1,
+                           in_dtypes, 2, &scaled));
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0xBA7Cu);
+    int64_t n[ENTRIES];
+    gu_buffer_t *in[2][ENTRIES], *out[2][ENTRIES];
+    void *host[2][ENTRIES], *at_host[2][ENTRIES], *expected = gu_host_alloc(kSizes[COUNT(kSizes) - 1] * 4);
+    void *out_at[2][ENTRIES];
+    const void *in_at[2][ENTRIES];
+    int out_offset[2][ENTRIES];
+    for (int e = 0; e < ENTRIES; ++e) {
+        n[e] = e < (int)COUNT(kSizes) ? kSizes[e] : 0;
+        if (gu_small_scale() && n[e] > 4099)
+            n[e] = 4099;
+        for (int i = 0; i < 2; ++i) {
+            in[i][e] = gu_buffer_new(EW_F32, n[e] > 0 ? n[e] : 1);
+            host[i][e] = gu_host_alloc(gu_buffer_region_elems(in[i][e]) * 4);
+            gu_fill_random(EW_F32, gu_buffer_region_elems(in[i][e]), host[i][e], &rng);
+            gu_buffer_load(in[i][e], host[i][e], gu_buffer_region_elems(in[i][e]));
+            out[i][e] = gu_buffer_new(EW_F32, n[e] > 0 ? n[e] : 1);
+        }
+    }
+    const int64_t step = 7;
+    for (int round = 0; round < 3; ++round) {
+        /* round 0: every pointer of an entry at one phase (its runs); then apart (element by element) */
+        for (int e = 0; e < ENTRIES; ++e)
+            for (int i = 0; i < 2; ++i) {
+                const int in_offset = (int)((e + (round ? i * step * round : 0)) % gu_offset_count(EW_F32));
+                out_offset[i][e] =
+                    (int)((e + (round ? (i + 2) * step * round : 0)) % gu_offset_count(EW_F32));
+                in_at[i][e] = gu_at(in[i][e], in_offset);
+                at_host[i][e] = (unsigned char *)host[i][e] + in_offset * 4;
+                out_at[i][e] = gu_at(out[i][e], out_offset[i][e]);
+                gu_buffer_poison(out[i][e], round % 2 ? GU_POISON_ALT : GU_POISON);
+            }
+        void *const *outputs[2] = {out_at[0], out_at[1]};
+        const void *const *inputs[2] = {in_at[0], in_at[1]};
+        GU_EW(ew_kernel_launch_batched(pair, ENTRIES, n, outputs, inputs, NULL, NULL, NULL));
+        GU_CUDA(cudaDeviceSynchronize());
+        for (int e = 0; e < ENTRIES; ++e)
+            for (int k = 0; k < 2; ++k) {
+                char what[128];
+                snprintf(what, sizeof what, "list round %d entry %d (n = %lld) out%d", round, e,
+                         (long long)n[e], k);
+                const void *const entry_in[2] = {at_host[0][e], at_host[1][e]};
+                outputs_reference(0, k, n[e], expected, entry_in);
+                const gu_inputs_t for_messages = {2, {EW_F32, EW_F32}, {at_host[0][e], at_host[1][e]}};
+                GU_CHECK_OUTPUT(out[k][e], out_offset[k][e], n[e], expected, &for_messages, what);
+                GU_CHECK_UNCHANGED(in[k][e], what);
+            }
+    }
+
+    /* the parameters: (p0, p1) per launch, then each entry's from device memory */
+    double *entry_params;
+    GU_CUDA(cudaMalloc((void **)&entry_params, 2 * ENTRIES * sizeof(double)));
+    double params[2 * ENTRIES];
+    for (int e = 0; e < ENTRIES; ++e) {
+        params[2 * e] = 0.25 * e - 1.0;
+        params[2 * e + 1] = 1.0 + 1.0 / (e + 3);
+    }
+    cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
+    for (int per_entry = 0; per_entry < 2; ++per_entry) {
+        for (int e = 0; e < ENTRIES; ++e)
+            gu_buffer_poison(out[0][e], GU_POISON);
+        GU_CUDA(cudaDeviceSynchronize());
+        void *const *outputs[1] = {out_at[0]};
+        const void *const *inputs[1] = {in_at[0]};
+        if (per_entry) {
+            GU_CUDA(cudaMemcpyAsync(entry_params, params, sizeof params, cudaMemcpyHostToDevice, stream));
+            GU_EW(ew_kernel_launch_batched(scaled, ENTRIES, n, outputs, inputs, NULL, entry_params, stream));
+        } else {
+            GU_EW(ew_kernel_launch_batched(scaled, ENTRIES, n, outputs, inputs, params, NULL, stream));
+        }
+        GU_CUDA(cudaStreamSynchronize(stream));
+        for (int e = 0; e < ENTRIES; ++e) {
+            const double *p = per_entry ? &params[2 * e] : params;
+            for (int64_t i = 0; i < n[e]; ++i)
+                ((float *)expected)[i] =
+                    (float)((double)((const float *)at_host[0][e])[i] * p[1]) + (float)p[0];
+            char what[128];
+            snprintf(what, sizeof what, "list of %s parameters, entry %d (n = %lld)",
+                     per_entry ? "per-entry" : "per-launch", e, (long long)n[e]);
+            const gu_inputs_t for_messages = {1, {EW_F32}, {at_host[0][e]}};
+            GU_CHECK_OUTPUT(out[0][e], out_offset[0][e], n[e], expected, &for_messages, what);
+        }
+    }
+
+    /* a new kernel's first list launch inside a capture: its program loaded there, run by the graph */
+    ew_kernel_t captured = NULL;
+    GU_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    GU_EW(ew_kernel_create(gu_handle(), "return ew::cast<float>(in0 * p1) + ew::cast<float>(p0); // captured",
+                           EW_F32, 1, in_dtypes, 2, &captured));
+    void *const *outputs[1] = {out_at[1]};
+    const void *const *inputs[1] = {in_at[0]};
+    GU_EW(ew_kernel_launch_batched(captured, ENTRIES, n, outputs, inputs, params, NULL, stream));
+    cudaGraph_t graph;
+    GU_CUDA(cudaStreamEndCapture(stream, &graph));
+    gu_track_graph(graph);
+    cudaGraphExec_t exec;
+    GU_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    gu_track_graph_exec(exec);
+    for (int e = 0; e < ENTRIES; ++e)
+        gu_buffer_poison(out[1][e], GU_POISON_ALT);
+    GU_CUDA(cudaDeviceSynchronize());
+    GU_CUDA(cudaGraphLaunch(exec, stream));
+    GU_CUDA(cudaStreamSynchronize(stream));
+    for (int e = 0; e < ENTRIES; ++e) {
+        for (int64_t i = 0; i < n[e]; ++i)
+            ((float *)expected)[i] =
+                (float)((double)((const float *)at_host[0][e])[i] * params[1]) + (float)params[0];
+        const gu_inputs_t for_messages = {1, {EW_F32}, {at_host[0][e]}};
+        GU_CHECK_OUTPUT(out[1][e], out_offset[1][e], n[e], expected, &for_messages,
+                        "a list launched by a graph");
+    }
+    GU_EW(ew_kernel_destroy(captured));
+    cudaFree(entry_params);
+    for (int e = 0; e < ENTRIES; ++e)
+        for (int i = 0; i < 2; ++i) {
+            gu_buffer_free(in[i][e]);
+            gu_buffer_free(out[i][e]);
+        }
+    GU_EW(ew_kernel_destroy(scaled));
+    GU_EW(ew_kernel_destroy(pair));
+}
+
 /* Reduction outputs through strided launches: a transposed input (the tiled kernel) and a row
  * broadcast over rows (a strided kernel that reads it at stride 0, each of its elements counted once a
  * row), each op into f32 and f64, against the reference over the launch's elements; the f64 sum's
@@ -1563,6 +1707,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(strided_reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(several_outputs, gu_teardown),
+        cmocka_unit_test_teardown(batched_launches, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),

@@ -2,8 +2,9 @@
 /* libelementwise from C: a user-defined kernel, out = f16(relu(p0·a + b)) in one pass, checked bit for
  * bit against the same chain of three catalogue calls (scale-add, relu, cast f32 -> f16); then the
  * same body with a reduction output, max |out| into a device float in the same pass, checked against
- * ew_amax of the output; and a kernel of two arrays, the f16 result and the f32 value before its cast,
- * checked against the chain's cast and relu outputs.
+ * ew_amax of the output; a kernel of two arrays, the f16 result and the f32 value before its cast,
+ * checked against the chain's cast and relu outputs; and the first kernel over a list (three slices of
+ * the arrays as three tensors), its parameter each entry's own from device memory.
  *
  * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)
  * Run:   ./kernel_example
@@ -211,6 +212,31 @@ int main(int argc, char **argv)
         memcmp(again, chain, N * sizeof *again) != 0 || memcmp(pre_cast, relu, N * sizeof *relu) != 0;
     printf("two arrays in one pass: %s the cast and relu calls' outputs\n", pair_differs ? "differ from" : "equal");
     CHECK_EW(ew_kernel_destroy(pair_kernel));
+
+    /* The first kernel over a list: the arrays cut into three tensors, each entry's alpha read from
+     * device memory (entry_params: one double an entry), in one launch; the same bits as the chain. */
+    enum { ENTRIES = 3 };
+    const int64_t n[ENTRIES] = {N / 3, N / 3, N - 2 * (N / 3)};
+    void *out_entries[ENTRIES];
+    const void *a_entries[ENTRIES], *b_entries[ENTRIES];
+    for (int e = 0, at = 0; e < ENTRIES; at += (int)n[e], ++e) {
+        out_entries[e] = (uint16_t *)d_fused + at;
+        a_entries[e] = d_a + at;
+        b_entries[e] = d_b + at;
+    }
+    const double alphas[ENTRIES] = {alpha, alpha, alpha};
+    double *d_alphas;
+    CHECK_CUDA(cudaMalloc((void **)&d_alphas, sizeof alphas));
+    CHECK_CUDA(cudaMemcpyAsync(d_alphas, alphas, sizeof alphas, cudaMemcpyHostToDevice, stream));
+    CHECK_CUDA(cudaMemsetAsync(d_fused, 0xFF, N * sizeof(uint16_t), stream));
+    void *const *list_outputs[1] = {out_entries};
+    const void *const *list_inputs[2] = {a_entries, b_entries};
+    CHECK_EW(ew_kernel_launch_batched(kernel, ENTRIES, n, list_outputs, list_inputs, NULL, d_alphas, stream));
+    CHECK_CUDA(cudaMemcpyAsync(again, d_fused, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const int list_differs = memcmp(again, chain, N * sizeof *again) != 0;
+    printf("the kernel over a list of %d tensors: %s the chain's output\n", ENTRIES, list_differs ? "differs from" : "equals");
+    cudaFree(d_alphas);
     free(again), free(relu), free(pre_cast);
 
     /* Every element, bit for bit. */
@@ -247,6 +273,10 @@ int main(int argc, char **argv)
     }
     if (pair_differs) {
         printf("FAILED: the kernel of two arrays differs from the relu and cast calls\n");
+        return 1;
+    }
+    if (list_differs) {
+        printf("FAILED: the kernel over a list differs from the catalogue calls\n");
         return 1;
     }
     printf("all %d elements of the kernel match scale_add, relu and cast f32->f16 bit for bit\n", N);

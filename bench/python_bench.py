@@ -22,22 +22,31 @@ host falls on both), on the same device and stream (the framework's current one)
               path would show here.
   import      milliseconds of `import elementwise` in a fresh interpreter that has imported torch, the
               median over several processes (after one not counted, which warms the file cache).
+  bandwidth   GB/s a call moves over its GPU time (the isolated column above): the one metric where higher
+              is better, so its goal is the least ratio that meets the target.
 The cases (CASES below) are the issue's "Targets" table: add into out= and allocating at 1,024 f32 against
 torch.add, [4096,768] + [768] f16 and [4096,768] + a transposed [768,4096] f16 (host time against
 torch.add, GPU time against the C call's), a Kernel of two inputs at 1,024 against torch.add(out=),
 add_batched over 1,000 x 4,096 f32 with outputs given against torch._foreach_add_ (in place) and, to
-completion, against the C ew_binary_batched on the same lists (its pointer arrays prepared), CuPy arrays
-against cupy.add(out=), and the import. Targets are ratios ours / peer of times (lower is better), but
-the import's, which is absolute.
+completion, against the C ew_binary_batched on the same lists (its pointer arrays prepared), an AdamW step
+as a user Kernel over 1,000 f32 tensors of log-uniform sizes 2^10..2^20 (bench/peers/torch_foreach.py's,
+seed 1) in one Kernel.batched call, in place, against torch._fused_adamw_ on copies of the same lists (GPU
+time, and host time for information) and, in GB/s on its 28 bytes an element (16 read, 12 written),
+against ew.add's on one flat 2^26-element f32 add timed beside it, CuPy arrays against cupy.add(out=), and
+the import. Targets are ratios ours / peer of times (lower is better), but the bandwidth's, a ratio of GB/s
+(higher is better), and the import's, which is absolute.
 
 Correctness comes first: before any case is timed its call runs into a poisoned output (all bits set)
 on random inputs that are never zero (magnitudes in [1, 100), random signs) and is compared bit for bit
 with the framework's result; an allocating call runs after a poisoned block of its size was freed, so
 the caching allocator hands that block back. Every timed batch of ours is poisoned before and checked
-after. A wrong result fails the case (its rows read FAILED) and the exit status; a missed target does
-not. A case that cannot run here (no CuPy, no library for the C call) reads "no data", never "met"; with
---require (or EW_REQUIRE_GPU=1 / ELEMENTWISE_REQUIRE_GPU=1, as on the GPU machine) it fails instead, as
-does a run without torch or a GPU.
+after. The AdamW step, which computes in double where torch computes in float, is checked against a
+float64 evaluation instead: ours within 2 ulp of it, torch's within its float arithmetic's reach; being
+in place, its timed batches start from the checked state (restored, not poisoned) and end where the
+checked batch ended, bit for bit. A wrong result fails the case (its rows read FAILED) and the exit
+status; a missed target does not. A case that cannot run here (no CuPy, no library for the C call)
+reads "no data", never "met"; with --require (or EW_REQUIRE_GPU=1 / ELEMENTWISE_REQUIRE_GPU=1, as on
+the GPU machine) it fails instead, as does a run without torch or a GPU.
 
 Writes DIR/python-bench.csv (COLUMNS) and DIR/python-bench.md (the environment and the table), prints
 the table (case, metric, ours, peer, ratio, target, met). --quick takes fewer batches, smaller pools and
@@ -61,6 +70,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "peers"))
+import torch_foreach  # noqa: E402
 import torch_kernel  # noqa: E402  (the peers import torch only where they measure)
 import torch_peer  # noqa: E402
 import torch_strided  # noqa: E402
@@ -70,10 +80,12 @@ COLUMNS = ("case", "metric", "ours_impl", "ours", "peer_impl", "peer", "unit", "
 
 class Row:
     """One line of the table: a metric of a case, ours against a peer. goal: the largest ratio ours / peer
-    that meets the target (absolute: the largest value of ours); None: shown for information."""
+    that meets the target (absolute: the largest value of ours; higher, for a metric where more is better:
+    the least ratio); None: shown for information."""
 
-    def __init__(self, metric, ours, peer, goal=None, absolute=False):
+    def __init__(self, metric, ours, peer, goal=None, absolute=False, higher=False):
         self.metric, self.ours, self.peer, self.goal, self.absolute = metric, ours, peer, goal, absolute
+        self.higher = higher
 
 
 class Case:
@@ -81,8 +93,8 @@ class Case:
         self.key, self.label, self.rows = key, label, rows
 
 
-HOST, COMPLETION, GPU, IMPORT = "host", "completion", "gpu", "import"
-UNITS = {HOST: "us", COMPLETION: "us", GPU: "us", IMPORT: "ms"}
+HOST, COMPLETION, GPU, IMPORT, BANDWIDTH = "host", "completion", "gpu", "import", "bandwidth"
+UNITS = {HOST: "us", COMPLETION: "us", GPU: "us", IMPORT: "ms", BANDWIDTH: "GB/s"}
 TORCH_OUT = "torch.add(a, b, out=o)"
 # The same kernel on the same tensors: its GPU time should be the C call's; 3% allows for the timing's noise.
 AS_THE_C_CALL = 1.03
@@ -101,6 +113,21 @@ def strided(key, label, operands):
                              Row(GPU, ours, peer), Row(COMPLETION, ours, peer)])
 
 
+# The AdamW case: the body (the header's and docs' example), its list and its hyperparameters.
+ADAMW_BODY = """
+double g = in1, m = p1 * in2 + (1.0 - p1) * g, v = p2 * in3 + (1.0 - p2) * g * g;
+double param = in0 * (1.0 - p0 * p4);
+param -= p0 / p5 * m / (sqrt(v) / p6 + p3);
+out0 = param; out1 = m; out2 = v;
+"""
+ADAMW_COUNT, ADAMW_SEED = 1000, 1  # bench/peers/torch_foreach.py's log-uniform sizes 2^10..2^20, as ew-bench-lists'
+ADAMW_HYPER = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2)
+ADAMW_STEP = 10  # t: bias corrections 1 - beta^t well away from 1
+ADAMW_BYTES = 28  # an element: p, g, m, v read (16), p, m, v written (12)
+ADD_ELEMENTS = 1 << 26  # ew.add's flat f32 yardstick: 12 bytes an element
+ADAMW_OURS = "k.batched(ps, gs, ms, vs, out=(ps, ms, vs), params=p)"
+ADAMW_TORCH = "torch._fused_adamw_(ps, gs, ms, vs, [], steps, ...)"
+
 CASES = (
     timed("add-out", "ew.add(a, b, out=o), 1,024 f32", "ew.add(a, b, out=o)", TORCH_OUT, 1.2),
     timed("add-alloc", "ew.add(a, b) allocating, 1,024 f32", "ew.add(a, b)", "torch.add(a, b)", 1.3),
@@ -112,6 +139,12 @@ CASES = (
         Row(HOST, "ew.add_batched(as_, bs, outs=outs)", "torch._foreach_add_(as_, bs)"),
         # The C call on the same lists, their pointers prepared: what of ours is the binding's.
         Row(COMPLETION, "ew.add_batched(as_, bs, outs=outs)", "C ew_binary_batched")]),
+    Case("adamw", "AdamW step, Kernel.batched, 1,000 f32 tensors of 2^10..2^20, in place", [
+        Row(GPU, ADAMW_OURS, ADAMW_TORCH, 1.0),
+        # Its GB/s on 28 bytes an element against ew.add's on 12: the list call as near memory's speed as a
+        # flat one.
+        Row(BANDWIDTH, ADAMW_OURS, "ew.add(a, b, out=o), 2^26 f32", 0.90, higher=True),
+        Row(HOST, ADAMW_OURS, ADAMW_TORCH)]),
     timed("cupy", "CuPy arrays, ew.add(a, b, out=o), 1,024 f32", "ew.add(a, b, out=o)", "cupy.add(a, b, out=o)",
           1.5),
     Case("import", "import elementwise, torch imported", [
@@ -126,17 +159,18 @@ class Settings:
     def __init__(self, quick):
         self.host_calls, self.host_batches = torch_strided.HOST_CALLS, 15 if quick else torch_strided.HOST_BATCHES
         self.batched_host_calls = 64  # a list call queues ~16 us of GPU work: 64 stay far from a full queue
+        self.adamw_host_calls = 8 if quick else 16  # a step is ~1.3 ms of GPU work and a few launches
         self.completion_calls, self.completion_batches = (16, 7) if quick else (32, 31)
         self.gpu_batches, self.gpu_batch_ms = (5, 1.0) if quick else (15, 2.0)
         self.pool_bytes = (512 << 20) if quick else torch_strided.MIN_POOL_BYTES  # per operand; either >> any L2
         self.imports = 3 if quick else 5  # each a process importing torch: seconds
 
     def describe(self):
-        return ("host: %d batches of %d calls (lists: %d); completion: %d batches of %d calls; gpu: %d batches "
-                "of about %.1f ms, pools of %.1f GiB an operand; import: %d processes"
-                % (self.host_batches, self.host_calls, self.batched_host_calls, self.completion_batches,
-                   self.completion_calls, self.gpu_batches, self.gpu_batch_ms, self.pool_bytes / (1 << 30),
-                   self.imports))
+        return ("host: %d batches of %d calls (lists: %d, AdamW: %d); completion: %d batches of %d calls; gpu: "
+                "%d batches of about %.1f ms, pools of %.1f GiB an operand; import: %d processes"
+                % (self.host_batches, self.host_calls, self.batched_host_calls, self.adamw_host_calls,
+                   self.completion_batches, self.completion_calls, self.gpu_batches, self.gpu_batch_ms,
+                   self.pool_bytes / (1 << 30), self.imports))
 
 
 class CheckFailed(Exception):
@@ -179,7 +213,7 @@ def verdict(row, measured, status):
     value = judged(row, measured)
     if value is None:
         return "no data"
-    return "yes" if value <= row.goal else "no"
+    return "yes" if (value >= row.goal if row.higher else value <= row.goal) else "no"
 
 
 def target_text(row):
@@ -187,6 +221,8 @@ def target_text(row):
         return "-"
     if row.absolute:
         return "<= %g %s" % (row.goal, UNITS[row.metric])
+    if row.higher:
+        return ">= %gx" % row.goal
     if row.goal == AS_THE_C_CALL:
         return "<= %.2fx (as the C call's)" % row.goal
     return "<= %gx" % row.goal
@@ -345,7 +381,7 @@ def main(argv=None, runner=None):
             environment.append("nothing measured: %s" % error)
     lines, failed = run_cases(args.selected, runner, require=require)
     notes += getattr(runner, "notes", [])
-    notes.append("Times per call; ratio = ours / peer (lower is faster). Run took %.1f s."
+    notes.append("Times per call; ratio = ours / peer (lower is faster; of GB/s, higher is). Run took %.1f s."
                  % (time.perf_counter() - start))
     print(text_table(lines), end="")
     for note in notes:
@@ -356,6 +392,20 @@ def main(argv=None, runner=None):
 
 
 # ---- the measurements (torch, the package, CuPy: imported only here) ----
+
+ADAMW_ULPS = 2
+ADAMW_DOUBLE_SLACK = 2.0 ** -49  # ours computes in double: a few of its roundings, relative to the terms
+ADAMW_FLOAT_SLACK = 2.0 ** -18  # torch computes in float; its weight decay alone (1e-5 relative) would exceed it
+
+
+def ulps_apart(torch, got, want):
+    """|got - want| in float32 units in the last place, got float32 and want float64 rounded to float32: the
+    bits as int32 mapped onto one monotonic integer line (-0 and +0 alike)."""
+    def line(t):
+        raw = t.contiguous().view(torch.int32).long()
+        return torch.where(raw < 0, -(raw & 0x7FFFFFFF), raw)
+    return (line(got) - line(want.float())).abs_()
+
 
 def median_completion_us(members, calls, batches):
     """Microseconds from each call to its stream's synchronize returning, one call at a time, the members
@@ -640,6 +690,132 @@ class GpuRunner:
         if library is not None:
             figures[2] = Measured(completion[0], completion[2])
         return figures
+
+    # -- the AdamW step: a user kernel over a tensor list against torch's fused optimizer --
+
+    def adamw_check(self, what, outputs, start, params, slack):
+        """outputs, the lists (params, exp_avgs, exp_avg_sqs) after one step from start (the flat float32 p, g,
+        m, v), against that step in float64 (torch): an element is wrong when it is more than ADAMW_ULPS ulp
+        from the float64 result rounded to float32 and more than slack times the magnitude of the terms it is
+        computed from (where terms cancel, a double evaluation's own roundings may exceed 2 ulp of the result:
+        slack 2^-49 allows those; torch's float arithmetic needs more)."""
+        torch = self.torch
+        lr, beta1, beta2, eps, weight_decay, correction1, correction2_sqrt = params
+        p, g, m, v = (t.double() for t in start)
+        m_terms = (beta1 * m).abs_() + ((1.0 - beta1) * g).abs_()
+        m = beta1 * m + (1.0 - beta1) * g
+        v = beta2 * v + (1.0 - beta2) * g * g
+        del g
+        decayed = p * (1.0 - lr * weight_decay)
+        del p
+        update = lr / correction1 * m / (v.sqrt() / correction2_sqrt + eps)
+        p_terms = decayed.abs() + update.abs()
+        p = decayed - update
+        del decayed, update
+        for name, got, want, terms in (("param", outputs[0], p, p_terms), ("exp_avg", outputs[1], m, m_terms),
+                                       ("exp_avg_sq", outputs[2], v, v)):
+            flat = torch.cat([t.reshape(-1) for t in got])
+            wrong = ulps_apart(torch, flat, want) > ADAMW_ULPS
+            wrong &= (flat.double() - want).abs_() > slack * terms
+            bad = int(wrong.sum())
+            if bad:
+                raise CheckFailed("%s: %s: %d of %d elements further than %d ulp from a float64 AdamW step"
+                                  % (what, name, bad, flat.numel(), ADAMW_ULPS))
+
+    def case_adamw(self, case):
+        torch, ew, s = self.torch, self.ew, self.settings
+        if not hasattr(torch, "_fused_adamw_"):
+            raise Skipped("this torch has no torch._fused_adamw_")
+        if not hasattr(ew.Kernel, "batched"):
+            raise Skipped("this package has no Kernel.batched")
+        hyper = ADAMW_HYPER
+        params = (hyper["lr"], hyper["beta1"], hyper["beta2"], hyper["eps"], hyper["weight_decay"],
+                  1.0 - hyper["beta1"] ** ADAMW_STEP, math.sqrt(1.0 - hyper["beta2"] ** ADAMW_STEP))
+        sizes = torch_foreach.loguniform_sizes(ADAMW_SEED, ADAMW_COUNT)
+        total = sum(sizes)
+        what = "AdamW Kernel.batched over %d f32 tensors (%d elements)" % (len(sizes), total)
+        step = self.ours("Kernel(AdamW)", lambda: ew.Kernel(ADAMW_BODY, ("f32",) * 3, ("f32",) * 4, n_params=7))
+        # The start: p, g, m random (never zero), v = |random|; every list's tensors allocated one by one, as
+        # a model's parameters and their state are (ours and torch's of the same values).
+        start = [self.random((total,), torch.float32) for _ in range(4)]
+        start[3].abs_()
+        pristine = [list(flat.split(sizes)) for flat in start]
+        ps, gs, ms, vs = ([t.clone() for t in ts] for ts in pristine)
+        tps, tgs, tms, tvs = ([t.clone() for t in ts] for ts in pristine)
+        steps = [torch.tensor(float(ADAMW_STEP), dtype=torch.float32, device=self.device) for _ in sizes]
+        state, saved = ps + ms + vs, pristine[0] + pristine[2] + pristine[3]
+
+        def ours():
+            step.batched(ps, gs, ms, vs, out=(ps, ms, vs), params=params)
+
+        def peer():
+            torch._fused_adamw_(tps, tgs, tms, tvs, [], steps, amsgrad=False, maximize=False, **hyper)
+
+        def restore():
+            copy = getattr(torch, "_foreach_copy_", None)
+            if copy is not None:
+                copy(state, saved)
+            else:
+                for t, t0 in zip(state, saved):
+                    t.copy_(t0)
+
+        def snapshot():
+            return [torch.cat([t.reshape(-1) for t in ts]) for ts in (ps, ms, vs)]
+
+        def same_as(wanted, when):
+            for name, got, want in zip(("params", "exp_avgs", "exp_avg_sqs"), snapshot(), wanted):
+                bad = torch_kernel.differing(torch, got, want)
+                if bad:
+                    raise CheckFailed("%s: %s %s: %d of %d elements differ from the checked step's"
+                                      % (what, name, when, bad, want.numel()))
+
+        # Correctness first: one step of each from the start against float64.
+        self.ours(what, ours)
+        self.stream.synchronize()
+        self.adamw_check(what, (ps, ms, vs), start, params, ADAMW_DOUBLE_SLACK)
+        after_one = snapshot()
+        peer()
+        self.stream.synchronize()
+        self.adamw_check("torch._fused_adamw_ (the peer)", (tps, tms, tvs), start, params, ADAMW_FLOAT_SLACK)
+        # Host time: every batch of ours from the start, ending where the same number of checked steps ends.
+        calls = s.adamw_host_calls
+        restore()
+        for _ in range(calls):
+            ours()
+        self.stream.synchronize()
+        after_calls = snapshot()
+        ours_host = Member(ours, self.stream.synchronize, restore,
+                           lambda: same_as(after_calls, "after %d steps" % calls))
+        host = median_host_us([ours_host, Member(peer, self.stream.synchronize)], calls, s.host_batches)
+        after_calls = None  # its memory back before the GPU timing
+        # GPU time, isolated, and ew.add on a flat 2^26 f32 add beside them (two sets: none is in L2 at its call).
+        a, b = ([self.random((ADD_ELEMENTS,), torch.float32) for _ in range(2)] for _ in range(2))
+        o = [torch.empty_like(a[0]) for _ in range(2)]
+        self.into("ew.add(a, b, out=o), 2^26 f32", lambda: ew.add(a[0], b[0], out=o[0]), o[0], torch.add(a[0], b[0]))
+        if self.timer is None:
+            self.timer = torch_kernel.Bench(torch, self.device, s.gpu_batches, s.gpu_batch_ms)
+            if not self.timer.cycles_per_us:
+                self.notes.append("no torch.cuda._sleep: GPU times taken without the hold include the host's")
+        same = lambda count: [()] * count  # noqa: E731  (the lists are the call's own)
+        members = [torch_strided.Member(ours, same, "isolated"), torch_strided.Member(peer, same, "isolated"),
+                   torch_strided.Member(lambda x, y, out: ew.add(x, y, out=out), torch_kernel.Rotation(a, b, o),
+                                        "isolated")]
+        ours_us, peer_us, add_us = self.timer.time_group(members)
+        if self.timer.host_behind:
+            self.notes.append("%s: %d isolated batches had the host still queueing when the GPU reached them"
+                              % (what, self.timer.host_behind))
+            self.timer.host_behind = 0
+        # Ours once more from the start, after all that: the checked step's bits.
+        restore()
+        ours()
+        self.stream.synchronize()
+        same_as(after_one, "after the timing")
+        self.expect("ew.add(a, b, out=o), 2^26 f32, after the timing", o[0], torch.add(a[0], b[0]))
+        ours_gbps = torch_peer.gbps_of(ADAMW_BYTES * total, ours_us)
+        add_gbps = torch_peer.gbps_of(12 * ADD_ELEMENTS, add_us)
+        self.notes.append("%s: %.1f us (%.0f GB/s), torch._fused_adamw_ %.1f us, ew.add 2^26 f32 %.1f us (%.0f GB/s)"
+                          % (what, ours_us, ours_gbps or 0, peer_us, add_us, add_gbps or 0))
+        return {0: Measured(ours_us, peer_us), 1: Measured(ours_gbps, add_gbps), 2: Measured(*host)}
 
     def case_cupy(self, case):
         ew = self.ew

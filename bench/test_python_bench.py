@@ -23,7 +23,8 @@ GOALS = {case.key: [row for row in case.rows if row.goal is not None] for case i
 
 
 class Fake:
-    """A runner giving each case's rows made-up figures: ours = peer * factor (absolute rows: ours = value);
+    """A runner giving each case's rows made-up figures: ours = peer * factor (absolute rows: ours = value; rows
+    where higher is better, a bandwidth: ours = peer / factor, so a factor below 1 is faster everywhere);
     raising for the cases in `raises`."""
 
     def __init__(self, factor=1.0, absolute=10.0, raises=None, per_case=None):
@@ -36,7 +37,8 @@ class Fake:
         if case.key in self.raises:
             raise self.raises[case.key]
         factor = self.per_case.get(case.key, self.factor)
-        return {k: pb.Measured(self.absolute) if row.absolute else pb.Measured(10.0 * factor, 10.0)
+        return {k: pb.Measured(self.absolute) if row.absolute else
+                pb.Measured(10.0 / factor if row.higher else 10.0 * factor, 10.0)
                 for k, row in enumerate(case.rows)}
 
 
@@ -89,6 +91,19 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(pb.verdict(self.row(), measured, "ok"), "no data")
         self.assertEqual(pb.verdict(self.row(50.0, True), pb.Measured(None), "ok"), "no data")
 
+    def test_higher_is_better_goal_each_side(self):
+        row = pb.Row(pb.BANDWIDTH, "ours", "peer", 0.9, higher=True)
+        self.assertEqual(pb.verdict(row, pb.Measured(9.1, 10.0), "ok"), "yes")
+        self.assertEqual(pb.verdict(row, pb.Measured(9.0, 10.0), "ok"), "yes")
+        self.assertEqual(pb.verdict(row, pb.Measured(8.9, 10.0), "ok"), "no")
+        self.assertEqual(pb.verdict(row, pb.Measured(30.0, 10.0), "ok"), "yes")
+        self.assertEqual(pb.target_text(row), ">= 0.9x")
+        self.assertEqual(pb.Line(pb.CASES[0], row, pb.Measured(9.5, 10.0), "ok").ratio, "0.95x")  # ours / peer
+        for measured in (None, pb.Measured(), pb.Measured(9.0, None), pb.Measured(9.0, 0.0)):
+            self.assertEqual(pb.verdict(row, measured, "ok"), "no data")
+        self.assertEqual(pb.verdict(row, pb.Measured(20.0, 10.0), "FAILED: wrong bits"), "FAILED")
+        self.assertEqual(pb.UNITS[pb.BANDWIDTH], "GB/s")
+
     def test_failed_and_information_rows(self):
         self.assertEqual(pb.verdict(self.row(), pb.Measured(1.0, 10.0), "FAILED: wrong bits"), "FAILED")
         self.assertEqual(pb.verdict(self.row(None), pb.Measured(100.0, 1.0), "ok"), "-")
@@ -116,6 +131,23 @@ class Plan(unittest.TestCase):
         self.assertEqual(goals[("batched", pb.COMPLETION, "torch._foreach_add_")], 0.7)
         self.assertEqual(goals[("cupy", pb.HOST, "cupy.add")], 1.5)
         self.assertEqual(goals[("import", pb.IMPORT, "")], 50.0)
+        self.assertEqual(goals[("adamw", pb.GPU, "torch._fused_adamw_")], 1.0)
+        self.assertEqual(goals[("adamw", pb.BANDWIDTH, "ew.add")], 0.90)
+
+    def test_the_adamw_case(self):
+        adamw = {case.key: case for case in pb.CASES}["adamw"]
+        self.assertEqual([(row.metric, row.higher) for row in adamw.rows],
+                         [(pb.GPU, False), (pb.BANDWIDTH, True), (pb.HOST, False)])
+        self.assertIsNone(adamw.rows[2].goal)  # host time: for information
+        self.assertEqual(pb.ADAMW_BYTES, 16 + 12)  # p, g, m, v read; p, m, v written, f32 each
+        self.assertEqual((pb.ADAMW_COUNT, pb.ADD_ELEMENTS), (1000, 1 << 26))
+        sizes = pb.torch_foreach.loguniform_sizes(pb.ADAMW_SEED, pb.ADAMW_COUNT)
+        self.assertEqual(len(sizes), 1000)
+        self.assertTrue(all(1 << 10 <= n <= 1 << 20 for n in sizes))
+        self.assertEqual(sizes, pb.torch_foreach.loguniform_sizes(pb.ADAMW_SEED, pb.ADAMW_COUNT))  # fixed
+        for name in ("p0", "p6", "out0 = param", "out1 = m", "out2 = v", "sqrt(v)"):
+            self.assertIn(name, pb.ADAMW_BODY)
+        self.assertEqual(sorted(pb.ADAMW_HYPER), ["beta1", "beta2", "eps", "lr", "weight_decay"])
 
 
 class Main(unittest.TestCase):
@@ -132,8 +164,13 @@ class Main(unittest.TestCase):
         self.assertEqual(len(table), 1 + len(rows))
 
     def test_missed_target_does_not_fail_the_run(self):
-        status, out, rows, md = run_main([], Fake(factor=1.0, per_case={"batched": 0.9}, absolute=80.0))
+        status, out, rows, md = run_main([], Fake(factor=1.0, per_case={"batched": 0.9, "adamw": 1.2},
+                                              absolute=80.0))
         self.assertEqual(status, 0)
+        self.assertEqual(met(rows, "adamw", pb.GPU), "no")  # 1.2x torch's time
+        self.assertEqual(met(rows, "adamw", pb.BANDWIDTH), "no")  # 1 / 1.2 = 0.83x ew.add's GB/s
+        self.assertEqual(met(rows, "adamw", pb.HOST), "-")
+        self.assertEqual([r["target"] for r in rows if r["case"] == "adamw"], ["<= 1x", ">= 0.9x", "-"])
         self.assertEqual(met(rows, "add-out", pb.HOST), "yes")
         foreach = "torch._foreach_add_(as_, bs)"
         self.assertEqual(met(rows, "batched", pb.COMPLETION, foreach), "no")
@@ -187,7 +224,8 @@ class Main(unittest.TestCase):
     def test_quick_is_smaller(self):
         full, quick = pb.Settings(False), pb.Settings(True)
         self.assertEqual((full.host_calls, full.host_batches), (256, 51))  # bench/lib/timing.c's host method
-        for field in ("host_batches", "completion_batches", "gpu_batches", "pool_bytes", "imports"):
+        for field in ("host_batches", "completion_batches", "gpu_batches", "pool_bytes", "imports",
+                      "adamw_host_calls"):
             self.assertLess(getattr(quick, field), getattr(full, field), field)
         self.assertGreaterEqual(quick.pool_bytes, 256 << 20)  # still far beyond any L2
 

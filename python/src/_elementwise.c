@@ -8,7 +8,8 @@
  * contiguous over the output's shape goes to the strided call as it is, and the library refuses
  * what it cannot take. The library is loaded with dlopen from the path the Python loader chose (the
  * copy bundled beside this module, or ELEMENTWISE_LIBRARY); it must have every call of 1.1, and the
- * scaled casts of 1.2 (per tensor and in blocks) are bound when present (their calls say so when not).
+ * calls of 1.2 (the scaled casts per tensor and in blocks, kernels of several outputs and over tensor
+ * lists) are bound when present (their calls say so when not).
  *
  * Py_LIMITED_API 3.10: METH_FASTCALL | METH_KEYWORDS entered the stable ABI in 3.10. */
 #ifndef Py_LIMITED_API
@@ -44,7 +45,7 @@
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
     X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
     X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill) X(ew_kernel_create_outputs) X(ew_kernel_launch_outputs) \
-    X(ew_kernel_cache_fill_outputs) X(ew_kernel_launch_outputs_strided)
+    X(ew_kernel_cache_fill_outputs) X(ew_kernel_launch_outputs_strided) X(ew_kernel_launch_batched)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -1509,10 +1510,11 @@ done:
 
 enum { KW_OUT, KW_STREAM, KW_DTYPE, KW_HANDLE, KW_IN_DTYPE, KW_OUT_DTYPE, KW_OUTS, KW_PARAMS, KW_SCALE,
        KW_SCALE_INV, KW_AMAX, KW_AMAX_MODE, KW_ACCUMULATE, KW_FORMAT, KW_ROUND_UP, KW_SWIZZLED, KW_GLOBAL_SCALE,
-       KW_SCALES, KW_COUNT };
+       KW_SCALES, KW_ENTRY_PARAMS, KW_COUNT };
 static const char *const KW_NAMES[KW_COUNT] = {"out", "stream", "dtype", "handle", "in_dtype", "out_dtype", "outs",
                                                "params", "scale", "scale_inv", "amax", "amax_mode", "accumulate",
-                                               "format", "round_up", "swizzled", "global_scale", "scales"};
+                                               "format", "round_up", "swizzled", "global_scale", "scales",
+                                               "entry_params"};
 static PyObject *kw_strings[KW_COUNT];
 
 /* Keyword arguments into slots (Py_None when absent); allowed is a bit mask of the KW_ names. */
@@ -2567,6 +2569,78 @@ static int kernel_dtype_error(const operand_t *op, int dtype)
                          dtype_label(dtype, &want));
 }
 
+static int kernel_input_error(const operand_t *op, int dtype)
+{
+    dtype_label_t have, want;
+    return operand_error(op, PyExc_ValueError, " ", "is %s but the kernel takes %s",
+                         dtype_label(op->dtype, &have), dtype_label(dtype, &want));
+}
+
+static const char *const KERNEL_INPUTS[MAX_INPUTS] = {"in0", "in1", "in2", "in3"};
+static const char *const KERNEL_OUTPUTS[EW_KERNEL_MAX_OUTPUTS] = {"out[0]", "out[1]", "out[2]", "out[3]"};
+
+/* What a launch reads of a Kernel: its outputs (of_outputs: ew_kernel_create_outputs' kernel, its _outputs;
+ * else ew_kernel_create's one array of _out_dtype), its inputs' dtypes (_in_dtypes) and n_params. */
+typedef struct {
+    int of_outputs;
+    kernel_outputs_t ko;
+    int n_inputs;
+    int in_dtype[MAX_INPUTS];
+    long n_params;
+} kernel_spec_t;
+
+static int read_kernel_spec(PyObject *kernel, kernel_spec_t *spec)
+{
+    PyObject *outputs_attr = PyObject_GetAttr(kernel, s_outputs_attr);
+    if (!outputs_attr)
+        return -1;
+    spec->of_outputs = outputs_attr != Py_None;
+    long out_dtype = 0;
+    int read = spec->of_outputs ? read_kernel_outputs(outputs_attr, &spec->ko)
+                                : attr_int(kernel, s_out_dtype, &out_dtype);
+    Py_DECREF(outputs_attr);
+    if (read || attr_int(kernel, s_n_params, &spec->n_params))
+        return -1;
+    if (!spec->of_outputs) { /* ew_kernel_create's: one array */
+        spec->ko.n = spec->ko.n_arrays = 1;
+        spec->ko.n_scalars = 0;
+        spec->ko.dtype[0] = (int)out_dtype;
+        spec->ko.reduce[0] = 0;
+    }
+    PyObject *in_dtypes = PyObject_GetAttr(kernel, s_in_dtypes);
+    if (!in_dtypes)
+        return -1;
+    Py_ssize_t n_inputs = PyTuple_Check(in_dtypes) ? PyTuple_Size(in_dtypes) : -1;
+    for (Py_ssize_t k = 0; k < n_inputs && k < MAX_INPUTS; k++)
+        spec->in_dtype[k] = (int)PyLong_AsLong(PyTuple_GetItem(in_dtypes, k));
+    Py_DECREF(in_dtypes);
+    if (n_inputs < 1 || n_inputs > MAX_INPUTS || PyErr_Occurred()) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "the kernel's in_dtypes are not 1 to 4 dtypes");
+        return -1;
+    }
+    spec->n_inputs = (int)n_inputs;
+    return 0;
+}
+
+/* params= of a launch (None: none) into values: exactly the kernel's n_params floats. */
+static int read_params(PyObject *value, long n_params, double values[8])
+{
+    PyObject *tuple = value == Py_None ? Py_NewRef(empty_tuple) : PySequence_Tuple(value);
+    if (!tuple)
+        return -1;
+    Py_ssize_t n_given = PyTuple_Size(tuple);
+    if (n_given != n_params || n_given > 8) {
+        Py_DECREF(tuple);
+        PyErr_Format(PyExc_TypeError, "the kernel takes %ld params, %zd given", n_params, n_given);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n_given; k++)
+        values[k] = PyFloat_AsDouble(PyTuple_GetItem(tuple, k));
+    Py_DECREF(tuple);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* kernel_launch(kernel, *inputs, out=None, params=(), stream=None, accumulate=False): out[i] = body(inputs...,
  * params) for every index of out, the inputs broadcast to out's shape; out None: made like the first input,
  * of the inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
@@ -2587,40 +2661,19 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     }
     PyObject *kernel = args[0];
-    PyObject *outputs_attr = PyObject_GetAttr(kernel, s_outputs_attr);
-    if (!outputs_attr)
+    kernel_spec_t spec;
+    if (read_kernel_spec(kernel, &spec))
         return NULL;
-    const int of_outputs = outputs_attr != Py_None;
-    kernel_outputs_t ko;
-    long out_dtype = 0, n_params;
-    int read = of_outputs ? read_kernel_outputs(outputs_attr, &ko) : attr_int(kernel, s_out_dtype, &out_dtype);
-    Py_DECREF(outputs_attr);
-    if (read || attr_int(kernel, s_n_params, &n_params))
-        return NULL;
-    if (!of_outputs) { /* ew_kernel_create's: one array */
-        ko.n = ko.n_arrays = 1;
-        ko.n_scalars = 0;
-        ko.dtype[0] = (int)out_dtype;
-        ko.reduce[0] = 0;
-    }
+    const int of_outputs = spec.of_outputs;
+    const kernel_outputs_t ko = spec.ko;
+    const long n_params = spec.n_params;
+    const Py_ssize_t n_inputs = spec.n_inputs;
+    const int *expected = spec.in_dtype;
     int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
     if (accumulate < 0)
         return NULL;
     if (accumulate && !ko.n_scalars) {
         PyErr_SetString(PyExc_TypeError, "accumulate= is for a kernel with a reduction output");
-        return NULL;
-    }
-    PyObject *in_dtypes = PyObject_GetAttr(kernel, s_in_dtypes);
-    if (!in_dtypes)
-        return NULL;
-    Py_ssize_t n_inputs = PyTuple_Check(in_dtypes) ? PyTuple_Size(in_dtypes) : -1;
-    int expected[MAX_INPUTS];
-    for (Py_ssize_t k = 0; k < n_inputs && k < MAX_INPUTS; k++)
-        expected[k] = (int)PyLong_AsLong(PyTuple_GetItem(in_dtypes, k));
-    Py_DECREF(in_dtypes);
-    if (n_inputs < 1 || n_inputs > MAX_INPUTS || PyErr_Occurred()) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "the kernel's in_dtypes are not 1 to 4 dtypes");
         return NULL;
     }
     PyObject *const *inputs = args + 1;
@@ -2641,19 +2694,7 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     }
     double params[8];
-    PyObject *param_tuple = slots[KW_PARAMS] == Py_None ? Py_NewRef(empty_tuple) : PySequence_Tuple(slots[KW_PARAMS]);
-    if (!param_tuple)
-        return NULL;
-    Py_ssize_t n_given = PyTuple_Size(param_tuple);
-    if (n_given != n_params || n_given > 8) {
-        Py_DECREF(param_tuple);
-        PyErr_Format(PyExc_TypeError, "the kernel takes %ld params, %zd given", n_params, n_given);
-        return NULL;
-    }
-    for (Py_ssize_t k = 0; k < n_given; k++)
-        params[k] = PyFloat_AsDouble(PyTuple_GetItem(param_tuple, k));
-    Py_DECREF(param_tuple);
-    if (PyErr_Occurred())
+    if (read_params(slots[KW_PARAMS], n_params, params))
         return NULL;
     ew_kernel_t k_raw;
     if (live_pointer(kernel, "kernel", (void **)&k_raw))
@@ -2661,11 +2702,10 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
 
     /* out=: of a kernel of outputs, its items in the kernel's order, into arrays (the first out, the rest
      * more) and scalars; every object borrowed, as the tuple is for the call. */
-    static const char *const OUT_NAMES[EW_KERNEL_MAX_OUTPUTS] = {"out[0]", "out[1]", "out[2]", "out[3]"};
     PyObject *out_obj = slots[KW_OUT];
     const char *out_name = "out";
     scalar_arg_t scalars[MAX_SCALARS], more[MORE_ARRAYS];
-    int array_dtype[1 + MORE_ARRAYS] = {(int)out_dtype};
+    int array_dtype[1 + MORE_ARRAYS] = {ko.dtype[0]};
     if (of_outputs) {
         char form[96];
         outputs_form(&ko, form, sizeof form);
@@ -2683,13 +2723,13 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
                     PyErr_Format(PyExc_TypeError, "accumulate=True needs out=%s: the scalar to fold into", form);
                     return NULL;
                 }
-                scalars[c++] = (scalar_arg_t){obj, OUT_NAMES[k], 1, ko.dtype[k]};
+                scalars[c++] = (scalar_arg_t){obj, KERNEL_OUTPUTS[k], 1, ko.dtype[k]};
             } else {
                 if (a == 0) {
                     out_obj = obj;
-                    out_name = ko.n_arrays > 1 ? OUT_NAMES[k] : "out";
+                    out_name = ko.n_arrays > 1 ? KERNEL_OUTPUTS[k] : "out";
                 } else {
-                    more[a - 1] = (scalar_arg_t){obj, OUT_NAMES[k], 1, ko.dtype[k]};
+                    more[a - 1] = (scalar_arg_t){obj, KERNEL_OUTPUTS[k], 1, ko.dtype[k]};
                 }
                 array_dtype[a++] = ko.dtype[k];
             }
@@ -2700,18 +2740,15 @@ static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssiz
     }
     const int n_more = ko.n_arrays - 1;
 
-    static const char *const names[] = {"in0", "in1", "in2", "in3"};
     operands_t o;
     PyObject *result = NULL, *scalar_made[MAX_SCALARS] = {NULL}, *more_made[MORE_ARRAYS] = {NULL};
     int n = (int)n_inputs;
-    if (operands_open(&o, inputs, n, names, 0, out_obj, 0, slots[KW_STREAM], scalars, ko.n_scalars, out_name, more,
-                      n_more))
+    if (operands_open(&o, inputs, n, KERNEL_INPUTS, 0, out_obj, 0, slots[KW_STREAM], scalars, ko.n_scalars,
+                      out_name, more, n_more))
         goto done;
     for (int k = 0; k < n; k++)
         if (o.in[k].dtype != expected[k]) {
-            dtype_label_t have, want;
-            operand_error(&o.in[k], PyExc_ValueError, " ", "is %s but the kernel takes %s",
-                          dtype_label(o.in[k].dtype, &have), dtype_label(expected[k], &want));
+            kernel_input_error(&o.in[k], expected[k]);
             goto done;
         }
     /* The first array: given; else made of the first given array's shape, else of the inputs' broadcast shape. */
@@ -2869,6 +2906,353 @@ done:
         Py_XDECREF(more_made[k]);
     operands_release(&o);
     return result;
+}
+
+/* ---- user-defined kernels over tensor lists (1.2) ---- */
+
+/* ElementwiseError(status, message, function) for a refusal the binding makes before the library would. */
+static void raise_refusal(int status, const char *message, const char *function)
+{
+    PyObject *error = PyObject_CallFunction(error_class, "iss", status, message, function);
+    if (error) {
+        PyErr_SetObject(error_class, error);
+        Py_DECREF(error);
+    }
+}
+
+/* A list argument as a tuple: any sequence but an array or a string (an array would iterate over its
+ * rows). */
+static PyObject *list_arg(PyObject *value, const char *name)
+{
+    if (!PyUnicode_Check(value) && !PyBytes_Check(value) && !has_attr(value, s_dlpack) &&
+        !has_attr(value, s_cai)) {
+        PyObject *tuple = PySequence_Tuple(value);
+        if (tuple || !PyErr_ExceptionMatches(PyExc_TypeError))
+            return tuple;
+        PyErr_Clear();
+    }
+    PyObject *type = type_name(value);
+    if (type)
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of arrays, one an entry, not %U", name, type);
+    Py_XDECREF(type);
+    return NULL;
+}
+
+static PyObject *pointer_tuple(void *const *pointers, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (Py_ssize_t i = 0; tuple && i < n; i++)
+        PyTuple_SetItem(tuple, i, pointer_object(pointers[i]));
+    return tuple;
+}
+
+/* entry_params: count * n_params float64 values, contiguous (entry i's at [i * n_params]). */
+static int check_entry_params(const operand_t *op, Py_ssize_t count, long n_params)
+{
+    const long long wanted = (long long)count * n_params;
+    dtype_label_t label;
+    if (op->dtype != EW_F64)
+        return operand_error(op, PyExc_TypeError, " ",
+                             "is %s; it must be a float64 array of count * n_params = %lld values",
+                             dtype_label(op->dtype, &label), wanted);
+    if (op->count != wanted)
+        return operand_error(op, PyExc_ValueError, " ",
+                             "has %lld values but %zd entries of %ld params take %lld", (long long)op->count,
+                             count, n_params, wanted);
+    if (!is_contiguous(op)) {
+        PyObject *strides = int64_tuple(op->ndim, op->strides);
+        if (strides)
+            operand_error(op, PyExc_ValueError, " ",
+                          "is not contiguous (strides %R in elements): entry i's params are read at "
+                          "[i * n_params]", strides);
+        Py_XDECREF(strides);
+        return -1;
+    }
+    return 0;
+}
+
+/* One list entry of a kernel: its given operands (the outputs', then the inputs'; NULL for an output to be
+ * made) of the kernel's dtypes, contiguous, of the first input's shape, on the kernel's device. */
+static int check_kernel_entry(operand_t *const *ops, int n_out, int n_in, const int *out_dtypes,
+                              const int *in_dtypes, int device)
+{
+    const operand_t *first = ops[n_out];
+    for (int k = 0; k < n_out + n_in; k++) {
+        const operand_t *op = ops[k];
+        if (!op)
+            continue;
+        if (k < n_out ? op->dtype != out_dtypes[k] : op->dtype != in_dtypes[k - n_out])
+            return k < n_out ? kernel_dtype_error(op, out_dtypes[k])
+                             : kernel_input_error(op, in_dtypes[k - n_out]);
+        if (op != first && !same_shape(op, first))
+            return shapes_error(op, first, "has shape %R but %U has %R; list entries are not broadcast");
+        if (!is_contiguous(op)) {
+            PyObject *strides = int64_tuple(op->ndim, op->strides);
+            if (strides)
+                operand_error(op, PyExc_ValueError, " ",
+                              "is not contiguous (strides %R in elements); the list calls take contiguous "
+                              "arrays: make a call per strided view instead", strides);
+            Py_XDECREF(strides);
+            return -1;
+        }
+        if (op->device >= 0 && op->device != device)
+            return operand_error(op, PyExc_ValueError, " ", "is on device %d but the call runs on device %d",
+                                 op->device, device);
+    }
+    return 0;
+}
+
+/* What the first entry (for an empty list, entry_params alone) settles for the whole call: the stream
+ * (stream=, else what those operands name), entry_params exported on it and checked, and the kernel's device,
+ * where each of those operands must be. ops: the entry's given operands and entry_params, any NULL. */
+static int settle_list(PyObject *stream_obj, operand_t **ops, int n_ops, operand_t *entry_params,
+                       Py_ssize_t count, long n_params, PyObject *handle_obj, intptr_t *stream, int *device)
+{
+    if (resolve_stream(stream_obj, ops, n_ops, stream))
+        return -1;
+    if (entry_params &&
+        (operand_export(entry_params, *stream) || check_entry_params(entry_params, count, n_params)))
+        return -1;
+    ew_handle_t unused;
+    return pick_handle(handle_obj, ops, n_ops, &unused, device);
+}
+
+/* kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, stream=None): the
+ * kernel over tensor lists in the few launches of ew_kernel_launch_batched, entry i its flat launch on the
+ * i-th arrays of the lists. The input lists are sequences of one length (count); an entry's arrays are
+ * contiguous, of one shape (no broadcasting) and of the kernel's dtypes. out: of ew_kernel_create's kernel, a
+ * sequence of count arrays; of a kernel of outputs, a sequence of such lists, one per array output in the
+ * kernel's order; None for a list or an array is made, like the entry's first input and of the output's
+ * dtype. params: the n_params values of every entry; entry_params: a float64 device array of count * n_params
+ * values, each entry's own (not both). The stream is chosen from the first entry and entry_params; later
+ * entries naming another one are refused. A kernel with a reduction output is refused (NOT_SUPPORTED), as the
+ * library refuses it. Returns out: a list of count arrays, or a tuple of such lists. */
+static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                          PyObject *kwnames)
+{
+    static const char *const name = "ew_kernel_launch_batched";
+    PyObject *slots[KW_COUNT];
+    if (parse_keywords("Kernel.batched", args, nargs, kwnames,
+                       KW(OUT) | KW(STREAM) | KW(PARAMS) | KW(ENTRY_PARAMS), slots))
+        return NULL;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "kernel_launch_batched() takes the kernel first");
+        return NULL;
+    }
+    PyObject *kernel = args[0];
+    kernel_spec_t spec;
+    if (read_kernel_spec(kernel, &spec) || missing(lib.ew_kernel_launch_batched, name))
+        return NULL;
+    if (spec.ko.n_scalars) {
+        raise_refusal(EW_ERROR_NOT_SUPPORTED,
+                      "the kernel has a reduction output, which a list launch does not take; launch it on "
+                      "each entry instead", name);
+        return NULL;
+    }
+    const int n_in = spec.n_inputs, n_out = spec.ko.n_arrays;
+    if (nargs - 1 != n_in) {
+        PyErr_Format(PyExc_TypeError, "the kernel takes %d input lists, %zd given", n_in, nargs - 1);
+        return NULL;
+    }
+    PyObject *entry_params_obj = slots[KW_ENTRY_PARAMS];
+    double params[8];
+    if (entry_params_obj != Py_None) {
+        Py_ssize_t given = slots[KW_PARAMS] == Py_None ? 0 : PyObject_Size(slots[KW_PARAMS]);
+        if (given < 0)
+            return NULL;
+        if (given) {
+            PyErr_SetString(PyExc_TypeError,
+                            "give params= (every entry's) or entry_params= (each entry's own), not both");
+            return NULL;
+        }
+    } else if (read_params(slots[KW_PARAMS], spec.n_params, params)) {
+        return NULL;
+    }
+    ew_kernel_t k_raw;
+    if (live_pointer(kernel, "kernel", (void **)&k_raw))
+        return NULL;
+
+    /* Every object below is owned by the call; the arrays are borrowed from the tuples. */
+    PyObject *lists[MAX_INPUTS] = {NULL}, *outs[1 + MORE_ARRAYS] = {NULL}, *results[1 + MORE_ARRAYS] = {NULL};
+    PyObject *handle_obj = NULL, *answer = NULL;
+    int64_t *counts = NULL;
+    void **pointers = NULL;
+    operand_t entry_params;
+    int entry_params_open = 0;
+    for (int k = 0; k < n_in; k++)
+        if (!(lists[k] = list_arg(args[1 + k], KERNEL_INPUTS[k])))
+            goto done;
+    const Py_ssize_t count = PyTuple_Size(lists[0]);
+    for (int k = 1; k < n_in; k++)
+        if (PyTuple_Size(lists[k]) != count) {
+            PyErr_Format(PyExc_ValueError, "%s has %zd entries but in0 has %zd", KERNEL_INPUTS[k],
+                         PyTuple_Size(lists[k]), count);
+            goto done;
+        }
+    /* out: a list (ew_kernel_create's kernel, named "out"), or a list per array output ("out[k]"). */
+    static const char *const ONE_OUT[1] = {"out"};
+    const char *const *out_names = spec.of_outputs ? KERNEL_OUTPUTS : ONE_OUT;
+    PyObject *out_obj = slots[KW_OUT];
+    if (spec.of_outputs && out_obj != Py_None) {
+        if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Size(out_obj) != n_out) {
+            PyErr_Format(PyExc_TypeError,
+                         "out= of this kernel is a tuple of %d lists, one per array output in its order, "
+                         "any of them None", n_out);
+            goto done;
+        }
+        for (int a = 0; a < n_out; a++) {
+            PyObject *item = PySequence_GetItem(out_obj, a);
+            if (!item)
+                goto done;
+            if (item != Py_None)
+                outs[a] = list_arg(item, KERNEL_OUTPUTS[a]);
+            Py_DECREF(item);
+            if (item != Py_None && !outs[a])
+                goto done;
+        }
+    } else if (out_obj != Py_None && !(outs[0] = list_arg(out_obj, "out"))) {
+        goto done;
+    }
+    for (int a = 0; a < n_out; a++)
+        if (outs[a] && PyTuple_Size(outs[a]) != count) {
+            PyErr_Format(PyExc_ValueError, "%s has %zd entries but in0 has %zd", out_names[a],
+                         PyTuple_Size(outs[a]), count);
+            goto done;
+        }
+    for (int a = 0; a < n_out; a++)
+        if (!(results[a] = PyList_New(count)))
+            goto done;
+    counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
+    pointers = PyMem_Malloc(sizeof(void *) * (size_t)(count ? count : 1) * (size_t)(n_out + n_in));
+    if (!counts || !pointers) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (entry_params_obj != Py_None) {
+        if (operand_open(&entry_params, entry_params_obj, "entry_params", -1, 0, 0))
+            goto done;
+        entry_params_open = 1;
+    }
+    if (!(handle_obj = PyObject_GetAttr(kernel, s_handle_attr)))
+        goto done;
+
+    operand_t in[MAX_INPUTS], out[1 + MORE_ARRAYS];
+    intptr_t stream = 0;
+    int device = -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int opened = 0, ok = 0, out_open[1 + MORE_ARRAYS] = {0};
+        PyObject *given[1 + MORE_ARRAYS], *made[1 + MORE_ARRAYS] = {NULL};
+        operand_t *ops[1 + MORE_ARRAYS + MAX_INPUTS + 1] = {NULL}; /* the outputs, the inputs, entry_params */
+        for (; opened < n_in; opened++) {
+            if (operand_open(&in[opened], PyTuple_GetItem(lists[opened], i), KERNEL_INPUTS[opened], i, 0, 0))
+                goto entry_done;
+            ops[n_out + opened] = &in[opened];
+        }
+        for (int a = 0; a < n_out; a++) {
+            given[a] = outs[a] ? PyTuple_GetItem(outs[a], i) : Py_None;
+            if (given[a] == Py_None)
+                continue;
+            if (operand_open(&out[a], given[a], out_names[a], i, 0, 1))
+                goto entry_done;
+            out_open[a] = 1;
+            ops[a] = &out[a];
+        }
+        ops[n_out + n_in] = entry_params_open ? &entry_params : NULL;
+        if (i == 0 && settle_list(slots[KW_STREAM], ops, n_out + n_in + 1, ops[n_out + n_in], count,
+                                  spec.n_params, handle_obj, &stream, &device))
+            goto entry_done;
+        for (int k = 0; k < n_out + n_in; k++)
+            if (ops[k] && (check_stream(ops[k], slots[KW_STREAM], stream) || operand_export(ops[k], stream)))
+                goto entry_done;
+        if (check_kernel_entry(ops, n_out, n_in, spec.ko.dtype, spec.in_dtype, device))
+            goto entry_done;
+        for (int a = 0; a < n_out; a++) {
+            if (out_open[a])
+                continue;
+            if (!(made[a] = allocate_output(&out[a], &in[0], in[0].ndim, in[0].shape, spec.ko.dtype[a],
+                                            out_names[a], i, stream)))
+                goto entry_done;
+            out_open[a] = 1;
+        }
+        counts[i] = in[0].count;
+        for (int a = 0; a < n_out; a++) {
+            pointers[a * count + i] = out[a].data;
+            PyList_SetItem(results[a], i, made[a] ? made[a] : Py_NewRef(given[a]));
+            made[a] = NULL;
+        }
+        for (int k = 0; k < n_in; k++)
+            pointers[(n_out + k) * count + i] = in[k].data;
+        ok = 1;
+    entry_done:
+        for (int a = 0; a < n_out; a++) {
+            if (out_open[a])
+                operand_release(&out[a]);
+            Py_XDECREF(made[a]);
+        }
+        for (int k = 0; k < opened; k++)
+            operand_release(&in[k]);
+        if (!ok)
+            goto done;
+    }
+    if (!count) {
+        operand_t *ops[1] = {entry_params_open ? &entry_params : NULL};
+        if (settle_list(slots[KW_STREAM], ops, 1, ops[0], 0, spec.n_params, handle_obj, &stream, &device))
+            goto done;
+    }
+
+    void *const *out_arrays[1 + MORE_ARRAYS];
+    const void *const *in_arrays[MAX_INPUTS];
+    for (int a = 0; a < n_out; a++)
+        out_arrays[a] = pointers + a * count;
+    for (int k = 0; k < n_in; k++)
+        in_arrays[k] = (const void *const *)(pointers + (n_out + k) * count);
+    const double *per_launch = entry_params_open || !spec.n_params ? NULL : params;
+    const double *per_entry = entry_params_open ? (const double *)entry_params.data : NULL;
+    int status;
+    if (recorder) {
+        PyObject *out_tuple = PyTuple_New(n_out), *in_tuple = PyTuple_New(n_in);
+        for (int a = 0; out_tuple && a < n_out; a++)
+            PyTuple_SetItem(out_tuple, a, pointer_tuple(out_arrays[a], count));
+        for (int k = 0; in_tuple && k < n_in; k++)
+            PyTuple_SetItem(in_tuple, k, pointer_tuple((void *const *)in_arrays[k], count));
+        /* params as the values passed (() for none), None when entry_params stands in for them. */
+        PyObject *param_values = entry_params_open ? Py_NewRef(Py_None) : PyTuple_New(spec.n_params);
+        for (Py_ssize_t k = 0; !entry_params_open && param_values && k < spec.n_params; k++)
+            PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
+        PyObject *rest =
+            Py_BuildValue("(NnNNNNNn)", pointer_object(k_raw), count, int64_tuple((int)count, counts),
+                          out_tuple, in_tuple, param_values, pointer_object(per_entry), (Py_ssize_t)stream);
+        status = record(name, PyTuple_New(0), rest);
+    } else {
+        status = lib.ew_kernel_launch_batched(k_raw, count, counts, out_arrays, in_arrays, per_launch,
+                                              per_entry, (ew_stream_t)stream);
+    }
+    if (finish(status, name))
+        goto done;
+    if (spec.of_outputs) {
+        if (!(answer = PyTuple_New(n_out)))
+            goto done;
+        for (int a = 0; a < n_out; a++) {
+            PyTuple_SetItem(answer, a, results[a]);
+            results[a] = NULL;
+        }
+    } else {
+        answer = results[0];
+        results[0] = NULL;
+    }
+done:
+    for (int k = 0; k < MAX_INPUTS; k++)
+        Py_XDECREF(lists[k]);
+    for (int a = 0; a < 1 + MORE_ARRAYS; a++) {
+        Py_XDECREF(outs[a]);
+        Py_XDECREF(results[a]);
+    }
+    if (entry_params_open)
+        operand_release(&entry_params);
+    Py_XDECREF(handle_obj);
+    PyMem_Free(counts);
+    PyMem_Free(pointers);
+    return answer;
 }
 
 /* A kernel's input dtypes from a sequence of ints: the first 16 in values (a kernel takes fewer; the
@@ -3275,6 +3659,10 @@ static PyMethodDef methods[] = {
     FAST(unary_batched, "unary_batched(op, xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(binary_batched, "binary_batched(op, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(kernel_launch, "kernel_launch(kernel, *inputs, out=None, params=(), stream=None)"),
+    FAST(kernel_launch_batched,
+         "kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, "
+         "stream=None)\n\nThe kernel over tensor lists in one call (ew_kernel_launch_batched): "
+         "Kernel.batched."),
     {"kernel_create", py_kernel_create, METH_VARARGS,
      "kernel_create(handle, source, out, in_dtypes, n_params): out an out dtype, or ((dtype, reduction), ...)"},
     {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},

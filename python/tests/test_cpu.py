@@ -499,10 +499,10 @@ def test_kernel_cache_fill_for_two_architectures_without_a_gpu(tmp_path, monkeyp
     except ew.ElementwiseError as error:
         assert error.status == ew.Status.NOT_SUPPORTED and "NVRTC" in str(error), error
         pytest.skip("no NVRTC to compile with: %s" % error)
-    assert len(list(cache.glob("*.ewk"))) == 4  # the flat and the strided program, for each
+    assert len(list(cache.glob("*.ewk"))) == 6  # the flat, the strided and the lists' program, for each
     ew.kernel_cache_fill("out0 = in0; out1 = in0; // fill %d" % os.getpid(), "f32", "bf16", arch="sm_90",
-                         reduce="abs_max")  # a kernel with a reduction output: programs of its own
-    assert len(list(cache.glob("*.ewk"))) == 6
+                         reduce="abs_max")  # a kernel with a reduction output: programs of its own (no lists')
+    assert len(list(cache.glob("*.ewk"))) == 8
     with pytest.raises(ew.ElementwiseError) as caught:
         ew.kernel_cache_fill("out0 = in0; out1 = in0;", "f32", "bf16", arch="sm_90", reduce="max", reduce_dtype="f16")
     assert caught.value.function == "ew_kernel_cache_fill_outputs" and caught.value.status == ew.Status.NOT_SUPPORTED
@@ -1558,6 +1558,252 @@ def test_kernel_cache_fill_of_several_arrays_without_a_gpu(tmp_path, monkeypatch
             ew.kernel_cache_fill("out0 = in0;", out_dtype, "f32", arch="sm_90", reduce=reduce)
         assert caught.value.function == "ew_kernel_cache_fill_outputs"
         assert caught.value.status == status and message in caught.value.message, caught.value
+
+
+# ---- Kernel over tensor lists: Kernel.batched, ew_kernel_launch_batched ----
+
+@pytest.fixture
+def batched_calls(monkeypatch):
+    recorders = {"ew_kernel_create": FakeCreate(), "ew_kernel_create_outputs": FakeCreate(),
+                 "ew_kernel_launch_batched": Recorder(), "ew_kernel_destroy": Recorder()}
+    yield install(monkeypatch, recorders)
+    ew._ext.set_recorder(None)
+
+
+def batched_args(calls):
+    """What reached ew_kernel_launch_batched: kernel, count, n, outputs, inputs, params, entry_params, stream."""
+    args = calls["ew_kernel_launch_batched"].args
+    assert args is not None, "ew_kernel_launch_batched was not called"
+    return args
+
+
+def entries(shapes, base, typestr="<f4", **kw):
+    """FakeArrays of these shapes at base + 0x1000 * i (an empty one at NULL, as the module passes it)."""
+    return [FakeArray(shape=shape, typestr=typestr, pointer=base + 0x1000 * i, **kw) for i, shape in enumerate(shapes)]
+
+
+LIST_SHAPES = [(3,), (2, 5), (0,), (7,)]
+
+
+def test_kernel_batched_is_documented():
+    assert ew.Kernel.batched.__doc__ and "entry_params" in ew.Kernel.batched.__doc__
+    assert "batched" in ew.Kernel.__doc__ and ew._ext.kernel_launch_batched.__doc__
+
+
+def test_a_kernel_over_lists_passes_the_c_api_its_arguments(batched_calls):
+    kernel = make_kernel(out_dtype="f16", n_params=2)
+    outs = entries(LIST_SHAPES, 0x10000, "<f2")
+    as_, bs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x30000)
+    result = kernel.batched(as_, bs, out=outs, params=(1.5, 2), stream=9)
+    assert type(result) is list and result == outs and all(got is want for got, want in zip(result, outs))
+    assert batched_args(batched_calls) == (
+        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000),),
+        ((0x20000, 0x21000, None, 0x23000), (0x30000, 0x31000, None, 0x33000)), (1.5, 2.0), None, 9)
+    # Any sequences; the stream the arrays' interfaces name; no params for a kernel that takes none.
+    make_kernel().batched(tuple(as_[:2]), (b for b in bs[:2]), out=tuple(entries(LIST_SHAPES[:2], 0x40000, "<f4",
+                                                                                  stream=0x99)))
+    assert batched_args(batched_calls)[1:] == (2, (3, 10), ((0x40000, 0x41000),), ((0x20000, 0x21000),
+                                                                                  (0x30000, 0x31000)), (), None, 0x99)
+    # In place: an entry's output its input exactly.
+    make_kernel().batched(as_, bs, out=as_, stream=9)
+    args = batched_args(batched_calls)
+    assert args[3] == (args[4][0],)
+
+
+def test_a_kernel_of_several_arrays_over_lists_takes_a_list_per_output(batched_calls):
+    kernel = arrays_kernel()  # out0 f32, out1 f16
+    as_, bs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x30000)
+    totals, products = entries(LIST_SHAPES, 0x10000), entries(LIST_SHAPES, 0x50000, "<f2")
+    result = kernel.batched(as_, bs, out=(totals, products), stream=3)
+    assert type(result) is tuple and len(result) == 2 and result[0] == totals and result[1] == products
+    assert batched_args(batched_calls) == (
+        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000), (0x50000, 0x51000, None, 0x53000)),
+        ((0x20000, 0x21000, None, 0x23000), (0x30000, 0x31000, None, 0x33000)), (), None, 3)
+    kernel.batched(as_, bs, out=[totals, products], stream=3)  # a list of lists does as well
+    assert batched_args(batched_calls)[3][1][0] == 0x50000
+    # A sequence of one dtype is the outputs form: a tuple of one list.
+    one = arrays_kernel(out_dtype=["f32"], source="out0 = in0;", in_dtypes=("f32",))
+    assert one.batched(as_, out=(totals,), stream=3) == (totals,)
+    assert batched_args(batched_calls)[3:5] == (((0x10000, 0x11000, None, 0x13000),),
+                                                ((0x20000, 0x21000, None, 0x23000),))
+    # Three arrays in place over four input lists: the AdamW form.
+    step = arrays_kernel(out_dtype=("f32",) * 3, in_dtypes=("f32",) * 4, n_params=7,
+                         source="out0 = in0; out1 = in2; out2 = in3;")
+    ps, gs, ms, vs = (entries(LIST_SHAPES, base) for base in (0x10000, 0x20000, 0x30000, 0x40000))
+    assert step.batched(ps, gs, ms, vs, out=(ps, ms, vs), params=range(7), stream=3) == (ps, ms, vs)
+    args = batched_args(batched_calls)
+    assert args[3] == (args[4][0], args[4][2], args[4][3]) and args[5] == tuple(float(k) for k in range(7))
+
+
+def test_entry_params_pass_their_pointer_instead_of_params(batched_calls):
+    kernel = make_kernel(in_dtypes=("f32",), n_params=2, source="return in0 * p0 + p1;")
+    xs, outs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x10000)
+    table = FakeArray(shape=(4, 2), typestr="<f8", pointer=0x9000)  # entry i's two params in row i
+    assert kernel.batched(xs, out=outs, entry_params=table, stream=5) == outs
+    assert batched_args(batched_calls)[5:] == (None, 0x9000, 5)
+    kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(8,), typestr="<f8", pointer=0x9100), params=(),
+                   stream=5)  # params=() is no params
+    assert batched_args(batched_calls)[5:] == (None, 0x9100, 5)
+    # Its stream, when it names one, is the call's; through DLPack it is exported on the call's stream.
+    kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(8,), typestr="<f8", pointer=0x9100, stream=0x77))
+    assert batched_args(batched_calls)[-1] == 0x77
+    dlpack = FakeDLPack(shape=(8,), code=(2, 64), pointer=0x9200)
+    kernel.batched(xs, out=outs, entry_params=dlpack, stream=0x55)
+    assert dlpack.calls == [dict(stream=0x55, max_version=MAX_VERSION, copy=False)]
+    assert batched_args(batched_calls)[5:] == (None, 0x9200, 0x55)
+
+
+def test_entry_params_are_checked_before_the_library(batched_calls):
+    kernel = make_kernel(in_dtypes=("f32",), n_params=2, source="return in0 * p0 + p1;")
+    xs, outs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x10000)
+    table = FakeArray(shape=(8,), typestr="<f8", pointer=0x9000)
+    with pytest.raises(TypeError, match=r"params= \(every entry's\) or entry_params= \(each entry's own\), not both"):
+        kernel.batched(xs, out=outs, params=(1.0, 2.0), entry_params=table)
+    with pytest.raises(TypeError, match="entry_params is F32; it must be a float64 array of count \\* n_params = 8"):
+        kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(8,), pointer=0x9000))
+    with pytest.raises(ValueError, match="entry_params has 6 values but 4 entries of 2 params take 8"):
+        kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(6,), typestr="<f8", pointer=0x9000))
+    with pytest.raises(ValueError, match=r"entry_params is not contiguous \(strides \(2,\) in elements\)"):
+        kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(8,), typestr="<f8", pointer=0x9000, strides=(16,)))
+    with pytest.raises(ValueError, match="entry_params is on device 1 but the call runs on device 0"):
+        kernel.batched(xs, out=outs, entry_params=FakeDLPack(shape=(8,), code=(2, 64), device=(2, 1)))
+    with pytest.raises(TypeError, match="entry_params: object has neither"):
+        kernel.batched(xs, out=outs, entry_params=object())
+    with pytest.raises(TypeError, match="the kernel takes 2 params, 1 given"):
+        kernel.batched(xs, out=outs, params=(1.0,))
+    with pytest.raises(TypeError, match="the kernel takes 2 params, 0 given"):
+        kernel.batched(xs, out=outs)
+    assert batched_calls["ew_kernel_launch_batched"].args is None
+
+
+def test_an_empty_list_is_one_list_launch_of_no_entries(batched_calls):
+    kernel = make_kernel(n_params=1)
+    assert kernel.batched([], [], out=[], params=(2,), stream=4) == []
+    assert batched_args(batched_calls) == (KERNEL, 0, (), ((),), ((), ()), (2.0,), None, 4)
+    assert make_kernel().batched((), ()) == []  # nothing to make
+    assert arrays_kernel().batched([], []) == ([], [])
+    assert batched_args(batched_calls)[1:5] == (0, (), ((), ()), ((), ()))
+    scaled = make_kernel(in_dtypes=("f32",), n_params=3, source="return in0 * p0;")
+    assert scaled.batched([], entry_params=FakeArray(shape=(0,), typestr="<f8", pointer=0), stream=4) == []
+    assert batched_args(batched_calls)[5:] == (None, None, 4)  # an empty array's pointer is NULL
+    with pytest.raises(ValueError, match="entry_params has 3 values but 0 entries of 3 params take 0"):
+        scaled.batched([], entry_params=FakeArray(shape=(3,), typestr="<f8", pointer=0x9000))
+
+
+def test_lists_of_a_kernel_are_checked_before_the_library(batched_calls):
+    kernel = make_kernel(out_dtype="f16")
+    as_, bs, outs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x30000), entries(LIST_SHAPES, 0x10000, "<f2")
+    refusals = [
+        (lambda: kernel.batched(as_, bs[:3], out=outs), ValueError, "in1 has 3 entries but in0 has 4"),
+        (lambda: kernel.batched(as_, bs, out=outs[:2]), ValueError, "out has 2 entries but in0 has 4"),
+        (lambda: kernel.batched(as_, out=outs), TypeError, "the kernel takes 2 input lists, 1 given"),
+        (lambda: kernel.batched(as_, bs, bs, out=outs), TypeError, "the kernel takes 2 input lists, 3 given"),
+        (lambda: kernel.batched(as_, bs, out=outs[:3] + [FakeArray(shape=(7,), pointer=0x13000)]), ValueError,
+         r"out\[3\] is F32 but the kernel makes F16"),
+        (lambda: kernel.batched(as_[:3] + [FakeArray(shape=(7,), typestr="<f2")], bs, out=outs), ValueError,
+         r"in0\[3\] is F16 but the kernel takes F32"),
+        (lambda: kernel.batched(as_, bs[:1] + [FakeArray(shape=(10,), pointer=0x31000)] + bs[2:], out=outs),
+         ValueError, r"in1\[1\] has shape \(10,\) but in0\[1\] has \(2, 5\); list entries are not broadcast"),
+        (lambda: kernel.batched(as_, bs, out=[FakeArray(shape=(1, 3), typestr="<f2")] + outs[1:]), ValueError,
+         r"out\[0\] has shape \(1, 3\) but in0\[0\] has \(3,\)"),
+        (lambda: kernel.batched(as_, bs[:1] + [FakeArray(shape=(2, 5), strides=(40, 8))] + bs[2:], out=outs),
+         ValueError, r"in1\[1\] is not contiguous \(strides \(10, 2\) in elements\); the list calls take contiguous"),
+        (lambda: kernel.batched(as_, bs, out=outs[:1] + [FakeArray(shape=(2, 5), typestr="<f2", read_only=True)]
+                                + outs[2:]), ValueError, r"out\[1\]: the output array is read-only"),
+        (lambda: kernel.batched(as_, bs[:3] + [object()], out=outs), TypeError, r"in1\[3\]: object has neither"),
+        (lambda: kernel.batched(as_, bs, out=outs[:3] + [FakeDLPack(shape=(7,), code=(2, 16), device=(2, 1))]),
+         ValueError, r"out\[3\] is on device 1 but the call runs on device 0"),
+        (lambda: kernel.batched(as_, bs[:3] + [FakeArray(shape=(7,), stream=6)], out=outs[:3] +
+                                [FakeArray(shape=(7,), typestr="<f2", stream=5)]), ValueError, "different streams"),
+        # Not lists: an array (which would iterate over its rows), a number, None, a string.
+        (lambda: kernel.batched(FakeArray(), bs, out=outs), TypeError,
+         "in0 must be a sequence of arrays, one an entry, not FakeArray"),
+        (lambda: kernel.batched(as_, 5, out=outs), TypeError,
+         "in1 must be a sequence of arrays, one an entry, not int"),
+        (lambda: kernel.batched(None, bs, out=outs), TypeError, "in0 must be a sequence of arrays, one an entry"),
+        (lambda: kernel.batched(as_, "ab"), TypeError, "in1 must be a sequence of arrays, one an entry, not str"),
+        (lambda: kernel.batched(as_, bs, out=FakeArray()), TypeError, "out must be a sequence of arrays"),
+        (lambda: kernel.batched(as_, bs, out=outs, params=5), TypeError, "not iterable"),
+        (lambda: kernel.batched(as_, bs, out=outs, dtype="f32"), TypeError, "unexpected keyword argument 'dtype'"),
+    ]
+    for call, error, match in refusals:
+        with pytest.raises(error, match=match):
+            call()
+    several = arrays_kernel()
+    totals, products = entries(LIST_SHAPES, 0x10000), entries(LIST_SHAPES, 0x50000, "<f2")
+    for out in (totals, (totals,), (totals, products, products), "ab", FakeArray()):
+        with pytest.raises(TypeError, match=r"out= of this kernel is a tuple of 2 lists, one per array output in its "
+                                            r"order, any of them None"):
+            several.batched(as_, bs, out=out)
+    with pytest.raises(TypeError, match=r"out\[1\] must be a sequence of arrays, one an entry, not FakeArray"):
+        several.batched(as_, bs, out=(totals, FakeArray(typestr="<f2")))
+    with pytest.raises(ValueError, match=r"out\[1\] has 3 entries but in0 has 4"):
+        several.batched(as_, bs, out=(totals, products[:3]))
+    with pytest.raises(ValueError, match=r"out\[1\]\[2\] is F32 but the kernel makes F16"):
+        several.batched(as_, bs, out=(totals, products[:2] + [FakeArray(shape=(0,))] + products[3:]))
+    with pytest.raises(ValueError, match=r"out\[0\]\[1\] has shape \(10,\) but in0\[1\] has \(2, 5\)"):
+        several.batched(as_, bs, out=(totals[:1] + [FakeArray(shape=(10,))] + totals[2:], products))
+    assert batched_calls["ew_kernel_launch_batched"].args is None
+    # Still whole after all that: a good call goes through.
+    kernel.batched(as_, bs, out=outs, stream=9)
+    assert batched_args(batched_calls)[1] == 4
+
+
+def test_a_kernel_over_lists_makes_the_outputs_it_is_not_given(batched_calls, fake_cupy):
+    xs = [cupy_array(shape=(3,), pointer=0x200), cupy_array(shape=(2, 5), pointer=0x300)]
+    made = make_kernel(out_dtype="f16", in_dtypes=("f32",), source="return in0;").batched(xs, stream=4)
+    assert len(made) == 2 and all(isinstance(array, FakeCupyArray) for array in made)
+    assert fake_cupy.made == [("empty_like", (3,), "float16"), ("empty_like", (2, 5), "float16")]
+    assert batched_args(batched_calls)[1:5] == (2, (3, 10), ((0xA000, 0xA000),), ((0x200, 0x300),))
+    # Of several arrays: a list None made whole, another given in part (its None entry made).
+    del fake_cupy.made[:]
+    kernel = arrays_kernel(out_dtype=("f32", "f16"))
+    given = cupy_array(shape=(3,), typestr="<f2", pointer=0x900)
+    totals, products = kernel.batched(xs, xs, out=(None, [given, None]), stream=4)
+    assert products[0] is given and len(totals) == 2
+    assert fake_cupy.made == [("empty_like", (3,), "float32"), ("empty_like", (2, 5), "float32"),
+                              ("empty_like", (2, 5), "float16")]
+    assert batched_args(batched_calls)[3] == ((0xA000, 0xA000), (0x900, 0xA000))
+    # Refused before making anything.
+    del fake_cupy.made[:]
+    with pytest.raises(ValueError, match=r"in1\[0\] is F16 but the kernel takes F32"):
+        kernel.batched(xs, [cupy_array(shape=(3,), typestr="<f2"), xs[1]])
+    assert fake_cupy.made == []
+
+
+def test_a_kernel_with_a_reduction_has_no_list_launch(batched_calls):
+    kernel = reduce_kernel()
+    with pytest.raises(ew.ElementwiseError) as caught:
+        kernel.batched([FakeArray()], out=[FakeArray(typestr="<f2")])
+    assert caught.value.status == ew.Status.NOT_SUPPORTED and caught.value.function == "ew_kernel_launch_batched"
+    assert "reduction" in caught.value.message
+    assert batched_calls["ew_kernel_launch_batched"].args is None
+
+
+def test_a_failing_list_launch_raises_with_its_name(batched_calls):
+    batched_calls["ew_kernel_launch_batched"].status = int(ew.Status.INVALID_VALUE)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        make_kernel().batched([FakeArray()], [FakeArray()], out=[FakeArray()])
+    assert caught.value.function == "ew_kernel_launch_batched" and caught.value.status == ew.Status.INVALID_VALUE
+    kernel = make_kernel()
+    kernel.close()
+    with pytest.raises(ValueError, match="the kernel is closed"):
+        kernel.batched([FakeArray()], [FakeArray()], out=[FakeArray()])
+
+
+def test_the_real_library_takes_or_names_the_list_launch():
+    # No recorder: a library with ew_kernel_launch_batched refuses the NULL kernel; an older one is named.
+    kernel = ew.Kernel._from_raw(None, "f32", ["f32"])
+    call = lambda: kernel.batched([FakeArray(pointer=0x20000)], out=[FakeArray()])  # noqa: E731
+    if hasattr(ctypes.CDLL(ew.library_path), "ew_kernel_launch_batched"):
+        with pytest.raises(ew.ElementwiseError) as caught:
+            call()
+        assert caught.value.status == ew.Status.INVALID_HANDLE
+        assert caught.value.function == "ew_kernel_launch_batched"
+        assert caught.value.message == ew._last_error_message()
+    else:
+        with pytest.raises(RuntimeError, match=r"has no ew_kernel_launch_batched: it needs 1.2 or later"):
+            call()
 
 
 # ---- Kernel on strided and broadcast arrays: ew_kernel_launch_strided ----

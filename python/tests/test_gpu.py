@@ -1256,6 +1256,161 @@ def test_a_filled_cache_serves_a_process_without_nvrtc(cupy, kernels, tmp_path, 
     assert sorted(path.name for path in cache.glob("*.ewk")) == filled
 
 
+# ---- Kernel over tensor lists: Kernel.batched, ew_kernel_launch_batched ----
+
+BATCHED_SIZES = [4099, 0, 1, 33, 100_003, 257, (1 << 16) + 7]
+
+
+def batched_inputs(torch, sizes, seed):
+    """A list of f32 tensors of random bits, of these sizes; every third one, from the third, a view starting
+    one element into its storage (t[1:]), so the entries start at several alignments."""
+    skips = [int(i % 3 == 2) for i in range(len(sizes))]
+    return [random_tensor(torch, D.F32, n + skip, seed + i)[skip:] for i, (n, skip) in enumerate(zip(sizes, skips))]
+
+
+def test_a_sum_and_a_product_over_a_list_match_torch_per_tensor_bit_for_bit(torch, handle):
+    as_, bs = batched_inputs(torch, BATCHED_SIZES, 400), batched_inputs(torch, BATCHED_SIZES, 420)
+    with outputs_kernel(handle, SUM_PRODUCT, ("f32", "f32"), ("f32", "f32")) as kernel:
+        totals, products = kernel.batched(as_, bs)  # every output made, by PyTorch
+        assert len(totals) == len(products) == len(BATCHED_SIZES)
+        for i, (total, product, a, b) in enumerate(zip(totals, products, as_, bs)):
+            assert total.shape == a.shape and total.dtype == torch.float32 and product.shape == a.shape
+            assert_matches_torch(torch, total, torch.add(a, b), [a, b], "batched sum [%d] n=%d" % (i, a.numel()))
+            assert_matches_torch(torch, product, torch.mul(a, b), [a, b], "batched product [%d]" % i)
+        # Given outputs at other alignments than the inputs' and each other's: the same bits, nothing written
+        # around them; the lists returned are of the given tensors.
+        given = ([poisoned_view(torch, D.F32, a.numel(), before=i % 3, after=2) for i, a in enumerate(as_)],
+                 [poisoned_view(torch, D.F32, a.numel(), before=(i + 1) % 4, after=3) for i, a in enumerate(as_)])
+        result = kernel.batched(as_, bs, out=given)
+        assert type(result) is tuple and all(r is g for r, g in zip(result[0] + result[1], given[0] + given[1]))
+        for i in range(len(as_)):
+            assert_same_bits(torch, given[0][i], totals[i], [as_[i], bs[i]], "given sum [%d]" % i)
+            assert_same_bits(torch, given[1][i], products[i], [as_[i], bs[i]], "given product [%d]" % i)
+            assert_gaps_untouched(torch, given[0][i], "given sum [%d]" % i)
+            assert_gaps_untouched(torch, given[1][i], "given product [%d]" % i)
+        # In place, each output exactly its entry's input.
+        a_copies, b_copies = [a.clone() for a in as_], [b.clone() for b in bs]
+        kernel.batched(a_copies, b_copies, out=(a_copies, b_copies))
+        for i in range(len(as_)):
+            assert_same_bits(torch, a_copies[i], totals[i], [], "the sum in place [%d]" % i)
+            assert_same_bits(torch, b_copies[i], products[i], [], "the product in place [%d]" % i)
+    # A kernel of one output takes and returns a list.
+    with outputs_kernel(handle, "return ew::add(in0, in1);", "f32", ("f32", "f32")) as add:
+        outs = [torch.empty_like(a) for a in as_]
+        assert add.batched(as_, bs, out=outs) == outs
+        for i in range(len(as_)):
+            assert_same_bits(torch, outs[i], totals[i], [as_[i], bs[i]], "one output [%d]" % i)
+        assert add.batched([], []) == []
+
+
+def test_entry_params_give_each_entry_its_own_parameters(torch, handle):
+    generator = torch.Generator(device="cuda").manual_seed(440)
+    xs = [torch.randn(n, device="cuda", generator=generator) for n in BATCHED_SIZES]
+    xs[2] = torch.randn(BATCHED_SIZES[2] + 1, device="cuda", generator=generator)[1:]
+    with outputs_kernel(handle, "return in0 * p0;", "f32", ("f32",), n_params=1) as scale:
+        # Computed on the stream just before the call: the launch reads them on the GPU, in stream order.
+        factors = torch.arange(len(xs), dtype=torch.float64, device="cuda") * 0.37 - 1.1
+        made = scale.batched(xs, entry_params=factors)
+        for i, (out, x) in enumerate(zip(made, xs)):
+            want = (x.double() * factors[i]).float()
+            assert_same_bits(torch, out, want, [x], "entry %d times its own p0" % i)
+        # A (count, n_params) table does as well; params= gives every entry the same.
+        scale.batched(xs, out=made, entry_params=factors.view(-1, 1) * 2)
+        for i, (out, x) in enumerate(zip(made, xs)):
+            assert_same_bits(torch, out, (x.double() * (factors[i] * 2)).float(), [x], "entry %d, table" % i)
+        scale.batched(xs, out=made, params=(0.3,))
+        for i, (out, x) in enumerate(zip(made, xs)):
+            assert_same_bits(torch, out, (x.double() * 0.3).float(), [x], "entry %d, params" % i)
+        with pytest.raises(TypeError, match="not both"):
+            scale.batched(xs, params=(0.3,), entry_params=factors)
+        with pytest.raises(TypeError, match="must be a float64 array"):
+            scale.batched(xs, entry_params=factors.float())
+        with pytest.raises(ValueError, match="has 3 values but 7 entries of 1 params take 7"):
+            scale.batched(xs, entry_params=factors[:3])
+
+
+ADAMW_SOURCE = """
+double g = in1, m = p1 * in2 + (1.0 - p1) * g, v = p2 * in3 + (1.0 - p2) * g * g;
+double param = in0 * (1.0 - p0 * p4);
+param -= p0 / p5 * m / (sqrt(v) / p6 + p3);
+out0 = param; out1 = m; out2 = v;
+"""
+
+
+def adamw_params(lr, beta1, beta2, eps, weight_decay, step):
+    """The AdamW body's p0 ... p6: lr, beta1, beta2, eps, weight_decay, 1 - beta1^t, sqrt(1 - beta2^t)."""
+    return (lr, beta1, beta2, eps, weight_decay, 1 - beta1 ** step, (1 - beta2 ** step) ** 0.5)
+
+
+def adamw_reference(torch, p, g, m, v, params):
+    """One AdamW step in float64 (torch), from float32 tensors: (param, exp_avg, exp_avg_sq)."""
+    lr, beta1, beta2, eps, weight_decay, correction1, correction2_sqrt = params
+    p, g, m, v = (t.double() for t in (p, g, m, v))
+    m = beta1 * m + (1.0 - beta1) * g
+    v = beta2 * v + (1.0 - beta2) * g * g
+    param = p * (1.0 - lr * weight_decay)
+    param = param - lr / correction1 * m / (v.sqrt() / correction2_sqrt + eps)
+    return param, m, v
+
+
+def ulp_distance(torch, got, want):
+    """|got - want| in units in the last place of float32, got float32, want float64 rounded to float32:
+    the bits as int32, mapped onto one monotonic integer line (-0 and +0 alike)."""
+    def line(t):
+        raw = t.contiguous().view(torch.int32).long()
+        return torch.where(raw < 0, -(raw & 0x7FFFFFFF), raw)
+    return (line(got) - line(want.float())).abs()
+
+
+def test_an_adamw_step_over_a_list_is_within_2_ulp_of_float64(torch, handle):
+    generator = torch.Generator(device="cuda").manual_seed(460)
+    sizes = [1, 7, 1000, 4099, 0, 100_003, (1 << 16) + 1]
+    draw = lambda n, scale=1.0: torch.randn(n, device="cuda", generator=generator) * scale  # noqa: E731
+    ps = [draw(n) for n in sizes]
+    ps[2] = draw(sizes[2] + 1)[1:]  # a view one element into its storage
+    gs = [draw(n, 0.1) for n in sizes]
+    ms = [draw(n, 0.01) for n in sizes]
+    vs = [draw(n, 0.001).abs() for n in sizes]
+    before = [tuple(t.clone() for t in entry) for entry in zip(ps, gs, ms, vs)]
+    params = adamw_params(1e-3, 0.9, 0.999, 1e-8, 0.01, 10)
+    with outputs_kernel(handle, ADAMW_SOURCE, ("f32",) * 3, ("f32",) * 4, n_params=7) as step:
+        result = step.batched(ps, gs, ms, vs, out=(ps, ms, vs), params=params)  # in place
+        assert all(got is want for got, want in zip(result[0] + result[1] + result[2], ps + ms + vs))
+        for i, (p, g, m, v) in enumerate(before):
+            for name, got, want in zip(("param", "exp_avg", "exp_avg_sq"), (ps[i], ms[i], vs[i]),
+                                       adamw_reference(torch, p, g, m, v, params)):
+                if got.numel():
+                    worst = int(ulp_distance(torch, got, want).max())
+                    assert worst <= 2, "AdamW %s [%d] n=%d: %d ulp from float64" % (name, i, got.numel(), worst)
+        # Each entry its own learning rate and step, from a (count, 7) float64 table on the device.
+        table = [adamw_params(1e-3 * (i + 1), 0.9, 0.999, 1e-8, 0.01, 3 + i) for i in range(len(sizes))]
+        for i, entry in enumerate(before):
+            for t, saved in zip((ps[i], gs[i], ms[i], vs[i]), entry):
+                t.copy_(saved)
+        step.batched(ps, gs, ms, vs, out=(ps, ms, vs),
+                     entry_params=torch.tensor(table, dtype=torch.float64, device="cuda"))
+        for i, (p, g, m, v) in enumerate(before):
+            for name, got, want in zip(("param", "exp_avg", "exp_avg_sq"), (ps[i], ms[i], vs[i]),
+                                       adamw_reference(torch, p, g, m, v, table[i])):
+                if got.numel():
+                    worst = int(ulp_distance(torch, got, want).max())
+                    assert worst <= 2, "AdamW (entry_params) %s [%d]: %d ulp from float64" % (name, i, worst)
+
+
+def test_list_launches_refuse_views_and_reductions(torch, handle):
+    a = torch.ones(64, device="cuda")
+    with outputs_kernel(handle, SUM_PRODUCT, ("f32", "f32"), ("f32", "f32")) as kernel:
+        with pytest.raises(ValueError, match=r"in0\[1\] is not contiguous"):
+            kernel.batched([a, a[::2]], [a, a[:32]])
+        with pytest.raises(ValueError, match=r"in1\[0\] has shape \(32,\) but in0\[0\] has \(64,\); list entries "
+                                             r"are not broadcast"):
+            kernel.batched([a], [a[:32]])
+    with reduction_kernel(handle, "out0 = in0; out1 = in0;", "abs_max", D.F32, in_dtypes=(D.F32,)) as reducing:
+        with pytest.raises(ew.ElementwiseError) as caught:
+            reducing.batched([a])
+        assert caught.value.status == ew.Status.NOT_SUPPORTED and "reduction" in caught.value.message
+
+
 # ---- scaled casts (1.2): quantize, dequantize, amax against PyTorch ----
 
 SCALED_SOURCES = (D.F16, D.BF16, D.F32, D.F64)

@@ -240,6 +240,20 @@ ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *s
     return EW_SUCCESS;
 }
 
+/* A catalogue list call of one dtype: out and x (pointers 2), or out, a and b (3). */
+static list_call_t list_of_one_dtype(int64_t count, const int64_t *n, int pointers, void *const *out,
+                                     const void *const *a, const void *const *b, size_t size)
+{
+    list_call_t call = {.count = count,
+                        .n = n,
+                        .outputs = 1,
+                        .pointers = pointers,
+                        .name = {"out", pointers == 3 ? "a" : "x", "b"},
+                        .address = {(const void *const *)out, a, b},
+                        .elem_size = {size, size, size}};
+    return call;
+}
+
 /* A catalogue list call: checked, then launched with its functor from params. */
 static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
                             const ew_op_params_t *params, ew_stream_t stream)
@@ -261,14 +275,7 @@ ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
     ew_status_t status = ewi_find(handle, "ew_unary_batched", EW_CALL_UNARY, op, dtype, dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
-    const size_t size = ew_dtype_size(dtype);
-    const list_call_t call = {.count = count,
-                              .n = n,
-                              .outputs = 1,
-                              .pointers = 2,
-                              .name = {"out", "x"},
-                              .address = {(const void *const *)out, x},
-                              .elem_size = {size, size}};
+    const list_call_t call = list_of_one_dtype(count, n, 2, out, x, NULL, ew_dtype_size(dtype));
     const ew_op_params_t params = {0};
     return run_list(h, set, &call, &params, stream);
 }
@@ -282,14 +289,7 @@ ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
         ewi_find(handle, "ew_binary_batched", EW_CALL_BINARY, op, dtype, dtype, &h, &set);
     if (status != EW_SUCCESS)
         return status;
-    const size_t size = ew_dtype_size(dtype);
-    const list_call_t call = {.count = count,
-                              .n = n,
-                              .outputs = 1,
-                              .pointers = 3,
-                              .name = {"out", "a", "b"},
-                              .address = {(const void *const *)out, a, b},
-                              .elem_size = {size, size, size}};
+    const list_call_t call = list_of_one_dtype(count, n, 3, out, a, b, ew_dtype_size(dtype));
     const ew_op_params_t params = {0};
     return run_list(h, set, &call, &params, stream);
 }
@@ -325,13 +325,6 @@ ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double al
         ewi_find_scale_add(handle, "ew_scale_add_batched", dtype, alpha, &h, &set, &params);
     if (status != EW_SUCCESS)
         return status;
-    const size_t size = ew_dtype_size(dtype);
-    const list_call_t call = {.count = count,
-                              .n = n,
-                              .outputs = 1,
-                              .pointers = 3,
-                              .name = {"out", "a", "b"},
-                              .address = {(const void *const *)out, a, b},
-                              .elem_size = {size, size, size}};
+    const list_call_t call = list_of_one_dtype(count, n, 3, out, a, b, ew_dtype_size(dtype));
     return run_list(h, set, &call, &params, stream);
 }

@@ -6,9 +6,10 @@
  * arguments. Handles are valid ones made with the internal ewi_handle_make (no GPU needed), NULL,
  * or destroyed ones; op and dtype values, n, pointers (NULL, misaligned, overlapping, arbitrary
  * fake addresses), alpha and streams are arbitrary. User-defined kernels likewise: live ones made
- * without code by the internal ewi_user_kernel_make, NULL or destroyed ones, on live or destroyed
- * handles, and ew_kernel_create's arguments. Every call must return one of the ew_status_t values,
- * with a non-empty message on failure, and the status must be the one the rules of
+ * without code by the internal ewi_user_kernel_make (of one output, or of outputs: several arrays, a
+ * reduction), NULL or destroyed ones, on live or destroyed handles, and ew_kernel_create's arguments;
+ * their flat, strided and list launches (ew_kernel_launch_batched). Every call must return one of the
+ * ew_status_t values, with a non-empty message on failure, and the status must be the one the rules of
  * include/elementwise.h and docs/semantics.md give for those arguments: the operand rules of the
  * flat, strided and batched calls by the model tests/plan/layout_model.h (shared with
  * tests/plan/test_layout.c), the rest by the model below, the scaled casts' device scalars (scale, scale_inv,
@@ -206,7 +207,7 @@ static const unsigned judged_actions =
     1u << ACTION_STRIDED | 1u << ACTION_BATCHED | 1u << ACTION_KERNEL_LAUNCH |
     1u << ACTION_KERNEL_LAUNCH_STRIDED | 1u << ACTION_QUANTIZE | 1u << ACTION_QUANTIZE_STRIDED |
     1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX | 1u << ACTION_BLOCK_SCALES_SHAPE |
-    1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS;
+    1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS | 1u << ACTION_KERNEL_LAUNCH_BATCHED;
 _Static_assert(ACTIONS <= 32, "judged_actions has a bit for every action");
 
 static unsigned long long runs[ACTIONS], judged_valid[ACTIONS], judged_refused[ACTIONS];
@@ -628,6 +629,36 @@ static void action_strided(input_t *in)
     judge_views("a strided call", &v, count, operands, 0, status);
 }
 
+/* A list of count >= 0 entries past its arrays' checks, each entry's verdict by the flat rules (n[i] < 0:
+ * refused, about "n"): a list of valid entries succeeds where none has elements and stops at the device
+ * check where one has; a list with a bad entry is refused with a message "entry i: " naming a bad entry
+ * and an argument at fault in it. */
+static void judge_entries(const char *what, int64_t count, const int64_t n[], const model_verdict_t entries[],
+                          ew_status_t status)
+{
+    int valid = 1, elements = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        valid &= entries[i].valid;
+        elements |= entries[i].valid && n[i] > 0;
+    }
+    const char *message = ew_get_last_error_message();
+    if (valid) {
+        const model_verdict_t list = {.valid = 1};
+        expect_verdict(what, &list, !elements, status);
+        return;
+    }
+    long long bad = -1;
+    int at = 0;
+    CHECK(status == EW_ERROR_INVALID_VALUE && sscanf(message, "entry %lld: %n", &bad, &at) == 1 && at > 0,
+          "%s: a list with a bad entry: %s (\"%s\")", what, ew_status_string(status), message);
+    CHECK(bad >= 0 && bad < count && !entries[bad].valid,
+          "%s: a list's refusal names entry %lld, not a bad one: \"%s\"", what, bad, message);
+    CHECK(model_message_names(&entries[bad], message + at),
+          "%s: a list's refusal of entry %lld names none of its arguments at fault (%s): \"%s\"", what, bad,
+          verdict_names(&entries[bad]), message);
+    ++judged_refused[current_action];
+}
+
 /* The batched calls on fuzzed lists: count within the arrays, or negative; sometimes one array NULL.
  * Beyond the common rules, in the library's order: scale_add's alpha (even for an empty list), count,
  * the arrays, then entry by entry the flat call's rules (the model), a bad entry refused with a message
@@ -696,7 +727,6 @@ static void action_batched(input_t *in)
     /* entry by entry */
     const size_t sizes[3] = {spec_size(out_dtype), spec_size(in_dtype), spec_size(in_dtype)};
     model_verdict_t entries[MAX_ENTRIES];
-    int valid = 1, elements = 0;
     for (int64_t i = 0; i < count; ++i) {
         if (n[i] < 0) {
             entries[i] = (model_verdict_t){.valid = 1};
@@ -705,25 +735,8 @@ static void action_batched(input_t *in)
             const void *const entry_pointers[3] = {out[i], a[i], b[i]};
             entries[i] = flat_verdict(n[i], pointers, names[entry], entry_pointers, sizes);
         }
-        valid &= entries[i].valid;
-        elements |= entries[i].valid && n[i] > 0;
     }
-    const char *message = ew_get_last_error_message();
-    if (valid) {
-        const model_verdict_t list = {.valid = 1};
-        expect_verdict("a batched call", &list, !elements, status);
-        return;
-    }
-    long long bad = -1;
-    int at = 0;
-    CHECK(status == EW_ERROR_INVALID_VALUE && sscanf(message, "entry %lld: %n", &bad, &at) == 1 && at > 0,
-          "a list with a bad entry: %s (\"%s\")", ew_status_string(status), message);
-    CHECK(bad >= 0 && bad < count && !entries[bad].valid, "a list's refusal names entry %lld, not a bad one: \"%s\"",
-          bad, message);
-    CHECK(model_message_names(&entries[bad], message + at),
-          "a list's refusal of entry %lld names none of its arguments at fault (%s): \"%s\"", bad,
-          verdict_names(&entries[bad]), message);
-    ++judged_refused[current_action];
+    judge_entries("a batched call", count, n, entries, status);
 }
 
 /* ---- the scaled casts: quantize, dequantize, amax ---- */
@@ -1205,12 +1218,20 @@ static void action_blocks(input_t *in, int quantize)
 enum { KERNEL_SLOTS = FUZZ_SLOTS };
 
 /* A live kernel and what its launches check: its handle (which may be destroyed, or destroyed and
- * made again at the same address, while the kernel lives) and its spec. */
+ * made again at the same address, while the kernel lives) and its spec. A kernel of one output
+ * (KERNEL_MAKE; n_outputs 0) has the one array out_dtype, named "out"; a kernel of outputs
+ * (KERNEL_MAKE_OUTPUTS) its array outputs in order, each named "outputs[k]" by its index k among all
+ * its outputs, and at most one reduction. */
 typedef struct {
     ew_kernel_t kernel;
     ew_handle_t handle;
     int out_dtype, n_inputs, n_params;
     int in_dtypes[EW_KERNEL_MAX_INPUTS];
+    int n_outputs;                      /* 0: a kernel of one output */
+    int n_arrays;                       /* its array outputs, 1 to EW_KERNEL_MAX_OUTPUTS */
+    int arrays[EW_KERNEL_MAX_OUTPUTS];  /* their dtypes */
+    const char *array_names[EW_KERNEL_MAX_OUTPUTS];
+    int reduction;                      /* the reduction's index among the outputs, or -1 */
 } live_kernel_t;
 
 /* NULL, live, or stale (destroyed; kernels' memory is kept for reuse, as handles' is). */
@@ -1464,6 +1485,36 @@ static void action_kernel_cache_fill(input_t *in, int outputs_form)
               "%s with the cache off: \"%s\"", what, ew_get_last_error_message());
 }
 
+/* A kernel ewi_user_kernel_make made of spec on h, into live_kernels and the slot. */
+static void record_kernel(unsigned slot, ew_kernel_t k, ew_handle_t h, const ewi_kernel_spec_t *spec)
+{
+    static const char *const output_names[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]"};
+    _Static_assert(sizeof output_names / sizeof output_names[0] == EW_KERNEL_MAX_OUTPUTS, "a name per output");
+    live_kernel_t *l = &live_kernels[live_kernel_count++];
+    *l = (live_kernel_t){.kernel = k,
+                         .handle = h,
+                         .out_dtype = (int)spec->out_dtype,
+                         .n_inputs = spec->n_inputs,
+                         .n_params = spec->n_params,
+                         .n_outputs = spec->n_outputs,
+                         .reduction = -1};
+    for (int i = 0; i < spec->n_inputs; ++i)
+        l->in_dtypes[i] = (int)spec->in_dtypes[i];
+    if (spec->n_outputs == 0) {
+        l->n_arrays = 1;
+        l->arrays[0] = (int)spec->out_dtype;
+        l->array_names[0] = "out";
+    }
+    for (int o = 0; o < spec->n_outputs; ++o)
+        if (spec->outputs[o].reduce == EW_REDUCE_NONE) {
+            l->arrays[l->n_arrays] = (int)spec->outputs[o].dtype;
+            l->array_names[l->n_arrays++] = output_names[o];
+        } else {
+            l->reduction = o;
+        }
+    kernel_slots[slot] = k;
+}
+
 /* ewi_user_kernel_make into a slot: the handle and the spec are checked as by ew_kernel_create; otherwise a
  * live kernel without code. */
 static void action_kernel_make(input_t *in)
@@ -1491,17 +1542,58 @@ static void action_kernel_make(input_t *in)
         CHECK(k == NULL, "ewi_user_kernel_make failed but returned a kernel %p", (void *)k);
         return;
     }
+    record_kernel(slot, k, h, &spec);
+}
+
+/* The checks of ewi_user_kernel_make for a spec of n_outputs outputs (ewi_kernel_check's order): a
+ * spec of none is one of one output (spec_model); else the spec's own INVALID_VALUE rules, then the
+ * outputs' (outputs_model: INVALID_VALUE, then NOT_SUPPORTED), then the dtypes (outputs_spec_model). */
+static ew_status_t make_outputs_model(const ewi_kernel_spec_t *spec)
+{
+    if (spec->n_outputs == 0)
+        return spec_model(spec);
+    ewi_kernel_spec_t first = *spec;
+    first.out_dtype = EW_F32; /* not read for a kernel of outputs */
+    if (spec_model(&first) == EW_ERROR_INVALID_VALUE)
+        return EW_ERROR_INVALID_VALUE;
+    const ew_status_t status = outputs_model(spec->n_outputs, spec->outputs);
+    return status != EW_SUCCESS ? status : outputs_spec_model(spec, spec->n_outputs, spec->outputs);
+}
+
+/* ewi_user_kernel_make of a kernel of outputs into a slot: the spec as take_spec reads it, its outputs as
+ * take_outputs reads them (the spec holds them in place, so the byte that would make the array NULL is
+ * read and not used; a count of 0 makes a kernel of one output, out_dtype's). The handle, then the spec
+ * (make_outputs_model); otherwise a live kernel without code, recorded with its arrays and reduction. */
+static void action_kernel_make_outputs(input_t *in)
+{
+    unsigned slot = take8(in) % KERNEL_SLOTS;
+    if (find_live_kernel(kernel_slots[slot]) != NULL)
+        destroy_kernel_checked(kernel_slots[slot]);
+    if (live_kernel_count == MAX_LIVE)
+        return;
+    ew_handle_t h = take_handle(in);
+    ewi_kernel_spec_t spec;
+    ew_dtype_t dtypes[EW_KERNEL_MAX_INPUTS];
+    take_spec(in, &spec, dtypes);
+    const ew_kernel_output_t *unused;
+    spec.n_outputs = take_outputs(in, spec.outputs, &unused);
+    ew_kernel_t k = NULL;
+    ew_status_t status = ewi_user_kernel_make(h, &spec, &k);
+    check_status("ewi_user_kernel_make", status);
+    ew_status_t expected = find_live(h) == NULL ? EW_ERROR_INVALID_HANDLE : make_outputs_model(&spec);
+    CHECK(status == expected,
+          "ewi_user_kernel_make(%p, source %s, n_outputs %d, n_inputs %d, in_dtypes %s, n_params %d): "
+          "%s, not %s (\"%s\")",
+          (void *)h, spec.source ? "set" : "NULL", spec.n_outputs, spec.n_inputs,
+          spec.in_dtypes ? "set" : "NULL", spec.n_params, ew_status_string(status), ew_status_string(expected),
+          ew_get_last_error_message());
+    if (status != EW_SUCCESS) {
+        CHECK(k == NULL, "ewi_user_kernel_make failed but returned a kernel %p", (void *)k);
+        return;
+    }
     CHECK(k != NULL && find_live_kernel(k) == NULL, "ewi_user_kernel_make returned %p, NULL or still live",
           (void *)k);
-    live_kernel_t *l = &live_kernels[live_kernel_count++];
-    *l = (live_kernel_t){.kernel = k,
-                         .handle = h,
-                         .out_dtype = (int)spec.out_dtype,
-                         .n_inputs = spec.n_inputs,
-                         .n_params = spec.n_params};
-    for (int i = 0; i < spec.n_inputs; ++i)
-        l->in_dtypes[i] = (int)spec.in_dtypes[i];
-    kernel_slots[slot] = k;
+    record_kernel(slot, k, h, &spec);
 }
 
 /* The params a launch passes (where not NULL). */
@@ -1521,6 +1613,16 @@ static const live_kernel_t *launchable(ew_kernel_t k, const char *what, ew_statu
     return NULL;
 }
 
+/* Whether l is a kernel of one output, which ew_kernel_launch and ew_kernel_launch_strided take; else
+ * checks that the launch refused the kernel of outputs (EW_ERROR_INVALID_VALUE, about "kernel"). */
+static int one_output(const live_kernel_t *l, const char *what, ew_status_t status)
+{
+    if (l->n_outputs == 0)
+        return 1;
+    expect_refusal(what, "kernel", status);
+    return 0;
+}
+
 /* ew_kernel_launch_strided on fuzzed views: the kernel and its handle, then the views' rules (a NULL
  * inputs array reads as NULL pointers; NULL params are refused where the shape is not empty). */
 static void action_kernel_launch_strided(input_t *in)
@@ -1538,7 +1640,7 @@ static void action_kernel_launch_strided(input_t *in)
                                                   params_null ? NULL : kernel_params, NULL);
     check_status("ew_kernel_launch_strided", status);
     const live_kernel_t *l = launchable(k, "ew_kernel_launch_strided", status);
-    if (l == NULL)
+    if (l == NULL || !one_output(l, "ew_kernel_launch_strided", status))
         return;
     /* A NULL inputs array reads as NULL pointers, named "inputs"; a NULL in_strides as all contiguous. */
     static const char *const names[] = {"out", "inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
@@ -1571,7 +1673,7 @@ static void action_kernel_launch(input_t *in)
     check_status("ew_kernel_launch", status);
 
     const live_kernel_t *l = launchable(k, "ew_kernel_launch", status);
-    if (l == NULL)
+    if (l == NULL || !one_output(l, "ew_kernel_launch", status))
         return;
     /* n, then (n > 0) the inputs array, params, the operands, the device */
     if (n < 0) {
@@ -1591,6 +1693,171 @@ static void action_kernel_launch(input_t *in)
     }
     const model_verdict_t verdict = flat_verdict(n, 1 + l->n_inputs, names, pointers, sizes);
     expect_verdict("ew_kernel_launch", &verdict, n == 0, status);
+}
+
+/* A kernel's pointers in a launch: its array outputs, then its inputs. */
+enum { KERNEL_POINTERS = EW_KERNEL_MAX_OUTPUTS + EW_KERNEL_MAX_INPUTS };
+
+/* The flat rules for a call of `outputs` outputs (the first of the count operands), as model_flat
+ * (tests/plan/layout_model.h) gives them for one: n == 0 valid with any pointers; else each pointer
+ * non-NULL, aligned, its n elements inside the address space; each output apart from every other output,
+ * and meeting an input only exactly in place (the same address and element size). An overlap is
+ * refused about the first output of the pair, which the message names. */
+static model_verdict_t flat_outputs_verdict(int64_t n, int outputs, int count, const char *const names[],
+                                            const void *const pointers[], const size_t sizes[])
+{
+    model_verdict_t v = {.valid = 1, .n = n};
+    if (n == 0)
+        return v;
+    model_int begin[KERNEL_POINTERS], end[KERNEL_POINTERS];
+    int ranges_known = 1;
+    for (int k = 0; k < count; ++k) {
+        begin[k] = (uintptr_t)pointers[k];
+        end[k] = begin[k] + (model_int)n * (model_int)sizes[k];
+        if (pointers[k] == NULL || (uintptr_t)pointers[k] % sizes[k] != 0 || end[k] > (model_int)UINTPTR_MAX) {
+            model_refuse(&v, names[k]);
+            ranges_known = 0;
+        }
+    }
+    for (int o = 0; o < outputs && ranges_known; ++o)
+        for (int k = o + 1; k < count; ++k) {
+            if (k >= outputs && begin[o] == begin[k] && sizes[o] == sizes[k])
+                continue; /* an input exactly in place */
+            if (begin[o] < end[k] && begin[k] < end[o])
+                model_refuse(&v, names[o]);
+        }
+    return v;
+}
+
+/* ew_kernel_launch_batched over a fuzzed list: count (as action_batched takes it), then the arrays: which
+ * one is NULL (n, outputs, inputs, or one column of outputs or inputs), then the params (NULL or the
+ * launch's) and entry_params (NULL, an array, misaligned, near the top of the address space, anything),
+ * then per entry its n and EW_KERNEL_MAX_OUTPUTS + EW_KERNEL_MAX_INPUTS pointers, the outputs' columns
+ * then the inputs'. A pointer's in-place reference (take_pointer) is outputs[0]'s for the outputs, and for
+ * inputs[i] the kernel's array output i modulo its arrays (a kernel that is not live: one array).
+ *
+ * The model, in the library's order: the kernel and its handle; a kernel with a reduction output
+ * (EW_ERROR_NOT_SUPPORTED); params and entry_params both given; with count > 0, outputs or inputs NULL,
+ * then both params NULL for a kernel that takes some, then entry_params misaligned to a double or its
+ * count x n_params doubles past the address space; then the list (count, n, the columns the kernel reads,
+ * entry by entry the flat rules of its arrays and inputs: judge_entries). count == 0 succeeds past the
+ * first checks. */
+static void action_kernel_launch_batched(input_t *in)
+{
+    enum { MAX_ENTRIES = 6, COLUMNS = KERNEL_POINTERS };
+    static const double entry_values[MAX_ENTRIES * EW_KERNEL_MAX_PARAMS]; /* never read: no launch runs */
+    const char *what = "ew_kernel_launch_batched";
+    ew_kernel_t k = take_kernel(in);
+    const live_kernel_t *l = find_live_kernel(k);
+    const int arrays = l != NULL ? l->n_arrays : 1;
+    const uint8_t c = take8(in);
+    const int64_t count = c < 16 ? -(int64_t)c : c % (MAX_ENTRIES + 1);
+    /* 0 n, 1 outputs, 2 inputs, 3 + j outputs[j], 3 + EW_KERNEL_MAX_OUTPUTS + i inputs[i] */
+    const uint8_t array_byte = take8(in);
+    const int null_array = array_byte >= 224 ? (array_byte - 224) % (3 + COLUMNS) : -1;
+    const uint8_t params_byte = take8(in);
+    const int params_given = params_byte & 1;
+    const double *entry_params;
+    switch ((params_byte >> 1) % 6) {
+    case 0:
+    case 1: entry_params = NULL; break;
+    case 2: entry_params = entry_values; break;
+    case 3: entry_params = (const double *)((uintptr_t)entry_values + 1 + take8(in) % 7); break;
+    case 4: /* aligned, take8 doubles below the last aligned one */
+        entry_params = (const double *)((UINTPTR_MAX & ~(uintptr_t)7) - 8 * (uintptr_t)take8(in));
+        break;
+    default: entry_params = (const double *)(uintptr_t)take64(in);
+    }
+    int64_t n[MAX_ENTRIES];
+    const void *column[COLUMNS][MAX_ENTRIES];
+    for (int i = 0; i < MAX_ENTRIES; ++i) {
+        uint8_t b = take8(in);
+        n[i] = b < 64 ? 0 : b < 200 ? b % 100 : take_n(in);
+        for (int j = 0; j < COLUMNS; ++j) {
+            const int reference = j < EW_KERNEL_MAX_OUTPUTS ? 0 : (j - EW_KERNEL_MAX_OUTPUTS) % arrays;
+            column[j][i] = take_pointer(in, j == 0 ? NULL : column[reference][i]);
+        }
+    }
+    ew_stream_t stream = take_stream(in);
+    void *const *out_columns[EW_KERNEL_MAX_OUTPUTS];
+    const void *const *in_columns[EW_KERNEL_MAX_INPUTS];
+    for (int j = 0; j < EW_KERNEL_MAX_OUTPUTS; ++j)
+        out_columns[j] = null_array == 3 + j ? NULL : (void *const *)column[j];
+    for (int i = 0; i < EW_KERNEL_MAX_INPUTS; ++i)
+        in_columns[i] = null_array == 3 + EW_KERNEL_MAX_OUTPUTS + i ? NULL : column[EW_KERNEL_MAX_OUTPUTS + i];
+    const int64_t *ns = null_array == 0 ? NULL : n;
+    void *const *const *outputs = null_array == 1 ? NULL : out_columns;
+    const void *const *const *inputs = null_array == 2 ? NULL : in_columns;
+    const double *params = params_given ? kernel_params : NULL;
+    ew_status_t status = ew_kernel_launch_batched(k, count, ns, outputs, inputs, params, entry_params, stream);
+    check_status(what, status);
+
+    if ((l = launchable(k, what, status)) == NULL)
+        return;
+    const char *message = ew_get_last_error_message();
+    if (l->reduction >= 0) {
+        CHECK(status == EW_ERROR_NOT_SUPPORTED && strstr(message, "reduction") != NULL,
+              "%s of a kernel with a reduction output: %s (\"%s\")", what, ew_status_string(status), message);
+        ++judged_refused[current_action];
+        return;
+    }
+    if (params != NULL && entry_params != NULL) {
+        expect_refusal(what, "params", status);
+        return;
+    }
+    if (count > 0 && (outputs == NULL || inputs == NULL)) {
+        expect_refusal(what, outputs == NULL ? "outputs" : "inputs", status);
+        return;
+    }
+    if (count > 0 && l->n_params > 0 && params == NULL && entry_params == NULL) {
+        expect_refusal(what, "params", status);
+        return;
+    }
+    if (count > 0 && entry_params != NULL &&
+        ((uintptr_t)entry_params % sizeof(double) != 0 ||
+         (model_int)(uintptr_t)entry_params + (model_int)count * l->n_params * (model_int)sizeof(double) >
+             (model_int)UINTPTR_MAX)) {
+        expect_refusal(what, "entry_params", status);
+        return;
+    }
+    /* the list: count, then (count > 0) n and the columns the kernel reads, then entry by entry */
+    if (count < 0) {
+        expect_refusal(what, "count", status);
+        return;
+    }
+    const char *names[KERNEL_POINTERS];
+    size_t sizes[KERNEL_POINTERS];
+    const void *const *columns[KERNEL_POINTERS];
+    static const char *const input_names[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
+    const int pointers = l->n_arrays + l->n_inputs;
+    for (int j = 0; j < pointers; ++j) {
+        const int output = j < l->n_arrays, i = j - l->n_arrays;
+        names[j] = output ? l->array_names[j] : input_names[i];
+        sizes[j] = spec_size(output ? l->arrays[j] : l->in_dtypes[i]);
+        columns[j] = output ? (const void *const *)out_columns[j] : in_columns[i];
+    }
+    if (count > 0 && ns == NULL) {
+        expect_refusal(what, "n", status);
+        return;
+    }
+    for (int j = 0; j < pointers && count > 0; ++j)
+        if (columns[j] == NULL) {
+            expect_refusal(what, names[j], status);
+            return;
+        }
+    model_verdict_t entries[MAX_ENTRIES];
+    for (int64_t i = 0; i < count; ++i) {
+        if (n[i] < 0) {
+            entries[i] = (model_verdict_t){.valid = 1};
+            model_refuse(&entries[i], "n");
+        } else {
+            const void *entry_pointers[KERNEL_POINTERS];
+            for (int j = 0; j < pointers; ++j)
+                entry_pointers[j] = columns[j][i];
+            entries[i] = flat_outputs_verdict(n[i], l->n_arrays, pointers, names, entry_pointers, sizes);
+        }
+    }
+    judge_entries(what, count, n, entries, status);
 }
 
 static void action_info(input_t *in)
@@ -1692,6 +1959,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_KERNEL_CACHE_FILL: action_kernel_cache_fill(&in, 0); break;
         case ACTION_KERNEL_CREATE_OUTPUTS: action_kernel_create_outputs(&in); break;
         case ACTION_KERNEL_CACHE_FILL_OUTPUTS: action_kernel_cache_fill(&in, 1); break;
+        case ACTION_KERNEL_LAUNCH_BATCHED: action_kernel_launch_batched(&in); break;
+        case ACTION_KERNEL_MAKE_OUTPUTS: action_kernel_make_outputs(&in); break;
         case ACTION_UNARY:
         case ACTION_BINARY:
         case ACTION_CAST:

@@ -36,7 +36,9 @@
     X(DEQUANTIZE_BLOCKS)                                                                                     \
     X(KERNEL_CACHE_FILL)                                                                                     \
     X(KERNEL_CREATE_OUTPUTS)                                                                                 \
-    X(KERNEL_CACHE_FILL_OUTPUTS)
+    X(KERNEL_CACHE_FILL_OUTPUTS)                                                                             \
+    X(KERNEL_LAUNCH_BATCHED)                                                                                 \
+    X(KERNEL_MAKE_OUTPUTS)
 
 /* The last value of each public enum the harness knows. The seeds' test fails when the header's enum
  * ends elsewhere: a value appended there must be added here and to the harness's model. */

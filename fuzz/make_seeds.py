@@ -55,11 +55,12 @@ NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
  KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
  AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS, KERNEL_CACHE_FILL, KERNEL_CREATE_OUTPUTS,
- KERNEL_CACHE_FILL_OUTPUTS) = (ACTION[name] for name in (
+ KERNEL_CACHE_FILL_OUTPUTS, KERNEL_LAUNCH_BATCHED, KERNEL_MAKE_OUTPUTS) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
      "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
      "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX", "BLOCK_SCALES_SHAPE", "QUANTIZE_BLOCKS",
-     "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL", "KERNEL_CREATE_OUTPUTS", "KERNEL_CACHE_FILL_OUTPUTS"))
+     "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL", "KERNEL_CREATE_OUTPUTS", "KERNEL_CACHE_FILL_OUTPUTS",
+     "KERNEL_LAUNCH_BATCHED", "KERNEL_MAKE_OUTPUTS"))
 ARCH = {name: code for code, name in enumerate(table_list("FUZZ_ARCHS"))}
 MX, NVFP4 = FORMATS["EW_BLOCKS_MX"], FORMATS["EW_BLOCKS_NVFP4"]
 ROUND_UP, SWIZZLED = (int(re.search(r"%s = (\d+)" % name, HEADER).group(1))
@@ -749,6 +750,138 @@ seeds.update({
         dequantize_blocks(0, MX, F32, E4, pointers=(R0, ptr_near_out(16), R1)),  # the scales inside out
         dequantize_blocks(0, NVFP4, F32, E2M1, g=scalar_in_out(0)), dequantize_blocks(0, NVFP4, F32, E2M1, options=3),
         dequantize_blocks(1, MX, F32, E4)],
+})
+
+
+# User kernels over lists (action_kernel_launch_batched): the kernel, count (list_count), which array is
+# NULL, params and entry_params, then six entries of n (list_n) and eight pointers each: the outputs'
+# columns 0-3, then the inputs' 4-7. An input's ptr_in_place() is on the kernel's array output i % arrays,
+# an output's on outputs[0]. Kernels of outputs come from ewi_user_kernel_make (kernel_make_outputs).
+def kernel_make_outputs(kernel_slot, handle_slot, outs=outputs(n=2), **kw):
+    return bytes([KERNEL_MAKE_OUTPUTS, kernel_slot, handle_slot]) + spec(**kw) + outs
+
+
+COLUMNS = 8
+NULL_N, NULL_OUTPUTS, NULL_INPUTS = 0, 1, 2
+
+
+def null_outputs_column(j):
+    return 3 + j
+
+
+def null_inputs_column(i):
+    return 7 + i
+
+
+def column(j, entry, offset=0):  # column j of entry: apart from every other column and entry, aligned
+    return ptr_region(j % 4, 0x2000 * (j // 4) + 0x400 * entry + offset)
+
+
+def k_entries(count, n=50, **changes):
+    """count valid entries of n elements; changes[f"e{i}"] = (n, {column: pointer}) replaces entry i's."""
+    result = []
+    for i in range(count):
+        entry_n, replaced = changes.get(f"e{i}", (n, {}))
+        result.append((entry_n, [replaced.get(j, column(j, i)) for j in range(COLUMNS)]))
+    return result
+
+
+def entry_params_(form):  # None: NULL; "array"; ("misaligned", 1-7); ("top", k doubles below); ("any", v)
+    if form is None:
+        return 0, b""
+    if form == "array":
+        return 2, b""
+    kind, value = form
+    if kind == "misaligned":  # 1 + byte % 7 bytes past the array
+        return 3, bytes([value - 1])
+    return (4, bytes([value])) if kind == "top" else (5, u64(value))
+
+
+def kernel_batched(kernel_slot, entries, count=None, null_array=None, params=False, entry_params=None):
+    form, extra = entry_params_(entry_params)
+    body = bytes([KERNEL_LAUNCH_BATCHED, kernel_slot]) + list_count(len(entries) if count is None else count)
+    body += bytes([0 if null_array is None else 224 + null_array, (form << 1) | int(params)]) + extra
+    entries = list(entries) + [(0, [ptr_null()] * COLUMNS)] * (6 - len(entries))
+    return body + b"".join(list_n(n) + b"".join(pointers) for n, pointers in entries) + stream_default()
+
+
+I8, I32 = DT["i8"], DT["i32"]
+THREE_ARRAYS = outputs(((F32, NONE), (BF16, NONE), (I8, NONE)), n=3)
+seeds.update({
+    "kernel_make_outputs": [
+        make(0), make(1), bytes([DESTROY, 1]),
+        kernel_make_outputs(0, 0, outs=THREE_ARRAYS, n_inputs=2, in_dtypes=[F32, BF16]),  # valid
+        kernel_make_outputs(1, 0, outs=outputs(((F64, SUM), (F16, NONE)), n=2), n_params=3),  # a reduction
+        kernel_make_outputs(2, 0, outs=outputs(n=0), out=I32),  # no outputs: a kernel of one output
+        kernel_make_outputs(3, NULL_SLOT), kernel_make_outputs(3, 1),  # the handle
+        kernel_make_outputs(3, 0, outs=outputs(n=5)), kernel_make_outputs(3, 0, outs=outputs(n=-1)),
+        kernel_make_outputs(3, 0, outs=outputs(((F32, NONE), (F32, SUM + 1)), n=2)),
+        kernel_make_outputs(3, 0, outs=outputs(((F32, ABS_MAX), (F32, SUM)), n=2)),  # two reductions
+        kernel_make_outputs(3, 0, outs=outputs(((F32, SUM),), n=1)),  # no array
+        kernel_make_outputs(3, 0, outs=outputs(((F32, NONE), (F16, ABS_MAX)), n=2)),  # the scalar's dtype
+        kernel_make_outputs(3, 0, outs=outputs(((F32, NONE), (PAST_DTYPE, NONE)), n=2)),
+        kernel_make_outputs(3, 0, outs=outputs(n=2), out=PAST_DTYPE),  # out_dtype is not read
+        kernel_make_outputs(3, 0, outs=outputs(n=2), n_inputs=2, in_dtypes=[F32, PAST_DTYPE]),
+        # the spec's INVALID_VALUE rules before the outputs', the outputs' before the dtypes'
+        kernel_make_outputs(3, 0, outs=outputs(((F32, ABS_MAX), (F32, SUM)), n=2), n_params=9),
+        kernel_make_outputs(3, 0, outs=outputs(((F32, -1),), n=1), n_inputs=1, in_dtypes=[PAST_DTYPE]),
+        kernel_make_outputs(0, 0, outs=outputs(n=2), source=SRC_NULL),  # fails: the slot's kernel destroyed
+        kernel_launch(1), kernel_launch(2), kernel_strided(1, 2, [4, 3]),  # kernels of outputs: refused
+        kernel_batched(2, k_entries(2))],
+    "kernel_launch_batched": [
+        make(0), make(1),
+        kernel_make(0, 0, in_dtypes=[F32]),
+        kernel_make(1, 0, out=F16, n_inputs=2, in_dtypes=[F16, F32], n_params=2),
+        kernel_make_outputs(2, 0, outs=THREE_ARRAYS, n_inputs=2, in_dtypes=[F32, BF16], n_params=1),
+        kernel_make_outputs(3, 0, outs=outputs(n=2), in_dtypes=[F32]),  # an array and a reduction
+        kernel_batched(0, k_entries(3)),  # valid: stops at the device
+        kernel_batched(1, k_entries(2), entry_params="array"), kernel_batched(1, k_entries(2), params=True),
+        kernel_batched(2, k_entries(3), params=True), kernel_batched(2, k_entries(6, n=99), entry_params="array"),
+        kernel_batched(3, k_entries(2)), kernel_batched(3, [], count=0),  # a reduction: not over a list
+        kernel_batched(1, k_entries(2), params=True, entry_params="array"),  # both
+        kernel_batched(1, [], params=True, entry_params="array"),  # both, even for an empty list
+        kernel_batched(1, k_entries(2)), kernel_batched(1, []),  # no params: refused, but where the list is empty
+        kernel_batched(0, k_entries(2), entry_params="array"),  # entry_params of no params: valid
+        kernel_batched(0, [], null_array=NULL_N), kernel_batched(0, [], null_array=NULL_OUTPUTS),
+        kernel_batched(0, [(0, [ptr_null()] * COLUMNS)] * 3),  # no elements: nothing to do
+        kernel_batched(0, k_entries(2), count=-2), kernel_batched(0, k_entries(2), null_array=NULL_N),
+        kernel_batched(0, k_entries(2), null_array=NULL_OUTPUTS),
+        kernel_batched(0, k_entries(2), null_array=NULL_INPUTS),
+        kernel_batched(0, k_entries(2), null_array=null_outputs_column(0)),  # "out"
+        kernel_batched(0, k_entries(2), null_array=null_outputs_column(1)),  # a column the kernel does not read
+        kernel_batched(0, k_entries(2), null_array=null_inputs_column(0)),
+        kernel_batched(0, k_entries(2), null_array=null_inputs_column(1)),
+        kernel_batched(2, k_entries(2), params=True, null_array=null_outputs_column(2)),
+        kernel_batched(2, k_entries(2), params=True, null_array=null_outputs_column(3)),
+        kernel_batched(2, k_entries(2), params=True, null_array=null_inputs_column(1)),
+        kernel_batched(1, k_entries(2), count=-1, params=True, entry_params="array"),  # both, before count
+        kernel_batched(1, k_entries(2), null_array=NULL_INPUTS),  # inputs before params
+        # entry_params: aligned to a double, its count x n_params doubles inside the address space
+        kernel_batched(2, k_entries(3), entry_params=("misaligned", 4)),
+        kernel_batched(2, k_entries(3), entry_params=("top", 2)),  # 24 bytes, 23 left: refused
+        kernel_batched(2, k_entries(3), entry_params=("top", 3)),  # 31 left: valid
+        kernel_batched(0, k_entries(3), entry_params=("top", 0)),  # no params: no bytes
+        kernel_batched(2, k_entries(3), entry_params=("any", 0x10)),
+        kernel_batched(2, [], entry_params=("misaligned", 1)),  # empty: not checked
+        # the entries: each as the flat launch checks it, the arrays apart from each other
+        kernel_batched(0, k_entries(3, e1=(50, {4: ptr_in_place()}))),  # in place: valid
+        kernel_batched(0, k_entries(3, e2=(50, {4: ptr_near_out(4)}))),  # overlaps out
+        kernel_batched(0, k_entries(3, e1=(-1, {}))),  # entry 1: n = -1
+        kernel_batched(0, k_entries(3, e0=(0, {j: ptr_null() for j in range(COLUMNS)}))),  # empty entry: any pointers
+        kernel_batched(0, k_entries(2, e1=(50, {0: column(0, 1, 2)}))),  # misaligned out
+        kernel_batched(0, k_entries(2, e1=(2**62, {}))),  # past 2^64
+        kernel_batched(1, k_entries(2, e0=(50, {5: ptr_null()})), params=True),
+        kernel_batched(2, k_entries(2, e1=(50, {4: ptr_in_place(), 5: ptr_in_place()})), params=True),  # valid
+        kernel_batched(2, k_entries(2, e1=(50, {1: ptr_in_place()})), params=True),  # outputs[1] on outputs[0]
+        kernel_batched(2, k_entries(2, e0=(50, {2: ptr_near_out(100)})), params=True),  # outputs[2] in outputs[0]
+        kernel_batched(2, k_entries(2, e0=(50, {1: column(1, 0, 1)})), params=True),  # bf16 misaligned
+        kernel_batched(2, k_entries(2, e0=(50, {2: column(2, 0, 1)})), params=True),  # i8: any address
+        kernel_batched(2, k_entries(2, e0=(50, {5: ptr_near_out(2)})), params=True),  # inputs[1] in outputs[1]
+        kernel_batched(2, k_entries(2, e1=(50, {3: ptr_null(), 6: ptr_null(), 7: ptr_null()})), params=True),
+        kernel_batched(0, k_entries(3), null_array=null_inputs_column(0), count=0),  # count 0: nothing read
+        # the kernel and its handle
+        kernel_destroy(0), kernel_batched(0, k_entries(2)), kernel_batched(NULL_SLOT, []),
+        kernel_make(0, 1, in_dtypes=[F32]), bytes([DESTROY, 1]), kernel_batched(0, k_entries(2))],
 })
 
 

@@ -719,8 +719,10 @@ class GpuRunner:
             wrong &= (flat.double() - want).abs_() > slack * terms
             bad = int(wrong.sum())
             if bad:
-                raise CheckFailed("%s: %s: %d of %d elements further than %d ulp from a float64 AdamW step"
-                                  % (what, name, bad, flat.numel(), ADAMW_ULPS))
+                worst = float(((flat.double() - want).abs_() / terms.clamp(min=1e-300)).max())
+                raise CheckFailed("%s: %s: %d of %d elements further than %d ulp from a float64 AdamW step "
+                                  "(worst: %.3g of its terms, slack %.3g)"
+                                  % (what, name, bad, flat.numel(), ADAMW_ULPS, worst, slack))
 
     def case_adamw(self, case):
         torch, ew, s = self.torch, self.ew, self.settings

@@ -1064,9 +1064,9 @@ static void disk_cache_in_new_processes(void **state)
     GU_EW(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, arch));
     unsetenv("EW_KERNEL_CACHE_DIR");
     list_files(dir, &compiled);
-    if (compiled.count != 2)
-        GU_FAIL("the fill left %d cache files in %s; expected the flat and the strided program's", compiled.count,
-                dir);
+    if (compiled.count != 3)
+        GU_FAIL("the fill left %d cache files in %s; expected the flat, strided and lists' programs",
+                compiled.count, dir);
     run_child(dir, filled, "2 0", 1);
     list_files(dir, &loaded);
     if (!same_files(&compiled, &loaded))
@@ -1535,7 +1535,14 @@ static void batched_launches(void **state)
             }
     }
 
-    /* the parameters: (p0, p1) per launch, then each entry's from device memory */
+    /* the parameters: (p0, p1) per launch, then each entry's from device memory; in0 finite here (a NaN's
+     * payload through the conversions is the catalogue's reference's business, not this test's) */
+    for (int e = 0; e < ENTRIES; ++e) {
+        float *x = host[0][e];
+        for (int64_t i = 0; i < gu_buffer_region_elems(in[0][e]); ++i)
+            x[i] = (float)((int64_t)(gu_rng_next(&rng) % 200001) - 100000) / 64.0f;
+        gu_buffer_load(in[0][e], host[0][e], gu_buffer_region_elems(in[0][e]));
+    }
     double *entry_params;
     GU_CUDA(cudaMalloc((void **)&entry_params, 2 * ENTRIES * sizeof(double)));
     double params[2 * ENTRIES];

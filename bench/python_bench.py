@@ -62,6 +62,7 @@ import ctypes
 import math
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -398,6 +399,14 @@ ADAMW_DOUBLE_SLACK = 2.0 ** -49  # ours computes in double: a few of its roundin
 ADAMW_FLOAT_SLACK = 2.0 ** -18  # torch computes in float; its weight decay alone (1e-5 relative) would exceed it
 
 
+def adamw_params(hyper, float_hyper=False):
+    """The kernel's seven parameters from the hyperparameters; float_hyper: from them rounded to float32, as
+    torch's fused step takes them (1 - beta2 of a float beta2 is 1.3e-5 off 1 - 0.999)."""
+    rounded = {k: (struct.unpack("f", struct.pack("f", v))[0] if float_hyper else v) for k, v in hyper.items()}
+    return (rounded["lr"], rounded["beta1"], rounded["beta2"], rounded["eps"], rounded["weight_decay"],
+            1.0 - rounded["beta1"] ** ADAMW_STEP, math.sqrt(1.0 - rounded["beta2"] ** ADAMW_STEP))
+
+
 def ulps_apart(torch, got, want):
     """|got - want| in float32 units in the last place, got float32 and want float64 rounded to float32: the
     bits as int32 mapped onto one monotonic integer line (-0 and +0 alike)."""
@@ -731,8 +740,7 @@ class GpuRunner:
         if not hasattr(ew.Kernel, "batched"):
             raise Skipped("this package has no Kernel.batched")
         hyper = ADAMW_HYPER
-        params = (hyper["lr"], hyper["beta1"], hyper["beta2"], hyper["eps"], hyper["weight_decay"],
-                  1.0 - hyper["beta1"] ** ADAMW_STEP, math.sqrt(1.0 - hyper["beta2"] ** ADAMW_STEP))
+        params = adamw_params(hyper)
         sizes = torch_foreach.loguniform_sizes(ADAMW_SEED, ADAMW_COUNT)
         total = sum(sizes)
         what = "AdamW Kernel.batched over %d f32 tensors (%d elements)" % (len(sizes), total)
@@ -778,7 +786,8 @@ class GpuRunner:
         after_one = snapshot()
         peer()
         self.stream.synchronize()
-        self.adamw_check("torch._fused_adamw_ (the peer)", (tps, tms, tvs), start, params, ADAMW_FLOAT_SLACK)
+        self.adamw_check("torch._fused_adamw_ (the peer)", (tps, tms, tvs), start, adamw_params(hyper, True),
+                         ADAMW_FLOAT_SLACK)
         # Host time: every batch of ours from the start, ending where the same number of checked steps ends.
         calls = s.adamw_host_calls
         restore()

@@ -619,9 +619,8 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
         return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld",
                         outputs == NULL ? "outputs" : "inputs", (long long)count);
     const int n_params = kernel->spec.n_params;
-    if (count > 0 && n_params > 0 && params == NULL && entry_params == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "params and entry_params are NULL but the kernel takes %d",
-                        n_params);
+    if (count > 0 && entry_params == NULL && (status = check_params(kernel, params)) != EW_SUCCESS)
+        return status;
     ewi_list_call_t call = {.count = count,
                             .n = n,
                             .outputs = kernel->n_arrays,

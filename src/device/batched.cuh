@@ -108,15 +108,6 @@ __device__ __forceinline__ OutPointer<F> BatchedRow<F, Capacity>::out() const
     return OutColumns<OutPointer<F>>::read(*this);
 }
 
-// An input moved on by i elements; NoInput pointers stay as they are.
-template <typename T> __device__ __forceinline__ const T *advanced(const T *p, int64_t i)
-{
-    if constexpr (kSame<T, NoInput>)
-        return p;
-    else
-        return p + i;
-}
-
 // Elements [begin, end) one by one, K independent loads in flight per thread (out may alias an input,
 // so the compiler would not move a load above the store before it).
 template <typename F, int K>
@@ -220,9 +211,9 @@ __device__ __forceinline__ void batched_body(const F &f, const BatchedBlock<Byte
 
     using OutRun = RunOf<F, P, A, Out>;
     const PackReader<In1, P, false, A, RunOf<F, P, A, In1>> read_a{a + body, 0};
-    const PackReader<In2, P, false, A, RunOf<F, P, A, In2>> read_b{advanced(b, body), 0};
-    const PackReader<In3<F>, P, false, A, RunOf<F, P, A, In3<F>>> read_c{advanced(c3, body), 0};
-    const PackReader<In4<F>, P, false, A, RunOf<F, P, A, In4<F>>> read_d{advanced(d, body), 0};
+    const PackReader<In2, P, false, A, RunOf<F, P, A, In2>> read_b{input_body(b, body, 0), 0};
+    const PackReader<In3<F>, P, false, A, RunOf<F, P, A, In3<F>>> read_c{input_body(c3, body, 0), 0};
+    const PackReader<In4<F>, P, false, A, RunOf<F, P, A, In4<F>>> read_d{input_body(d, body, 0), 0};
     const auto out_body = out_at(out, body);
     for (int64_t i0 = threadIdx.x; i0 < runs; i0 += EW_PLAN_BLOCK_THREADS * U) {
         RunOf<F, P, A, In1> a_in[U];

@@ -262,7 +262,7 @@ static int alpha_fits(int dtype, double alpha)
 enum { MAX_OPERANDS = 1 + EW_KERNEL_MAX_INPUTS };
 _Static_assert(EW_KERNEL_MAX_INPUTS == EWI_KERNEL_MAX_INPUTS && EW_KERNEL_MAX_PARAMS == EWI_KERNEL_MAX_PARAMS,
                "the public and internal kernel limits agree");
-_Static_assert(MAX_OPERANDS == MODEL_MAX_OPERANDS, "the model takes every operand of a kernel");
+_Static_assert(MAX_OPERANDS <= MODEL_MAX_OPERANDS, "the model takes every operand of a kernel");
 
 /* The names a verdict allows a message to start with, for failure reports. */
 static const char *verdict_names(const model_verdict_t *v)
@@ -562,12 +562,12 @@ static void judge_views(const char *what, const views_t *v, int count, const mod
                         int params_missing, ew_status_t status)
 {
     const int64_t *shape = v->shape_null ? NULL : v->shape;
-    model_verdict_t verdict = model_views(v->ndim, shape, count, operands);
+    model_verdict_t verdict = model_views(v->ndim, shape, count, 1u, operands);
     if (verdict.valid && verdict.n > 0 && params_missing)
         model_refuse(&verdict, "params");
     expect_verdict(what, &verdict, verdict.valid && verdict.n == 0, status);
     if (verdict.valid && verdict.n > 0 && verdict.n <= BRUTE_FORCE_ELEMENTS)
-        CHECK(model_elements_apart(v->ndim, shape, count, operands, verdict.n),
+        CHECK(model_elements_apart(v->ndim, shape, count, 1u, operands, verdict.n),
               "%s: accepted a layout (ndim %d) in which an out element meets another or an input's", what,
               v->ndim);
 }
@@ -851,7 +851,7 @@ static void judge_scaled(const char *what, const scaled_call_t *c, ew_handle_t h
          (uintptr_t)c->x, v ? v->s[1] : NULL, spec_size(c->in_dtype)}};
     model_verdict_t layout = {.valid = 1, .n = c->n};
     if (v != NULL)
-        layout = model_views(v->ndim, v->shape_null ? NULL : v->shape, 2, operands);
+        layout = model_views(v->ndim, v->shape_null ? NULL : v->shape, 2, 1u, operands);
     else if (c->n < 0)
         model_refuse(&layout, "n");
     else

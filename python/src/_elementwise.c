@@ -2641,14 +2641,14 @@ static int read_params(PyObject *value, long n_params, double values[8])
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* kernel_launch(kernel, *inputs, out=None, params=(), stream=None, accumulate=False): out[i] = body(inputs...,
- * params) for every index of out, the inputs broadcast to out's shape; out None: made like the first input,
- * of the inputs' broadcast shape and the kernel's out dtype. Flat when every operand is contiguous over one
- * shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart by count.
- * A kernel of outputs (its _outputs ((dtype, reduction), ...), not None: ew_kernel_create_outputs) takes
- * out= as a tuple in that order, arrays and scalars, each None to be made (an array of the call's shape,
- * like the first input; a scalar of shape ()), launches through ew_kernel_launch_outputs (or its _strided
- * form, which the library refuses for several arrays) and returns that tuple; accumulate folds into the
+/* kernel_launch(kernel, *inputs, out=None, params=(), stream=None, accumulate=False): out[i] =
+ * body(inputs..., params) for every index of out, the inputs broadcast to out's shape; out None: made like
+ * the first input, of the inputs' broadcast shape and the kernel's out dtype. Flat when every operand is
+ * contiguous over one shape, else ew_kernel_launch_strided. The deprecated kernel(out, *inputs) is told apart
+ * by count. A kernel of outputs (its _outputs ((dtype, reduction), ...), not None: ew_kernel_create_outputs)
+ * takes out= as a tuple in that order, arrays and scalars, each None to be made (an array of the call's
+ * shape, like the first input; a scalar of shape ()), launches through ew_kernel_launch_outputs (or its
+ * _strided form, each array through its own strides) and returns that tuple; accumulate folds into the
  * scalars' values. Its arrays are of one shape: the first given one's, else the inputs' broadcast shape. */
 static PyObject *py_kernel_launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {

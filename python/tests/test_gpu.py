@@ -1039,7 +1039,7 @@ def test_outputs_in_place_on_their_inputs(torch, handle):
         assert_same_bits(torch, b, want[1], [], "the product in place of b")
 
 
-def test_the_library_refuses_overlapping_outputs_and_views_of_several_arrays(torch, handle):
+def test_several_arrays_on_views_and_the_library_refusing_overlaps(torch, handle):
     a = random_tensor(torch, D.F32, N, 280)
     b = random_tensor(torch, D.F32, N, 281)
     buffer = torch.empty(2 * N, device="cuda")
@@ -1049,21 +1049,30 @@ def test_the_library_refuses_overlapping_outputs_and_views_of_several_arrays(tor
                 kernel(a, b, out=outs)
             assert caught.value.status == ew.Status.INVALID_VALUE
             assert caught.value.function == "ew_kernel_launch_outputs" and caught.value.message
-        # Views (a transposed input, a broadcast row, a strided output): the strided launch, which this
-        # release refuses for several arrays with its own message; the contiguous call works.
+        # Views (transposed inputs, a broadcast row, a strided and a transposed array): the strided launch,
+        # each array through its own strides, the same bits as the catalogue's strided add and mul.
         m = random_tensor(torch, D.F32, ROWS * COLUMNS, 282).view(COLUMNS, ROWS)
         row = b[:ROWS]
         out = (torch.empty(ROWS, COLUMNS, device="cuda"), torch.empty(ROWS, COLUMNS, device="cuda"))
         strided = torch.empty(ROWS, 2 * COLUMNS, device="cuda")[:, ::2]
-        for inputs, outs in (((m.t(), m.t()), out), ((m, row), None), ((m.t().contiguous(), m.t().contiguous()),
-                                                                       (out[0], strided))):
-            with pytest.raises(ew.ElementwiseError) as caught:
-                kernel(*inputs, out=outs)
-            assert caught.value.status == ew.Status.NOT_SUPPORTED
-            assert caught.value.function == "ew_kernel_launch_outputs_strided"
-            assert "flat" in caught.value.message, caught.value.message
-        kernel(m.t().contiguous(), m.t().contiguous(), out=out)
-        assert_same_bits(torch, out[0].reshape(-1), ew.add(m.t(), m.t()).reshape(-1), [], "contiguous after views")
+        transposed = torch.empty(COLUMNS, ROWS, device="cuda").t()
+        for inputs, outs in (((m.t(), m.t()), out), ((m, row), None), ((m.t().contiguous(), m.t()),
+                                                                       (strided, transposed))):
+            for array in outs or ():
+                array.fill_(float("nan"))
+            total, product = kernel(*inputs, out=outs)
+            if outs is not None:
+                assert total is outs[0] and product is outs[1]
+            what = "views %s" % ([tuple(x.stride()) for x in inputs],)
+            assert_same_bits(torch, total, ew.add(*inputs), list(inputs), what + ": the sum")
+            assert_same_bits(torch, product, ew.mul(*inputs), list(inputs), what + ": the product")
+        # Two arrays interleaved in one buffer: their spans meet, which the strided launch refuses.
+        both = torch.empty(ROWS, 2 * COLUMNS, device="cuda")
+        with pytest.raises(ew.ElementwiseError) as caught:
+            kernel(m.t(), m.t(), out=(both[:, ::2], both[:, 1::2]))
+        assert caught.value.status == ew.Status.INVALID_VALUE
+        assert caught.value.function == "ew_kernel_launch_outputs_strided"
+        assert "outputs must not share memory" in caught.value.message, caught.value.message
 
 
 def test_several_arrays_on_cupy_arrays(cupy, handle):

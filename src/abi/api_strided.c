@@ -28,7 +28,7 @@ ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, in
                             const ew_launch_t *how)
 {
     ew_layout_t layout;
-    ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
+    ew_status_t status = ew_layout_make(ndim, shape, count, 1u, views, &layout);
     if (status != EW_SUCCESS)
         return status;
     if (layout.n == 0) /* nothing runs, but an overwritten reduction is still set to zero */
@@ -53,12 +53,13 @@ ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, in
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
-    const void *in[EW_PLAN_MAX_POINTERS - 1] = {NULL};
+    void *const out[EW_PLAN_MAX_OUTPUTS] = {(void *)layout.base[0]};
+    const void *in[EW_PLAN_MAX_INPUTS] = {NULL};
     for (int k = 1; k < count; ++k)
         in[k - 1] = (const void *)layout.base[k];
     ew_functor_t functor;
     set->make_functor(params, &functor);
-    return ew_launch_strided(set, &plan, (void *)layout.base[0], in, &functor, how);
+    return ew_launch_strided(set, &plan, out, in, &functor, how);
 }
 
 ew_status_t ew_unary_strided(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int ndim, const int64_t *shape,

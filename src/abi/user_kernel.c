@@ -239,7 +239,7 @@ static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
     for (int program = EWI_PROGRAM_FLAT; status == EW_SUCCESS && program < EWI_PROGRAMS; ++program) {
         spec.program = (ewi_program_t)program;
         const ewi_slots_t slots = ewi_kernel_slots(&spec);
-        int any = 0; /* several arrays have no strided program, a reduction no lists' */
+        int any = 0; /* a kernel of a reduction has no lists program */
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
             any |= slots.present[slot];
         if (any)
@@ -505,43 +505,57 @@ static ew_status_t load_program(ewi_user_kernel_t *kernel, ewi_program_t program
 }
 
 /* ew_kernel_launch_strided (scalar NULL) and ew_kernel_launch_outputs_strided once the kernel and its
- * handle are found: the views checked and coalesced, then the flat launch or a strided kernel. */
+ * handle are found (its arrays and their strides in order): the views checked and coalesced, then the flat
+ * launch or a strided kernel. The layout's operands: the first array, the inputs, the other arrays
+ * (src/plan/layout.h). */
 static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handle, int ndim,
-                                  const int64_t *shape, void *out, const int64_t *out_strides,
-                                  const scalar_t *scalar, const void *const *inputs,
-                                  const int64_t *const *in_strides, const double *params, ew_stream_t stream)
+                                  const int64_t *shape, void *const *arrays,
+                                  const int64_t *const *array_strides, const scalar_t *scalar,
+                                  const void *const *inputs, const int64_t *const *in_strides,
+                                  const double *params, ew_stream_t stream)
 {
     const char *const *names = kernel->names, *const *strides = kernel->strides_names;
-    const int count = 1 + kernel->spec.n_inputs;
-    ew_view_t views[EW_LAYOUT_MAX_OPERANDS] = {
-        {names[0], strides[0], out, out_strides, ew_dtype_size(kernel->arrays[0])}};
-    for (int i = 0; i < kernel->spec.n_inputs; ++i)
-        views[1 + i] = (ew_view_t){
-            inputs != NULL ? names[1 + i] : "inputs", strides[1 + i], inputs != NULL ? inputs[i] : NULL,
-            in_strides != NULL ? in_strides[i] : NULL, ew_dtype_size(kernel->spec.in_dtypes[i])};
+    const int n_arrays = kernel->n_arrays, n_inputs = kernel->spec.n_inputs, count = n_arrays + n_inputs;
+    ew_view_t views[EW_LAYOUT_MAX_OPERANDS];
+    const char *view_names[EW_LAYOUT_MAX_OPERANDS];
+    unsigned outputs = 1u;
+    for (int a = 0; a < n_arrays; ++a) {
+        const int k = a == 0 ? 0 : n_inputs + a;
+        views[k] =
+            (ew_view_t){names[a], strides[a], arrays[a], array_strides[a], ew_dtype_size(kernel->arrays[a])};
+        outputs |= 1u << k;
+    }
+    for (int i = 0; i < n_inputs; ++i)
+        views[1 + i] =
+            (ew_view_t){inputs != NULL ? names[n_arrays + i] : "inputs", strides[n_arrays + i],
+                        inputs != NULL ? inputs[i] : NULL, in_strides != NULL ? in_strides[i] : NULL,
+                        ew_dtype_size(kernel->spec.in_dtypes[i])};
+    for (int k = 0; k < count; ++k)
+        view_names[k] = views[k].name;
     ew_layout_t layout;
-    ew_status_t status = ew_layout_make(ndim, shape, count, views, &layout);
+    ew_status_t status = ew_layout_make(ndim, shape, count, outputs, views, &layout);
     if (status != EW_SUCCESS)
         return status;
     if (layout.n == 0) /* nothing runs; an overwritten scalar still gets the value over nothing */
-        return scalar != NULL ? launch_flat(kernel, handle, 0, &out, scalar, inputs, params, stream)
+        return scalar != NULL ? launch_flat(kernel, handle, 0, arrays, scalar, inputs, params, stream)
                               : EW_SUCCESS;
     if ((status = check_params(kernel, params)) != EW_SUCCESS)
         return status;
-    const void *bases[EWI_KERNEL_MAX_INPUTS] = {NULL};
-    for (int i = 0; i < kernel->spec.n_inputs; ++i)
-        bases[i] = (const void *)layout.base[1 + i];
-    if (ew_layout_is_flat(&layout)) {
-        void *base = (void *)layout.base[0];
-        return launch_flat(kernel, handle, layout.n, &base, scalar, bases, params, stream);
-    }
+    void *bases[EW_PLAN_MAX_OUTPUTS] = {NULL};
+    const void *input_bases[EWI_KERNEL_MAX_INPUTS] = {NULL};
+    for (int a = 0; a < n_arrays; ++a)
+        bases[a] = (void *)layout.base[a == 0 ? 0 : n_inputs + a];
+    for (int i = 0; i < n_inputs; ++i)
+        input_bases[i] = (const void *)layout.base[1 + i];
+    if (ew_layout_is_flat(&layout))
+        return launch_flat(kernel, handle, layout.n, bases, scalar, input_bases, params, stream);
 
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
         uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
         for (int k = 0; k < count; ++k)
             ew_layout_span(&layout, k, &lo[k], &hi[k]);
-        if ((status = take_scalar(kernel, handle, scalar, count, names, lo, hi, &how)) != EW_SUCCESS)
+        if ((status = take_scalar(kernel, handle, scalar, count, view_names, lo, hi, &how)) != EW_SUCCESS)
             return status;
     }
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
@@ -554,7 +568,7 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
     const ew_functor_t functor = functor_of(kernel, params, scalar);
-    return ew_launch_strided(&kernel->set, &plan, (void *)layout.base[0], bases, &functor, &how);
+    return ew_launch_strided(&kernel->set, &plan, bases, input_bases, &functor, &how);
 }
 
 ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const int64_t *shape, void *out,
@@ -567,8 +581,8 @@ ew_status_t ew_kernel_launch_strided(ew_kernel_t kernel_value, int ndim, const i
     ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
     if (status == EW_SUCCESS)
         status = check_form(kernel, kernel_value, 0);
-    return status == EW_SUCCESS ? launch_strided(kernel, handle, ndim, shape, out, out_strides, NULL, inputs,
-                                                 in_strides, params, stream)
+    return status == EW_SUCCESS ? launch_strided(kernel, handle, ndim, shape, &out, &out_strides, NULL,
+                                                 inputs, in_strides, params, stream)
                                 : status;
 }
 
@@ -586,13 +600,11 @@ ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim,
         find_outputs_kernel(kernel_value, outputs, mode, &kernel, &handle, arrays, &scalar);
     if (status != EW_SUCCESS)
         return status;
-    if (kernel->n_arrays > 1)
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED,
-                        "kernel %p writes %d arrays: this release launches a kernel of several arrays flat "
-                        "(ew_kernel_launch_outputs), not on views",
-                        (void *)kernel_value, kernel->n_arrays);
-    const int array = kernel->reduction == 0; /* the one array's index among the outputs */
-    return launch_strided(kernel, handle, ndim, shape, arrays[0], out_strides ? out_strides[array] : NULL,
+    const int64_t *array_strides[EW_KERNEL_MAX_OUTPUTS] = {NULL};
+    for (int k = 0, a = 0; k < kernel->spec.n_outputs && out_strides != NULL; ++k)
+        if (k != kernel->reduction)
+            array_strides[a++] = out_strides[k];
+    return launch_strided(kernel, handle, ndim, shape, arrays, array_strides,
                           kernel->reduction >= 0 ? &scalar : NULL, inputs, in_strides, params, stream);
 }
 

@@ -46,15 +46,18 @@ template <typename O0, typename O1, typename O2, typename O3> struct OutputPoint
 };
 
 // What the kernels take for a functor's out: a pointer, or the pointers of several outputs (the launch
-// passes EW_PLAN_MAX_OUTPUTS of them, those past the last NULL). kWidest: the widest element written.
+// passes EW_PLAN_MAX_OUTPUTS of them, those past the last NULL). kWidest: the widest element written;
+// kCount: the arrays written.
 template <typename T> struct OutputsOf {
     using Pointer = T *;
     static constexpr size_t kWidest = kStorageSize<T>;
+    static constexpr int kCount = 1;
 };
 template <typename O0, typename O1, typename O2, typename O3> struct OutputsOf<Outputs<O0, O1, O2, O3>> {
     using Pointer = OutputPointers<O0, O1, O2, O3>;
     static constexpr size_t kWidest =
         widest(widest(kStorageSize<O0>, kStorageSize<O1>), widest(kStorageSize<O2>, kStorageSize<O3>));
+    static constexpr int kCount = 2 + !kSame<O2, NoInput> + !kSame<O3, NoInput>;
 };
 template <typename F> using OutPointer = typename OutputsOf<typename F::Out>::Pointer;
 

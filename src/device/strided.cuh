@@ -29,6 +29,12 @@ template <typename F>
 inline constexpr int kOperands = 2 + !kSame<typename F::In2, NoInput> + !kSame<In3<F>, NoInput> +
                                  !kSame<In4<F>, NoInput>;
 
+// The arrays F writes (several: run-time compiled ops of up to EW_PLAN_MAX_OUTPUTS), and the layout's
+// operand of output J: out (J = 0) first, the others after the inputs (src/plan/layout.h), so that input
+// K is operand K whatever the outputs.
+template <typename F> inline constexpr int kArrays = OutputsOf<typename F::Out>::kCount;
+template <typename F, int J> inline constexpr int kOutputOperand = J == 0 ? 0 : kOperands<F> + J - 1;
+
 // The element offsets of the first N operands at one flat index, walked forward one element at a time.
 template <int N> struct Walker {
     int64_t inner;  // coordinate along dimension 0
@@ -316,6 +322,142 @@ __device__ __forceinline__ void gather_body(const F &f, const ew_strided_plan_t 
         }
         return i;
     });
+}
+
+// Output J of several: its pointer, and its value among the functor's values.
+template <int J, typename O0, typename O1, typename O2, typename O3>
+__device__ __forceinline__ auto output_pointer(const OutputPointers<O0, O1, O2, O3> &out)
+{
+    if constexpr (J == 0)
+        return out.p0;
+    else if constexpr (J == 1)
+        return out.p1;
+    else if constexpr (J == 2)
+        return out.p2;
+    else
+        return out.p3;
+}
+template <int J, typename O0, typename O1, typename O2, typename O3>
+__device__ __forceinline__ auto output_value(const Outputs<O0, O1, O2, O3> &values)
+{
+    if constexpr (J == 0)
+        return values.v0;
+    else if constexpr (J == 1)
+        return values.v1;
+    else if constexpr (J == 2)
+        return values.v2;
+    else
+        return values.v3;
+}
+
+// fn(InputIndex<J>{}) for each output J of F.
+template <typename F, typename Fn> __device__ __forceinline__ void for_each_output(Fn fn)
+{
+    fn(InputIndex<0>{});
+    fn(InputIndex<1>{});
+    if constexpr (kArrays < F >> 2)
+        fn(InputIndex<2>{});
+    if constexpr (kArrays < F >> 3)
+        fn(InputIndex<3>{});
+}
+
+// Every output's element of values at its offset in w (the walk at one index).
+template <typename F, int N>
+__device__ __forceinline__ void store_outputs_at(const OutPointer<F> &out, const Walker<N> &w,
+                                                 const typename F::Out &values)
+{
+    for_each_output<F>([&](auto j) {
+        constexpr int J = decltype(j)::value;
+        output_pointer<J>(out)[w.off[kOutputOperand<F, J>]] = output_value<J>(values);
+    });
+}
+
+// The pack of values at out's flat index i, each output's part where it lies: a whole pack where the
+// output is packed or its pack lies along a row, aligned; else element by element at its offsets, at
+// walks the walk at i (LINEAR outputs go by the index, so a walk is needed only for indexed ones).
+template <typename F, int P, int N>
+__device__ __forceinline__ void store_output_packs(const ew_strided_plan_t &plan, const ew_access_t *access,
+                                                   const OutPointer<F> &out, bool walks, const Walker<N> &at,
+                                                   int64_t i, const Pack<typename F::Out, P> &values)
+{
+    unsigned rest = 0; // outputs left to store element by element
+    for_each_output<F>([&](auto j) {
+        constexpr int J = decltype(j)::value, K = kOutputOperand<F, J>;
+        auto *p = output_pointer<J>(out);
+        using T = decltype(output_value<J>(values.v[0]));
+        Pack<T, P> part;
+#pragma unroll
+        for (int e = 0; e < P; ++e)
+            part.v[e] = output_value<J>(values.v[e]);
+        if (access[K] == EW_ACCESS_PACKED)
+            store_pack(reinterpret_cast<Pack<T, P> *>(p + i), part);
+        else if (access[K] == EW_ACCESS_INDEXED && along_row<P>(plan, K, p, at.inner, at.off[K]))
+            store_pack(reinterpret_cast<Pack<T, P> *>(p + at.off[K]), part);
+        else
+            rest |= 1u << J;
+    });
+    if (rest == 0)
+        return;
+    Walker<N> w = at;
+#pragma unroll
+    for (int e = 0; e < P; ++e) {
+        for_each_output<F>([&](auto j) {
+            constexpr int J = decltype(j)::value, K = kOutputOperand<F, J>;
+            if (rest >> J & 1u)
+                output_pointer<J>(out)[access[K] == EW_ACCESS_INDEXED ? w.off[K] : i + e] =
+                    output_value<J>(values.v[e]);
+        });
+        if (walks && e + 1 < P)
+            w.step(plan, i + e + 1);
+    }
+}
+
+// The gather kernel of several outputs (run-time compiled ops; the layout puts outputs past the first
+// after the inputs): out's flat index in packs after the head, as gather_body walks it, one pack a
+// thread at a time; the inputs as gather_body reads them, each output stored as store_output_packs says.
+// The head and the tail element by element at the walked offsets.
+template <typename F, int P>
+__device__ __forceinline__ void gather_outputs_body(const F &f, const ew_strided_plan_t &plan,
+                                                    const OutPointer<F> &out, PerInput<F, PointerTo> in)
+{
+    constexpr int N = kOperands<F> + kArrays<F> - 1;
+    follow_previous_grid();
+    const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    PerInput<F, ValueOf> scalar = scalars(plan, in);
+    ew_access_t access[EW_LAYOUT_MAX_OPERANDS] = {};
+    read_access<N>(plan, access);
+
+    const int64_t body_end = plan.head + plan.packs * P;
+    const int64_t edges = plan.head + (plan.n - body_end);
+    for (int64_t j = thread; j < edges; j += threads) {
+        const int64_t i = j < plan.head ? j : body_end + (j - plan.head);
+        Walker<N> w{};
+        w.seek(plan, i);
+        store_outputs_at<F>(out, w, apply_at(f, in, w));
+    }
+
+    bool walks = false;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+        walks = walks || access[k] == EW_ACCESS_INDEXED;
+    for (int64_t p = thread; p < plan.packs; p += threads) {
+        const int64_t i = plan.head + p * P;
+        PerInput<F, PackOf<P>::template Type> packs;
+        for_each_input<F>([&](auto k) {
+            constexpr int K = decltype(k)::value;
+            if (access[K] == EW_ACCESS_PACKED)
+                packs.template get<K>() = pack_at<P>(in.template get<K>(), i);
+        });
+        Walker<N> w{}; // offsets 0 where nothing walks
+        if (walks)
+            w.seek(plan, i);
+        const Walker<N> at = w;
+        gather_inputs<F, P>(plan, access, in, scalar, walks, w, i, packs);
+        Pack<typename F::Out, P> values;
+        apply_pack(f, values, packs.v1, packs.v2, packs.v3, packs.v4);
+        store_output_packs<F, P>(plan, access, out, walks, at, i, values);
+    }
 }
 
 // One input's pack at out's flat index i = r * C + c (rows of C = plan.shape[0] elements; r = 0 over one
@@ -906,14 +1048,21 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
 }
 
 // The kernels: the bodies behind __restrict__ pointers, up to four inputs (NoInput's past F's arity).
-#define EW_STRIDED_PARAMETERS(F)                                                                            \
-    F f, ew_strided_plan_t plan, typename F::Out *out, const typename F::In1 *__restrict__ a,              \
-        const typename F::In2 *__restrict__ b, const ew::In3<F> *__restrict__ c, const ew::In4<F> *__restrict__ d
+// Only the gather kernel takes several outputs.
+#define EW_STRIDED_PARAMETERS(F)                                                               \
+    F f, ew_strided_plan_t plan, ew::OutPointer<F> out, const typename F::In1 *__restrict__ a, \
+        const typename F::In2 *__restrict__ b, const ew::In3<F> *__restrict__ c,               \
+        const ew::In4<F> *__restrict__ d
 
 template <typename F, int P, int Unroll>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) gather_kernel(EW_STRIDED_PARAMETERS(F))
 {
-    reducing(f, [&](const F &g) { gather_body<F, P, Unroll>(g, plan, out, {a, b, c, d}); });
+    reducing(f, [&](const F &g) {
+        if constexpr (kArrays < F >> 1)
+            gather_outputs_body<F, P>(g, plan, out, {a, b, c, d});
+        else
+            gather_body<F, P, Unroll>(g, plan, out, {a, b, c, d});
+    });
 }
 
 template <typename F, int P>

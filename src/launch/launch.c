@@ -133,15 +133,16 @@ ew_status_t ew_launch_flat(const ew_kernel_set_t *set, const ew_call_t *call, co
     return launch(set, flat.slot, flat.blocks, flat.shared_bytes, how, arguments);
 }
 
-ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_t *plan, void *out,
-                              const void *const in[EW_PLAN_MAX_POINTERS - 1], const ew_functor_t *functor,
-                              const ew_launch_t *how)
+ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_t *plan,
+                              void *const out[EW_PLAN_MAX_OUTPUTS], const void *const in[EW_PLAN_MAX_INPUTS],
+                              const ew_functor_t *functor, const ew_launch_t *how)
 {
     const ew_slot_t slot = plan->kernel == EW_STRIDED_TILED ? EW_SLOT_TILED
                            : plan->kernel == EW_STRIDED_ROWS ? EW_SLOT_ROWS
                                                              : EW_SLOT_GATHER;
-    void *arguments[] = {(void *)functor, (void *)plan, &out, (void *)&in[0], (void *)&in[1], (void *)&in[2],
-                         (void *)&in[3]};
+    /* out as ew_launch_flat passes it: one pointer, or the outputs' one after another */
+    void *arguments[] = {(void *)functor, (void *)plan,   (void *)out,   (void *)&in[0],
+                         (void *)&in[1],  (void *)&in[2], (void *)&in[3]};
     return launch(set, slot, plan->blocks, plan->shared_bytes, how, arguments);
 }
 

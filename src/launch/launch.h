@@ -53,10 +53,11 @@ ew_flat_launch_t ew_flat_launch_make(const ew_kernel_set_t *set, const ew_call_t
 ew_status_t ew_launch_flat(const ew_kernel_set_t *set, const ew_call_t *call, const ew_plan_t *plan,
                            const ew_functor_t *functor, const ew_launch_t *launch);
 
-/* A strided call on its plan: out and the inputs at their layout's bases (the inputs past count NULL). */
-ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_t *plan, void *out,
-                              const void *const in[EW_PLAN_MAX_POINTERS - 1], const ew_functor_t *functor,
-                              const ew_launch_t *launch);
+/* A strided call on its plan: the outputs and the inputs at their layout's bases (those past the call's
+ * NULL). */
+ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_t *plan,
+                              void *const out[EW_PLAN_MAX_OUTPUTS], const void *const in[EW_PLAN_MAX_INPUTS],
+                              const ew_functor_t *functor, const ew_launch_t *launch);
 
 /* One descriptor block of a list (large: of EW_BATCHED_LARGE_BLOCK bytes). */
 ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_t *desc, int large,

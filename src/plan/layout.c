@@ -30,7 +30,8 @@ static ew_status_t element_span(int ndim, const int64_t *shape, const int64_t *s
  * |stride|, nest: each |stride| exceeds the span of those before it, the sum of |stride| * (extent - 1).
  * Sufficient for no two elements of out to share an address (NumPy's test); not necessary (shape {3,2},
  * strides {2,3}: distinct addresses, refused), as an exact test is a subset-sum problem. */
-static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int64_t *stride)
+static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int64_t *stride,
+                                      const ew_view_t *view)
 {
     int order[EW_MAX_DIMS], count = 0;
     for (int d = 0; d < ndim; ++d) {
@@ -38,8 +39,8 @@ static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int6
             continue;
         if (stride[d] == 0)
             return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "out: out_strides[%d] = 0 with shape[%d] = %lld: output elements would share an address",
-                            d, d, (long long)shape[d]);
+                            "%s: %s[%d] = 0 with shape[%d] = %lld: output elements would share an address",
+                            view->name, view->strides_name, d, d, (long long)shape[d]);
         int k = count++;
         while (k > 0 && llabs(stride[order[k - 1]]) > llabs(stride[d])) {
             order[k] = order[k - 1];
@@ -55,13 +56,14 @@ static ew_status_t check_out_disjoint(int ndim, const int64_t *shape, const int6
             char reach[32] = "beyond int64";
             if (span < INT64_MAX)
                 snprintf(reach, sizeof reach, "%lld", (long long)span);
-            return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "out: out_strides[%d] = %lld (shape[%d] = %lld) does not step past the span of the "
-                            "dimensions before it by |stride| (%s; the last of them: dimension %d, shape %lld, "
-                            "stride %lld); out's strides must nest: its dimensions of extent above 1, sorted by "
-                            "|stride|, each step past the span of those before it",
-                            d, (long long)stride[d], d, (long long)shape[d], reach, e, (long long)shape[e],
-                            (long long)stride[e]);
+            return ewi_fail(
+                EW_ERROR_INVALID_VALUE,
+                "%s: %s[%d] = %lld (shape[%d] = %lld) does not step past the span of the "
+                "dimensions before it by |stride| (%s; the last of them: dimension %d, shape %lld, "
+                "stride %lld); %s's strides must nest: its dimensions of extent above 1, sorted "
+                "by |stride|, each step past the span of those before it",
+                view->name, view->strides_name, d, (long long)stride[d], d, (long long)shape[d], reach, e,
+                (long long)shape[e], (long long)stride[e], view->name);
         }
         if (__builtin_add_overflow(span, llabs(stride[d]) * (shape[d] - 1), &span)) /* the product fits */
             span = INT64_MAX;
@@ -121,10 +123,12 @@ static void merge_dims(ew_layout_t *l)
     l->ndim = l->ndim == 0 ? 0 : kept + 1;
 }
 
-ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_view_t views[], ew_layout_t *layout)
+ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, unsigned outputs,
+                           const ew_view_t views[], ew_layout_t *layout)
 {
     memset(layout, 0, sizeof *layout);
     layout->count = count;
+    layout->outputs = (outputs | 1u) & ((1u << count) - 1u);
     for (int k = 0; k < count && k < EW_LAYOUT_MAX_OPERANDS; ++k)
         layout->elem_size[k] = views[k].elem_size;
     if (ndim < 0 || ndim > EW_MAX_DIMS)
@@ -175,15 +179,26 @@ ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_v
         lo[k] = address + first_bytes; /* first_bytes <= 0 */
         hi[k] = address + end_bytes;
     }
-    ew_status_t status = check_out_disjoint(ndim, shape, strides[0]);
-    if (status != EW_SUCCESS)
-        return status;
-    for (int k = 1; k < count; ++k)
-        if (lo[0] < hi[k] && lo[k] < hi[0] && !same_view(ndim, shape, &views[0], strides[0], &views[k], strides[k]))
-            return ewi_fail(EW_ERROR_INVALID_VALUE,
-                            "out overlaps %s; only exactly in place (the same pointer, strides and element size) "
-                            "is allowed",
-                            views[k].name);
+    for (int o = 0; o < count; ++o) {
+        if (!(layout->outputs >> o & 1u))
+            continue;
+        ew_status_t status = check_out_disjoint(ndim, shape, strides[o], &views[o]);
+        if (status != EW_SUCCESS)
+            return status;
+        for (int k = 0; k < count; ++k) {
+            if (k == o || !(lo[o] < hi[k] && lo[k] < hi[o]))
+                continue;
+            if (layout->outputs >> k & 1u)
+                return ewi_fail(EW_ERROR_INVALID_VALUE, "%s overlaps %s: outputs must not share memory",
+                                views[o].name, views[k].name);
+            if (!same_view(ndim, shape, &views[o], strides[o], &views[k], strides[k]))
+                return ewi_fail(
+                    EW_ERROR_INVALID_VALUE,
+                    "%s overlaps %s; only exactly in place (the same pointer, strides and element "
+                    "size) is allowed",
+                    views[o].name, views[k].name);
+        }
+    }
 
     /* Coalesce: extent-1 dimensions dropped, out's negative strides turned (every operand's with it, so
      * each index still pairs the same elements), innermost first by out's stride, then merged. */

@@ -21,8 +21,10 @@ extern "C" {
 #endif
 
 enum {
-    EW_LAYOUT_MAX_OPERANDS = 5, /* out and up to four inputs (two for the catalogue's ops) */
-    EW_ROWS_MAX_SHARED = 49152  /* the staged slots of a rows block: no more than a launch gets unasked */
+    /* out, up to four inputs (two for the catalogue's ops) and, for run-time compiled ops, up to three
+     * more outputs after the inputs */
+    EW_LAYOUT_MAX_OPERANDS = EW_PLAN_MAX_CALL_POINTERS,
+    EW_ROWS_MAX_SHARED = 49152 /* the staged slots of a rows block: no more than a launch gets unasked */
 };
 
 /* Division by a fixed divisor d in [1, 2^63) as a multiply-high, an add and a shift, exact for every
@@ -104,12 +106,16 @@ typedef struct {
     int64_t stride[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
     uintptr_t base[EW_LAYOUT_MAX_OPERANDS]; /* byte addresses of the elements at index 0 */
     size_t elem_size[EW_LAYOUT_MAX_OPERANDS]; /* bytes an element, as the views gave them */
+    unsigned outputs;                         /* bit k where operand k is an output (bit 0: out) */
 } ew_layout_t;
 
 /* Checks views of shape (ndim extents, outermost first, as the caller gives it) and coalesces them.
- * views[0] is out. On failure returns the status with the message set (naming the operand and the
- * dimension); on success *layout holds n (0: nothing to do, and nothing else is filled). */
-ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, const ew_view_t views[], ew_layout_t *layout);
+ * views[0] is out; so is each view of a bit of `outputs` (bit 0 implied; a kernel's further arrays,
+ * after its inputs): each must address distinct elements and overlap no other operand but an input
+ * exactly in place (never another output). On failure returns the status with the message set (naming the
+ * operand and the dimension); on success *layout holds n (0: nothing to do, and nothing else is filled). */
+ew_status_t ew_layout_make(int ndim, const int64_t *shape, int count, unsigned outputs,
+                           const ew_view_t views[], ew_layout_t *layout);
 
 /* 1 if every operand is contiguous over the layout, in the same order: the flat call does it. */
 int ew_layout_is_flat(const ew_layout_t *layout);

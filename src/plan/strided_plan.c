@@ -110,6 +110,8 @@ ew_strided_kernel_t ew_strided_plan_kernel(const ew_layout_t *l)
 {
     if (ew_layout_is_flat(l))
         return EW_STRIDED_FLAT;
+    if (l->outputs != 1u) /* several outputs: the gather kernel alone stores them */
+        return EW_STRIDED_GATHER;
     if (tile_dim(l))
         return EW_STRIDED_TILED;
     return out_dense(l) && l->ndim <= 2 ? EW_STRIDED_ROWS : EW_STRIDED_GATHER;

@@ -7,9 +7,9 @@
 
 #include "plan/layout.h"
 
-/* The kernel of a coalesced layout: flat where every operand is contiguous alike; tiled where out runs
- * along dimension 0 and an input, not, runs along another (both at least EW_TILE_MIN_EXTENT long); rows
- * where out is dense over one or two dimensions; else gather. */
+/* The kernel of a coalesced layout: flat where every operand is contiguous alike; gather where there are
+ * several outputs; tiled where out runs along dimension 0 and an input, not, runs along another (both at
+ * least EW_TILE_MIN_EXTENT long); rows where out is dense over one or two dimensions; else gather. */
 ew_strided_kernel_t ew_strided_plan_kernel(const ew_layout_t *layout);
 
 /* The planners, each for a layout that is not flat: gather for any; rows where out is dense over one or

@@ -571,10 +571,9 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
     }
     slots.widest_pack = EW_PLAN_MAX_PACK(widest);
     slots.access_packs = EW_PLAN_ACCESS_PACKS(widest);
-    if (spec->program == EWI_PROGRAM_STRIDED) { /* a kernel of several arrays has no strided program
-                                                   (ew_kernel_launch_outputs_strided) */
-        slots.present[EW_SLOT_GATHER] = slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] =
-            n_arrays == 1;
+    if (spec->program == EWI_PROGRAM_STRIDED) { /* several arrays: the gather kernel alone (src/plan) */
+        slots.present[EW_SLOT_GATHER] = 1;
+        slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] = n_arrays == 1;
         return slots;
     }
     if (spec->program == EWI_PROGRAM_BATCHED) { /* nor has a kernel of a reduction a list program */

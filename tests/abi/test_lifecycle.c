@@ -442,7 +442,7 @@ static void reduction_output_launches_are_checked(void **state)
 
 /* A kernel of three arrays and a reduction: its outputs in their order, each array named in messages,
  * arrays that overlap (exactly or in part) refused, an array exactly on an input of its size allowed,
- * the scalar inside none; flat launches only. */
+ * the scalar inside none; flat and on views. */
 static void several_array_launches_are_checked(void **state)
 {
     (void)state;
@@ -476,16 +476,38 @@ static void several_array_launches_are_checked(void **state)
         EW_ERROR_INVALID_VALUE, "an f16 array at an odd address", "outputs[1]");
     assert_refused_as(ew_kernel_launch_outputs(kernel, 100, inside, EW_REDUCE_OVERWRITE, inputs, NULL, NULL),
                       EW_ERROR_INVALID_VALUE, "the scalar inside an array", "inside outputs[3]");
-    const int64_t shape[1] = {100};
-    void *apart[4] = {a, b, scalar, c};
-    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 1, shape, apart, NULL, EW_REDUCE_OVERWRITE,
+    /* on views: each array checked as out is, by its own strides */
+    const int64_t shape[2] = {10, 10}, transposed[2] = {1, 10}, shared[2] = {10, 0}, backwards[2] = {-10, -1};
+    const int64_t *const one_transposed[4] = {NULL, transposed, NULL, NULL},
+                         *const one_shared[4] = {NULL, NULL, NULL, shared},
+                         *const one_backwards[4] = {backwards, NULL, NULL, NULL},
+                         *const in_transposed[2] = {NULL, transposed};
+    /* outputs[0] reversed from a + 396 spans [a, a + 400): outputs[1] at a + 100 lies inside */
+    void *apart[4] = {a, b, scalar, c}, *behind[4] = {a + 396, a + 100, scalar, c};
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, overlapping, NULL,
+                                                       EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "views of outputs that overlap",
+                      "outputs[0] overlaps outputs[3]: outputs must not share memory");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, apart, one_shared,
+                                                       EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "an array whose elements share an address",
+                      "outputs[3]: out_strides[3][1] = 0");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, behind, one_backwards,
+                                                       EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a reversed array reaching back over another",
+                      "outputs[0] overlaps outputs[1]");
+    assert_refused_as(ew_kernel_launch_outputs_strided(kernel, 2, shape, inside, NULL, EW_REDUCE_OVERWRITE,
                                                        inputs, NULL, NULL, NULL),
-                      EW_ERROR_NOT_SUPPORTED, "a strided launch of several arrays", "flat");
-    /* in place on the inputs, then apart: the checks pass and the launch reaches the device */
+                      EW_ERROR_INVALID_VALUE, "the scalar inside an array on views", "inside outputs[3]");
+    /* in place on the inputs, then apart, flat and on views (an array and an input transposed alike):
+     * the checks pass and the launch reaches the device */
     void *in_place[4] = {x, y, scalar, c};
-    for (int k = 0; k < 2; ++k) {
-        const ew_status_t status = ew_kernel_launch_outputs(kernel, 100, k == 0 ? in_place : apart,
-                                                            EW_REDUCE_ACCUMULATE, inputs, NULL, NULL);
+    for (int k = 0; k < 4; ++k) {
+        void *const *arrays = k % 2 == 0 ? in_place : apart;
+        const ew_status_t status =
+            k < 2 ? ew_kernel_launch_outputs(kernel, 100, arrays, EW_REDUCE_ACCUMULATE, inputs, NULL, NULL)
+                  : ew_kernel_launch_outputs_strided(kernel, 2, shape, arrays, one_transposed,
+                                                     EW_REDUCE_ACCUMULATE, inputs, in_transposed, NULL, NULL);
         assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH ||
                     status == EW_ERROR_NOT_SUPPORTED);
     }

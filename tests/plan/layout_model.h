@@ -16,7 +16,10 @@
 
 #include "elementwise.h"
 
-enum { MODEL_MAX_OPERANDS = 1 + EW_KERNEL_MAX_INPUTS, MODEL_MAX_NAMES = 2 * MODEL_MAX_OPERANDS + 2 };
+enum {
+    MODEL_MAX_OPERANDS = EW_KERNEL_MAX_OUTPUTS + EW_KERNEL_MAX_INPUTS,
+    MODEL_MAX_NAMES = 2 * MODEL_MAX_OPERANDS + 2
+};
 
 typedef __int128 model_int;
 
@@ -97,12 +100,12 @@ static inline model_verdict_t model_flat(int64_t n, int count, const model_opera
  * - Each operand: non-NULL, aligned; its elements' offsets, each stride times (extent - 1) and their
  *   sums below and above its element 0, fit int64; in bytes, its span [lo, hi) fits int64 on either
  *   side of element 0 (-2^63 excluded) and lies in the address space (lo >= 0, hi < 2^64).
- * - out's layout (the rule the header states): for every dimension d of extent >= 2,
- *   |stride[d]| > the sum of |stride[e]| * (extent[e] - 1) over the other dimensions e of extent >= 2
- *   with |stride[e]| <= |stride[d]|. (So a stride 0 over an extent >= 2 fails, and so do two such
- *   dimensions of equal |stride|.)
- * - An input whose byte span meets out's is out exactly: the same address and element size, and the
- *   same strides wherever the extent exceeds 1. */
+ * - out's layout (the rule the header states), and each further output's: for every dimension d of
+ *   extent >= 2, |stride[d]| > the sum of |stride[e]| * (extent[e] - 1) over the other dimensions e of
+ *   extent >= 2 with |stride[e]| <= |stride[d]|. (So a stride 0 over an extent >= 2 fails, and so do
+ *   two such dimensions of equal |stride|.)
+ * - An input whose byte span meets an output's is that output exactly: the same address and element
+ *   size, and the same strides wherever the extent exceeds 1. Two outputs' spans never meet. */
 
 /* The strides an operand is addressed with: its own, or C-contiguous over shape. */
 static inline void model_strides(int ndim, const int64_t *shape, const model_operand_t *p, int64_t *strides)
@@ -135,7 +138,8 @@ static inline int model_out_nests(int ndim, const int64_t *shape, const int64_t 
 
 static inline int model_fits_int64(model_int x) { return x >= INT64_MIN && x <= INT64_MAX; }
 
-static inline model_verdict_t model_views(int ndim, const int64_t *shape, int count,
+/* outputs: bit k where operand k is an output (bit 0, out, implied): a kernel's further arrays. */
+static inline model_verdict_t model_views(int ndim, const int64_t *shape, int count, unsigned outputs,
                                           const model_operand_t *operands)
 {
     model_verdict_t v = {.valid = 1, .n = 0};
@@ -189,16 +193,22 @@ static inline model_verdict_t model_views(int ndim, const int64_t *shape, int co
     }
     if (!v.valid)
         return v;
-    if (!model_out_nests(ndim, shape, strides[0]))
-        model_refuse(&v, operands[0].name);
-    for (int k = 1; k < count; ++k) {
-        if (!(lo[0] < hi[k] && lo[k] < hi[0]))
+    outputs |= 1u;
+    for (int o = 0; o < count; ++o) {
+        if (!(outputs >> o & 1u))
             continue;
-        int same = operands[k].address == operands[0].address && operands[k].size == operands[0].size;
-        for (int d = 0; d < ndim && same; ++d)
-            same = shape[d] < 2 || strides[k][d] == strides[0][d];
-        if (!same)
-            model_refuse(&v, operands[0].name);
+        if (!model_out_nests(ndim, shape, strides[o]))
+            model_refuse(&v, operands[o].name);
+        for (int k = 0; k < count; ++k) {
+            if (k == o || !(lo[o] < hi[k] && lo[k] < hi[o]))
+                continue;
+            int same = !(outputs >> k & 1u) && operands[k].address == operands[o].address &&
+                       operands[k].size == operands[o].size;
+            for (int d = 0; d < ndim && same; ++d)
+                same = shape[d] < 2 || strides[k][d] == strides[o][d];
+            if (!same)
+                model_refuse(&v, operands[o].name);
+        }
     }
     return v;
 }
@@ -269,9 +279,10 @@ static inline int model_tuples_apart(const model_tuple_t *list, int64_t n, int c
 }
 
 /* For an accepted strided call of n elements (shape valid and not empty): 1 where no two elements of
- * out share a byte and every input element meets no out element's bytes but its own index's, at the
- * same address and size (in place). By enumeration; the caller keeps n small. */
-static inline int model_elements_apart(int ndim, const int64_t *shape, int count,
+ * an output share a byte and every other operand's element meets no output element's bytes but its own
+ * index's, at the same address and size (in place). By enumeration, each output in turn as the first
+ * operand; the caller keeps n small. */
+static inline int model_elements_apart(int ndim, const int64_t *shape, int count, unsigned outputs,
                                        const model_operand_t *operands, int64_t n)
 {
     int64_t strides[MODEL_MAX_OPERANDS][EW_MAX_DIMS];
@@ -282,10 +293,26 @@ static inline int model_elements_apart(int ndim, const int64_t *shape, int count
         base[k] = operands[k].address;
         size[k] = operands[k].size;
     }
-    model_tuple_t *list = model_enumerate(ndim, shape, count, strides, base, size, n);
-    qsort(list, (size_t)n, sizeof *list, model_compare_tuples);
-    const int apart = model_tuples_apart(list, n, count, size);
-    free(list);
+    int apart = 1;
+    for (int o = 0; o < count && apart; ++o) {
+        if (o > 0 && !(outputs >> o & 1u))
+            continue;
+        /* output o first: swapped with operand 0 (swapped back after) */
+        int64_t t[EW_MAX_DIMS];
+        memcpy(t, strides[0], sizeof t);
+        memcpy(strides[0], strides[o], sizeof t);
+        memcpy(strides[o], t, sizeof t);
+        const uintptr_t b = base[0];
+        const size_t z = size[0];
+        base[0] = base[o], size[0] = size[o], base[o] = b, size[o] = z;
+        model_tuple_t *list = model_enumerate(ndim, shape, count, strides, base, size, n);
+        qsort(list, (size_t)n, sizeof *list, model_compare_tuples);
+        apart = model_tuples_apart(list, n, count, size);
+        free(list);
+        memcpy(strides[o], strides[0], sizeof t);
+        memcpy(strides[0], t, sizeof t);
+        base[o] = base[0], size[o] = size[0], base[0] = b, size[0] = z;
+    }
     return apart;
 }
 

@@ -42,6 +42,7 @@ static int64_t random_below(int64_t bound) { return (int64_t)(next_random() % (u
 
 typedef struct {
     int ndim, count;
+    unsigned outputs; /* bit k where operand k is a further output (kernels of several arrays) */
     int64_t shape[EW_MAX_DIMS];
     int64_t strides[EW_LAYOUT_MAX_OPERANDS][EW_MAX_DIMS];
     uintptr_t address[EW_LAYOUT_MAX_OPERANDS];
@@ -56,10 +57,12 @@ static int64_t elements_of(int ndim, const int64_t *shape)
     return n;
 }
 
-static void random_views(views_t *v)
+/* count operands, those of `outputs` (a mask, without bit 0) further outputs. */
+static void random_operands(views_t *v, int count, unsigned outputs)
 {
     memset(v, 0, sizeof *v);
-    v->count = 2 + (int)random_below(2);
+    v->count = count;
+    v->outputs = outputs;
     v->ndim = (int)random_below(9);
     if (random_below(2))
         v->ndim = (int)random_below(4);
@@ -97,7 +100,7 @@ static void random_views(views_t *v)
         }
         v->address[k] = ((uintptr_t)(k + 1) << 36) + (uintptr_t)random_below(64) * v->size[k] * 64;
     }
-    if (random_below(6) == 0) { /* an input at out, in place or not */
+    if (random_below(6) == 0) { /* an operand at out, in place or not */
         int k = 1 + (int)random_below(v->count - 1);
         v->size[k] = v->size[0];
         v->address[k] = v->address[0] + (random_below(3) == 0 ? v->size[0] * (uintptr_t)random_below(3) : 0);
@@ -106,22 +109,42 @@ static void random_views(views_t *v)
     }
 }
 
+static void random_views(views_t *v) { random_operands(v, 2 + (int)random_below(2), 0); }
+
+/* The names of the catalogue's calls, or of a kernel's operands where there are further outputs. */
 static const char *const names[] = {"out", "a", "b"};
 static const char *const stride_names[] = {"out_strides", "a_strides", "b_strides"};
+static const char *const kernel_names[] = {"outputs[0]", "inputs[0]",  "inputs[1]",  "inputs[2]",
+                                           "outputs[1]", "outputs[2]", "outputs[3]", "outputs[4]"};
+static const char *const kernel_stride_names[] = {"out_strides[0]", "in_strides[0]",  "in_strides[1]",
+                                                  "in_strides[2]",  "out_strides[1]", "out_strides[2]",
+                                                  "out_strides[3]", "out_strides[4]"};
+
+/* Operand k's name: a kernel's outputs after its inputs are named from outputs[1] on. */
+static const char *name_of(const views_t *v, int k, int strides)
+{
+    if (v->outputs == 0)
+        return strides ? stride_names[k] : names[k];
+    const int first_output = v->count - __builtin_popcount(v->outputs);
+    const int index = k < first_output ? k : 4 + (k - first_output);
+    return strides ? kernel_stride_names[index] : kernel_names[index];
+}
 
 static ew_status_t make(const views_t *v, ew_layout_t *layout)
 {
     ew_view_t views[EW_LAYOUT_MAX_OPERANDS];
     for (int k = 0; k < v->count; ++k)
-        views[k] = (ew_view_t){names[k], stride_names[k], (const void *)v->address[k], v->strides[k], v->size[k]};
-    return ew_layout_make(v->ndim, v->shape, v->count, views, layout);
+        views[k] = (ew_view_t){name_of(v, k, 0), name_of(v, k, 1), (const void *)v->address[k], v->strides[k],
+                               v->size[k]};
+    return ew_layout_make(v->ndim, v->shape, v->count, v->outputs, views, layout);
 }
 
 /* The views as the model takes them. */
 static void model_operands(const views_t *v, model_operand_t *operands)
 {
     for (int k = 0; k < v->count; ++k)
-        operands[k] = (model_operand_t){names[k], stride_names[k], v->address[k], v->strides[k], v->size[k]};
+        operands[k] =
+            (model_operand_t){name_of(v, k, 0), name_of(v, k, 1), v->address[k], v->strides[k], v->size[k]};
 }
 
 /* Above this many elements a layout's addresses are not enumerated: sorting the named plans' tens of
@@ -236,15 +259,18 @@ static int out_dense_in(const ew_layout_t *l)
 }
 
 /* The chooser's rule: flat where every operand is contiguous alike (no dimension, or one of stride 1 in
- * every operand); tiled where out runs along dimension 0 and an input, which neither runs along 0 nor is
- * broadcast there, runs along another dimension t, both at least EW_TILE_MIN_EXTENT long (the first
- * such input's first t: *tile_dim); rows where out is dense over at most two dimensions; else gather. */
+ * every operand); gather where there are further outputs; tiled where out runs along dimension 0 and an
+ * input, which neither runs along 0 nor is broadcast there, runs along another dimension t, both at
+ * least EW_TILE_MIN_EXTENT long (the first such input's first t: *tile_dim); rows where out is dense
+ * over at most two dimensions; else gather. */
 static ew_strided_kernel_t model_kernel(const ew_layout_t *l, int *tile_dim)
 {
     int flat = l->ndim <= 1;
     for (int k = 0; k < l->count && l->ndim == 1; ++k)
         flat &= l->stride[k][0] == 1;
     *tile_dim = 0;
+    if (!flat && l->outputs != 1u)
+        return EW_STRIDED_GATHER;
     const int out_along_0 = l->ndim > 0 && l->stride[0][0] == 1 && l->shape[0] >= EW_TILE_MIN_EXTENT;
     for (int k = 1; k < l->count && out_along_0 && !*tile_dim; ++k)
         for (int t = 1; t < l->ndim && llabs(l->stride[k][0]) > 1 && !*tile_dim; ++t)
@@ -516,7 +542,7 @@ static void test_random_layouts(void **state)
         ew_status_t status = make(&v, &layout);
         model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
         model_operands(&v, operands);
-        const model_verdict_t verdict = model_views(v.ndim, v.shape, v.count, operands);
+        const model_verdict_t verdict = model_views(v.ndim, v.shape, v.count, v.outputs, operands);
         if (status != (verdict.valid ? EW_SUCCESS : EW_ERROR_INVALID_VALUE))
             fail_msg("trial %d: %s (\"%s\"), the model says %s", trial, ew_status_string(status),
                      ew_get_last_error_message(), verdict.valid ? "valid" : "refused");
@@ -532,6 +558,52 @@ static void test_random_layouts(void **state)
     }
     printf("# %d layouts accepted (%d flat), %d refused\n", accepted, flat, refused);
     assert_true(accepted > 10000 && refused > 1000 && flat > 1000);
+}
+
+/* Kernels of several arrays on views: random views of one to three inputs and one to three further
+ * outputs after them (a further output sometimes at another operand, in place or not); the library
+ * accepts exactly what the model accepts and names an operand it faults; an accepted layout is checked
+ * as test_random_layouts checks one (its plan the gather kernel's unless flat), and every output's
+ * elements apart from all others' (enumerated). */
+static void test_several_outputs(void **state)
+{
+    (void)state;
+    int accepted = 0, refused = 0, flat = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+        const int inputs = 1 + (int)random_below(3), further = 1 + (int)random_below(3);
+        const int count = 1 + inputs + further;
+        views_t v;
+        random_operands(&v, count, ((1u << further) - 1u) << (1 + inputs));
+        const int o = 1 + inputs + (int)random_below(further), k = (int)random_below(count);
+        if (random_below(4) == 0 && k != o) {
+            v.size[o] = v.size[k];
+            v.address[o] = v.address[k] + (random_below(2) ? v.size[k] : 0);
+            if (random_below(2))
+                memcpy(v.strides[o], v.strides[k], sizeof v.strides[o]);
+        }
+        ew_layout_t layout;
+        const ew_status_t status = make(&v, &layout);
+        model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
+        model_operands(&v, operands);
+        const model_verdict_t verdict = model_views(v.ndim, v.shape, v.count, v.outputs, operands);
+        if (status != (verdict.valid ? EW_SUCCESS : EW_ERROR_INVALID_VALUE))
+            fail_msg("trial %d: %s (\"%s\"), the model says %s", trial, ew_status_string(status),
+                     ew_get_last_error_message(), verdict.valid ? "valid" : "refused");
+        if (status != EW_SUCCESS) {
+            ++refused;
+            if (!model_message_names(&verdict, ew_get_last_error_message()))
+                fail_msg("trial %d: \"%s\" names none of the %d arguments at fault (\"%s\", ...)", trial,
+                         ew_get_last_error_message(), verdict.names, verdict.name[0]);
+            continue;
+        }
+        ++accepted;
+        assert_int_equal(layout.outputs, 1u | v.outputs);
+        flat += check_layout(&v, &layout);
+        if (verdict.n > 0 && verdict.n <= 4096)
+            assert_true(model_elements_apart(v.ndim, v.shape, v.count, v.outputs, operands, verdict.n));
+    }
+    printf("# several outputs: %d layouts accepted (%d flat), %d refused\n", accepted, flat, refused);
+    assert_true(accepted > 2000 && refused > 2000 && flat > 100);
 }
 
 /* Views that are certainly valid: out a flipped permutation of a contiguous block, inputs anywhere
@@ -907,7 +979,7 @@ static void expect_refusal(int ndim, const int64_t *shape, const int64_t *out_st
     ew_view_t views[] = {{"out", "out_strides", (const void *)((uintptr_t)1 << 36), out_strides, 4},
                          {"a", "a_strides", (const void *)a_address, a_strides, 4}};
     ew_layout_t layout;
-    ew_status_t status = ew_layout_make(ndim, shape, 2, views, &layout);
+    ew_status_t status = ew_layout_make(ndim, shape, 2, 1u, views, &layout);
     assert_int_equal(status, EW_ERROR_INVALID_VALUE);
     for (; *words; ++words)
         if (strstr(ew_get_last_error_message(), *words) == NULL)
@@ -940,21 +1012,21 @@ static void test_refusals(void **state)
     ew_view_t bytes[] = {{"out", "out_strides", (const void *)out, NULL, 1},
                          {"a", "a_strides", (const void *)apart, (const int64_t[]){INT64_MIN}, 1}};
     ew_layout_t refused;
-    assert_int_equal(ew_layout_make(1, (const int64_t[]){2}, 2, bytes, &refused), EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_layout_make(1, (const int64_t[]){2}, 2, 1u, bytes, &refused), EW_ERROR_INVALID_VALUE);
     /* the last element at 2^63 - 1: one past it leaves int64 */
     bytes[1].strides = (const int64_t[]){INT64_MAX};
-    assert_int_equal(ew_layout_make(1, (const int64_t[]){2}, 2, bytes, &refused), EW_ERROR_INVALID_VALUE);
+    assert_int_equal(ew_layout_make(1, (const int64_t[]){2}, 2, 1u, bytes, &refused), EW_ERROR_INVALID_VALUE);
     /* accepted: in place, a broadcast input over out, an empty shape with NULL pointers */
     ew_layout_t layout;
     ew_view_t in_place[] = {{"out", "out_strides", (const void *)out, NULL, 4},
                             {"a", "a_strides", (const void *)out, NULL, 4}};
-    assert_int_equal(ew_layout_make(2, shape, 2, in_place, &layout), EW_SUCCESS);
+    assert_int_equal(ew_layout_make(2, shape, 2, 1u, in_place, &layout), EW_SUCCESS);
     ew_view_t empty[] = {{"out", "out_strides", NULL, NULL, 4}, {"a", "a_strides", NULL, NULL, 4}};
-    assert_int_equal(ew_layout_make(2, (const int64_t[]){0, 5}, 2, empty, &layout), EW_SUCCESS);
+    assert_int_equal(ew_layout_make(2, (const int64_t[]){0, 5}, 2, 1u, empty, &layout), EW_SUCCESS);
     assert_int_equal(layout.n, 0);
     ew_view_t scalar[] = {{"out", "out_strides", (const void *)out, NULL, 4},
                           {"a", "a_strides", (const void *)apart, NULL, 4}};
-    assert_int_equal(ew_layout_make(0, NULL, 2, scalar, &layout), EW_SUCCESS);
+    assert_int_equal(ew_layout_make(0, NULL, 2, 1u, scalar, &layout), EW_SUCCESS);
     assert_int_equal(layout.n, 1);
     assert_true(ew_layout_is_flat(&layout));
 }
@@ -980,8 +1052,9 @@ static void test_out_layout_rule(void **state)
         v.size[0] = v.size[1] = 4;
         model_operand_t operands[2];
         model_operands(&v, operands);
-        assert_true(model_elements_apart(2, shape, 2, operands, 6) || cases[i].strides[0] == cases[i].strides[1]);
-        assert_int_equal(model_views(2, shape, 2, operands).valid, cases[i].nests);
+        assert_true(model_elements_apart(2, shape, 2, 1u, operands, 6) ||
+                    cases[i].strides[0] == cases[i].strides[1]);
+        assert_int_equal(model_views(2, shape, 2, 1u, operands).valid, cases[i].nests);
         ew_layout_t layout;
         const ew_status_t status = make(&v, &layout);
         if (cases[i].nests) {
@@ -1012,6 +1085,7 @@ int main(void)
         cmocka_unit_test(test_out_layout_rule),
         cmocka_unit_test(test_valid_layouts_are_accepted),
         cmocka_unit_test(test_random_layouts),
+        cmocka_unit_test(test_several_outputs),
         cmocka_unit_test(test_plan_chooser),
         cmocka_unit_test(test_gather_plan),
         cmocka_unit_test(test_rows_plan),

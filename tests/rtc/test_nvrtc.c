@@ -332,10 +332,11 @@ static void several_array_outputs(void **state)
     assert_false(slots.present[EW_SLOT_OUT_SHIFTED]);
     assert_false(slots.present[EW_SLOT_SHIFTED]); /* a u8 input's pack of 2 is no whole word */
     assert_true(slots.present[EW_SLOT_BULK]);
-    spec.program = EWI_PROGRAM_STRIDED;
+    spec.program = EWI_PROGRAM_STRIDED; /* several arrays on views: the gather kernel alone */
     slots = ewi_kernel_slots(&spec);
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
-        assert_false(slots.present[slot]);
+        assert_int_equal(slots.present[slot], slot == EW_SLOT_GATHER);
+    expect_spec_compiles(&spec, "sm_90");
     const ew_dtype_t floats[] = {EW_F32, EW_F32};
     ewi_kernel_spec_t pair = {.source = "out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);",
                               .n_inputs = 2,
@@ -555,10 +556,10 @@ static void cache_fill(void **state)
     assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 5);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
     assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 5);
-    /* two arrays: the flat and lists' programs (a kernel of several arrays has no strided one) */
+    /* two arrays: the flat, strided (the gather kernel alone) and lists' programs */
     const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 7);
+    assert_int_equal(cache_files(dir), 8);
     const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
     const ew_kernel_output_t two_reductions[] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_MAX}};
     const ew_kernel_output_t no_array[] = {{EW_F32, EW_REDUCE_SUM}};
@@ -574,7 +575,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm90"),
                      EW_ERROR_INVALID_VALUE);
     assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 9); /* out1 never assigned: a reduction over nothing */
+    assert_int_equal(cache_files(dir), 10); /* out1 never assigned: a reduction over nothing */
     assert_int_equal(ew_kernel_cache_fill_outputs("return in0;", 2, outputs, 2, in, 1, "sm_90"),
                      EW_ERROR_INVALID_VALUE);
     assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));

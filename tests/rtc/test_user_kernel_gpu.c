@@ -1309,6 +1309,26 @@ typedef struct {
     ew_dtype_t in[2];
 } outputs_case_t;
 
+/* Two arrays of one dtype; three of several widths and an abs max; two, one wider and one narrower
+ * than the inputs. */
+static const outputs_case_t outputs_cases[] = {
+    {"out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);",
+     2,
+     {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}},
+     {EW_F32, EW_F32}},
+    {"out0 = in0; out1 = in0; out2 = ew::add(in0, in1); out3 = in1;",
+     4,
+     {{EW_F16, EW_REDUCE_NONE},
+      {EW_F32, EW_REDUCE_ABS_MAX},
+      {EW_F32, EW_REDUCE_NONE},
+      {EW_BF16, EW_REDUCE_NONE}},
+     {EW_F32, EW_F32}},
+    {"out0 = in0; out1 = ew::add(in0, in1);",
+     2,
+     {{EW_F64, EW_REDUCE_NONE}, {EW_U8, EW_REDUCE_NONE}},
+     {EW_U8, EW_U8}},
+};
+
 /* Output k of the cases below on the host, element by element through the catalogue's references. */
 static void outputs_reference(size_t c, int k, int64_t n, void *out, const void *const *in)
 {
@@ -1328,32 +1348,16 @@ static void outputs_reference(size_t c, int k, int64_t n, void *out, const void 
  * at sizes across the head and the tails and with every output and input at offsets that walk through
  * the phases against each other (outputs at other phases narrow the pack; inputs are read shifted),
  * each array against the reference bit for bit with its guards intact, the inputs unchanged; then the
- * refusals of outputs that overlap, of a strided launch and of the plain launch. */
+ * refusals of outputs that overlap and of the plain launch. */
 static void several_outputs(void **state)
 {
     (void)state;
-    static const outputs_case_t cases[] = {
-        {"out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);",
-         2,
-         {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}},
-         {EW_F32, EW_F32}},
-        {"out0 = in0; out1 = in0; out2 = ew::add(in0, in1); out3 = in1;",
-         4,
-         {{EW_F16, EW_REDUCE_NONE},
-          {EW_F32, EW_REDUCE_ABS_MAX},
-          {EW_F32, EW_REDUCE_NONE},
-          {EW_BF16, EW_REDUCE_NONE}},
-         {EW_F32, EW_F32}},
-        {"out0 = in0; out1 = ew::add(in0, in1);",
-         2,
-         {{EW_F64, EW_REDUCE_NONE}, {EW_U8, EW_REDUCE_NONE}},
-         {EW_U8, EW_U8}},
-    };
+    const outputs_case_t *const cases = outputs_cases;
     gu_rng_t rng = gu_rng(gu_seed() ^ 0x0075u);
     const int64_t capacity = kSizes[COUNT(kSizes) - 1];
     float *scalar;
     GU_CUDA(cudaMalloc((void **)&scalar, sizeof *scalar));
-    for (size_t c = 0; c < COUNT(cases); ++c) {
+    for (size_t c = 0; c < COUNT(outputs_cases); ++c) {
         const outputs_case_t *k = &cases[c];
         ew_kernel_t kernel = NULL;
         ew_status_t status =
@@ -1444,11 +1448,6 @@ static void several_outputs(void **state)
                 ew_kernel_launch_outputs(kernel, 100, overlapping, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
             GU_EW_EXPECT(EW_ERROR_INVALID_VALUE,
                          ew_kernel_launch(kernel, 100, gu_at(out[0], 0), inputs, NULL, NULL));
-            const int64_t shape[1] = {100};
-            void *apart[2] = {gu_at(out[0], 0), gu_at(out[1], 0)};
-            GU_EW_EXPECT(EW_ERROR_NOT_SUPPORTED,
-                         ew_kernel_launch_outputs_strided(kernel, 1, shape, apart, NULL, EW_REDUCE_OVERWRITE,
-                                                          inputs, NULL, NULL, NULL));
             /* in place: an output on an input of its size, exactly, is allowed */
             void *in_place[2] = {gu_at(in[0], 0), gu_at(out[1], 0)};
             GU_EW(ew_kernel_launch_outputs(kernel, 100, in_place, EW_REDUCE_OVERWRITE, inputs, NULL, NULL));
@@ -1459,6 +1458,127 @@ static void several_outputs(void **state)
         for (int o = 0; o < k->n_outputs; ++o)
             if (out[o] != NULL)
                 gu_buffer_free(out[o]);
+        GU_EW(ew_kernel_destroy(kernel));
+    }
+    cudaFree(scalar);
+}
+
+/* A layout of a kernel of outputs over two inputs: the shape and the inputs' strides (view.strides[0]
+ * and [1]), each output's strides by its index among the outputs (a reduction's row unread). */
+typedef struct {
+    strided_case_t view;
+    int64_t outputs[EW_KERNEL_MAX_OUTPUTS][STRIDED_DIMS];
+} outputs_layout_t;
+
+/* The kernels of several_outputs on views, each array through its own strides (the gather kernel;
+ * contiguous ones the flat launch): dense arrays over transposed and broadcast inputs, one array
+ * transposed against the others, arrays strided, reversed and dense at once, 3-d permutations. Each
+ * array's whole region read back: its elements equal to the reference and the rest still poison, under
+ * two poisons; the abs max exact; the inputs unchanged. */
+static void several_outputs_strided(void **state)
+{
+    (void)state;
+    enum { R = 67, C = 45 };
+    static const outputs_layout_t layouts[] = {
+        {{"contiguous (the flat launch)", 2, {R, C}, {{C, 1}, {C, 1}}}, {{C, 1}, {C, 1}, {C, 1}, {C, 1}}},
+        {{"dense arrays, a transposed and a broadcast input", 2, {R, C}, {{1, R}, {0, 1}}},
+         {{C, 1}, {C, 1}, {C, 1}, {C, 1}}},
+        {{"arrays transposed against each other", 2, {R, C}, {{C, 1}, {C, 1}}},
+         {{C, 1}, {1, R}, {C, 1}, {1, R}}},
+        {{"arrays strided, dense and reversed", 2, {R, C}, {{C, 1}, {1, 0}}},
+         {{2 * C + 3, 2}, {C, 1}, {-C, -1}, {C, 1}}},
+        {{"3-d, permuted and broadcast", 3, {5, 7, 33}, {{33, 165, 1}, {0, 33, 1}}},
+         {{231, 33, 1}, {1, 5, 35}, {231, 33, 1}, {231, 1, 7}}},
+    };
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x57E);
+    float *scalar;
+    GU_CUDA(cudaMalloc((void **)&scalar, sizeof *scalar));
+    for (size_t c = 0; c < COUNT(outputs_cases); ++c) {
+        const outputs_case_t *k = &outputs_cases[c];
+        ew_kernel_t kernel = NULL;
+        ew_status_t status =
+            ew_kernel_create_outputs(gu_handle(), k->source, k->n_outputs, k->outputs, 2, k->in, 0, &kernel);
+        if (gu_status_means_no_nvrtc(status))
+            gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
+        GU_EW(status);
+        for (size_t l = 0; l < COUNT(layouts); ++l) {
+            const outputs_layout_t *layout = &layouts[l];
+            const strided_case_t *view = &layout->view;
+            int64_t n = 1, lo, hi;
+            for (int d = 0; d < view->ndim; ++d)
+                n *= view->shape[d];
+            gu_buffer_t *in[2], *out[EW_KERNEL_MAX_OUTPUTS] = {NULL};
+            void *host[2], *dense[2], *pointers[EW_KERNEL_MAX_OUTPUTS], *want[EW_KERNEL_MAX_OUTPUTS] = {NULL},
+                                                                        *expected = gu_host_alloc(n * 8);
+            const void *inputs[2];
+            const int64_t *in_strides[2] = {view->strides[0], view->strides[1]},
+                          *out_strides[EW_KERNEL_MAX_OUTPUTS];
+            for (int i = 0; i < 2; ++i) {
+                const size_t size = ew_dtype_size(k->in[i]);
+                strided_span(view, view->strides[i], &lo, &hi);
+                in[i] = gu_buffer_new(k->in[i], hi - lo + 1);
+                inputs[i] = (unsigned char *)gu_at(in[i], 0) - lo * (int64_t)size;
+                host[i] = gu_host_alloc(gu_buffer_region_elems(in[i]) * size);
+                gu_fill_random(k->in[i], gu_buffer_region_elems(in[i]), host[i], &rng);
+                gu_buffer_load(in[i], host[i], gu_buffer_region_elems(in[i]));
+                dense[i] = gu_host_alloc(n * size); /* its elements in index order, for the reference */
+                for (int64_t e = 0; e < n; ++e)
+                    memcpy((unsigned char *)dense[i] + e * size,
+                           (unsigned char *)host[i] + (strided_offset(view, view->strides[i], e) - lo) * size,
+                           size);
+            }
+            char what[200];
+            const uint8_t poisons[] = {GU_POISON, GU_POISON_ALT};
+            for (size_t p = 0; p < COUNT(poisons); ++p) {
+                for (int o = 0; o < k->n_outputs; ++o) {
+                    out_strides[o] = layout->outputs[o];
+                    if (k->outputs[o].reduce != EW_REDUCE_NONE) {
+                        pointers[o] = scalar;
+                        continue;
+                    }
+                    const size_t size = ew_dtype_size(k->outputs[o].dtype);
+                    strided_span(view, layout->outputs[o], &lo, &hi);
+                    if (p == 0) {
+                        out[o] = gu_buffer_new(k->outputs[o].dtype, hi - lo + 1);
+                        want[o] = gu_host_alloc((hi - lo + 1) * size);
+                    }
+                    pointers[o] = (unsigned char *)gu_at(out[o], 0) - lo * (int64_t)size;
+                    gu_buffer_poison(out[o], poisons[p]);
+                    memset(want[o], poisons[p], (hi - lo + 1) * size);
+                    outputs_reference(c, o, n, expected, (const void *const *)dense);
+                    for (int64_t e = 0; e < n; ++e)
+                        memcpy((unsigned char *)want[o] +
+                                   (strided_offset(view, layout->outputs[o], e) - lo) * size,
+                               (unsigned char *)expected + e * size, size);
+                }
+                GU_EW(ew_kernel_launch_outputs_strided(kernel, view->ndim, view->shape, pointers, out_strides,
+                                                       EW_REDUCE_OVERWRITE, inputs, in_strides, NULL, NULL));
+                GU_CUDA(cudaDeviceSynchronize());
+                for (int o = 0; o < k->n_outputs; ++o) {
+                    snprintf(what, sizeof what, "%s: out%d (%s) on views: %s", k->source, o,
+                             ew_dtype_name(k->outputs[o].dtype), view->name);
+                    if (out[o] != NULL) {
+                        GU_CHECK_OUTPUT(out[o], 0, out[o]->capacity, want[o], NULL, what);
+                        continue;
+                    }
+                    float got, max = 0; /* the abs max of in0, exact */
+                    GU_CUDA(cudaMemcpy(&got, scalar, sizeof got, cudaMemcpyDeviceToHost));
+                    for (int64_t e = 0; e < n; ++e) {
+                        const float v = fabsf(((const float *)dense[0])[e]);
+                        max = isnan(v) || isnan(max) ? NAN : v > max ? v : max;
+                    }
+                    if (memcmp(&got, &max, sizeof got) != 0 && !(isnan(got) && isnan(max)))
+                        GU_FAIL("%s: %.9g, expected %.9g", what, got, max);
+                }
+            }
+            for (int i = 0; i < 2; ++i) {
+                GU_CHECK_UNCHANGED(in[i], what);
+                gu_buffer_free(in[i]);
+            }
+            for (int o = 0; o < k->n_outputs; ++o)
+                if (out[o] != NULL)
+                    gu_buffer_free(out[o]);
+        }
         GU_EW(ew_kernel_destroy(kernel));
     }
     cudaFree(scalar);
@@ -1714,6 +1834,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(strided_reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(several_outputs, gu_teardown),
+        cmocka_unit_test_teardown(several_outputs_strided, gu_teardown),
         cmocka_unit_test_teardown(batched_launches, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),

@@ -531,6 +531,28 @@ static int check_layout(const views_t *v, const ew_layout_t *l)
     return ew_layout_is_flat(l);
 }
 
+/* The views' layout against the model's verdict: the same answer, a refusal naming an argument the
+ * model faults, an accepted layout checked by check_layout (*flat: 1 where it is flat). Returns 1 where
+ * accepted. */
+static int judge(const views_t *v, int trial, ew_layout_t *layout, int *flat)
+{
+    const ew_status_t status = make(v, layout);
+    model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
+    model_operands(v, operands);
+    const model_verdict_t verdict = model_views(v->ndim, v->shape, v->count, v->outputs, operands);
+    if (status != (verdict.valid ? EW_SUCCESS : EW_ERROR_INVALID_VALUE))
+        fail_msg("trial %d: %s (\"%s\"), the model says %s", trial, ew_status_string(status),
+                 ew_get_last_error_message(), verdict.valid ? "valid" : "refused");
+    if (status != EW_SUCCESS) {
+        if (!model_message_names(&verdict, ew_get_last_error_message()))
+            fail_msg("trial %d: \"%s\" names none of the %d arguments at fault (\"%s\", ...)", trial,
+                     ew_get_last_error_message(), verdict.names, verdict.name[0]);
+        return 0;
+    }
+    *flat = check_layout(v, layout);
+    return 1;
+}
+
 static void test_random_layouts(void **state)
 {
     (void)state;
@@ -539,22 +561,11 @@ static void test_random_layouts(void **state)
         views_t v;
         random_views(&v);
         ew_layout_t layout;
-        ew_status_t status = make(&v, &layout);
-        model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
-        model_operands(&v, operands);
-        const model_verdict_t verdict = model_views(v.ndim, v.shape, v.count, v.outputs, operands);
-        if (status != (verdict.valid ? EW_SUCCESS : EW_ERROR_INVALID_VALUE))
-            fail_msg("trial %d: %s (\"%s\"), the model says %s", trial, ew_status_string(status),
-                     ew_get_last_error_message(), verdict.valid ? "valid" : "refused");
-        if (status == EW_SUCCESS) {
-            ++accepted;
-            flat += check_layout(&v, &layout);
-        } else {
-            ++refused;
-            if (!model_message_names(&verdict, ew_get_last_error_message()))
-                fail_msg("trial %d: \"%s\" names none of the %d arguments at fault (\"%s\", ...)", trial,
-                         ew_get_last_error_message(), verdict.names, verdict.name[0]);
-        }
+        int is_flat = 0;
+        const int ok = judge(&v, trial, &layout, &is_flat);
+        accepted += ok;
+        refused += !ok;
+        flat += is_flat;
     }
     printf("# %d layouts accepted (%d flat), %d refused\n", accepted, flat, refused);
     assert_true(accepted > 10000 && refused > 1000 && flat > 1000);
@@ -582,25 +593,18 @@ static void test_several_outputs(void **state)
                 memcpy(v.strides[o], v.strides[k], sizeof v.strides[o]);
         }
         ew_layout_t layout;
-        const ew_status_t status = make(&v, &layout);
-        model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
-        model_operands(&v, operands);
-        const model_verdict_t verdict = model_views(v.ndim, v.shape, v.count, v.outputs, operands);
-        if (status != (verdict.valid ? EW_SUCCESS : EW_ERROR_INVALID_VALUE))
-            fail_msg("trial %d: %s (\"%s\"), the model says %s", trial, ew_status_string(status),
-                     ew_get_last_error_message(), verdict.valid ? "valid" : "refused");
-        if (status != EW_SUCCESS) {
+        int is_flat = 0;
+        if (!judge(&v, trial, &layout, &is_flat)) {
             ++refused;
-            if (!model_message_names(&verdict, ew_get_last_error_message()))
-                fail_msg("trial %d: \"%s\" names none of the %d arguments at fault (\"%s\", ...)", trial,
-                         ew_get_last_error_message(), verdict.names, verdict.name[0]);
             continue;
         }
         ++accepted;
+        flat += is_flat;
         assert_int_equal(layout.outputs, 1u | v.outputs);
-        flat += check_layout(&v, &layout);
-        if (verdict.n > 0 && verdict.n <= 4096)
-            assert_true(model_elements_apart(v.ndim, v.shape, v.count, v.outputs, operands, verdict.n));
+        model_operand_t operands[EW_LAYOUT_MAX_OPERANDS];
+        model_operands(&v, operands);
+        if (layout.n > 0 && layout.n <= 4096)
+            assert_true(model_elements_apart(v.ndim, v.shape, v.count, v.outputs, operands, layout.n));
     }
     printf("# several outputs: %d layouts accepted (%d flat), %d refused\n", accepted, flat, refused);
     assert_true(accepted > 2000 && refused > 2000 && flat > 100);

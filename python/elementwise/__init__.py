@@ -638,7 +638,8 @@ class Kernel(_Closing):
         first input, of the inputs' broadcast shape and dtype out_dtype. Returns out. With a reduction
         output: out=(array, scalar), returns (array, scalar) (ew_kernel_launch_outputs, or its _strided
         form). With several arrays (out_dtype a sequence): out=(array0, array1, ...[, scalar]), each
-        None to have it made, all of one shape and contiguous (a flat launch), returns that tuple."""
+        None to have it made, all of one shape (each a view of its own strides, or contiguous), returns
+        that tuple."""
         return _ext.kernel_launch(self, *inputs, out=out, params=params, stream=stream,
                                   accumulate=accumulate or None)
 

@@ -207,7 +207,8 @@ static const unsigned judged_actions =
     1u << ACTION_STRIDED | 1u << ACTION_BATCHED | 1u << ACTION_KERNEL_LAUNCH |
     1u << ACTION_KERNEL_LAUNCH_STRIDED | 1u << ACTION_QUANTIZE | 1u << ACTION_QUANTIZE_STRIDED |
     1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX | 1u << ACTION_BLOCK_SCALES_SHAPE |
-    1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS | 1u << ACTION_KERNEL_LAUNCH_BATCHED;
+    1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS | 1u << ACTION_KERNEL_LAUNCH_BATCHED |
+    1u << ACTION_KERNEL_LAUNCH_OUTPUTS;
 _Static_assert(ACTIONS <= 32, "judged_actions has a bit for every action");
 
 static unsigned long long runs[ACTIONS], judged_valid[ACTIONS], judged_refused[ACTIONS];
@@ -258,8 +259,8 @@ static int alpha_fits(int dtype, double alpha)
     return alpha >= low[dtype] && alpha < high_exclusive[dtype] && alpha == floor(alpha);
 }
 
-/* out and up to a kernel's inputs. */
-enum { MAX_OPERANDS = 1 + EW_KERNEL_MAX_INPUTS };
+/* The operands of a call: a kernel's arrays and inputs at most. */
+enum { MAX_OPERANDS = EW_KERNEL_MAX_OUTPUTS + EW_KERNEL_MAX_INPUTS };
 _Static_assert(EW_KERNEL_MAX_INPUTS == EWI_KERNEL_MAX_INPUTS && EW_KERNEL_MAX_PARAMS == EWI_KERNEL_MAX_PARAMS,
                "the public and internal kernel limits agree");
 _Static_assert(MAX_OPERANDS <= MODEL_MAX_OPERANDS, "the model takes every operand of a kernel");
@@ -558,13 +559,21 @@ enum { BRUTE_FORCE_ELEMENTS = 4096 };
  * they are valid and not empty, then NULL params of a kernel that takes some (params_missing). An
  * accepted layout's elements are enumerated where they are few: no two of out's share a byte, no
  * input's meets one of out's but in place. */
+static model_verdict_t views_verdict(const views_t *v, int count, unsigned outputs, const model_operand_t *operands,
+                                     int params_missing)
+{
+    const int64_t *shape = v->shape_null ? NULL : v->shape;
+    model_verdict_t verdict = model_views(v->ndim, shape, count, outputs, operands);
+    if (verdict.valid && verdict.n > 0 && params_missing)
+        model_refuse(&verdict, "params");
+    return verdict;
+}
+
 static void judge_views(const char *what, const views_t *v, int count, const model_operand_t *operands,
                         int params_missing, ew_status_t status)
 {
     const int64_t *shape = v->shape_null ? NULL : v->shape;
-    model_verdict_t verdict = model_views(v->ndim, shape, count, 1u, operands);
-    if (verdict.valid && verdict.n > 0 && params_missing)
-        model_refuse(&verdict, "params");
+    model_verdict_t verdict = views_verdict(v, count, 1u, operands, params_missing);
     expect_verdict(what, &verdict, verdict.valid && verdict.n == 0, status);
     if (verdict.valid && verdict.n > 0 && verdict.n <= BRUTE_FORCE_ELEMENTS)
         CHECK(model_elements_apart(v->ndim, shape, count, 1u, operands, verdict.n),
@@ -788,23 +797,28 @@ static int scalar_meets(const float *p, model_int lo, model_int hi)
 
 /* The bytes an operand spans: n elements from its address, or its view's [lo, hi) over a valid,
  * non-empty shape. */
-static void operand_span(const scaled_call_t *c, const model_operand_t *p, int64_t n, model_int *lo,
-                         model_int *hi)
+static void span_of(const views_t *views, const model_operand_t *p, int64_t n, model_int *lo, model_int *hi)
 {
-    if (c->views == NULL) {
+    if (views == NULL) {
         *lo = p->address;
         *hi = (model_int)p->address + (model_int)n * (model_int)p->size;
         return;
     }
     int64_t strides[EW_MAX_DIMS];
-    model_strides(c->views->ndim, c->views->shape, p, strides);
+    model_strides(views->ndim, views->shape, p, strides);
     model_int below = 0, above = 0;
-    for (int d = 0; d < c->views->ndim; ++d) {
-        const model_int reach = (model_int)strides[d] * (c->views->shape[d] - 1);
+    for (int d = 0; d < views->ndim; ++d) {
+        const model_int reach = (model_int)strides[d] * (views->shape[d] - 1);
         *(reach < 0 ? &below : &above) += reach;
     }
     *lo = (model_int)p->address + below * (model_int)p->size;
     *hi = (model_int)p->address + (above + 1) * (model_int)p->size;
+}
+
+static void operand_span(const scaled_call_t *c, const model_operand_t *p, int64_t n, model_int *lo,
+                         model_int *hi)
+{
+    span_of(c->views, p, n, lo, hi);
 }
 
 /* The message names `word` as a whole word. */
@@ -1232,6 +1246,7 @@ typedef struct {
     int arrays[EW_KERNEL_MAX_OUTPUTS];  /* their dtypes */
     const char *array_names[EW_KERNEL_MAX_OUTPUTS];
     int reduction;                      /* the reduction's index among the outputs, or -1 */
+    size_t reduction_size;              /* its scalar's bytes */
 } live_kernel_t;
 
 /* NULL, live, or stale (destroyed; kernels' memory is kept for reuse, as handles' is). */
@@ -1511,6 +1526,7 @@ static void record_kernel(unsigned slot, ew_kernel_t k, ew_handle_t h, const ewi
             l->array_names[l->n_arrays++] = output_names[o];
         } else {
             l->reduction = o;
+            l->reduction_size = spec_size((int)spec->outputs[o].dtype);
         }
     kernel_slots[slot] = k;
 }
@@ -1860,6 +1876,137 @@ static void action_kernel_launch_batched(input_t *in)
     judge_entries(what, count, n, entries, status);
 }
 
+/* ew_kernel_launch_outputs (the form byte's bit 0 clear: n elements) or ew_kernel_launch_outputs_strided
+ * (set: fuzzed views, out_strides by output index, columns 0-3, in_strides columns 4-7), over pointers of
+ * which any may be NULL, in place or overlapping; the outputs array, inputs array, strides and params
+ * NULL at times. The model, in the library's order: the kernel and its handle, one of one output refused
+ * (about "kernel"), outputs NULL, the mode; flat: n, the reduction's scalar, nothing to do, the inputs
+ * array, params, the operands (flat_outputs_verdict); on views: the views, the first array as out and
+ * the others after the inputs (model_views with their mask), params, then the scalar. The scalar: NULL,
+ * misaligned, or inside an operand's span is refused about its output. A valid call stops at the device
+ * check; one without elements succeeds, but an overwritten scalar's reset stops there too. */
+static void action_kernel_launch_outputs(input_t *in)
+{
+    ew_kernel_t k = take_kernel(in);
+    const uint8_t form = take8(in);
+    const int strided = form & 1, outputs_null = (form >> 1 & 15) == 0, inputs_null = (form >> 5) == 0;
+    const uint8_t nulls = take8(in);
+    const int out_strides_null = nulls % 4 == 0, in_strides_null = nulls / 4 % 4 == 0, params_null = nulls >= 192;
+    views_t v;
+    int64_t n = 0;
+    if (strided)
+        take_views(in, MAX_OPERANDS, &v);
+    else
+        n = take_n(in);
+    const int mode = take_mode(in);
+    void *outputs[EW_KERNEL_MAX_OUTPUTS];
+    const void *inputs[EW_KERNEL_MAX_INPUTS];
+    for (int j = 0; j < EW_KERNEL_MAX_OUTPUTS; ++j)
+        outputs[j] = (void *)take_pointer(in, j == 0 ? NULL : outputs[0]);
+    for (int i = 0; i < EW_KERNEL_MAX_INPUTS; ++i)
+        inputs[i] = take_pointer(in, outputs[i]);
+    ew_stream_t stream = take_stream(in);
+    const char *what = strided ? "ew_kernel_launch_outputs_strided" : "ew_kernel_launch_outputs";
+    void *const *given = outputs_null ? NULL : outputs;
+    const void *const *ins = inputs_null ? NULL : inputs;
+    const double *params = params_null ? NULL : kernel_params;
+    const ew_status_t status =
+        strided ? ew_kernel_launch_outputs_strided(k, v.ndim, v.shape_null ? NULL : v.shape, given,
+                                                   out_strides_null ? NULL : v.s, (ew_reduce_mode_t)mode, ins,
+                                                   in_strides_null ? NULL : v.s + EW_KERNEL_MAX_OUTPUTS, params,
+                                                   stream)
+                : ew_kernel_launch_outputs(k, n, given, (ew_reduce_mode_t)mode, ins, params, stream);
+    check_status(what, status);
+
+    const live_kernel_t *l = launchable(k, what, status);
+    if (l == NULL)
+        return;
+    if (l->n_outputs == 0 || outputs_null || (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)) {
+        expect_refusal(what, l->n_outputs == 0 ? "kernel" : outputs_null ? "outputs" : "mode", status);
+        return;
+    }
+    /* The operands in the layout's order: the first array, the inputs, the other arrays. */
+    static const char *const input_names[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
+    static const char *const input_strides[] = {"in_strides[0]", "in_strides[1]", "in_strides[2]",
+                                                "in_strides[3]"};
+    static const char *const output_strides[] = {"out_strides[0]", "out_strides[1]", "out_strides[2]",
+                                                 "out_strides[3]"};
+    model_operand_t operands[MAX_OPERANDS];
+    const int count = l->n_arrays + l->n_inputs;
+    unsigned mask = 1u;
+    for (int j = 0, a = 0; j < l->n_outputs; ++j) {
+        if (j == l->reduction)
+            continue;
+        const int at = a == 0 ? 0 : l->n_inputs + a;
+        operands[at] = (model_operand_t){l->array_names[a], output_strides[j], (uintptr_t)outputs[j],
+                                         strided && !out_strides_null ? v.s[j] : NULL, spec_size(l->arrays[a])};
+        mask |= 1u << at;
+        ++a;
+    }
+    for (int i = 0; i < l->n_inputs; ++i)
+        operands[1 + i] = (model_operand_t){inputs_null ? "inputs" : input_names[i], input_strides[i],
+                                            inputs_null ? 0 : (uintptr_t)inputs[i],
+                                            strided && !in_strides_null ? v.s[EW_KERNEL_MAX_OUTPUTS + i] : NULL,
+                                            spec_size(l->in_dtypes[i])};
+    const int params_missing = params_null && l->n_params > 0;
+    model_verdict_t verdict = {.valid = 1, .n = n};
+    if (strided) {
+        verdict = views_verdict(&v, count, mask, operands, params_missing);
+        if (!verdict.valid) {
+            expect_verdict(what, &verdict, 0, status);
+            return;
+        }
+        n = verdict.n;
+    } else if (n < 0) {
+        expect_refusal(what, "n", status);
+        return;
+    }
+    /* the scalar, against every operand's span (the arrays' alone where the flat call has no inputs) */
+    if (l->reduction >= 0) {
+        static const char *const names[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]"};
+        const uintptr_t at = (uintptr_t)outputs[l->reduction];
+        int refused = at == 0 || at % l->reduction_size != 0;
+        for (int o = 0; o < count && n > 0 && !refused; ++o) {
+            if (!(mask >> o & 1u) && inputs_null)
+                continue;
+            model_int lo, hi;
+            span_of(strided ? &v : NULL, &operands[o], n, &lo, &hi);
+            refused = lo < hi && (model_int)at < hi && lo < (model_int)at + (model_int)l->reduction_size;
+        }
+        if (refused) {
+            expect_refusal(what, names[l->reduction], status);
+            return;
+        }
+    }
+    if (n == 0) {
+        if (l->reduction >= 0 && mode == EW_REDUCE_OVERWRITE) {
+            CHECK(status == EW_ERROR_CUDA, "%s: nothing to run but the scalar's reset, which stops at the GPU: %s "
+                  "(\"%s\")", what, ew_status_string(status), ew_get_last_error_message());
+            ++judged_valid[current_action];
+        } else {
+            expect_verdict(what, &verdict, 1, status);
+        }
+        return;
+    }
+    if (!strided) {
+        if (inputs_null || params_missing) {
+            expect_refusal(what, inputs_null ? "inputs" : "params", status);
+            return;
+        }
+        const char *names[MAX_OPERANDS];
+        const void *pointers[MAX_OPERANDS];
+        size_t sizes[MAX_OPERANDS];
+        for (int a = 0; a < count; ++a) { /* flat: the arrays, then the inputs */
+            const int at = a < l->n_arrays ? (a == 0 ? 0 : l->n_inputs + a) : 1 + (a - l->n_arrays);
+            names[a] = operands[at].name;
+            pointers[a] = (const void *)operands[at].address;
+            sizes[a] = operands[at].size;
+        }
+        verdict = flat_outputs_verdict(n, l->n_arrays, count, names, pointers, sizes);
+    }
+    expect_verdict(what, &verdict, 0, status);
+}
+
 static void action_info(input_t *in)
 {
     int op = take_enum_value(in), out = take_enum_value(in), dtype_in = take_enum_value(in);
@@ -1961,6 +2108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_KERNEL_CACHE_FILL_OUTPUTS: action_kernel_cache_fill(&in, 1); break;
         case ACTION_KERNEL_LAUNCH_BATCHED: action_kernel_launch_batched(&in); break;
         case ACTION_KERNEL_MAKE_OUTPUTS: action_kernel_make_outputs(&in); break;
+        case ACTION_KERNEL_LAUNCH_OUTPUTS: action_kernel_launch_outputs(&in); break;
         case ACTION_UNARY:
         case ACTION_BINARY:
         case ACTION_CAST:

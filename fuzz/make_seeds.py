@@ -55,12 +55,12 @@ NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
  KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
  AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS, KERNEL_CACHE_FILL, KERNEL_CREATE_OUTPUTS,
- KERNEL_CACHE_FILL_OUTPUTS, KERNEL_LAUNCH_BATCHED, KERNEL_MAKE_OUTPUTS) = (ACTION[name] for name in (
+ KERNEL_CACHE_FILL_OUTPUTS, KERNEL_LAUNCH_BATCHED, KERNEL_MAKE_OUTPUTS, KERNEL_LAUNCH_OUTPUTS) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
      "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
      "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX", "BLOCK_SCALES_SHAPE", "QUANTIZE_BLOCKS",
      "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL", "KERNEL_CREATE_OUTPUTS", "KERNEL_CACHE_FILL_OUTPUTS",
-     "KERNEL_LAUNCH_BATCHED", "KERNEL_MAKE_OUTPUTS"))
+     "KERNEL_LAUNCH_BATCHED", "KERNEL_MAKE_OUTPUTS", "KERNEL_LAUNCH_OUTPUTS"))
 ARCH = {name: code for code, name in enumerate(table_list("FUZZ_ARCHS"))}
 MX, NVFP4 = FORMATS["EW_BLOCKS_MX"], FORMATS["EW_BLOCKS_NVFP4"]
 ROUND_UP, SWIZZLED = (int(re.search(r"%s = (\d+)" % name, HEADER).group(1))
@@ -882,6 +882,68 @@ seeds.update({
         # the kernel and its handle
         kernel_destroy(0), kernel_batched(0, k_entries(2)), kernel_batched(NULL_SLOT, []),
         kernel_make(0, 1, in_dtypes=[F32]), bytes([DESTROY, 1]), kernel_batched(0, k_entries(2))],
+})
+
+
+# Launches of kernels of outputs (action_kernel_launch_outputs): the kernel, the form byte (bit 0 the
+# strided form; bits 1-4 all clear: outputs NULL; bits 5-7 all clear: inputs NULL), the NULLs byte (below
+# 4 modulo 4: out_strides NULL; its next two bits clear: in_strides NULL; 192 and up: params NULL), n or
+# the views (columns 0-3 the outputs' strides by output index, 4-7 the inputs'), the mode, four output
+# pointers (ptr_in_place: on outputs[0]), four inputs (ptr_in_place: on outputs[i]), the stream.
+O_REGIONS = [ptr_region(k, 0) for k in range(4)]  # apart from each other (regions 1 MiB apart)
+I_REGIONS = [ptr_region(k, 0x8000) for k in range(4)]
+
+
+def kernel_launch_outputs(kernel_slot, n=n_small(100), view=None, m=OVERWRITE, outs=None, ins=None,
+                          outputs_null=False, inputs_null=False, out_strides_null=False, in_strides_null=False,
+                          params_null=False):
+    form = (0 if view is None else 1) | (0 if outputs_null else 2) | (0 if inputs_null else 32)
+    nulls = (0 if out_strides_null else 1) | (0 if in_strides_null else 4) | (192 if params_null else 0)
+    body = bytes([KERNEL_LAUNCH_OUTPUTS, kernel_slot, form, nulls]) + (n if view is None else view) + mode(m)
+    return body + b"".join(outs or O_REGIONS) + b"".join(ins or I_REGIONS) + stream_default()
+
+
+def k_views(ndim, shape, strides=()):  # eight columns, missing ones contiguous (None)
+    return views(ndim, shape, list(strides) + [None] * (8 - len(strides)))
+
+
+def with_(regions, **at):  # regions with some replaced: with_(O_REGIONS, o1=ptr_null()), with_(I_REGIONS, i0=...)
+    result = list(regions)
+    for key, value in at.items():
+        result[int(key[1:])] = value
+    return result
+
+
+seeds.update({
+    "kernel_launch_outputs": [
+        make(0), make(1),
+        kernel_make(0, 0, in_dtypes=[F32]),  # one output: refused about "kernel"
+        kernel_make_outputs(1, 0, outs=THREE_ARRAYS, n_inputs=2, in_dtypes=[F32, BF16], n_params=1),
+        kernel_make_outputs(2, 0, outs=outputs(n=2), in_dtypes=[F32]),  # an array and an abs max
+        kernel_launch_outputs(1), kernel_launch_outputs(2),  # valid: stop at the device
+        kernel_launch_outputs(0), kernel_launch_outputs(1, outputs_null=True), kernel_launch_outputs(1, m=-1),
+        kernel_launch_outputs(1, n=N_MINUS_ONE), kernel_launch_outputs(1, n=N_ZERO),
+        kernel_launch_outputs(2, n=N_ZERO), kernel_launch_outputs(2, n=N_ZERO, m=ACCUMULATE),  # the reset
+        kernel_launch_outputs(1, inputs_null=True), kernel_launch_outputs(1, params_null=True),
+        kernel_launch_outputs(1, outs=with_(O_REGIONS, o1=ptr_in_place())),  # two arrays on one
+        kernel_launch_outputs(1, ins=with_(I_REGIONS, i0=ptr_in_place())),  # an input in place: valid
+        kernel_launch_outputs(2, outs=with_(O_REGIONS, o1=ptr_null())),  # the scalar NULL
+        kernel_launch_outputs(2, outs=with_(O_REGIONS, o1=ptr_near_out(8))),  # the scalar inside the array
+        kernel_launch_outputs(2, outs=with_(O_REGIONS, o1=ptr_region(1, 2))),  # misaligned
+        # on views: each array as out, the others after the inputs
+        kernel_launch_outputs(1, view=k_views(2, [3, 5], [[5, 1], [1, 3], [10, 2]])),  # valid
+        kernel_launch_outputs(1, view=k_views(2, [3, 5], [[5, 1], [0, 1]])),  # outputs[1] broadcast
+        kernel_launch_outputs(1, view=k_views(2, [3, 5], [[5, 1], [-5, -1]])),  # reversed: valid
+        kernel_launch_outputs(1, view=k_views(2, [3, 5]), outs=with_(O_REGIONS, o2=ptr_near_out(4))),
+        kernel_launch_outputs(1, view=k_views(2, [3, 5], [[5, 1]] * 4 + [[0, 1], [1, 0]])),  # broadcast inputs
+        kernel_launch_outputs(1, view=k_views(2, [3, 5]), inputs_null=True),
+        kernel_launch_outputs(1, view=k_views(2, [0, 5]), inputs_null=True),  # empty: valid
+        kernel_launch_outputs(1, view=k_views(2, [3, 5]), params_null=True),
+        kernel_launch_outputs(2, view=k_views(2, [3, 5], [[1, 3]])),  # one array transposed, a reduction
+        kernel_launch_outputs(2, view=k_views(2, [3, 5]), outs=with_(O_REGIONS, o1=ptr_near_out(8))),
+        kernel_launch_outputs(2, view=k_views(2, [0, 5]), outs=with_(O_REGIONS, o1=ptr_null())),
+        kernel_launch_outputs(1, view=k_views(2, [3, 5]), out_strides_null=True, in_strides_null=True),
+        kernel_destroy(1), kernel_launch_outputs(1), kernel_launch_outputs(NULL_SLOT)],
 })
 
 

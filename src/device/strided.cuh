@@ -353,11 +353,12 @@ __device__ __forceinline__ auto output_value(const Outputs<O0, O1, O2, O3> &valu
 // fn(InputIndex<J>{}) for each output J of F.
 template <typename F, typename Fn> __device__ __forceinline__ void for_each_output(Fn fn)
 {
+    constexpr int arrays = kArrays<F>;
     fn(InputIndex<0>{});
     fn(InputIndex<1>{});
-    if constexpr (kArrays < F >> 2)
+    if constexpr (arrays > 2)
         fn(InputIndex<2>{});
-    if constexpr (kArrays < F >> 3)
+    if constexpr (arrays > 3)
         fn(InputIndex<3>{});
 }
 
@@ -1057,8 +1058,9 @@ __device__ __forceinline__ void tiled_body(const F &f, const ew_strided_plan_t &
 template <typename F, int P, int Unroll>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS) gather_kernel(EW_STRIDED_PARAMETERS(F))
 {
+    constexpr bool several = kArrays<F> != 1;
     reducing(f, [&](const F &g) {
-        if constexpr (kArrays < F >> 1)
+        if constexpr (several)
             gather_outputs_body<F, P>(g, plan, out, {a, b, c, d});
         else
             gather_body<F, P, Unroll>(g, plan, out, {a, b, c, d});

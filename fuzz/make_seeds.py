@@ -930,6 +930,8 @@ seeds.update({
         kernel_launch_outputs(2, outs=with_(O_REGIONS, o1=ptr_null())),  # the scalar NULL
         kernel_launch_outputs(2, outs=with_(O_REGIONS, o1=ptr_near_out(8))),  # the scalar inside the array
         kernel_launch_outputs(2, outs=with_(O_REGIONS, o1=ptr_region(1, 2))),  # misaligned
+        # an array running past the end of the address space, the scalar after it: the array refused
+        kernel_launch_outputs(2, outs=with_(O_REGIONS, o0=ptr_any(2**64 - 256), o1=ptr_any(2**64 - 128))),
         # on views: each array as out, the others after the inputs
         kernel_launch_outputs(1, view=k_views(2, [3, 5], [[5, 1], [1, 3], [10, 2]])),  # valid
         kernel_launch_outputs(1, view=k_views(2, [3, 5], [[5, 1], [0, 1]])),  # outputs[1] broadcast

@@ -815,11 +815,6 @@ static void span_of(const views_t *views, const model_operand_t *p, int64_t n, m
     *hi = (model_int)p->address + (above + 1) * (model_int)p->size;
 }
 
-static void operand_span(const scaled_call_t *c, const model_operand_t *p, int64_t n, model_int *lo,
-                         model_int *hi)
-{
-    span_of(c->views, p, n, lo, hi);
-}
 
 /* The message names `word` as a whole word. */
 static int message_has_word(const char *message, const char *word)
@@ -892,7 +887,7 @@ static void judge_scaled(const char *what, const scaled_call_t *c, ew_handle_t h
      * device check, the message naming the scale or the amax. */
     model_int lo[2], hi[2];
     for (int k = 0; k < 2; ++k)
-        operand_span(c, &operands[k], layout.n, &lo[k], &hi[k]);
+        span_of(c->views, &operands[k], layout.n, &lo[k], &hi[k]);
     int overlap = !amax_only && scalar_meets(c->scale, lo[0], hi[0]);
     for (int k = 0; k < 2; ++k)
         overlap |= scalar_meets(c->amax, lo[k], hi[k]);

@@ -71,20 +71,28 @@ ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t 
     return status;
 }
 
+ew_plan_t ewi_plan_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
+                        const ewi_operand_t *operands, int outputs, int count, ew_call_t *call)
+{
+    /* a user kernel's bulk_blocks_per_sm is set once, by the launch that loads its bulk kernel */
+    *call = (ew_call_t){.n = n,
+                        .count = count,
+                        .outputs = outputs,
+                        .block_table = set->block_table,
+                        .bulk_blocks_per_sm = __atomic_load_n(&set->bulk_blocks_per_sm, __ATOMIC_RELAXED)};
+    for (int i = 0; i < count; ++i) {
+        call->address[i] = (uintptr_t)operands[i].address;
+        call->elem_size[i] = operands[i].elem_size;
+    }
+    return ew_plan_choose(&handle->policy, &handle->figures, call);
+}
+
 ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
                             const ewi_operand_t *operands, int outputs, int count,
                             const ew_functor_t *functor, const ew_launch_t *how)
 {
-    ew_call_t call = {.n = n,
-                      .count = count,
-                      .outputs = outputs,
-                      .block_table = set->block_table,
-                      .bulk_blocks_per_sm = set->bulk_blocks_per_sm};
-    for (int i = 0; i < count; ++i) {
-        call.address[i] = (uintptr_t)operands[i].address;
-        call.elem_size[i] = operands[i].elem_size;
-    }
-    const ew_plan_t plan = ew_plan_choose(&handle->policy, &handle->figures, &call);
+    ew_call_t call;
+    const ew_plan_t plan = ewi_plan_flat(handle, set, n, operands, outputs, count, &call);
     return ew_launch_flat(set, &call, &plan, functor, how);
 }
 

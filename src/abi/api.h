@@ -83,6 +83,10 @@ ew_status_t ewi_find_scale_add(ew_handle_t handle, const char *entry, ew_dtype_t
 ew_status_t ewi_check_flat(ewi_handle_t *handle, int64_t n, const ewi_operand_t *operands, int outputs,
                            int count);
 
+/* A checked flat call's plan on set's kernels, and in *call what it plans (ew_launch_flat's call). */
+ew_plan_t ewi_plan_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
+                        const ewi_operand_t *operands, int outputs, int count, ew_call_t *call);
+
 /* A checked flat call planned and launched on set's kernels. */
 ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
                             const ewi_operand_t *operands, int outputs, int count,

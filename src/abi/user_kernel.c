@@ -134,6 +134,39 @@ static ew_status_t current_context(const ewi_handle_t *handle, CUcontext *contex
     return *context != NULL ? EW_SUCCESS : ewi_fail(EW_ERROR_CUDA, "no CUDA context on this thread");
 }
 
+static pthread_mutex_t program_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The functions of kernel's program, compiled or found in the caches, in the thread's current context:
+ * the flat one at create, each other at the first launch that needs it (one at a time in the process).
+ * Another thread may plan on kernel->set meanwhile: a slot's function is set before the program counts
+ * as loaded, and the bulk kernel's residency atomically. */
+static ew_status_t load_program(ewi_user_kernel_t *kernel, ewi_program_t program, CUcontext context)
+{
+    if (__atomic_load_n(&kernel->loaded[program], __ATOMIC_ACQUIRE))
+        return EW_SUCCESS;
+    ew_status_t status = EW_SUCCESS;
+    pthread_mutex_lock(&program_lock);
+    if (!kernel->loaded[program]) {
+        ewi_kernel_spec_t spec = kernel->spec;
+        spec.program = program;
+        const ewi_slots_t slots = ewi_kernel_slots(&spec);
+        const ewi_module_t *module;
+        if ((status = ewi_module_load(&spec, kernel->arch, context, &module)) == EW_SUCCESS) {
+            for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+                if (slots.present[slot])
+                    kernel->set.kernel[slot].function = module->function[slot];
+            if (slots.present[EW_SLOT_BULK])
+                __atomic_store_n(&kernel->set.bulk_blocks_per_sm, module->bulk_blocks_per_sm,
+                                 __ATOMIC_RELAXED);
+            if (program == EWI_PROGRAM_FLAT)
+                kernel->module = module->module;
+            __atomic_store_n(&kernel->loaded[program], 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&program_lock);
+    return status;
+}
+
 /* ew_kernel_create and ew_kernel_create_outputs once their arguments make spec. */
 static ew_status_t create(ew_handle_t handle, const ewi_kernel_spec_t *spec_value, ew_kernel_t *kernel)
 {
@@ -167,16 +200,10 @@ static ew_status_t create(ew_handle_t handle, const ewi_kernel_spec_t *spec_valu
     if ((status = kernel_new(handle, &spec, &value, &k)) != EW_SUCCESS)
         return status;
     memcpy(k->arch, arch, sizeof k->arch);
-    const ewi_module_t *module;
-    if ((status = ewi_module_load(&spec, arch, context, &module)) != EW_SUCCESS) {
+    if ((status = load_program(k, EWI_PROGRAM_FLAT, context)) != EW_SUCCESS) {
         ew_kernel_destroy(value);
         return status;
     }
-    k->module = module->module;
-    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
-        k->set.kernel[slot].function = module->function[slot];
-    k->set.bulk_blocks_per_sm = module->bulk_blocks_per_sm;
-    k->loaded[EWI_PROGRAM_FLAT] = 1;
     *kernel = value;
     return EW_SUCCESS;
 }
@@ -364,7 +391,7 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
 
 /* ew_kernel_launch (scalar NULL) and ew_kernel_launch_outputs once the kernel and its handle are found:
  * its n_arrays arrays, in order. */
-static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *handle, int64_t n,
+static ew_status_t launch_flat(ewi_user_kernel_t *kernel, ewi_handle_t *handle, int64_t n,
                                void *const *arrays, const scalar_t *scalar, const void *const *inputs,
                                const double *params, ew_stream_t stream)
 {
@@ -409,8 +436,16 @@ static ew_status_t launch_flat(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     CUcontext context;
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
+    ew_call_t call;
+    ew_plan_t plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call);
+    if (plan.kernel == EW_PLAN_KERNEL_BULK &&
+        !__atomic_load_n(&kernel->loaded[EWI_PROGRAM_BULK], __ATOMIC_ACQUIRE)) {
+        if ((status = load_program(kernel, EWI_PROGRAM_BULK, context)) != EW_SUCCESS)
+            return status;
+        plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call); /* by its residency */
+    }
     const ew_functor_t functor = functor_of(kernel, params, scalar);
-    return ewi_launch_flat(handle, &kernel->set, n, operands, outputs, count, &functor, &how);
+    return ew_launch_flat(&kernel->set, &call, &plan, &functor, &how);
 }
 
 /* A kernel of outputs launched as one of one output, or the reverse: refused. */
@@ -477,32 +512,6 @@ ew_status_t ew_kernel_launch_outputs(ew_kernel_t kernel, int64_t n, void *const 
 }
 
 /* ---- the strided launch: the layout checked and coalesced, then the flat launch or a strided kernel ---- */
-
-static pthread_mutex_t program_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The functions of kernel's program (strided or the lists'), compiled or found in the caches at its
- * first launch of that form (one at a time in the process), in the thread's current context. */
-static ew_status_t load_program(ewi_user_kernel_t *kernel, ewi_program_t program, CUcontext context)
-{
-    if (__atomic_load_n(&kernel->loaded[program], __ATOMIC_ACQUIRE))
-        return EW_SUCCESS;
-    ew_status_t status = EW_SUCCESS;
-    pthread_mutex_lock(&program_lock);
-    if (!kernel->loaded[program]) {
-        ewi_kernel_spec_t spec = kernel->spec;
-        spec.program = program;
-        const ewi_slots_t slots = ewi_kernel_slots(&spec);
-        const ewi_module_t *module;
-        if ((status = ewi_module_load(&spec, kernel->arch, context, &module)) == EW_SUCCESS) {
-            for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
-                if (slots.present[slot])
-                    kernel->set.kernel[slot].function = module->function[slot];
-            __atomic_store_n(&kernel->loaded[program], 1, __ATOMIC_RELEASE);
-        }
-    }
-    pthread_mutex_unlock(&program_lock);
-    return status;
-}
 
 /* ew_kernel_launch_strided (scalar NULL) and ew_kernel_launch_outputs_strided once the kernel and its
  * handle are found (its arrays and their strides in order): the views checked and coalesced, then the flat

@@ -422,8 +422,10 @@ ew_status_t ewi_kernel_program(const ewi_kernel_spec_t *spec, char **program)
         append(&b, "#define EW_MAX_DIMS %d\n#include \"device/strided.cuh\"\n", EW_MAX_DIMS);
     else if (spec->program == EWI_PROGRAM_BATCHED)
         append(&b, "#include \"device/batched.cuh\"\n");
+    else if (spec->program == EWI_PROGRAM_BULK)
+        append(&b, "#include \"device/bulk.cuh\"\n");
     else
-        append(&b, "#include \"device/bulk.cuh\"\n#include \"device/direct.cuh\"\n");
+        append(&b, "#include \"device/direct.cuh\"\n");
     /* The outputs: ew_kernel_create's one, out_t, which the body returns; or ew_kernel_create_outputs'
      * out<k>, which the body assigns: an array's as ew::Result<out<k>_t>, the reduction's as
      * ew::Given<red_t>. The functor returns the arrays in their order (several: ew::Outputs). */
@@ -581,6 +583,11 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
             ewi_kernel_reduction(spec) < 0;
         return slots;
     }
+    if (spec->program == EWI_PROGRAM_BULK) { /* at the widest pack, as the catalogue's; empty below
+                                              * sm_90, where no policy plans it */
+        slots.present[EW_SLOT_BULK] = 1;
+        return slots;
+    }
     slots.present[EW_SLOT_RUNS] = slots.access_packs > 1;
     if (n_arrays == 1 && EW_PLAN_SHIFTS_OUT(1 + spec->n_inputs, sizes[0], sizes[1]))
         slots.present[EW_SLOT_OUT_SHIFTED] = 1;
@@ -593,8 +600,16 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
         n_arrays == 1 && (slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED]);
     for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_PACK8; ++slot)
         slots.present[slot] = shifts ? (1 << slot) == slots.widest_pack : (1 << slot) <= slots.widest_pack;
-    /* at the widest pack, as the catalogue's; empty below sm_90, where no policy plans it */
-    slots.present[EW_SLOT_BULK] = 1;
+    return slots;
+}
+
+ewi_slots_t ewi_kernel_flat_slots(const ewi_kernel_spec_t *spec)
+{
+    ewi_kernel_spec_t bulk = *spec;
+    bulk.program = EWI_PROGRAM_FLAT;
+    ewi_slots_t slots = ewi_kernel_slots(&bulk);
+    bulk.program = EWI_PROGRAM_BULK;
+    slots.present[EW_SLOT_BULK] = ewi_kernel_slots(&bulk).present[EW_SLOT_BULK];
     return slots;
 }
 

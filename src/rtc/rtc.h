@@ -29,9 +29,16 @@ ew_status_t ewi_nvrtc_load(void);
 const char *ewi_nvrtc_path(void);
 void ewi_nvrtc_version(int *major, int *minor);
 
-/* A kernel's programs, each compiled at its first use: the flat launches' (at create), the strided
- * launches', the lists'. */
-typedef enum { EWI_PROGRAM_FLAT, EWI_PROGRAM_STRIDED, EWI_PROGRAM_BATCHED, EWI_PROGRAMS } ewi_program_t;
+/* A kernel's programs, each compiled at its first use: the flat launches' direct kernels (at create),
+ * the bulk-copy kernel (at the first flat launch whose plan picks it: half of a create's compile
+ * else), the strided launches', the lists'. */
+typedef enum {
+    EWI_PROGRAM_FLAT,
+    EWI_PROGRAM_BULK,
+    EWI_PROGRAM_STRIDED,
+    EWI_PROGRAM_BATCHED,
+    EWI_PROGRAMS
+} ewi_program_t;
 
 /* A kernel: out = body(in0 .. in{n_inputs-1}, p0 .. p{n_params-1}) elementwise, where `source` is
  * the body of a device function taking the inputs as their dtypes' user types (bool, int8_t, ...,
@@ -80,14 +87,18 @@ typedef struct {
 /* Which kernels spec's program has, one per slot a plan can pick (src/launch/kernel_set.h), by the rules the
  * catalogue's sets are built by (src/plan/plan.h's macros): the flat program the direct kernel aligned at
  * each pack width, in runs of two packs an access (1-byte types), with inputs through shifted windows,
- * with out stored element by element, and the bulk-copy kernel; the strided program the gather, rows
- * and tiled kernels at the widest pack; the lists' program the list kernel of each descriptor block. */
+ * with out stored element by element; the bulk program the bulk-copy kernel; the strided program the
+ * gather, rows and tiled kernels at the widest pack; the lists' program the list kernel of each
+ * descriptor block. */
 typedef struct {
     int present[EW_SLOT_COUNT];
     int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
     int access_packs; /* EW_PLAN_ACCESS_PACKS of it: the runs slot's packs an access */
 } ewi_slots_t;
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
+
+/* The kernels spec's flat launches can run: its flat program's and its bulk program's. */
+ewi_slots_t ewi_kernel_flat_slots(const ewi_kernel_spec_t *spec);
 
 /* The name expression of a slot's kernel in the program, the kernel template the catalogue's set has in
  * that slot (src/launch/kernel_set.h: EW_KERNEL_ALIGNED, ...) instantiated for the program's functor,

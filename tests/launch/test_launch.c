@@ -153,7 +153,8 @@ static void catalogue_launches(void **state)
 }
 
 /* User programs of one to four inputs over every dtype pattern below: each plan's slot is one the
- * program compiles (ewi_kernel_slots), which leaves out the narrower packs where a shift exists. */
+ * flat or bulk program compiles (ewi_kernel_flat_slots), which leaves out the narrower packs where a
+ * shift exists. */
 static void user_kernel_launches(void **state)
 {
     (void)state;
@@ -166,7 +167,7 @@ static void user_kernel_launches(void **state)
                     const ew_dtype_t in[4] = {dtypes[a], dtypes[b], dtypes[(a + b) % COUNT(dtypes)], dtypes[o]};
                     const ewi_kernel_spec_t spec = {
                         .source = "return in0;", .out_dtype = dtypes[o], .n_inputs = inputs, .in_dtypes = in};
-                    const ewi_slots_t slots = ewi_kernel_slots(&spec);
+                    const ewi_slots_t slots = ewi_kernel_flat_slots(&spec);
                     ew_kernel_set_t set = {.widest_pack = slots.widest_pack, .access_packs = slots.access_packs};
                     size_t size[5] = {ew_dtype_size(dtypes[o])};
                     for (int i = 0; i < inputs; ++i)
@@ -209,7 +210,7 @@ static void several_outputs_launches(void **state)
                     size[arrays + i] = ew_dtype_size(in[i]);
                 }
                 spec.in_dtypes = in;
-                const ewi_slots_t slots = ewi_kernel_slots(&spec);
+                const ewi_slots_t slots = ewi_kernel_flat_slots(&spec);
                 ew_kernel_set_t set = {.widest_pack = slots.widest_pack, .access_packs = slots.access_packs};
                 int64_t program_slots[EW_SLOT_COUNT] = {0};
                 plans += check_phases(&set, arrays, arrays + inputs, size, 48, 0, program_slots);

@@ -112,11 +112,27 @@ static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch
     ewi_kernel_binary_free(&binary);
 }
 
+/* The flat launches' programs compile: the direct kernels' and the bulk kernel's. */
 static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
 {
-    const ewi_kernel_spec_t spec = {
+    ewi_kernel_spec_t spec = {
         .source = source, .out_dtype = out, .n_inputs = n_inputs, .in_dtypes = in, .n_params = n_params};
     expect_spec_compiles(&spec, "sm_90");
+    spec.program = EWI_PROGRAM_BULK;
+    expect_spec_compiles(&spec, "sm_90");
+}
+
+/* spec's slots over its flat launches' programs (ewi_kernel_flat_slots): the direct kernels' without
+ * the bulk kernel, which is the bulk program's alone. */
+static ewi_slots_t flat_slots(ewi_kernel_spec_t spec)
+{
+    spec.program = EWI_PROGRAM_BULK;
+    const ewi_slots_t bulk = ewi_kernel_slots(&spec);
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        assert_int_equal(bulk.present[slot], slot == EW_SLOT_BULK);
+    spec.program = EWI_PROGRAM_FLAT;
+    assert_false(ewi_kernel_slots(&spec).present[EW_SLOT_BULK]);
+    return ewi_kernel_flat_slots(&spec);
 }
 
 /* Fails to compile with `status`, the message holding every fragment. */
@@ -256,9 +272,9 @@ static void leaky_relu_on_every_float(void **state)
 }
 
 /* A body of an array output and a reduction output, each reduction into f32 and f64, the reduction
- * first or second, flat and strided: every program compiles (its functor folds into Reduce<Op, T>);
- * a body that returns a value, or leaves the reduction unassigned, is refused or compiles as the
- * rules say; what is not a reduction is refused before NVRTC. */
+ * first or second, flat (and for one, bulk and strided): every program compiles (its functor folds into
+ * Reduce<Op, T>); a body that returns a value, or leaves the reduction unassigned, is refused or compiles as
+ * the rules say; what is not a reduction is refused before NVRTC. */
 static void reduction_outputs(void **state)
 {
     (void)state;
@@ -269,12 +285,13 @@ static void reduction_outputs(void **state)
             for (int index = 0; index <= 1; ++index) {
                 const char *source = index == 0 ? "out1 = in0 * p0; if (in1 > 0.f) out0 = in0;"
                                                 : "out0 = in0 * p0; out1 = ew::add(in0, in1);";
-                for (int strided = 0; strided <= (o == 0 && f64 == 0); ++strided) {
+                for (int program = EWI_PROGRAM_FLAT;
+                     program <= (o == 0 && f64 == 0 ? EWI_PROGRAM_STRIDED : EWI_PROGRAM_FLAT); ++program) {
                     ewi_kernel_spec_t spec = {.source = source,
                                               .n_inputs = 2,
                                               .in_dtypes = in,
                                               .n_params = 1,
-                                              .program = strided ? EWI_PROGRAM_STRIDED : EWI_PROGRAM_FLAT,
+                                              .program = (ewi_program_t)program,
                                               .n_outputs = 2};
                     spec.outputs[index] = (ew_kernel_output_t){f64 ? EW_F64 : EW_F32, ops[o]};
                     spec.outputs[1 - index] = (ew_kernel_output_t){EW_F32, EW_REDUCE_NONE};
@@ -331,7 +348,9 @@ static void several_array_outputs(void **state)
                 !slots.present[EW_SLOT_PACK4]);
     assert_false(slots.present[EW_SLOT_OUT_SHIFTED]);
     assert_false(slots.present[EW_SLOT_SHIFTED]); /* a u8 input's pack of 2 is no whole word */
-    assert_true(slots.present[EW_SLOT_BULK]);
+    assert_true(flat_slots(spec).present[EW_SLOT_BULK]);
+    spec.program = EWI_PROGRAM_BULK;
+    expect_spec_compiles(&spec, "sm_90");
     spec.program = EWI_PROGRAM_STRIDED; /* several arrays on views: the gather kernel alone */
     slots = ewi_kernel_slots(&spec);
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
@@ -478,8 +497,8 @@ static uint64_t counted(ew_kernel_cache_counter_t counter)
     return count;
 }
 
-/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat, strided and lists' programs into the
- * disk cache once (three files, three compiles), and a second fill finds them there (three disk hits,
+/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat, bulk, strided and lists' programs into
+ * the disk cache once (four files, four compiles), and a second fill finds them there (four disk hits,
  * nothing written); what is not an architecture or a kernel is refused, as is a cache turned off. */
 static void cache_fill(void **state)
 {
@@ -494,10 +513,11 @@ static void cache_fill(void **state)
     const uint64_t compiles = counted(EW_KERNEL_CACHE_COMPILES), hits = counted(EW_KERNEL_CACHE_DISK_HITS);
     double start = now_ms();
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
-    printf("cache_fill: the flat, strided and lists' programs for sm_90 in %.1f ms\n", now_ms() - start);
-    assert_int_equal(cache_files(dir), 3);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 3);
-    struct stat before[3];
+    printf("cache_fill: the flat, bulk, strided and lists' programs for sm_90 in %.1f ms\n",
+           now_ms() - start);
+    assert_int_equal(cache_files(dir), 4);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
+    struct stat before[4];
     DIR *d = opendir(dir);
     assert_non_null(d);
     int k = 0;
@@ -508,9 +528,9 @@ static void cache_fill(void **state)
         }
     closedir(d);
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 3);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 3);
-    assert_int_equal(cache_files(dir), 3);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 4);
+    assert_int_equal(cache_files(dir), 4);
     d = opendir(dir);
     k = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
@@ -519,14 +539,14 @@ static void cache_fill(void **state)
             snprintf(path, sizeof path, "%s/%.60s", dir, e->d_name);
             assert_int_equal(stat(path, &now), 0);
             int same = 0;
-            for (int i = 0; i < 3; ++i)
+            for (int i = 0; i < 4; ++i)
                 same |= now.st_ino == before[i].st_ino && now.st_ctim.tv_nsec == before[i].st_ctim.tv_nsec &&
                         now.st_ctim.tv_sec == before[i].st_ctim.tv_sec;
             assert_true(same); /* a store renames a new file over the name */
             ++k;
         }
     closedir(d);
-    assert_int_equal(k, 3);
+    assert_int_equal(k, 4);
 
     static const char *const not_archs[] = {"sm_90a", "compute_90", "sm_9", "sm_1000", "90", "sm_", ""};
     for (size_t i = 0; i < COUNT(not_archs); ++i) {
@@ -544,7 +564,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_KERNEL_CACHE=0"));
     unsetenv("EW_KERNEL_CACHE");
-    assert_int_equal(cache_files(dir), 3);
+    assert_int_equal(cache_files(dir), 4);
 
     /* A kernel of outputs: programs of its own (its reduction is in their text; a reduction has no lists'
      * program), the refusals of its create. */
@@ -552,14 +572,14 @@ static void cache_fill(void **state)
     const char *body =
         "const __half y = ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1))); out0 = y; out1 = y;";
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 5);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 5);
+    assert_int_equal(cache_files(dir), 7);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 7);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 5);
-    /* two arrays: the flat, strided (the gather kernel alone) and lists' programs */
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 7);
+    /* two arrays: the flat, bulk, strided (the gather kernel alone) and lists' programs */
     const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 8);
+    assert_int_equal(cache_files(dir), 11);
     const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
     const ew_kernel_output_t two_reductions[] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_MAX}};
     const ew_kernel_output_t no_array[] = {{EW_F32, EW_REDUCE_SUM}};
@@ -575,7 +595,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm90"),
                      EW_ERROR_INVALID_VALUE);
     assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 10); /* out1 never assigned: a reduction over nothing */
+    assert_int_equal(cache_files(dir), 14); /* out1 never assigned: a reduction over nothing */
     assert_int_equal(ew_kernel_cache_fill_outputs("return in0;", 2, outputs, 2, in, 1, "sm_90"),
                      EW_ERROR_INVALID_VALUE);
     assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));
@@ -620,7 +640,15 @@ static void program_text(void **state)
     assert_string_equal(ewi_kernel_slot_expression(&slots, EW_SLOT_PACK8),
                         "&ew::elementwise_kernel<ew_op, 8, ew::kDirectUnroll<ew_op, 8, ew::Window::Aligned>, "
                         "ew::Window::Aligned>");
-    assert_string_equal(ewi_kernel_slot_expression(&slots, EW_SLOT_BULK), "&ew::bulk_kernel<ew_op, 8>");
+    assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_BULK)); /* the bulk program's */
+    const ewi_slots_t all = flat_slots(spec);
+    assert_string_equal(ewi_kernel_slot_expression(&all, EW_SLOT_BULK), "&ew::bulk_kernel<ew_op, 8>");
+    spec.program = EWI_PROGRAM_BULK;
+    assert_int_equal(ewi_kernel_program(&spec, &program), EW_SUCCESS);
+    assert_non_null(strstr(program, "#include \"device/bulk.cuh\""));
+    assert_null(strstr(program, "direct.cuh"));
+    free(program);
+    spec.program = EWI_PROGRAM_FLAT;
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_PACK4)); /* shifted windows: the widest pack only */
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_GATHER));
     assert_null(ewi_kernel_slot_expression(&slots, EW_SLOT_RUNS));
@@ -635,7 +663,8 @@ static void program_text(void **state)
 /* Which kernels a program has, by the catalogue's plan: the widest pack (16 bytes of the widest
  * operand), runs of two 8-byte packs for 1-byte types, shifted windows where every input's widest pack
  * is whole words, out stored element by element for unary ops that narrow to a quarter or less, the
- * narrower packs only where neither shift exists, and the bulk-copy kernel always. */
+ * narrower packs only where neither shift exists, and, in a program of its own, the bulk-copy kernel
+ * always. */
 static void slots_follow_the_catalogue(void **state)
 {
     (void)state;
@@ -659,7 +688,7 @@ static void slots_follow_the_catalogue(void **state)
                                   .out_dtype = cases[c].out,
                                   .n_inputs = cases[c].n_inputs,
                                   .in_dtypes = cases[c].in};
-        ewi_slots_t slots = ewi_kernel_slots(&spec);
+        ewi_slots_t slots = flat_slots(spec);
         for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
             if (slots.present[slot] != cases[c].present[slot]) {
                 print_error("case %zu: slot %d is %s\n", c, slot, slots.present[slot] ? "present" : "absent");
@@ -688,7 +717,7 @@ static void slots_match_the_kernel_sets(void **state)
                                         .out_dtype = (ew_dtype_t)out,
                                         .n_inputs = binary ? 2 : 1,
                                         .in_dtypes = inputs};
-        const ewi_slots_t slots = ewi_kernel_slots(&spec);
+        const ewi_slots_t slots = flat_slots(spec);
         assert_int_equal(slots.widest_pack, set->widest_pack);
         assert_int_equal(slots.access_packs, set->access_packs);
         for (int slot = EW_SLOT_RUNS; slot <= EW_SLOT_BULK; ++slot)

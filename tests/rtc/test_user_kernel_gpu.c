@@ -637,8 +637,34 @@ static int cache_files(const char *dir)
     return files;
 }
 
+/* The device's compute capability's major. */
+static int cc_major(void)
+{
+    int device = 0, major = 0;
+    GU_CUDA(cudaGetDevice(&device));
+    GU_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    return major;
+}
+
+/* EW_BULK_COPY as the policy reads it (src/plan/policy.c): "always" forces the bulk kernel on every flat
+ * launch of a cc >= 9.0 GPU, "0" turns it off. */
+static int bulk_forced(void)
+{
+    const char *mode = getenv("EW_BULK_COPY");
+    return mode != NULL && strcmp(mode, "always") == 0 && cc_major() >= 9;
+}
+static int bulk_off(void)
+{
+    const char *mode = getenv("EW_BULK_COPY");
+    return cc_major() < 9 || (mode != NULL && strcmp(mode, "0") == 0);
+}
+
+/* The programs the chain's launches load: the flat and the strided one, and the bulk kernel's where
+ * EW_BULK_COPY=always forces it (its 70,001 elements are too few for it otherwise). */
+static int chain_programs(void) { return 2 + bulk_forced(); }
+
 /* A kernel created, launched flat and launched strided for the first time inside a global-mode
- * capture, so both its programs are compiled (NVRTC) and loaded (the driver) while capturing, as a
+ * capture, so its programs are compiled (NVRTC) and loaded (the driver) while capturing, as a
  * framework capturing its first step does; nothing runs until the graph does, and each replay, on new
  * inputs, equals the reference. Holds however a kernel's programs or variants come to be compiled. */
 static void first_launches_in_a_capture(void **state)
@@ -658,9 +684,10 @@ static void first_launches_in_a_capture(void **state)
     GU_CUDA(cudaStreamEndCapture(stream, &graph));
     gu_track_graph(graph);
     unsetenv("EW_KERNEL_CACHE_DIR");
-    if (cache_files(dir) != 2)
-        GU_FAIL("%s holds %d cache files after the capture; expected the flat and the strided program's",
-                dir, cache_files(dir));
+    if (cache_files(dir) != chain_programs())
+        GU_FAIL("%s holds %d cache files after the capture; expected %d (the flat, the strided, the bulk "
+                "program where forced)",
+                dir, cache_files(dir), chain_programs());
     GU_CUDA(cudaDeviceSynchronize());
     GU_CHECK_UNCHANGED(c->out, "out after the capture (nothing may run before the graph)");
     GU_CHECK_UNCHANGED(c->grid, "the strided out after the capture (nothing may run before the graph)");
@@ -827,6 +854,80 @@ static void caches(void **state)
     remove_tree(root);
 }
 
+/* A kernel's bulk-copy kernel is compiled at the first flat launch whose plan picks it, not at create:
+ * a launch of a few thousand elements leaves it out (unless EW_BULK_COPY=always forces it there), the
+ * first launch of 2^22 + 3 f32 elements, inside a global-mode capture, compiles and loads it there
+ * (where the policy plans bulk copies), and each replay of the graph equals the reference bit for bit
+ * under two poisons; a second kernel of the same program finds it in memory. */
+static void bulk_program_at_its_first_launch(void **state)
+{
+    (void)state;
+    enum { SMALL = 4099, LARGE = (1 << 22) + 3 };
+    char root[PATH_MAX], dir[PATH_MAX], source[160];
+    new_cache_dir(root, dir);
+    setenv("EW_KERNEL_CACHE_DIR", dir, 1);
+    snprintf(source, sizeof source, "return ew::add(in0, in1); // %s", new_tag("bulk"));
+    const ew_dtype_t in[] = {EW_F32, EW_F32};
+    const cache_counts_t before = cache_counts();
+    ew_kernel_t kernel = create(source, EW_F32, 2, in, 0);
+    expect_counts("create", &before, (const uint64_t[]){0, 0, 1, 0});
+
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0xB01C);
+    gu_buffer_t *a = gu_buffer_new(EW_F32, LARGE), *b = gu_buffer_new(EW_F32, LARGE),
+                *out = gu_buffer_new(EW_F32, LARGE);
+    const int64_t region = gu_buffer_region_elems(a);
+    float *ha = gu_host_alloc((size_t)region * sizeof(float)),
+          *hb = gu_host_alloc((size_t)region * sizeof(float)),
+          *want = gu_host_alloc((size_t)LARGE * sizeof(float));
+    gu_fill_random(EW_F32, region, ha, &rng);
+    gu_fill_random(EW_F32, region, hb, &rng);
+    gu_buffer_load(a, ha, region);
+    gu_buffer_load(b, hb, region);
+    ref_binary(EW_OP_ADD, EW_F32, LARGE, want, ha, hb);
+    const gu_inputs_t inputs = {2, {EW_F32, EW_F32}, {ha, hb}};
+    const void *operands[] = {gu_at(a, 0), gu_at(b, 0)};
+
+    gu_buffer_poison(out, GU_POISON);
+    GU_EW(ew_kernel_launch(kernel, SMALL, gu_at(out, 0), operands, NULL, NULL));
+    GU_CUDA(cudaDeviceSynchronize());
+    const int forced = bulk_forced(), planned = !bulk_off();
+    expect_counts("a small launch", &before, (const uint64_t[]){0, 0, 1 + (uint64_t)forced, 0});
+    GU_CHECK_OUTPUT(out, 0, SMALL, want, &inputs, "the small launch");
+
+    cudaStream_t stream = gu_stream_new(cudaStreamNonBlocking);
+    gu_buffer_poison(out, GU_POISON);
+    GU_CUDA(cudaDeviceSynchronize());
+    GU_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    GU_EW(ew_kernel_launch(kernel, LARGE, gu_at(out, 0), operands, NULL, stream));
+    cudaGraph_t graph;
+    GU_CUDA(cudaStreamEndCapture(stream, &graph));
+    gu_track_graph(graph);
+    expect_counts("the first large launch", &before, (const uint64_t[]){0, 0, 1 + (uint64_t)planned, 0});
+    if (cache_files(dir) != 1 + planned)
+        GU_FAIL("%s holds %d cache files; expected %d", dir, cache_files(dir), 1 + planned);
+    GU_CHECK_UNCHANGED(out, "out after the capture (nothing may run before the graph)");
+    cudaGraphExec_t exec;
+    GU_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    gu_track_graph_exec(exec);
+    const uint8_t poisons[] = {GU_POISON_ALT, GU_POISON};
+    for (size_t p = 0; p < COUNT(poisons); ++p) {
+        gu_buffer_poison(out, poisons[p]);
+        GU_CUDA(cudaDeviceSynchronize());
+        GU_CUDA(cudaGraphLaunch(exec, stream));
+        GU_CUDA(cudaStreamSynchronize(stream));
+        GU_CHECK_OUTPUT(out, 0, LARGE, want, &inputs, "the captured large launch");
+    }
+    ew_kernel_t again = create(source, EW_F32, 2, in, 0);
+    GU_EW(ew_kernel_launch(again, LARGE, gu_at(out, 0), operands, NULL, NULL));
+    GU_CUDA(cudaDeviceSynchronize());
+    expect_counts("a second kernel of the program", &before,
+                  (const uint64_t[]){1 + (uint64_t)planned, 0, 1 + (uint64_t)planned, 0});
+    GU_EW(ew_kernel_destroy(again));
+    GU_EW(ew_kernel_destroy(kernel));
+    unsetenv("EW_KERNEL_CACHE_DIR");
+    remove_tree(root);
+}
+
 /* ---- the cache's settings, through ew_kernel_create ---- */
 
 static char *saved_env[CACHE_ENV_COUNT];
@@ -945,10 +1046,13 @@ static void cache_child(void **state)
     }
 }
 
-/* cache_child of tag in a new process of this program, with dir as its cache, expecting counts (its
- * EW_TEST_CACHE_COUNTS), NVRTC unreachable where no_nvrtc is set; fails unless it passes. */
-static void run_child(const char *dir, const char *tag, const char *counts, int no_nvrtc)
+/* cache_child of tag in a new process of this program, with dir as its cache, expecting its disk hits
+ * and compiles (its EW_TEST_CACHE_COUNTS), NVRTC unreachable where no_nvrtc is set; fails unless it
+ * passes. */
+static void run_child(const char *dir, const char *tag, int hits, int compiles, int no_nvrtc)
 {
+    char counts[32];
+    snprintf(counts, sizeof counts, "%d %d", hits, compiles);
     setenv("EW_KERNEL_CACHE_DIR", dir, 1);
     setenv("EW_TEST_KERNEL_TAG", tag, 1);
     setenv("EW_TEST_CACHE_COUNTS", counts, 1);
@@ -1023,7 +1127,7 @@ static int same_files(const files_t *a, const files_t *b)
     return 1;
 }
 
-/* A process compiles the kernel's two programs into an empty cache; a new process loads both from
+/* A process compiles the kernel's programs into an empty cache; a new process loads them from
  * disk (it stores nothing: every compile stores) and its launches equal the reference; so does one
  * that cannot open NVRTC, as a machine the cache was copied to without it, and so from a cache that
  * ew_kernel_cache_fill filled. */
@@ -1033,16 +1137,17 @@ static void disk_cache_in_new_processes(void **state)
     char root[PATH_MAX], dir[PATH_MAX];
     new_cache_dir(root, dir);
     const char *tag = new_tag("from disk");
-    run_child(dir, tag, "0 2", 0);
+    const int programs = chain_programs();
+    run_child(dir, tag, 0, programs, 0);
     files_t compiled, loaded;
     list_files(dir, &compiled);
-    if (compiled.count != 2)
-        GU_FAIL("%s holds %d cache files; expected the flat and the strided program's", dir, compiled.count);
-    run_child(dir, tag, "2 0", 0);
+    if (compiled.count != programs)
+        GU_FAIL("%s holds %d cache files; expected the chain's %d programs", dir, compiled.count, programs);
+    run_child(dir, tag, programs, 0, 0);
     list_files(dir, &loaded);
     if (!same_files(&compiled, &loaded))
         GU_FAIL("the second process stored its programs again: it compiled them rather than load them");
-    run_child(dir, tag, "2 0", 1);
+    run_child(dir, tag, programs, 0, 1);
     list_files(dir, &loaded);
     if (!same_files(&compiled, &loaded))
         GU_FAIL("the process without NVRTC changed the cache");
@@ -1055,19 +1160,18 @@ static void disk_cache_in_new_processes(void **state)
     const char *filled = new_tag("filled");
     char source[256], arch[16];
     snprintf(source, sizeof source, "%s // %s", kChain, filled);
-    int major = 0, minor = 0, device = 0;
+    int minor = 0, device = 0;
     GU_CUDA(cudaGetDevice(&device));
-    GU_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     GU_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+    snprintf(arch, sizeof arch, "sm_%d%d", cc_major(), minor);
     const ew_dtype_t in[] = {EW_F32, EW_F32};
     GU_EW(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, arch));
     unsetenv("EW_KERNEL_CACHE_DIR");
     list_files(dir, &compiled);
-    if (compiled.count != 3)
-        GU_FAIL("the fill left %d cache files in %s; expected the flat, strided and lists' programs",
+    if (compiled.count != 4)
+        GU_FAIL("the fill left %d cache files in %s; expected the flat, bulk, strided and lists' programs",
                 compiled.count, dir);
-    run_child(dir, filled, "2 0", 1);
+    run_child(dir, filled, programs, 0, 1);
     list_files(dir, &loaded);
     if (!same_files(&compiled, &loaded))
         GU_FAIL("the process without NVRTC changed the filled cache");
@@ -1075,7 +1179,7 @@ static void disk_cache_in_new_processes(void **state)
 }
 
 /* Cache entries whose value the driver refuses (the file intact by its checksum, its CUBIN not one):
- * the next process compiles both programs afresh, its launches equal the reference, and the entries
+ * the next process compiles its programs afresh, its launches equal the reference, and the entries
  * are repaired, so that a third process loads them. Named only (ctest's test_user_kernel_gpu.rejected_cubin,
  * label faults): compute-sanitizer reports the refused cuModuleLoadData. */
 static void rejected_cubin_recompiled(void **state)
@@ -1085,14 +1189,15 @@ static void rejected_cubin_recompiled(void **state)
     char root[PATH_MAX], dir[PATH_MAX];
     new_cache_dir(root, dir);
     const char *tag = new_tag("rejected");
-    run_child(dir, tag, "0 2", 0);
+    const int programs = chain_programs();
+    run_child(dir, tag, 0, programs, 0);
     files_t files;
     list_files(dir, &files);
-    if (files.count != 2)
-        GU_FAIL("%s holds %d cache files; expected the flat and the strided program's", dir, files.count);
-    unsigned char *keys[2];
-    size_t key_sizes[2];
-    for (int i = 0; i < 2; ++i) {
+    if (files.count != programs)
+        GU_FAIL("%s holds %d cache files; expected the chain's %d programs", dir, files.count, programs);
+    unsigned char *keys[4];
+    size_t key_sizes[4];
+    for (int i = 0; i < programs; ++i) {
         /* the key from the file (src/rtc/kernel_cache.c: its size at byte 16, itself from byte 40) */
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%.4000s/%.63s", dir, files.file[i].name);
@@ -1110,8 +1215,8 @@ static void rejected_cubin_recompiled(void **state)
         if (ewi_cache_store(dir, keys[i], key_sizes[i], rejected, sizeof rejected) != 0)
             GU_FAIL("could not store the refused value under %s", path);
     }
-    run_child(dir, tag, "0 2", 0);
-    for (int i = 0; i < 2; ++i) {
+    run_child(dir, tag, 0, programs, 0);
+    for (int i = 0; i < programs; ++i) {
         void *value = NULL;
         size_t size = 0;
         if (ewi_cache_load(dir, keys[i], key_sizes[i], &value, &size) != 0)
@@ -1123,7 +1228,7 @@ static void rejected_cubin_recompiled(void **state)
     }
     files_t repaired, loaded;
     list_files(dir, &repaired);
-    run_child(dir, tag, "2 0", 0);
+    run_child(dir, tag, programs, 0, 0);
     list_files(dir, &loaded);
     if (!same_files(&repaired, &loaded))
         GU_FAIL("the third process stored its programs again: the repaired entries were not loaded");
@@ -1839,6 +1944,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),
+        cmocka_unit_test_teardown(bulk_program_at_its_first_launch, gu_teardown),
         cmocka_unit_test_teardown(launch_from_a_new_thread, gu_teardown),
         cmocka_unit_test_teardown(offsets_and_packs, gu_teardown),
         cmocka_unit_test_teardown(strided_layouts, gu_teardown),

@@ -550,8 +550,8 @@ class Kernel(_Closing):
     A call takes ``out=`` as a tuple in the same order (arrays, then the scalar; any of them None:
     made, of the launch's shape) and returns that tuple. The arrays are of one shape, the first given
     one's, else the inputs' broadcast shape, and may not overlap one another (an input may be one of
-    them exactly, in place). This release launches such a kernel flat only: on views (a strided or
-    broadcast operand) the library refuses it with NOT_SUPPORTED.
+    them exactly, in place). On views (a strided or broadcast operand) each array is written through
+    its own strides (ew_kernel_launch_outputs_strided); arrays whose spans interleave are refused.
 
     :meth:`batched` runs a kernel without a reduction over tensor lists in one call (libelementwise
     1.2): ``k.batched(as_, bs, out=outs, params=(1.5,))``, every entry a flat call, its parameters

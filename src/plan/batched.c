@@ -21,7 +21,7 @@ static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list
 {
     uint32_t *lengths = (uint32_t *)(data + EW_BATCHED_LENGTH_AT(capacity));
     uint64_t *pointer[EW_BATCHED_MAX_COLUMNS];
-    for (int j = 0; j < pointers + list->params_column; ++j)
+    for (int j = 0; j < pointers + list->params_column + list->scalar_column; ++j)
         pointer[j] = (uint64_t *)(data + EW_BATCHED_POINTER_AT(capacity, j));
     int64_t entry = cursor->entry, offset = cursor->offset, total = 0;
     int rows = 0;
@@ -39,6 +39,8 @@ static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list
             pointer[pointers][rows] = list->params != NULL ? (uint64_t)(uintptr_t)list->params +
                                                                  (uint64_t)entry * list->params_stride
                                                            : 0;
+        if (list->scalar_column)
+            pointer[pointers + list->params_column][rows] = (uint64_t)(uintptr_t)list->scalar[entry];
         total += length;
         if (length == left)
             ++entry, offset = 0;
@@ -83,5 +85,19 @@ int ew_batched_next(const ew_batched_list_t *list, ew_batched_cursor_t *cursor, 
     desc->chunk = chunk;
     desc->blocks = blocks;
     desc->reserved = 0;
+    return 1;
+}
+
+int ew_batched_next_reset(const ew_batched_list_t *list, int64_t *cursor, ew_batched_reset_t *reset)
+{
+    int64_t entry = *cursor;
+    uint32_t count = 0;
+    for (; entry < list->count && count < EW_BATCHED_RESET_SCALARS; ++entry)
+        if (entry == 0 || list->scalar[entry] != list->scalar[entry - 1])
+            reset->scalar[count++] = (uint64_t)(uintptr_t)list->scalar[entry];
+    *cursor = entry;
+    if (count == 0)
+        return 0;
+    reset->count = count;
     return 1;
 }

@@ -33,8 +33,9 @@ enum {
     EW_BATCHED_LARGE_BLOCK = 32 * 1024 - 128,
     EW_BATCHED_HEADER = 16,
     EW_BATCHED_MAX_ROW = 1 << 30, /* elements of one row: a multiple of every chunk, and fits u32 */
-    /* a row's columns: its arrays, its inputs and, for run-time compiled ops, its entry's parameters */
-    EW_BATCHED_MAX_COLUMNS = EW_PLAN_MAX_CALL_POINTERS + 1
+    /* a row's columns: its arrays, its inputs and, for run-time compiled ops, its entry's parameters
+     * and its entry's reduction scalar */
+    EW_BATCHED_MAX_COLUMNS = EW_PLAN_MAX_CALL_POINTERS + 2
 };
 
 /* A descriptor block, at the largest size; the 4 KiB kernel takes its first EW_BATCHED_SMALL_BLOCK
@@ -65,24 +66,28 @@ typedef struct {
 /* A list as the packer sees it: count entries of n[i] elements (n[i] >= 0; 0 has no rows), pointers
  * pointer arrays (the outputs first), each of elements of elem_size[j] bytes; with params_column, one
  * more column, which slices do not move: entry i's parameters at params + i * params_stride bytes
- * (params NULL: NULL for every row, the launch's own parameters). */
+ * (params NULL: NULL for every row, the launch's own parameters); with scalar_column, the last column,
+ * which slices do not move either: entry i's reduction scalar, scalar[i] (every row of the entry
+ * commits its blocks' folds there). */
 typedef struct {
     int64_t count;
     const int64_t *n;
     int pointers;
-    const void *const *address[EW_BATCHED_MAX_COLUMNS - 1];
-    size_t elem_size[EW_BATCHED_MAX_COLUMNS - 1];
+    const void *const *address[EW_BATCHED_MAX_COLUMNS - 2];
+    size_t elem_size[EW_BATCHED_MAX_COLUMNS - 2];
     int params_column;
     const void *params;
     size_t params_stride;
+    int scalar_column;
+    const void *const *scalar;
     int block_bytes;       /* EW_BATCHED_SMALL_BLOCK or EW_BATCHED_LARGE_BLOCK */
     int64_t target_blocks; /* blocks one fill of the GPU holds: SMs * threads per SM / 256 */
 } ew_batched_list_t;
 
-/* The pointer columns of the list's rows: its pointers, and its parameters' column. */
+/* The pointer columns of the list's rows: its pointers, its parameters' column and its scalars'. */
 static inline int ew_batched_columns(const ew_batched_list_t *list)
 {
-    return list->pointers + list->params_column;
+    return list->pointers + list->params_column + list->scalar_column;
 }
 
 /* Where the next launch starts: entry and element within it. Start at {0, 0}. */
@@ -97,6 +102,24 @@ size_t ew_batched_widest(const ew_batched_list_t *list);
 /* Fills *desc with the next launch from *cursor and advances it: returns 1, or 0 when the list has no
  * more rows (desc untouched). */
 int ew_batched_next(const ew_batched_list_t *list, ew_batched_cursor_t *cursor, ew_batched_desc_t *desc);
+
+/* An overwriting reduction's reset over a list, one launch of the reset kernel (a kernel parameter of
+ * the 4 KiB every driver takes): count scalars, each set to value's low `bytes` bytes (4 or 8: the
+ * identity's bits). Every reset launch of a list is queued before its first list launch, so every
+ * reset precedes every fold, whichever entries share a scalar. */
+enum { EW_BATCHED_RESET_SCALARS = (EW_BATCHED_SMALL_BLOCK - 16) / 8 };
+typedef struct {
+    uint32_t count;
+    uint32_t bytes;
+    uint64_t value;
+    uint64_t scalar[EW_BATCHED_RESET_SCALARS];
+} ew_batched_reset_t;
+
+/* Fills reset's scalars (count and scalar[]; bytes and value are the caller's) with the list's from
+ * entry *cursor on, empty entries' too (their scalars get the value over nothing), and advances it;
+ * an entry's scalar equal to the entry's before it is not taken again, so a scalar shared by the
+ * whole list is one store. Returns 1, or 0 when no scalar is left (reset's count untouched). */
+int ew_batched_next_reset(const ew_batched_list_t *list, int64_t *cursor, ew_batched_reset_t *reset);
 
 #ifdef __cplusplus
 }

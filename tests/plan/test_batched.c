@@ -334,6 +334,9 @@ static pack_summary_t pack_and_check(const ew_batched_list_t *list)
                             (list->params == NULL ? 0
                                                   : (uint64_t)(uintptr_t)list->params +
                                                         (uint64_t)entry * list->params_stride));
+            if (list->scalar_column) /* the entry's scalar, last, whatever the slice */
+                assert_true(pointer[(list->pointers + list->params_column) * capacity + r] ==
+                            (uint64_t)(uintptr_t)list->scalar[entry]);
             const uint32_t end = r + 1 < desc.rows ? first[r + 1] : desc.blocks;
             assert_true(end > first[r]);
             assert_int_equal(end - first[r], (length[r] + desc.chunk - 1) / desc.chunk);
@@ -394,7 +397,7 @@ static uint64_t rng(void)
 /* A list of count entries with fake addresses (never dereferenced). */
 typedef struct {
     int64_t *n;
-    void **p[EW_BATCHED_MAX_COLUMNS - 1];
+    void **p[EW_PLAN_MAX_CALL_POINTERS];
     ew_batched_list_t list;
 } fake_list_t;
 
@@ -497,31 +500,81 @@ static void test_pack_sizes(void **state)
     fake_free(&f);
 }
 
-/* Rows of user kernels: up to four outputs and four inputs, and the entries' parameters' column,
- * which holds each entry's parameters in every slice of it (NULL: none). */
+/* Rows of user kernels: up to four outputs and four inputs, the entries' parameters' column, which
+ * holds each entry's parameters in every slice of it (NULL: none), and the entries' reduction scalars'
+ * column (some shared), likewise. */
 static void test_pack_columns(void **state)
 {
     (void)state;
     for (int trial = 0; trial < 40; ++trial) {
-        const int pointers = 2 + trial % (EW_BATCHED_MAX_COLUMNS - 2);
+        const int pointers = 2 + trial % (EW_PLAN_MAX_CALL_POINTERS - 1);
         const int64_t count = 1 + (int64_t)(rng() % 2500);
         fake_list_t f = fake_list(count, pointers, trial % 3 == 0 ? 2 : 4, trial % 4 == 0 ? 8 : 4,
                                   trial % 3 == 1 ? EW_BATCHED_SMALL_BLOCK : EW_BATCHED_LARGE_BLOCK);
         f.list.params_column = trial % 5 != 0;
         f.list.params = trial % 5 == 1 ? NULL : ADDR((uint64_t)7 << 44);
         f.list.params_stride = 8 * (size_t)(1 + trial % 8);
-        for (int64_t i = 0; i < count; ++i)
+        const void **scalars = calloc((size_t)count, sizeof *scalars);
+        assert_non_null(scalars);
+        f.list.scalar_column = trial % 3 != 2 && pointers < EW_PLAN_MAX_CALL_POINTERS;
+        f.list.scalar = scalars;
+        for (int64_t i = 0; i < count; ++i) {
             f.n[i] = rng() % 6 == 0 ? 0 : (int64_t)(rng() % 200000);
+            scalars[i] = ADDR(((uint64_t)9 << 44) + 8 * (uint64_t)(trial % 2 == 0 ? i : i / 7));
+        }
         if (trial == 0)
             f.n[count / 2] =
                 (int64_t)EW_BATCHED_MAX_ROW * 2 + 3; /* slices: one entry, its parameters twice */
         const pack_summary_t s = pack_and_check(&f.list);
-        const int capacity = EW_BATCHED_CAPACITY(f.list.block_bytes, pointers + f.list.params_column);
+        const int capacity =
+            EW_BATCHED_CAPACITY(f.list.block_bytes, pointers + f.list.params_column + f.list.scalar_column);
         assert_true(s.launches >= (s.rows + capacity - 1) / capacity);
         fake_free(&f);
+        free(scalars);
     }
     /* AdamW's rows: three outputs, four inputs and the parameters; a launch still holds 450 of them */
     assert_true(EW_BATCHED_CAPACITY(EW_BATCHED_LARGE_BLOCK, 8) >= 450);
+}
+
+/* An overwrite's resets: every entry's scalar, empty entries' too, in blocks of at most
+ * EW_BATCHED_RESET_SCALARS, a scalar equal to the one before it taken once; a list of one shared scalar
+ * is one store. The caller's bytes and value stay. */
+static void test_pack_resets(void **state)
+{
+    (void)state;
+    static ew_batched_reset_t reset;
+    const int64_t counts[] = {0, 1, EW_BATCHED_RESET_SCALARS, EW_BATCHED_RESET_SCALARS + 1, 3000};
+    for (size_t ci = 0; ci < COUNT(counts); ++ci)
+        for (int shared = 0; shared < 3; ++shared) { /* distinct, runs of 5, one for all */
+            const int64_t count = counts[ci];
+            const void **scalars = calloc((size_t)(count ? count : 1), sizeof *scalars);
+            assert_non_null(scalars);
+            for (int64_t i = 0; i < count; ++i)
+                scalars[i] = ADDR(0x1000 + 4 * (uint64_t)(shared == 0 ? i : shared == 1 ? i / 5 : 0));
+            const ew_batched_list_t list = {.count = count, .scalar_column = 1, .scalar = scalars};
+            reset.bytes = 8;
+            reset.value = 0xFFF0000000000000ull;
+            int64_t cursor = 0, launches = 0, stores = 0;
+            uint64_t last = 0;
+            while (ew_batched_next_reset(&list, &cursor, &reset)) {
+                ++launches;
+                assert_true(reset.count >= 1 && reset.count <= EW_BATCHED_RESET_SCALARS);
+                assert_int_equal(reset.bytes, 8);
+                assert_true(reset.value == 0xFFF0000000000000ull);
+                for (uint32_t k = 0; k < reset.count; ++k) { /* in order, each distinct scalar once */
+                    assert_true(reset.scalar[k] > last);
+                    last = reset.scalar[k];
+                }
+                stores += reset.count;
+            }
+            assert_int_equal(cursor, count);
+            const int64_t distinct = count == 0 ? 0 : shared == 0 ? count : shared == 1 ? (count + 4) / 5 : 1;
+            assert_int_equal(stores, distinct);
+            assert_true(launches >= (distinct + EW_BATCHED_RESET_SCALARS - 1) / EW_BATCHED_RESET_SCALARS);
+            assert_true(launches <= (count + EW_BATCHED_RESET_SCALARS - 1) / EW_BATCHED_RESET_SCALARS);
+            free(scalars);
+        }
+    assert_true(sizeof(ew_batched_reset_t) <= EW_BATCHED_SMALL_PARAMS);
 }
 
 /* The kernel's step: 256 threads, each its bytes in flight, of the widest legal pack. */
@@ -547,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_pack_counts),
         cmocka_unit_test(test_pack_sizes),
         cmocka_unit_test(test_pack_columns),
+        cmocka_unit_test(test_pack_resets),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

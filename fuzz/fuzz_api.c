@@ -639,13 +639,14 @@ static void action_strided(input_t *in)
 }
 
 /* A list of count >= 0 entries past its arrays' checks, each entry's verdict by the flat rules (n[i] < 0:
- * refused, about "n"): a list of valid entries succeeds where none has elements and stops at the device
- * check where one has; a list with a bad entry is refused with a message "entry i: " naming a bad entry
- * and an argument at fault in it. */
+ * refused, about "n"): a list of valid entries succeeds where none has elements and nothing is reset
+ * (resets: a user kernel's overwritten scalars, an empty entry's too), and stops at the device check
+ * where one has or something is; a list with a bad entry is refused with a message "entry i: " naming a
+ * bad entry and an argument at fault in it. */
 static void judge_entries(const char *what, int64_t count, const int64_t n[], const model_verdict_t entries[],
-                          ew_status_t status)
+                          int resets, ew_status_t status)
 {
-    int valid = 1, elements = 0;
+    int valid = 1, elements = resets && count > 0;
     for (int64_t i = 0; i < count; ++i) {
         valid &= entries[i].valid;
         elements |= entries[i].valid && n[i] > 0;
@@ -745,7 +746,7 @@ static void action_batched(input_t *in)
             entries[i] = flat_verdict(n[i], pointers, names[entry], entry_pointers, sizes);
         }
     }
-    judge_entries("a batched call", count, n, entries, status);
+    judge_entries("a batched call", count, n, entries, 0, status);
 }
 
 /* ---- the scaled casts: quantize, dequantize, amax ---- */
@@ -1744,15 +1745,17 @@ static model_verdict_t flat_outputs_verdict(int64_t n, int outputs, int count, c
  * one is NULL (n, outputs, inputs, or one column of outputs or inputs), then the params (NULL or the
  * launch's) and entry_params (NULL, an array, misaligned, near the top of the address space, anything),
  * then per entry its n and EW_KERNEL_MAX_OUTPUTS + EW_KERNEL_MAX_INPUTS pointers, the outputs' columns
- * then the inputs'. A pointer's in-place reference (take_pointer) is outputs[0]'s for the outputs, and for
- * inputs[i] the kernel's array output i modulo its arrays (a kernel that is not live: one array).
+ * (one per output of the kernel, in its order: arrays and the reduction's scalars) then the inputs', then
+ * the stream and the mode. A pointer's in-place reference (take_pointer) is outputs[0]'s for the outputs,
+ * and for inputs[i] the kernel's output i modulo its arrays (a kernel that is not live: one array).
  *
- * The model, in the library's order: the kernel and its handle; a kernel with a reduction output
- * (EW_ERROR_NOT_SUPPORTED); params and entry_params both given; with count > 0, outputs or inputs NULL,
- * then both params NULL for a kernel that takes some, then entry_params misaligned to a double or its
- * count x n_params doubles past the address space; then the list (count, n, the columns the kernel reads,
- * entry by entry the flat rules of its arrays and inputs: judge_entries). count == 0 succeeds past the
- * first checks. */
+ * The model, in the library's order: the kernel and its handle; the mode; params and entry_params both
+ * given; with count > 0, outputs or inputs NULL, then both params NULL for a kernel that takes some, then
+ * entry_params misaligned to a double or its count x n_params doubles past the address space; then the
+ * list (count, n, the columns the kernel reads, the scalars' column, entry by entry the flat rules of its
+ * arrays and inputs, then its scalar's: NULL, misaligned or inside its entry's spans is refused about the
+ * reduction's output, an empty entry's too: judge_entries). count == 0 succeeds past the first checks;
+ * an overwritten reduction over entries without elements still stops at the device (the resets). */
 static void action_kernel_launch_batched(input_t *in)
 {
     enum { MAX_ENTRIES = 6, COLUMNS = KERNEL_POINTERS };
@@ -1790,6 +1793,7 @@ static void action_kernel_launch_batched(input_t *in)
         }
     }
     ew_stream_t stream = take_stream(in);
+    const int mode = take_mode(in);
     void *const *out_columns[EW_KERNEL_MAX_OUTPUTS];
     const void *const *in_columns[EW_KERNEL_MAX_INPUTS];
     for (int j = 0; j < EW_KERNEL_MAX_OUTPUTS; ++j)
@@ -1800,16 +1804,14 @@ static void action_kernel_launch_batched(input_t *in)
     void *const *const *outputs = null_array == 1 ? NULL : out_columns;
     const void *const *const *inputs = null_array == 2 ? NULL : in_columns;
     const double *params = params_given ? kernel_params : NULL;
-    ew_status_t status = ew_kernel_launch_batched(k, count, ns, outputs, inputs, params, entry_params, stream);
+    ew_status_t status = ew_kernel_launch_batched(k, count, ns, outputs, (ew_reduce_mode_t)mode, inputs,
+                                                  params, entry_params, stream);
     check_status(what, status);
 
     if ((l = launchable(k, what, status)) == NULL)
         return;
-    const char *message = ew_get_last_error_message();
-    if (l->reduction >= 0) {
-        CHECK(status == EW_ERROR_NOT_SUPPORTED && strstr(message, "reduction") != NULL,
-              "%s of a kernel with a reduction output: %s (\"%s\")", what, ew_status_string(status), message);
-        ++judged_refused[current_action];
+    if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE) {
+        expect_refusal(what, "mode", status);
         return;
     }
     if (params != NULL && entry_params != NULL) {
@@ -1840,13 +1842,16 @@ static void action_kernel_launch_batched(input_t *in)
     size_t sizes[KERNEL_POINTERS];
     const void *const *columns[KERNEL_POINTERS];
     static const char *const input_names[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]"};
+    static const char *const output_names[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]"};
     const int pointers = l->n_arrays + l->n_inputs;
-    for (int j = 0; j < pointers; ++j) {
+    for (int j = 0, k_out = 0; j < pointers; ++j, ++k_out) {
         const int output = j < l->n_arrays, i = j - l->n_arrays;
+        k_out += output && k_out == l->reduction; /* the array's index among the outputs */
         names[j] = output ? l->array_names[j] : input_names[i];
         sizes[j] = spec_size(output ? l->arrays[j] : l->in_dtypes[i]);
-        columns[j] = output ? (const void *const *)out_columns[j] : in_columns[i];
+        columns[j] = output ? (const void *const *)out_columns[k_out] : in_columns[i];
     }
+    const void *const *scalars = l->reduction >= 0 ? (const void *const *)out_columns[l->reduction] : NULL;
     if (count > 0 && ns == NULL) {
         expect_refusal(what, "n", status);
         return;
@@ -1856,19 +1861,34 @@ static void action_kernel_launch_batched(input_t *in)
             expect_refusal(what, names[j], status);
             return;
         }
+    if (count > 0 && l->reduction >= 0 && scalars == NULL) {
+        expect_refusal(what, output_names[l->reduction], status);
+        return;
+    }
     model_verdict_t entries[MAX_ENTRIES];
     for (int64_t i = 0; i < count; ++i) {
         if (n[i] < 0) {
             entries[i] = (model_verdict_t){.valid = 1};
             model_refuse(&entries[i], "n");
-        } else {
-            const void *entry_pointers[KERNEL_POINTERS];
-            for (int j = 0; j < pointers; ++j)
-                entry_pointers[j] = columns[j][i];
-            entries[i] = flat_outputs_verdict(n[i], l->n_arrays, pointers, names, entry_pointers, sizes);
+            continue;
         }
+        const void *entry_pointers[KERNEL_POINTERS];
+        for (int j = 0; j < pointers; ++j)
+            entry_pointers[j] = columns[j][i];
+        entries[i] = flat_outputs_verdict(n[i], l->n_arrays, pointers, names, entry_pointers, sizes);
+        if (!entries[i].valid || l->reduction < 0)
+            continue;
+        /* the scalar: set, aligned, inside none of its entry's spans (valid ones: no wrap) */
+        const uintptr_t at = (uintptr_t)scalars[i], end = at + l->reduction_size;
+        int refused = at == 0 || at % l->reduction_size != 0;
+        for (int j = 0; j < pointers && n[i] > 0 && !refused; ++j) {
+            const uintptr_t low = (uintptr_t)entry_pointers[j], high = low + (uintptr_t)n[i] * sizes[j];
+            refused = at < high && low < end;
+        }
+        if (refused)
+            model_refuse(&entries[i], output_names[l->reduction]);
     }
-    judge_entries(what, count, n, entries, status);
+    judge_entries(what, count, n, entries, l->reduction >= 0 && mode == EW_REDUCE_OVERWRITE, status);
 }
 
 /* ew_kernel_launch_outputs (the form byte's bit 0 clear: n elements) or ew_kernel_launch_outputs_strided

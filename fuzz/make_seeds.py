@@ -797,12 +797,14 @@ def entry_params_(form):  # None: NULL; "array"; ("misaligned", 1-7); ("top", k 
     return (4, bytes([value])) if kind == "top" else (5, u64(value))
 
 
-def kernel_batched(kernel_slot, entries, count=None, null_array=None, params=False, entry_params=None):
+def kernel_batched(kernel_slot, entries, count=None, null_array=None, params=False, entry_params=None,
+                   reduce_mode=OVERWRITE):
     form, extra = entry_params_(entry_params)
     body = bytes([KERNEL_LAUNCH_BATCHED, kernel_slot]) + list_count(len(entries) if count is None else count)
     body += bytes([0 if null_array is None else 224 + null_array, (form << 1) | int(params)]) + extra
     entries = list(entries) + [(0, [ptr_null()] * COLUMNS)] * (6 - len(entries))
-    return body + b"".join(list_n(n) + b"".join(pointers) for n, pointers in entries) + stream_default()
+    return (body + b"".join(list_n(n) + b"".join(pointers) for n, pointers in entries) + stream_default()
+            + mode(reduce_mode))
 
 
 I8, I32 = DT["i8"], DT["i32"]
@@ -837,7 +839,19 @@ seeds.update({
         kernel_batched(0, k_entries(3)),  # valid: stops at the device
         kernel_batched(1, k_entries(2), entry_params="array"), kernel_batched(1, k_entries(2), params=True),
         kernel_batched(2, k_entries(3), params=True), kernel_batched(2, k_entries(6, n=99), entry_params="array"),
-        kernel_batched(3, k_entries(2)), kernel_batched(3, [], count=0),  # a reduction: not over a list
+        # a reduction over a list: column 1 the entries' scalars
+        kernel_batched(3, k_entries(2)), kernel_batched(3, [], count=0),  # valid; nothing to do
+        kernel_batched(3, k_entries(2), reduce_mode=ACCUMULATE),
+        kernel_batched(3, k_entries(2), reduce_mode=LAST_MODE + 1),  # the mode
+        kernel_batched(3, k_entries(2, e0=(50, {1: column(1, 1)}))),  # one scalar shared: valid
+        kernel_batched(3, k_entries(2), null_array=null_outputs_column(1)),  # the scalars' array NULL
+        kernel_batched(3, k_entries(2, e1=(50, {1: ptr_null()}))),  # entry 1's scalar NULL
+        kernel_batched(3, k_entries(2, e0=(50, {1: column(1, 0, 2)}))),  # misaligned
+        kernel_batched(3, k_entries(2, e1=(50, {1: column(4, 1, 8)}))),  # inside its input
+        kernel_batched(3, k_entries(2, e1=(50, {1: column(0, 1, 4)}))),  # inside its array
+        kernel_batched(3, k_entries(2, e1=(0, {1: ptr_null()}))),  # an empty entry's scalar is checked
+        kernel_batched(3, k_entries(2, n=0)),  # no elements, overwritten: the resets reach the device
+        kernel_batched(3, k_entries(2, n=0), reduce_mode=ACCUMULATE),  # no elements, accumulated: nothing
         kernel_batched(1, k_entries(2), params=True, entry_params="array"),  # both
         kernel_batched(1, [], params=True, entry_params="array"),  # both, even for an empty list
         kernel_batched(1, k_entries(2)), kernel_batched(1, []),  # no params: refused, but where the list is empty

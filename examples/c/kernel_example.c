@@ -231,7 +231,8 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMemsetAsync(d_fused, 0xFF, N * sizeof(uint16_t), stream));
     void *const *list_outputs[1] = {out_entries};
     const void *const *list_inputs[2] = {a_entries, b_entries};
-    CHECK_EW(ew_kernel_launch_batched(kernel, ENTRIES, n, list_outputs, list_inputs, NULL, d_alphas, stream));
+    CHECK_EW(ew_kernel_launch_batched(kernel, ENTRIES, n, list_outputs, EW_REDUCE_OVERWRITE, list_inputs,
+                                      NULL, d_alphas, stream));
     CHECK_CUDA(cudaMemcpyAsync(again, d_fused, N * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
     const int list_differs = memcmp(again, chain, N * sizeof *again) != 0;

@@ -643,7 +643,7 @@ class Kernel(_Closing):
         return _ext.kernel_launch(self, *inputs, out=out, params=params, stream=stream,
                                   accumulate=accumulate or None)
 
-    def batched(self, *input_lists, out=None, params=(), entry_params=None, stream=None):
+    def batched(self, *input_lists, out=None, params=(), entry_params=None, stream=None, accumulate=False):
         """The kernel over tensor lists (the foreach form), in the few launches of one library call
         (ew_kernel_launch_batched, libelementwise 1.2): for each entry i, the flat call
         ``self(input_lists[0][i], ..., out=out[i])``.
@@ -652,9 +652,13 @@ class Kernel(_Closing):
         arrays, its outputs' too, are contiguous and of one shape (no broadcasting, no strided views:
         make a call per view instead), of the kernel's dtypes, on its device. ``out``: for a kernel of
         one output (``out_dtype`` a single dtype) a list of arrays, one an entry; for a kernel of
-        arrays (``out_dtype`` a sequence) a tuple of such lists, one per array output in order. None,
-        for ``out``, one of its lists or one of their arrays, is allocated like the entry's first
-        input (its shape, the output's dtype). An output may be its entry's input exactly (in place);
+        arrays (``out_dtype`` a sequence) or of a reduction a tuple of such lists, one per output in
+        order, the reduction's a list of scalars, one an entry, as the flat call takes its scalar:
+        each entry's own (per-tensor amax) or one object repeated (one reduction over the whole list,
+        a global norm), overwritten first, or folded into with ``accumulate=True``; abs max, max and
+        min are exact, a sum's order is not fixed. None, for ``out``, one of its lists or one of their
+        arrays, is allocated like the entry's first input (its shape, the output's dtype), a scalar of
+        shape (). An output may be its entry's input exactly (in place);
         no entry may overlap another entry's output. Returns ``out`` in the same form: a list, or a
         tuple of lists.
 
@@ -662,15 +666,14 @@ class Kernel(_Closing):
         (not both): each entry's own, a contiguous float64 device array of ``count * n_params``
         values, entry i's at ``[i * n_params]``, read by the launch on the GPU (so an earlier kernel
         on the stream may compute them). The stream: ``stream=``, else the first entry's arrays' (as
-        for a single call). A kernel with a reduction output has no list form (NOT_SUPPORTED). An
-        AdamW step over a model's parameters, in place::
+        for a single call). An AdamW step over a model's parameters, in place::
 
             step = ew.Kernel(ADAMW_BODY, ("f32", "f32", "f32"), ("f32",) * 4, n_params=7)
             step.batched(params, grads, exp_avgs, exp_avg_sqs, out=(params, exp_avgs, exp_avg_sqs),
                          params=(lr, beta1, beta2, eps, weight_decay, 1 - beta1 ** t, (1 - beta2 ** t) ** 0.5))
         """
         return _ext.kernel_launch_batched(self, *input_lists, out=out, params=params, entry_params=entry_params,
-                                          stream=stream)
+                                          stream=stream, accumulate=accumulate or None)
 
     def close(self) -> None:
         """Destroy the kernel (launches already queued complete). Idempotent. A kernel whose handle

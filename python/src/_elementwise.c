@@ -3017,23 +3017,25 @@ static int settle_list(PyObject *stream_obj, operand_t **ops, int n_ops, operand
     return pick_handle(handle_obj, ops, n_ops, &unused, device);
 }
 
-/* kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, stream=None): the
- * kernel over tensor lists in the few launches of ew_kernel_launch_batched, entry i its flat launch on the
- * i-th arrays of the lists. The input lists are sequences of one length (count); an entry's arrays are
- * contiguous, of one shape (no broadcasting) and of the kernel's dtypes. out: of ew_kernel_create's kernel, a
- * sequence of count arrays; of a kernel of outputs, a sequence of such lists, one per array output in the
- * kernel's order; None for a list or an array is made, like the entry's first input and of the output's
- * dtype. params: the n_params values of every entry; entry_params: a float64 device array of count * n_params
- * values, each entry's own (not both). The stream is chosen from the first entry and entry_params; later
- * entries naming another one are refused. A kernel with a reduction output is refused (NOT_SUPPORTED), as the
- * library refuses it. Returns out: a list of count arrays, or a tuple of such lists. */
+/* kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, stream=None,
+ * accumulate=False): the kernel over tensor lists in the few launches of ew_kernel_launch_batched, entry i
+ * its flat launch on the i-th arrays of the lists. The input lists are sequences of one length (count); an
+ * entry's arrays are contiguous, of one shape (no broadcasting) and of the kernel's dtypes. out: of
+ * ew_kernel_create's kernel, a sequence of count arrays; of a kernel of outputs, a sequence of such lists,
+ * one per output in the kernel's order, the reduction's a list of count scalars as the flat call takes its
+ * scalar (one object repeated: one reduction over the whole list); None for a list, an array or a scalar
+ * is made, an array like the entry's first input and of the output's dtype, a scalar of shape ().
+ * accumulate folds into the scalars' values (then given). params: the n_params values of every entry;
+ * entry_params: a float64 device array of count * n_params values, each entry's own (not both). The
+ * stream is chosen from the first entry and entry_params; later entries naming another one are refused.
+ * Returns out: a list of count arrays, or a tuple of such lists. */
 static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                           PyObject *kwnames)
 {
     static const char *const name = "ew_kernel_launch_batched";
     PyObject *slots[KW_COUNT];
     if (parse_keywords("Kernel.batched", args, nargs, kwnames,
-                       KW(OUT) | KW(STREAM) | KW(PARAMS) | KW(ENTRY_PARAMS), slots))
+                       KW(OUT) | KW(STREAM) | KW(PARAMS) | KW(ENTRY_PARAMS) | KW(ACCUMULATE), slots))
         return NULL;
     if (nargs < 1) {
         PyErr_SetString(PyExc_TypeError, "kernel_launch_batched() takes the kernel first");
@@ -3043,13 +3045,18 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
     kernel_spec_t spec;
     if (read_kernel_spec(kernel, &spec) || missing(lib.ew_kernel_launch_batched, name))
         return NULL;
-    if (spec.ko.n_scalars) {
-        raise_refusal(EW_ERROR_NOT_SUPPORTED,
-                      "the kernel has a reduction output, which a list launch does not take; launch it on "
-                      "each entry instead", name);
+    const int n_in = spec.n_inputs, n_out = spec.ko.n_arrays;
+    int reduction = -1; /* the reduction's index among the kernel's outputs */
+    for (int k = 0; k < spec.ko.n && spec.ko.n_scalars; k++)
+        if (spec.ko.reduce[k])
+            reduction = k;
+    int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
+    if (accumulate < 0)
+        return NULL;
+    if (accumulate && reduction < 0) {
+        PyErr_SetString(PyExc_TypeError, "accumulate= is for a kernel with a reduction output");
         return NULL;
     }
-    const int n_in = spec.n_inputs, n_out = spec.ko.n_arrays;
     if (nargs - 1 != n_in) {
         PyErr_Format(PyExc_TypeError, "the kernel takes %d input lists, %zd given", n_in, nargs - 1);
         return NULL;
@@ -3074,6 +3081,7 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
 
     /* Every object below is owned by the call; the arrays are borrowed from the tuples. */
     PyObject *lists[MAX_INPUTS] = {NULL}, *outs[1 + MORE_ARRAYS] = {NULL}, *results[1 + MORE_ARRAYS] = {NULL};
+    PyObject *scalars = NULL, *scalar_results = NULL; /* the reduction's: given, and as returned */
     PyObject *handle_obj = NULL, *answer = NULL;
     int64_t *counts = NULL;
     void **pointers = NULL;
@@ -3089,28 +3097,49 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
                          PyTuple_Size(lists[k]), count);
             goto done;
         }
-    /* out: a list (ew_kernel_create's kernel, named "out"), or a list per array output ("out[k]"). */
-    static const char *const ONE_OUT[1] = {"out"};
-    const char *const *out_names = spec.of_outputs ? KERNEL_OUTPUTS : ONE_OUT;
+    /* out: a list (ew_kernel_create's kernel, named "out"), or a list per output ("out[k]"): the arrays'
+     * (out_names, array_dtype: the arrays' in order) and the reduction's scalars'. */
+    const char *out_names[1 + MORE_ARRAYS] = {"out"};
+    int array_dtype[1 + MORE_ARRAYS] = {spec.ko.dtype[0]};
+    for (int k = 0, a = 0; spec.of_outputs && k < spec.ko.n; k++)
+        if (k != reduction) {
+            out_names[a] = KERNEL_OUTPUTS[k];
+            array_dtype[a++] = spec.ko.dtype[k];
+        }
     PyObject *out_obj = slots[KW_OUT];
+    if (accumulate && out_obj == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "accumulate=True needs out= with the scalars to fold into");
+        goto done;
+    }
     if (spec.of_outputs && out_obj != Py_None) {
-        if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Size(out_obj) != n_out) {
+        if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Size(out_obj) != spec.ko.n) {
             PyErr_Format(PyExc_TypeError,
-                         "out= of this kernel is a tuple of %d lists, one per array output in its order, "
-                         "any of them None", n_out);
+                         "out= of this kernel is a tuple of %d lists, one per output in its order (a "
+                         "reduction's of scalars), any of them None",
+                         spec.ko.n);
             goto done;
         }
-        for (int a = 0; a < n_out; a++) {
-            PyObject *item = PySequence_GetItem(out_obj, a);
+        for (int k = 0, a = 0; k < spec.ko.n; k++) {
+            PyObject *item = PySequence_GetItem(out_obj, k), **into = k == reduction ? &scalars : &outs[a];
+            a += k != reduction;
             if (!item)
                 goto done;
             if (item != Py_None)
-                outs[a] = list_arg(item, KERNEL_OUTPUTS[a]);
+                *into = list_arg(item, KERNEL_OUTPUTS[k]);
             Py_DECREF(item);
-            if (item != Py_None && !outs[a])
+            if (item != Py_None && !*into)
                 goto done;
         }
     } else if (out_obj != Py_None && !(outs[0] = list_arg(out_obj, "out"))) {
+        goto done;
+    }
+    if (accumulate && !scalars) {
+        PyErr_Format(PyExc_TypeError, "accumulate=True needs out[%d]: the scalars to fold into", reduction);
+        goto done;
+    }
+    if (scalars && PyTuple_Size(scalars) != count) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd entries but in0 has %zd", KERNEL_OUTPUTS[reduction],
+                     PyTuple_Size(scalars), count);
         goto done;
     }
     for (int a = 0; a < n_out; a++)
@@ -3122,8 +3151,11 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
     for (int a = 0; a < n_out; a++)
         if (!(results[a] = PyList_New(count)))
             goto done;
+    if (reduction >= 0 && !(scalar_results = PyList_New(count)))
+        goto done;
     counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
-    pointers = PyMem_Malloc(sizeof(void *) * (size_t)(count ? count : 1) * (size_t)(n_out + n_in));
+    /* the arrays' columns, the inputs', then the scalars' */
+    pointers = PyMem_Malloc(sizeof(void *) * (size_t)(count ? count : 1) * (size_t)(n_out + n_in + 1));
     if (!counts || !pointers) {
         PyErr_NoMemory();
         goto done;
@@ -3136,12 +3168,12 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
     if (!(handle_obj = PyObject_GetAttr(kernel, s_handle_attr)))
         goto done;
 
-    operand_t in[MAX_INPUTS], out[1 + MORE_ARRAYS];
+    operand_t in[MAX_INPUTS], out[1 + MORE_ARRAYS], scalar;
     intptr_t stream = 0;
     int device = -1;
     for (Py_ssize_t i = 0; i < count; i++) {
-        int opened = 0, ok = 0, out_open[1 + MORE_ARRAYS] = {0};
-        PyObject *given[1 + MORE_ARRAYS], *made[1 + MORE_ARRAYS] = {NULL};
+        int opened = 0, ok = 0, out_open[1 + MORE_ARRAYS] = {0}, scalar_open = 0;
+        PyObject *given[1 + MORE_ARRAYS], *made[1 + MORE_ARRAYS] = {NULL}, *scalar_made = NULL;
         operand_t *ops[1 + MORE_ARRAYS + MAX_INPUTS + 1] = {NULL}; /* the outputs, the inputs, entry_params */
         for (; opened < n_in; opened++) {
             if (operand_open(&in[opened], PyTuple_GetItem(lists[opened], i), KERNEL_INPUTS[opened], i, 0, 0))
@@ -3164,15 +3196,42 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
         for (int k = 0; k < n_out + n_in; k++)
             if (ops[k] && (check_stream(ops[k], slots[KW_STREAM], stream) || operand_export(ops[k], stream)))
                 goto entry_done;
-        if (check_kernel_entry(ops, n_out, n_in, spec.ko.dtype, spec.in_dtype, device))
+        if (check_kernel_entry(ops, n_out, n_in, array_dtype, spec.in_dtype, device))
             goto entry_done;
         for (int a = 0; a < n_out; a++) {
             if (out_open[a])
                 continue;
-            if (!(made[a] = allocate_output(&out[a], &in[0], in[0].ndim, in[0].shape, spec.ko.dtype[a],
+            if (!(made[a] = allocate_output(&out[a], &in[0], in[0].ndim, in[0].shape, array_dtype[a],
                                             out_names[a], i, stream)))
                 goto entry_done;
             out_open[a] = 1;
+        }
+        if (reduction >=
+            0) { /* the entry's scalar, as the flat call takes it: given, else made of shape () */
+            PyObject *obj = scalars ? PyTuple_GetItem(scalars, i) : Py_None;
+            const int dtype = spec.ko.dtype[reduction];
+            if (obj != Py_None) {
+                if (operand_open(&scalar, obj, KERNEL_OUTPUTS[reduction], i, 0, 1))
+                    goto entry_done;
+                scalar_open = 1;
+                if (check_stream(&scalar, slots[KW_STREAM], stream) || operand_export(&scalar, stream) ||
+                    check_scalar(&scalar, dtype))
+                    goto entry_done;
+                if (scalar.device >= 0 && scalar.device != device) {
+                    operand_error(&scalar, PyExc_ValueError, " ",
+                                  "is on device %d but the call runs on device %d", scalar.device, device);
+                    goto entry_done;
+                }
+            } else {
+                int64_t none[1] = {0};
+                if (!(scalar_made = allocate_output(&scalar, &in[0], 0, none, dtype,
+                                                    KERNEL_OUTPUTS[reduction], i, stream)))
+                    goto entry_done;
+                scalar_open = 1;
+            }
+            pointers[(n_out + n_in) * count + i] = scalar.data;
+            PyList_SetItem(scalar_results, i, scalar_made ? scalar_made : Py_NewRef(obj));
+            scalar_made = NULL;
         }
         counts[i] = in[0].count;
         for (int a = 0; a < n_out; a++) {
@@ -3189,6 +3248,9 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
                 operand_release(&out[a]);
             Py_XDECREF(made[a]);
         }
+        if (scalar_open)
+            operand_release(&scalar);
+        Py_XDECREF(scalar_made);
         for (int k = 0; k < opened; k++)
             operand_release(&in[k]);
         if (!ok)
@@ -3200,18 +3262,20 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
             goto done;
     }
 
-    void *const *out_arrays[1 + MORE_ARRAYS];
+    void *const *out_arrays[EW_KERNEL_MAX_OUTPUTS]; /* in the kernel's order: arrays and the scalars */
     const void *const *in_arrays[MAX_INPUTS];
-    for (int a = 0; a < n_out; a++)
-        out_arrays[a] = pointers + a * count;
+    const int n_given = n_out + (reduction >= 0);
+    for (int k = 0, a = 0; k < n_given; k++)
+        out_arrays[k] = pointers + (k == reduction ? n_out + n_in : a++) * count;
     for (int k = 0; k < n_in; k++)
         in_arrays[k] = (const void *const *)(pointers + (n_out + k) * count);
     const double *per_launch = entry_params_open || !spec.n_params ? NULL : params;
     const double *per_entry = entry_params_open ? (const double *)entry_params.data : NULL;
+    const int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE;
     int status;
     if (recorder) {
-        PyObject *out_tuple = PyTuple_New(n_out), *in_tuple = PyTuple_New(n_in);
-        for (int a = 0; out_tuple && a < n_out; a++)
+        PyObject *out_tuple = PyTuple_New(n_given), *in_tuple = PyTuple_New(n_in);
+        for (int a = 0; out_tuple && a < n_given; a++)
             PyTuple_SetItem(out_tuple, a, pointer_tuple(out_arrays[a], count));
         for (int k = 0; in_tuple && k < n_in; k++)
             PyTuple_SetItem(in_tuple, k, pointer_tuple((void *const *)in_arrays[k], count));
@@ -3219,22 +3283,23 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
         PyObject *param_values = entry_params_open ? Py_NewRef(Py_None) : PyTuple_New(spec.n_params);
         for (Py_ssize_t k = 0; !entry_params_open && param_values && k < spec.n_params; k++)
             PyTuple_SetItem(param_values, k, PyFloat_FromDouble(params[k]));
-        PyObject *rest =
-            Py_BuildValue("(NnNNNNNn)", pointer_object(k_raw), count, int64_tuple((int)count, counts),
-                          out_tuple, in_tuple, param_values, pointer_object(per_entry), (Py_ssize_t)stream);
+        PyObject *rest = Py_BuildValue("(NnNNiNNNn)", pointer_object(k_raw), count,
+                                       int64_tuple((int)count, counts), out_tuple, mode, in_tuple,
+                                       param_values, pointer_object(per_entry), (Py_ssize_t)stream);
         status = record(name, PyTuple_New(0), rest);
     } else {
-        status = lib.ew_kernel_launch_batched(k_raw, count, counts, out_arrays, in_arrays, per_launch,
-                                              per_entry, (ew_stream_t)stream);
+        status = lib.ew_kernel_launch_batched(k_raw, count, counts, out_arrays, (ew_reduce_mode_t)mode,
+                                              in_arrays, per_launch, per_entry, (ew_stream_t)stream);
     }
     if (finish(status, name))
         goto done;
     if (spec.of_outputs) {
-        if (!(answer = PyTuple_New(n_out)))
+        if (!(answer = PyTuple_New(n_given)))
             goto done;
-        for (int a = 0; a < n_out; a++) {
-            PyTuple_SetItem(answer, a, results[a]);
-            results[a] = NULL;
+        for (int k = 0, a = 0; k < n_given; k++) {
+            PyObject **item = k == reduction ? &scalar_results : &results[a++];
+            PyTuple_SetItem(answer, k, *item);
+            *item = NULL;
         }
     } else {
         answer = results[0];
@@ -3247,6 +3312,8 @@ done:
         Py_XDECREF(outs[a]);
         Py_XDECREF(results[a]);
     }
+    Py_XDECREF(scalars);
+    Py_XDECREF(scalar_results);
     if (entry_params_open)
         operand_release(&entry_params);
     Py_XDECREF(handle_obj);
@@ -3616,38 +3683,53 @@ static PyMethodDef methods[] = {
     FAST(mul, "mul(a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(relu, "relu(x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(cast, "cast(x, dtype, *, out=None, stream=None, in_dtype=None, handle=None)"),
-    FAST(quantize, "quantize(x, dtype, scale, *, amax=None, amax_mode='overwrite', out=None, stream=None, "
-                   "in_dtype=None, handle=None)\n\nout = saturate(float(x) * scale) in dtype (float8_e4m3fn or "
-                   "float8_e5m2; ew_quantize). scale: a float32 device array of one element, read on the GPU; amax, "
-                   "one likewise, receives max |x| in the same pass ('accumulate': the max with its old value). "
-                   "out=None: made as cast makes it."),
-    FAST(dequantize, "dequantize(q, dtype, scale_inv, *, out=None, stream=None, in_dtype=None, handle=None)\n\n"
-                     "out = float(q) * scale_inv converted to dtype (f16, bf16, f32 or f64; ew_dequantize). scale_inv: "
-                     "a float32 device array of one element. out=None: made as cast makes it."),
-    FAST(amax, "amax(x, *, out=None, accumulate=False, stream=None, handle=None)\n\nmax |float(x)| into out, a "
-               "float32 device array of one element (ew_amax); out=None: a new shape () float32 array on x's "
-               "device. accumulate=True (out required) keeps the max with out's old value. x must be contiguous."),
+    FAST(quantize,
+         "quantize(x, dtype, scale, *, amax=None, amax_mode='overwrite', out=None, stream=None, "
+         "in_dtype=None, handle=None)\n\nout = saturate(float(x) * scale) in dtype (float8_e4m3fn or "
+         "float8_e5m2; ew_quantize). scale: a float32 device array of one element, read on the GPU; amax, "
+         "one likewise, receives max |x| in the same pass ('accumulate': the max with its old value). "
+         "out=None: made as cast makes it."),
+    FAST(dequantize,
+         "dequantize(q, dtype, scale_inv, *, out=None, stream=None, in_dtype=None, handle=None)\n\n"
+         "out = float(q) * scale_inv converted to dtype (f16, bf16, f32 or f64; ew_dequantize). scale_inv: "
+         "a float32 device array of one element. out=None: made as cast makes it."),
+    FAST(amax,
+         "amax(x, *, out=None, accumulate=False, stream=None, handle=None)\n\nmax |float(x)| into out, a "
+         "float32 device array of one element (ew_amax); out=None: a new shape () float32 array on x's "
+         "device. accumulate=True (out required) keeps the max with out's old value. x must be contiguous."),
     FAST(quantize_blocks,
-         "quantize_blocks(x, dtype=None, *, format='mx', round_up=False, swizzled=False, global_scale=None, out=None, "
-         "scales=None, stream=None, in_dtype=None, handle=None) -> (out, scales)\n\nQuantizes x (f16, bf16 or f32; rows x "
-         "cols: rows the product of the leading dimensions, cols the last) in blocks along its rows, one scale a block "
-         "(ew_quantize_blocks). format='mx': blocks of 32, elements float8_e4m3fn, float8_e5m2 or float4_e2m1fn_x2, "
+         "quantize_blocks(x, dtype=None, *, format='mx', round_up=False, swizzled=False, global_scale=None, "
+         "out=None, "
+         "scales=None, stream=None, in_dtype=None, handle=None) -> (out, scales)\n\nQuantizes x (f16, bf16 "
+         "or f32; rows x "
+         "cols: rows the product of the leading dimensions, cols the last) in blocks along its rows, one "
+         "scale a block "
+         "(ew_quantize_blocks). format='mx': blocks of 32, elements float8_e4m3fn, float8_e5m2 or "
+         "float4_e2m1fn_x2, "
          "float8_e8m0fnu scales (the OCP floor, or round_up=True for RCEIL); format='nvfp4': blocks of 16, "
-         "float4_e2m1fn_x2 elements, float8_e4m3fn scales, times global_scale (a float32 device array of one element, "
-         "or None for 1). float4 packs two elements a byte: its arrays' last dimension is cols / 2. swizzled=True "
+         "float4_e2m1fn_x2 elements, float8_e4m3fn scales, times global_scale (a float32 device array of one "
+         "element, "
+         "or None for 1). float4 packs two elements a byte: its arrays' last dimension is cols / 2. "
+         "swizzled=True "
          "writes the scales in cuBLASLt's tiled layout. out=None and scales=None are made on x's device "
-         "(block_scales_shape's shape for the scales); uint8 scales are the format's, a uint8 out NVFP4's float4 or what "
+         "(block_scales_shape's shape for the scales); uint8 scales are the format's, a uint8 out NVFP4's "
+         "float4 or what "
          "dtype= names."),
-    FAST(dequantize_blocks,
-         "dequantize_blocks(q, scales, dtype=None, *, format='mx', swizzled=False, global_scale=None, out=None, "
-         "stream=None, in_dtype=None, handle=None)\n\nout = float(q) * the block's scale (NVFP4: times global_scale) "
-         "converted to dtype (f16, bf16 or f32; ew_dequantize_blocks). q as quantize_blocks writes it (a uint8 q: "
-         "in_dtype= names its elements, NVFP4's are float4); scales any contiguous array of the right count. out=None: "
-         "q's shape in elements, on q's device."),
-    FAST(block_scales_shape,
-         "block_scales_shape(shape, format='mx', *, swizzled=False) -> (scale_rows, scale_cols)\n\nThe shape of the "
-         "block scales of data of `shape` (in elements; rows the product of the leading dimensions, cols the last): "
-         "(rows, cols / block), or swizzled (rows rounded up to 128, cols / block to 4). ew_block_scales_shape: no GPU."),
+    FAST(dequantize_blocks, "dequantize_blocks(q, scales, dtype=None, *, format='mx', swizzled=False, "
+                            "global_scale=None, out=None, "
+                            "stream=None, in_dtype=None, handle=None)\n\nout = float(q) * the block's scale "
+                            "(NVFP4: times global_scale) "
+                            "converted to dtype (f16, bf16 or f32; ew_dequantize_blocks). q as "
+                            "quantize_blocks writes it (a uint8 q: "
+                            "in_dtype= names its elements, NVFP4's are float4); scales any contiguous array "
+                            "of the right count. out=None: "
+                            "q's shape in elements, on q's device."),
+    FAST(block_scales_shape, "block_scales_shape(shape, format='mx', *, swizzled=False) -> (scale_rows, "
+                             "scale_cols)\n\nThe shape of the "
+                             "block scales of data of `shape` (in elements; rows the product of the leading "
+                             "dimensions, cols the last): "
+                             "(rows, cols / block), or swizzled (rows rounded up to 128, cols / block to 4). "
+                             "ew_block_scales_shape: no GPU."),
     FAST(scale_add, "scale_add(alpha, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(unary, "unary(op, x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(binary, "binary(op, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
@@ -3655,26 +3737,32 @@ static PyMethodDef methods[] = {
     FAST(mul_batched, "mul_batched(as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(relu_batched, "relu_batched(xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(cast_batched, "cast_batched(xs, dtype, *, outs=None, stream=None, in_dtype=None, handle=None)"),
-    FAST(scale_add_batched, "scale_add_batched(alpha, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(scale_add_batched,
+         "scale_add_batched(alpha, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(unary_batched, "unary_batched(op, xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(binary_batched, "binary_batched(op, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(kernel_launch, "kernel_launch(kernel, *inputs, out=None, params=(), stream=None)"),
     FAST(kernel_launch_batched,
          "kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, "
-         "stream=None)\n\nThe kernel over tensor lists in one call (ew_kernel_launch_batched): "
+         "stream=None, accumulate=False)\n\nThe kernel over tensor lists in one call "
+         "(ew_kernel_launch_batched): "
          "Kernel.batched."),
     {"kernel_create", py_kernel_create, METH_VARARGS,
-     "kernel_create(handle, source, out, in_dtypes, n_params): out an out dtype, or ((dtype, reduction), ...)"},
+     "kernel_create(handle, source, out, in_dtypes, n_params): out an out dtype, or ((dtype, reduction), "
+     "...)"},
     {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},
     {"handle_create", py_handle_create, METH_O, "handle_create(device) -> the raw handle"},
     {"handle_destroy", py_handle_destroy, METH_O, "handle_destroy(raw)"},
     {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 1 SM count, 2 threads per SM"},
-    {"default_handle", py_default_handle, METH_O, "default_handle(device) -> the raw default handle of device"},
+    {"default_handle", py_default_handle, METH_O,
+     "default_handle(device) -> the raw default handle of device"},
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
-    {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS, "ew_kernel_cache_get_count() of every counter"},
+    {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS,
+     "ew_kernel_cache_get_count() of every counter"},
     {"kernel_cache_fill", py_kernel_cache_fill, METH_VARARGS,
-     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with out ((dtype, reduction), ...) its "
+     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with out ((dtype, reduction), ...) "
+     "its "
      "_outputs form"},
     {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},

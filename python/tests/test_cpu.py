@@ -501,8 +501,8 @@ def test_kernel_cache_fill_for_two_architectures_without_a_gpu(tmp_path, monkeyp
         pytest.skip("no NVRTC to compile with: %s" % error)
     assert len(list(cache.glob("*.ewk"))) == 6  # the flat, the strided and the lists' program, for each
     ew.kernel_cache_fill("out0 = in0; out1 = in0; // fill %d" % os.getpid(), "f32", "bf16", arch="sm_90",
-                         reduce="abs_max")  # a kernel with a reduction output: programs of its own (no lists')
-    assert len(list(cache.glob("*.ewk"))) == 8
+                         reduce="abs_max")  # a kernel with a reduction output: its three programs
+    assert len(list(cache.glob("*.ewk"))) == 9
     with pytest.raises(ew.ElementwiseError) as caught:
         ew.kernel_cache_fill("out0 = in0; out1 = in0;", "f32", "bf16", arch="sm_90", reduce="max", reduce_dtype="f16")
     assert caught.value.function == "ew_kernel_cache_fill_outputs" and caught.value.status == ew.Status.NOT_SUPPORTED
@@ -1571,7 +1571,8 @@ def batched_calls(monkeypatch):
 
 
 def batched_args(calls):
-    """What reached ew_kernel_launch_batched: kernel, count, n, outputs, inputs, params, entry_params, stream."""
+    """What reached ew_kernel_launch_batched: kernel, count, n, outputs, mode, inputs, params, entry_params,
+    stream."""
     args = calls["ew_kernel_launch_batched"].args
     assert args is not None, "ew_kernel_launch_batched was not called"
     return args
@@ -1597,17 +1598,17 @@ def test_a_kernel_over_lists_passes_the_c_api_its_arguments(batched_calls):
     result = kernel.batched(as_, bs, out=outs, params=(1.5, 2), stream=9)
     assert type(result) is list and result == outs and all(got is want for got, want in zip(result, outs))
     assert batched_args(batched_calls) == (
-        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000),),
+        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000),), 0,
         ((0x20000, 0x21000, None, 0x23000), (0x30000, 0x31000, None, 0x33000)), (1.5, 2.0), None, 9)
     # Any sequences; the stream the arrays' interfaces name; no params for a kernel that takes none.
     make_kernel().batched(tuple(as_[:2]), (b for b in bs[:2]), out=tuple(entries(LIST_SHAPES[:2], 0x40000, "<f4",
                                                                                   stream=0x99)))
-    assert batched_args(batched_calls)[1:] == (2, (3, 10), ((0x40000, 0x41000),), ((0x20000, 0x21000),
-                                                                                  (0x30000, 0x31000)), (), None, 0x99)
+    assert batched_args(batched_calls)[1:] == (2, (3, 10), ((0x40000, 0x41000),), 0,
+                                               ((0x20000, 0x21000), (0x30000, 0x31000)), (), None, 0x99)
     # In place: an entry's output its input exactly.
     make_kernel().batched(as_, bs, out=as_, stream=9)
     args = batched_args(batched_calls)
-    assert args[3] == (args[4][0],)
+    assert args[3] == (args[5][0],)
 
 
 def test_a_kernel_of_several_arrays_over_lists_takes_a_list_per_output(batched_calls):
@@ -1617,14 +1618,14 @@ def test_a_kernel_of_several_arrays_over_lists_takes_a_list_per_output(batched_c
     result = kernel.batched(as_, bs, out=(totals, products), stream=3)
     assert type(result) is tuple and len(result) == 2 and result[0] == totals and result[1] == products
     assert batched_args(batched_calls) == (
-        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000), (0x50000, 0x51000, None, 0x53000)),
+        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000), (0x50000, 0x51000, None, 0x53000)), 0,
         ((0x20000, 0x21000, None, 0x23000), (0x30000, 0x31000, None, 0x33000)), (), None, 3)
     kernel.batched(as_, bs, out=[totals, products], stream=3)  # a list of lists does as well
     assert batched_args(batched_calls)[3][1][0] == 0x50000
     # A sequence of one dtype is the outputs form: a tuple of one list.
     one = arrays_kernel(out_dtype=["f32"], source="out0 = in0;", in_dtypes=("f32",))
     assert one.batched(as_, out=(totals,), stream=3) == (totals,)
-    assert batched_args(batched_calls)[3:5] == (((0x10000, 0x11000, None, 0x13000),),
+    assert batched_args(batched_calls)[3:6] == (((0x10000, 0x11000, None, 0x13000),), 0,
                                                 ((0x20000, 0x21000, None, 0x23000),))
     # Three arrays in place over four input lists: the AdamW form.
     step = arrays_kernel(out_dtype=("f32",) * 3, in_dtypes=("f32",) * 4, n_params=7,
@@ -1632,7 +1633,7 @@ def test_a_kernel_of_several_arrays_over_lists_takes_a_list_per_output(batched_c
     ps, gs, ms, vs = (entries(LIST_SHAPES, base) for base in (0x10000, 0x20000, 0x30000, 0x40000))
     assert step.batched(ps, gs, ms, vs, out=(ps, ms, vs), params=range(7), stream=3) == (ps, ms, vs)
     args = batched_args(batched_calls)
-    assert args[3] == (args[4][0], args[4][2], args[4][3]) and args[5] == tuple(float(k) for k in range(7))
+    assert args[3] == (args[5][0], args[5][2], args[5][3]) and args[6] == tuple(float(k) for k in range(7))
 
 
 def test_entry_params_pass_their_pointer_instead_of_params(batched_calls):
@@ -1640,17 +1641,17 @@ def test_entry_params_pass_their_pointer_instead_of_params(batched_calls):
     xs, outs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x10000)
     table = FakeArray(shape=(4, 2), typestr="<f8", pointer=0x9000)  # entry i's two params in row i
     assert kernel.batched(xs, out=outs, entry_params=table, stream=5) == outs
-    assert batched_args(batched_calls)[5:] == (None, 0x9000, 5)
+    assert batched_args(batched_calls)[6:] == (None, 0x9000, 5)
     kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(8,), typestr="<f8", pointer=0x9100), params=(),
                    stream=5)  # params=() is no params
-    assert batched_args(batched_calls)[5:] == (None, 0x9100, 5)
+    assert batched_args(batched_calls)[6:] == (None, 0x9100, 5)
     # Its stream, when it names one, is the call's; through DLPack it is exported on the call's stream.
     kernel.batched(xs, out=outs, entry_params=FakeArray(shape=(8,), typestr="<f8", pointer=0x9100, stream=0x77))
     assert batched_args(batched_calls)[-1] == 0x77
     dlpack = FakeDLPack(shape=(8,), code=(2, 64), pointer=0x9200)
     kernel.batched(xs, out=outs, entry_params=dlpack, stream=0x55)
     assert dlpack.calls == [dict(stream=0x55, max_version=MAX_VERSION, copy=False)]
-    assert batched_args(batched_calls)[5:] == (None, 0x9200, 0x55)
+    assert batched_args(batched_calls)[6:] == (None, 0x9200, 0x55)
 
 
 def test_entry_params_are_checked_before_the_library(batched_calls):
@@ -1679,13 +1680,13 @@ def test_entry_params_are_checked_before_the_library(batched_calls):
 def test_an_empty_list_is_one_list_launch_of_no_entries(batched_calls):
     kernel = make_kernel(n_params=1)
     assert kernel.batched([], [], out=[], params=(2,), stream=4) == []
-    assert batched_args(batched_calls) == (KERNEL, 0, (), ((),), ((), ()), (2.0,), None, 4)
+    assert batched_args(batched_calls) == (KERNEL, 0, (), ((),), 0, ((), ()), (2.0,), None, 4)
     assert make_kernel().batched((), ()) == []  # nothing to make
     assert arrays_kernel().batched([], []) == ([], [])
-    assert batched_args(batched_calls)[1:5] == (0, (), ((), ()), ((), ()))
+    assert batched_args(batched_calls)[1:6] == (0, (), ((), ()), 0, ((), ()))
     scaled = make_kernel(in_dtypes=("f32",), n_params=3, source="return in0 * p0;")
     assert scaled.batched([], entry_params=FakeArray(shape=(0,), typestr="<f8", pointer=0), stream=4) == []
-    assert batched_args(batched_calls)[5:] == (None, None, 4)  # an empty array's pointer is NULL
+    assert batched_args(batched_calls)[6:] == (None, None, 4)  # an empty array's pointer is NULL
     with pytest.raises(ValueError, match="entry_params has 3 values but 0 entries of 3 params take 0"):
         scaled.batched([], entry_params=FakeArray(shape=(3,), typestr="<f8", pointer=0x9000))
 
@@ -1732,8 +1733,8 @@ def test_lists_of_a_kernel_are_checked_before_the_library(batched_calls):
     several = arrays_kernel()
     totals, products = entries(LIST_SHAPES, 0x10000), entries(LIST_SHAPES, 0x50000, "<f2")
     for out in (totals, (totals,), (totals, products, products), "ab", FakeArray()):
-        with pytest.raises(TypeError, match=r"out= of this kernel is a tuple of 2 lists, one per array output in its "
-                                            r"order, any of them None"):
+        with pytest.raises(TypeError, match=r"out= of this kernel is a tuple of 2 lists, one per output in its "
+                                            r"order \(a reduction's of scalars\), any of them None"):
             several.batched(as_, bs, out=out)
     with pytest.raises(TypeError, match=r"out\[1\] must be a sequence of arrays, one an entry, not FakeArray"):
         several.batched(as_, bs, out=(totals, FakeArray(typestr="<f2")))
@@ -1754,7 +1755,7 @@ def test_a_kernel_over_lists_makes_the_outputs_it_is_not_given(batched_calls, fa
     made = make_kernel(out_dtype="f16", in_dtypes=("f32",), source="return in0;").batched(xs, stream=4)
     assert len(made) == 2 and all(isinstance(array, FakeCupyArray) for array in made)
     assert fake_cupy.made == [("empty_like", (3,), "float16"), ("empty_like", (2, 5), "float16")]
-    assert batched_args(batched_calls)[1:5] == (2, (3, 10), ((0xA000, 0xA000),), ((0x200, 0x300),))
+    assert batched_args(batched_calls)[1:6] == (2, (3, 10), ((0xA000, 0xA000),), 0, ((0x200, 0x300),))
     # Of several arrays: a list None made whole, another given in part (its None entry made).
     del fake_cupy.made[:]
     kernel = arrays_kernel(out_dtype=("f32", "f16"))
@@ -1771,13 +1772,41 @@ def test_a_kernel_over_lists_makes_the_outputs_it_is_not_given(batched_calls, fa
     assert fake_cupy.made == []
 
 
-def test_a_kernel_with_a_reduction_has_no_list_launch(batched_calls):
-    kernel = reduce_kernel()
-    with pytest.raises(ew.ElementwiseError) as caught:
-        kernel.batched([FakeArray()], out=[FakeArray(typestr="<f2")])
-    assert caught.value.status == ew.Status.NOT_SUPPORTED and caught.value.function == "ew_kernel_launch_batched"
-    assert "reduction" in caught.value.message
-    assert batched_calls["ew_kernel_launch_batched"].args is None
+def test_a_kernel_with_a_reduction_over_lists_takes_a_scalar_per_entry(batched_calls, fake_cupy):
+    kernel = reduce_kernel()  # out0 f16, out1 the f32 abs max
+    xs, outs = entries(LIST_SHAPES, 0x20000), entries(LIST_SHAPES, 0x10000, "<f2")
+    amaxes = [FakeArray(shape=(), pointer=0x900 + 4 * i) for i in range(4)]
+    result = kernel.batched(xs, out=(outs, amaxes), stream=3)
+    assert type(result) is tuple and result[0] == outs and all(got is want for got, want in zip(result[1], amaxes))
+    assert batched_args(batched_calls) == (
+        KERNEL, 4, (3, 10, 0, 7), ((0x10000, 0x11000, None, 0x13000), (0x900, 0x904, 0x908, 0x90C)), 0,
+        ((0x20000, 0x21000, None, 0x23000),), (), None, 3)
+    # One scalar for every entry (the whole list's reduction), accumulated; a (1,) array is a scalar too.
+    norm = FakeArray(shape=(1,), pointer=0x980)
+    kernel.batched(xs, out=(outs, [norm] * 4), accumulate=True, stream=3)
+    assert batched_args(batched_calls)[3][1] == (0x980,) * 4 and batched_args(batched_calls)[4] == 1
+    # Scalars not given are made, one of shape () an entry.
+    del fake_cupy.made[:]
+    cupy_xs = [cupy_array(shape=(3,), pointer=0x200), cupy_array(shape=(2, 5), pointer=0x300)]
+    made_outs, made_scalars = kernel.batched(cupy_xs, stream=4)
+    assert len(made_scalars) == 2 and all(s.__cuda_array_interface__["shape"] == () for s in made_scalars)
+    assert fake_cupy.made.count(("empty", (), "float32")) == 2
+    # Refused before the library: what accumulate needs, a scalar's dtype and size, the list's length.
+    refusals = [
+        (lambda: kernel.batched(xs, out=(outs, None), accumulate=True), TypeError, "accumulate=True needs out"),
+        (lambda: kernel.batched(xs, accumulate=True), TypeError, "accumulate=True needs out="),
+        (lambda: make_kernel().batched(xs, xs, accumulate=True), TypeError,
+         "accumulate= is for a kernel with a reduction output"),
+        (lambda: kernel.batched(xs, out=(outs, amaxes[:3])), ValueError, r"out\[1\] has 3 entries but in0 has 4"),
+        (lambda: kernel.batched(xs, out=(outs, amaxes[:3] + [FakeArray(shape=(), typestr="<f8", pointer=0x90C)])),
+         TypeError, "float32 array of one element"),
+        (lambda: kernel.batched(xs, out=(outs, amaxes[:3] + [FakeArray(shape=(2,), pointer=0x90C)])), ValueError,
+         "must hold one element"),
+        (lambda: kernel.batched(xs, out=outs), TypeError, "out= of this kernel is a tuple of 2 lists"),
+    ]
+    for call, error, match in refusals:
+        with pytest.raises(error, match=match):
+            call()
 
 
 def test_a_failing_list_launch_raises_with_its_name(batched_calls):

@@ -1406,7 +1406,7 @@ def test_an_adamw_step_over_a_list_is_within_2_ulp_of_float64(torch, handle):
                     assert worst <= 2, "AdamW (entry_params) %s [%d]: %d ulp from float64" % (name, i, worst)
 
 
-def test_list_launches_refuse_views_and_reductions(torch, handle):
+def test_list_launches_refuse_views(torch, handle):
     a = torch.ones(64, device="cuda")
     with outputs_kernel(handle, SUM_PRODUCT, ("f32", "f32"), ("f32", "f32")) as kernel:
         with pytest.raises(ValueError, match=r"in0\[1\] is not contiguous"):
@@ -1414,10 +1414,37 @@ def test_list_launches_refuse_views_and_reductions(torch, handle):
         with pytest.raises(ValueError, match=r"in1\[0\] has shape \(32,\) but in0\[0\] has \(64,\); list entries "
                                              r"are not broadcast"):
             kernel.batched([a], [a[:32]])
-    with reduction_kernel(handle, "out0 = in0; out1 = in0;", "abs_max", D.F32, in_dtypes=(D.F32,)) as reducing:
-        with pytest.raises(ew.ElementwiseError) as caught:
-            reducing.batched([a])
-        assert caught.value.status == ew.Status.NOT_SUPPORTED and "reduction" in caught.value.message
+
+
+def test_a_reduction_over_a_list_gives_each_entry_its_scalar_or_one_for_all(torch, handle):
+    xs = batched_inputs(torch, BATCHED_SIZES, 440)
+    xs = [torch.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0).clamp(-1e30, 1e30) for x in xs]
+    with reduction_kernel(handle, "out0 = in0; out1 = in0;", "abs_max", D.F32, in_dtypes=(D.F32,)) as amax:
+        outs, scalars = amax.batched(xs)  # per-tensor amax, each made, overwritten
+        torch.cuda.synchronize()
+        for i, (x, out, scalar) in enumerate(zip(xs, outs, scalars)):
+            assert torch.equal(out, x), "entry %d's array" % i
+            want = x.abs().max() if x.numel() else torch.zeros((), device="cuda")
+            assert scalar.reshape(()).item() == want.item(), "entry %d's amax" % i
+        poisoned = [torch.full((), float("nan"), device="cuda") for _ in xs]
+        amax.batched(xs, out=(None, poisoned))  # overwrite: the empty entry's scalar is 0 too
+        amax.batched(xs, out=(None, poisoned), accumulate=True)  # onto itself: unchanged
+        torch.cuda.synchronize()
+        for i, (x, scalar) in enumerate(zip(xs, poisoned)):
+            assert scalar.item() == (x.abs().max().item() if x.numel() else 0.0), "entry %d, accumulated" % i
+    with reduction_kernel(handle, "out0 = in0; out1 = double(in0) * double(in0);", "sum", D.F64, in_dtypes=(D.F32,)) as squares:
+        total = torch.full((), float("nan"), dtype=torch.float64, device="cuda")
+        squares.batched(xs, out=(None, [total] * len(xs)))  # one scalar for the list: a global norm's square
+        want = sum(float((x.double() ** 2).sum()) for x in xs)
+        assert abs(total.item() - want) <= 1e-9 * want  # the order of a sum's adds is not fixed
+        squares.batched(xs, out=(None, [total] * len(xs)), accumulate=True)
+        assert abs(total.item() - 2 * want) <= 2e-9 * want
+    for reduce, combine in (("max", torch.max), ("min", torch.min)):
+        with reduction_kernel(handle, "out0 = in0; out1 = in0;", reduce, D.F32, in_dtypes=(D.F32,)) as kernel:
+            one = torch.full((), float("nan"), device="cuda")
+            kernel.batched(xs, out=(None, [one] * len(xs)))
+            want = combine(torch.cat([x.flatten() for x in xs]))
+            assert one.item() == want.item(), reduce
 
 
 # ---- scaled casts (1.2): quantize, dequantize, amax against PyTorch ----

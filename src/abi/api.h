@@ -108,6 +108,27 @@ static inline int ewi_overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintpt
     return a < b_end && b < a_end;
 }
 
+/* A user kernel's reduction scalar (name: its output's, "outputs[k]") of size bytes against the
+ * launch's operands' byte spans [lo[k], hi[k]) (names: theirs): set, aligned to its size, inside no
+ * operand. The flat, strided and list launches' one rule; the list checks each entry's scalar
+ * against its own entry's spans. */
+static inline ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size,
+                                                     int count, const char *const names[],
+                                                     const uintptr_t lo[], const uintptr_t hi[])
+{
+    const uintptr_t at = (uintptr_t)address;
+    if (address == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) is NULL", name);
+    if (at % size != 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu bytes", name, address,
+                        size);
+    for (int k = 0; k < count; ++k)
+        if (lo[k] < hi[k] && ewi_overlaps(at, at + size, lo[k], hi[k]))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) lies inside %s", name,
+                            names[k]);
+    return EW_SUCCESS;
+}
+
 /* The end of a device float at address, at the top of the address space the last address. */
 static inline uintptr_t ewi_float_end(uintptr_t address)
 {
@@ -138,7 +159,10 @@ ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, c
 
 /* One tensor-list call: count entries of n[i] elements, its pointer arrays (the outputs' first) with
  * their names and element sizes; for a user kernel of parameters, its parameters' column
- * (src/plan/batched.h: params_column, each entry's at params + i * params_stride, NULL for the launch's). */
+ * (src/plan/batched.h: params_column, each entry's at params + i * params_stride, NULL for the launch's);
+ * for a user kernel of a reduction, its scalars' column (scalar_column: entry i's at scalar[i], of
+ * scalar_size bytes, named scalar_name), each first set to reset_value's bits where reset
+ * (EW_REDUCE_OVERWRITE), an empty entry's too. */
 typedef struct {
     int64_t count;
     const int64_t *n;
@@ -150,14 +174,22 @@ typedef struct {
     int params_column;
     const void *params;
     size_t params_stride;
+    int scalar_column;
+    const void *const *scalar;
+    const char *scalar_name;
+    size_t scalar_size;
+    int reset;
+    unsigned long long reset_value;
 } ewi_list_call_t;
 
-/* A list call's checks: every entry with the flat call's rules (messages name the entry), the device
- * where anything runs, with EW_CHECK_POINTERS every pointer and the entries' overlaps. *rows: the rows
- * its entries make (0: nothing to launch). Defined in src/abi/api_batched.c. */
+/* A list call's checks: every entry with the flat call's rules (messages name the entry), its scalar
+ * with ewi_check_reduction_scalar's, the device where anything runs, with EW_CHECK_POINTERS every
+ * pointer and the entries' overlaps. *rows: the rows its entries make (0 and no reset: nothing to
+ * launch). Defined in src/abi/api_batched.c. */
 ew_status_t ewi_check_list(ewi_handle_t *handle, const ewi_list_call_t *call, int64_t *rows);
 
-/* A checked list call of `rows` rows packed into launches of set's list slots, each with functor. */
+/* A checked list call of `rows` rows packed into launches of set's list slots, each with functor; where
+ * its scalars are reset, the reset kernel's launches first (rows may then be 0). */
 ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *set,
                             const ewi_list_call_t *call, int64_t rows, const ew_functor_t *functor,
                             ew_stream_t stream);

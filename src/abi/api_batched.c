@@ -30,6 +30,22 @@ static ew_status_t fail_entry(ew_status_t status, int64_t entry)
     return ewi_fail(status, "entry %lld: %s", (long long)entry, text);
 }
 
+/* Entry i's reduction scalar against its own operands (of n elements; none where n is 0). */
+static ew_status_t check_scalar(const list_call_t *call, int64_t i, int64_t n, const ewi_operand_t *operands,
+                                int pointers)
+{
+    const char *names[EW_PLAN_MAX_CALL_POINTERS];
+    uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
+    for (int j = 0; j < pointers && n > 0; ++j) { /* ewi_check_operands has bounded each span */
+        names[j] = operands[j].name;
+        lo[j] = (uintptr_t)operands[j].address;
+        hi[j] = lo[j] + (uintptr_t)n * operands[j].elem_size;
+    }
+    const ew_status_t status = ewi_check_reduction_scalar(
+        call->scalar_name, call->scalar[i], call->scalar_size, n > 0 ? pointers : 0, names, lo, hi);
+    return status == EW_SUCCESS ? EW_SUCCESS : fail_entry(status, i);
+}
+
 /* Every entry of a list of `pointers` pointers by the flat call's rules; *rows: the rows they make
  * (src/plan/batched.h). Inlined for each count, so that the check's loops over the pointers unroll: about
  * half the time of calling it per entry. */
@@ -43,17 +59,22 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
     }
     for (int64_t i = 0; i < call->count; ++i) {
         const int64_t n = call->n[i];
+        ew_status_t status;
         if (n <= 0) {
             if (n < 0)
                 return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: n = %lld is negative", (long long)i,
                                 (long long)n);
+            if (call->scalar_column && (status = check_scalar(call, i, 0, operands, pointers)) != EW_SUCCESS)
+                return status;
             continue;
         }
         for (int j = 0; j < pointers; ++j)
             operands[j].address = call->address[j][i];
-        ew_status_t status = ewi_check_operands(n, operands, call->outputs, pointers);
+        status = ewi_check_operands(n, operands, call->outputs, pointers);
         if (status != EW_SUCCESS)
             return fail_entry(status, i);
+        if (call->scalar_column && (status = check_scalar(call, i, n, operands, pointers)) != EW_SUCCESS)
+            return status;
         *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
     }
     return EW_SUCCESS;
@@ -73,6 +94,9 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
         if (call->address[j] == NULL)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->name[j],
                             (long long)call->count);
+    if (call->scalar_column && call->scalar == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->scalar_name,
+                        (long long)call->count);
     return call->pointers == 3 && call->outputs == 1   ? check_each(call, 3, rows)
            : call->pointers == 2 && call->outputs == 1 ? check_each(call, 2, rows)
                                                        : check_each(call, call->pointers, rows);
@@ -83,7 +107,7 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
 typedef struct {
     uintptr_t begin, end;
     int64_t entry;
-    int role; /* index of the pointer in the call: the outputs' first */
+    int role; /* index of the pointer in the call: the outputs' first; call->pointers: the scalar */
 } range_t;
 
 static int by_begin(const void *x, const void *y)
@@ -117,14 +141,22 @@ static const range_t *reach_overlap(const reach_t *reach, const range_t *r)
     return other->entry >= 0 && other->end > r->begin ? other : NULL;
 }
 
+/* A range's name in messages: its pointer's, or the scalar's. */
+static const char *range_name(const list_call_t *call, const range_t *r)
+{
+    return r->role < call->pointers ? call->name[r->role] : call->scalar_name;
+}
+
 /* Outputs overlapping another entry's operand: the ranges sorted by their starts; in that order an out
  * overlaps an earlier range of another entry, or an input an earlier out, exactly when the
- * farthest-reaching such range passes its start. Needs no device. */
+ * farthest-reaching such range passes its start. A reduction's scalar is written as an out is but may
+ * be another entry's scalar too (entries may share one): it meets no array or input of another entry
+ * (of its own: check_scalar). Needs no device. */
 static ew_status_t check_overlaps(const list_call_t *call)
 {
     int64_t ranges = 0;
     for (int64_t i = 0; i < call->count; ++i)
-        ranges += call->n[i] > 0 ? call->pointers : 0;
+        ranges += (call->n[i] > 0 ? call->pointers : 0) + call->scalar_column;
     range_t *range = malloc((size_t)(ranges > 0 ? ranges : 1) * sizeof *range);
     if (range == NULL)
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "no host memory to sort the %lld ranges of EW_CHECK_POINTERS",
@@ -135,23 +167,33 @@ static ew_status_t check_overlaps(const list_call_t *call)
             uintptr_t begin = (uintptr_t)call->address[j][i];
             range[k++] = (range_t){begin, begin + (uintptr_t)call->n[i] * call->elem_size[j], i, j};
         }
+    for (int64_t i = 0; call->scalar_column && i < call->count; ++i) {
+        uintptr_t begin = (uintptr_t)call->scalar[i];
+        range[k++] = (range_t){begin, begin + call->scalar_size, i, call->pointers};
+    }
     qsort(range, (size_t)ranges, sizeof *range, by_begin);
     const range_t none = {0, 0, -1, 0};
-    reach_t outs = {none, none}, all = {none, none};
+    reach_t outs = {none, none}, all = {none, none}, scalars = {none, none}; /* all: arrays and inputs */
     ew_status_t status = EW_SUCCESS;
     for (int64_t r = 0; r < ranges && status == EW_SUCCESS; ++r) {
         const range_t *at = &range[r];
-        const int written = at->role < call->outputs;
+        const int scalar = at->role == call->pointers, written = scalar || at->role < call->outputs;
         const range_t *other = reach_overlap(written ? &all : &outs, at);
+        if (other == NULL && !scalar)
+            other = reach_overlap(&scalars, at);
         if (other != NULL) {
-            const int other_written = other->role < call->outputs;
+            const int other_written = other->role < call->outputs || other->role == call->pointers;
             const range_t *out = other_written ? other : at, *operand = other_written ? at : other;
             status = ewi_fail(EW_ERROR_INVALID_VALUE,
                               "entry %lld: %s [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
                               "overlap another entry's output",
-                              (long long)out->entry, call->name[out->role], (void *)out->begin,
-                              (long long)(out->end - out->begin), call->name[operand->role],
+                              (long long)out->entry, range_name(call, out), (void *)out->begin,
+                              (long long)(out->end - out->begin), range_name(call, operand),
                               (long long)operand->entry);
+        }
+        if (scalar) {
+            reach_add(&scalars, at);
+            continue;
         }
         if (written)
             reach_add(&outs, at);
@@ -173,6 +215,15 @@ static ew_status_t check_with_driver(const ewi_handle_t *handle, const list_call
             if (status != EW_SUCCESS)
                 return status;
         }
+    for (int64_t i = 0; call->scalar_column && i < call->count; ++i) {
+        if (i > 0 && call->scalar[i] == call->scalar[i - 1]) /* a shared scalar: asked once */
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "entry %lld: %s", (long long)i, call->scalar_name);
+        ew_status_t status = ewi_check_pointer(handle->device, name, call->scalar[i], call->scalar_size);
+        if (status != EW_SUCCESS)
+            return status;
+    }
     return EW_SUCCESS;
 }
 
@@ -200,7 +251,7 @@ static int large_params_allowed(void)
 ew_status_t ewi_check_list(ewi_handle_t *handle, const list_call_t *call, int64_t *rows)
 {
     ew_status_t status = check_entries(call, rows);
-    if (status != EW_SUCCESS || *rows == 0)
+    if (status != EW_SUCCESS || (*rows == 0 && !call->reset)) /* empty entries' scalars are still reset */
         return status;
     if (handle->check_pointers && (status = check_overlaps(call)) != EW_SUCCESS)
         return status;
@@ -214,15 +265,17 @@ ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *s
 {
     /* The 32 KiB kernel only where one 4 KiB block would not hold the list: the driver copies every
      * parameter byte at each launch. */
-    const int large =
-        large_params_allowed() &&
-        rows > EW_BATCHED_CAPACITY(EW_BATCHED_SMALL_BLOCK, call->pointers + call->params_column);
+    const int large = large_params_allowed() &&
+                      rows > EW_BATCHED_CAPACITY(EW_BATCHED_SMALL_BLOCK,
+                                                 call->pointers + call->params_column + call->scalar_column);
     ew_batched_list_t list = {.count = call->count,
                               .n = call->n,
                               .pointers = call->pointers,
                               .params_column = call->params_column,
                               .params = call->params,
                               .params_stride = call->params_stride,
+                              .scalar_column = call->scalar_column,
+                              .scalar = call->scalar,
                               .block_bytes = large ? EW_BATCHED_LARGE_BLOCK : EW_BATCHED_SMALL_BLOCK,
                               .target_blocks = (int64_t)handle->figures.sm_count *
                                                handle->figures.max_threads_per_sm / EW_PLAN_BLOCK_THREADS};
@@ -231,9 +284,17 @@ ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *s
         list.elem_size[j] = call->elem_size[j];
     }
     const ew_launch_t how = ewi_launch_of(handle, stream);
+    ew_status_t status;
+    if (call->reset) { /* every reset before the first fold: entries of any blocks may share a scalar */
+        ew_batched_reset_t reset;
+        reset.bytes = (uint32_t)call->scalar_size;
+        reset.value = call->reset_value;
+        for (int64_t entry = 0; ew_batched_next_reset(&list, &entry, &reset);)
+            if ((status = ew_launch_batched_reset(ew_dispatch_reset_kernel(), &reset, &how)) != EW_SUCCESS)
+                return status;
+    }
     ew_batched_desc_t desc;
     ew_batched_cursor_t cursor = {0, 0};
-    ew_status_t status;
     while (ew_batched_next(&list, &cursor, &desc))
         if ((status = ew_launch_batched(set, &desc, large, functor, &how)) != EW_SUCCESS)
             return status;

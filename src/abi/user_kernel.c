@@ -265,12 +265,7 @@ static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
                                                 "as \"sm_90\" names cc 9.0", arch != NULL ? arch : "(null)");
     for (int program = EWI_PROGRAM_FLAT; status == EW_SUCCESS && program < EWI_PROGRAMS; ++program) {
         spec.program = (ewi_program_t)program;
-        const ewi_slots_t slots = ewi_kernel_slots(&spec);
-        int any = 0; /* a kernel of a reduction has no lists program */
-        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
-            any |= slots.present[slot];
-        if (any)
-            status = ewi_module_store(&spec, arch);
+        status = ewi_module_store(&spec, arch);
     }
     return status;
 }
@@ -368,17 +363,9 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     char name[24];
     snprintf(name, sizeof name, "outputs[%d]", kernel->reduction);
     const size_t size = ew_dtype_size(output->dtype);
-    const uintptr_t at = (uintptr_t)scalar->address;
-    if (scalar->address == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) is NULL", name);
-    if (at % size != 0)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu bytes", name,
-                        scalar->address, size);
-    for (int k = 0; k < count; ++k)
-        if (lo[k] < hi[k] && ewi_overlaps(at, at + size, lo[k], hi[k]))
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) lies inside %s", name,
-                            names[k]);
-    ew_status_t status = handle->check_pointers ? ewi_handle_check_device(handle) : EW_SUCCESS;
+    ew_status_t status = ewi_check_reduction_scalar(name, scalar->address, size, count, names, lo, hi);
+    if (status == EW_SUCCESS && handle->check_pointers)
+        status = ewi_handle_check_device(handle);
     if (status == EW_SUCCESS && handle->check_pointers)
         status = ewi_check_pointer(handle->device, name, scalar->address, size);
     if (status == EW_SUCCESS && scalar->mode == EW_REDUCE_OVERWRITE) {
@@ -620,26 +607,24 @@ ew_status_t ew_kernel_launch_outputs_strided(ew_kernel_t kernel_value, int ndim,
 /* ---- the lists: every entry checked as its flat launch, then the catalogue's list launches ---- */
 
 ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, const int64_t *n,
-                                     void *const *const *outputs, const void *const *const *inputs,
-                                     const double *params, const double *entry_params, ew_stream_t stream)
+                                     void *const *const *outputs, ew_reduce_mode_t mode,
+                                     const void *const *const *inputs, const double *params,
+                                     const double *entry_params, ew_stream_t stream)
 {
     ewi_user_kernel_t *kernel;
     ewi_handle_t *handle;
     ew_status_t status = find_kernel(kernel_value, &kernel, &handle);
     if (status != EW_SUCCESS)
         return status;
-    if (kernel->reduction >= 0)
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED,
-                        "kernel %p has a reduction output: this release launches such a kernel on one tensor "
-                        "at a time, not over a list",
-                        (void *)kernel_value);
+    if (mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "mode = %d is not an ew_reduce_mode_t", (int)mode);
     if (params != NULL && entry_params != NULL)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "params and entry_params are both given: the parameters come "
                                                 "from one of them");
     if (count > 0 && (outputs == NULL || inputs == NULL))
         return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld",
                         outputs == NULL ? "outputs" : "inputs", (long long)count);
-    const int n_params = kernel->spec.n_params;
+    const int n_params = kernel->spec.n_params, reduction = kernel->reduction;
     if (count > 0 && entry_params == NULL && (status = check_params(kernel, params)) != EW_SUCCESS)
         return status;
     ewi_list_call_t call = {.count = count,
@@ -648,13 +633,31 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
                             .pointers = kernel->n_arrays + kernel->spec.n_inputs,
                             .params_column = n_params > 0,
                             .params = entry_params,
-                            .params_stride = (size_t)n_params * sizeof(double)};
+                            .params_stride = (size_t)n_params * sizeof(double),
+                            .scalar_column = reduction >= 0};
+    /* outputs: one per output of the kernel, in its order (arrays and the reduction's scalars) */
+    const int given = kernel->spec.n_outputs > 0 ? kernel->spec.n_outputs : 1;
+    for (int k = 0, a = 0; k < given && count > 0; ++k)
+        if (k == reduction)
+            call.scalar = (const void *const *)outputs[k];
+        else
+            call.address[a++] = (const void *const *)outputs[k];
     for (int j = 0; j < call.pointers && count > 0; ++j) {
         const int output = j < kernel->n_arrays;
         call.name[j] = kernel->names[j];
-        call.address[j] = output ? (const void *const *)outputs[j] : inputs[j - kernel->n_arrays];
+        if (!output)
+            call.address[j] = inputs[j - kernel->n_arrays];
         call.elem_size[j] =
             ew_dtype_size(output ? kernel->arrays[j] : kernel->spec.in_dtypes[j - kernel->n_arrays]);
+    }
+    char scalar_name[24];
+    if (reduction >= 0) {
+        const ew_kernel_output_t *output = &kernel->spec.outputs[reduction];
+        snprintf(scalar_name, sizeof scalar_name, "outputs[%d]", reduction);
+        call.scalar_name = scalar_name;
+        call.scalar_size = ew_dtype_size(output->dtype);
+        call.reset = mode == EW_REDUCE_OVERWRITE && count > 0;
+        call.reset_value = identity_of(output->reduce, output->dtype);
     }
     uintptr_t params_bytes = 0;
     if (count > 0 && entry_params != NULL) {
@@ -669,18 +672,21 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
                 (long long)count, n_params);
     }
     int64_t rows;
-    if ((status = ewi_check_list(handle, &call, &rows)) != EW_SUCCESS || rows == 0)
+    if ((status = ewi_check_list(handle, &call, &rows)) != EW_SUCCESS || (rows == 0 && !call.reset))
         return status;
     if (params_bytes > 0 && handle->check_pointers &&
         (status = ewi_check_pointer(handle->device, "entry_params", entry_params, params_bytes)) !=
             EW_SUCCESS)
         return status;
-    if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
-    CUcontext context;
-    if ((status = current_context(handle, &context)) != EW_SUCCESS ||
-        (status = load_program(kernel, EWI_PROGRAM_BATCHED, context)) != EW_SUCCESS)
-        return status;
+    /* No rows: the scalars' resets alone, the catalogue's kernel; else the kernel's list program. */
+    if (rows > 0) {
+        if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
+            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
+        CUcontext context;
+        if ((status = current_context(handle, &context)) != EW_SUCCESS ||
+            (status = load_program(kernel, EWI_PROGRAM_BATCHED, context)) != EW_SUCCESS)
+            return status;
+    }
     const ew_functor_t functor = functor_of(kernel, params, NULL);
     return ewi_launch_list(handle, &kernel->set, &call, rows, &functor, stream);
 }

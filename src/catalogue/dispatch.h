@@ -23,6 +23,11 @@ const ew_kernel_set_t *ew_dispatch_find(ew_op_t op, ew_dtype_t out_dtype, ew_dty
 const ew_kernel_set_t *ew_dispatch_find_blocks(int quantize, ew_block_format_t format, ew_dtype_t elem,
                                                ew_dtype_t other);
 
+/* The reset kernel of a list's overwriting reduction (src/plan/batched.h: ew_batched_reset_t, one
+ * argument), compiled in (src/catalogue/reset.cu); launched by src/launch/launch.c's
+ * ew_launch_batched_reset. */
+const ew_gpu_kernel_t *ew_dispatch_reset_kernel(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,7 +22,8 @@ template <int Bytes> struct alignas(8) BatchedBlock {
 static_assert(sizeof(BatchedBlock<EW_BATCHED_LARGE_BLOCK>) == sizeof(ew_batched_desc_t));
 
 // A row's columns: F's arrays (out, or each output of several), its inputs, then, for run-time compiled
-// ops of parameters (F::kParams), the entry's parameters in device memory (NULL: the functor's own).
+// ops of parameters (F::kParams), the entry's parameters in device memory (NULL: the functor's own),
+// then, for a functor that reduces, the entry's scalar, into which the row's blocks commit.
 template <typename T> inline constexpr int kPresent = kSame<T, NoInput> ? 0 : 1;
 template <typename T> struct ArraysOf {
     static constexpr int kCount = 1;
@@ -35,8 +36,8 @@ template <typename F>
 inline constexpr int kEntryParams<F, typename VoidOf<decltype(F::kParams)>::Type> = F::kParams > 0;
 template <typename F> inline constexpr int kBatchedArrays = ArraysOf<typename F::Out>::kCount;
 template <typename F>
-inline constexpr int kBatchedPointers =
-    kBatchedArrays<F> + 1 + kPresent<typename F::In2> + kPresent<In3<F>> + kPresent<In4<F>> + kEntryParams<F>;
+inline constexpr int kBatchedPointers = kBatchedArrays<F> + 1 + kPresent<typename F::In2> + kPresent<In3<F>> +
+                                        kPresent<In4<F>> + kEntryParams<F> + (kReduces<F> ? 1 : 0);
 
 __device__ __forceinline__ int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
 
@@ -82,7 +83,14 @@ template <typename F, int Capacity> struct BatchedRow {
     {
         return at<T>(kBatchedArrays<F> + Input);
     }
-    __device__ __forceinline__ const double *params() const { return at<double>(kBatchedPointers<F> - 1); }
+    __device__ __forceinline__ const double *params() const
+    {
+        return at<double>(kBatchedPointers<F> - 1 - (kReduces<F> ? 1 : 0));
+    }
+    template <typename T> __device__ __forceinline__ T *scalar() const
+    {
+        return at<T>(kBatchedPointers<F> - 1);
+    }
 };
 
 // out's pointers from a row's first columns: one, or each output's of several.
@@ -246,7 +254,8 @@ __device__ __forceinline__ void batched_body(const F &f, const BatchedBlock<Byte
 }
 
 // A functor of entry parameters runs each row with its entry's, where the launch gives them; they are
-// read after the previous grid, which may have written them.
+// read after the previous grid, which may have written them. A functor that reduces commits each
+// block's fold into its row's entry's scalar.
 template <typename F, int P, int Bytes>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     batched_kernel(F f, const __grid_constant__ BatchedBlock<Bytes> block)
@@ -254,15 +263,20 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     static_assert(sizeof(F) + sizeof(block) <=
                   (Bytes == EW_BATCHED_LARGE_BLOCK ? EW_BATCHED_LARGE_PARAMS : EW_BATCHED_SMALL_PARAMS));
     const uint32_t row = batched_row<F>(block);
-    if constexpr (kEntryParams<F>) {
+    if constexpr (kEntryParams<F> || kReduces<F>) {
         F g = f;
-        const double *params = batched_columns<F>(block, row).params();
-        if (params != nullptr) {
-            follow_previous_grid();
+        const auto columns = batched_columns<F>(block, row);
+        if constexpr (kEntryParams<F>) {
+            const double *params = columns.params();
+            if (params != nullptr) {
+                follow_previous_grid();
 #pragma unroll
-            for (int k = 0; k < F::kParams; ++k)
-                g.p[k] = params[k];
+                for (int k = 0; k < F::kParams; ++k)
+                    g.p[k] = params[k];
+            }
         }
+        if constexpr (kReduces<F>)
+            g.reduction.target = columns.template scalar<typename decltype(F::reduction)::Value>();
         reducing(g, [&](const F &h) { batched_body<F, P, Bytes>(h, block, row); });
     } else {
         reducing(f, [&](const F &g) { batched_body<F, P, Bytes>(g, block, row); });

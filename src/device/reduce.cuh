@@ -31,6 +31,7 @@ template <typename T> using BitsOf = Conditional<sizeof(T) == 8, unsigned long l
 // (NaN the canonical quiet NaN, positive for max, negative for min, so that it wins).
 template <ReduceOp Op, typename T> struct Reduce {
     static_assert(kSame<T, float> || kSame<T, double>);
+    using Value = T;
     using Bits = BitsOf<T>;
     using Key = Conditional<Op == ReduceOp::Sum, T, Bits>;
     static constexpr Bits kSign = Bits(1) << (8 * sizeof(T) - 1);

@@ -9,20 +9,17 @@
 #include "launch/driver.h"
 #include "abi/error.h"
 
-/* Launches slot's kernel of set on `blocks` blocks of EW_PLAN_BLOCK_THREADS, straight through the
+/* Launches kernel on `blocks` blocks of EW_PLAN_BLOCK_THREADS, straight through the
  * driver with the kernel's context-independent handle: the runtime's own launch path measured about
  * 0.3 us more per call from inside this library. A dependent launch may start while the stream's
  * previous kernel finishes (the kernels' follow_previous_grid keeps the order). A compiled-in kernel's
  * launch that the driver refuses is retried through the runtime, which binds a context where the
  * thread has none and reports errors as the runtime's. */
-static ew_status_t launch(const ew_kernel_set_t *set, ew_slot_t slot, unsigned blocks, unsigned shared_bytes,
-                          const ew_launch_t *how, void **arguments)
+static ew_status_t launch_kernel(const ew_gpu_kernel_t *kernel, unsigned blocks, unsigned shared_bytes,
+                                 const ew_launch_t *how, void **arguments)
 {
-    const ew_gpu_kernel_t *kernel = &set->kernel[slot];
     const ew_precompiled_kernel_t *precompiled = kernel->precompiled != NULL ? kernel->precompiled() : NULL;
     void *function = precompiled != NULL ? precompiled->handle : kernel->function;
-    if (function == NULL && precompiled == NULL)
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the op has no kernel for its plan (slot %d)", (int)slot);
     ew_status_t status = ew_launch_reset(how);
     if (status != EW_SUCCESS)
         return status;
@@ -60,6 +57,15 @@ static ew_status_t launch(const ew_kernel_set_t *set, ew_slot_t slot, unsigned b
         return EW_SUCCESS;
     cudaGetLastError(); /* the launch's own error is reported here, not left for the caller */
     return ewi_fail_cuda(error, "cudaLaunchKernel");
+}
+
+/* slot's kernel of set: launch_kernel, where set has one. */
+static ew_status_t launch(const ew_kernel_set_t *set, ew_slot_t slot, unsigned blocks, unsigned shared_bytes,
+                          const ew_launch_t *how, void **arguments)
+{
+    if (!ew_kernel_set_has(set, slot))
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the op has no kernel for its plan (slot %d)", (int)slot);
+    return launch_kernel(&set->kernel[slot], blocks, shared_bytes, how, arguments);
 }
 
 ew_status_t ew_launch_reset(const ew_launch_t *how)
@@ -151,6 +157,14 @@ ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_
 {
     void *arguments[] = {(void *)functor, (void *)desc};
     return launch(set, large ? EW_SLOT_BATCHED_LARGE : EW_SLOT_BATCHED, desc->blocks, 0, how, arguments);
+}
+
+ew_status_t ew_launch_batched_reset(const ew_gpu_kernel_t *kernel, const ew_batched_reset_t *reset,
+                                    const ew_launch_t *how)
+{
+    void *arguments[] = {(void *)reset};
+    const unsigned blocks = (reset->count + EW_PLAN_BLOCK_THREADS - 1) / EW_PLAN_BLOCK_THREADS;
+    return launch_kernel(kernel, blocks, 0, how, arguments);
 }
 
 ew_status_t ew_launch_blocks(const ew_kernel_set_t *set, const ew_blocks_plan_t *plan, void *out, const void *scales,

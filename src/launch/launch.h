@@ -63,6 +63,11 @@ ew_status_t ew_launch_strided(const ew_kernel_set_t *set, const ew_strided_plan_
 ew_status_t ew_launch_batched(const ew_kernel_set_t *set, const ew_batched_desc_t *desc, int large,
                               const ew_functor_t *functor, const ew_launch_t *launch);
 
+/* One reset block of a list's overwriting reduction (kernel: the catalogue's reset kernel, src/catalogue/
+ * dispatch.h), queued before the list's launches; how->reset is the launch's own. */
+ew_status_t ew_launch_batched_reset(const ew_gpu_kernel_t *kernel, const ew_batched_reset_t *reset,
+                                    const ew_launch_t *how);
+
 /* A block-scaled cast on its plan: quantize (set's kernels take out, scales, x) or dequantize (out,
  * scales, q). */
 ew_status_t ew_launch_blocks(const ew_kernel_set_t *set, const ew_blocks_plan_t *plan, void *out, const void *scales,

@@ -578,9 +578,8 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
         slots.present[EW_SLOT_ROWS] = slots.present[EW_SLOT_TILED] = n_arrays == 1;
         return slots;
     }
-    if (spec->program == EWI_PROGRAM_BATCHED) { /* a kernel of a reduction has no list program */
-        slots.present[EW_SLOT_BATCHED] = slots.present[EW_SLOT_BATCHED_LARGE] =
-            ewi_kernel_reduction(spec) < 0;
+    if (spec->program == EWI_PROGRAM_BATCHED) {
+        slots.present[EW_SLOT_BATCHED] = slots.present[EW_SLOT_BATCHED_LARGE] = 1;
         return slots;
     }
     if (spec->program == EWI_PROGRAM_BULK) { /* at the widest pack, as the catalogue's; empty below

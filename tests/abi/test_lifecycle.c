@@ -516,8 +516,8 @@ static void several_array_launches_are_checked(void **state)
 }
 
 /* A list launch of a kernel of two arrays (without code, on a fake handle): each entry checked as its
- * flat launch, its messages naming the entry and the operand; the parameters from one place; a kernel
- * of a reduction refused; the launch that passes every check reaches the device. */
+ * flat launch, its messages naming the entry and the operand; the parameters from one place; the
+ * launch that passes every check reaches the device. */
 static void batched_launches_are_checked(void **state)
 {
     (void)state;
@@ -529,14 +529,8 @@ static void batched_launches_are_checked(void **state)
                                     .n_params = 1,
                                     .n_outputs = 2,
                                     .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_NONE}}};
-    const ewi_kernel_spec_t reducing = {.source = "out0 = in0; out1 = in0;",
-                                        .n_inputs = 1,
-                                        .in_dtypes = in_dtypes,
-                                        .n_outputs = 2,
-                                        .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_SUM}}};
-    ew_kernel_t kernel = NULL, reducer = NULL;
+    ew_kernel_t kernel = NULL;
     assert_int_equal(ewi_user_kernel_make(handle, &spec, &kernel), EW_SUCCESS);
-    assert_int_equal(ewi_user_kernel_make(handle, &reducing, &reducer), EW_SUCCESS);
     _Alignas(16) static uint8_t a[2][4096], b[2][4096], x[2][4096], y[2][4096];
     _Alignas(16) static double params[4];
     const int64_t n[2] = {100, 50}, negative[2] = {100, -1};
@@ -548,43 +542,145 @@ static void batched_launches_are_checked(void **state)
     const void *const *inputs[2] = {in0, in1}, *const * null_inputs[2] = {null_in, in1};
     const double p = 2.0;
 
-    assert_refused_as(ew_kernel_launch_batched(reducer, 2, n, outputs, inputs, NULL, NULL, NULL),
-                      EW_ERROR_NOT_SUPPORTED, "a kernel of a reduction", "reduction");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, inputs, &p, params, NULL),
-                      EW_ERROR_INVALID_VALUE, "params and entry_params", "both");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, inputs, NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "no parameters", "takes 1");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, NULL, inputs, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "outputs NULL", "outputs");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, NULL, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "inputs NULL", "inputs");
-    assert_refused_as(ew_kernel_launch_batched(kernel, -1, n, outputs, inputs, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a negative count", "count");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, NULL, outputs, inputs, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "n NULL", "n is NULL");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, negative, outputs, inputs, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a negative n", "entry 1: n = -1");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, misaligned, inputs, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "an f16 array at an odd address", "entry 1: outputs[1]");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, null_inputs, &p, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a NULL input", "entry 1: inputs[0]");
     assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, outputs, inputs, NULL, (const double *)(a[0] + 4), NULL),
-        EW_ERROR_INVALID_VALUE, "misaligned entry_params", "entry_params");
+        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, &p, params, NULL),
+        EW_ERROR_INVALID_VALUE, "params and entry_params", "both");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "no parameters", "takes 1");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, NULL, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "outputs NULL", "outputs");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, NULL, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "inputs NULL", "inputs");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, -1, n, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "a negative count", "count");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, NULL, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "n NULL", "n is NULL");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, negative, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "a negative n", "entry 1: n = -1");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, misaligned, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "an f16 array at an odd address", "entry 1: outputs[1]");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, null_inputs, &p, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "a NULL input", "entry 1: inputs[0]");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL,
+                                               (const double *)(a[0] + 4), NULL),
+                      EW_ERROR_INVALID_VALUE, "misaligned entry_params", "entry_params");
     /* nothing to run: no check of the device */
-    assert_int_equal(ew_kernel_launch_batched(kernel, 0, NULL, NULL, NULL, NULL, NULL, NULL), EW_SUCCESS);
+    assert_int_equal(
+        ew_kernel_launch_batched(kernel, 0, NULL, NULL, EW_REDUCE_OVERWRITE, NULL, NULL, NULL, NULL),
+        EW_SUCCESS);
     const int64_t zeros[2] = {0, 0};
-    assert_int_equal(ew_kernel_launch_batched(kernel, 2, zeros, outputs, inputs, &p, NULL, NULL), EW_SUCCESS);
+    assert_int_equal(
+        ew_kernel_launch_batched(kernel, 2, zeros, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
+        EW_SUCCESS);
     /* overlaps between entries are EW_CHECK_POINTERS' (not on here): the checks pass, as do the good calls */
     for (int k = 0; k < 3; ++k) {
         const ew_status_t status =
-            ew_kernel_launch_batched(kernel, 2, n, k == 2 ? overlapping : outputs, inputs, k != 1 ? &p : NULL,
-                                     k == 1 ? params : NULL, NULL);
+            ew_kernel_launch_batched(kernel, 2, n, k == 2 ? overlapping : outputs, EW_REDUCE_OVERWRITE,
+                                     inputs, k != 1 ? &p : NULL, k == 1 ? params : NULL, NULL);
         assert_true(status == EW_ERROR_CUDA || status == EW_ERROR_DEVICE_MISMATCH ||
                     status == EW_ERROR_NOT_SUPPORTED);
     }
-    assert_int_equal(ew_kernel_destroy(reducer), EW_SUCCESS);
     assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+}
+
+/* A list launch of a kernel of a reduction between two arrays (without code, on fake handles):
+ * outputs[1] is the scalars' array, outputs[0] and outputs[2] the arrays'; each entry's scalar checked
+ * as the flat launch's (set, aligned, inside none of its entry's operands; an empty entry's too, its
+ * scalar reset all the same), with EW_CHECK_POINTERS inside no other entry's; entries may share one. */
+static void batched_reduction_launches_are_checked(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(0, 132, 2048), checked = make(0, 132, 2048);
+    ewi_handle_t *object;
+    assert_int_equal(ewi_handle_find(checked, &object), EW_SUCCESS);
+    object->check_pointers = 1;
+    const ew_dtype_t in_dtypes[1] = {EW_F32};
+    const ewi_kernel_spec_t spec = {
+        .source = "out0 = in0; out1 = in0; out2 = in0;",
+        .n_inputs = 1,
+        .in_dtypes = in_dtypes,
+        .n_outputs = 3,
+        .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_F64, EW_REDUCE_MAX}, {EW_F16, EW_REDUCE_NONE}}};
+    ew_kernel_t kernel = NULL;
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &kernel), EW_SUCCESS);
+    ew_kernel_t on_checked = NULL;
+    assert_int_equal(ewi_user_kernel_make(checked, &spec, &on_checked), EW_SUCCESS);
+    _Alignas(16) static uint8_t a[2][4096], b[2][4096], x[2][4096];
+    _Alignas(16) static double sums[2];
+    const int64_t n[2] = {100, 50}, empty_last[2] = {100, 0}, zeros[2] = {0, 0};
+    void *const out0[2] = {a[0], a[1]}, *const out2[2] = {b[0], b[1]};
+    void *const apart[2] = {&sums[0], &sums[1]}, *const shared[2] = {&sums[0], &sums[0]};
+    void *const null_one[2] = {&sums[0], NULL}, *const odd[2] = {(uint8_t *)&sums[0] + 4, &sums[1]};
+    void *const in_input[2] = {&sums[0], x[1] + 8}, *const in_array[2] = {&sums[0], b[1] + 16};
+    void *const in_other[2] = {x[1] + 8, &sums[1]}; /* entry 0's scalar in entry 1's input */
+    const void *const in0[2] = {x[0], x[1]};
+    const void *const *inputs[1] = {in0};
+#define OUTPUTS(scalars) ((void *const *const[3]){out0, scalars, out2})
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(apart), (ew_reduce_mode_t)7, inputs, NULL, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "a mode outside the enum", "mode");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(NULL), EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "the scalars NULL", "outputs[1] is NULL");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(null_one), EW_REDUCE_OVERWRITE, inputs,
+                                               NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a NULL scalar",
+                      "entry 1: outputs[1] (the reduction's scalar) is NULL");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, empty_last, OUTPUTS(null_one), EW_REDUCE_ACCUMULATE,
+                                               inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "an empty entry's NULL scalar", "entry 1: outputs[1]");
+    assert_refused_as(
+        ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(odd), EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+        EW_ERROR_INVALID_VALUE, "a double scalar at 4 bytes", "entry 0: outputs[1]");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(in_input), EW_REDUCE_OVERWRITE, inputs,
+                                               NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside its input",
+                      "entry 1: outputs[1] (the reduction's "
+                      "scalar) lies inside inputs[0]");
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(in_array), EW_REDUCE_OVERWRITE, inputs,
+                                               NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside its f16 array", "lies inside outputs[2]");
+    assert_refused_as(ew_kernel_launch_batched(on_checked, 2, n, OUTPUTS(in_other), EW_REDUCE_OVERWRITE,
+                                               inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "a scalar inside another entry's input (EW_CHECK_POINTERS)",
+                      "entry 0: outputs[1]");
+    /* another entry's array over a scalar, the other way round */
+    _Alignas(16) static uint8_t pool[4096];
+    void *const on_scalar[2] = {a[0], pool}, *const under[2] = {pool + 8, &sums[1]};
+    assert_refused_as(ew_kernel_launch_batched(on_checked, 2, n,
+                                               ((void *const *const[3]){on_scalar, under, out2}),
+                                               EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
+                      EW_ERROR_INVALID_VALUE, "an array over another entry's scalar (EW_CHECK_POINTERS)",
+                      "overlaps outputs[1] of entry 0");
+    /* nothing to fold and nothing to reset: no check of the device */
+    assert_int_equal(
+        ew_kernel_launch_batched(kernel, 0, NULL, NULL, EW_REDUCE_OVERWRITE, NULL, NULL, NULL, NULL),
+        EW_SUCCESS);
+    assert_int_equal(ew_kernel_launch_batched(kernel, 2, zeros, OUTPUTS(apart), EW_REDUCE_ACCUMULATE, inputs,
+                                              NULL, NULL, NULL),
+                     EW_SUCCESS);
+    /* what passes reaches the device: empty entries overwritten (their resets alone), a shared scalar,
+     * with and without EW_CHECK_POINTERS (whose sort lets entries share a scalar) */
+    for (int k = 0; k < 4; ++k) {
+        const ew_status_t status = ew_kernel_launch_batched(
+            k == 3 ? on_checked : kernel, 2, k == 0 ? zeros : n, OUTPUTS(k == 1 ? apart : shared),
+            k == 2 ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL);
+        if (status != EW_ERROR_CUDA && status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NOT_SUPPORTED)
+            fail_msg("case %d: %s (\"%s\")", k, ew_status_string(status), ew_get_last_error_message());
+    }
+#undef OUTPUTS
+    assert_int_equal(ew_kernel_destroy(on_checked), EW_SUCCESS);
+    assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(checked), EW_SUCCESS);
     assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
 }
 
@@ -679,6 +775,7 @@ int main(void)
         cmocka_unit_test(reduction_output_launches_are_checked),
         cmocka_unit_test(several_array_launches_are_checked),
         cmocka_unit_test(batched_launches_are_checked),
+        cmocka_unit_test(batched_reduction_launches_are_checked),
         cmocka_unit_test(threads_create_and_destroy),
         cmocka_unit_test(public_create_and_destroy),
     };

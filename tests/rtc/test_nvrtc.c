@@ -272,9 +272,10 @@ static void leaky_relu_on_every_float(void **state)
 }
 
 /* A body of an array output and a reduction output, each reduction into f32 and f64, the reduction
- * first or second, flat (and for one, bulk and strided): every program compiles (its functor folds into
- * Reduce<Op, T>); a body that returns a value, or leaves the reduction unassigned, is refused or compiles as
- * the rules say; what is not a reduction is refused before NVRTC. */
+ * first or second, flat and over lists (and for one, bulk and strided): every program compiles (its
+ * functor folds into Reduce<Op, T>; the lists' takes each row's scalar from its descriptor); a body
+ * that returns a value, or leaves the reduction unassigned, is refused or compiles as the rules say;
+ * what is not a reduction is refused before NVRTC. */
 static void reduction_outputs(void **state)
 {
     (void)state;
@@ -285,8 +286,9 @@ static void reduction_outputs(void **state)
             for (int index = 0; index <= 1; ++index) {
                 const char *source = index == 0 ? "out1 = in0 * p0; if (in1 > 0.f) out0 = in0;"
                                                 : "out0 = in0 * p0; out1 = ew::add(in0, in1);";
-                for (int program = EWI_PROGRAM_FLAT;
-                     program <= (o == 0 && f64 == 0 ? EWI_PROGRAM_STRIDED : EWI_PROGRAM_FLAT); ++program) {
+                for (int program = EWI_PROGRAM_FLAT; program < EWI_PROGRAMS; ++program) {
+                    if ((program == EWI_PROGRAM_STRIDED || program == EWI_PROGRAM_BULK) && (o != 0 || f64))
+                        continue;
                     ewi_kernel_spec_t spec = {.source = source,
                                               .n_inputs = 2,
                                               .in_dtypes = in,
@@ -355,6 +357,11 @@ static void several_array_outputs(void **state)
     slots = ewi_kernel_slots(&spec);
     for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
         assert_int_equal(slots.present[slot], slot == EW_SLOT_GATHER);
+    expect_spec_compiles(&spec, "sm_90");
+    spec.program = EWI_PROGRAM_BATCHED; /* over lists, the reduction's scalars a column of the rows */
+    slots = ewi_kernel_slots(&spec);
+    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+        assert_int_equal(slots.present[slot], slot == EW_SLOT_BATCHED || slot == EW_SLOT_BATCHED_LARGE);
     expect_spec_compiles(&spec, "sm_90");
     const ew_dtype_t floats[] = {EW_F32, EW_F32};
     ewi_kernel_spec_t pair = {.source = "out0 = ew::add(in0, in1); out1 = ew::mul(in0, in1);",
@@ -566,20 +573,20 @@ static void cache_fill(void **state)
     unsetenv("EW_KERNEL_CACHE");
     assert_int_equal(cache_files(dir), 4);
 
-    /* A kernel of outputs: programs of its own (its reduction is in their text; a reduction has no lists'
-     * program), the refusals of its create. */
+    /* A kernel of outputs: programs of its own (its reduction is in their text, the lists' too), the
+     * refusals of its create. */
     const ew_kernel_output_t outputs[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_ABS_MAX}};
     const char *body =
         "const __half y = ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1))); out0 = y; out1 = y;";
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 7);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 7);
+    assert_int_equal(cache_files(dir), 8);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 8);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 7);
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 8);
     /* two arrays: the flat, bulk, strided (the gather kernel alone) and lists' programs */
     const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 11);
+    assert_int_equal(cache_files(dir), 12);
     const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
     const ew_kernel_output_t two_reductions[] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_MAX}};
     const ew_kernel_output_t no_array[] = {{EW_F32, EW_REDUCE_SUM}};
@@ -595,7 +602,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm90"),
                      EW_ERROR_INVALID_VALUE);
     assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 14); /* out1 never assigned: a reduction over nothing */
+    assert_int_equal(cache_files(dir), 16); /* out1 never assigned: a reduction over nothing */
     assert_int_equal(ew_kernel_cache_fill_outputs("return in0;", 2, outputs, 2, in, 1, "sm_90"),
                      EW_ERROR_INVALID_VALUE);
     assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));

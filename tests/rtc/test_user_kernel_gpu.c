@@ -1745,7 +1745,8 @@ static void batched_launches(void **state)
             }
         void *const *outputs[2] = {out_at[0], out_at[1]};
         const void *const *inputs[2] = {in_at[0], in_at[1]};
-        GU_EW(ew_kernel_launch_batched(pair, ENTRIES, n, outputs, inputs, NULL, NULL, NULL));
+        GU_EW(ew_kernel_launch_batched(pair, ENTRIES, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL, NULL,
+                                       NULL));
         GU_CUDA(cudaDeviceSynchronize());
         for (int e = 0; e < ENTRIES; ++e)
             for (int k = 0; k < 2; ++k) {
@@ -1784,9 +1785,11 @@ static void batched_launches(void **state)
         const void *const *inputs[1] = {in_at[0]};
         if (per_entry) {
             GU_CUDA(cudaMemcpyAsync(entry_params, params, sizeof params, cudaMemcpyHostToDevice, stream));
-            GU_EW(ew_kernel_launch_batched(scaled, ENTRIES, n, outputs, inputs, NULL, entry_params, stream));
+            GU_EW(ew_kernel_launch_batched(scaled, ENTRIES, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL,
+                                           entry_params, stream));
         } else {
-            GU_EW(ew_kernel_launch_batched(scaled, ENTRIES, n, outputs, inputs, params, NULL, stream));
+            GU_EW(ew_kernel_launch_batched(scaled, ENTRIES, n, outputs, EW_REDUCE_OVERWRITE, inputs, params,
+                                           NULL, stream));
         }
         GU_CUDA(cudaStreamSynchronize(stream));
         for (int e = 0; e < ENTRIES; ++e) {
@@ -1809,7 +1812,8 @@ static void batched_launches(void **state)
                            EW_F32, 1, in_dtypes, 2, &captured));
     void *const *outputs[1] = {out_at[1]};
     const void *const *inputs[1] = {in_at[0]};
-    GU_EW(ew_kernel_launch_batched(captured, ENTRIES, n, outputs, inputs, params, NULL, stream));
+    GU_EW(ew_kernel_launch_batched(captured, ENTRIES, n, outputs, EW_REDUCE_OVERWRITE, inputs, params, NULL,
+                                   stream));
     cudaGraph_t graph;
     GU_CUDA(cudaStreamEndCapture(stream, &graph));
     gu_track_graph(graph);
@@ -1838,6 +1842,137 @@ static void batched_launches(void **state)
         }
     GU_EW(ew_kernel_destroy(scaled));
     GU_EW(ew_kernel_destroy(pair));
+}
+
+/* A kernel of two arrays around a reduction over lists (ew_kernel_launch_batched), each reduction into
+ * f32 and f64: each entry's scalar its own (per-tensor) and one scalar shared by every entry (the whole
+ * list's), overwritten then accumulated onto, against the reference; empty entries (their scalars the
+ * identity, overwritten), a long entry over many blocks; the arrays checked, the scalars poisoned. */
+static void batched_reduction_outputs(void **state)
+{
+    (void)state;
+    enum { ENTRIES = 9 };
+    const int64_t sizes[ENTRIES] = {0, 1, 255, 4099, 100003, 0, 70001, 3, (int64_t)1 << 20};
+    static const ew_reduce_op_t ops[] = {EW_REDUCE_ABS_MAX, EW_REDUCE_MAX, EW_REDUCE_MIN, EW_REDUCE_SUM};
+    gu_rng_t rng = gu_rng(gu_seed() ^ 0x1157u);
+    int64_t n[ENTRIES], total = 0;
+    float *x[ENTRIES], *out[2][ENTRIES], *host[ENTRIES];
+    for (int e = 0; e < ENTRIES; ++e) {
+        n[e] = gu_small_scale() && sizes[e] > 4099 ? 4099 : sizes[e];
+        total += n[e];
+    }
+    double *values = gu_host_alloc((size_t)total * sizeof *values), *all = values;
+    float *got_array = gu_host_alloc((size_t)(n[ENTRIES - 1] > 100003 ? n[ENTRIES - 1] : 100003) * 4);
+    double magnitude[ENTRIES], magnitude_all = 0;
+    for (int e = 0; e < ENTRIES; ++e) {
+        const size_t bytes = (size_t)(n[e] > 0 ? n[e] : 1) * 4;
+        host[e] = gu_host_alloc(bytes);
+        magnitude[e] = 0;
+        for (int64_t i = 0; i < n[e]; ++i) { /* both signs, exponents 2^-27 to 2^27: no sum overflows */
+            const uint64_t r = gu_rng_next(&rng);
+            const uint32_t bits = (uint32_t)((r & 0x80000000u) | (100u + (unsigned)(r >> 40) % 55u) << 23 |
+                                             ((r >> 8) & 0x7FFFFFu));
+            host[e][i] = ref_f32_from_bits(bits);
+            values[i] = host[e][i];
+            magnitude[e] += fabs(values[i]);
+        }
+        values += n[e];
+        magnitude_all += magnitude[e];
+        GU_CUDA(cudaMalloc((void **)&x[e], bytes));
+        GU_CUDA(cudaMemcpy(x[e], host[e], bytes, cudaMemcpyHostToDevice));
+        for (int k = 0; k < 2; ++k)
+            GU_CUDA(cudaMalloc((void **)&out[k][e], bytes));
+    }
+    double *scalars; /* each entry's, then the shared one; room for doubles, a float uses the first 4 bytes */
+    GU_CUDA(cudaMalloc((void **)&scalars, (ENTRIES + 1) * sizeof *scalars));
+    const ew_dtype_t in[] = {EW_F32};
+    for (size_t o = 0; o < COUNT(ops); ++o)
+        for (int f64 = 0; f64 <= 1; ++f64) {
+            const ew_dtype_t dtype = f64 ? EW_F64 : EW_F32;
+            const ew_kernel_output_t outputs[3] = {
+                {EW_F32, EW_REDUCE_NONE}, {dtype, ops[o]}, {EW_F32, EW_REDUCE_NONE}};
+            ew_kernel_t kernel = NULL;
+            ew_status_t status = ew_kernel_create_outputs(gu_handle(), "out0 = in0; out1 = in0; out2 = -in0;",
+                                                          3, outputs, 1, in, 0, &kernel);
+            if (gu_status_means_no_nvrtc(status))
+                gu_skip(GU_SKIP, "no NVRTC: %s", ew_get_last_error_message());
+            GU_EW(status);
+            for (int shared = 0; shared <= 1; ++shared) {
+                void *scalar_of[ENTRIES];
+                for (int e = 0; e < ENTRIES; ++e)
+                    scalar_of[e] = (char *)scalars + (shared ? ENTRIES : e) * sizeof *scalars;
+                void *const *list_outputs[3] = {(void *const *)out[0], scalar_of, (void *const *)out[1]};
+                const void *const *inputs[1] = {(const void *const *)x};
+                for (int accumulate = 0; accumulate <= 1; ++accumulate) {
+                    if (!accumulate) {
+                        GU_CUDA(cudaMemset(scalars, GU_POISON, (ENTRIES + 1) * sizeof *scalars));
+                        for (int e = 0; e < ENTRIES; ++e)
+                            for (int k = 0; k < 2; ++k)
+                                GU_CUDA(cudaMemset(out[k][e], GU_POISON, (size_t)(n[e] > 0 ? n[e] : 1) * 4));
+                    }
+                    GU_EW(ew_kernel_launch_batched(kernel, ENTRIES, n, list_outputs,
+                                                   accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE,
+                                                   inputs, NULL, NULL, NULL));
+                    double got[ENTRIES + 1];
+                    GU_CUDA(cudaMemcpy(got, scalars, sizeof got, cudaMemcpyDeviceToHost));
+                    /* accumulated onto the result: unchanged but for the sum, which doubles */
+                    const double times = accumulate && ops[o] == EW_REDUCE_SUM ? 2.0 : 1.0;
+                    char what[256];
+                    int nan;
+                    if (shared) {
+                        snprintf(what, sizeof what, "list op %d into %s, one scalar for all, %s", (int)ops[o],
+                                 ew_dtype_name(dtype), accumulate ? "accumulated" : "overwritten");
+                        const double want = times * reduce_reference(ops[o], all, total, &nan);
+                        check_reduction(what, ops[o], dtype, &got[ENTRIES], want, nan, times * magnitude_all,
+                                        2 * total);
+                    } else {
+                        const double *v = all;
+                        for (int e = 0; e < ENTRIES; v += n[e], ++e) {
+                            snprintf(what, sizeof what, "list op %d into %s, entry %d (n = %lld), %s",
+                                     (int)ops[o], ew_dtype_name(dtype), e, (long long)n[e],
+                                     accumulate ? "accumulated" : "overwritten");
+                            const double want = times * reduce_reference(ops[o], v, n[e], &nan);
+                            check_reduction(what, ops[o], dtype, &got[e], want, nan, times * magnitude[e],
+                                            2 * n[e]);
+                        }
+                    }
+                    if (accumulate || o != 0 || f64)
+                        continue;
+                    for (int e = 0; e < ENTRIES; ++e) /* the arrays: in0 and -in0, exactly */
+                        for (int k = 0; k < 2 && n[e] > 0; ++k) {
+                            GU_CUDA(
+                                cudaMemcpy(got_array, out[k][e], (size_t)n[e] * 4, cudaMemcpyDeviceToHost));
+                            for (int64_t i = 0; i < n[e]; ++i)
+                                if (got_array[i] != (k ? -host[e][i] : host[e][i]))
+                                    GU_FAIL("list entry %d out%d[%lld] = %.9g, expected %.9g", e, 2 * k,
+                                            (long long)i, got_array[i], k ? -host[e][i] : host[e][i]);
+                        }
+                }
+            }
+            /* every entry empty, overwritten: each scalar the identity, from the resets alone */
+            const int64_t zeros[ENTRIES] = {0};
+            void *scalar_of[ENTRIES];
+            for (int e = 0; e < ENTRIES; ++e)
+                scalar_of[e] = (char *)scalars + e * sizeof *scalars;
+            void *const *list_outputs[3] = {(void *const *)out[0], scalar_of, (void *const *)out[1]};
+            const void *const *inputs[1] = {(const void *const *)x};
+            GU_CUDA(cudaMemset(scalars, GU_POISON, (ENTRIES + 1) * sizeof *scalars));
+            GU_EW(ew_kernel_launch_batched(kernel, ENTRIES, zeros, list_outputs, EW_REDUCE_OVERWRITE, inputs,
+                                           NULL, NULL, NULL));
+            double got[ENTRIES + 1];
+            GU_CUDA(cudaMemcpy(got, scalars, sizeof got, cudaMemcpyDeviceToHost));
+            int nan;
+            const double identity = reduce_reference(ops[o], all, 0, &nan);
+            for (int e = 0; e < ENTRIES; ++e)
+                check_reduction("an empty list, overwritten", ops[o], dtype, &got[e], identity, 0, 0, 0);
+            GU_EW(ew_kernel_destroy(kernel));
+        }
+    for (int e = 0; e < ENTRIES; ++e) {
+        cudaFree(x[e]);
+        cudaFree(out[0][e]);
+        cudaFree(out[1][e]);
+    }
+    cudaFree(scalars);
 }
 
 /* Reduction outputs through strided launches: a transposed input (the tiled kernel) and a row
@@ -1941,6 +2076,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(several_outputs, gu_teardown),
         cmocka_unit_test_teardown(several_outputs_strided, gu_teardown),
         cmocka_unit_test_teardown(batched_launches, gu_teardown),
+        cmocka_unit_test_teardown(batched_reduction_outputs, gu_teardown),
         cmocka_unit_test_teardown(user_expression, gu_teardown),
         cmocka_unit_test_teardown(in_place, gu_teardown),
         cmocka_unit_test_teardown(first_launches_in_a_capture, gu_teardown),

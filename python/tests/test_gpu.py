@@ -1250,7 +1250,7 @@ def test_a_filled_cache_serves_a_process_without_nvrtc(cupy, kernels, tmp_path, 
     # the architecture as the library names the device: "sm_" and the compute capability's digits
     ew.kernel_cache_fill(source, "f32", ("f32", "f32"), arch="sm_" + cupy.cuda.Device().compute_capability)
     filled = sorted(path.name for path in cache.glob("*.ewk"))
-    assert len(filled) == 4  # the flat, bulk, strided and lists' programs
+    assert len(filled) == 5  # the flat, shifted, bulk, strided and lists' programs
     code = ("import elementwise as ew\n"
             "with ew.Kernel(%r, 'f32', ('f32', 'f32')):\n"
             "    pass\n"

@@ -265,7 +265,12 @@ static ew_status_t fill(ewi_kernel_spec_t spec, const char *arch)
                                                 "as \"sm_90\" names cc 9.0", arch != NULL ? arch : "(null)");
     for (int program = EWI_PROGRAM_FLAT; status == EW_SUCCESS && program < EWI_PROGRAMS; ++program) {
         spec.program = (ewi_program_t)program;
-        status = ewi_module_store(&spec, arch);
+        const ewi_slots_t slots = ewi_kernel_slots(&spec);
+        int any = 0; /* a kernel whose inputs cannot be shifted has no shifted program */
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            any |= slots.present[slot];
+        if (any)
+            status = ewi_module_store(&spec, arch);
     }
     return status;
 }
@@ -423,13 +428,15 @@ static ew_status_t launch_flat(ewi_user_kernel_t *kernel, ewi_handle_t *handle, 
     CUcontext context;
     if ((status = current_context(handle, &context)) != EW_SUCCESS)
         return status;
+    /* the program of the plan's kernel loaded at its first use; the plan made again, for the bulk
+     * kernel's tiles go by its residency, which its program gives */
     ew_call_t call;
     ew_plan_t plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call);
-    if (plan.kernel == EW_PLAN_KERNEL_BULK &&
-        !__atomic_load_n(&kernel->loaded[EWI_PROGRAM_BULK], __ATOMIC_ACQUIRE)) {
-        if ((status = load_program(kernel, EWI_PROGRAM_BULK, context)) != EW_SUCCESS)
+    const ewi_program_t program = ewi_flat_slot_program(ew_flat_slot(&kernel->set, &plan));
+    if (!__atomic_load_n(&kernel->loaded[program], __ATOMIC_ACQUIRE)) {
+        if ((status = load_program(kernel, program, context)) != EW_SUCCESS)
             return status;
-        plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call); /* by its residency */
+        plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call);
     }
     const ew_functor_t functor = functor_of(kernel, params, scalar);
     return ew_launch_flat(&kernel->set, &call, &plan, &functor, &how);

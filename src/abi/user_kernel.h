@@ -21,8 +21,8 @@ typedef struct {
     ewi_kernel_spec_t spec; /* what it is made of (its flat program's spec): source its own copy, in_dtypes
                              * the array below */
     ew_dtype_t in_dtypes[EWI_KERNEL_MAX_INPUTS];
-    ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the bulk kernel's, the
-                          * strided and the lists' from the first launches that need them */
+    ew_kernel_set_t set; /* its programs' functions, the flat ones' from create, the shifted, bulk,
+                          * strided and lists' ones from the first launches that need them */
     void *module;        /* the driver's CUmodule, the in-memory cache's; NULL for ewi_user_kernel_make's */
     char arch[16];       /* "sm_90": what the programs are compiled for */
     int loaded[EWI_PROGRAMS]; /* 1 once set has a program's slots (atomic: set once, released) */

@@ -599,16 +599,30 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
         n_arrays == 1 && (slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED]);
     for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_PACK8; ++slot)
         slots.present[slot] = shifts ? (1 << slot) == slots.widest_pack : (1 << slot) <= slots.widest_pack;
+    for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_OUT_SHIFTED; ++slot)
+        slots.present[slot] &= ewi_flat_slot_program((ew_slot_t)slot) == spec->program;
     return slots;
+}
+
+ewi_program_t ewi_flat_slot_program(ew_slot_t slot)
+{
+    return slot == EW_SLOT_BULK                                     ? EWI_PROGRAM_BULK
+           : slot == EW_SLOT_SHIFTED || slot == EW_SLOT_OUT_SHIFTED ? EWI_PROGRAM_SHIFTED
+                                                                    : EWI_PROGRAM_FLAT;
 }
 
 ewi_slots_t ewi_kernel_flat_slots(const ewi_kernel_spec_t *spec)
 {
-    ewi_kernel_spec_t bulk = *spec;
-    bulk.program = EWI_PROGRAM_FLAT;
-    ewi_slots_t slots = ewi_kernel_slots(&bulk);
-    bulk.program = EWI_PROGRAM_BULK;
-    slots.present[EW_SLOT_BULK] = ewi_kernel_slots(&bulk).present[EW_SLOT_BULK];
+    static const ewi_program_t programs[] = {EWI_PROGRAM_SHIFTED, EWI_PROGRAM_BULK};
+    ewi_kernel_spec_t program = *spec;
+    program.program = EWI_PROGRAM_FLAT;
+    ewi_slots_t slots = ewi_kernel_slots(&program);
+    for (size_t p = 0; p < sizeof programs / sizeof programs[0]; ++p) {
+        program.program = programs[p];
+        const ewi_slots_t more = ewi_kernel_slots(&program);
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            slots.present[slot] |= more.present[slot];
+    }
     return slots;
 }
 

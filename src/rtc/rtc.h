@@ -29,11 +29,13 @@ ew_status_t ewi_nvrtc_load(void);
 const char *ewi_nvrtc_path(void);
 void ewi_nvrtc_version(int *major, int *minor);
 
-/* A kernel's programs, each compiled at its first use: the flat launches' direct kernels (at create),
- * the bulk-copy kernel (at the first flat launch whose plan picks it: half of a create's compile
- * else), the strided launches', the lists'. */
+/* A kernel's programs, each compiled at its first use: the flat launches' aligned direct kernels (at
+ * create); their direct kernels through shifted windows, and the bulk-copy kernel (each at the first
+ * flat launch whose plan picks it: pointers at other phases, a large call), which would otherwise
+ * take most of a create's compile; the strided launches'; the lists'. */
 typedef enum {
     EWI_PROGRAM_FLAT,
+    EWI_PROGRAM_SHIFTED,
     EWI_PROGRAM_BULK,
     EWI_PROGRAM_STRIDED,
     EWI_PROGRAM_BATCHED,
@@ -86,10 +88,10 @@ typedef struct {
 
 /* Which kernels spec's program has, one per slot a plan can pick (src/launch/kernel_set.h), by the rules the
  * catalogue's sets are built by (src/plan/plan.h's macros): the flat program the direct kernel aligned at
- * each pack width, in runs of two packs an access (1-byte types), with inputs through shifted windows,
- * with out stored element by element; the bulk program the bulk-copy kernel; the strided program the
- * gather, rows and tiled kernels at the widest pack; the lists' program the list kernel of each
- * descriptor block. */
+ * each pack width and in runs of two packs an access (1-byte types); the shifted program the direct
+ * kernel with inputs through shifted windows, or with out stored element by element (none where
+ * neither exists); the bulk program the bulk-copy kernel; the strided program the gather, rows and
+ * tiled kernels at the widest pack; the lists' program the list kernel of each descriptor block. */
 typedef struct {
     int present[EW_SLOT_COUNT];
     int widest_pack;  /* EW_PLAN_MAX_PACK of the widest operand */
@@ -97,8 +99,11 @@ typedef struct {
 } ewi_slots_t;
 ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec);
 
-/* The kernels spec's flat launches can run: its flat program's and its bulk program's. */
+/* The kernels spec's flat launches can run: its flat, shifted and bulk programs'. */
 ewi_slots_t ewi_kernel_flat_slots(const ewi_kernel_spec_t *spec);
+
+/* The program that holds a flat launch's slot. */
+ewi_program_t ewi_flat_slot_program(ew_slot_t slot);
 
 /* The name expression of a slot's kernel in the program, the kernel template the catalogue's set has in
  * that slot (src/launch/kernel_set.h: EW_KERNEL_ALIGNED, ...) instantiated for the program's functor,

@@ -112,27 +112,37 @@ static void expect_spec_compiles(const ewi_kernel_spec_t *spec, const char *arch
     ewi_kernel_binary_free(&binary);
 }
 
-/* The flat launches' programs compile: the direct kernels' and the bulk kernel's. */
+/* spec's slots over its flat launches' programs (ewi_kernel_flat_slots), each slot in the one program
+ * ewi_flat_slot_program names: the aligned kernels the flat program's, the shifted and out-shifted the
+ * shifted program's, the bulk kernel the bulk program's. */
+static ewi_slots_t flat_slots(ewi_kernel_spec_t spec)
+{
+    const ewi_slots_t all = ewi_kernel_flat_slots(&spec);
+    static const ewi_program_t programs[] = {EWI_PROGRAM_FLAT, EWI_PROGRAM_SHIFTED, EWI_PROGRAM_BULK};
+    for (size_t p = 0; p < COUNT(programs); ++p) {
+        spec.program = programs[p];
+        const ewi_slots_t slots = ewi_kernel_slots(&spec);
+        for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
+            assert_int_equal(slots.present[slot], all.present[slot] && slot <= EW_SLOT_BULK &&
+                                                      ewi_flat_slot_program((ew_slot_t)slot) == programs[p]);
+    }
+    assert_true(all.present[EW_SLOT_BULK]);
+    return all;
+}
+
+/* The flat launches' programs compile: the aligned kernels', the shifted ones' (where there are any)
+ * and the bulk kernel's. */
 static void expect_compiles(const char *source, ew_dtype_t out, int n_inputs, const ew_dtype_t *in, int n_params)
 {
     ewi_kernel_spec_t spec = {
         .source = source, .out_dtype = out, .n_inputs = n_inputs, .in_dtypes = in, .n_params = n_params};
+    const ewi_slots_t slots = flat_slots(spec);
     expect_spec_compiles(&spec, "sm_90");
     spec.program = EWI_PROGRAM_BULK;
     expect_spec_compiles(&spec, "sm_90");
-}
-
-/* spec's slots over its flat launches' programs (ewi_kernel_flat_slots): the direct kernels' without
- * the bulk kernel, which is the bulk program's alone. */
-static ewi_slots_t flat_slots(ewi_kernel_spec_t spec)
-{
-    spec.program = EWI_PROGRAM_BULK;
-    const ewi_slots_t bulk = ewi_kernel_slots(&spec);
-    for (int slot = 0; slot < EW_SLOT_COUNT; ++slot)
-        assert_int_equal(bulk.present[slot], slot == EW_SLOT_BULK);
-    spec.program = EWI_PROGRAM_FLAT;
-    assert_false(ewi_kernel_slots(&spec).present[EW_SLOT_BULK]);
-    return ewi_kernel_flat_slots(&spec);
+    spec.program = EWI_PROGRAM_SHIFTED;
+    if (slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED])
+        expect_spec_compiles(&spec, "sm_90");
 }
 
 /* Fails to compile with `status`, the message holding every fragment. */
@@ -370,7 +380,7 @@ static void several_array_outputs(void **state)
                               .n_outputs = 2,
                               .outputs = {{EW_F32, EW_REDUCE_NONE}, {EW_BF16, EW_REDUCE_NONE}}};
     expect_spec_compiles(&pair, "sm_90");
-    slots = ewi_kernel_slots(&pair);
+    slots = flat_slots(pair);
     assert_true(slots.present[EW_SLOT_SHIFTED] && slots.present[EW_SLOT_PACK1] &&
                 slots.present[EW_SLOT_PACK4]);
     pair.source = "out0 = in0; out2 = in1;"; /* no such output */
@@ -504,9 +514,10 @@ static uint64_t counted(ew_kernel_cache_counter_t counter)
     return count;
 }
 
-/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat, bulk, strided and lists' programs into
- * the disk cache once (four files, four compiles), and a second fill finds them there (four disk hits,
- * nothing written); what is not an architecture or a kernel is refused, as is a cache turned off. */
+/* Without a GPU: ew_kernel_cache_fill compiles a kernel's flat, shifted, bulk, strided and lists'
+ * programs into the disk cache once (five files, five compiles), and a second fill finds them there
+ * (five disk hits, nothing written); what is not an architecture or a kernel is refused, as is a cache turned
+ * off. */
 static void cache_fill(void **state)
 {
     (void)state;
@@ -520,11 +531,11 @@ static void cache_fill(void **state)
     const uint64_t compiles = counted(EW_KERNEL_CACHE_COMPILES), hits = counted(EW_KERNEL_CACHE_DISK_HITS);
     double start = now_ms();
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
-    printf("cache_fill: the flat, bulk, strided and lists' programs for sm_90 in %.1f ms\n",
+    printf("cache_fill: the flat, shifted, bulk, strided and lists' programs for sm_90 in %.1f ms\n",
            now_ms() - start);
-    assert_int_equal(cache_files(dir), 4);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
-    struct stat before[4];
+    assert_int_equal(cache_files(dir), 5);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 5);
+    struct stat before[5];
     DIR *d = opendir(dir);
     assert_non_null(d);
     int k = 0;
@@ -535,9 +546,9 @@ static void cache_fill(void **state)
         }
     closedir(d);
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 4);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 4);
-    assert_int_equal(cache_files(dir), 4);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 5);
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 5);
+    assert_int_equal(cache_files(dir), 5);
     d = opendir(dir);
     k = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
@@ -546,14 +557,14 @@ static void cache_fill(void **state)
             snprintf(path, sizeof path, "%s/%.60s", dir, e->d_name);
             assert_int_equal(stat(path, &now), 0);
             int same = 0;
-            for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < 5; ++i)
                 same |= now.st_ino == before[i].st_ino && now.st_ctim.tv_nsec == before[i].st_ctim.tv_nsec &&
                         now.st_ctim.tv_sec == before[i].st_ctim.tv_sec;
             assert_true(same); /* a store renames a new file over the name */
             ++k;
         }
     closedir(d);
-    assert_int_equal(k, 4);
+    assert_int_equal(k, 5);
 
     static const char *const not_archs[] = {"sm_90a", "compute_90", "sm_9", "sm_1000", "90", "sm_", ""};
     for (size_t i = 0; i < COUNT(not_archs); ++i) {
@@ -571,7 +582,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill(source, EW_F16, 2, in, 1, "sm_90"), EW_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(ew_get_last_error_message(), "EW_KERNEL_CACHE=0"));
     unsetenv("EW_KERNEL_CACHE");
-    assert_int_equal(cache_files(dir), 4);
+    assert_int_equal(cache_files(dir), 5);
 
     /* A kernel of outputs: programs of its own (its reduction is in their text, the lists' too), the
      * refusals of its create. */
@@ -579,14 +590,14 @@ static void cache_fill(void **state)
     const char *body =
         "const __half y = ew::cast<__half>(ew::relu(ew::scale_add(p0, in0, in1))); out0 = y; out1 = y;";
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 8);
-    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 8);
+    assert_int_equal(cache_files(dir), 10);
+    assert_int_equal(counted(EW_KERNEL_CACHE_COMPILES) - compiles, 10);
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 8);
-    /* two arrays: the flat, bulk, strided (the gather kernel alone) and lists' programs */
+    assert_int_equal(counted(EW_KERNEL_CACHE_DISK_HITS) - hits, 10);
+    /* two arrays: the flat, shifted, bulk, strided (the gather kernel alone) and lists' programs */
     const ew_kernel_output_t arrays[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F32, EW_REDUCE_NONE}};
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, arrays, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 12);
+    assert_int_equal(cache_files(dir), 15);
     const ew_kernel_output_t f16_max[] = {{EW_F16, EW_REDUCE_NONE}, {EW_F16, EW_REDUCE_MAX}};
     const ew_kernel_output_t two_reductions[] = {{EW_F32, EW_REDUCE_SUM}, {EW_F32, EW_REDUCE_MAX}};
     const ew_kernel_output_t no_array[] = {{EW_F32, EW_REDUCE_SUM}};
@@ -602,7 +613,7 @@ static void cache_fill(void **state)
     assert_int_equal(ew_kernel_cache_fill_outputs(body, 2, outputs, 2, in, 1, "sm90"),
                      EW_ERROR_INVALID_VALUE);
     assert_int_equal(ew_kernel_cache_fill_outputs("out0 = in0;", 2, outputs, 2, in, 1, "sm_90"), EW_SUCCESS);
-    assert_int_equal(cache_files(dir), 16); /* out1 never assigned: a reduction over nothing */
+    assert_int_equal(cache_files(dir), 20); /* out1 never assigned: a reduction over nothing */
     assert_int_equal(ew_kernel_cache_fill_outputs("return in0;", 2, outputs, 2, in, 1, "sm_90"),
                      EW_ERROR_INVALID_VALUE);
     assert_non_null(strstr(ew_get_last_error_message(), "does not compile"));

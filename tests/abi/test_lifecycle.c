@@ -599,7 +599,10 @@ static void batched_launches_are_checked(void **state)
 static void batched_reduction_launches_are_checked(void **state)
 {
     (void)state;
-    ew_handle_t handle = make(0, 132, 2048), checked = make(0, 132, 2048);
+    /* device 1, never the current device: a launch that passes its checks stops at the device check
+     * (DEVICE_MISMATCH; CUDA without a GPU), so the host arrays below never reach a kernel, not even
+     * an overwrite's resets, which a GPU of HMM would run on them */
+    ew_handle_t handle = make(1, 132, 2048), checked = make(1, 132, 2048);
     ewi_handle_t *object;
     assert_int_equal(ewi_handle_find(checked, &object), EW_SUCCESS);
     object->check_pointers = 1;

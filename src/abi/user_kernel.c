@@ -167,6 +167,19 @@ static ew_status_t load_program(ewi_user_kernel_t *kernel, ewi_program_t program
     return status;
 }
 
+/* What a launch that passed its checks needs first: the kernel's code (ewi_user_kernel_make's objects
+ * have none), and program loaded, in the thread's context. A thread whose first CUDA call this is has
+ * none yet: the device's primary one is bound, asked before the launch, not after a failed one, which
+ * tools such as compute-sanitizer report. */
+static ew_status_t need_program(ewi_user_kernel_t *kernel, const ewi_handle_t *handle, ewi_program_t program)
+{
+    if (kernel->module == NULL)
+        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
+    CUcontext context;
+    const ew_status_t status = current_context(handle, &context);
+    return status != EW_SUCCESS ? status : load_program(kernel, program, context);
+}
+
 /* ew_kernel_create and ew_kernel_create_outputs once their arguments make spec. */
 static ew_status_t create(ew_handle_t handle, const ewi_kernel_spec_t *spec_value, ew_kernel_t *kernel)
 {
@@ -421,12 +434,7 @@ static ew_status_t launch_flat(ewi_user_kernel_t *kernel, ewi_handle_t *handle, 
         return status;
     if ((status = ewi_check_flat(handle, n, operands, outputs, count)) != EW_SUCCESS)
         return status;
-    if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
-    /* A thread whose first CUDA call this is has no context yet: bind the device's primary one. Asked
-     * before the launch, not after a failed one, which tools such as compute-sanitizer report. */
-    CUcontext context;
-    if ((status = current_context(handle, &context)) != EW_SUCCESS)
+    if ((status = need_program(kernel, handle, EWI_PROGRAM_FLAT)) != EW_SUCCESS)
         return status;
     /* the program of the plan's kernel loaded at its first use; the plan made again, for the bulk
      * kernel's tiles go by its residency, which its program gives */
@@ -434,7 +442,7 @@ static ew_status_t launch_flat(ewi_user_kernel_t *kernel, ewi_handle_t *handle, 
     ew_plan_t plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call);
     const ewi_program_t program = ewi_flat_slot_program(ew_flat_slot(&kernel->set, &plan));
     if (!__atomic_load_n(&kernel->loaded[program], __ATOMIC_ACQUIRE)) {
-        if ((status = load_program(kernel, program, context)) != EW_SUCCESS)
+        if ((status = need_program(kernel, handle, program)) != EW_SUCCESS)
             return status;
         plan = ewi_plan_flat(handle, &kernel->set, n, operands, outputs, count, &call);
     }
@@ -563,11 +571,7 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
     }
     if ((status = ewi_check_strided(handle, &layout, views, count)) != EW_SUCCESS)
         return status;
-    if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
-        return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
-    CUcontext context;
-    if ((status = current_context(handle, &context)) != EW_SUCCESS ||
-        (status = load_program(kernel, EWI_PROGRAM_STRIDED, context)) != EW_SUCCESS)
+    if ((status = need_program(kernel, handle, EWI_PROGRAM_STRIDED)) != EW_SUCCESS)
         return status;
     const ew_strided_plan_t plan = ew_strided_plan_make(&layout, &handle->policy);
     const ew_functor_t functor = functor_of(kernel, params, scalar);
@@ -686,14 +690,8 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
             EW_SUCCESS)
         return status;
     /* No rows: the scalars' resets alone, the catalogue's kernel; else the kernel's list program. */
-    if (rows > 0) {
-        if (kernel->module == NULL) /* ewi_user_kernel_make's objects have no code */
-            return ewi_fail(EW_ERROR_NOT_SUPPORTED, "the kernel has no compiled code");
-        CUcontext context;
-        if ((status = current_context(handle, &context)) != EW_SUCCESS ||
-            (status = load_program(kernel, EWI_PROGRAM_BATCHED, context)) != EW_SUCCESS)
-            return status;
-    }
+    if (rows > 0 && (status = need_program(kernel, handle, EWI_PROGRAM_BATCHED)) != EW_SUCCESS)
+        return status;
     const ew_functor_t functor = functor_of(kernel, params, NULL);
     return ewi_launch_list(handle, &kernel->set, &call, rows, &functor, stream);
 }

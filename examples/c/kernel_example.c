@@ -3,8 +3,9 @@
  * bit against the same chain of three catalogue calls (scale-add, relu, cast f32 -> f16); then the
  * same body with a reduction output, max |out| into a device float in the same pass, checked against
  * ew_amax of the output; a kernel of two arrays, the f16 result and the f32 value before its cast,
- * checked against the chain's cast and relu outputs; and the first kernel over a list (three slices of
- * the arrays as three tensors), its parameter each entry's own from device memory.
+ * checked against the chain's cast and relu outputs; the first kernel over a list (three slices of
+ * the arrays as three tensors), its parameter each entry's own from device memory; and the kernel of
+ * a reduction over the same list, each tensor's max |out| into its own scalar, checked against ew_amax.
  *
  * Build: make            (flags from `pkg-config --cflags --libs elementwise`, see Makefile)
  * Run:   ./kernel_example
@@ -190,7 +191,6 @@ int main(int argc, char **argv)
         memcmp(&amax[0], &amax[1], sizeof(float)) != 0 || memcmp(again, fused, N * sizeof *again) != 0;
     printf("max |out| from the kernel's reduction output: %g; from ew_amax: %g (NaN: an input is NaN)\n", amax[0],
            amax[1]);
-    CHECK_EW(ew_kernel_destroy(amax_kernel));
     cudaFree(d_amax);
 
     /* A kernel of two arrays: the f16 result into d_fused and the f32 value before the cast into
@@ -238,6 +238,26 @@ int main(int argc, char **argv)
     const int list_differs = memcmp(again, chain, N * sizeof *again) != 0;
     printf("the kernel over a list of %d tensors: %s the chain's output\n", ENTRIES, list_differs ? "differs from" : "equals");
     cudaFree(d_alphas);
+
+    /* The kernel with a reduction output over the same list: each entry's max |out| into a scalar of its
+     * own (a per-tensor amax), as ew_amax gives it of that entry's part of the chain's output. */
+    float *d_entry_amax, entry_amax[2 * ENTRIES];
+    CHECK_CUDA(cudaMalloc((void **)&d_entry_amax, sizeof entry_amax));
+    void *amax_entries[ENTRIES];
+    for (int e = 0; e < ENTRIES; ++e)
+        amax_entries[e] = d_entry_amax + e;
+    void *const *amax_outputs[2] = {out_entries, amax_entries};
+    CHECK_EW(ew_kernel_launch_batched(amax_kernel, ENTRIES, n, amax_outputs, EW_REDUCE_OVERWRITE, list_inputs,
+                                      params, NULL, stream));
+    for (int e = 0, at = 0; e < ENTRIES; at += (int)n[e], ++e)
+        CHECK_EW(ew_amax(handle, EW_F16, n[e], (uint16_t *)d_chain + at, d_entry_amax + ENTRIES + e,
+                         EW_REDUCE_OVERWRITE, stream));
+    CHECK_CUDA(cudaMemcpyAsync(entry_amax, d_entry_amax, sizeof entry_amax, cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const int list_amax_differs = memcmp(entry_amax, entry_amax + ENTRIES, ENTRIES * sizeof(float)) != 0;
+    printf("each tensor's max |out| over the list: %s ew_amax's\n", list_amax_differs ? "differs from" : "equals");
+    CHECK_EW(ew_kernel_destroy(amax_kernel));
+    cudaFree(d_entry_amax);
     free(again), free(relu), free(pre_cast);
 
     /* Every element, bit for bit. */
@@ -278,6 +298,10 @@ int main(int argc, char **argv)
     }
     if (list_differs) {
         printf("FAILED: the kernel over a list differs from the catalogue calls\n");
+        return 1;
+    }
+    if (list_amax_differs) {
+        printf("FAILED: the per-tensor reduction over a list differs from ew_amax\n");
         return 1;
     }
     printf("all %d elements of the kernel match scale_add, relu and cast f32->f16 bit for bit\n", N);

@@ -582,11 +582,6 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
         slots.present[EW_SLOT_BATCHED] = slots.present[EW_SLOT_BATCHED_LARGE] = 1;
         return slots;
     }
-    if (spec->program == EWI_PROGRAM_BULK) { /* at the widest pack, as the catalogue's; empty below
-                                              * sm_90, where no policy plans it */
-        slots.present[EW_SLOT_BULK] = 1;
-        return slots;
-    }
     slots.present[EW_SLOT_RUNS] = slots.access_packs > 1;
     if (n_arrays == 1 && EW_PLAN_SHIFTS_OUT(1 + spec->n_inputs, sizes[0], sizes[1]))
         slots.present[EW_SLOT_OUT_SHIFTED] = 1;
@@ -599,7 +594,10 @@ ewi_slots_t ewi_kernel_slots(const ewi_kernel_spec_t *spec)
         n_arrays == 1 && (slots.present[EW_SLOT_SHIFTED] || slots.present[EW_SLOT_OUT_SHIFTED]);
     for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_PACK8; ++slot)
         slots.present[slot] = shifts ? (1 << slot) == slots.widest_pack : (1 << slot) <= slots.widest_pack;
-    for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_OUT_SHIFTED; ++slot)
+    /* at the widest pack, as the catalogue's; empty below sm_90, where no policy plans it */
+    slots.present[EW_SLOT_BULK] = 1;
+    /* each of these kernels in one of the flat launches' programs */
+    for (int slot = EW_SLOT_PACK1; slot <= EW_SLOT_BULK; ++slot)
         slots.present[slot] &= ewi_flat_slot_program((ew_slot_t)slot) == spec->program;
     return slots;
 }

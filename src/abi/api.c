@@ -96,6 +96,22 @@ ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *s
     return ew_launch_flat(set, &call, &plan, functor, how);
 }
 
+ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size, int count,
+                                       const char *const names[], const uintptr_t lo[], const uintptr_t hi[])
+{
+    const uintptr_t at = (uintptr_t)address;
+    if (address == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) is NULL", name);
+    if (at % size != 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu bytes", name, address,
+                        size);
+    for (int k = 0; k < count; ++k)
+        if (lo[k] < hi[k] && ewi_overlaps(at, at + size, lo[k], hi[k]))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) lies inside %s", name,
+                            names[k]);
+    return EW_SUCCESS;
+}
+
 /* One device float: non-NULL unless optional, aligned to 4 bytes, and with EW_CHECK_POINTERS memory of
  * the handle's device. Checked before n, so that a bad scalar is refused even where nothing runs. */
 ew_status_t ewi_check_scalar(ewi_handle_t *h, const char *name, const void *address, int optional)

@@ -112,22 +112,8 @@ static inline int ewi_overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintpt
  * launch's operands' byte spans [lo[k], hi[k]) (names: theirs): set, aligned to its size, inside no
  * operand. The flat, strided and list launches' one rule; the list checks each entry's scalar
  * against its own entry's spans. */
-static inline ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size,
-                                                     int count, const char *const names[],
-                                                     const uintptr_t lo[], const uintptr_t hi[])
-{
-    const uintptr_t at = (uintptr_t)address;
-    if (address == NULL)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) is NULL", name);
-    if (at % size != 0)
-        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu bytes", name, address,
-                        size);
-    for (int k = 0; k < count; ++k)
-        if (lo[k] < hi[k] && ewi_overlaps(at, at + size, lo[k], hi[k]))
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "%s (the reduction's scalar) lies inside %s", name,
-                            names[k]);
-    return EW_SUCCESS;
-}
+ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size, int count,
+                                       const char *const names[], const uintptr_t lo[], const uintptr_t hi[]);
 
 /* The end of a device float at address, at the top of the address space the last address. */
 static inline uintptr_t ewi_float_end(uintptr_t address)

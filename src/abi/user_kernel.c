@@ -382,9 +382,7 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
     snprintf(name, sizeof name, "outputs[%d]", kernel->reduction);
     const size_t size = ew_dtype_size(output->dtype);
     ew_status_t status = ewi_check_reduction_scalar(name, scalar->address, size, count, names, lo, hi);
-    if (status == EW_SUCCESS && handle->check_pointers)
-        status = ewi_handle_check_device(handle);
-    if (status == EW_SUCCESS && handle->check_pointers)
+    if (status == EW_SUCCESS && handle->check_pointers && (status = ewi_handle_check_device(handle)) == EW_SUCCESS)
         status = ewi_check_pointer(handle->device, name, scalar->address, size);
     if (status == EW_SUCCESS && scalar->mode == EW_REDUCE_OVERWRITE) {
         how->reset = scalar->address;

@@ -499,10 +499,11 @@ def test_kernel_cache_fill_for_two_architectures_without_a_gpu(tmp_path, monkeyp
     except ew.ElementwiseError as error:
         assert error.status == ew.Status.NOT_SUPPORTED and "NVRTC" in str(error), error
         pytest.skip("no NVRTC to compile with: %s" % error)
-    assert len(list(cache.glob("*.ewk"))) == 6  # the flat, the strided and the lists' program, for each
+    # the flat, shifted, bulk, strided and lists' programs, for each
+    assert len(list(cache.glob("*.ewk"))) == 10
     ew.kernel_cache_fill("out0 = in0; out1 = in0; // fill %d" % os.getpid(), "f32", "bf16", arch="sm_90",
-                         reduce="abs_max")  # a kernel with a reduction output: its three programs
-    assert len(list(cache.glob("*.ewk"))) == 9
+                         reduce="abs_max")  # a kernel with a reduction output: its five programs
+    assert len(list(cache.glob("*.ewk"))) == 15
     with pytest.raises(ew.ElementwiseError) as caught:
         ew.kernel_cache_fill("out0 = in0; out1 = in0;", "f32", "bf16", arch="sm_90", reduce="max", reduce_dtype="f16")
     assert caught.value.function == "ew_kernel_cache_fill_outputs" and caught.value.status == ew.Status.NOT_SUPPORTED

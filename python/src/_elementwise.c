@@ -3206,8 +3206,8 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
                 goto entry_done;
             out_open[a] = 1;
         }
-        if (reduction >=
-            0) { /* the entry's scalar, as the flat call takes it: given, else made of shape () */
+        /* the entry's scalar, as the flat call takes it: given, else made of shape () */
+        if (reduction >= 0) {
             PyObject *obj = scalars ? PyTuple_GetItem(scalars, i) : Py_None;
             const int dtype = spec.ko.dtype[reduction];
             if (obj != Py_None) {
@@ -3683,53 +3683,38 @@ static PyMethodDef methods[] = {
     FAST(mul, "mul(a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(relu, "relu(x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(cast, "cast(x, dtype, *, out=None, stream=None, in_dtype=None, handle=None)"),
-    FAST(quantize,
-         "quantize(x, dtype, scale, *, amax=None, amax_mode='overwrite', out=None, stream=None, "
-         "in_dtype=None, handle=None)\n\nout = saturate(float(x) * scale) in dtype (float8_e4m3fn or "
-         "float8_e5m2; ew_quantize). scale: a float32 device array of one element, read on the GPU; amax, "
-         "one likewise, receives max |x| in the same pass ('accumulate': the max with its old value). "
-         "out=None: made as cast makes it."),
-    FAST(dequantize,
-         "dequantize(q, dtype, scale_inv, *, out=None, stream=None, in_dtype=None, handle=None)\n\n"
-         "out = float(q) * scale_inv converted to dtype (f16, bf16, f32 or f64; ew_dequantize). scale_inv: "
-         "a float32 device array of one element. out=None: made as cast makes it."),
-    FAST(amax,
-         "amax(x, *, out=None, accumulate=False, stream=None, handle=None)\n\nmax |float(x)| into out, a "
-         "float32 device array of one element (ew_amax); out=None: a new shape () float32 array on x's "
-         "device. accumulate=True (out required) keeps the max with out's old value. x must be contiguous."),
+    FAST(quantize, "quantize(x, dtype, scale, *, amax=None, amax_mode='overwrite', out=None, stream=None, "
+                   "in_dtype=None, handle=None)\n\nout = saturate(float(x) * scale) in dtype (float8_e4m3fn or "
+                   "float8_e5m2; ew_quantize). scale: a float32 device array of one element, read on the GPU; amax, "
+                   "one likewise, receives max |x| in the same pass ('accumulate': the max with its old value). "
+                   "out=None: made as cast makes it."),
+    FAST(dequantize, "dequantize(q, dtype, scale_inv, *, out=None, stream=None, in_dtype=None, handle=None)\n\n"
+                     "out = float(q) * scale_inv converted to dtype (f16, bf16, f32 or f64; ew_dequantize). scale_inv: "
+                     "a float32 device array of one element. out=None: made as cast makes it."),
+    FAST(amax, "amax(x, *, out=None, accumulate=False, stream=None, handle=None)\n\nmax |float(x)| into out, a "
+               "float32 device array of one element (ew_amax); out=None: a new shape () float32 array on x's "
+               "device. accumulate=True (out required) keeps the max with out's old value. x must be contiguous."),
     FAST(quantize_blocks,
-         "quantize_blocks(x, dtype=None, *, format='mx', round_up=False, swizzled=False, global_scale=None, "
-         "out=None, "
-         "scales=None, stream=None, in_dtype=None, handle=None) -> (out, scales)\n\nQuantizes x (f16, bf16 "
-         "or f32; rows x "
-         "cols: rows the product of the leading dimensions, cols the last) in blocks along its rows, one "
-         "scale a block "
-         "(ew_quantize_blocks). format='mx': blocks of 32, elements float8_e4m3fn, float8_e5m2 or "
-         "float4_e2m1fn_x2, "
+         "quantize_blocks(x, dtype=None, *, format='mx', round_up=False, swizzled=False, global_scale=None, out=None, "
+         "scales=None, stream=None, in_dtype=None, handle=None) -> (out, scales)\n\nQuantizes x (f16, bf16 or f32; rows x "
+         "cols: rows the product of the leading dimensions, cols the last) in blocks along its rows, one scale a block "
+         "(ew_quantize_blocks). format='mx': blocks of 32, elements float8_e4m3fn, float8_e5m2 or float4_e2m1fn_x2, "
          "float8_e8m0fnu scales (the OCP floor, or round_up=True for RCEIL); format='nvfp4': blocks of 16, "
-         "float4_e2m1fn_x2 elements, float8_e4m3fn scales, times global_scale (a float32 device array of one "
-         "element, "
-         "or None for 1). float4 packs two elements a byte: its arrays' last dimension is cols / 2. "
-         "swizzled=True "
+         "float4_e2m1fn_x2 elements, float8_e4m3fn scales, times global_scale (a float32 device array of one element, "
+         "or None for 1). float4 packs two elements a byte: its arrays' last dimension is cols / 2. swizzled=True "
          "writes the scales in cuBLASLt's tiled layout. out=None and scales=None are made on x's device "
-         "(block_scales_shape's shape for the scales); uint8 scales are the format's, a uint8 out NVFP4's "
-         "float4 or what "
+         "(block_scales_shape's shape for the scales); uint8 scales are the format's, a uint8 out NVFP4's float4 or what "
          "dtype= names."),
-    FAST(dequantize_blocks, "dequantize_blocks(q, scales, dtype=None, *, format='mx', swizzled=False, "
-                            "global_scale=None, out=None, "
-                            "stream=None, in_dtype=None, handle=None)\n\nout = float(q) * the block's scale "
-                            "(NVFP4: times global_scale) "
-                            "converted to dtype (f16, bf16 or f32; ew_dequantize_blocks). q as "
-                            "quantize_blocks writes it (a uint8 q: "
-                            "in_dtype= names its elements, NVFP4's are float4); scales any contiguous array "
-                            "of the right count. out=None: "
-                            "q's shape in elements, on q's device."),
-    FAST(block_scales_shape, "block_scales_shape(shape, format='mx', *, swizzled=False) -> (scale_rows, "
-                             "scale_cols)\n\nThe shape of the "
-                             "block scales of data of `shape` (in elements; rows the product of the leading "
-                             "dimensions, cols the last): "
-                             "(rows, cols / block), or swizzled (rows rounded up to 128, cols / block to 4). "
-                             "ew_block_scales_shape: no GPU."),
+    FAST(dequantize_blocks,
+         "dequantize_blocks(q, scales, dtype=None, *, format='mx', swizzled=False, global_scale=None, out=None, "
+         "stream=None, in_dtype=None, handle=None)\n\nout = float(q) * the block's scale (NVFP4: times global_scale) "
+         "converted to dtype (f16, bf16 or f32; ew_dequantize_blocks). q as quantize_blocks writes it (a uint8 q: "
+         "in_dtype= names its elements, NVFP4's are float4); scales any contiguous array of the right count. out=None: "
+         "q's shape in elements, on q's device."),
+    FAST(block_scales_shape,
+         "block_scales_shape(shape, format='mx', *, swizzled=False) -> (scale_rows, scale_cols)\n\nThe shape of the "
+         "block scales of data of `shape` (in elements; rows the product of the leading dimensions, cols the last): "
+         "(rows, cols / block), or swizzled (rows rounded up to 128, cols / block to 4). ew_block_scales_shape: no GPU."),
     FAST(scale_add, "scale_add(alpha, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(unary, "unary(op, x, *, out=None, stream=None, dtype=None, handle=None)"),
     FAST(binary, "binary(op, a, b, *, out=None, stream=None, dtype=None, handle=None)"),
@@ -3737,32 +3722,26 @@ static PyMethodDef methods[] = {
     FAST(mul_batched, "mul_batched(as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(relu_batched, "relu_batched(xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(cast_batched, "cast_batched(xs, dtype, *, outs=None, stream=None, in_dtype=None, handle=None)"),
-    FAST(scale_add_batched,
-         "scale_add_batched(alpha, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(scale_add_batched, "scale_add_batched(alpha, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(unary_batched, "unary_batched(op, xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(binary_batched, "binary_batched(op, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(kernel_launch, "kernel_launch(kernel, *inputs, out=None, params=(), stream=None)"),
     FAST(kernel_launch_batched,
          "kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, "
          "stream=None, accumulate=False)\n\nThe kernel over tensor lists in one call "
-         "(ew_kernel_launch_batched): "
-         "Kernel.batched."),
+         "(ew_kernel_launch_batched): Kernel.batched."),
     {"kernel_create", py_kernel_create, METH_VARARGS,
-     "kernel_create(handle, source, out, in_dtypes, n_params): out an out dtype, or ((dtype, reduction), "
-     "...)"},
+     "kernel_create(handle, source, out, in_dtypes, n_params): out an out dtype, or ((dtype, reduction), ...)"},
     {"kernel_destroy", py_kernel_destroy, METH_O, "kernel_destroy(kernel)"},
     {"handle_create", py_handle_create, METH_O, "handle_create(device) -> the raw handle"},
     {"handle_destroy", py_handle_destroy, METH_O, "handle_destroy(raw)"},
     {"handle_get", py_handle_get, METH_VARARGS, "handle_get(raw, what): 1 SM count, 2 threads per SM"},
-    {"default_handle", py_default_handle, METH_O,
-     "default_handle(device) -> the raw default handle of device"},
+    {"default_handle", py_default_handle, METH_O, "default_handle(device) -> the raw default handle of device"},
     {"as_dtype", py_as_dtype, METH_O, "as_dtype(value) -> the dtype's int"},
     {"version", py_version, METH_NOARGS, "ew_get_version()"},
-    {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS,
-     "ew_kernel_cache_get_count() of every counter"},
+    {"kernel_cache_counts", py_kernel_cache_counts, METH_NOARGS, "ew_kernel_cache_get_count() of every counter"},
     {"kernel_cache_fill", py_kernel_cache_fill, METH_VARARGS,
-     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with out ((dtype, reduction), ...) "
-     "its "
+     "ew_kernel_cache_fill(source, out, in_dtypes, n_params, arch), or with out ((dtype, reduction), ...) its "
      "_outputs form"},
     {"last_error_message", py_last_error_message, METH_NOARGS, "ew_get_last_error_message()"},
     {"status_string", py_status_string, METH_O, "ew_status_string(status)"},

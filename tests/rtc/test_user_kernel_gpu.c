@@ -662,7 +662,7 @@ static int bulk_off(void)
 /* The programs the chain's launches load: the flat and the strided one, and for its pointers at other
  * phases the shifted one, or the bulk kernel's where EW_BULK_COPY=always forces it (its 70,001
  * elements are too few for it otherwise). */
-static int chain_programs(void) { return 3; }
+enum { CHAIN_PROGRAMS = 3 };
 
 /* A kernel created, launched flat and launched strided for the first time inside a global-mode
  * capture, so its programs are compiled (NVRTC) and loaded (the driver) while capturing, as a
@@ -685,10 +685,10 @@ static void first_launches_in_a_capture(void **state)
     GU_CUDA(cudaStreamEndCapture(stream, &graph));
     gu_track_graph(graph);
     unsetenv("EW_KERNEL_CACHE_DIR");
-    if (cache_files(dir) != chain_programs())
+    if (cache_files(dir) != CHAIN_PROGRAMS)
         GU_FAIL("%s holds %d cache files after the capture; expected %d (the flat, the strided, the shifted "
                 "or the bulk program)",
-                dir, cache_files(dir), chain_programs());
+                dir, cache_files(dir), CHAIN_PROGRAMS);
     GU_CUDA(cudaDeviceSynchronize());
     GU_CHECK_UNCHANGED(c->out, "out after the capture (nothing may run before the graph)");
     GU_CHECK_UNCHANGED(c->grid, "the strided out after the capture (nothing may run before the graph)");
@@ -1138,7 +1138,7 @@ static void disk_cache_in_new_processes(void **state)
     char root[PATH_MAX], dir[PATH_MAX];
     new_cache_dir(root, dir);
     const char *tag = new_tag("from disk");
-    const int programs = chain_programs();
+    const int programs = CHAIN_PROGRAMS;
     run_child(dir, tag, 0, programs, 0);
     files_t compiled, loaded;
     list_files(dir, &compiled);
@@ -1191,7 +1191,7 @@ static void rejected_cubin_recompiled(void **state)
     char root[PATH_MAX], dir[PATH_MAX];
     new_cache_dir(root, dir);
     const char *tag = new_tag("rejected");
-    const int programs = chain_programs();
+    const int programs = CHAIN_PROGRAMS;
     run_child(dir, tag, 0, programs, 0);
     files_t files;
     list_files(dir, &files);

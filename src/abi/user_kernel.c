@@ -59,6 +59,7 @@ static void name_operands(ewi_user_kernel_t *kernel)
     static const char *const input_strides[] = {"in_strides[0]", "in_strides[1]", "in_strides[2]",
                                                 "in_strides[3]"};
     const int of_outputs = kernel->spec.n_outputs > 0;
+    kernel->reduction_name = kernel->reduction >= 0 ? outputs[kernel->reduction] : NULL;
     int a = 0;
     for (int k = 0; k < (of_outputs ? kernel->spec.n_outputs : 1); ++k)
         if (k != kernel->reduction) {
@@ -378,8 +379,7 @@ static ew_status_t take_scalar(const ewi_user_kernel_t *kernel, ewi_handle_t *ha
                                const uintptr_t hi[], ew_launch_t *how)
 {
     const ew_kernel_output_t *output = &kernel->spec.outputs[kernel->reduction];
-    char name[24];
-    snprintf(name, sizeof name, "outputs[%d]", kernel->reduction);
+    const char *name = kernel->reduction_name;
     const size_t size = ew_dtype_size(output->dtype);
     ew_status_t status = ewi_check_reduction_scalar(name, scalar->address, size, count, names, lo, hi);
     if (status == EW_SUCCESS && handle->check_pointers && (status = ewi_handle_check_device(handle)) == EW_SUCCESS)
@@ -659,11 +659,9 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
         call.elem_size[j] =
             ew_dtype_size(output ? kernel->arrays[j] : kernel->spec.in_dtypes[j - kernel->n_arrays]);
     }
-    char scalar_name[24];
     if (reduction >= 0) {
         const ew_kernel_output_t *output = &kernel->spec.outputs[reduction];
-        snprintf(scalar_name, sizeof scalar_name, "outputs[%d]", reduction);
-        call.scalar_name = scalar_name;
+        call.scalar_name = kernel->reduction_name;
         call.scalar_size = ew_dtype_size(output->dtype);
         call.reset = mode == EW_REDUCE_OVERWRITE && count > 0;
         call.reset_value = identity_of(output->reduce, output->dtype);

@@ -33,6 +33,7 @@ typedef struct {
     /* the operands in messages, the arrays then the inputs: ew_kernel_create's "out", a kernel of
      * outputs' "outputs[k]" (k among all its outputs); their strides' likewise */
     const char *names[EW_PLAN_MAX_CALL_POINTERS], *strides_names[EW_PLAN_MAX_CALL_POINTERS];
+    const char *reduction_name; /* its scalar's, "outputs[k]"; NULL without a reduction */
 } ewi_user_kernel_t;
 
 /* A kernel object for spec on handle without code: launches check their arguments as for a compiled

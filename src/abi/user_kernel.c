@@ -526,7 +526,6 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
     const char *const *names = kernel->names, *const *strides = kernel->strides_names;
     const int n_arrays = kernel->n_arrays, n_inputs = kernel->spec.n_inputs, count = n_arrays + n_inputs;
     ew_view_t views[EW_LAYOUT_MAX_OPERANDS];
-    const char *view_names[EW_LAYOUT_MAX_OPERANDS];
     unsigned outputs = 1u;
     for (int a = 0; a < n_arrays; ++a) {
         const int k = a == 0 ? 0 : n_inputs + a;
@@ -539,8 +538,6 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
             (ew_view_t){inputs != NULL ? names[n_arrays + i] : "inputs", strides[n_arrays + i],
                         inputs != NULL ? inputs[i] : NULL, in_strides != NULL ? in_strides[i] : NULL,
                         ew_dtype_size(kernel->spec.in_dtypes[i])};
-    for (int k = 0; k < count; ++k)
-        view_names[k] = views[k].name;
     ew_layout_t layout;
     ew_status_t status = ew_layout_make(ndim, shape, count, outputs, views, &layout);
     if (status != EW_SUCCESS)
@@ -562,8 +559,11 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
         uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
-        for (int k = 0; k < count; ++k)
+        const char *view_names[EW_LAYOUT_MAX_OPERANDS];
+        for (int k = 0; k < count; ++k) {
             ew_layout_span(&layout, k, &lo[k], &hi[k]);
+            view_names[k] = views[k].name;
+        }
         if ((status = take_scalar(kernel, handle, scalar, count, view_names, lo, hi, &how)) != EW_SUCCESS)
             return status;
     }

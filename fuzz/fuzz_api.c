@@ -816,7 +816,6 @@ static void span_of(const views_t *views, const model_operand_t *p, int64_t n, m
     *hi = (model_int)p->address + (above + 1) * (model_int)p->size;
 }
 
-
 /* The message names `word` as a whole word. */
 static int message_has_word(const char *message, const char *word)
 {

@@ -705,17 +705,19 @@ static ew_status_t compile(nvrtcProgram handle, const char *arch, ewi_kernel_bin
 {
     char architecture[32];
     snprintf(architecture, sizeof architecture, "--gpu-architecture=%s", arch);
-    const char *options[] = {
-        architecture,
-        "-std=c++17",
-        "--diag-error=940", /* a body that can end without returning: an error, not garbage at run time */
-        "-default-device",  /* the program is device code: the plan's C prototypes and a user's helper
-                             * functions need no __device__ */
+    /* -default-device: the program is device code, so the plan's C prototypes and a user's helper
+     * functions need no __device__; --diag-error=940: a body that can end without returning is an
+     * error, not garbage at run time */
+    const char *options[6] = {architecture, "-std=c++17", "--diag-error=940", "-default-device"};
+    int count = 4;
 #ifdef EW_GENERIC_CONVERSIONS
-        "-DEW_GENERIC_CONVERSIONS", /* the same conversion paths as the catalogue of this build */
+    options[count++] = "-DEW_GENERIC_CONVERSIONS"; /* the catalogue's conversion paths in this build */
 #endif
-    };
-    const nvrtcResult result = nvrtc.compile(handle, (int)(sizeof options / sizeof options[0]), options);
+    /* NVRTC 12.9 and later also keep each program in the driver's compute cache (~/.nv), looked up and
+     * stored on every compile: the library's caches already hold it, where the user put them. */
+    if (nvrtc.major > 12 || (nvrtc.major == 12 && nvrtc.minor >= 9))
+        options[count++] = "--no-cache";
+    const nvrtcResult result = nvrtc.compile(handle, count, options);
     size_t log_size = 0;
     if (nvrtc.log_size(handle, &log_size) == NVRTC_SUCCESS && log_size > 1 &&
         (binary->log = malloc(log_size)) != NULL && nvrtc.log(handle, binary->log) != NVRTC_SUCCESS) {

@@ -96,6 +96,25 @@ ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *s
     return ew_launch_flat(set, &call, &plan, functor, how);
 }
 
+void ewi_operand_spans(int64_t n, const ewi_operand_t *operands, int count, const char *names[],
+                       uintptr_t lo[], uintptr_t hi[])
+{
+    for (int k = 0; k < count; ++k) {
+        names[k] = operands[k].name;
+        lo[k] = (uintptr_t)operands[k].address;
+        hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
+    }
+}
+
+void ewi_view_spans(const ew_layout_t *layout, const ew_view_t *views, int count, const char *names[],
+                    uintptr_t lo[], uintptr_t hi[])
+{
+    for (int k = 0; k < count; ++k) {
+        names[k] = views[k].name;
+        ew_layout_span(layout, k, &lo[k], &hi[k]);
+    }
+}
+
 ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size, int count,
                                        const char *const names[], const uintptr_t lo[], const uintptr_t hi[])
 {
@@ -151,11 +170,7 @@ ew_status_t ewi_run(ewi_handle_t *handle, const ew_kernel_set_t *set, int64_t n,
         ew_status_t status = ewi_check_operands(n, operands, 1, count);
         uintptr_t lo[EW_PLAN_MAX_POINTERS], hi[EW_PLAN_MAX_POINTERS];
         const char *names[EW_PLAN_MAX_POINTERS];
-        for (int k = 0; k < count; ++k) {
-            lo[k] = (uintptr_t)operands[k].address;
-            hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
-            names[k] = operands[k].name;
-        }
+        ewi_operand_spans(n, operands, count, names, lo, hi);
         if (status != EW_SUCCESS || (status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
             return status;
     }

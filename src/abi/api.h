@@ -115,6 +115,15 @@ static inline int ewi_overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintpt
 ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size, int count,
                                        const char *const names[], const uintptr_t lo[], const uintptr_t hi[]);
 
+/* The byte spans [lo[k], hi[k]) and names of count operands of n elements each, which a scalar is
+ * checked against (ewi_check_scalars, ewi_check_reduction_scalar). */
+void ewi_operand_spans(int64_t n, const ewi_operand_t *operands, int count, const char *names[],
+                       uintptr_t lo[], uintptr_t hi[]);
+
+/* The same of a layout's count operands (views: their names). */
+void ewi_view_spans(const ew_layout_t *layout, const ew_view_t *views, int count, const char *names[],
+                    uintptr_t lo[], uintptr_t hi[]);
+
 /* The end of a device float at address, at the top of the address space the last address. */
 static inline uintptr_t ewi_float_end(uintptr_t address)
 {

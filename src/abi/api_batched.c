@@ -36,13 +36,10 @@ static ew_status_t check_scalar(const list_call_t *call, int64_t i, int64_t n, c
 {
     const char *names[EW_PLAN_MAX_CALL_POINTERS];
     uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
-    for (int j = 0; j < pointers && n > 0; ++j) { /* ewi_check_operands has bounded each span */
-        names[j] = operands[j].name;
-        lo[j] = (uintptr_t)operands[j].address;
-        hi[j] = lo[j] + (uintptr_t)n * operands[j].elem_size;
-    }
-    const ew_status_t status = ewi_check_reduction_scalar(
-        call->scalar_name, call->scalar[i], call->scalar_size, n > 0 ? pointers : 0, names, lo, hi);
+    const int spans = n > 0 ? pointers : 0; /* ewi_check_operands has bounded each span */
+    ewi_operand_spans(n, operands, spans, names, lo, hi);
+    const ew_status_t status = ewi_check_reduction_scalar(call->scalar_name, call->scalar[i],
+                                                          call->scalar_size, spans, names, lo, hi);
     return status == EW_SUCCESS ? EW_SUCCESS : fail_entry(status, i);
 }
 

@@ -43,10 +43,7 @@ ew_status_t ewi_run_strided(ewi_handle_t *handle, const ew_kernel_set_t *set, in
     if (params->scale != NULL || params->reduction != NULL) {
         uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
         const char *names[EW_LAYOUT_MAX_OPERANDS];
-        for (int k = 0; k < count; ++k) {
-            ew_layout_span(&layout, k, &lo[k], &hi[k]);
-            names[k] = views[k].name;
-        }
+        ewi_view_spans(&layout, views, count, names, lo, hi);
         if ((status = ewi_check_scalars(params, count, names, lo, hi)) != EW_SUCCESS)
             return status;
     }

@@ -412,12 +412,10 @@ static ew_status_t launch_flat(ewi_user_kernel_t *kernel, ewi_handle_t *handle, 
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
         uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
-        for (int k = 0; k < count; ++k) {
-            lo[k] = (uintptr_t)operands[k].address;
-            hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
-        }
-        if ((status = take_scalar(kernel, handle, scalar, inputs != NULL ? count : outputs, names, lo, hi,
-                                  &how)) != EW_SUCCESS)
+        const char *span_names[EW_PLAN_MAX_CALL_POINTERS];
+        const int given = inputs != NULL ? count : outputs;
+        ewi_operand_spans(n, operands, given, span_names, lo, hi);
+        if ((status = take_scalar(kernel, handle, scalar, given, span_names, lo, hi, &how)) != EW_SUCCESS)
             return status;
     }
     if (n == 0) { /* an overwritten scalar still gets the value over nothing */
@@ -560,10 +558,7 @@ static ew_status_t launch_strided(ewi_user_kernel_t *kernel, ewi_handle_t *handl
     if (scalar != NULL) {
         uintptr_t lo[EW_LAYOUT_MAX_OPERANDS], hi[EW_LAYOUT_MAX_OPERANDS];
         const char *view_names[EW_LAYOUT_MAX_OPERANDS];
-        for (int k = 0; k < count; ++k) {
-            ew_layout_span(&layout, k, &lo[k], &hi[k]);
-            view_names[k] = views[k].name;
-        }
+        ewi_view_spans(&layout, views, count, view_names, lo, hi);
         if ((status = take_scalar(kernel, handle, scalar, count, view_names, lo, hi, &how)) != EW_SUCCESS)
             return status;
     }

@@ -542,36 +542,32 @@ static void batched_launches_are_checked(void **state)
     const void *const *inputs[2] = {in0, in1}, *const * null_inputs[2] = {null_in, in1};
     const double p = 2.0;
 
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, &p, params, NULL),
-        EW_ERROR_INVALID_VALUE, "params and entry_params", "both");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "no parameters", "takes 1");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, NULL, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "outputs NULL", "outputs");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, NULL, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "inputs NULL", "inputs");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, -1, n, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "a negative count", "count");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, NULL, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "n NULL", "n is NULL");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, negative, outputs, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "a negative n", "entry 1: n = -1");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, misaligned, EW_REDUCE_OVERWRITE, inputs, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "an f16 array at an odd address", "entry 1: outputs[1]");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, null_inputs, &p, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "a NULL input", "entry 1: inputs[0]");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL,
-                                               (const double *)(a[0] + 4), NULL),
-                      EW_ERROR_INVALID_VALUE, "misaligned entry_params", "entry_params");
+    /* each refused call: its arguments but the mode (an overwrite) and the stream, what it shows, and the
+     * word its message names */
+    const struct {
+        int64_t count;
+        const int64_t *n;
+        void *const *const *outputs;
+        const void *const *const *inputs;
+        const double *params, *entry_params;
+        const char *what, *word;
+    } refused[] = {
+        {2, n, outputs, inputs, &p, params, "params and entry_params", "both"},
+        {2, n, outputs, inputs, NULL, NULL, "no parameters", "takes 1"},
+        {2, n, NULL, inputs, &p, NULL, "outputs NULL", "outputs"},
+        {2, n, outputs, NULL, &p, NULL, "inputs NULL", "inputs"},
+        {-1, n, outputs, inputs, &p, NULL, "a negative count", "count"},
+        {2, NULL, outputs, inputs, &p, NULL, "n NULL", "n is NULL"},
+        {2, negative, outputs, inputs, &p, NULL, "a negative n", "entry 1: n = -1"},
+        {2, n, misaligned, inputs, &p, NULL, "an f16 array at an odd address", "entry 1: outputs[1]"},
+        {2, n, outputs, null_inputs, &p, NULL, "a NULL input", "entry 1: inputs[0]"},
+        {2, n, outputs, inputs, NULL, (const double *)(a[0] + 4), "misaligned entry_params", "entry_params"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k)
+        assert_refused_as(ew_kernel_launch_batched(kernel, refused[k].count, refused[k].n, refused[k].outputs,
+                                                   EW_REDUCE_OVERWRITE, refused[k].inputs, refused[k].params,
+                                                   refused[k].entry_params, NULL),
+                          EW_ERROR_INVALID_VALUE, refused[k].what, refused[k].word);
     /* nothing to run: no check of the device */
     assert_int_equal(
         ew_kernel_launch_batched(kernel, 0, NULL, NULL, EW_REDUCE_OVERWRITE, NULL, NULL, NULL, NULL),

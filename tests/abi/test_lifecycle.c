@@ -624,42 +624,37 @@ static void batched_reduction_launches_are_checked(void **state)
     const void *const in0[2] = {x[0], x[1]};
     const void *const *inputs[1] = {in0};
 #define OUTPUTS(scalars) ((void *const *const[3]){out0, scalars, out2})
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(apart), (ew_reduce_mode_t)7, inputs, NULL, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "a mode outside the enum", "mode");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(NULL), EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "the scalars NULL", "outputs[1] is NULL");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(null_one), EW_REDUCE_OVERWRITE, inputs,
-                                               NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a NULL scalar",
-                      "entry 1: outputs[1] (the reduction's scalar) is NULL");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, empty_last, OUTPUTS(null_one), EW_REDUCE_ACCUMULATE,
-                                               inputs, NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "an empty entry's NULL scalar", "entry 1: outputs[1]");
-    assert_refused_as(
-        ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(odd), EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
-        EW_ERROR_INVALID_VALUE, "a double scalar at 4 bytes", "entry 0: outputs[1]");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(in_input), EW_REDUCE_OVERWRITE, inputs,
-                                               NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a scalar inside its input",
-                      "entry 1: outputs[1] (the reduction's "
-                      "scalar) lies inside inputs[0]");
-    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, OUTPUTS(in_array), EW_REDUCE_OVERWRITE, inputs,
-                                               NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a scalar inside its f16 array", "lies inside outputs[2]");
-    assert_refused_as(ew_kernel_launch_batched(on_checked, 2, n, OUTPUTS(in_other), EW_REDUCE_OVERWRITE,
-                                               inputs, NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "a scalar inside another entry's input (EW_CHECK_POINTERS)",
-                      "entry 0: outputs[1]");
     /* another entry's array over a scalar, the other way round */
     _Alignas(16) static uint8_t pool[4096];
     void *const on_scalar[2] = {a[0], pool}, *const under[2] = {pool + 8, &sums[1]};
-    assert_refused_as(ew_kernel_launch_batched(on_checked, 2, n,
-                                               ((void *const *const[3]){on_scalar, under, out2}),
-                                               EW_REDUCE_OVERWRITE, inputs, NULL, NULL, NULL),
-                      EW_ERROR_INVALID_VALUE, "an array over another entry's scalar (EW_CHECK_POINTERS)",
-                      "overlaps outputs[1] of entry 0");
+    /* each refused call: its kernel, n, outputs and mode, what it shows, and the word its message names */
+    const struct {
+        ew_kernel_t kernel;
+        const int64_t *n;
+        void *const *const *outputs;
+        ew_reduce_mode_t mode;
+        const char *what, *word;
+    } refused[] = {
+        {kernel, n, OUTPUTS(apart), (ew_reduce_mode_t)7, "a mode outside the enum", "mode"},
+        {kernel, n, OUTPUTS(NULL), EW_REDUCE_OVERWRITE, "the scalars NULL", "outputs[1] is NULL"},
+        {kernel, n, OUTPUTS(null_one), EW_REDUCE_OVERWRITE, "a NULL scalar",
+         "entry 1: outputs[1] (the reduction's scalar) is NULL"},
+        {kernel, empty_last, OUTPUTS(null_one), EW_REDUCE_ACCUMULATE, "an empty entry's NULL scalar",
+         "entry 1: outputs[1]"},
+        {kernel, n, OUTPUTS(odd), EW_REDUCE_OVERWRITE, "a double scalar at 4 bytes", "entry 0: outputs[1]"},
+        {kernel, n, OUTPUTS(in_input), EW_REDUCE_OVERWRITE, "a scalar inside its input",
+         "entry 1: outputs[1] (the reduction's scalar) lies inside inputs[0]"},
+        {kernel, n, OUTPUTS(in_array), EW_REDUCE_OVERWRITE, "a scalar inside its f16 array",
+         "lies inside outputs[2]"},
+        {on_checked, n, OUTPUTS(in_other), EW_REDUCE_OVERWRITE,
+         "a scalar inside another entry's input (EW_CHECK_POINTERS)", "entry 0: outputs[1]"},
+        {on_checked, n, ((void *const *const[3]){on_scalar, under, out2}), EW_REDUCE_OVERWRITE,
+         "an array over another entry's scalar (EW_CHECK_POINTERS)", "overlaps outputs[1] of entry 0"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k)
+        assert_refused_as(ew_kernel_launch_batched(refused[k].kernel, 2, refused[k].n, refused[k].outputs,
+                                                   refused[k].mode, inputs, NULL, NULL, NULL),
+                          EW_ERROR_INVALID_VALUE, refused[k].what, refused[k].word);
     /* nothing to fold and nothing to reset: no check of the device */
     assert_int_equal(
         ew_kernel_launch_batched(kernel, 0, NULL, NULL, EW_REDUCE_OVERWRITE, NULL, NULL, NULL, NULL),

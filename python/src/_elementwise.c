@@ -297,6 +297,15 @@ static int operand_error(const operand_t *op, PyObject *exc, const char *sep, co
     return -1;
 }
 
+/* op on the call's device, or a ValueError naming both (an operand of no known device passes). */
+static int check_device(const operand_t *op, int device)
+{
+    if (op->device < 0 || op->device == device)
+        return 0;
+    return operand_error(op, PyExc_ValueError, " ", "is on device %d but the call runs on device %d",
+                         op->device, device);
+}
+
 static PyObject *operand_shape(const operand_t *op)
 {
     return int64_tuple(op->ndim, op->shape);
@@ -937,11 +946,8 @@ static int pick_handle(PyObject *handle_obj, operand_t **ops, int n, ew_handle_t
             return -1;
     }
     for (int i = 0; i < n; i++)
-        if (ops[i] && ops[i]->device >= 0 && ops[i]->device != *device) {
-            operand_error(ops[i], PyExc_ValueError, " ", "is on device %d but the call runs on device %d", ops[i]->device,
-                          *device);
+        if (ops[i] && check_device(ops[i], *device))
             return -1;
-        }
     return 0;
 }
 
@@ -2328,9 +2334,8 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
             Py_XDECREF(strides);
             return -1;
         }
-        if (op->device >= 0 && op->device != device)
-            return operand_error(op, PyExc_ValueError, " ", "is on device %d but the call runs on device %d", op->device,
-                                 device);
+        if (check_device(op, device))
+            return -1;
     }
     if (first && c->family != CAST && same_dtype(out, entry + 1, n_lists))
         return -1;
@@ -2995,9 +3000,8 @@ static int check_kernel_entry(operand_t *const *ops, int n_out, int n_in, const 
             Py_XDECREF(strides);
             return -1;
         }
-        if (op->device >= 0 && op->device != device)
-            return operand_error(op, PyExc_ValueError, " ", "is on device %d but the call runs on device %d",
-                                 op->device, device);
+        if (check_device(op, device))
+            return -1;
     }
     return 0;
 }
@@ -3215,13 +3219,8 @@ static PyObject *py_kernel_launch_batched(PyObject *self, PyObject *const *args,
                     goto entry_done;
                 scalar_open = 1;
                 if (check_stream(&scalar, slots[KW_STREAM], stream) || operand_export(&scalar, stream) ||
-                    check_scalar(&scalar, dtype))
+                    check_scalar(&scalar, dtype) || check_device(&scalar, device))
                     goto entry_done;
-                if (scalar.device >= 0 && scalar.device != device) {
-                    operand_error(&scalar, PyExc_ValueError, " ",
-                                  "is on device %d but the call runs on device %d", scalar.device, device);
-                    goto entry_done;
-                }
             } else {
                 int64_t none[1] = {0};
                 if (!(scalar_made = allocate_output(&scalar, &in[0], 0, none, dtype,

@@ -96,16 +96,6 @@ ew_status_t ewi_launch_flat(const ewi_handle_t *handle, const ew_kernel_set_t *s
     return ew_launch_flat(set, &call, &plan, functor, how);
 }
 
-void ewi_operand_spans(int64_t n, const ewi_operand_t *operands, int count, const char *names[],
-                       uintptr_t lo[], uintptr_t hi[])
-{
-    for (int k = 0; k < count; ++k) {
-        names[k] = operands[k].name;
-        lo[k] = (uintptr_t)operands[k].address;
-        hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
-    }
-}
-
 void ewi_view_spans(const ew_layout_t *layout, const ew_view_t *views, int count, const char *names[],
                     uintptr_t lo[], uintptr_t hi[])
 {

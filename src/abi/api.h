@@ -115,10 +115,19 @@ static inline int ewi_overlaps(uintptr_t a, uintptr_t a_end, uintptr_t b, uintpt
 ew_status_t ewi_check_reduction_scalar(const char *name, const void *address, size_t size, int count,
                                        const char *const names[], const uintptr_t lo[], const uintptr_t hi[]);
 
-/* The byte spans [lo[k], hi[k]) and names of count operands of n elements each, which a scalar is
- * checked against (ewi_check_scalars, ewi_check_reduction_scalar). */
-void ewi_operand_spans(int64_t n, const ewi_operand_t *operands, int count, const char *names[],
-                       uintptr_t lo[], uintptr_t hi[]);
+/* The byte spans [lo[k], hi[k]) and names (unless names is NULL: the caller has them) of count operands
+ * of n elements each, which a scalar is checked against (ewi_check_scalars, ewi_check_reduction_scalar).
+ * Inline: a list's check calls it per entry. */
+static inline void ewi_operand_spans(int64_t n, const ewi_operand_t *operands, int count, const char *names[],
+                                     uintptr_t lo[], uintptr_t hi[])
+{
+    for (int k = 0; k < count; ++k) {
+        if (names != NULL)
+            names[k] = operands[k].name;
+        lo[k] = (uintptr_t)operands[k].address;
+        hi[k] = lo[k] + (uintptr_t)n * operands[k].elem_size;
+    }
+}
 
 /* The same of a layout's count operands (views: their names). */
 void ewi_view_spans(const ew_layout_t *layout, const ew_view_t *views, int count, const char *names[],

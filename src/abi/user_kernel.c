@@ -412,10 +412,9 @@ static ew_status_t launch_flat(ewi_user_kernel_t *kernel, ewi_handle_t *handle, 
     ew_launch_t how = ewi_launch_of(handle, stream);
     if (scalar != NULL) {
         uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
-        const char *span_names[EW_PLAN_MAX_CALL_POINTERS];
         const int given = inputs != NULL ? count : outputs;
-        ewi_operand_spans(n, operands, given, span_names, lo, hi);
-        if ((status = take_scalar(kernel, handle, scalar, given, span_names, lo, hi, &how)) != EW_SUCCESS)
+        ewi_operand_spans(n, operands, given, NULL, lo, hi); /* the operands' names are the kernel's */
+        if ((status = take_scalar(kernel, handle, scalar, given, names, lo, hi, &how)) != EW_SUCCESS)
             return status;
     }
     if (n == 0) { /* an overwritten scalar still gets the value over nothing */

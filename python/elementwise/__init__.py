@@ -25,6 +25,14 @@ scalars, read and written on the GPU, so nothing synchronizes::
     q = ew.quantize(x, "f8e4m3", scale)  # saturate(x * scale); amax=, amax_mode= for delayed scaling
     y = ew.dequantize(q, "bf16", 1.0 / scale)
 
+Their list forms take one scale an entry, a float32 device array of len(xs) elements (entry i's at
+scale[i]), and give each entry's amax, or one shared by the list, in the few launches of one call::
+
+    amaxes = ew.amax_batched(xs)                          # (len(xs),) float32: entry i's max |x| at [i]
+    qs = ew.quantize_batched(xs, "f8e4m3", 448.0 / amaxes)   # outs[i] = saturate(xs[i] * scale[i])
+    ew.quantize_batched(xs, "f8e4m3", scales, amax=history, amax_mode="accumulate", outs=qs)
+    ys = ew.dequantize_batched(qs, "bf16", amaxes / 448.0)
+
 Block-scaled casts (libelementwise 1.2): MX (blocks of 32, e8m0 scales: MXFP8, MXFP4) and NVFP4
 (blocks of 16, e4m3 scales and a global scale) along the last dimension, bit for bit torchao's
 reference functions; float4 packs two elements a byte, as torch.float4_e2m1fn_x2::
@@ -72,7 +80,7 @@ __all__ = [
     "add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
     "quantize_blocks", "dequantize_blocks", "block_scales_shape",
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
-    "unary_batched", "binary_batched",
+    "unary_batched", "binary_batched", "quantize_batched", "dequantize_batched", "amax_batched",
     "default_handle", "is_supported", "dtype_name", "dtype_size", "dtype_bits", "library_version", "library_path",
     "Kernel", "kernel_cache_counts", "kernel_cache_fill",
 ]
@@ -331,10 +339,14 @@ cast_batched = _ext.cast_batched
 scale_add_batched = _ext.scale_add_batched
 unary_batched = _ext.unary_batched
 binary_batched = _ext.binary_batched
+quantize_batched = _ext.quantize_batched
+dequantize_batched = _ext.dequantize_batched
+amax_batched = _ext.amax_batched
 
 _OPERATIONS = ("add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
                "quantize_blocks", "dequantize_blocks", "add_batched", "mul_batched", "relu_batched", "cast_batched",
-               "scale_add_batched", "unary_batched", "binary_batched")
+               "scale_add_batched", "unary_batched", "binary_batched", "quantize_batched", "dequantize_batched",
+               "amax_batched")
 
 
 class _Closing:

@@ -1243,6 +1243,91 @@ static void test_scaled_strided(void **state)
                                         IN_A, broadcast, SCALE, NULL));
 }
 
+/* The list forms: a dead handle, pairs outside the lists, count and n, the scales' array and the amax
+ * scalars (NULL, misaligned, inside an entry's own operands or each other), and valid lists, with each
+ * entry's own amax, one shared, or none, reach the device. */
+static void test_scaled_lists(void **state)
+{
+    (void)state;
+    const int64_t n[] = {N, 0, 7};
+    void *const out[] = {OUT, ADDR(0x100000100000ull), ADDR(0x100000200000ull)};
+    const void *const x[] = {IN_A, ADDR(0x200000100000ull), ADDR(0x200000200000ull)};
+    float *const own[] = {AMAX, AMAX + 1, AMAX + 2}, *const shared[] = {AMAX, AMAX, AMAX};
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                ew_quantize_batched(NULL, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE, own, OVERWRITE, NULL),
+                "handle");
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                ew_dequantize_batched(NULL, EW_F32, EW_F8E4M3, 3, n, out, x, SCALE, NULL), "handle");
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE, ew_amax_batched(NULL, EW_F32, 3, n, x, own, OVERWRITE, NULL),
+                "handle");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_quantize_batched(h, EW_F16, EW_F32, 3, n, out, x, SCALE, own, OVERWRITE, NULL),
+                "quantize");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_dequantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE, NULL), "dequantize");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_amax_batched(h, EW_I32, 3, n, x, own, OVERWRITE, NULL), "amax");
+    /* count and n */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, -1, n, out, x, SCALE, own, OVERWRITE, NULL),
+                "count");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, (const int64_t[]){N, -2, 7}, out, x, SCALE, own,
+                                    OVERWRITE, NULL),
+                "entry 1", "n = -2");
+    assert_int_equal(
+        ew_quantize_batched(h, EW_F8E4M3, EW_F32, 0, NULL, NULL, NULL, NULL, NULL, OVERWRITE, NULL),
+        EW_SUCCESS);
+    assert_int_equal(ew_dequantize_batched(h, EW_F16, EW_F8E5M2, 0, NULL, NULL, NULL, NULL, NULL),
+                     EW_SUCCESS);
+    assert_int_equal(ew_amax_batched(h, EW_BF16, 0, NULL, NULL, NULL, ACCUMULATE, NULL), EW_SUCCESS);
+    /* the scales: count floats in device memory, none inside its entry's out */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, NULL, own, OVERWRITE, NULL), "scale",
+                "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize_batched(h, EW_F32, EW_F8E4M3, 3, n, out, x, NULL, NULL),
+                "scale_inv", "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x,
+                                    (const float *)ADDR(0x400000000002ull), own, OVERWRITE, NULL),
+                "scale", "aligned");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x,
+                                    (const float *)ADDR(0x100000200000ull - 8), own, OVERWRITE, NULL),
+                "entry 2", "scale[2] lies inside out");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, (const float *)(UINTPTR_MAX - 7), own,
+                                    OVERWRITE, NULL),
+                "scale", "address space");
+    /* the amax scalars: a mode, non-NULL entries, none inside its entry's operands or scale */
+    EXPECT_FAIL(
+        EW_ERROR_INVALID_VALUE,
+        ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE, own, (ew_reduce_mode_t)9, NULL),
+        "amax_mode");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax_batched(h, EW_F32, 3, n, x, own, (ew_reduce_mode_t)-1, NULL),
+                "mode");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax_batched(h, EW_F32, 3, n, x, NULL, OVERWRITE, NULL), "amax",
+                "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE,
+                                    (float *const[]){AMAX, NULL, AMAX}, OVERWRITE, NULL),
+                "entry 1", "amax", "NULL");
+    EXPECT_FAIL(
+        EW_ERROR_INVALID_VALUE,
+        ew_amax_batched(h, EW_F32, 3, n, x, (float *const[]){AMAX, AMAX, (float *)x[2] + 3}, OVERWRITE, NULL),
+        "entry 2", "amax", "lies inside x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE,
+                                    (float *const[]){AMAX, (float *)SCALE + 1, AMAX}, OVERWRITE, NULL),
+                "entry 1", "amax", "lies inside scale");
+    /* valid lists */
+    EXPECT_DEVICE(ew_quantize_batched(h, EW_F8E4M3, EW_BF16, 3, n, out, x, SCALE, own, OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_quantize_batched(h, EW_F8E5M2, EW_F64, 3, n, out, x, SCALE, shared, ACCUMULATE, NULL));
+    EXPECT_DEVICE(
+        ew_quantize_batched(h, EW_F8E4M3, EW_F16, 3, n, out, x, SCALE, NULL, (ew_reduce_mode_t)9, NULL));
+    EXPECT_DEVICE(ew_dequantize_batched(h, EW_F32, EW_F8E5M2, 3, n, out, x, SCALE, NULL));
+    EXPECT_DEVICE(ew_amax_batched(h, EW_F16, 3, n, x, shared, OVERWRITE, NULL));
+}
+
 /* Valid calls of every pair reach the device check, large n included. */
 static void test_scaled_valid_calls(void **state)
 {
@@ -1841,6 +1926,7 @@ int main(void)
         cmocka_unit_test(test_scaled_overlaps),
         cmocka_unit_test(test_scaled_strided),
         cmocka_unit_test(test_scaled_valid_calls),
+        cmocka_unit_test(test_scaled_lists),
         cmocka_unit_test(test_blocks_scales_shape),
         cmocka_unit_test(test_blocks_handles),
         cmocka_unit_test(test_blocks_formats_and_dtypes),

@@ -219,8 +219,11 @@ static int current_action;
 static int dtype_valid(int d) { return d >= EW_BOOL && d <= FUZZ_LAST_DTYPE; }
 static int is_fp8(int d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
 static int is_float(int d) { return d == EW_F16 || d == EW_BF16 || d == EW_F32 || d == EW_F64; } /* not fp8 */
-/* The block dtypes (since 1.2) belong to the block-scaled casts alone: no op, no user kernel takes them. */
-static int is_block_dtype(int d) { return d == EW_F8E8M0 || d == EW_F4E2M1; }
+/* The block dtype e2m1 (since 1.2) belongs to the block-scaled casts alone: no op, no user kernel takes
+ * it. e8m0, their scales, is a dtype of the cast and of user kernels too. */
+static int is_block_dtype(int d) { return d == EW_F4E2M1; }
+/* The 1-byte floats: the cast takes them, add, mul, relu and scale_add do not. */
+static int cast_only(int d) { return is_fp8(d) || d == EW_F8E8M0; }
 static int op_dtype_valid(int d) { return dtype_valid(d) && !is_block_dtype(d); }
 static size_t spec_size(int d)
 {
@@ -239,8 +242,8 @@ static int catalogue_has(int op, int out, int in)
     case EW_OP_CAST: return 1;
     case EW_OP_ADD:
     case EW_OP_MUL:
-    case EW_OP_SCALE_ADD: return out == in && !is_fp8(out);
-    case EW_OP_RELU: return out == in && !is_fp8(out) && out != EW_BOOL;
+    case EW_OP_SCALE_ADD: return out == in && !cast_only(out);
+    case EW_OP_RELU: return out == in && !cast_only(out) && out != EW_BOOL;
     case EW_OP_QUANTIZE: return is_fp8(out) && is_float(in);
     case EW_OP_DEQUANTIZE: return is_float(out) && is_fp8(in);
     case EW_OP_AMAX: return out == in && is_float(out);

@@ -352,14 +352,15 @@ INFO_CASES = [(1, 9, 9), (4, 1, 12), (3, 1, 1), (5, 11, 11), (0, 0, 0), (PAST_OP
               (OP["quantize"], DT["f8e4m3"], DT["f64"]), (OP["quantize"], DT["f16"], DT["f32"]),
               (OP["dequantize"], DT["bf16"], DT["f8e5m2"]), (OP["dequantize"], DT["f8e4m3"], DT["f8e4m3"]),
               (OP["amax"], DT["f32"], DT["f32"]), (OP["amax"], DT["f32"], DT["f16"]), (OP["amax"], DT["i8"], DT["i8"]),
-              (OP["cast"], DT["f4e2m1"], DT["f32"]), (OP["cast"], DT["f8e8m0"], DT["f8e8m0"]),  # block dtypes: no op
-              (OP["quantize"], DT["f4e2m1"], DT["bf16"]), (OP["dequantize"], DT["f32"], DT["f8e8m0"])]
+              (OP["cast"], DT["f4e2m1"], DT["f32"]), (OP["quantize"], DT["f4e2m1"], DT["bf16"]),  # e2m1: no op
+              (OP["cast"], DT["f8e8m0"], DT["f8e8m0"]), (OP["cast"], DT["bool"], DT["f8e8m0"]),  # e8m0: the cast
+              (OP["relu"], DT["f8e8m0"], DT["f8e8m0"]), (OP["dequantize"], DT["f32"], DT["f8e8m0"])]  # alone
 
 seeds = {
     "valid_binary_f32": [make(0), op_call(BINARY, 0, OP["add"], DT["f32"])],
     "valid_unary_cast_scale_add": [
         make(0), op_call(UNARY, 0, OP["relu"], DT["f16"]), op_call(CAST, 0, out=DT["bf16"], src=DT["f32"]),
-        op_call(SCALE_ADD, 0, out=DT["f64"], alpha=alpha(0.5))],
+        op_call(CAST, 0, out=DT["f8e8m0"], src=DT["f64"]), op_call(SCALE_ADD, 0, out=DT["f64"], alpha=alpha(0.5))],
     "n_zero_null_pointers": [
         make(0), op_call(BINARY, 0, OP["mul"], DT["i32"], n=N_ZERO, pointers=[ptr_null()] * 3)],
     "negative_and_huge_n": [
@@ -391,7 +392,7 @@ seeds = {
         op_call(UNARY, 0, OP["relu"], DT["bool"]), op_call(BINARY, 0, OP["add"], DT["f8e4m3"]),
         op_call(CAST, 0, out=0, src=DT["f32"]), op_call(CAST, 0, out=DT["f32"], src=PAST_DTYPE),
         op_call(BINARY, 0, PAST_OP, DT["f32"]), op_call(BINARY, 0, 99999, DT["f32"]),
-        op_call(SCALE_ADD, 0, out=DT["f8e5m2"], alpha=alpha(1.0)),
+        op_call(SCALE_ADD, 0, out=DT["f8e5m2"], alpha=alpha(1.0)), op_call(BINARY, 0, OP["mul"], DT["f8e8m0"]),
         op_call(UNARY, 0, -1, -1)],
     "destroyed_and_null_handles": [
         make(0), bytes([DESTROY, 0]), op_call(BINARY, 0, OP["add"], DT["f32"]), bytes([DESTROY, 0]),

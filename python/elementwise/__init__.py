@@ -13,7 +13,7 @@ pointer, shape, strides, dtype and stream in C and calls the library on the memo
     ew.add(a, b, out=out)                # out = a + b, queued on the tensors' current stream
     c = ew.add(a, b)                     # out=None: c allocated by PyTorch, filled and returned
     ew.scale_add(0.5, a, b, out=out)     # out = 0.5 * a + b (the C call's and BLAS axpy's order)
-    q = ew.cast(a, "f8e4m3")             # any of the 144 dtype pairs (here f16 -> float8_e4m3fn)
+    q = ew.cast(a, "f8e4m3")             # any of the 169 dtype pairs (here f16 -> float8_e4m3fn)
     ew.add(x2d, bias, out=x2d)           # NumPy broadcasting: bias of shape (C,) against (N, C)
     ew.add_batched(as_, bs, outs=outs)   # a list of adds in one launch
 
@@ -102,8 +102,9 @@ class Status(enum.IntEnum):
 
 
 class DType(enum.IntEnum):
-    """ew_dtype_t. F8E8M0 (block scales) and F4E2M1 (two elements a byte, as torch.float4_e2m1fn_x2: an
-    array element is the byte) are the block-scaled casts' alone."""
+    """ew_dtype_t. F8E8M0 (block scales, torch.float8_e8m0fnu) is a dtype of the cast too (every pair, as
+    PyTorch's ``.to``), of no other op; F4E2M1 (two elements a byte, as torch.float4_e2m1fn_x2: an array
+    element is the byte) is the block-scaled casts' alone."""
     BOOL = 1
     I8 = 2
     U8 = 3

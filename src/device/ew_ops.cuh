@@ -422,6 +422,11 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
     } else if constexpr (kIsInteger<Out> && kIsInteger<In>) {
         return static_cast<Out>(static_cast<Unsigned<Out>>(x)); // wrap to the low bits
     } else if constexpr (kSame<Out, double>) {
+        // e8m0's NaN widens as the instruction widens c10's f32 0x7F800001: quiet, the payload moved up
+        // (compilers fold the constant's widening and keep it signalling)
+        if constexpr (kSame<In, F8E8M0>)
+            if (x.bits == 0xFFu)
+                return bits_as<double>(static_cast<uint64_t>(0x7FF8000020000000ull));
         return static_cast<double>(working_value(x)); // integers and f32 exactly or RNE; narrow via float
     } else if constexpr (kSame<Out, float>) {
         return static_cast<float>(working_value(x));

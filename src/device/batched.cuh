@@ -246,8 +246,7 @@ __device__ __forceinline__ void batched_body(const F &f, const BatchedBlock<Byte
             if (i < runs) {
                 OutRun result;
                 apply_run<F, P, A>(f, result, a_in[u], b_in[u], c_in[u], d_in[u]);
-                if constexpr (kWritesOut<F>) // amax's out is NULL: its result is its reduction alone
-                    store_run(out_body, i, result);
+                store_run(out_body, i, result);
             }
         }
     }

@@ -456,7 +456,8 @@ static void kernel_source(const scase_t *c, char *source, size_t size)
     static const char *const types[] = {
         [EW_BOOL] = "bool",     [EW_I8] = "int8_t",   [EW_U8] = "uint8_t",          [EW_I16] = "int16_t",
         [EW_I32] = "int32_t",   [EW_I64] = "int64_t", [EW_F16] = "__half",          [EW_BF16] = "__nv_bfloat16",
-        [EW_F32] = "float",     [EW_F64] = "double",  [EW_F8E4M3] = "__nv_fp8_e4m3", [EW_F8E5M2] = "__nv_fp8_e5m2"};
+        [EW_F32] = "float",     [EW_F64] = "double",  [EW_F8E4M3] = "__nv_fp8_e4m3", [EW_F8E5M2] = "__nv_fp8_e5m2",
+        [EW_F8E8M0] = "__nv_fp8_e8m0"};
     switch (c->op) {
     case EW_OP_ADD: snprintf(source, size, "return ew::add(in0, in1);"); break;
     case EW_OP_MUL: snprintf(source, size, "return ew::mul(in0, in1);"); break;

@@ -87,7 +87,7 @@ static void usage(FILE *to, const char *program, const char *impl)
         "                    us_isolated,gbps_isolated,vs_memcpy_isolated,check (us..vs_memcpy: "
         "back-to-back)\n"
         "  --timing LIST     back-to-back,isolated (default both): the columns to time\n"
-        "  --all             every catalogue entry (all 144 cast pairs) instead of the default set\n"
+        "  --all             every catalogue entry (all 169 cast pairs) instead of the default set\n"
         "  --ops LIST        only these ops (add,mul,relu,cast,scale_add)\n"
         "  --dtypes LIST     only entries whose dtypes are all in LIST (bool,i8,...,f8e5m2)\n"
         "  --offsets LIST    aligned,same,mixed (default all; same = +1 element on every pointer,\n"

@@ -53,7 +53,7 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # Later 1.x versions only append to the ABI: anything built against this version runs on newer ones.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "${PROJECT_DESCRIPTION} - shared library
-Precompiled, vectorized CUDA kernels for add, mul, relu, scale_add and casts over 12 dtypes, behind a
+Precompiled, vectorized CUDA kernels for add, mul, relu, scale_add and casts over 13 dtypes, behind a
 stable C ABI (SONAME libelementwise.so.${PROJECT_VERSION_MAJOR}). Built with CUDA ${EW_CUDA_VERSION}, whose
 runtime it carries: needs an NVIDIA driver of the ${EW_CUDA_DRIVER_SERIES} series or newer.")
 

@@ -206,9 +206,9 @@ static const unsigned judged_actions =
     1u << ACTION_UNARY | 1u << ACTION_BINARY | 1u << ACTION_CAST | 1u << ACTION_SCALE_ADD |
     1u << ACTION_STRIDED | 1u << ACTION_BATCHED | 1u << ACTION_KERNEL_LAUNCH |
     1u << ACTION_KERNEL_LAUNCH_STRIDED | 1u << ACTION_QUANTIZE | 1u << ACTION_QUANTIZE_STRIDED |
-    1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX | 1u << ACTION_BLOCK_SCALES_SHAPE |
-    1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS | 1u << ACTION_KERNEL_LAUNCH_BATCHED |
-    1u << ACTION_KERNEL_LAUNCH_OUTPUTS;
+    1u << ACTION_DEQUANTIZE | 1u << ACTION_DEQUANTIZE_STRIDED | 1u << ACTION_AMAX |
+    1u << ACTION_BLOCK_SCALES_SHAPE | 1u << ACTION_QUANTIZE_BLOCKS | 1u << ACTION_DEQUANTIZE_BLOCKS |
+    1u << ACTION_KERNEL_LAUNCH_BATCHED | 1u << ACTION_KERNEL_LAUNCH_OUTPUTS | 1u << ACTION_SCALED_BATCHED;
 _Static_assert(ACTIONS <= 32, "judged_actions has a bit for every action");
 
 static unsigned long long runs[ACTIONS], judged_valid[ACTIONS], judged_refused[ACTIONS];
@@ -219,8 +219,11 @@ static int current_action;
 static int dtype_valid(int d) { return d >= EW_BOOL && d <= FUZZ_LAST_DTYPE; }
 static int is_fp8(int d) { return d == EW_F8E4M3 || d == EW_F8E5M2; }
 static int is_float(int d) { return d == EW_F16 || d == EW_BF16 || d == EW_F32 || d == EW_F64; } /* not fp8 */
-/* The block dtypes (since 1.2) belong to the block-scaled casts alone: no op, no user kernel takes them. */
-static int is_block_dtype(int d) { return d == EW_F8E8M0 || d == EW_F4E2M1; }
+/* The block dtype e2m1 (since 1.2) belongs to the block-scaled casts alone: no op, no user kernel takes
+ * it. e8m0, their scales, is a dtype of the cast and of user kernels too. */
+static int is_block_dtype(int d) { return d == EW_F4E2M1; }
+/* The 1-byte floats: the cast takes them, add, mul, relu and scale_add do not. */
+static int cast_only(int d) { return is_fp8(d) || d == EW_F8E8M0; }
 static int op_dtype_valid(int d) { return dtype_valid(d) && !is_block_dtype(d); }
 static size_t spec_size(int d)
 {
@@ -239,8 +242,8 @@ static int catalogue_has(int op, int out, int in)
     case EW_OP_CAST: return 1;
     case EW_OP_ADD:
     case EW_OP_MUL:
-    case EW_OP_SCALE_ADD: return out == in && !is_fp8(out);
-    case EW_OP_RELU: return out == in && !is_fp8(out) && out != EW_BOOL;
+    case EW_OP_SCALE_ADD: return out == in && !cast_only(out);
+    case EW_OP_RELU: return out == in && !cast_only(out) && out != EW_BOOL;
     case EW_OP_QUANTIZE: return is_fp8(out) && is_float(in);
     case EW_OP_DEQUANTIZE: return is_float(out) && is_fp8(in);
     case EW_OP_AMAX: return out == in && is_float(out);
@@ -972,6 +975,125 @@ static void action_amax(input_t *in)
     const ew_status_t status =
         ew_amax(h, (ew_dtype_t)dtype, c.n, c.x, (float *)c.amax, (ew_reduce_mode_t)c.mode, take_stream(in));
     judge_scaled("ew_amax", &c, h, status);
+}
+
+/* The scaled casts' lists (ew_quantize_batched, ew_dequantize_batched, ew_amax_batched): fuzzed dtypes,
+ * count, arrays and entries as action_batched's, the scales' array (count floats: NULL, misaligned, inside
+ * entry 0's operands, past the address space's end) and the amax scalars (none, each entry's own, one
+ * shared; NULL, misaligned or on an operand at times). In the library's order: the handle and the pair,
+ * the mode (where an amax is given), the scales' NULL, count, the arrays, the scales' alignment and
+ * span, then entry by entry (judge_entries): the flat rules, its scale outside its out, its amax
+ * non-NULL, aligned, and outside its operands and its scale. */
+static void action_scaled_batched(input_t *in)
+{
+    enum { MAX_ENTRIES = 6 };
+    static const int ops[] = {EW_OP_QUANTIZE, EW_OP_DEQUANTIZE, EW_OP_AMAX};
+    static const char *const whats[] = {"ew_quantize_batched", "ew_dequantize_batched", "ew_amax_batched"};
+    ew_handle_t h = take_handle(in);
+    const int kind = take8(in) % 3, amax_only = kind == SCALED_AMAX;
+    const int out_dtype = take_enum_value(in), in_dtype = amax_only ? out_dtype : take_enum_value(in);
+    const uint8_t c = take8(in);
+    const int64_t count = c < 16 ? -(int64_t)c : c % (MAX_ENTRIES + 1);
+    const uint8_t array_byte = take8(in);
+    const int null_array = array_byte >= 224 ? array_byte % 4 : -1; /* n, out, x, amax */
+    int64_t n[MAX_ENTRIES];
+    const void *out[MAX_ENTRIES], *x[MAX_ENTRIES];
+    const float *amax[MAX_ENTRIES];
+    for (int i = 0; i < MAX_ENTRIES; ++i) {
+        const uint8_t k = take8(in);
+        n[i] = k < 64 ? 0 : k < 200 ? k % 100 : take_n(in);
+        out[i] = take_pointer(in, NULL);
+        x[i] = take_pointer(in, out[i]);
+    }
+    const float *scale = take_scalar(in, out[0], x[0], NULL);
+    const int sharing = take8(in) % 3; /* each entry's own amax, one shared, none */
+    for (int i = 0; i < MAX_ENTRIES; ++i)
+        amax[i] = sharing == 1 && i > 0
+                      ? amax[0]
+                      : take_scalar(in, out[i], x[i], (const float *)((uintptr_t)scale + 4u * i));
+    const int mode = take_mode(in);
+    const int64_t *ns = null_array == 0 ? NULL : n;
+    void *const *outs = null_array == 1 ? NULL : (void *const *)out;
+    const void *const *xs = null_array == 2 ? NULL : x;
+    float *const *amaxs = sharing == 2 || null_array == 3 ? NULL : (float *const *)amax;
+    ew_status_t status;
+    switch (kind) {
+    case SCALED_QUANTIZE:
+        status = ew_quantize_batched(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, count, ns, outs, xs,
+                                     scale, amaxs, (ew_reduce_mode_t)mode, NULL);
+        break;
+    case SCALED_DEQUANTIZE:
+        amaxs = NULL;
+        status = ew_dequantize_batched(h, (ew_dtype_t)out_dtype, (ew_dtype_t)in_dtype, count, ns, outs, xs,
+                                       scale, NULL);
+        break;
+    default:
+        status = ew_amax_batched(h, (ew_dtype_t)in_dtype, count, ns, xs, amaxs, (ew_reduce_mode_t)mode, NULL);
+    }
+    const char *what = whats[kind];
+    if (!check_common(what, h, catalogue_has(ops[kind], out_dtype, in_dtype), status))
+        return;
+    const char *scale_name = kind == SCALED_DEQUANTIZE ? "scale_inv" : "scale";
+    if ((amaxs != NULL || amax_only) && mode != EW_REDUCE_OVERWRITE && mode != EW_REDUCE_ACCUMULATE) {
+        expect_refusal(what, amax_only ? "mode" : "amax_mode", status);
+        return;
+    }
+    if (!amax_only && count > 0 && scale == NULL) {
+        expect_refusal(what, scale_name, status);
+        return;
+    }
+    if (count < 0) {
+        expect_refusal(what, "count", status);
+        return;
+    }
+    const char *null_name = null_array == 0                 ? "n"
+                            : null_array == 1 && !amax_only ? "out"
+                            : null_array == 2               ? (kind == SCALED_DEQUANTIZE ? "q" : "x")
+                            : amax_only && amaxs == NULL    ? "amax"
+                                                            : NULL;
+    if (count > 0 && null_name != NULL) {
+        expect_refusal(what, null_name, status);
+        return;
+    }
+    if (!amax_only && count > 0 &&
+        ((uintptr_t)scale % 4 != 0 ||
+         (model_int)(uintptr_t)scale + 4 * (model_int)count > (model_int)UINTPTR_MAX)) {
+        expect_refusal(what, scale_name, status);
+        return;
+    }
+
+    /* entry by entry: amax takes x in out's place (in place) */
+    const char *const names[2] = {amax_only ? "x" : "out", kind == SCALED_DEQUANTIZE ? "q" : "x"};
+    const size_t sizes[2] = {spec_size(amax_only ? in_dtype : out_dtype), spec_size(in_dtype)};
+    model_verdict_t entries[MAX_ENTRIES];
+    for (int64_t i = 0; i < count; ++i) {
+        entries[i] = (model_verdict_t){.valid = 1};
+        if (n[i] < 0) {
+            model_refuse(&entries[i], "n");
+            continue;
+        }
+        const model_int scale_at = (uintptr_t)scale + 4 * (model_int)i;
+        model_int lo[2] = {0, 0}, hi[2] = {0, 0};
+        if (n[i] > 0) {
+            const void *const pointers[2] = {amax_only ? x[i] : out[i], x[i]};
+            entries[i] = flat_verdict(n[i], 2, names, pointers, sizes);
+            for (int k = 0; k < 2; ++k) {
+                lo[k] = (uintptr_t)pointers[k];
+                hi[k] = lo[k] + (model_int)n[i] * sizes[k];
+            }
+            if (!amax_only && scale_at < hi[0] && lo[0] < scale_at + 4)
+                model_refuse(&entries[i], scale_name);
+        }
+        if (amaxs == NULL)
+            continue;
+        const float *a = amax[i];
+        int bad = a == NULL || (uintptr_t)a % 4 != 0 || scalar_meets(a, lo[0], hi[0]) ||
+                  scalar_meets(a, lo[1], hi[1]);
+        bad |= !amax_only && scalar_meets(a, scale_at, scale_at + 4);
+        if (bad)
+            model_refuse(&entries[i], "amax");
+    }
+    judge_entries(what, count, n, entries, amaxs != NULL && mode == EW_REDUCE_OVERWRITE, status);
 }
 
 /* ---- the block-scaled casts: ew_block_scales_shape, ew_quantize_blocks, ew_dequantize_blocks ---- */
@@ -2117,6 +2239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case ACTION_DEQUANTIZE: action_dequantize(&in, 0); break;
         case ACTION_DEQUANTIZE_STRIDED: action_dequantize(&in, 1); break;
         case ACTION_AMAX: action_amax(&in); break;
+        case ACTION_SCALED_BATCHED: action_scaled_batched(&in); break;
         case ACTION_BLOCK_SCALES_SHAPE: action_block_scales_shape(&in); break;
         case ACTION_QUANTIZE_BLOCKS: action_blocks(&in, 1); break;
         case ACTION_DEQUANTIZE_BLOCKS: action_blocks(&in, 0); break;

@@ -39,7 +39,8 @@
     X(KERNEL_CACHE_FILL_OUTPUTS)                                                                             \
     X(KERNEL_LAUNCH_BATCHED)                                                                                 \
     X(KERNEL_MAKE_OUTPUTS)                                                                                   \
-    X(KERNEL_LAUNCH_OUTPUTS)
+    X(KERNEL_LAUNCH_OUTPUTS)                                                                                 \
+    X(SCALED_BATCHED)
 
 /* The last value of each public enum the harness knows. The seeds' test fails when the header's enum
  * ends elsewhere: a value appended there must be added here and to the harness's model. */

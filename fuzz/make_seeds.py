@@ -55,12 +55,13 @@ NULL_SLOT = SLOTS  # for handles and kernels alike
 (MAKE, DESTROY, CREATE, GET, UNARY, BINARY, CAST, SCALE_ADD, INFO, STRIDED, BATCHED, KERNEL_CREATE, KERNEL_MAKE,
  KERNEL_LAUNCH, KERNEL_LAUNCH_STRIDED, KERNEL_DESTROY, QUANTIZE, QUANTIZE_STRIDED, DEQUANTIZE, DEQUANTIZE_STRIDED,
  AMAX, BLOCK_SCALES_SHAPE, QUANTIZE_BLOCKS, DEQUANTIZE_BLOCKS, KERNEL_CACHE_FILL, KERNEL_CREATE_OUTPUTS,
- KERNEL_CACHE_FILL_OUTPUTS, KERNEL_LAUNCH_BATCHED, KERNEL_MAKE_OUTPUTS, KERNEL_LAUNCH_OUTPUTS) = (ACTION[name] for name in (
+ KERNEL_CACHE_FILL_OUTPUTS, KERNEL_LAUNCH_BATCHED, KERNEL_MAKE_OUTPUTS, KERNEL_LAUNCH_OUTPUTS,
+ SCALED_BATCHED) = (ACTION[name] for name in (
      "MAKE", "DESTROY", "CREATE", "GET", "UNARY", "BINARY", "CAST", "SCALE_ADD", "INFO", "STRIDED", "BATCHED",
      "KERNEL_CREATE", "KERNEL_MAKE", "KERNEL_LAUNCH", "KERNEL_LAUNCH_STRIDED", "KERNEL_DESTROY", "QUANTIZE",
      "QUANTIZE_STRIDED", "DEQUANTIZE", "DEQUANTIZE_STRIDED", "AMAX", "BLOCK_SCALES_SHAPE", "QUANTIZE_BLOCKS",
      "DEQUANTIZE_BLOCKS", "KERNEL_CACHE_FILL", "KERNEL_CREATE_OUTPUTS", "KERNEL_CACHE_FILL_OUTPUTS",
-     "KERNEL_LAUNCH_BATCHED", "KERNEL_MAKE_OUTPUTS", "KERNEL_LAUNCH_OUTPUTS"))
+     "KERNEL_LAUNCH_BATCHED", "KERNEL_MAKE_OUTPUTS", "KERNEL_LAUNCH_OUTPUTS", "SCALED_BATCHED"))
 ARCH = {name: code for code, name in enumerate(table_list("FUZZ_ARCHS"))}
 MX, NVFP4 = FORMATS["EW_BLOCKS_MX"], FORMATS["EW_BLOCKS_NVFP4"]
 ROUND_UP, SWIZZLED = (int(re.search(r"%s = (\d+)" % name, HEADER).group(1))
@@ -351,14 +352,15 @@ INFO_CASES = [(1, 9, 9), (4, 1, 12), (3, 1, 1), (5, 11, 11), (0, 0, 0), (PAST_OP
               (OP["quantize"], DT["f8e4m3"], DT["f64"]), (OP["quantize"], DT["f16"], DT["f32"]),
               (OP["dequantize"], DT["bf16"], DT["f8e5m2"]), (OP["dequantize"], DT["f8e4m3"], DT["f8e4m3"]),
               (OP["amax"], DT["f32"], DT["f32"]), (OP["amax"], DT["f32"], DT["f16"]), (OP["amax"], DT["i8"], DT["i8"]),
-              (OP["cast"], DT["f4e2m1"], DT["f32"]), (OP["cast"], DT["f8e8m0"], DT["f8e8m0"]),  # block dtypes: no op
-              (OP["quantize"], DT["f4e2m1"], DT["bf16"]), (OP["dequantize"], DT["f32"], DT["f8e8m0"])]
+              (OP["cast"], DT["f4e2m1"], DT["f32"]), (OP["quantize"], DT["f4e2m1"], DT["bf16"]),  # e2m1: no op
+              (OP["cast"], DT["f8e8m0"], DT["f8e8m0"]), (OP["cast"], DT["bool"], DT["f8e8m0"]),  # e8m0: the cast
+              (OP["relu"], DT["f8e8m0"], DT["f8e8m0"]), (OP["dequantize"], DT["f32"], DT["f8e8m0"])]  # alone
 
 seeds = {
     "valid_binary_f32": [make(0), op_call(BINARY, 0, OP["add"], DT["f32"])],
     "valid_unary_cast_scale_add": [
         make(0), op_call(UNARY, 0, OP["relu"], DT["f16"]), op_call(CAST, 0, out=DT["bf16"], src=DT["f32"]),
-        op_call(SCALE_ADD, 0, out=DT["f64"], alpha=alpha(0.5))],
+        op_call(CAST, 0, out=DT["f8e8m0"], src=DT["f64"]), op_call(SCALE_ADD, 0, out=DT["f64"], alpha=alpha(0.5))],
     "n_zero_null_pointers": [
         make(0), op_call(BINARY, 0, OP["mul"], DT["i32"], n=N_ZERO, pointers=[ptr_null()] * 3)],
     "negative_and_huge_n": [
@@ -390,7 +392,7 @@ seeds = {
         op_call(UNARY, 0, OP["relu"], DT["bool"]), op_call(BINARY, 0, OP["add"], DT["f8e4m3"]),
         op_call(CAST, 0, out=0, src=DT["f32"]), op_call(CAST, 0, out=DT["f32"], src=PAST_DTYPE),
         op_call(BINARY, 0, PAST_OP, DT["f32"]), op_call(BINARY, 0, 99999, DT["f32"]),
-        op_call(SCALE_ADD, 0, out=DT["f8e5m2"], alpha=alpha(1.0)),
+        op_call(SCALE_ADD, 0, out=DT["f8e5m2"], alpha=alpha(1.0)), op_call(BINARY, 0, OP["mul"], DT["f8e8m0"]),
         op_call(UNARY, 0, -1, -1)],
     "destroyed_and_null_handles": [
         make(0), bytes([DESTROY, 0]), op_call(BINARY, 0, OP["add"], DT["f32"]), bytes([DESTROY, 0]),
@@ -960,6 +962,56 @@ seeds.update({
         kernel_launch_outputs(2, view=k_views(2, [0, 5]), outs=with_(O_REGIONS, o1=ptr_null())),
         kernel_launch_outputs(1, view=k_views(2, [3, 5]), out_strides_null=True, in_strides_null=True),
         kernel_destroy(1), kernel_launch_outputs(1), kernel_launch_outputs(NULL_SLOT)],
+})
+
+
+SCALED_KINDS = {"quantize": 0, "dequantize": 1, "amax": 2}
+
+
+def scaled_batched(slot, kind, out, src, entries, scale=S0, sharing=0, amaxes=None, amax_mode=OVERWRITE, count=None,
+                   null_array=None):
+    """A list of a scaled cast (action_scaled_batched): entries (n, out, x), up to six, the rest empty;
+    sharing 0: each entry's own amax (amaxes, else scalars 8, 9, ...), 1: one shared, 2: none."""
+    body = bytes([SCALED_BATCHED, slot, SCALED_KINDS[kind]]) + enum(out) + (b"" if kind == "amax" else enum(src))
+    body += list_count(len(entries) if count is None else count)
+    body += bytes([0 if null_array is None else 224 + null_array])
+    entries = list(entries) + [(0, ptr_null(), ptr_null())] * (6 - len(entries))
+    body += b"".join(list_n(n) + o + x for n, o, x in entries) + scale + bytes([sharing])
+    amaxes = list(amaxes or []) + [scalar(8 + i) for i in range(len(amaxes or []), 6)]
+    return body + b"".join(amaxes[:1] if sharing == 1 else amaxes) + mode(amax_mode)
+
+
+def scaled_entries(count, n=50, **changes):
+    """entries() of a scaled list: (n, out, x)."""
+    return [(n_, o, a) for n_, o, a, _ in entries(count, n, **changes)]
+
+
+seeds.update({
+    # The scaled casts' lists: every form valid, then the scales' array, the amax scalars and the list's rules.
+    "scaled_lists": [
+        make(0),
+        scaled_batched(0, "quantize", E4, BF16, scaled_entries(3)),  # valid: stops at the device
+        scaled_batched(0, "quantize", E5, F32, scaled_entries(4), sharing=1, amax_mode=ACCUMULATE),  # one amax
+        scaled_batched(0, "quantize", E4, F16, scaled_entries(2), sharing=2, amax_mode=7),  # none: mode unread
+        scaled_batched(0, "dequantize", F32, E4, scaled_entries(3)),
+        scaled_batched(0, "amax", F64, None, scaled_entries(3), sharing=1),
+        scaled_batched(0, "quantize", E4, F32, [], null_array=0, scale=scalar_null()),  # count 0: nothing
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(2, n=0)),  # no elements: resets the amax
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), scale=scalar_null()),
+        scaled_batched(0, "dequantize", F16, E5, scaled_entries(3), scale=scalar_region(2)),  # misaligned
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), scale=scalar_any(2**64 - 8)),  # past the end
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), scale=scalar_in_out(8)),  # inside entry 0's out
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), amaxes=[S1, scalar_null()]),  # entry 1's NULL
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), amaxes=[S1, S1, scalar_in_x(8)]),
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), amaxes=[scalar_other()]),  # on its scale
+        scaled_batched(0, "amax", F32, None, scaled_entries(3), amaxes=[scalar_region(1)]),
+        scaled_batched(0, "amax", F32, None, scaled_entries(3), sharing=2),  # amax's scalars: required
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), amax_mode=5),
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3, e1=(-1, R0, R1, R2))),
+        scaled_batched(0, "quantize", E4, F32, scaled_entries(3), count=-3),
+        scaled_batched(0, "dequantize", F32, E4, scaled_entries(3), null_array=2),
+        scaled_batched(0, "quantize", F16, F32, scaled_entries(2)), scaled_batched(0, "amax", DT["i8"], None, []),
+        scaled_batched(NULL_SLOT, "quantize", E4, F32, scaled_entries(2))],
 })
 
 

@@ -584,6 +584,10 @@ static const uint64_t e4m3_bit_specials[] = {
 static const uint64_t e5m2_bit_specials[] = {
     0x7C, 0xFC, 0x7D, 0xFD, 0x7E, 0x7F, 0xFF, 0x7B, 0xFB, 0x00, 0x80, 0x01, 0x81, 0x03, 0x04,
 };
+/* e8m0 has no sign, zero or infinity: NaN, 2^-127, 2^-126, 1, 2, the largest 2^127 */
+static const uint64_t e8m0_bit_specials[] = {
+    0xFF, 0x00, 0x01, 0x7F, 0x80, 0xFE,
+};
 
 /* clang-format on */
 
@@ -603,7 +607,7 @@ static void store_bits(unsigned char *p, size_t size, uint64_t bits)
 static int is_float(ew_dtype_t dtype)
 {
     return dtype == EW_F16 || dtype == EW_BF16 || dtype == EW_F32 || dtype == EW_F64 || dtype == EW_F8E4M3 ||
-           dtype == EW_F8E5M2;
+           dtype == EW_F8E5M2 || dtype == EW_F8E8M0;
 }
 
 static void bit_specials(ew_dtype_t dtype, const uint64_t **list, size_t *count)
@@ -629,9 +633,13 @@ static void bit_specials(ew_dtype_t dtype, const uint64_t **list, size_t *count)
         *list = e4m3_bit_specials;
         *count = COUNT(e4m3_bit_specials);
         break;
-    default:
+    case EW_F8E5M2:
         *list = e5m2_bit_specials;
         *count = COUNT(e5m2_bit_specials);
+        break;
+    default:
+        *list = e8m0_bit_specials;
+        *count = COUNT(e8m0_bit_specials);
         break;
     }
 }

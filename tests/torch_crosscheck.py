@@ -6,9 +6,11 @@
 
 For every catalogue entry (found with ew_is_supported), the library and torch run on the same CUDA
 tensors: special values (NaNs with several payloads, both signs, quiet and signalling; +-inf; +-0;
-subnormals; min/max/lowest; the fp8 edges 448/464/465/57344/61440; integer edges such as 2^24 +- 1;
-300.7, 128, -1.5), every pair of special values for binary ops, and random bit patterns. Results are
-compared as raw bits.
+subnormals; min/max/lowest; the fp8 edges 448/464/465/57344/61440; e8m0's bytes 0x00, 0x7F, 0xFE and
+its NaN 0xFF, and the ties it rounds (0.75, 1.5, 3, 2^-127, 1.5 * 2^127); integer edges such as 2^24 +- 1;
+300.7, 128, -1.5), every pair of special values for binary ops, and random bit patterns (every byte of
+the 1-byte dtypes). Results are compared as raw bits. e8m0 (float8_e8m0fnu) is a dtype of the cast
+alone: every pair with it, both ways, is compared.
 
 torch's side: add/mul = torch.add/torch.mul, relu = torch.relu, scale_add = torch.add(b, a, alpha=alpha),
 cast = x.to(dtype). docs/semantics.md sets the goal "match PyTorch 2.11 on CUDA wherever PyTorch defines
@@ -76,6 +78,7 @@ DTYPES = [
     Dtype(10, "f64", "float64", 8, "float"),
     Dtype(11, "f8e4m3", "float8_e4m3fn", 1, "float"),
     Dtype(12, "f8e5m2", "float8_e5m2", 1, "float"),
+    Dtype(13, "f8e8m0", "float8_e8m0fnu", 1, "float"),
 ]
 BY_NAME = {d.name: d for d in DTYPES}
 BITS_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -91,13 +94,17 @@ FLOAT_BIT_SPECIALS = {
             0xFFEFFFFFFFFFFFFF],
     "f32": [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FA5A5A5, 0xFFB00001, 0xFFFFFFFF, 0x7FFFFFFF,
             0x7F800000, 0xFF800000, 0x0, 0x80000000, 0x1, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF,
-            0xFF7FFFFF],
+            0xFF7FFFFF,
+            # e8m0's ties and their neighbours: 2^-127, 1.5 and 1.5 * 2^127
+            0x00400000, 0x003FFFFF, 0x00400001, 0x00600000, 0x3FBFFFFF, 0x3FC00001, 0x7F400000, 0x7F3FFFFF],
     "f16": [0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7D55, 0xFFFF, 0x7FFF, 0x7C00, 0xFC00, 0x0, 0x8000, 0x1, 0x8001,
             0x03FF, 0x0400, 0x7BFF, 0xFBFF],
     "bf16": [0x7FC0, 0xFFC0, 0x7F81, 0xFF81, 0x7FA5, 0xFFFF, 0x7FFF, 0x7F80, 0xFF80, 0x0, 0x8000, 0x1, 0x8001,
              0x007F, 0x0080, 0x7F7F, 0xFF7F],
     "f8e4m3": [0x7F, 0xFF, 0x7E, 0xFE, 0x00, 0x80, 0x01, 0x81, 0x07, 0x08, 0x78, 0x77],
     "f8e5m2": [0x7C, 0xFC, 0x7D, 0xFD, 0x7E, 0x7F, 0xFF, 0x7B, 0xFB, 0x00, 0x80, 0x01, 0x81, 0x03, 0x04],
+    # no sign, zero or infinity: NaN 0xFF, 2^-127 (0x00), 2^-126, 1 (0x7F), 2, 2^126, 2^127 (0xFE)
+    "f8e8m0": [0xFF, 0x00, 0x01, 0x7F, 0x80, 0xFD, 0xFE],
 }
 
 # Edge values, rounded into each float dtype (both signs).
@@ -109,6 +116,7 @@ FLOAT_VALUE_SPECIALS = [
     3 * 2.0 ** -10, 2.0 ** -14, 2.0 ** -16, 2.0 ** -17, 3 * 2.0 ** -17, 2.0 ** -24, 2.0 ** -25, 2.0 ** -126,
     2.0 ** -133, 2.0 ** -149, 2.0 ** -150, 1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, 1 + 2.0 ** -11,
     1 + 3 * 2.0 ** -11, 1 + 2.0 ** -24, 1.0 / 3.0, 0.1,
+    0.75, 3.0, 6.0, 2.0 ** -127, 1.5 * 2.0 ** -127, 2.0 ** -128, 2.0 ** 127, 1.5 * 2.0 ** 127,  # e8m0's ties
 ]
 
 INTEGER_SPECIALS = [
@@ -127,6 +135,7 @@ NAN_PATTERNS = {
             0xFFFFFFFFFFFFFFFF],
     "f8e4m3": [0x7F, 0xFF],
     "f8e5m2": [0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF],
+    "f8e8m0": [0xFF],
 }
 
 # Bool input bytes: 0, 1, and nonzero bytes other than 1 (all read as true).

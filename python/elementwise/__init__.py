@@ -13,7 +13,7 @@ pointer, shape, strides, dtype and stream in C and calls the library on the memo
     ew.add(a, b, out=out)                # out = a + b, queued on the tensors' current stream
     c = ew.add(a, b)                     # out=None: c allocated by PyTorch, filled and returned
     ew.scale_add(0.5, a, b, out=out)     # out = 0.5 * a + b (the C call's and BLAS axpy's order)
-    q = ew.cast(a, "f8e4m3")             # any of the 144 dtype pairs (here f16 -> float8_e4m3fn)
+    q = ew.cast(a, "f8e4m3")             # any of the 169 dtype pairs (here f16 -> float8_e4m3fn)
     ew.add(x2d, bias, out=x2d)           # NumPy broadcasting: bias of shape (C,) against (N, C)
     ew.add_batched(as_, bs, outs=outs)   # a list of adds in one launch
 
@@ -24,6 +24,14 @@ scalars, read and written on the GPU, so nothing synchronizes::
     scale = 448.0 / amax                 # current scaling (any device computation)
     q = ew.quantize(x, "f8e4m3", scale)  # saturate(x * scale); amax=, amax_mode= for delayed scaling
     y = ew.dequantize(q, "bf16", 1.0 / scale)
+
+Their list forms take one scale an entry, a float32 device array of len(xs) elements (entry i's at
+scale[i]), and give each entry's amax, or one shared by the list, in the few launches of one call::
+
+    amaxes = ew.amax_batched(xs)                          # (len(xs),) float32: entry i's max |x| at [i]
+    qs = ew.quantize_batched(xs, "f8e4m3", 448.0 / amaxes)   # outs[i] = saturate(xs[i] * scale[i])
+    ew.quantize_batched(xs, "f8e4m3", scales, amax=history, amax_mode="accumulate", outs=qs)
+    ys = ew.dequantize_batched(qs, "bf16", amaxes / 448.0)
 
 Block-scaled casts (libelementwise 1.2): MX (blocks of 32, e8m0 scales: MXFP8, MXFP4) and NVFP4
 (blocks of 16, e4m3 scales and a global scale) along the last dimension, bit for bit torchao's
@@ -72,7 +80,7 @@ __all__ = [
     "add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
     "quantize_blocks", "dequantize_blocks", "block_scales_shape",
     "add_batched", "mul_batched", "relu_batched", "cast_batched", "scale_add_batched",
-    "unary_batched", "binary_batched",
+    "unary_batched", "binary_batched", "quantize_batched", "dequantize_batched", "amax_batched",
     "default_handle", "is_supported", "dtype_name", "dtype_size", "dtype_bits", "library_version", "library_path",
     "Kernel", "kernel_cache_counts", "kernel_cache_fill",
 ]
@@ -94,8 +102,9 @@ class Status(enum.IntEnum):
 
 
 class DType(enum.IntEnum):
-    """ew_dtype_t. F8E8M0 (block scales) and F4E2M1 (two elements a byte, as torch.float4_e2m1fn_x2: an
-    array element is the byte) are the block-scaled casts' alone."""
+    """ew_dtype_t. F8E8M0 (block scales, torch.float8_e8m0fnu) is a dtype of the cast too (every pair, as
+    PyTorch's ``.to``), of no other op; F4E2M1 (two elements a byte, as torch.float4_e2m1fn_x2: an array
+    element is the byte) is the block-scaled casts' alone."""
     BOOL = 1
     I8 = 2
     U8 = 3
@@ -331,10 +340,14 @@ cast_batched = _ext.cast_batched
 scale_add_batched = _ext.scale_add_batched
 unary_batched = _ext.unary_batched
 binary_batched = _ext.binary_batched
+quantize_batched = _ext.quantize_batched
+dequantize_batched = _ext.dequantize_batched
+amax_batched = _ext.amax_batched
 
 _OPERATIONS = ("add", "mul", "relu", "cast", "scale_add", "unary", "binary", "quantize", "dequantize", "amax",
                "quantize_blocks", "dequantize_blocks", "add_batched", "mul_batched", "relu_batched", "cast_batched",
-               "scale_add_batched", "unary_batched", "binary_batched")
+               "scale_add_batched", "unary_batched", "binary_batched", "quantize_batched", "dequantize_batched",
+               "amax_batched")
 
 
 class _Closing:

@@ -130,7 +130,7 @@ def relu_out(x: Tensor, out: Tensor) -> None:
 
 @torch.library.custom_op("elementwise::cast", mutates_args=())
 def cast(x: Tensor, dtype: torch.dtype) -> Tensor:
-    """x converted to ``dtype`` (any of the 144 pairs; docs/semantics.md §5)."""
+    """x converted to ``dtype`` (any of the 169 pairs; docs/semantics.md §5)."""
     return ew.cast(x, dtype, out=_like(x, x.shape, dtype))
 
 

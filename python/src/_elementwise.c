@@ -45,7 +45,8 @@
     X(ew_quantize) X(ew_quantize_strided) X(ew_dequantize) X(ew_dequantize_strided) X(ew_amax)              \
     X(ew_block_scales_shape) X(ew_quantize_blocks) X(ew_dequantize_blocks) X(ew_dtype_bits)                  \
     X(ew_kernel_cache_get_count) X(ew_kernel_cache_fill) X(ew_kernel_create_outputs) X(ew_kernel_launch_outputs) \
-    X(ew_kernel_cache_fill_outputs) X(ew_kernel_launch_outputs_strided) X(ew_kernel_launch_batched)
+    X(ew_kernel_cache_fill_outputs) X(ew_kernel_launch_outputs_strided) X(ew_kernel_launch_batched)           \
+    X(ew_quantize_batched) X(ew_dequantize_batched) X(ew_amax_batched)
 
 static struct {
 #define FIELD(name) __typeof__(name) *name;
@@ -1034,7 +1035,8 @@ static PyObject *allocate_output(operand_t *out, const operand_t *like, int ndim
 
 /* ---- what reaches the library ---- */
 
-enum { UNARY, BINARY, CAST, SCALE_ADD, QUANTIZE, DEQUANTIZE };
+/* AMAX: the lists' alone (amax_batched; amax() calls ew_amax itself). */
+enum { UNARY, BINARY, CAST, SCALE_ADD, QUANTIZE, DEQUANTIZE, AMAX };
 
 /* The families whose out has a dtype of its own (dtype= names the input's, the target names out's). */
 static int converts(int family) { return family == CAST || family == QUANTIZE || family == DEQUANTIZE; }
@@ -1054,12 +1056,14 @@ typedef struct {
     int out_dtype, in_dtype;
     double alpha;
     int n_inputs;
-    /* The scaled casts: their scalars (scale first, then amax), read into scale and amax. */
+    /* The scaled casts: their scalars (scale first, then amax), read into scale and amax; a list's scale
+     * is its column (entry i's at scale[i]), its amax scalars amaxes (entry i's at amaxes[i]; NULL: none). */
     int n_scalars;
     scalar_arg_t scalars[2];
     int amax_mode;
     const float *scale;
     float *amax;
+    float *const *amaxes;
 } call_t;
 
 /* The arguments between the handle and the element count, in the C signatures' order. */
@@ -1070,6 +1074,7 @@ static PyObject *head_args(const call_t *c)
     case QUANTIZE:
     case DEQUANTIZE: return Py_BuildValue("(ii)", c->out_dtype, c->in_dtype);
     case SCALE_ADD: return Py_BuildValue("(id)", c->out_dtype, c->alpha);
+    case AMAX: return Py_BuildValue("(i)", c->out_dtype);
     default: return Py_BuildValue("(ii)", c->op, c->out_dtype);
     }
 }
@@ -1319,23 +1324,30 @@ static int same_dtype(const operand_t *out, operand_t *const *in, int n)
 
 static const char *const INPUT_NAMES[][MAX_INPUTS] = {{"x"}, {"a", "b"}, {"x"}, {"a", "b"}, {"x"}, {"q"}};
 
-/* A device scalar: of dtype, one element (shape () or (1,)). */
-static int check_scalar(const operand_t *op, int dtype)
+/* Device scalars of dtype: a call's one (column 0: one element, shape () or (1,)), or a list call's column
+ * of count, one an entry, in at most one dimension; shared: or one element, the same for every entry. */
+static int check_scalars(const operand_t *op, int dtype, int column, int64_t count, int shared)
 {
     dtype_label_t label;
+    char held[96] = "one element";
+    if (column)
+        snprintf(held, sizeof held, "%lld element%s (one an entry)%s", (long long)count, count == 1 ? "" : "s",
+                 shared ? " or one (shared by every entry)" : "");
     if (op->dtype != dtype)
-        return operand_error(op, PyExc_TypeError, " ", "is %s; it must be a %s array of one element",
-                             dtype_label(op->dtype, &label), dtype == EW_F64 ? "float64" : "float32");
-    if (op->count != 1) {
+        return operand_error(op, PyExc_TypeError, " ", "is %s; it must be a %s array of %s",
+                             dtype_label(op->dtype, &label), dtype == EW_F64 ? "float64" : "float32", held);
+    if (column ? op->ndim > 1 || (op->count != count && !(shared && op->count == 1)) : op->count != 1) {
         PyObject *shape = operand_shape(op);
         if (shape)
-            operand_error(op, PyExc_ValueError, " ", "has shape %R; it must hold one element (shape () or (1,))",
-                          shape);
+            operand_error(op, PyExc_ValueError, " ", "has shape %R; it must hold %s%s", shape, held,
+                          column ? ", in one dimension" : " (shape () or (1,))");
         Py_XDECREF(shape);
         return -1;
     }
     return 0;
 }
+
+static int check_scalar(const operand_t *op, int dtype) { return check_scalars(op, dtype, 0, 1, 0); }
 
 #define MAX_SCALARS 2
 #define MORE_ARRAYS (EW_KERNEL_MAX_OUTPUTS - 1)
@@ -1830,14 +1842,19 @@ static int reduce_mode(PyObject *value, int *mode)
 
 /* quantize(x, dtype, scale, *, amax=None, amax_mode="overwrite", out=None, ...) and dequantize(q, dtype,
  * scale_inv, *, out=None, ...): cast's call (the target dtype, out=None made as cast makes it, in_dtype=
- * for the input, flat or strided) with the device scalars. */
-static PyObject *scaled_common(const char *function, int family, PyObject *const *args, Py_ssize_t nargs,
+ * for the input, flat or strided) with the device scalars. lists: quantize_batched(xs, dtype, scale, *,
+ * amax=None, amax_mode=, outs=None, ...) and dequantize_batched(qs, dtype, scale_inv, *, outs=None, ...),
+ * cast_batched's call with the scalars as columns (count floats; amax also one, shared). */
+static PyObject *scaled_common(const char *function, int family, int lists, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames)
 {
-    int quantize = family == QUANTIZE;
-    unsigned allowed = KW(OUT) | KW(STREAM) | KW(HANDLE) | KW(DTYPE) | KW(IN_DTYPE) |
+    static const char *const forms[2][2] = {{"quantize(x, dtype, scale)", "dequantize(q, dtype, scale_inv)"},
+                                            {"quantize_batched(xs, dtype, scale)",
+                                             "dequantize_batched(qs, dtype, scale_inv)"}};
+    int quantize = family == QUANTIZE, slot = lists ? KW_OUTS : KW_OUT;
+    unsigned allowed = (1u << slot) | KW(STREAM) | KW(HANDLE) | KW(DTYPE) | KW(IN_DTYPE) |
                        (quantize ? KW(SCALE) | KW(AMAX) | KW(AMAX_MODE) : KW(SCALE_INV));
-    const char *form = quantize ? "quantize(x, dtype, scale)" : "dequantize(q, dtype, scale_inv)";
+    const char *form = forms[lists][!quantize];
     const int kw[3] = {-1, KW_DTYPE, quantize ? KW_SCALE : KW_SCALE_INV};
     PyObject *slots[KW_COUNT], *values[3];
     if (parse_keywords(function, args, nargs, kwnames, allowed, slots) ||
@@ -1845,15 +1862,16 @@ static PyObject *scaled_common(const char *function, int family, PyObject *const
         return NULL;
     const char *scale_name = quantize ? "scale" : "scale_inv";
     if (!values[2] || values[2] == Py_None) {
-        PyErr_Format(PyExc_TypeError, "%s() needs %s, a float32 device array of one element (%s)", function,
-                     scale_name, form);
+        PyErr_Format(PyExc_TypeError, "%s() needs %s, a float32 device array of %s (%s)", function, scale_name,
+                     lists ? "one element an entry" : "one element", form);
         return NULL;
     }
     int out_dtype = values[1] ? optional_dtype(values[1]) : 0, in_dtype = optional_dtype(slots[KW_IN_DTYPE]);
     if (PyErr_Occurred())
         return NULL;
-    if (!out_dtype && slots[KW_OUT] == Py_None) {
-        PyErr_Format(PyExc_TypeError, "%s with out=None needs the dtype to convert to (%s)", function, form);
+    if (!out_dtype && slots[slot] == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s with %s=None needs the dtype to convert to (%s)", function, KW_NAMES[slot],
+                     form);
         return NULL;
     }
     call_t c = {.family = family, .op = quantize ? EW_OP_QUANTIZE : EW_OP_DEQUANTIZE, .n_inputs = 1,
@@ -1862,36 +1880,57 @@ static PyObject *scaled_common(const char *function, int family, PyObject *const
     c.scalars[1] = (scalar_arg_t){quantize ? slots[KW_AMAX] : Py_None, "amax", 1, EW_F32};
     if (quantize && slots[KW_AMAX_MODE] != Py_None && reduce_mode(slots[KW_AMAX_MODE], &c.amax_mode))
         return NULL;
-    return run_call(&c, slots[KW_OUT], values, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
+    return lists ? run_batched(&c, slots[slot], values, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM])
+                 : run_call(&c, slots[slot], values, in_dtype, out_dtype, slots[KW_HANDLE], slots[KW_STREAM]);
 }
 
 static PyObject *py_quantize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return scaled_common("quantize", QUANTIZE, args, nargs, kwnames);
+    return scaled_common("quantize", QUANTIZE, 0, args, nargs, kwnames);
 }
 
 static PyObject *py_dequantize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return scaled_common("dequantize", DEQUANTIZE, args, nargs, kwnames);
+    return scaled_common("dequantize", DEQUANTIZE, 0, args, nargs, kwnames);
+}
+
+static PyObject *py_quantize_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return scaled_common("quantize_batched", QUANTIZE, 1, args, nargs, kwnames);
+}
+
+static PyObject *py_dequantize_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return scaled_common("dequantize_batched", DEQUANTIZE, 1, args, nargs, kwnames);
 }
 
 /* amax(x, *, out=None, accumulate=False, stream=None, handle=None): max |x| into out, a float32 device
  * scalar, made (shape (), float32, on x's device) when None; accumulate folds into out's old value.
- * The library has no strided amax: x must be contiguous. */
-static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+ * The library has no strided amax: x must be contiguous. lists: amax_batched(xs, *, out=None, ...), out
+ * count floats (entry i's max at out[i]) or one (the whole list's), made (count, like xs[0]) when None. */
+static PyObject *amax_common(const char *function, int lists, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
 {
     PyObject *slots[KW_COUNT], *values[1];
     const int kw[1] = {-1};
-    if (parse_keywords("amax", args, nargs, kwnames, KW(OUT) | KW(STREAM) | KW(HANDLE) | KW(ACCUMULATE), slots) ||
-        bind_params("amax", "amax(x)", args, nargs, slots, kw, 1, values))
+    if (parse_keywords(function, args, nargs, kwnames, KW(OUT) | KW(STREAM) | KW(HANDLE) | KW(ACCUMULATE), slots) ||
+        bind_params(function, lists ? "amax_batched(xs)" : "amax(x)", args, nargs, slots, kw, 1, values))
         return NULL;
     int accumulate = slots[KW_ACCUMULATE] == Py_None ? 0 : PyObject_IsTrue(slots[KW_ACCUMULATE]);
     if (accumulate < 0)
         return NULL;
     PyObject *out_obj = slots[KW_OUT];
     if (accumulate && out_obj == Py_None) {
-        PyErr_SetString(PyExc_TypeError, "amax(accumulate=True) needs out=, the running maximum to fold into");
+        PyErr_Format(PyExc_TypeError, "%s(accumulate=True) needs out=, the running maximum%s to fold into", function,
+                     lists ? "s" : "");
         return NULL;
+    }
+    int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE;
+    if (lists) {
+        call_t c = {.family = AMAX, .op = EW_OP_AMAX, .n_inputs = 1, .n_scalars = 2, .amax_mode = mode};
+        c.scalars[0] = (scalar_arg_t){Py_None, "scale", 0, EW_F32};
+        c.scalars[1] = (scalar_arg_t){out_obj, "out", 1, EW_F32};
+        return run_batched(&c, Py_None, values, 0, 0, slots[KW_HANDLE], slots[KW_STREAM]);
     }
     if (missing(lib.ew_amax, "ew_amax"))
         return NULL;
@@ -1923,7 +1962,7 @@ static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     int device;
     if (check_scalar(&o.out, EW_F32) || pick_handle(slots[KW_HANDLE], o.all, 2, &handle, &device))
         goto done;
-    int mode = accumulate ? EW_REDUCE_ACCUMULATE : EW_REDUCE_OVERWRITE, status;
+    int status;
     if (recorder)
         status = record("ew_amax", Py_BuildValue("(N)", pointer_object(handle)),
                         Py_BuildValue("(iLNNin)", x->dtype, (long long)x->count, pointer_object(x->data),
@@ -1937,6 +1976,16 @@ static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 done:
     operands_release(&o);
     return result;
+}
+
+static PyObject *py_amax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return amax_common("amax", 0, args, nargs, kwnames);
+}
+
+static PyObject *py_amax_batched(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return amax_common("amax_batched", 1, args, nargs, kwnames);
 }
 
 /* ---- block-scaled casts (1.2) ---- */
@@ -2283,41 +2332,88 @@ static PyObject *py_block_scales_shape(PyObject *self, PyObject *const *args, Py
 
 /* ---- lists ---- */
 
-static const char *const LIST_NAMES[][2] = {{"xs"}, {"as_", "bs"}, {"xs"}, {"as_", "bs"}};
+static const char *const LIST_NAMES[][2] = {{"xs"}, {"as_", "bs"}, {"xs"}, {"as_", "bs"}, {"xs"}, {"qs"}, {"xs"}};
+static const char *const BATCHED_NAMES[] = {"ew_unary_batched", "ew_binary_batched", "ew_cast_batched",
+                                            "ew_scale_add_batched", "ew_quantize_batched", "ew_dequantize_batched",
+                                            "ew_amax_batched"};
+
+static PyObject *pointer_tuple(void *const *pointers, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (Py_ssize_t i = 0; tuple && i < n; i++)
+        PyTuple_SetItem(tuple, i, pointer_object(pointers[i]));
+    return tuple;
+}
+
+/* The list calls of 1.2 on a library that lacks them: -1 with a RuntimeError, else 0. */
+static int batched_missing(const call_t *c)
+{
+    const void *function = c->family == QUANTIZE     ? (const void *)lib.ew_quantize_batched
+                           : c->family == DEQUANTIZE ? (const void *)lib.ew_dequantize_batched
+                           : c->family == AMAX       ? (const void *)lib.ew_amax_batched
+                                                     : (const void *)lib.ew_unary_batched;
+    return missing(function, BATCHED_NAMES[c->family]);
+}
 
 static int call_batched(ew_handle_t h, const call_t *c, Py_ssize_t count, const int64_t *n, void **outs,
                         const void **xs, const void **ys, intptr_t stream)
 {
-    static const char *const names[] = {"ew_unary_batched", "ew_binary_batched", "ew_cast_batched",
-                                        "ew_scale_add_batched"};
-    const char *name = names[c->family];
+    const char *name = BATCHED_NAMES[c->family];
     ew_stream_t s = (ew_stream_t)stream;
     if (recorder) {
-        PyObject *lists[4] = {int64_tuple((int)count, n), PyTuple_New(count), PyTuple_New(count),
-                              c->n_inputs > 1 ? PyTuple_New(count) : NULL};
-        for (Py_ssize_t i = 0; i < count && lists[0] && lists[1] && lists[2]; i++) {
-            PyTuple_SetItem(lists[1], i, pointer_object(outs[i]));
-            PyTuple_SetItem(lists[2], i, pointer_object(xs[i]));
-            if (lists[3])
-                PyTuple_SetItem(lists[3], i, pointer_object(ys[i]));
+        /* As the C call takes them: amax_batched has no outs; a list's amax is its tuple of pointers or None. */
+        PyObject *n_tuple = int64_tuple((int)count, n), *rest = NULL;
+        PyObject *out_tuple = c->family == AMAX ? Py_NewRef(Py_None) : pointer_tuple(outs, count);
+        PyObject *x_tuple = pointer_tuple((void *const *)xs, count);
+        PyObject *y_tuple = c->n_inputs > 1 ? pointer_tuple((void *const *)ys, count) : Py_NewRef(Py_None);
+        PyObject *amax_tuple = c->amaxes ? pointer_tuple((void *const *)c->amaxes, count) : Py_NewRef(Py_None);
+        if (n_tuple && out_tuple && x_tuple && y_tuple && amax_tuple) {
+            switch (c->family) {
+            case QUANTIZE:
+                rest = Py_BuildValue("(nOOONOin)", count, n_tuple, out_tuple, x_tuple, pointer_object(c->scale),
+                                     amax_tuple, c->amax_mode, (Py_ssize_t)stream);
+                break;
+            case DEQUANTIZE:
+                rest = Py_BuildValue("(nOOONn)", count, n_tuple, out_tuple, x_tuple, pointer_object(c->scale),
+                                     (Py_ssize_t)stream);
+                break;
+            case AMAX:
+                rest = Py_BuildValue("(nOOOin)", count, n_tuple, x_tuple, amax_tuple, c->amax_mode, (Py_ssize_t)stream);
+                break;
+            default:
+                rest = c->n_inputs > 1 ? Py_BuildValue("(nOOOOn)", count, n_tuple, out_tuple, x_tuple, y_tuple,
+                                                       (Py_ssize_t)stream)
+                                       : Py_BuildValue("(nOOOn)", count, n_tuple, out_tuple, x_tuple, (Py_ssize_t)stream);
+            }
         }
-        PyObject *rest = c->n_inputs > 1 ? Py_BuildValue("(nNNNNn)", count, lists[0], lists[1], lists[2], lists[3],
-                                                         (Py_ssize_t)stream)
-                                         : Py_BuildValue("(nNNNn)", count, lists[0], lists[1], lists[2], (Py_ssize_t)stream);
-        return finish(record(name, front_args(h, c), rest), name);
+        Py_XDECREF(n_tuple);
+        Py_XDECREF(out_tuple);
+        Py_XDECREF(x_tuple);
+        Py_XDECREF(y_tuple);
+        Py_XDECREF(amax_tuple);
+        return rest ? finish(record(name, front_args(h, c), rest), name) : -1;
     }
+    ew_reduce_mode_t mode = (ew_reduce_mode_t)c->amax_mode;
     switch (c->family) {
     case UNARY: return finish(lib.ew_unary_batched(h, c->op, c->out_dtype, count, n, outs, xs, s), name);
     case BINARY:
         return finish(lib.ew_binary_batched(h, c->op, c->out_dtype, count, n, outs, xs, ys, s), name);
     case CAST: return finish(lib.ew_cast_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, s), name);
+    case QUANTIZE:
+        return finish(lib.ew_quantize_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, c->scale, c->amaxes,
+                                              mode, s),
+                      name);
+    case DEQUANTIZE:
+        return finish(lib.ew_dequantize_batched(h, c->out_dtype, c->in_dtype, count, n, outs, xs, c->scale, s), name);
+    case AMAX: return finish(lib.ew_amax_batched(h, c->out_dtype, count, n, xs, c->amaxes, mode, s), name);
     default:
         return finish(lib.ew_scale_add_batched(h, c->out_dtype, c->alpha, count, n, outs, xs, ys, s), name);
     }
 }
 
 /* One list entry: out and inputs of one shape, contiguous, on the call's device, of the first entry's dtypes
- * (whose inputs' dtype the first entry checks against its out's: later entries match them). */
+ * (whose inputs' dtype the first entry checks against its out's: later entries match them). amax_batched's
+ * entries have no out: x stands in its place. */
 static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, const int *dtypes, int device,
                        int first)
 {
@@ -2337,7 +2433,7 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
         if (check_device(op, device))
             return -1;
     }
-    if (first && c->family != CAST && same_dtype(out, entry + 1, n_lists))
+    if (first && !converts(c->family) && same_dtype(out, entry + 1, n_lists))
         return -1;
     for (int k = 0; k < 1 + n_lists; k++) {
         dtype_label_t have, want;
@@ -2346,22 +2442,63 @@ static int check_entry(const call_t *c, operand_t *const *entry, int n_lists, co
             return operand_error(entry[k], PyExc_TypeError, " ",
                                  "is %s but the first entry's is %s; one list call takes one dtype%s",
                                  dtype_label(entry[k]->dtype, &have), dtype_label(expected, &want),
-                                 c->family == CAST ? " pair" : "");
+                                 converts(c->family) ? " pair" : "");
+    }
+    return 0;
+}
+
+/* A scaled list's device scalars (opened before the entries; absent ones NULL in ops), once the call's
+ * stream is chosen: exported on it and checked, the scale a contiguous column of count floats, the amax
+ * count floats (any stride) or one shared by every entry; amax_batched's out made (count floats, like the
+ * first entry's x) when None. */
+static int settle_scalars(call_t *c, operand_t *scalar, operand_t **ops, Py_ssize_t count, const operand_t *like,
+                          intptr_t stream, PyObject **made)
+{
+    for (int k = 0; k < c->n_scalars; k++) {
+        if (!ops[k] && k == 1 && c->family == AMAX) {
+            if (!like) {
+                PyErr_SetString(PyExc_TypeError, "amax_batched of an empty list with out=None has nothing to make out "
+                                "like: pass out");
+                return -1;
+            }
+            int64_t shape[1] = {count};
+            if (!(*made = allocate_output(&scalar[k], like, 1, shape, EW_F32, "out", -1, stream)))
+                return -1;
+            ops[k] = &scalar[k];
+        }
+        if (!ops[k])
+            continue;
+        if (operand_export(ops[k], stream) || check_scalars(ops[k], c->scalars[k].dtype, 1, count, k == 1))
+            return -1;
+        if (k == 0 && !is_contiguous(ops[k])) {
+            PyObject *strides = int64_tuple(ops[k]->ndim, ops[k]->strides);
+            if (strides)
+                operand_error(ops[k], PyExc_ValueError, " ", "is not contiguous (strides %R in elements); the list "
+                              "calls read entry i's at %s[i]: pass a contiguous copy", strides, c->scalars[k].name);
+            Py_XDECREF(strides);
+            return -1;
+        }
     }
     return 0;
 }
 
 /* Lists: entry i is exactly the flat call on outs[i] and the inputs' i-th arrays, all in one launch.
  * Entries are contiguous, of one shape each (no broadcasting), one dtype (pair) for the list. The
- * stream is chosen from the first entry; later entries naming another one are refused. */
+ * stream is chosen from the first entry (and a scaled list's scalars); later entries naming another
+ * one are refused. Returns the outs, or amax_batched's amax array. */
 static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *list_objs, int requested, int alloc_dtype,
                              PyObject *handle_obj, PyObject *stream_obj)
 {
-    int n_lists = c->n_inputs;
-    PyObject *lists[2] = {NULL, NULL}, *outs = NULL, *results = NULL;
+    int n_lists = c->n_inputs, no_outs = c->family == AMAX;
+    PyObject *lists[2] = {NULL, NULL}, *outs = NULL, *results = NULL, *made_scalar = NULL;
     int64_t *counts = NULL;
     void **pointers = NULL;
     PyObject *answer = NULL;
+    operand_t scalar[MAX_SCALARS];
+    operand_t *scalar_ops[MAX_SCALARS] = {NULL, NULL};
+    int scalars_opened = 0;
+    if (batched_missing(c))
+        return NULL;
     for (int k = 0; k < n_lists; k++)
         if (!(lists[k] = PySequence_Tuple(list_objs[k])))
             goto done;
@@ -2381,10 +2518,21 @@ static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *lis
             goto done;
         }
     }
-    if (!(results = PyList_New(count)))
+    for (; scalars_opened < c->n_scalars; scalars_opened++) {
+        operand_t *op = &scalar[scalars_opened];
+        const scalar_arg_t *arg = &c->scalars[scalars_opened];
+        op->capsule = NULL; /* absent (or made later): nothing to release yet */
+        op->managed = NULL;
+        if (arg->obj == Py_None)
+            continue;
+        if (operand_open(op, arg->obj, arg->name, -1, 0, arg->writable))
+            goto done;
+        scalar_ops[scalars_opened] = op;
+    }
+    if (!(results = PyList_New(no_outs ? 0 : count)))
         goto done;
     counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
-    pointers = PyMem_Malloc(sizeof(void *) * (size_t)(count ? count : 1) * 3);
+    pointers = PyMem_Malloc(sizeof(void *) * (size_t)(count ? count : 1) * 4);
     if (!counts || !pointers) {
         PyErr_NoMemory();
         goto done;
@@ -2394,13 +2542,16 @@ static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *lis
     int dtypes[2] = {0, 0};
     if (!count) { /* nothing runs; the library still checks the handle and the dtypes */
         dtypes[0] = alloc_dtype ? alloc_dtype : requested ? requested : EW_F32;
-        dtypes[1] = requested ? requested : dtypes[0];
+        dtypes[1] = requested                  ? requested
+                    : c->family == QUANTIZE   ? EW_F32
+                    : c->family == DEQUANTIZE ? EW_F8E4M3
+                                              : dtypes[0];
     }
     ew_handle_t handle = NULL;
     int device = -1;
     for (Py_ssize_t i = 0; i < count; i++) {
         int opened = 0, out_open = 0, ok = 0;
-        operand_t *entry[3] = {NULL, NULL, NULL}; /* out, inputs */
+        operand_t *entry[3 + MAX_SCALARS] = {NULL, NULL, NULL, scalar_ops[0], scalar_ops[1]}; /* out, inputs, scalars */
         PyObject *given = outs ? PyTuple_GetItem(outs, i) : Py_None, *made = NULL;
         for (; opened < n_lists; opened++) {
             if (operand_open(&ops[1 + opened], PyTuple_GetItem(lists[opened], i), LIST_NAMES[c->family][opened], i,
@@ -2409,17 +2560,19 @@ static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *lis
             entry[1 + opened] = &ops[1 + opened];
         }
         if (given != Py_None) {
-            if (operand_open(&ops[0], given, "outs", i, c->family == CAST ? alloc_dtype : requested, 1))
+            if (operand_open(&ops[0], given, "outs", i, converts(c->family) ? alloc_dtype : requested, 1))
                 goto entry_done;
             out_open = 1;
             entry[0] = &ops[0];
         }
-        if (i == 0 && resolve_stream(stream_obj, entry, 3, &stream))
+        if (i == 0 && resolve_stream(stream_obj, entry, 3 + MAX_SCALARS, &stream))
             goto entry_done;
         for (int k = 0; k < 3; k++)
             if (entry[k] && (check_stream(entry[k], stream_obj, stream) || operand_export(entry[k], stream)))
                 goto entry_done;
-        if (given == Py_None) {
+        if (no_outs) {
+            entry[0] = entry[1]; /* amax_batched: x stands in out's place (as in the library) */
+        } else if (given == Py_None) {
             made = allocate_output(&ops[0], entry[1], entry[1]->ndim, entry[1]->shape,
                                    alloc_dtype ? alloc_dtype : entry[1]->dtype, "outs", i, stream);
             if (!made)
@@ -2428,18 +2581,23 @@ static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *lis
             entry[0] = &ops[0];
         }
         if (i == 0) {
-            dtypes[0] = ops[0].dtype;
-            dtypes[1] = ops[1].dtype;
-            if (pick_handle(handle_obj, entry, 3, &handle, &device))
+            dtypes[0] = entry[0]->dtype;
+            dtypes[1] = entry[1]->dtype;
+            if (settle_scalars(c, scalar, entry + 3, count, entry[1], stream, &made_scalar))
+                goto entry_done;
+            scalar_ops[0] = entry[3];
+            scalar_ops[1] = entry[4];
+            if (pick_handle(handle_obj, entry, 3 + MAX_SCALARS, &handle, &device))
                 goto entry_done;
         }
         if (check_entry(c, entry, n_lists, dtypes, device, i == 0))
             goto entry_done;
-        counts[i] = ops[0].count;
-        pointers[i] = ops[0].data;
-        pointers[count + i] = ops[1].data;
-        pointers[2 * count + i] = n_lists > 1 ? ops[2].data : NULL;
-        PyList_SetItem(results, i, made ? made : Py_NewRef(given));
+        counts[i] = entry[0]->count;
+        pointers[i] = entry[0]->data;
+        pointers[count + i] = entry[1]->data;
+        pointers[2 * count + i] = n_lists > 1 ? entry[2]->data : NULL;
+        if (!no_outs)
+            PyList_SetItem(results, i, made ? made : Py_NewRef(given));
         made = NULL;
         ok = 1;
     entry_done:
@@ -2451,16 +2609,38 @@ static PyObject *run_batched(call_t *c, PyObject *outs_obj, PyObject *const *lis
         if (!ok)
             goto done;
     }
-    if (!count && pick_handle(handle_obj, NULL, 0, &handle, &device))
-        goto done;
+    if (!count) {
+        operand_t **scalars = scalar_ops;
+        if (resolve_stream(stream_obj, scalars, MAX_SCALARS, &stream) ||
+            settle_scalars(c, scalar, scalars, 0, NULL, stream, &made_scalar) ||
+            pick_handle(handle_obj, scalars, MAX_SCALARS, &handle, &device))
+            goto done;
+    }
     c->out_dtype = dtypes[0];
     c->in_dtype = dtypes[1];
+    if (c->n_scalars) {
+        const operand_t *amax = scalar_ops[1];
+        c->scale = scalar_ops[0] ? (const float *)scalar_ops[0]->data : NULL;
+        c->amaxes = amax ? (float *const *)(pointers + 3 * count) : NULL;
+        /* entry i's amax: element i of a column (its stride in elements), or the one shared element */
+        int64_t step = amax && amax->count != 1 ? amax->strides[0] : 0;
+        for (Py_ssize_t i = 0; amax && i < count; i++)
+            pointers[3 * count + i] = (float *)amax->data + step * i;
+    }
     if (call_batched(handle, c, count, counts, pointers, (const void **)pointers + count,
                      (const void **)pointers + 2 * count, stream))
         goto done;
-    answer = results;
-    results = NULL;
+    if (no_outs) {
+        answer = made_scalar ? made_scalar : Py_NewRef(c->scalars[1].obj);
+        made_scalar = NULL;
+    } else {
+        answer = results;
+        results = NULL;
+    }
 done:
+    for (int k = 0; k < scalars_opened; k++)
+        operand_release(&scalar[k]);
+    Py_XDECREF(made_scalar);
     Py_XDECREF(lists[0]);
     Py_XDECREF(lists[1]);
     Py_XDECREF(outs);
@@ -2941,14 +3121,6 @@ static PyObject *list_arg(PyObject *value, const char *name)
         PyErr_Format(PyExc_TypeError, "%s must be a sequence of arrays, one an entry, not %U", name, type);
     Py_XDECREF(type);
     return NULL;
-}
-
-static PyObject *pointer_tuple(void *const *pointers, Py_ssize_t n)
-{
-    PyObject *tuple = PyTuple_New(n);
-    for (Py_ssize_t i = 0; tuple && i < n; i++)
-        PyTuple_SetItem(tuple, i, pointer_object(pointers[i]));
-    return tuple;
 }
 
 /* entry_params: count * n_params float64 values, contiguous (entry i's at [i * n_params]). */
@@ -3724,6 +3896,25 @@ static PyMethodDef methods[] = {
     FAST(scale_add_batched, "scale_add_batched(alpha, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(unary_batched, "unary_batched(op, xs, *, outs=None, stream=None, dtype=None, handle=None)"),
     FAST(binary_batched, "binary_batched(op, as_, bs, *, outs=None, stream=None, dtype=None, handle=None)"),
+    FAST(quantize_batched,
+         "quantize_batched(xs, dtype, scale, *, amax=None, amax_mode='overwrite', outs=None, stream=None, "
+         "in_dtype=None, handle=None) -> outs\n\nquantize over a list in one call (ew_quantize_batched): outs[i] = "
+         "saturate(float(xs[i]) * scale[i]) in dtype. scale: a contiguous float32 device array of len(xs) elements, "
+         "entry i's at scale[i], read on the GPU. amax: None; a float32 device array of len(xs) elements (entry i's "
+         "max |x| into amax[i]); or of one element, shared (the whole list's max |x|); overwritten (set to 0 before "
+         "any entry folds) or, amax_mode='accumulate', folded into. Entries contiguous, of one dtype pair. outs=None: "
+         "made as cast_batched makes them. Returns outs, as quantize returns out."),
+    FAST(dequantize_batched,
+         "dequantize_batched(qs, dtype, scale_inv, *, outs=None, stream=None, in_dtype=None, handle=None) -> outs\n\n"
+         "dequantize over a list in one call (ew_dequantize_batched): outs[i] = float(qs[i]) * scale_inv[i] converted "
+         "to dtype. scale_inv: a contiguous float32 device array of len(qs) elements. outs=None: made as cast_batched "
+         "makes them."),
+    FAST(amax_batched,
+         "amax_batched(xs, *, out=None, accumulate=False, stream=None, handle=None) -> out\n\nmax |float(xs[i])| of "
+         "each entry in one call (ew_amax_batched): out a float32 device array of len(xs) elements (entry i's at "
+         "out[i]) or of one element (shared: the whole list's max). out=None: a new float32 array of shape "
+         "(len(xs),) like xs[0]. accumulate=True (out required) keeps the max with out's old values. Entries "
+         "contiguous, of one dtype. Returns out."),
     FAST(kernel_launch, "kernel_launch(kernel, *inputs, out=None, params=(), stream=None)"),
     FAST(kernel_launch_batched,
          "kernel_launch_batched(kernel, *input_lists, out=None, params=(), entry_params=None, "

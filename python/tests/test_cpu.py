@@ -22,8 +22,9 @@ import elementwise as ew
 from conftest import INSTALLED, PACKAGE_DIR, PYTHON_DIR, FakeArray
 
 ROOT = os.path.dirname(PYTHON_DIR)
-FLOAT8 = (ew.DType.F8E4M3, ew.DType.F8E5M2)
-BLOCK_DTYPES = (ew.DType.F8E8M0, ew.DType.F4E2M1)  # the block-scaled casts' alone: no catalogue op takes them
+FLOAT8 = (ew.DType.F8E4M3, ew.DType.F8E5M2)  # quantize's targets
+CAST_ONLY = FLOAT8 + (ew.DType.F8E8M0,)  # the 1-byte floats: no op but the cast takes them
+BLOCK_DTYPES = (ew.DType.F4E2M1,)  # the block-scaled casts' alone: no catalogue op takes it
 CATALOGUE_DTYPES = [dtype for dtype in ew.DType if dtype not in BLOCK_DTYPES]
 
 
@@ -152,6 +153,12 @@ def calls(handle):
         "dequantize": lambda: handle.dequantize(FakeArray(typestr="|u1"), "f32", FakeArray(shape=(1,), pointer=0x40000),
                                                 in_dtype="f8e5m2", out=out),
         "amax": lambda: handle.amax(a, out=FakeArray(shape=(), pointer=0x40000)),
+        "quantize_batched": lambda: handle.quantize_batched([a], "f8e4m3", FakeArray(shape=(1,), pointer=0x40000),
+                                                            outs=[FakeArray(typestr="|u1", pointer=0x30000)]),
+        "dequantize_batched": lambda: handle.dequantize_batched([FakeArray(typestr="|u1")], "f32",
+                                                                FakeArray(shape=(1,), pointer=0x40000),
+                                                                in_dtype="f8e5m2", outs=[out]),
+        "amax_batched": lambda: handle.amax_batched([a], out=FakeArray(shape=(1,), pointer=0x40000)),
         "quantize_blocks": lambda: handle.quantize_blocks(FakeArray(shape=(2, 32)), "f8e4m3",
                                                           out=FakeArray(shape=(2, 32), typestr="|u1", pointer=0x30000),
                                                           scales=FakeArray(shape=(2, 1), typestr="|u1", pointer=0x40000)),
@@ -194,14 +201,14 @@ def test_a_closed_handle_is_refused_before_the_library():
 
 def test_is_supported_follows_the_catalogue():
     dtypes = CATALOGUE_DTYPES
-    for dtype in BLOCK_DTYPES:  # the block calls' dtypes are no op's
+    for dtype in BLOCK_DTYPES:  # the block calls' dtype is no op's
         for op in ew.Op:
             assert not any(ew.is_supported(op, dtype, other) or ew.is_supported(op, other, dtype) for other in ew.DType)
     for dtype in dtypes:
-        assert ew.is_supported(ew.Op.ADD, dtype) == (dtype not in FLOAT8)
-        assert ew.is_supported(ew.Op.MUL, dtype) == (dtype not in FLOAT8)
-        assert ew.is_supported(ew.Op.SCALE_ADD, dtype) == (dtype not in FLOAT8)
-        assert ew.is_supported(ew.Op.RELU, dtype) == (dtype not in FLOAT8 + (ew.DType.BOOL,))
+        assert ew.is_supported(ew.Op.ADD, dtype) == (dtype not in CAST_ONLY)
+        assert ew.is_supported(ew.Op.MUL, dtype) == (dtype not in CAST_ONLY)
+        assert ew.is_supported(ew.Op.SCALE_ADD, dtype) == (dtype not in CAST_ONLY)
+        assert ew.is_supported(ew.Op.RELU, dtype) == (dtype not in CAST_ONLY + (ew.DType.BOOL,))
         for source in dtypes:
             assert ew.is_supported(ew.Op.CAST, dtype, source)
             if source != dtype:
@@ -2223,6 +2230,280 @@ def test_the_real_library_refuses_a_null_handle_in_every_scaled_call(call, funct
         call(ew.Handle._from_raw(None))
     assert caught.value.function == function and caught.value.status == ew.Status.INVALID_HANDLE
     assert caught.value.message and caught.value.message == ew._last_error_message()
+
+
+# ---- scaled casts over lists (1.2): quantize_batched, dequantize_batched, amax_batched ----
+
+SCALED_LIST_FUNCTIONS = ("ew_quantize_batched", "ew_dequantize_batched", "ew_amax_batched")
+
+
+@pytest.fixture
+def scaled_list_calls(monkeypatch):
+    yield install(monkeypatch, {name: Recorder() for name in SCALED_LIST_FUNCTIONS})
+    ew._ext.set_recorder(None)
+
+
+SCALED_LIST_SHAPES = [(3,), (2, 5), (0,), (7,)]  # n = 3, 10, 0, 7; the empty entry at NULL
+
+
+def fp8_entries(shapes=SCALED_LIST_SHAPES, base=0x10000, name="float8_e4m3fn"):
+    return [fp8(shape=shape, pointer=base + 0x1000 * i if shape != (0,) else 0, name=name)
+            for i, shape in enumerate(shapes)]
+
+
+def float_entries(shapes=SCALED_LIST_SHAPES, base=0x20000, typestr="<f2", **kw):
+    return [FakeArray(shape=shape, typestr=typestr, pointer=base + 0x1000 * i if shape != (0,) else 0, **kw)
+            for i, shape in enumerate(shapes)]
+
+
+def column(pointer=0x30000, n=4, **kw):
+    """A float32 device array of n elements: a list's scales, or its amax scalars."""
+    return FakeArray(shape=(n,), pointer=pointer, **kw)
+
+
+def test_the_scaled_lists_are_exported_and_documented():
+    for name in ("quantize_batched", "dequantize_batched", "amax_batched"):
+        assert name in ew.__all__
+        assert getattr(ew, name) is getattr(ew._ext, name)
+        assert getattr(ew, name).__doc__ and getattr(ew.Handle, name).__doc__
+        assert name in ew.__doc__
+    assert "shared" in ew.quantize_batched.__doc__ and "len(xs)" in ew.amax_batched.__doc__
+
+
+def test_quantize_batched_reaches_ew_quantize_batched_as_the_c_api_orders_it(scaled_list_calls):
+    handle = ew.Handle._from_raw(None)
+    xs, outs = float_entries(stream=0x99), fp8_entries()
+    n, out_pointers, x_pointers = (3, 10, 0, 7), (0x10000, 0x11000, None, 0x13000), (0x20000, 0x21000, None, 0x23000)
+    result = handle.quantize_batched(xs, "f8e4m3", column(), outs=outs)
+    assert type(result) is list and all(got is want for got, want in zip(result, outs)) and len(result) == 4
+    assert scaled_list_calls["ew_quantize_batched"].args == (
+        None, ew.DType.F8E4M3, ew.DType.F16, 4, n, out_pointers, x_pointers, 0x30000, None, 0, 0x99)
+    # amax, one an entry: entry i's scalar at amax + 4 i, overwritten or accumulated
+    for mode, value in ((None, 0), ("overwrite", 0), ("accumulate", 1), (ew.ReduceMode.ACCUMULATE, 1)):
+        keywords = {} if mode is None else {"amax_mode": mode}
+        handle.quantize_batched(xs, "f8e5m2", column(), amax=column(0x40000), outs=outs, **keywords)
+        assert scaled_list_calls["ew_quantize_batched"].args[1:] == (
+            ew.DType.F8E5M2, ew.DType.F16, 4, n, out_pointers, x_pointers, 0x30000,
+            (0x40000, 0x40004, 0x40008, 0x4000C), value, 0x99), mode
+    # one amax shared by every entry: the same pointer for all, shape () or (1,)
+    for shared in (scalar(0x50000), scalar(0x50000, shape=(1,))):
+        handle.quantize_batched(xs, "f8e4m3", column(), amax=shared, amax_mode="accumulate", outs=outs)
+        assert scaled_list_calls["ew_quantize_batched"].args[8:10] == ((0x50000,) * 4, 1)
+    # a column of amax scalars with a stride (a row of a history, say): each entry's own element
+    handle.quantize_batched(xs, "f8e4m3", column(), amax=column(0x60000, strides=(12,)), outs=outs)
+    assert scaled_list_calls["ew_quantize_batched"].args[8] == (0x60000, 0x6000C, 0x60018, 0x60024)
+    # the dtype and the scale by keyword, the stream given, the dtype left to outs, in_dtype= for a view
+    handle.quantize_batched(xs, dtype="f8e5m2", scale=column(0x31000), outs=outs, stream=5)
+    assert scaled_list_calls["ew_quantize_batched"].args[1:3] == (ew.DType.F8E5M2, ew.DType.F16)
+    assert scaled_list_calls["ew_quantize_batched"].args[7] == 0x31000
+    assert scaled_list_calls["ew_quantize_batched"].args[-1] == 5
+    handle.quantize_batched(xs, None, column(), outs=fp8_entries(name="float8_e5m2"))
+    assert scaled_list_calls["ew_quantize_batched"].args[1] == ew.DType.F8E5M2
+    handle.quantize_batched(float_entries(typestr="<i2"), "f8e4m3", column(), in_dtype="bf16", outs=outs)
+    assert scaled_list_calls["ew_quantize_batched"].args[1:3] == (ew.DType.F8E4M3, ew.DType.BF16)
+    ew.quantize_batched(tuple(xs), "f8e4m3", column(), outs=tuple(outs), handle=handle)  # any sequence; the module's
+    assert scaled_list_calls["ew_quantize_batched"].args[3:7] == (4, n, out_pointers, x_pointers)
+    assert scaled_list_calls["ew_dequantize_batched"].args is None and scaled_list_calls["ew_amax_batched"].args is None
+
+
+def test_a_list_of_one_takes_a_scale_of_shape_empty_or_one(scaled_list_calls):
+    handle = ew.Handle._from_raw(None)
+    x, out = float_entries([(5,)]), fp8_entries([(5,)])
+    for scale in (scalar(0x30000), scalar(0x30000, shape=(1,))):
+        handle.quantize_batched(x, "f8e4m3", scale, amax=scalar(0x40000), outs=out)
+        assert scaled_list_calls["ew_quantize_batched"].args[3:9] == (1, (5,), (0x10000,), (0x20000,), 0x30000,
+                                                                      (0x40000,))
+
+
+def test_dequantize_batched_reaches_ew_dequantize_batched(scaled_list_calls):
+    handle = ew.Handle._from_raw(None)
+    qs, outs = fp8_entries(name="float8_e5m2"), float_entries(typestr="<f8")
+    assert handle.dequantize_batched(qs, "f64", column(), outs=outs, stream=7) == outs
+    assert scaled_list_calls["ew_dequantize_batched"].args == (
+        None, ew.DType.F64, ew.DType.F8E5M2, 4, (3, 10, 0, 7), (0x20000, 0x21000, None, 0x23000),
+        (0x10000, 0x11000, None, 0x13000), 0x30000, 7)
+    # plain uint8 arrays say what they hold with in_dtype=; scale_inv= by keyword
+    handle.dequantize_batched([FakeArray(shape=(3,), typestr="|u1", pointer=0x100)], "bf16",
+                              scale_inv=column(n=1), in_dtype="f8e4m3",
+                              outs=[FakeArray(shape=(3,), typestr="<V2", pointer=0x200)], stream=7)
+    assert scaled_list_calls["ew_dequantize_batched"].args[1:8] == (
+        ew.DType.BF16, ew.DType.F8E4M3, 1, (3,), (0x200,), (0x100,), 0x30000)
+
+
+def test_amax_batched_reaches_ew_amax_batched(scaled_list_calls):
+    handle = ew.Handle._from_raw(None)
+    xs = float_entries(stream=0x99)
+    out = column(0x40000)
+    assert handle.amax_batched(xs, out=out) is out
+    assert scaled_list_calls["ew_amax_batched"].args == (
+        None, ew.DType.F16, 4, (3, 10, 0, 7), (0x20000, 0x21000, None, 0x23000),
+        (0x40000, 0x40004, 0x40008, 0x4000C), 0, 0x99)
+    shared = scalar(0x50000)
+    assert handle.amax_batched(xs, out=shared, accumulate=True, stream=3) is shared
+    assert scaled_list_calls["ew_amax_batched"].args[5:] == ((0x50000,) * 4, 1, 3)
+    ew.amax_batched(xs, out=scalar(0x50000, shape=(1,)), handle=handle)
+    assert scaled_list_calls["ew_amax_batched"].args[5:7] == ((0x50000,) * 4, 0)
+
+
+def test_scaled_lists_make_their_outputs_as_the_flat_calls_do(scaled_list_calls, fake_cupy):
+    handle = ew.Handle._from_raw(None)
+    xs = [cupy_array(shape=(3,), pointer=0x200), cupy_array(shape=(5,), pointer=0x300)]
+    made = handle.amax_batched(xs, stream=7)  # one float32 an entry, like xs[0]
+    assert fake_cupy.made == [("empty", (2,), "float32")]
+    assert made.__cuda_array_interface__["shape"] == (2,) and made.__cuda_array_interface__["typestr"] == "<f4"
+    assert scaled_list_calls["ew_amax_batched"].args[1:] == (ew.DType.F32, 2, (3, 5), (0x200, 0x300),
+                                                             (0xB000, 0xB004), 0, 7)
+    qs = [cupy_array(shape=(3,), typestr="|u1", pointer=0x400), cupy_array(shape=(5,), typestr="|u1", pointer=0x500)]
+    halves = handle.dequantize_batched(qs, "f16", column(n=2), in_dtype="f8e4m3", stream=7)
+    assert fake_cupy.made[1:] == [("empty_like", (3,), "float16"), ("empty_like", (5,), "float16")]
+    assert len(halves) == 2 and all(h.__cuda_array_interface__["typestr"] == "<f2" for h in halves)
+    assert scaled_list_calls["ew_dequantize_batched"].args[3:6] == (2, (3, 5), (0xA000, 0xA000))
+    with pytest.raises(TypeError, match="CuPy has no F8E4M3"):
+        handle.quantize_batched(xs, "f8e4m3", column(n=2))
+    with pytest.raises(TypeError, match=r"quantize_batched with outs=None needs the dtype"):
+        handle.quantize_batched(xs, None, column(n=2))
+    assert scaled_list_calls["ew_quantize_batched"].args is None
+
+
+def test_empty_scaled_lists_are_one_call_of_no_entries(scaled_list_calls):
+    handle = ew.Handle._from_raw(None)
+    assert handle.quantize_batched([], "f8e4m3", column(0, n=0), stream=5) == []
+    assert scaled_list_calls["ew_quantize_batched"].args == (None, ew.DType.F8E4M3, ew.DType.F32, 0, (), (), (),
+                                                             None, None, 0, 5)
+    handle.quantize_batched([], "f8e4m3", column(0, n=0), amax=scalar(0x50000), amax_mode="accumulate")
+    assert scaled_list_calls["ew_quantize_batched"].args[7:10] == (None, (), 1)
+    assert handle.dequantize_batched([], "f32", column(0, n=0)) == []
+    assert scaled_list_calls["ew_dequantize_batched"].args[1:4] == (ew.DType.F32, ew.DType.F8E4M3, 0)
+    out = scalar(0x50000)
+    assert handle.amax_batched([], out=out) is out
+    assert scaled_list_calls["ew_amax_batched"].args[1:] == (ew.DType.F32, 0, (), (), (), 0, 0)
+
+
+def test_the_scaled_lists_scalars_take_part_in_the_stream_device_and_dlpack(scaled_list_calls):
+    handle = ew.Handle._from_raw(None)
+    xs, outs = float_entries(), fp8_entries()
+    handle.quantize_batched(xs, "f8e4m3", column(stream=0x55), outs=outs)  # the scale's interface names the stream
+    assert scaled_list_calls["ew_quantize_batched"].args[-1] == 0x55
+    with pytest.raises(ValueError, match="different streams"):
+        handle.quantize_batched(float_entries(stream=5), "f8e4m3", column(stream=6), outs=outs)
+    scale, amax = FakeDLPack(shape=(4,), pointer=0x4000), FakeDLPack(shape=(4,), pointer=0x5000)
+    handle.quantize_batched(xs, "f8e4m3", scale, amax=amax, outs=outs, stream=0x77)
+    assert scale.calls == [dict(stream=0x77, max_version=MAX_VERSION, copy=False)] and len(amax.calls) == 1
+    assert scaled_list_calls["ew_quantize_batched"].args[7:9] == (0x4000, (0x5000, 0x5004, 0x5008, 0x500C))
+    with pytest.raises(ValueError, match="scale is on device 1 but the call runs on device 0"):
+        handle.quantize_batched(xs, "f8e4m3", FakeDLPack(shape=(4,), device=(2, 1)), outs=outs)
+    with pytest.raises(ValueError, match="amax is on device 2 but the call runs on device 0"):
+        handle.quantize_batched(xs, "f8e4m3", column(), amax=FakeDLPack(shape=(), device=(2, 2)), outs=outs)
+    with pytest.raises(ValueError, match="out is on device 3"):
+        handle.amax_batched(xs, out=FakeDLPack(shape=(4,), device=(2, 3)))
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(n=3), outs=outs), ValueError,
+     r"scale has shape \(3,\); it must hold 4 elements \(one an entry\), in one dimension"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", scalar(), outs=outs), ValueError,
+     r"scale has shape \(\); it must hold 4 elements"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", FakeArray(shape=(2, 2)), outs=outs), ValueError,
+     r"scale has shape \(2, 2\).*in one dimension"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(typestr="<f8"), outs=outs), TypeError,
+     r"scale is F64; it must be a float32 array of 4 elements \(one an entry\)"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(typestr="<f2"), outs=outs), TypeError,
+     "scale is F16"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(strides=(8,)), outs=outs), ValueError,
+     r"scale is not contiguous \(strides \(2,\).*scale\[i\]"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", outs=outs), TypeError,
+     r"needs scale, a float32 device array of one element an entry"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), amax=column(n=3), outs=outs), ValueError,
+     r"amax has shape \(3,\); it must hold 4 elements \(one an entry\) or one \(shared by every entry\)"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), amax=column(n=2), outs=outs), ValueError,
+     "amax has shape"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), amax=FakeArray(shape=(4, 1)), outs=outs),
+     ValueError, r"amax has shape \(4, 1\)"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), amax=column(typestr="<i4"), outs=outs),
+     TypeError, "amax is I32"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), amax=column(read_only=True), outs=outs),
+     ValueError, "amax: the output array is read-only"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), amax=column(), amax_mode="max", outs=outs),
+     ValueError, "amax_mode must be 'overwrite' or 'accumulate'"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), outs=outs[:3]), ValueError,
+     "outs has 3 entries but xs has 4"),
+    (lambda h, xs, outs: h.quantize_batched(xs[:3], "f8e4m3", column(n=3), outs=outs), ValueError,
+     "outs has 4 entries but xs has 3"),
+    (lambda h, xs, outs: h.quantize_batched(xs[:1] + [FakeArray(shape=(2, 5), typestr="<f2", strides=(20, 2))]
+                                            + xs[2:], "f8e4m3", column(), outs=outs),
+     ValueError, r"xs\[1\] is not contiguous \(strides \(10, 1\).*list calls take contiguous arrays"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), outs=outs[:3] + [fp8(shape=(7,), strides=(2,))]),
+     ValueError, r"outs\[3\] is not contiguous"),
+    (lambda h, xs, outs: h.quantize_batched(xs[:3] + [FakeArray(shape=(7,))], "f8e4m3", column(), outs=outs),
+     TypeError, r"xs\[3\] is F32 but the first entry's is F16; one list call takes one dtype pair"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), outs=outs[:3] + [fp8(shape=(4,))]),
+     ValueError, r"xs\[3\] has shape \(7,\) but outs\[3\] has \(4,\); list entries are not broadcast"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), out=outs), TypeError,
+     "unexpected keyword argument 'out'"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), accumulate=True, outs=outs), TypeError,
+     "unexpected keyword argument 'accumulate'"),
+    (lambda h, xs, outs: h.quantize_batched(xs, "f8e4m3", column(), "f8e5m2", outs=outs), TypeError,
+     r"takes 3 positional arguments \(quantize_batched\(xs, dtype, scale\)\)"),
+    (lambda h, xs, outs: h.quantize_batched(FakeArray(), "f8e4m3", column(), outs=outs), TypeError, "not iterable"),
+    (lambda h, xs, outs: h.dequantize_batched(outs, "f16", column(n=5), outs=xs), ValueError,
+     r"scale_inv has shape \(5,\); it must hold 4 elements \(one an entry\), in one"),
+    (lambda h, xs, outs: h.dequantize_batched(outs, "f16", scalar(), outs=xs), ValueError, "scale_inv has shape"),
+    (lambda h, xs, outs: h.dequantize_batched(outs, "f16", column(), amax=column(), outs=xs), TypeError,
+     "unexpected keyword argument 'amax'"),
+    (lambda h, xs, outs: h.dequantize_batched(outs, "f16", outs=xs), TypeError, "needs scale_inv"),
+    (lambda h, xs, outs: h.dequantize_batched(outs, "f16", column(), outs=xs[:2]), ValueError,
+     "outs has 2 entries but qs has 4"),
+    (lambda h, xs, outs: h.amax_batched(xs, out=column(n=3)), ValueError,
+     r"out has shape \(3,\); it must hold 4 elements \(one an entry\) or one \(shared by every entry\)"),
+    (lambda h, xs, outs: h.amax_batched(xs, out=column(typestr="<f8")), TypeError, "out is F64"),
+    (lambda h, xs, outs: h.amax_batched(xs, out=column(read_only=True)), ValueError, "out: the output array is read-only"),
+    (lambda h, xs, outs: h.amax_batched(xs, accumulate=True), TypeError,
+     r"amax_batched\(accumulate=True\) needs out="),
+    (lambda h, xs, outs: h.amax_batched([], stream=3), TypeError, "empty list with out=None"),
+    (lambda h, xs, outs: h.amax_batched(xs[:1] + [FakeArray(shape=(2, 5), typestr="<f2", strides=(4, 40))],
+                                        out=scalar()), ValueError, r"xs\[1\] is not contiguous"),
+    (lambda h, xs, outs: h.amax_batched(xs[:3] + [FakeArray(shape=(7,))], out=scalar()), TypeError,
+     r"xs\[3\] is F32 but the first entry's is F16; one list call takes one dtype$"),
+    (lambda h, xs, outs: h.amax_batched(xs, outs=column()), TypeError, "unexpected keyword argument 'outs'"),
+    (lambda h, xs, outs: h.amax_batched(xs, column()), TypeError, r"amax_batched\(xs\)"),
+])
+def test_scaled_lists_refuse_bad_arguments_before_the_library(scaled_list_calls, call, error, match):
+    with pytest.raises(error, match=match):
+        call(ew.Handle._from_raw(None), float_entries(), fp8_entries())
+    assert all(recorder.args is None for recorder in scaled_list_calls.values())
+
+
+@pytest.mark.parametrize("function, call", [
+    ("ew_quantize_batched", lambda h: h.quantize_batched(float_entries(typestr="<i4"), "f8e4m3", column(),
+                                                         outs=fp8_entries())),
+    ("ew_dequantize_batched", lambda h: h.dequantize_batched(fp8_entries(), "i32", column(),
+                                                             outs=float_entries(typestr="<i4"))),
+    ("ew_amax_batched", lambda h: h.amax_batched(float_entries(typestr="<i4"), out=column())),
+])
+def test_the_librarys_refusals_of_scaled_lists_raise_elementwise_error(scaled_list_calls, function, call):
+    scaled_list_calls[function].status = int(ew.Status.NOT_SUPPORTED)
+    with pytest.raises(ew.ElementwiseError) as caught:
+        call(ew.Handle._from_raw(None))
+    assert caught.value.function == function and caught.value.status == ew.Status.NOT_SUPPORTED
+
+
+@pytest.mark.parametrize("function, call", [
+    ("ew_quantize_batched", lambda h: h.quantize_batched([FakeArray(pointer=0x20000)], "f8e4m3",
+                                                         scalar(0x40000), outs=[fp8(shape=(4,))])),
+    ("ew_dequantize_batched", lambda h: h.dequantize_batched([fp8(shape=(4,))], "f32", scalar(0x40000),
+                                                             outs=[FakeArray(pointer=0x20000)])),
+    ("ew_amax_batched", lambda h: h.amax_batched([FakeArray()], out=scalar(0x40000))),
+])
+def test_the_real_library_takes_or_names_the_scaled_lists(function, call):
+    # No recorder: a library with the lists refuses the NULL handle; an older one is named.
+    if hasattr(ctypes.CDLL(ew.library_path), function):
+        with pytest.raises(ew.ElementwiseError) as caught:
+            call(ew.Handle._from_raw(None))
+        assert caught.value.function == function and caught.value.status == ew.Status.INVALID_HANDLE
+        assert caught.value.message and caught.value.message == ew._last_error_message()
+    else:
+        with pytest.raises(RuntimeError, match=r"has no %s: it needs 1.2 or later" % function):
+            call(ew.Handle._from_raw(None))
 
 
 # ---- block-scaled casts (1.2): quantize_blocks, dequantize_blocks, block_scales_shape ----

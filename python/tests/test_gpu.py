@@ -22,9 +22,10 @@ import elementwise as ew
 from conftest import INSTALLED, PACKAGE_DIR, PYTHON_DIR, FakeArray, import_or_unavailable, unavailable
 
 D = ew.DType
-ALL = [d for d in D if d not in (D.F8E8M0, D.F4E2M1)]  # the catalogue's (the block dtypes: test_gpu_blocks.py)
-FLOAT8 = (D.F8E4M3, D.F8E5M2)
-FLOATS = (D.F16, D.BF16, D.F32, D.F64) + FLOAT8
+ALL = [d for d in D if d != D.F4E2M1]  # the catalogue's (the block dtype: test_gpu_blocks.py)
+FLOAT8 = (D.F8E4M3, D.F8E5M2)  # quantize's targets
+CAST_ONLY = FLOAT8 + (D.F8E8M0,)  # the 1-byte floats: no op but the cast takes them
+FLOATS = (D.F16, D.BF16, D.F32, D.F64) + CAST_ONLY
 INTEGERS = (D.I8, D.U8, D.I16, D.I32, D.I64)
 # [min, max + 1) of each integer dtype, as exact floats
 INTEGER_RANGE = {D.I8: (-2.0**7, 2.0**7), D.U8: (0.0, 2.0**8), D.I16: (-2.0**15, 2.0**15),
@@ -51,7 +52,8 @@ def cupy(handle):
 def torch_dtype(torch, dtype):
     return {D.BOOL: torch.bool, D.I8: torch.int8, D.U8: torch.uint8, D.I16: torch.int16, D.I32: torch.int32,
             D.I64: torch.int64, D.F16: torch.float16, D.BF16: torch.bfloat16, D.F32: torch.float32,
-            D.F64: torch.float64, D.F8E4M3: torch.float8_e4m3fn, D.F8E5M2: torch.float8_e5m2}[dtype]
+            D.F64: torch.float64, D.F8E4M3: torch.float8_e4m3fn, D.F8E5M2: torch.float8_e5m2,
+            D.F8E8M0: torch.float8_e8m0fnu}[dtype]
 
 
 def bits(torch, tensor):
@@ -117,7 +119,7 @@ def assert_matches_torch(torch, got, want, inputs, what):
 
 # ---- against PyTorch ----
 
-@pytest.mark.parametrize("dtype", [d for d in ALL if d not in FLOAT8], ids=names)
+@pytest.mark.parametrize("dtype", [d for d in ALL if d not in CAST_ONLY], ids=names)
 @pytest.mark.parametrize("op", ["add", "mul"])
 def test_add_and_mul_match_torch(torch, handle, op, dtype):
     a = random_tensor(torch, dtype, N, 1, torch_semantics=True)
@@ -128,7 +130,7 @@ def test_add_and_mul_match_torch(torch, handle, op, dtype):
     assert_matches_torch(torch, out, want, [a, b], "%s %s" % (op, dtype.name))
 
 
-@pytest.mark.parametrize("dtype", [d for d in ALL if d not in FLOAT8 + (D.BOOL,)], ids=names)
+@pytest.mark.parametrize("dtype", [d for d in ALL if d not in CAST_ONLY + (D.BOOL,)], ids=names)
 def test_relu_matches_torch(torch, handle, dtype):
     x = random_tensor(torch, dtype, N, 3)
     out = torch.empty_like(x)
@@ -1666,3 +1668,160 @@ def test_scaled_casts_on_cupy_arrays(cupy, torch, handle):
     assert_same_scalar(torch, torch.as_tensor(made_amax, device="cuda"), want_amax, "amax on CuPy")
     assert_same_bits(torch, torch.as_tensor(back, device="cuda"), tq.to(torch.float32) * tscale, [tq],
                      "dequantize on CuPy")
+
+
+# ---- scaled casts over lists (1.2): quantize_batched, dequantize_batched, amax_batched against the flat calls ----
+
+LIST_SCALES = [1.0, 0.3, 1024.0, 2.0 ** -12, 0.75, 3.0]  # one per entry of LIST_SIZES
+LIST_OLD_AMAXES = [1e38, 0.5, -5.0, 0.0, 3.0, 1e-3]  # above and below every entry's amax, and negative
+
+
+def finite_list(torch, dtype, sizes, seed):
+    """Normal samples of several magnitudes, a tensor a size, finite in every source dtype."""
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    top = 11 if dtype == D.F16 else 20  # f16 stays finite, as in scaled_input
+    tensors = []
+    for n in sizes:
+        wide = torch.randn(n, device="cuda", generator=generator, dtype=torch.float64)
+        wide *= torch.exp2(torch.randint(-20, top, (n,), device="cuda", generator=generator).double())
+        tensors.append(wide.to(torch_dtype(torch, dtype)))
+    return tensors
+
+
+def list_column(torch, values):
+    return torch.tensor(values, dtype=torch.float32, device="cuda")
+
+
+@pytest.mark.parametrize("source", SCALED_SOURCES, ids=names)
+@pytest.mark.parametrize("target", FLOAT8, ids=names)
+def test_quantize_batched_matches_quantize_entry_by_entry(torch, handle, target, source):
+    fp8 = torch_dtype(torch, target)
+    scale = list_column(torch, LIST_SCALES)
+    xs = [random_tensor(torch, source, n, 500 + i) for i, n in enumerate(LIST_SIZES)]  # NaN, inf, extremes
+    outs = [torch.empty(x.shape, dtype=fp8, device="cuda") for x in xs]
+    for out in outs:
+        bits(torch, out).fill_(0x5A)
+    amax = device_scalar(torch, -1.0, (len(xs),))
+    result = handle.quantize_batched(xs, target, scale, amax=amax, outs=outs)
+    assert type(result) is list and all(got is want for got, want in zip(result, outs))
+    for i, x in enumerate(xs):
+        want_amax = device_scalar(torch, 5.0)
+        want = ew.quantize(x, target, scale[i:i + 1], amax=want_amax)
+        what = "quantize_batched %s -> %s [%d]" % (source.name, target.name, i)
+        assert_same_bits(torch, outs[i], want, [x], what)
+        assert_same_bits(torch, amax[i:i + 1], want_amax.reshape(1), [], what + "'s amax")
+    # finite inputs: made outs, one amax shared by the list, accumulated amaxes (a strided column too)
+    xs = finite_list(torch, source, LIST_SIZES, 510)
+    shared = device_scalar(torch, -1.0)
+    made = ew.quantize_batched(xs, fp8, scale, amax=shared)
+    assert [(m.dtype, m.shape) for m in made] == [(fp8, x.shape) for x in xs]
+    for i, x in enumerate(xs):
+        assert_same_bits(torch, made[i], ew.quantize(x, target, scale[i:i + 1]), [x], "made [%d]" % i)
+    want_shared = torch.stack([ew.amax(x) for x in xs]).max()
+    assert_same_scalar(torch, shared, want_shared, "the list's shared amax")
+    assert_same_scalar(torch, shared, amax_reference(torch, torch.cat(xs)), "the list's amax against torch")
+    history = torch.full((len(xs), 3), -7.0, device="cuda")
+    history[:, 0] = list_column(torch, LIST_OLD_AMAXES)
+    running = history[:, 0]  # a strided column: entry i's scalar 3 floats after entry i - 1's
+    assert not running.is_contiguous()
+    ew.quantize_batched(xs, target, scale, amax=running, amax_mode="accumulate", outs=made)
+    for i, x in enumerate(xs):
+        want = list_column(torch, LIST_OLD_AMAXES[i:i + 1])
+        ew.quantize(x, target, scale[i:i + 1], amax=want, amax_mode="accumulate")
+        assert_same_bits(torch, history[i, 0].reshape(1), want, [], "accumulated amax [%d]" % i)
+    assert bool((history[:, 1:] == -7.0).all()), "the column's neighbours were written"
+    for old in (3e38, 0.25):
+        one = device_scalar(torch, old, (1,))
+        handle.quantize_batched(xs, target, scale, amax=one, amax_mode=ew.ReduceMode.ACCUMULATE, outs=made)
+        assert_same_scalar(torch, one, torch.maximum(want_shared, device_scalar(torch, old)),
+                           "shared amax accumulated onto %r" % old)
+
+
+@pytest.mark.parametrize("target", SCALED_SOURCES, ids=names)
+@pytest.mark.parametrize("source", FLOAT8, ids=names)
+def test_dequantize_batched_matches_dequantize_entry_by_entry(torch, handle, source, target):
+    wide = torch_dtype(torch, target)
+    scale_inv = list_column(torch, [1.0, 0.3, 2.0 ** 20, 2.0 ** -12, 0.75, 3.0])
+    qs = [random_tensor(torch, source, n, 520 + i) for i, n in enumerate(LIST_SIZES)]  # every bit pattern
+    outs = [torch.empty(q.shape, dtype=wide, device="cuda") for q in qs]
+    for out in outs:
+        bits(torch, out).fill_(0x5A)
+    result = handle.dequantize_batched(qs, target, scale_inv, outs=outs)
+    assert type(result) is list and all(got is want for got, want in zip(result, outs))
+    for i, q in enumerate(qs):
+        want = ew.dequantize(q, target, scale_inv[i:i + 1])
+        assert_same_bits(torch, outs[i], want, [q], "dequantize_batched %s -> %s [%d]" % (source.name, target.name, i))
+    made = ew.dequantize_batched(qs, wide, scale_inv)
+    assert [(m.dtype, m.shape) for m in made] == [(wide, q.shape) for q in qs]
+    for i, q in enumerate(qs):
+        assert_same_bits(torch, made[i], outs[i], [q], "dequantize_batched(outs=None) [%d]" % i)
+
+
+@pytest.mark.parametrize("source", SCALED_SOURCES, ids=names)
+def test_amax_batched_matches_amax_entry_by_entry(torch, handle, source):
+    xs = finite_list(torch, source, LIST_SIZES, 530)
+    with_nan = torch.tensor([float("nan")], device="cuda").to(xs[3].dtype)
+    xs[3] = torch.cat([xs[3][:-1], with_nan])  # one entry's amax NaN, the others' not
+    made = ew.amax_batched(xs)
+    assert made.shape == (len(xs),) and made.dtype == torch.float32 and made.device == xs[0].device
+    for i, x in enumerate(xs):
+        assert_same_bits(torch, made[i:i + 1], ew.amax(x).reshape(1), [], "amax_batched %s [%d]" % (source.name, i))
+    assert bool(made[3].isnan()) and bits(torch, made[1:2]).item() == 0  # the NaN entry; the empty entry's 0
+    out = device_scalar(torch, 7.0, (len(xs),))
+    assert handle.amax_batched(xs, out=out) is out
+    assert_same_bits(torch, out, made, [], "amax_batched into out")
+    running = list_column(torch, LIST_OLD_AMAXES)
+    ew.amax_batched(xs, out=running, accumulate=True)
+    for i, x in enumerate(xs):
+        want = list_column(torch, LIST_OLD_AMAXES[i:i + 1])
+        ew.amax(x, out=want, accumulate=True)
+        assert_same_bits(torch, running[i:i + 1], want, [], "amax_batched accumulated [%d]" % i)
+    # one scalar shared by the list: the whole list's amax, overwritten (even from a poisoned value) or folded
+    finite = [x.nan_to_num(0.0) for x in xs]
+    want = amax_reference(torch, torch.cat(finite))
+    shared = device_scalar(torch, float("nan"))
+    assert ew.amax_batched(finite, out=shared) is shared
+    assert_same_scalar(torch, shared, want, "the list's amax")
+    assert_same_scalar(torch, shared, torch.stack([ew.amax(x) for x in finite]).max(), "the entries' max")
+    for old in (3e38, 0.5, -5.0):
+        one = device_scalar(torch, old, (1,))
+        handle.amax_batched(finite, out=one, accumulate=True)
+        expected = want if old < 0 else torch.maximum(want, device_scalar(torch, old))
+        assert_same_scalar(torch, one, expected, "the list's amax accumulated onto %r" % old)
+    shared = device_scalar(torch, 0.0)
+    ew.amax_batched(xs, out=shared)
+    assert bool(shared.isnan()), "a NaN in one entry makes the shared amax NaN"
+
+
+def test_scaled_lists_refusals_on_the_gpu(torch, handle):
+    xs = [torch.randn(64, device="cuda"), torch.randn(32, device="cuda")]
+    scale = device_scalar(torch, 1.0, (2,))
+    with pytest.raises(ValueError, match=r"xs\[1\] is not contiguous"):
+        ew.quantize_batched([xs[0], xs[0][::2]], "f8e4m3", scale)
+    with pytest.raises(ValueError, match=r"xs\[1\] is not contiguous"):
+        ew.amax_batched([xs[0], xs[0][::2]])
+    with pytest.raises(ValueError, match=r"scale has shape \(3,\)"):
+        ew.quantize_batched(xs, "f8e4m3", device_scalar(torch, 1.0, (3,)))
+    with pytest.raises(TypeError, match="scale is F64"):
+        ew.quantize_batched(xs, "f8e4m3", scale.double())
+    with pytest.raises(ValueError, match="scale is not contiguous"):
+        ew.quantize_batched(xs, "f8e4m3", device_scalar(torch, 1.0, (4,))[::2])
+    with pytest.raises(TypeError, match="scale: Tensor is a CPU array"):
+        ew.quantize_batched(xs, "f8e4m3", torch.ones(2))
+    with pytest.raises(ValueError, match=r"amax has shape \(3,\)"):
+        ew.quantize_batched(xs, "f8e4m3", scale, amax=device_scalar(torch, 0.0, (3,)))
+    with pytest.raises(ValueError, match=r"scale_inv has shape \(1,\)"):
+        ew.dequantize_batched([q.to(torch.float8_e4m3fn) for q in xs], "f32", scale[:1])
+    with pytest.raises(ValueError, match=r"out has shape \(3,\)"):
+        ew.amax_batched(xs, out=device_scalar(torch, 0.0, (3,)))
+    for call, function in ((lambda: ew.quantize_batched(xs, "f16", scale), "ew_quantize_batched"),
+                           (lambda: ew.quantize_batched([x.int() for x in xs], "f8e4m3", scale), "ew_quantize_batched"),
+                           (lambda: ew.dequantize_batched(xs, "f16", scale), "ew_dequantize_batched"),
+                           (lambda: ew.amax_batched([x.int() for x in xs]), "ew_amax_batched")):
+        with pytest.raises(ew.ElementwiseError) as caught:
+            call()
+        assert caught.value.status == ew.Status.NOT_SUPPORTED and caught.value.function == function
+        assert caught.value.message == ew._last_error_message()
+    assert ew.quantize_batched([], "f8e4m3", device_scalar(torch, 1.0, (0,))) == []
+    kept = device_scalar(torch, 5.0)
+    assert ew.amax_batched([], out=kept) is kept

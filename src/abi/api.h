@@ -162,11 +162,12 @@ ew_status_t ewi_check_strided(ewi_handle_t *handle, const ew_layout_t *layout, c
                               int count);
 
 /* One tensor-list call: count entries of n[i] elements, its pointer arrays (the outputs' first) with
- * their names and element sizes; for a user kernel of parameters, its parameters' column
- * (src/plan/batched.h: params_column, each entry's at params + i * params_stride, NULL for the launch's);
- * for a user kernel of a reduction, its scalars' column (scalar_column: entry i's at scalar[i], of
- * scalar_size bytes, named scalar_name), each first set to reset_value's bits where reset
- * (EW_REDUCE_OVERWRITE), an empty entry's too. */
+ * their names and element sizes; for a user kernel of parameters or a scaled cast's scales, the entries'
+ * own parameters' column (src/plan/batched.h: params_column, each entry's params_stride bytes at
+ * params + i * params_stride, named params_name; NULL for the launch's); for a functor that reduces,
+ * its scalars' column (scalar_column: entry i's at scalar[i], of scalar_size bytes, named scalar_name;
+ * scalar NULL only where scalar_optional: no entry has one), each first set to reset_value's bits where
+ * reset (EW_REDUCE_OVERWRITE), an empty entry's too. */
 typedef struct {
     int64_t count;
     const int64_t *n;
@@ -178,8 +179,10 @@ typedef struct {
     int params_column;
     const void *params;
     size_t params_stride;
+    const char *params_name;
     int scalar_column;
     const void *const *scalar;
+    int scalar_optional;
     const char *scalar_name;
     size_t scalar_size;
     int reset;
@@ -197,6 +200,11 @@ ew_status_t ewi_check_list(ewi_handle_t *handle, const ewi_list_call_t *call, in
 ew_status_t ewi_launch_list(const ewi_handle_t *handle, const ew_kernel_set_t *set,
                             const ewi_list_call_t *call, int64_t rows, const ew_functor_t *functor,
                             ew_stream_t stream);
+
+/* A catalogue list call: ewi_check_list, then ewi_launch_list with its functor from params (the entries'
+ * own parameters and scalars come from their columns). */
+ew_status_t ewi_run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const ewi_list_call_t *call,
+                         const ew_op_params_t *params, ew_stream_t stream);
 
 #ifdef __cplusplus
 }

@@ -30,16 +30,44 @@ static ew_status_t fail_entry(ew_status_t status, int64_t entry)
     return ewi_fail(status, "entry %lld: %s", (long long)entry, text);
 }
 
-/* Entry i's reduction scalar against its own operands (of n elements; none where n is 0). */
+/* Entry i's own parameters: [*lo, *hi), empty where the call has none. */
+static void params_span(const list_call_t *call, int64_t i, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = *hi = 0;
+    if (call->params_column && call->params != NULL) {
+        *lo = (uintptr_t)call->params + (uintptr_t)i * call->params_stride;
+        *hi = *lo + call->params_stride;
+    }
+}
+
+/* Entry i's own parameters lie inside none of its outputs (of n elements): a block would read them
+ * while another writes there. */
+static ew_status_t check_params(const list_call_t *call, int64_t i, int64_t n, const ewi_operand_t *operands)
+{
+    uintptr_t lo, hi;
+    params_span(call, i, &lo, &hi);
+    for (int j = 0; j < call->outputs && lo < hi; ++j) {
+        const uintptr_t at = (uintptr_t)operands[j].address;
+        if (ewi_overlaps(lo, hi, at, at + (uintptr_t)n * operands[j].elem_size))
+            return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: %s[%lld] lies inside %s", (long long)i,
+                            call->params_name, (long long)i, operands[j].name);
+    }
+    return EW_SUCCESS;
+}
+
+/* Entry i's reduction scalar against its own operands (of n elements; none where n is 0) and its own
+ * parameters. */
 static ew_status_t check_scalar(const list_call_t *call, int64_t i, int64_t n, const ewi_operand_t *operands,
                                 int pointers)
 {
-    const char *names[EW_PLAN_MAX_CALL_POINTERS];
-    uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS], hi[EW_PLAN_MAX_CALL_POINTERS];
+    const char *names[EW_PLAN_MAX_CALL_POINTERS + 1];
+    uintptr_t lo[EW_PLAN_MAX_CALL_POINTERS + 1], hi[EW_PLAN_MAX_CALL_POINTERS + 1];
     const int spans = n > 0 ? pointers : 0; /* ewi_check_operands has bounded each span */
     ewi_operand_spans(n, operands, spans, names, lo, hi);
+    names[spans] = call->params_name;
+    params_span(call, i, &lo[spans], &hi[spans]);
     const ew_status_t status = ewi_check_reduction_scalar(call->scalar_name, call->scalar[i],
-                                                          call->scalar_size, spans, names, lo, hi);
+                                                          call->scalar_size, spans + 1, names, lo, hi);
     return status == EW_SUCCESS ? EW_SUCCESS : fail_entry(status, i);
 }
 
@@ -54,6 +82,7 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
         operands[j].name = call->name[j];
         operands[j].elem_size = call->elem_size[j];
     }
+    const int scalars = call->scalar_column && call->scalar != NULL;
     for (int64_t i = 0; i < call->count; ++i) {
         const int64_t n = call->n[i];
         ew_status_t status;
@@ -61,7 +90,7 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
             if (n < 0)
                 return ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: n = %lld is negative", (long long)i,
                                 (long long)n);
-            if (call->scalar_column && (status = check_scalar(call, i, 0, operands, pointers)) != EW_SUCCESS)
+            if (scalars && (status = check_scalar(call, i, 0, operands, pointers)) != EW_SUCCESS)
                 return status;
             continue;
         }
@@ -70,10 +99,31 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
         status = ewi_check_operands(n, operands, call->outputs, pointers);
         if (status != EW_SUCCESS)
             return fail_entry(status, i);
-        if (call->scalar_column && (status = check_scalar(call, i, n, operands, pointers)) != EW_SUCCESS)
+        if (call->params_column && (status = check_params(call, i, n, operands)) != EW_SUCCESS)
+            return status;
+        if (scalars && (status = check_scalar(call, i, n, operands, pointers)) != EW_SUCCESS)
             return status;
         *rows += n / EW_BATCHED_MAX_ROW + (n % EW_BATCHED_MAX_ROW != 0); /* n + MAX_ROW may leave int64 */
     }
+    return EW_SUCCESS;
+}
+
+/* The entries' own parameters, count * params_stride bytes at params: aligned to their elements (a
+ * double's 8 bytes, or a float's 4) and inside the address space. */
+static ew_status_t check_params_column(const list_call_t *call)
+{
+    if (!call->params_column || call->params == NULL)
+        return EW_SUCCESS;
+    const size_t align = call->params_stride % 8 == 0 ? 8 : 4;
+    uintptr_t bytes;
+    if ((uintptr_t)call->params % align != 0)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %p is not aligned to its %zu-byte elements",
+                        call->params_name, call->params, align);
+    if (__builtin_mul_overflow((uintptr_t)call->count, (uintptr_t)call->params_stride, &bytes) ||
+        bytes > UINTPTR_MAX - (uintptr_t)call->params)
+        return ewi_fail(EW_ERROR_INVALID_VALUE,
+                        "%s: %lld entries of %zu bytes run past the end of the address space",
+                        call->params_name, (long long)call->count, call->params_stride);
     return EW_SUCCESS;
 }
 
@@ -91,9 +141,12 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
         if (call->address[j] == NULL)
             return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->name[j],
                             (long long)call->count);
-    if (call->scalar_column && call->scalar == NULL)
+    if (call->scalar_column && call->scalar == NULL && !call->scalar_optional)
         return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", call->scalar_name,
                         (long long)call->count);
+    ew_status_t status = check_params_column(call);
+    if (status != EW_SUCCESS)
+        return status;
     return call->pointers == 3 && call->outputs == 1   ? check_each(call, 3, rows)
            : call->pointers == 2 && call->outputs == 1 ? check_each(call, 2, rows)
                                                        : check_each(call, call->pointers, rows);
@@ -151,9 +204,10 @@ static const char *range_name(const list_call_t *call, const range_t *r)
  * (of its own: check_scalar). Needs no device. */
 static ew_status_t check_overlaps(const list_call_t *call)
 {
+    const int has_scalars = call->scalar_column && call->scalar != NULL;
     int64_t ranges = 0;
     for (int64_t i = 0; i < call->count; ++i)
-        ranges += (call->n[i] > 0 ? call->pointers : 0) + call->scalar_column;
+        ranges += (call->n[i] > 0 ? call->pointers : 0) + has_scalars;
     range_t *range = malloc((size_t)(ranges > 0 ? ranges : 1) * sizeof *range);
     if (range == NULL)
         return ewi_fail(EW_ERROR_OUT_OF_MEMORY, "no host memory to sort the %lld ranges of EW_CHECK_POINTERS",
@@ -164,7 +218,7 @@ static ew_status_t check_overlaps(const list_call_t *call)
             uintptr_t begin = (uintptr_t)call->address[j][i];
             range[k++] = (range_t){begin, begin + (uintptr_t)call->n[i] * call->elem_size[j], i, j};
         }
-    for (int64_t i = 0; call->scalar_column && i < call->count; ++i) {
+    for (int64_t i = 0; has_scalars && i < call->count; ++i) {
         uintptr_t begin = (uintptr_t)call->scalar[i];
         range[k++] = (range_t){begin, begin + call->scalar_size, i, call->pointers};
     }
@@ -212,7 +266,13 @@ static ew_status_t check_with_driver(const ewi_handle_t *handle, const list_call
             if (status != EW_SUCCESS)
                 return status;
         }
-    for (int64_t i = 0; call->scalar_column && i < call->count; ++i) {
+    if (call->params_column && call->params != NULL) {
+        ew_status_t status = ewi_check_pointer(handle->device, call->params_name, call->params,
+                                               (size_t)call->count * call->params_stride);
+        if (status != EW_SUCCESS)
+            return status;
+    }
+    for (int64_t i = 0; call->scalar_column && call->scalar != NULL && i < call->count; ++i) {
         if (i > 0 && call->scalar[i] == call->scalar[i - 1]) /* a shared scalar: asked once */
             continue;
         char name[64];
@@ -312,13 +372,12 @@ static list_call_t list_of_one_dtype(int64_t count, const int64_t *n, int pointe
     return call;
 }
 
-/* A catalogue list call: checked, then launched with its functor from params. */
-static ew_status_t run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
-                            const ew_op_params_t *params, ew_stream_t stream)
+ew_status_t ewi_run_list(ewi_handle_t *handle, const ew_kernel_set_t *set, const list_call_t *call,
+                         const ew_op_params_t *params, ew_stream_t stream)
 {
     int64_t rows;
     ew_status_t status = ewi_check_list(handle, call, &rows);
-    if (status != EW_SUCCESS || rows == 0)
+    if (status != EW_SUCCESS || (rows == 0 && !call->reset))
         return status;
     ew_functor_t functor;
     set->make_functor(params, &functor);
@@ -335,7 +394,7 @@ ew_status_t ew_unary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, i
         return status;
     const list_call_t call = list_of_one_dtype(count, n, 2, out, x, NULL, ew_dtype_size(dtype));
     const ew_op_params_t params = {0};
-    return run_list(h, set, &call, &params, stream);
+    return ewi_run_list(h, set, &call, &params, stream);
 }
 
 ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, int64_t count, const int64_t *n,
@@ -349,7 +408,7 @@ ew_status_t ew_binary_batched(ew_handle_t handle, ew_op_t op, ew_dtype_t dtype, 
         return status;
     const list_call_t call = list_of_one_dtype(count, n, 3, out, a, b, ew_dtype_size(dtype));
     const ew_op_params_t params = {0};
-    return run_list(h, set, &call, &params, stream);
+    return ewi_run_list(h, set, &call, &params, stream);
 }
 
 ew_status_t ew_cast_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t count,
@@ -369,7 +428,7 @@ ew_status_t ew_cast_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t
                               .address = {(const void *const *)out, x},
                               .elem_size = {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)}};
     const ew_op_params_t params = {0};
-    return run_list(h, set, &call, &params, stream);
+    return ewi_run_list(h, set, &call, &params, stream);
 }
 
 ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double alpha, int64_t count,
@@ -384,5 +443,5 @@ ew_status_t ew_scale_add_batched(ew_handle_t handle, ew_dtype_t dtype, double al
     if (status != EW_SUCCESS)
         return status;
     const list_call_t call = list_of_one_dtype(count, n, 3, out, a, b, ew_dtype_size(dtype));
-    return run_list(h, set, &call, &params, stream);
+    return ewi_run_list(h, set, &call, &params, stream);
 }

@@ -129,3 +129,70 @@ ew_status_t ew_amax(ew_handle_t handle, ew_dtype_t dtype, int64_t n, const void 
     const ewi_operand_t operands[] = {{"x", x, ew_dtype_size(dtype)}, {"x", x, ew_dtype_size(dtype)}};
     return run_flat(h, set, n, operands, &params, &how);
 }
+
+/* A scaled cast over a list (ew_quantize_batched, ew_dequantize_batched, ew_amax_batched): the entries'
+ * scales a column of their own parameters (scale[i], count floats in device memory), their amax scalars
+ * the reductions' column (amax[i]; for quantize NULL: none), reset first where overwritten. The amax
+ * writes no out: x stands in its place, as in ew_amax. */
+static ew_status_t run_batched(ew_handle_t handle, const char *entry, int call_kind, ew_op_t op,
+                               ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t count, const int64_t *n,
+                               void *const *out, const void *const *x, const float *scale, float *const *amax,
+                               ew_reduce_mode_t mode, ew_stream_t stream)
+{
+    ewi_handle_t *h;
+    const ew_kernel_set_t *set;
+    ew_status_t status = ewi_find(handle, entry, call_kind, op, out_dtype, in_dtype, &h, &set);
+    if (status != EW_SUCCESS)
+        return status;
+    const int amax_alone = call_kind == EW_CALL_AMAX, scaled = !amax_alone;
+    const char *scale_name = call_kind == EW_CALL_DEQUANTIZE ? "scale_inv" : "scale";
+    if (call_kind != EW_CALL_DEQUANTIZE && (amax != NULL || amax_alone) && mode != EW_REDUCE_OVERWRITE &&
+        mode != EW_REDUCE_ACCUMULATE)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s = %d is not an ew_reduce_mode_t",
+                        amax_alone ? "mode" : "amax_mode", (int)mode);
+    if (scaled && count > 0 && scale == NULL)
+        return ewi_fail(EW_ERROR_INVALID_VALUE, "%s is NULL with count = %lld", scale_name, (long long)count);
+    const ewi_list_call_t call = {.count = count,
+                                  .n = n,
+                                  .outputs = scaled,
+                                  .pointers = 2,
+                                  .name = {scaled ? "out" : "x", call_kind == EW_CALL_DEQUANTIZE ? "q" : "x"},
+                                  .address = {scaled ? (const void *const *)out : x, x},
+                                  .elem_size = {ew_dtype_size(out_dtype), ew_dtype_size(in_dtype)},
+                                  .params_column = scaled,
+                                  .params = scale,
+                                  .params_stride = sizeof(float),
+                                  .params_name = scale_name,
+                                  .scalar_column = call_kind != EW_CALL_DEQUANTIZE,
+                                  .scalar = (const void *const *)amax,
+                                  .scalar_optional = scaled,
+                                  .scalar_name = "amax",
+                                  .scalar_size = sizeof(float),
+                                  .reset = amax != NULL && mode == EW_REDUCE_OVERWRITE && count > 0};
+    const ew_op_params_t params = {0};
+    return ewi_run_list(h, set, &call, &params, stream);
+}
+
+ew_status_t ew_quantize_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t count,
+                                const int64_t *n, void *const *out, const void *const *x, const float *scale,
+                                float *const *amax, ew_reduce_mode_t amax_mode, ew_stream_t stream)
+{
+    return run_batched(handle, "ew_quantize_batched", EW_CALL_QUANTIZE, EW_OP_QUANTIZE, out_dtype, in_dtype,
+                       count, n, out, x, scale, amax, amax_mode, stream);
+}
+
+ew_status_t ew_dequantize_batched(ew_handle_t handle, ew_dtype_t out_dtype, ew_dtype_t in_dtype,
+                                  int64_t count, const int64_t *n, void *const *out, const void *const *q,
+                                  const float *scale_inv, ew_stream_t stream)
+{
+    return run_batched(handle, "ew_dequantize_batched", EW_CALL_DEQUANTIZE, EW_OP_DEQUANTIZE, out_dtype,
+                       in_dtype, count, n, out, q, scale_inv, NULL, EW_REDUCE_OVERWRITE, stream);
+}
+
+ew_status_t ew_amax_batched(ew_handle_t handle, ew_dtype_t dtype, int64_t count, const int64_t *n,
+                            const void *const *x, float *const *amax, ew_reduce_mode_t mode,
+                            ew_stream_t stream)
+{
+    return run_batched(handle, "ew_amax_batched", EW_CALL_AMAX, EW_OP_AMAX, dtype, dtype, count, n, NULL, x,
+                       NULL, amax, mode, stream);
+}

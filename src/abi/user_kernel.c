@@ -637,6 +637,7 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
                             .params_column = n_params > 0,
                             .params = entry_params,
                             .params_stride = (size_t)n_params * sizeof(double),
+                            .params_name = "entry_params",
                             .scalar_column = reduction >= 0};
     /* outputs: one per output of the kernel, in its order (arrays and the reduction's scalars) */
     const int given = kernel->spec.n_outputs > 0 ? kernel->spec.n_outputs : 1;
@@ -660,24 +661,8 @@ ew_status_t ew_kernel_launch_batched(ew_kernel_t kernel_value, int64_t count, co
         call.reset = mode == EW_REDUCE_OVERWRITE && count > 0;
         call.reset_value = identity_of(output->reduce, output->dtype);
     }
-    uintptr_t params_bytes = 0;
-    if (count > 0 && entry_params != NULL) {
-        if ((uintptr_t)entry_params % sizeof(double) != 0)
-            return ewi_fail(EW_ERROR_INVALID_VALUE, "entry_params = %p is not aligned to a double",
-                            (const void *)entry_params);
-        if (__builtin_mul_overflow((uintptr_t)count, (uintptr_t)call.params_stride, &params_bytes) ||
-            params_bytes > UINTPTR_MAX - (uintptr_t)entry_params)
-            return ewi_fail(
-                EW_ERROR_INVALID_VALUE,
-                "entry_params: %lld entries of %d parameters run past the end of the address space",
-                (long long)count, n_params);
-    }
     int64_t rows;
     if ((status = ewi_check_list(handle, &call, &rows)) != EW_SUCCESS || (rows == 0 && !call.reset))
-        return status;
-    if (params_bytes > 0 && handle->check_pointers &&
-        (status = ewi_check_pointer(handle->device, "entry_params", entry_params, params_bytes)) !=
-            EW_SUCCESS)
         return status;
     /* No rows: the scalars' resets alone, the catalogue's kernel; else the kernel's list program. */
     if (rows > 0 && (status = need_program(kernel, handle, EWI_PROGRAM_BATCHED)) != EW_SUCCESS)

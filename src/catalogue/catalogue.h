@@ -19,8 +19,9 @@ enum {
     EW_KIND_UINT = 4,  /* unsigned */
     EW_KIND_FLOAT = 8, /* f16, bf16, f32, f64 */
     EW_KIND_FP8 = 16,
+    EW_KIND_SCALE = 32, /* f8e8m0, a block scale: powers of two, taken by the cast alone */
     EW_KINDS_INTEGER = EW_KIND_INT | EW_KIND_UINT,
-    EW_KINDS_ALL = 31
+    EW_KINDS_ALL = 2 * EW_KIND_SCALE - 1 /* every kind: one bit each, the last kind the highest */
 };
 
 /* X(enum, name, device type, size in bytes, kind) */
@@ -36,12 +37,12 @@ enum {
     X(EW_F32, f32, float, 4, EW_KIND_FLOAT)               \
     X(EW_F64, f64, double, 8, EW_KIND_FLOAT)              \
     X(EW_F8E4M3, f8e4m3, F8E4M3, 1, EW_KIND_FP8)          \
-    X(EW_F8E5M2, f8e5m2, F8E5M2, 1, EW_KIND_FP8)
+    X(EW_F8E5M2, f8e5m2, F8E5M2, 1, EW_KIND_FP8)          \
+    X(EW_F8E8M0, f8e8m0, F8E8M0, 1, EW_KIND_SCALE)
 
 /* Dtypes that only the block-scaled casts take (ew_quantize_blocks; no op of the catalogue, no user
  * kernel): X(enum, name, bits of one element). They follow the catalogue's dtypes in the enum. */
 #define EW_BLOCK_DTYPES(X)      \
-    X(EW_F8E8M0, f8e8m0, 8)     \
     X(EW_F4E2M1, f4e2m1, 4)
 /* How an op is called: through ew_unary or ew_binary by its enum value, or by a call of its own
  * (ew_cast, every ordered pair of dtypes; ew_scale_add, with alpha; ew_quantize and ew_dequantize,

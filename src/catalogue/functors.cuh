@@ -215,7 +215,8 @@ template <typename OutT, typename InT> struct Cast {
     using In2 = NoInput;
     // f16 -> fp8, and every other input convert() takes through one float (f32, f64, bf16, i16, i32,
     // i64), two at a time (cc 8.9).
-    static constexpr bool kToFp8Pair = kIsFp8<OutT> && !kIsFp8<InT> && !kIsBool<InT> && !kIsByteInteger<InT>;
+    static constexpr bool kToFp8Pair =
+        kIsFp8<OutT> && !kIsByteFloat<InT> && !kIsBool<InT> && !kIsByteInteger<InT>;
     static constexpr bool kHasPair = (std::is_same_v<InT, float> && kIsHalfLike<OutT>) ||
                                      (std::is_same_v<OutT, float> && kIsHalfLike<InT>) || kToFp8Pair;
     // Among bool, i8 and u8: to bool is "nonzero", from bool is 0 or 1 (the same), i8 <-> u8 keeps bits.
@@ -224,12 +225,12 @@ template <typename OutT, typename InT> struct Cast {
     static constexpr bool kFromFp8Quad = kIsFp8<InT> && (kIsHalfLike<OutT> || std::is_same_v<OutT, int16_t>);
     // fp8 -> bool: a code is zero when its magnitude bits are (measured faster than the table).
     static constexpr bool kFp8ToBool = kIsBool<OutT> && kIsFp8<InT>;
-    // Other 1-byte -> 1-byte casts with an fp8 side (fp8 <-> the other fp8, i8, u8; bool -> fp8): an
-    // input byte has 256 values, so each block fills a table with convert()'s results (the same bits
-    // by construction) and looks codes up. Through the conversion instructions these casts were
-    // compute-bound at 0.74-0.92x memcpy.
+    // Other 1-byte -> 1-byte casts with a 1-byte float side (fp8 or e8m0 <-> another of them, i8,
+    // u8; bool -> them; e8m0 -> bool): an input byte has 256 values, so each block fills a table
+    // with convert()'s results (the same bits by construction) and looks codes up. Through the
+    // conversion instructions the fp8 casts were compute-bound at 0.74-0.92x memcpy.
     static constexpr bool kByteTable = sizeof(OutT) == 1 && sizeof(InT) == 1 && !std::is_same_v<OutT, InT> &&
-                                       !kFp8ToBool && (kIsFp8<InT> || kIsFp8<OutT>);
+                                       !kFp8ToBool && (kIsByteFloat<InT> || kIsByteFloat<OutT>);
     static constexpr bool kHasQuad =
         (kOutIsByte && (kIsBool<InT> || kIsByteInteger<InT>)) || kFromFp8Quad || kFp8ToBool || kByteTable;
     static Cast make(const ew_op_params_t &) { return {}; }

@@ -71,7 +71,8 @@ template <typename F, bool Supported> constexpr ew_kernel_set_t make_kernel_set(
                                    EW_PLAN_WHOLE_WORDS(widest_pack, kStorageSize<typename F::In2>));
         constexpr int pointers = std::is_same_v<typename F::In2, NoInput> ? 2 : 3;
         set.kernel[EW_SLOT_BULK] = compiled_in<&EW_KERNEL_BULK(F, widest_pack)>();
-        // An op without an output (its reduction alone) runs flat, on its input as out: one phase.
+        // An op without an output (its reduction alone) runs flat and in lists, on its input as out:
+        // one phase.
         if constexpr (kWritesOut<F>) {
             if constexpr (EW_PLAN_SHIFTS_OUT(pointers, kStorageSize<typename F::Out>,
                                              kStorageSize<typename F::In1>))
@@ -81,11 +82,11 @@ template <typename F, bool Supported> constexpr ew_kernel_set_t make_kernel_set(
             set.kernel[EW_SLOT_GATHER] = compiled_in<&EW_KERNEL_GATHER(F, widest_pack)>();
             set.kernel[EW_SLOT_ROWS] = compiled_in<&EW_KERNEL_ROWS(F, widest_pack)>();
             set.kernel[EW_SLOT_TILED] = compiled_in<&EW_KERNEL_TILED(F, widest_pack)>();
-            set.kernel[EW_SLOT_BATCHED] = compiled_in<&EW_KERNEL_BATCHED(F, widest_pack)>();
-#if CUDART_VERSION >= 12010 /* 32 KiB of kernel parameters */
-            set.kernel[EW_SLOT_BATCHED_LARGE] = compiled_in<&EW_KERNEL_BATCHED_LARGE(F, widest_pack)>();
-#endif
         }
+        set.kernel[EW_SLOT_BATCHED] = compiled_in<&EW_KERNEL_BATCHED(F, widest_pack)>();
+#if CUDART_VERSION >= 12010 /* 32 KiB of kernel parameters */
+        set.kernel[EW_SLOT_BATCHED_LARGE] = compiled_in<&EW_KERNEL_BATCHED_LARGE(F, widest_pack)>();
+#endif
     }
     return set;
 }

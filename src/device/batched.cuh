@@ -21,9 +21,10 @@ template <int Bytes> struct alignas(8) BatchedBlock {
 };
 static_assert(sizeof(BatchedBlock<EW_BATCHED_LARGE_BLOCK>) == sizeof(ew_batched_desc_t));
 
-// A row's columns: F's arrays (out, or each output of several), its inputs, then, for run-time compiled
-// ops of parameters (F::kParams), the entry's parameters in device memory (NULL: the functor's own),
-// then, for a functor that reduces, the entry's scalar, into which the row's blocks commit.
+// A row's columns: F's arrays (out, or each output of several), its inputs, then the entry's own
+// parameters in device memory, for run-time compiled ops of parameters (F::kParams doubles; NULL: the
+// functor's own) and for the scaled casts (F::scale, the entry's float), then, for a functor that
+// reduces, the entry's scalar, into which the row's blocks commit.
 template <typename T> inline constexpr int kPresent = kSame<T, NoInput> ? 0 : 1;
 template <typename T> struct ArraysOf {
     static constexpr int kCount = 1;
@@ -34,10 +35,13 @@ template <typename O0, typename O1, typename O2, typename O3> struct ArraysOf<Ou
 template <typename F, typename = void> inline constexpr int kEntryParams = 0;
 template <typename F>
 inline constexpr int kEntryParams<F, typename VoidOf<decltype(F::kParams)>::Type> = F::kParams > 0;
+template <typename F, typename = void> inline constexpr int kEntryScale = 0;
+template <typename F> inline constexpr int kEntryScale<F, typename VoidOf<decltype(F::scale)>::Type> = 1;
 template <typename F> inline constexpr int kBatchedArrays = ArraysOf<typename F::Out>::kCount;
 template <typename F>
 inline constexpr int kBatchedPointers = kBatchedArrays<F> + 1 + kPresent<typename F::In2> + kPresent<In3<F>> +
-                                        kPresent<In4<F>> + kEntryParams<F> + (kReduces<F> ? 1 : 0);
+                                        kPresent<In4<F>> + kEntryParams<F> + kEntryScale<F> +
+                                        (kReduces<F> ? 1 : 0);
 
 __device__ __forceinline__ int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
 
@@ -83,9 +87,9 @@ template <typename F, int Capacity> struct BatchedRow {
     {
         return at<T>(kBatchedArrays<F> + Input);
     }
-    __device__ __forceinline__ const double *params() const
+    template <typename T> __device__ __forceinline__ const T *params() const
     {
-        return at<double>(kBatchedPointers<F> - 1 - (kReduces<F> ? 1 : 0));
+        return at<const T>(kBatchedPointers<F> - 1 - (kReduces<F> ? 1 : 0));
     }
     template <typename T> __device__ __forceinline__ T *scalar() const
     {
@@ -254,8 +258,8 @@ __device__ __forceinline__ void batched_body(const F &f, const BatchedBlock<Byte
 }
 
 // A functor of entry parameters runs each row with its entry's, where the launch gives them; they are
-// read after the previous grid, which may have written them. A functor that reduces commits each
-// block's fold into its row's entry's scalar.
+// read after the previous grid, which may have written them (a scale is read by the body, after it
+// too). A functor that reduces commits each block's fold into its row's entry's scalar.
 template <typename F, int P, int Bytes>
 __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     batched_kernel(F f, const __grid_constant__ BatchedBlock<Bytes> block)
@@ -263,11 +267,13 @@ __global__ void __launch_bounds__(EW_PLAN_BLOCK_THREADS, 1)
     static_assert(sizeof(F) + sizeof(block) <=
                   (Bytes == EW_BATCHED_LARGE_BLOCK ? EW_BATCHED_LARGE_PARAMS : EW_BATCHED_SMALL_PARAMS));
     const uint32_t row = batched_row<F>(block);
-    if constexpr (kEntryParams<F> || kReduces<F>) {
+    if constexpr (kEntryParams<F> || kEntryScale<F> || kReduces<F>) {
         F g = f;
         const auto columns = batched_columns<F>(block, row);
+        if constexpr (kEntryScale<F>)
+            g.scale = columns.template params<float>();
         if constexpr (kEntryParams<F>) {
-            const double *params = columns.params();
+            const double *params = columns.template params<double>();
             if (params != nullptr) {
                 follow_previous_grid();
 #pragma unroll

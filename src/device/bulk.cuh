@@ -291,8 +291,7 @@ bulk_body(const F &f, const BulkPlan &plan, OutPointer<F> out, const typename F:
                                read_staged<In2, P, A, In2Run>(staged[1], e),
                                read_staged<In3<F>, P, A, In3Run>(staged[2], e),
                                read_staged<In4<F>, P, A, In4Run>(staged[3], e));
-            if constexpr (kWritesOut<F>)
-                store_run(out_at(out_tile, e), 0, result);
+            store_run(out_at(out_tile, e), 0, result);
         } else {
 #pragma unroll 1
             for (int k = e; k < count; ++k)

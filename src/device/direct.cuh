@@ -161,7 +161,7 @@ direct_body(const F &f, const BodyPlan &body, OutPointer<F> out, const typename 
                 apply_run<F, P, A>(f, result, a_in[u], b_in[u], c_in[u], d_in[u]);
                 if constexpr (W == Window::OutShifted)
                     store_unaligned(out_body + i * P * A, result);
-                else if constexpr (kWritesOut<F>)
+                else
                     store_run(out_body, i, result);
             }
         }

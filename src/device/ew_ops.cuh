@@ -117,10 +117,10 @@ inline constexpr int64_t kInt64Min = -9223372036854775807ll - 1;
 
 // ---- storage types ----
 
-// Byte-sized types get their own wrappers so overloads never confuse bool, u8 and the fp8 formats;
+// Byte-sized types get their own wrappers so overloads never confuse bool, u8 and the 1-byte floats;
 // a bool byte may hold any value (nonzero reads as true), which C++ bool would not allow. Aggregates,
-// so the catalogue builds them as F8E4M3{bits}; under NVRTC the fp8 ones are also the user's
-// __nv_fp8_e4m3 / __nv_fp8_e5m2 (below) and convert to float like __half.
+// so the catalogue builds them as F8E4M3{bits}; under NVRTC the 1-byte floats are also the user's
+// __nv_fp8_e4m3 / __nv_fp8_e5m2 / __nv_fp8_e8m0 (below) and convert to float like __half.
 struct Bool8 {
     uint8_t bits;
 };
@@ -136,17 +136,28 @@ struct F8E5M2 {
     __device__ operator float() const;
 #endif
 };
+// e8m0 "fnu", the MX block scale: 2^(bits - 127), 0xFF NaN; no sign, no zero. The cast alone takes it.
+struct F8E8M0 {
+    uint8_t bits;
+#if defined(__CUDACC_RTC__)
+    __device__ operator float() const;
+#endif
+};
 
+// The fp8 element formats (quantize's targets); e8m0 is a scale, not one of them.
 template <typename T> inline constexpr bool kIsFp8 = kSame<T, F8E4M3> || kSame<T, F8E5M2>;
+template <typename T> inline constexpr bool kIsScale = kSame<T, F8E8M0>;
 template <typename T> inline constexpr bool kIsHalfLike = kSame<T, __half> || kSame<T, __nv_bfloat16>;
 // Floating types that widen exactly to float.
-template <typename T> inline constexpr bool kIsNarrowFloat = kIsHalfLike<T> || kIsFp8<T>;
+template <typename T> inline constexpr bool kIsNarrowFloat = kIsHalfLike<T> || kIsFp8<T> || kIsScale<T>;
+// The 1-byte floats, which only convert (the ops add, mul, relu and scale_add take none of them).
+template <typename T> inline constexpr bool kIsByteFloat = kIsFp8<T> || kIsScale<T>;
 template <typename T> inline constexpr bool kIsFloat = kIsNarrowFloat<T> || kSame<T, float> || kSame<T, double>;
 template <typename T> inline constexpr bool kIsBool = kSame<T, Bool8>;
 template <typename T>
 inline constexpr bool kIsInteger = kSame<T, int8_t> || kSame<T, uint8_t> || kSame<T, int16_t> || kSame<T, uint16_t> ||
                                    kSame<T, int32_t> || kSame<T, uint32_t> || kSame<T, int64_t> || kSame<T, uint64_t>;
-// The storage types of the 12 dtypes (uint16_t, uint32_t and uint64_t are integers above but no dtype).
+// The storage types of the 13 dtypes (uint16_t, uint32_t and uint64_t are integers above but no dtype).
 template <typename T>
 inline constexpr bool kIsDtype = kIsBool<T> || kIsFloat<T> || kSame<T, int8_t> || kSame<T, uint8_t> ||
                                  kSame<T, int16_t> || kSame<T, int32_t> || kSame<T, int64_t>;
@@ -326,16 +337,44 @@ __device__ __forceinline__ float e5m2_to_f32(F8E5M2 x)
     return widen(e5m2_as_f16(x));
 }
 
+// ---- float8 e8m0: c10's Float8_e8m0fnu, on the float's exponent field alone ----
+
+// Byte 0 is 2^-127 (a float subnormal), 0xFF NaN with the payload c10 gives it, else 2^(byte - 127).
+__device__ __forceinline__ float e8m0_to_f32(F8E8M0 x)
+{
+    if (x.bits == 0)
+        return __uint_as_float(0x00400000u);
+    if (x.bits == 0xFFu)
+        return __uint_as_float(0x7F800001u);
+    return __uint_as_float(static_cast<uint32_t>(x.bits) << 23);
+}
+
+// c10's fp8e8m0fnu_from_fp32_value: the exponent field, the sign dropped; inf and NaN give NaN. It
+// rounds up when the guard bit (22) is set and the round bit (21), a sticky bit (20..0) or the
+// implied bit (exponent > 0: ties of subnormals go down) is; 254 rounding up gives 0xFF, NaN.
+__device__ __forceinline__ F8E8M0 f32_to_e8m0(float f)
+{
+    const uint32_t bits = __float_as_uint(f);
+    const uint32_t exponent = (bits >> 23) & 0xFFu;
+    if (exponent == 0xFFu)
+        return F8E8M0{0xFFu};
+    const bool guard = (bits >> 22) & 1u, round = (bits >> 21) & 1u, sticky = (bits & 0x1FFFFFu) != 0;
+    const bool up = guard && (round || sticky || exponent > 0);
+    return F8E8M0{static_cast<uint8_t>(exponent + up)};
+}
+
 // ---- narrow floats <-> float ----
 
 __device__ __forceinline__ float widen(F8E4M3 x) { return e4m3_to_f32(x); }
 __device__ __forceinline__ float widen(F8E5M2 x) { return e5m2_to_f32(x); }
+__device__ __forceinline__ float widen(F8E8M0 x) { return e8m0_to_f32(x); }
 
 template <typename T> __device__ __forceinline__ T narrow(float f);
 template <> __device__ __forceinline__ __half narrow<__half>(float f) { return f32_to_f16(f); }
 template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float f) { return f32_to_bf16(f); }
 template <> __device__ __forceinline__ F8E4M3 narrow<F8E4M3>(float f) { return f32_to_e4m3(f); }
 template <> __device__ __forceinline__ F8E5M2 narrow<F8E5M2>(float f) { return f32_to_e5m2(f); }
+template <> __device__ __forceinline__ F8E8M0 narrow<F8E8M0>(float f) { return f32_to_e8m0(f); }
 template <> __device__ __forceinline__ float narrow<float>(float f) { return f; }
 
 // A floating value as the float (or, for f64, double) that conversions start from.
@@ -383,6 +422,11 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
     } else if constexpr (kIsInteger<Out> && kIsInteger<In>) {
         return static_cast<Out>(static_cast<Unsigned<Out>>(x)); // wrap to the low bits
     } else if constexpr (kSame<Out, double>) {
+        // e8m0's NaN widens as the instruction widens c10's f32 0x7F800001: quiet, the payload moved up
+        // (compilers fold the constant's widening and keep it signalling)
+        if constexpr (kSame<In, F8E8M0>)
+            if (x.bits == 0xFFu)
+                return bits_as<double>(static_cast<uint64_t>(0x7FF8000020000000ull));
         return static_cast<double>(working_value(x)); // integers and f32 exactly or RNE; narrow via float
     } else if constexpr (kSame<Out, float>) {
         return static_cast<float>(working_value(x));
@@ -392,7 +436,7 @@ template <typename Out, typename In> __device__ __forceinline__ Out convert(In x
     } else if constexpr (kSame<Out, __half> && kSame<In, F8E4M3>) {
         return e4m3_is_nan(x) ? narrow<__half>(e4m3_to_f32(x)) : e4m3_as_f16(x); // exact but NaN
 #endif
-    } else { // f16, bf16, fp8 targets: through float, as PyTorch does (so f64 and wide integers round twice)
+    } else { // f16, bf16, 1-byte float targets: through float, as PyTorch does (f64, wide integers round twice)
         return narrow<Out>(static_cast<float>(working_value(x)));
     }
 }
@@ -414,14 +458,16 @@ template <typename Fp8> __device__ __forceinline__ float clamp_to_finite(float p
 // NaN code.
 template <typename Out, typename In> __device__ __forceinline__ Out quantize(In x, float scale)
 {
-    static_assert(kIsFp8<Out> && kIsFloat<In> && !kIsFp8<In>, "ew::quantize: to f8e4m3 or f8e5m2 from f16, bf16, f32 or f64");
+    static_assert(kIsFp8<Out> && kIsFloat<In> && !kIsByteFloat<In>,
+                  "ew::quantize: to f8e4m3 or f8e5m2 from f16, bf16, f32 or f64");
     return convert<Out>(clamp_to_finite<Out>(__fmul_rn(static_cast<float>(working_value(x)), scale)));
 }
 
 // q widened to float (exact), times scale_inv (one rounding), converted as convert() converts.
 template <typename Out, typename In> __device__ __forceinline__ Out dequantize(In q, float scale_inv)
 {
-    static_assert(kIsFp8<In> && kIsFloat<Out> && !kIsFp8<Out>, "ew::dequantize: from f8e4m3 or f8e5m2 to f16, bf16, f32 or f64");
+    static_assert(kIsFp8<In> && kIsFloat<Out> && !kIsByteFloat<Out>,
+                  "ew::dequantize: from f8e4m3 or f8e5m2 to f16, bf16, f32 or f64");
     return convert<Out>(__fmul_rn(widen(q), scale_inv));
 }
 
@@ -472,7 +518,8 @@ template <> struct FloatBits<double> {
 
 template <typename T> __device__ __forceinline__ T add(T a, T b)
 {
-    static_assert(kIsDtype<T> && !kIsFp8<T>, "ew::add takes every dtype but f8e4m3 and f8e5m2 (docs/semantics.md, section 2)");
+    static_assert(kIsDtype<T> && !kIsByteFloat<T>,
+                  "ew::add takes every dtype but f8e4m3, f8e5m2 and f8e8m0 (docs/semantics.md, section 2)");
     if constexpr (kIsBool<T>)
         return Bool8{static_cast<uint8_t>((a.bits | b.bits) != 0)};
     else if constexpr (kIsInteger<T>)
@@ -487,7 +534,8 @@ template <typename T> __device__ __forceinline__ T add(T a, T b)
 
 template <typename T> __device__ __forceinline__ T mul(T a, T b)
 {
-    static_assert(kIsDtype<T> && !kIsFp8<T>, "ew::mul takes every dtype but f8e4m3 and f8e5m2 (docs/semantics.md, section 2)");
+    static_assert(kIsDtype<T> && !kIsByteFloat<T>,
+                  "ew::mul takes every dtype but f8e4m3, f8e5m2 and f8e8m0 (docs/semantics.md, section 2)");
     if constexpr (kIsBool<T>)
         return Bool8{static_cast<uint8_t>(a.bits != 0 && b.bits != 0)};
     else if constexpr (kIsInteger<T>)
@@ -502,8 +550,9 @@ template <typename T> __device__ __forceinline__ T mul(T a, T b)
 
 template <typename T> __device__ __forceinline__ T relu(T x)
 {
-    static_assert(kIsDtype<T> && !kIsFp8<T> && !kIsBool<T>,
-                  "ew::relu takes every dtype but bool, f8e4m3 and f8e5m2 (docs/semantics.md, section 3)");
+    static_assert(
+        kIsDtype<T> && !kIsByteFloat<T> && !kIsBool<T>,
+        "ew::relu takes every dtype but bool, f8e4m3, f8e5m2 and f8e8m0 (docs/semantics.md, section 3)");
     if constexpr (kSame<T, uint8_t>) {
         return x;
     } else if constexpr (kIsInteger<T>) {
@@ -541,8 +590,9 @@ template <typename T> using AlphaType = typename AlphaOf<T>::Type;
 // the host, where integer alphas were checked integral and in range (src/abi/api.c).
 template <typename T> __device__ __forceinline__ T scale_add_by(AlphaType<T> alpha, T a, T b)
 {
-    static_assert(kIsDtype<T> && !kIsFp8<T>,
-                  "ew::scale_add takes every dtype but f8e4m3 and f8e5m2 (docs/semantics.md, section 4)");
+    static_assert(
+        kIsDtype<T> && !kIsByteFloat<T>,
+        "ew::scale_add takes every dtype but f8e4m3, f8e5m2 and f8e8m0 (docs/semantics.md, section 4)");
     if constexpr (kIsBool<T>)
         return Bool8{static_cast<uint8_t>(b.bits != 0 || (alpha != 0 && a.bits != 0))};
     else if constexpr (kIsInteger<T>)
@@ -610,9 +660,10 @@ __device__ __forceinline__ bool scale_add(double alpha, bool a, bool b)
 // x converted to To as ew_cast converts (docs/semantics.md §5), To and x of any dtype's user type.
 template <typename To, typename From> __device__ __forceinline__ To cast(From x)
 {
-    static_assert(kIsDtype<StorageOf<To>> && kIsDtype<StorageOf<From>>,
-                  "ew::cast: both types must be dtypes: bool, int8_t, uint8_t, int16_t, int32_t, int64_t, __half, "
-                  "__nv_bfloat16, float, double, __nv_fp8_e4m3, __nv_fp8_e5m2");
+    static_assert(
+        kIsDtype<StorageOf<To>> && kIsDtype<StorageOf<From>>,
+        "ew::cast: both types must be dtypes: bool, int8_t, uint8_t, int16_t, int32_t, int64_t, __half, "
+        "__nv_bfloat16, float, double, __nv_fp8_e4m3, __nv_fp8_e5m2, __nv_fp8_e8m0");
     return UserType<To>::from_storage(convert<StorageOf<To>>(UserType<From>::to_storage(x)));
 }
 
@@ -623,8 +674,10 @@ __device__ __forceinline__ __half::operator float() const { return ew::widen(*th
 __device__ __forceinline__ __nv_bfloat16::operator float() const { return ew::widen(*this); }
 __device__ __forceinline__ ew::F8E4M3::operator float() const { return ew::widen(*this); }
 __device__ __forceinline__ ew::F8E5M2::operator float() const { return ew::widen(*this); }
+__device__ __forceinline__ ew::F8E8M0::operator float() const { return ew::widen(*this); }
 typedef ew::F8E4M3 __nv_fp8_e4m3;
 typedef ew::F8E5M2 __nv_fp8_e5m2;
+typedef ew::F8E8M0 __nv_fp8_e8m0;
 
 namespace ew {
 // What a run-time compiled kernel's body returns: any dtype's value, converted to Out by ew::cast

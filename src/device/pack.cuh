@@ -192,11 +192,13 @@ struct PackRun<Outputs<O0, O1, O2, O3>, P, A> {
     Pack<Outputs<O0, O1, O2, O3>, P> pack[A];
 };
 
-// Run i of out, which the plan aligned to runs: one access, or one an output.
+// Run i of out, which the plan aligned to runs: one access, or one an output; nothing where out is
+// NoInput (as store() does).
 template <typename T, typename Run>
 __device__ __forceinline__ void store_run(T *out, int64_t i, const Run &run)
 {
-    store_pack(reinterpret_cast<Run *>(out) + i, run);
+    if constexpr (!kSame<T, NoInput>)
+        store_pack(reinterpret_cast<Run *>(out) + i, run);
 }
 
 // One output's part of a run of several outputs' values, stored as its own run.

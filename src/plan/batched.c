@@ -40,7 +40,8 @@ static inline __attribute__((always_inline)) int fill_rows(const ew_batched_list
                                                                  (uint64_t)entry * list->params_stride
                                                            : 0;
         if (list->scalar_column)
-            pointer[pointers + list->params_column][rows] = (uint64_t)(uintptr_t)list->scalar[entry];
+            pointer[pointers + list->params_column][rows] =
+                list->scalar != NULL ? (uint64_t)(uintptr_t)list->scalar[entry] : 0;
         total += length;
         if (length == left)
             ++entry, offset = 0;

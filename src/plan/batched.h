@@ -68,7 +68,7 @@ typedef struct {
  * more column, which slices do not move: entry i's parameters at params + i * params_stride bytes
  * (params NULL: NULL for every row, the launch's own parameters); with scalar_column, the last column,
  * which slices do not move either: entry i's reduction scalar, scalar[i] (every row of the entry
- * commits its blocks' folds there). */
+ * commits its blocks' folds there; scalar NULL: NULL for every row, no commit). */
 typedef struct {
     int64_t count;
     const int64_t *n;

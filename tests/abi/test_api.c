@@ -37,8 +37,8 @@
 #define IN_B ADDR(0x300000000000ull)
 #define N 1000
 
-static const ew_dtype_t all_dtypes[] = {EW_BOOL, EW_I8,   EW_U8,  EW_I16, EW_I32,    EW_I64,
-                                        EW_F16,  EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2};
+static const ew_dtype_t all_dtypes[] = {EW_BOOL, EW_I8,   EW_U8,  EW_I16, EW_I32,    EW_I64,    EW_F16,
+                                        EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2, EW_F8E8M0};
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Element sizes as the issue fixes them, written here independently of the library. */
@@ -62,6 +62,11 @@ static size_t size_of(ew_dtype_t dtype)
 static int is_fp8(ew_dtype_t d)
 {
     return d == EW_F8E4M3 || d == EW_F8E5M2;
+}
+/* The dtypes no op but the cast takes: the fp8 formats and e8m0. */
+static int cast_only(ew_dtype_t d)
+{
+    return is_fp8(d) || d == EW_F8E8M0;
 }
 
 static int gpu_present;
@@ -262,7 +267,7 @@ static void test_dtype_names_and_sizes(void **state)
         {EW_I16, 4, "i16", 2},   {EW_I32, 5, "i32", 4},      {EW_I64, 6, "i64", 8},
         {EW_F16, 7, "f16", 2},   {EW_BF16, 8, "bf16", 2},    {EW_F32, 9, "f32", 4},
         {EW_F64, 10, "f64", 8},  {EW_F8E4M3, 11, "e4m3", 1}, {EW_F8E5M2, 12, "e5m2", 1},
-        {EW_F8E8M0, 13, "f8e8m0", 1}, {EW_F4E2M1, 14, "f4e2m1", 0}, /* the block dtypes (since 1.2) */
+        {EW_F8E8M0, 13, "f8e8m0", 1}, {EW_F4E2M1, 14, "f4e2m1", 0}, /* since 1.2 */
     };
     for (size_t i = 0; i < COUNT(table); ++i) {
         assert_int_equal(table[i].dtype, table[i].value);
@@ -397,7 +402,7 @@ static void test_handle_create(void **state)
 
 /* ---- NOT_SUPPORTED: values outside the enums, pairs outside the catalogue ---- */
 
-static const int wild_values[] = {0, 15, -1, 1000}; /* outside ew_op_t and ew_dtype_t (13, 14: block dtypes) */
+static const int wild_values[] = {0, 15, -1, 1000}; /* outside ew_op_t and ew_dtype_t (14: the block dtype) */
 
 static void test_values_outside_enums(void **state)
 {
@@ -472,13 +477,13 @@ static void test_null_pointers(void **state)
     (void)state;
     for (size_t i = 0; i < COUNT(all_dtypes); ++i) {
         ew_dtype_t dt = all_dtypes[i];
-        if (!is_fp8(dt) && dt != EW_BOOL) {
+        if (!cast_only(dt) && dt != EW_BOOL) {
             EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_unary(h, EW_OP_RELU, dt, N, NULL, IN_A, NULL), "out",
                         "~null", "n");
             EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_unary(h, EW_OP_RELU, dt, N, OUT, NULL, NULL), "x",
                         "~null");
         }
-        if (!is_fp8(dt)) {
+        if (!cast_only(dt)) {
             EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_binary(h, EW_OP_ADD, dt, N, NULL, IN_A, IN_B, NULL), "out",
                         "~null");
             EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_binary(h, EW_OP_MUL, dt, N, OUT, NULL, IN_B, NULL), "a",
@@ -509,7 +514,7 @@ static void test_misaligned_pointers(void **state)
         size_t size = size_of(dt);
         for (size_t shift = 1; shift < size; ++shift) {
             char *out = (char *)OUT + shift, *a = (char *)IN_A + shift, *b = (char *)IN_B + shift;
-            if (dt != EW_BOOL && !is_fp8(dt)) {
+            if (dt != EW_BOOL && !cast_only(dt)) {
                 EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_unary(h, EW_OP_RELU, dt, N, out, IN_A, NULL), "out",
                             "~align");
                 EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_unary(h, EW_OP_RELU, dt, N, OUT, a, NULL), "x",
@@ -689,9 +694,9 @@ static void test_n_zero(void **state)
     (void)state;
     for (size_t i = 0; i < COUNT(all_dtypes); ++i) {
         ew_dtype_t dt = all_dtypes[i];
-        if (dt != EW_BOOL && !is_fp8(dt))
+        if (dt != EW_BOOL && !cast_only(dt))
             assert_int_equal(ew_unary(h, EW_OP_RELU, dt, 0, NULL, NULL, NULL), EW_SUCCESS);
-        if (!is_fp8(dt)) {
+        if (!cast_only(dt)) {
             assert_int_equal(ew_binary(h, EW_OP_ADD, dt, 0, NULL, NULL, NULL, NULL), EW_SUCCESS);
             assert_int_equal(ew_binary(h, EW_OP_MUL, dt, 0, NULL, NULL, NULL, NULL), EW_SUCCESS);
             assert_int_equal(ew_scale_add(h, dt, 1.0, 0, NULL, NULL, NULL, NULL), EW_SUCCESS);
@@ -1238,6 +1243,91 @@ static void test_scaled_strided(void **state)
                                         IN_A, broadcast, SCALE, NULL));
 }
 
+/* The list forms: a dead handle, pairs outside the lists, count and n, the scales' array and the amax
+ * scalars (NULL, misaligned, inside an entry's own operands or each other), and valid lists, with each
+ * entry's own amax, one shared, or none, reach the device. */
+static void test_scaled_lists(void **state)
+{
+    (void)state;
+    const int64_t n[] = {N, 0, 7};
+    void *const out[] = {OUT, ADDR(0x100000100000ull), ADDR(0x100000200000ull)};
+    const void *const x[] = {IN_A, ADDR(0x200000100000ull), ADDR(0x200000200000ull)};
+    float *const own[] = {AMAX, AMAX + 1, AMAX + 2}, *const shared[] = {AMAX, AMAX, AMAX};
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                ew_quantize_batched(NULL, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE, own, OVERWRITE, NULL),
+                "handle");
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE,
+                ew_dequantize_batched(NULL, EW_F32, EW_F8E4M3, 3, n, out, x, SCALE, NULL), "handle");
+    EXPECT_FAIL(EW_ERROR_INVALID_HANDLE, ew_amax_batched(NULL, EW_F32, 3, n, x, own, OVERWRITE, NULL),
+                "handle");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_quantize_batched(h, EW_F16, EW_F32, 3, n, out, x, SCALE, own, OVERWRITE, NULL),
+                "quantize");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
+                ew_dequantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE, NULL), "dequantize");
+    EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_amax_batched(h, EW_I32, 3, n, x, own, OVERWRITE, NULL), "amax");
+    /* count and n */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, -1, n, out, x, SCALE, own, OVERWRITE, NULL),
+                "count");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, (const int64_t[]){N, -2, 7}, out, x, SCALE, own,
+                                    OVERWRITE, NULL),
+                "entry 1", "n = -2");
+    assert_int_equal(
+        ew_quantize_batched(h, EW_F8E4M3, EW_F32, 0, NULL, NULL, NULL, NULL, NULL, OVERWRITE, NULL),
+        EW_SUCCESS);
+    assert_int_equal(ew_dequantize_batched(h, EW_F16, EW_F8E5M2, 0, NULL, NULL, NULL, NULL, NULL),
+                     EW_SUCCESS);
+    assert_int_equal(ew_amax_batched(h, EW_BF16, 0, NULL, NULL, NULL, ACCUMULATE, NULL), EW_SUCCESS);
+    /* the scales: count floats in device memory, none inside its entry's out */
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, NULL, own, OVERWRITE, NULL), "scale",
+                "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_dequantize_batched(h, EW_F32, EW_F8E4M3, 3, n, out, x, NULL, NULL),
+                "scale_inv", "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x,
+                                    (const float *)ADDR(0x400000000002ull), own, OVERWRITE, NULL),
+                "scale", "aligned");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x,
+                                    (const float *)ADDR(0x100000200000ull - 8), own, OVERWRITE, NULL),
+                "entry 2", "scale[2] lies inside out");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, (const float *)(UINTPTR_MAX - 7), own,
+                                    OVERWRITE, NULL),
+                "scale", "address space");
+    /* the amax scalars: a mode, non-NULL entries, none inside its entry's operands or scale */
+    EXPECT_FAIL(
+        EW_ERROR_INVALID_VALUE,
+        ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE, own, (ew_reduce_mode_t)9, NULL),
+        "amax_mode");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax_batched(h, EW_F32, 3, n, x, own, (ew_reduce_mode_t)-1, NULL),
+                "mode");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE, ew_amax_batched(h, EW_F32, 3, n, x, NULL, OVERWRITE, NULL), "amax",
+                "NULL");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE,
+                                    (float *const[]){AMAX, NULL, AMAX}, OVERWRITE, NULL),
+                "entry 1", "amax", "NULL");
+    EXPECT_FAIL(
+        EW_ERROR_INVALID_VALUE,
+        ew_amax_batched(h, EW_F32, 3, n, x, (float *const[]){AMAX, AMAX, (float *)x[2] + 3}, OVERWRITE, NULL),
+        "entry 2", "amax", "lies inside x");
+    EXPECT_FAIL(EW_ERROR_INVALID_VALUE,
+                ew_quantize_batched(h, EW_F8E4M3, EW_F32, 3, n, out, x, SCALE,
+                                    (float *const[]){AMAX, (float *)SCALE + 1, AMAX}, OVERWRITE, NULL),
+                "entry 1", "amax", "lies inside scale");
+    /* valid lists */
+    EXPECT_DEVICE(ew_quantize_batched(h, EW_F8E4M3, EW_BF16, 3, n, out, x, SCALE, own, OVERWRITE, NULL));
+    EXPECT_DEVICE(ew_quantize_batched(h, EW_F8E5M2, EW_F64, 3, n, out, x, SCALE, shared, ACCUMULATE, NULL));
+    EXPECT_DEVICE(
+        ew_quantize_batched(h, EW_F8E4M3, EW_F16, 3, n, out, x, SCALE, NULL, (ew_reduce_mode_t)9, NULL));
+    EXPECT_DEVICE(ew_dequantize_batched(h, EW_F32, EW_F8E5M2, 3, n, out, x, SCALE, NULL));
+    EXPECT_DEVICE(ew_amax_batched(h, EW_F16, 3, n, x, shared, OVERWRITE, NULL));
+}
+
 /* Valid calls of every pair reach the device check, large n included. */
 static void test_scaled_valid_calls(void **state)
 {
@@ -1386,11 +1476,10 @@ static void test_blocks_handles(void **state)
 static void test_blocks_formats_and_dtypes(void **state)
 {
     (void)state;
-    ew_dtype_t dtypes[COUNT(all_dtypes) + 2 + COUNT(wild_values)];
+    ew_dtype_t dtypes[COUNT(all_dtypes) + 1 + COUNT(wild_values)];
     size_t count = 0;
     for (size_t i = 0; i < COUNT(all_dtypes); ++i)
         dtypes[count++] = all_dtypes[i];
-    dtypes[count++] = EW_F8E8M0;
     dtypes[count++] = EW_F4E2M1;
     for (size_t i = 0; i < COUNT(wild_values); ++i)
         dtypes[count++] = (ew_dtype_t)wild_values[i];
@@ -1447,23 +1536,32 @@ static void test_blocks_formats_and_dtypes(void **state)
     }
 }
 
-/* The block dtypes are for the block calls alone: no op of the catalogue, no scaled cast. */
+/* e8m0 is a block scale and a dtype of the cast (every pair with it, both ways), of no other op;
+ * f4e2m1 is the block calls' alone: no op of the catalogue, no scaled cast. */
 static void test_block_dtypes_elsewhere(void **state)
 {
     (void)state;
     static const ew_dtype_t block_dtypes[] = {EW_F8E8M0, EW_F4E2M1};
     for (size_t i = 0; i < COUNT(block_dtypes); ++i) {
         const ew_dtype_t b = block_dtypes[i];
+        const int casts = b == EW_F8E8M0;
         for (int op = EW_OP_ADD; op <= EW_OP_AMAX; ++op)
             for (size_t k = 0; k < COUNT(all_dtypes); ++k) {
-                assert_int_equal(ew_is_supported((ew_op_t)op, b, all_dtypes[k]), 0);
-                assert_int_equal(ew_is_supported((ew_op_t)op, all_dtypes[k], b), 0);
-                assert_int_equal(ew_is_supported((ew_op_t)op, b, b), 0);
+                const int expected = casts && op == EW_OP_CAST;
+                assert_int_equal(ew_is_supported((ew_op_t)op, b, all_dtypes[k]), expected);
+                assert_int_equal(ew_is_supported((ew_op_t)op, all_dtypes[k], b), expected);
+                assert_int_equal(ew_is_supported((ew_op_t)op, b, b), expected);
             }
-        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_cast(h, b, EW_F32, N, OUT, IN_A, NULL), "dtype");
-        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_cast(h, EW_F32, b, N, OUT, IN_A, NULL), "dtype");
+        if (casts) {
+            EXPECT_DEVICE(ew_cast(h, b, EW_F32, N, OUT, IN_A, NULL));
+            EXPECT_DEVICE(ew_cast(h, EW_BOOL, b, N, OUT, IN_A, NULL));
+        } else {
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_cast(h, b, EW_F32, N, OUT, IN_A, NULL), "dtype");
+            EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_cast(h, EW_F32, b, N, OUT, IN_A, NULL), "dtype");
+        }
         EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_unary(h, EW_OP_RELU, b, N, OUT, IN_A, NULL), "dtype");
         EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_binary(h, EW_OP_ADD, b, N, OUT, IN_A, IN_B, NULL), "dtype");
+        EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_scale_add(h, b, 1.0, N, OUT, IN_A, IN_B, NULL), "dtype");
         EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED,
                     ew_quantize(h, b, EW_F32, N, OUT, IN_A, SCALE, NULL, OVERWRITE, NULL), "dtype");
         EXPECT_FAIL(EW_ERROR_NOT_SUPPORTED, ew_dequantize(h, EW_F32, b, N, OUT, IN_A, SCALE, NULL), "dtype");
@@ -1828,6 +1926,7 @@ int main(void)
         cmocka_unit_test(test_scaled_overlaps),
         cmocka_unit_test(test_scaled_strided),
         cmocka_unit_test(test_scaled_valid_calls),
+        cmocka_unit_test(test_scaled_lists),
         cmocka_unit_test(test_blocks_scales_shape),
         cmocka_unit_test(test_blocks_handles),
         cmocka_unit_test(test_blocks_formats_and_dtypes),

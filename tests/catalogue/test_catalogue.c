@@ -168,6 +168,22 @@ static void test_lookups(void **state)
     }
 }
 
+/* Each catalogue dtype's kind is one bit, and EW_KINDS_ALL (which CMake spells out from the kinds'
+ * enum) is exactly every dtype's: a kind added past it would leave the cast's rows without its dtype. */
+static void test_kinds_all_is_every_kind(void **state)
+{
+    (void)state;
+    int all = 0;
+    for (size_t i = 0; i < COUNT(dtypes); ++i) {
+        const int kind = dtypes[i].kind_or_call;
+        if (kind == 0)
+            continue; /* a block dtype */
+        assert_int_equal(kind & (kind - 1), 0);
+        all |= kind;
+    }
+    assert_int_equal(all, EW_KINDS_ALL);
+}
+
 /* The dispatch table holds an entry exactly where the op's kinds take the dtypes: the ops between two
  * dtypes every ordered pair their out and in kinds take, the other ops out == in. */
 static void test_table_follows_kinds(void **state)
@@ -197,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_ops_match_header),
         cmocka_unit_test(test_header_reader_sees_values),
         cmocka_unit_test(test_lookups),
+        cmocka_unit_test(test_kinds_all_is_every_kind),
         cmocka_unit_test(test_table_follows_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

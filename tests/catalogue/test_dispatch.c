@@ -28,27 +28,31 @@
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define ADDR(x)      ((void *)(uintptr_t)(x))
 
-/* Valid values 1..12 (dtypes) and 1..8 (ops), their neighbours and some wild ones. */
+/* Valid values 1..13 (dtypes) and 1..8 (ops), their neighbours and some wild ones. */
 static const int dtype_values[] = {INT_MIN, -1000, -1, 0,  1,  2,  3,  4,   5,   6,    7,      8,
                                    9,       10,    11, 12, 13, 14, 16, 255, 256, 1000, INT_MAX};
 static const int op_values[] = {INT_MIN, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 255, 1000, INT_MAX};
 
-/* The issue's dtype table: sizes, and which are float8 or bool. */
+/* The issue's dtype table: sizes, and which are float8 (e4m3, e5m2), e8m0 or bool. e8m0 (13, a block
+ * scale before) is a dtype of the cast alone; f4e2m1 (14) of the block-scaled casts alone. */
 static size_t size_of(int dtype)
 {
-    static const size_t sizes[13] = {0,         /*bool*/ 1, /*i8*/ 1,  /*u8*/ 1,  /*i16*/ 2,  /*i32*/ 4,
+    static const size_t sizes[14] = {0,         /*bool*/ 1, /*i8*/ 1,  /*u8*/ 1,  /*i16*/ 2,  /*i32*/ 4,
                                      /*i64*/ 8,
-                                     /*f16*/ 2, /*bf16*/ 2, /*f32*/ 4, /*f64*/ 8, /*e4m3*/ 1, /*e5m2*/ 1};
-    return dtype >= 1 && dtype <= 12 ? sizes[dtype] : 0;
+                                     /*f16*/ 2, /*bf16*/ 2, /*f32*/ 4, /*f64*/ 8, /*e4m3*/ 1, /*e5m2*/ 1,
+                                     /*e8m0*/ 1};
+    return dtype >= 1 && dtype <= 13 ? sizes[dtype] : 0;
 }
-static int valid_dtype(int d) { return d >= 1 && d <= 12; }
+static int valid_dtype(int d) { return d >= 1 && d <= 13; }
 static int is_fp8(int d) { return d == 11 || d == 12; }
+static int is_e8m0(int d) { return d == 13; }
 static int is_bool(int d) { return d == 1; }
 static int is_float(int d) { return d >= 7 && d <= 10; } /* f16, bf16, f32, f64 */
 
-/* The catalogue, from the issues: add, mul, scale_add on every dtype but fp8; relu on every dtype
- * but bool and fp8; cast on all 144 ordered pairs; quantize from the four floats to the two fp8,
- * dequantize back; amax on the four floats. Ops other than the three between two dtypes need out == in. */
+/* The catalogue, from the issues: add, mul, scale_add on every dtype but fp8 and e8m0; relu on every
+ * dtype but bool, fp8 and e8m0; cast on all 169 ordered pairs; quantize from the four floats to the
+ * two fp8, dequantize back; amax on the four floats. Ops other than the three between two dtypes need
+ * out == in. */
 static int in_catalogue(int op, int out, int in)
 {
     if (!valid_dtype(out) || !valid_dtype(in))
@@ -56,8 +60,8 @@ static int in_catalogue(int op, int out, int in)
     switch (op) {
     case 1: /* add */
     case 2: /* mul */
-    case 5: /* scale_add */ return out == in && !is_fp8(out);
-    case 3: /* relu */ return out == in && !is_fp8(out) && !is_bool(out);
+    case 5: /* scale_add */ return out == in && !is_fp8(out) && !is_e8m0(out);
+    case 3: /* relu */ return out == in && !is_fp8(out) && !is_e8m0(out) && !is_bool(out);
     case 4: /* cast */ return 1;
     case 6: /* quantize */ return is_fp8(out) && is_float(in);
     case 7: /* dequantize */ return is_float(out) && is_fp8(in);
@@ -69,14 +73,14 @@ static int in_catalogue(int op, int out, int in)
 static void test_catalogue_size(void **state)
 {
     (void)state;
-    /* the model itself: 10 dtypes for add, mul and scale_add, 9 for relu, 144 casts, 8 quantize and 8
+    /* the model itself: 10 dtypes for add, mul and scale_add, 9 for relu, 169 casts, 8 quantize and 8
      * dequantize pairs, 4 dtypes for amax */
     int entries = 0;
     for (int op = 0; op <= 9; ++op)
         for (int out = 0; out <= 13; ++out)
             for (int in = 0; in <= 13; ++in)
                 entries += in_catalogue(op, out, in);
-    assert_int_equal(entries, 3 * 10 + 9 + 144 + 8 + 8 + 4);
+    assert_int_equal(entries, 3 * 10 + 9 + 169 + 8 + 8 + 4);
 }
 
 static void test_table_matches_catalogue(void **state)
@@ -105,7 +109,7 @@ static void test_table_matches_catalogue(void **state)
                  * exactly when the input's pack is whole words */
                 int widest_pack = widest == 1 ? 8 : (int)(16 / widest);
                 int unary = op != EW_OP_ADD && op != EW_OP_MUL && op != EW_OP_SCALE_ADD;
-                /* amax writes no out: it runs on its input alone, flat, at one phase */
+                /* amax writes no out: it runs on its input alone, flat or in lists, at one phase */
                 int writes = op != EW_OP_AMAX;
                 int shifts_out = writes && unary && size_of(in) >= 4 * size_of(out);
                 int can_shift = writes && (widest_pack * size_of(in)) % 4 == 0 && !shifts_out;
@@ -133,12 +137,13 @@ static void test_table_matches_catalogue(void **state)
                 assert_int_equal(entry->widest_pack, widest_pack);
                 assert_int_equal(ew_kernel_set_has(entry, EW_SLOT_RUNS), widest == 1);
                 for (int slot = EW_SLOT_BULK; slot <= EW_SLOT_BATCHED_LARGE; ++slot)
-                    assert_int_equal(ew_kernel_set_has(entry, (ew_slot_t)slot), writes || slot == EW_SLOT_BULK);
+                    assert_int_equal(ew_kernel_set_has(entry, (ew_slot_t)slot),
+                                     writes || slot == EW_SLOT_BULK || slot >= EW_SLOT_BATCHED);
                 assert_false(ew_kernel_set_has(entry, EW_SLOT_BLOCKS) || ew_kernel_set_has(entry, EW_SLOT_BLOCKS_ELEMENTS));
                 assert_non_null(entry->make_functor);
             }
     assert_int_equal(checked, (int)(COUNT(op_values) * COUNT(dtype_values) * COUNT(dtype_values)));
-    assert_int_equal(entries, 3 * 10 + 9 + 144 + 8 + 8 + 4);
+    assert_int_equal(entries, 3 * 10 + 9 + 169 + 8 + 8 + 4);
     assert_int_equal(ew_pack_slot(1), EW_SLOT_PACK1);
     assert_int_equal(ew_pack_slot(2), EW_SLOT_PACK2);
     assert_int_equal(ew_pack_slot(4), EW_SLOT_PACK4);
@@ -177,7 +182,7 @@ static void test_blocks_table(void **state)
 static void test_kernels_distinct(void **state)
 {
     (void)state;
-    enum { MAX = (3 * 10 + 9 + 144) * EW_SLOT_COUNT };
+    enum { MAX = (3 * 10 + 9 + 169) * EW_SLOT_COUNT };
     static const ew_precompiled_kernel_t *(*seen[MAX])(void);
     static int where[MAX][4];
     int count = 0;
@@ -233,9 +238,9 @@ static void test_flat_slot(void **state)
             assert_int_equal(ew_flat_slot(entry, &runs), in_runs ? EW_SLOT_RUNS : aligned);
         }
     }
-    /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 452 for the casts,
-     * 26 for quantize and dequantize each, 13 for amax */
-    assert_int_equal(picks, 4 * (3 * 34 + 30 + 452 + 2 * 26 + 13));
+    /* every kernel at every legal pack: 34 packs for each binary op, 30 for relu, 540 for the casts (452
+     * among the first 12 dtypes, 88 to or from e8m0), 26 for quantize and dequantize each, 13 for amax */
+    assert_int_equal(picks, 4 * (3 * 34 + 30 + 540 + 2 * 26 + 13));
 }
 
 /* ---- the public calls ---- */

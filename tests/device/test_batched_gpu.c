@@ -319,7 +319,8 @@ static void test_ops(void **state)
         {EW_OP_CAST, EW_F8E4M3, EW_F32, 0},     {EW_OP_CAST, EW_F16, EW_F8E5M2, 0},
         {EW_OP_CAST, EW_F8E4M3, EW_I8, 0},      {EW_OP_CAST, EW_F8E5M2, EW_F8E4M3, 0},
         {EW_OP_CAST, EW_F32, EW_BOOL, 0},       {EW_OP_CAST, EW_I32, EW_F64, 0},
-        {EW_OP_CAST, EW_U8, EW_F16, 0},
+        {EW_OP_CAST, EW_U8, EW_F16, 0},         {EW_OP_CAST, EW_F8E8M0, EW_BF16, 0},
+        {EW_OP_CAST, EW_F32, EW_F8E8M0, 0},
     };
     for (size_t o = 0; o < COUNT(ops); ++o) {
         char what[96];

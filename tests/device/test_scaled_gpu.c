@@ -5,10 +5,11 @@
  * bytes, with scales that round, saturate, underflow to subnormals and are 0, -0, NaN or infinite;
  * the amax in both modes (overwritten: set to zero first; accumulated: combined with an old value,
  * NaN and negative ones included) and alone (n == 0 too); strided views (a transposed input, a
- * broadcast one); and a call captured in a CUDA graph, replayed after the scale in device memory
- * changed. Inputs are the random special values of gu_fill_random; outputs start poisoned, with a
- * second poison where an expected element equals the first; inputs must stay unchanged.
- * EW_TEST_SCALE=small leaves out the sizes past 2^16 (for compute-sanitizer).
+ * broadcast one); a call captured in a CUDA graph, replayed after the scale in device memory
+ * changed; and the list forms, each entry with its own scale and amax, or one amax for the list. Inputs are
+ * the random special values of gu_fill_random; outputs start poisoned, with a second poison where an expected
+ * element equals the first; inputs must stay unchanged. EW_TEST_SCALE=small leaves out the sizes past 2^16
+ * (for compute-sanitizer).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -282,12 +283,144 @@ static void test_graph(void **state)
     }
 }
 
+/* The list forms: entries of sizes 0 to past 2^16, each at its own element offset and with its own
+ * scale (a NaN, a zero and a negative one among them), with amax scalars of their own, one scalar
+ * shared by every entry (the list's amax) or none, overwritten and accumulated; ew_amax_batched
+ * likewise. */
+enum { ENTRIES = 7 };
+enum { OWN, SHARED, NONE }; /* a list's amax scalars */
+typedef struct {
+    ew_op_t op; /* EW_OP_QUANTIZE, EW_OP_DEQUANTIZE or EW_OP_AMAX */
+    ew_dtype_t out, in;
+} list_case_t;
+
+static float fold_bits(float acc, float value)
+{
+    return (int32_t)ref_f32_bits(acc) > (int32_t)ref_f32_bits(value) ? acc : value;
+}
+
+static void check_list(const list_case_t *c, int sharing, int mode, const float *d_scales, float *d_amax)
+{
+    static const int64_t sizes[ENTRIES] = {1000, 0, 1, 65536 + 5, 31, 4099, 3};
+    static const float scales[ENTRIES] = {0.3125f, 37.5f, NAN, 1e6f, 0.0f, 0x1p-12f, -1.5f};
+    static const float olds[ENTRIES] = {5.0f, -2.0f, 1e30f, 0.5f, NAN, 3.0f, -0.0f};
+    const size_t in_size = ew_dtype_size(c->in), out_size = ew_dtype_size(c->out);
+    gu_buffer_t *in[ENTRIES], *out[ENTRIES] = {0};
+    unsigned char *host[ENTRIES], *expected[ENTRIES];
+    int64_t n[ENTRIES];
+    int offset[ENTRIES];
+    void *out_ptr[ENTRIES];
+    const void *in_ptr[ENTRIES];
+    float *amax_ptr[ENTRIES], result[ENTRIES];
+    gu_rng_t rng =
+        gu_rng(gu_seed() ^ 0x5EEDu ^ ((uint64_t)c->op << 16 | (uint64_t)c->out << 8 | (uint64_t)c->in));
+    GU_CUDA(cudaMemcpy((void *)d_scales, scales, sizeof scales, cudaMemcpyHostToDevice));
+    for (int e = 0; e < ENTRIES; ++e) {
+        n[e] = sizes[e] > max_n() ? max_n() : sizes[e];
+        offset[e] = e % gu_offset_count(c->in);
+        in[e] = gu_buffer_new(c->in, n[e] > 0 ? n[e] : 1);
+        host[e] = gu_host_alloc((size_t)gu_buffer_region_elems(in[e]) * in_size);
+        gu_fill_random(c->in, gu_buffer_region_elems(in[e]), host[e], &rng);
+        gu_buffer_load(in[e], host[e], gu_buffer_region_elems(in[e]));
+        in_ptr[e] = gu_at(in[e], offset[e]);
+        const unsigned char *x = host[e] + (size_t)offset[e] * in_size;
+        expected[e] = gu_host_alloc((size_t)(n[e] > 0 ? n[e] : 1) * out_size);
+        if (c->op == EW_OP_QUANTIZE)
+            ref_quantize(c->out, c->in, n[e], expected[e], x, scales[e], &result[e]);
+        else if (c->op == EW_OP_DEQUANTIZE)
+            ref_dequantize(c->out, c->in, n[e], expected[e], x, scales[e]);
+        else
+            result[e] = ref_amax(c->in, n[e], x);
+        if (c->op != EW_OP_AMAX) {
+            out[e] = gu_buffer_new(c->out, n[e] > 0 ? n[e] : 1);
+            out_ptr[e] = gu_at(out[e], (e + 1) % gu_offset_count(c->out));
+        }
+        amax_ptr[e] = sharing == OWN ? d_amax + e : d_amax;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "list of %s %s <- %s, amax %s, mode %d", ref_op_name(c->op),
+             ew_dtype_name(c->out), ew_dtype_name(c->in),
+             sharing == OWN      ? "per entry"
+             : sharing == SHARED ? "shared"
+                                 : "none",
+             mode);
+    float *const *amax = sharing == NONE ? NULL : amax_ptr;
+    for (int round = 0; round < 2; ++round) {
+        GU_CUDA(cudaMemcpy(d_amax, olds, sizeof olds, cudaMemcpyHostToDevice));
+        if (c->op == EW_OP_QUANTIZE)
+            GU_EW(ew_quantize_batched(gu_handle(), c->out, c->in, ENTRIES, n, out_ptr, in_ptr, d_scales, amax,
+                                      (ew_reduce_mode_t)mode, NULL));
+        else if (c->op == EW_OP_DEQUANTIZE)
+            GU_EW(ew_dequantize_batched(gu_handle(), c->out, c->in, ENTRIES, n, out_ptr, in_ptr, d_scales,
+                                        NULL));
+        else
+            GU_EW(
+                ew_amax_batched(gu_handle(), c->in, ENTRIES, n, in_ptr, amax, (ew_reduce_mode_t)mode, NULL));
+        GU_CUDA(cudaDeviceSynchronize());
+        float got[ENTRIES];
+        GU_CUDA(cudaMemcpy(got, d_amax, sizeof got, cudaMemcpyDeviceToHost));
+        if (sharing == OWN) {
+            for (int e = 0; e < ENTRIES; ++e)
+                if (ref_f32_bits(got[e]) != expected_amax(mode, olds[e], result[e], n[e]))
+                    GU_FAIL("%s: entry %d's amax is 0x%08" PRIx32 ", expected 0x%08" PRIx32, what, e,
+                            ref_f32_bits(got[e]), expected_amax(mode, olds[e], result[e], n[e]));
+        } else if (sharing == SHARED) {
+            float list = mode == EW_REDUCE_OVERWRITE ? 0.0f : olds[0];
+            for (int e = 0; e < ENTRIES; ++e)
+                list = n[e] > 0 ? fold_bits(list, result[e]) : list;
+            if (ref_f32_bits(got[0]) != ref_f32_bits(list))
+                GU_FAIL("%s: the list's amax is 0x%08" PRIx32 ", expected 0x%08" PRIx32, what,
+                        ref_f32_bits(got[0]), ref_f32_bits(list));
+        } else if (memcmp(got, olds, sizeof got) != 0) {
+            GU_FAIL("%s: an amax scalar was written though none was given", what);
+        }
+        int64_t again = 0;
+        for (int e = 0; e < ENTRIES && c->op != EW_OP_AMAX; ++e) {
+            const gu_inputs_t inputs = {1, {c->in}, {host[e] + (size_t)offset[e] * in_size}};
+            char entry[160];
+            snprintf(entry, sizeof entry, "%s, entry %d (n = %" PRId64 ")", what, e, n[e]);
+            again +=
+                GU_CHECK_OUTPUT(out[e], (e + 1) % gu_offset_count(c->out), n[e], expected[e], &inputs, entry);
+        }
+        if (again == 0)
+            break;
+        for (int e = 0; e < ENTRIES; ++e) /* some results equal the poison: again on the other one */
+            gu_buffer_poison(out[e], GU_POISON_ALT);
+    }
+    for (int e = 0; e < ENTRIES; ++e) {
+        GU_CHECK_UNCHANGED(in[e], "an input");
+        gu_buffer_free(in[e]);
+        if (out[e] != NULL)
+            gu_buffer_free(out[e]);
+    }
+}
+
+static void test_lists(void **state)
+{
+    (void)state;
+    static const list_case_t cases[] = {
+        {EW_OP_QUANTIZE, EW_F8E4M3, EW_BF16},  {EW_OP_QUANTIZE, EW_F8E5M2, EW_F32},
+        {EW_OP_QUANTIZE, EW_F8E4M3, EW_F64},   {EW_OP_QUANTIZE, EW_F8E5M2, EW_F16},
+        {EW_OP_DEQUANTIZE, EW_F16, EW_F8E4M3}, {EW_OP_DEQUANTIZE, EW_BF16, EW_F8E5M2},
+        {EW_OP_DEQUANTIZE, EW_F64, EW_F8E4M3}, {EW_OP_AMAX, EW_F16, EW_F16},
+        {EW_OP_AMAX, EW_BF16, EW_BF16},        {EW_OP_AMAX, EW_F64, EW_F64}};
+    float *d_scales = gu_at(gu_buffer_new(EW_F32, ENTRIES), 0),
+          *d_amax = gu_at(gu_buffer_new(EW_F32, ENTRIES), 0);
+    for (size_t k = 0; k < COUNT(cases); ++k) {
+        const int first = cases[k].op == EW_OP_DEQUANTIZE ? NONE : OWN;
+        const int last = cases[k].op == EW_OP_AMAX ? SHARED : NONE;
+        for (int sharing = first; sharing <= last; ++sharing)
+            for (int mode = EW_REDUCE_OVERWRITE; mode <= EW_REDUCE_ACCUMULATE; ++mode)
+                check_list(&cases[k], sharing, mode, d_scales, d_amax);
+    }
+}
+
 int main(int argc, char **argv)
 {
     gu_require_gpu("test_scaled_gpu");
     printf("test_scaled_gpu: EW_TEST_SCALE=%s, EW_TEST_SEED=0x%" PRIx64 "\n", gu_small_scale() ? "small" : "full",
            gu_seed());
-    struct CMUnitTest tests[COUNT(pairs) + COUNT(floats) + 2];
+    struct CMUnitTest tests[COUNT(pairs) + COUNT(floats) + 3];
     size_t count = 0;
     for (size_t f = 0; f < COUNT(floats); ++f)
         for (size_t e = 0; e < COUNT(fp8s); ++e) {
@@ -315,6 +448,8 @@ int main(int argc, char **argv)
     }
     tests[count++] = (struct CMUnitTest){.name = "strided views", .test_func = test_strided, .teardown_func = gu_teardown};
     tests[count++] = (struct CMUnitTest){.name = "graph replay", .test_func = test_graph, .teardown_func = gu_teardown};
+    tests[count++] =
+        (struct CMUnitTest){.name = "lists", .test_func = test_lists, .teardown_func = gu_teardown};
     const int status = gu_run_tests("scaled_gpu", tests, count, 0, argc, argv);
     ew_handle_destroy(gu_handle());
     return status;

@@ -28,7 +28,7 @@
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-enum { DTYPE_FIRST = EW_BOOL, DTYPE_LAST = EW_F8E5M2, MAX_OPERANDS = 3 };
+enum { DTYPE_FIRST = EW_BOOL, DTYPE_LAST = EW_F8E8M0, MAX_OPERANDS = 3 };
 
 typedef struct {
     ew_op_t op;
@@ -282,7 +282,7 @@ static void random_layout(case_t *c, const entry_t *e, int64_t max_extent)
     }
 }
 
-static entry_t all_entries[5 * 12 * 12];
+static entry_t all_entries[5 * 13 * 13];
 static size_t entry_count;
 
 static void collect_entries(void)

@@ -118,6 +118,11 @@ static uint8_t nan_f32_to_fp8(bool negative)
     return (uint8_t)(0x7F | (negative ? 0x80 : 0));
 }
 
+/* e8m0 -> f32: the NaN code 0xFF widens to c10's 0x7F800001 (a signalling pattern, moved as bits, so
+ * kept); f32 -> e8m0: every NaN, and infinity of either sign, is 0xFF. */
+#define NAN_E8M0_TO_F32 UINT32_C(0x7F800001)
+#define NAN_E8M0        UINT8_C(0xFF)
+
 /* ======================================================================================== */
 /* Float formats and the one rounding routine                                                */
 /* ======================================================================================== */
@@ -302,6 +307,28 @@ static uint32_t e5m2_to_f32_bits(uint8_t v)
     return widen_to_f32(&FORMAT_E5M2, v, nan_e5m2_to_f32(v));
 }
 
+/* e8m0 holds an exponent alone, which the rounding routine's formats do not describe: c10's rules
+ * directly. Code 0 is 2^-127, an f32 subnormal; the others 2^(code - 127). */
+static uint32_t e8m0_to_f32_bits(uint8_t v)
+{
+    if (v == NAN_E8M0)
+        return NAN_E8M0_TO_F32;
+    return v == 0 ? UINT32_C(1) << 22 : (uint32_t)v << 23;
+}
+
+/* The sign dropped, the f32 exponent field kept and rounded up by the 23-bit mantissa: above half
+ * (1.5 · 2^e) always, at exactly half only for a normal f32 (c10 takes the implied bit as the lsb, so
+ * 1.5 · 2^e goes up and a subnormal's tie 2^-127 stays at code 0). 2^127 · 1.5 and up give 0xFF. */
+static uint8_t f32_bits_to_e8m0(uint32_t bits)
+{
+    uint32_t exponent = (bits >> 23) & 0xFF, mantissa = bits & UINT32_C(0x7FFFFF);
+    if (exponent == 0xFF)
+        return NAN_E8M0;
+    const uint32_t half = UINT32_C(1) << 22;
+    bool up = mantissa > half || (mantissa == half && exponent != 0);
+    return (uint8_t)(exponent + up);
+}
+
 static uint16_t f32_bits_to_f16(uint32_t bits)
 {
     if (f32_bits_are_nan(bits))
@@ -418,6 +445,8 @@ float ref_e4m3_to_f32(uint8_t v) { return ref_f32_from_bits(e4m3_to_f32_bits(v))
 uint8_t ref_f32_to_e4m3(float f) { return f32_bits_to_e4m3(ref_f32_bits(f)); }
 float ref_e5m2_to_f32(uint8_t v) { return ref_f32_from_bits(e5m2_to_f32_bits(v)); }
 uint8_t ref_f32_to_e5m2(float f) { return f32_bits_to_e5m2(ref_f32_bits(f)); }
+float ref_e8m0_to_f32(uint8_t v) { return ref_f32_from_bits(e8m0_to_f32_bits(v)); }
+uint8_t ref_f32_to_e8m0(float f) { return f32_bits_to_e8m0(ref_f32_bits(f)); }
 
 /* ======================================================================================== */
 /* Element access. Everything goes through memcpy: arrays need no alignment, and signed      */
@@ -434,11 +463,11 @@ static _Noreturn void unsupported(const char *what, int op, int out_dtype, int i
 static size_t element_size(ew_dtype_t t)
 {
     switch (t) {
-    case EW_BOOL: case EW_I8: case EW_U8: case EW_F8E4M3: case EW_F8E5M2: return 1;
+    case EW_BOOL: case EW_I8: case EW_U8: case EW_F8E4M3: case EW_F8E5M2: case EW_F8E8M0: return 1;
     case EW_I16: case EW_F16: case EW_BF16: return 2;
     case EW_I32: case EW_F32: return 4;
     case EW_I64: case EW_F64: return 8;
-    case EW_F8E8M0: case EW_F4E2M1: break; /* the block dtypes: no elementwise op takes them */
+    case EW_F4E2M1: break; /* the block dtype: no elementwise op takes it */
     }
     unsupported("element_size", 0, (int)t, (int)t);
 }
@@ -450,9 +479,10 @@ static source_family family_of(ew_dtype_t t)
 {
     switch (t) {
     case EW_BOOL: case EW_I8: case EW_U8: case EW_I16: case EW_I32: case EW_I64: return FAMILY_INTEGER;
-    case EW_F16: case EW_BF16: case EW_F32: case EW_F8E4M3: case EW_F8E5M2: return FAMILY_F32_EXACT;
+    case EW_F16: case EW_BF16: case EW_F32: case EW_F8E4M3: case EW_F8E5M2: case EW_F8E8M0:
+        return FAMILY_F32_EXACT;
     case EW_F64: return FAMILY_F64;
-    case EW_F8E8M0: case EW_F4E2M1: break;
+    case EW_F4E2M1: break;
     }
     unsupported("family_of", 0, (int)t, (int)t);
 }
@@ -493,7 +523,7 @@ static void store_integer_bits(ew_dtype_t t, unsigned char *p, uint64_t v)
     }
 }
 
-/* f16, bf16, f32, e4m3, e5m2 elements widened exactly to f32 bits. */
+/* f16, bf16, f32, e4m3, e5m2, e8m0 elements widened exactly to f32 bits. */
 static uint32_t load_as_f32_bits(ew_dtype_t t, const unsigned char *p)
 {
     switch (t) {
@@ -502,6 +532,7 @@ static uint32_t load_as_f32_bits(ew_dtype_t t, const unsigned char *p)
     case EW_F32: return load_u32(p);
     case EW_F8E4M3: return e4m3_to_f32_bits(load_u8(p));
     case EW_F8E5M2: return e5m2_to_f32_bits(load_u8(p));
+    case EW_F8E8M0: return e8m0_to_f32_bits(load_u8(p));
     default: unsupported("load_as_f32_bits", 0, 0, (int)t);
     }
 }
@@ -519,7 +550,8 @@ static void store_from_f32_bits(ew_dtype_t t, unsigned char *p, uint32_t bits)
     case EW_F64: store_u64(p, f32_bits_to_f64(bits)); break;
     case EW_F8E4M3: store_u8(p, f32_bits_to_e4m3(bits)); break;
     case EW_F8E5M2: store_u8(p, f32_bits_to_e5m2(bits)); break;
-    case EW_F8E8M0: case EW_F4E2M1: unsupported("store_from_f32_bits", 0, (int)t, 0);
+    case EW_F8E8M0: store_u8(p, f32_bits_to_e8m0(bits)); break;
+    case EW_F4E2M1: unsupported("store_from_f32_bits", 0, (int)t, 0);
     }
 }
 
@@ -539,7 +571,7 @@ static void store_from_integer(ew_dtype_t t, unsigned char *p, int64_t v)
     switch (t) {
     case EW_F32: store_u32(p, int64_to_f32_bits(v)); break;
     case EW_F64: store_u64(p, int64_to_f64_bits(v)); break;
-    case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2:
+    case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2: case EW_F8E8M0:
         store_from_f32_bits(t, p, int64_to_f32_bits(v)); /* through f32: may round twice */
         break;
     default: store_integer_bits(t, p, (uint64_t)v); break;
@@ -569,9 +601,12 @@ void ref_cast(ew_dtype_t out_dtype, ew_dtype_t in_dtype, int64_t n, void *out, c
     }
 }
 
+/* The 1-byte floats, which no op but the cast takes. */
+static bool cast_only(ew_dtype_t t) { return t == EW_F8E4M3 || t == EW_F8E5M2 || t == EW_F8E8M0; }
+
 void ref_unary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x)
 {
-    if (op != EW_OP_RELU || dtype == EW_BOOL || dtype == EW_F8E4M3 || dtype == EW_F8E5M2)
+    if (op != EW_OP_RELU || dtype == EW_BOOL || cast_only(dtype))
         unsupported("ref_unary", (int)op, (int)dtype, (int)dtype);
     size_t size = element_size(dtype);
     source_family family = family_of(dtype);
@@ -601,7 +636,7 @@ void ref_unary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *x
 
 void ref_binary(ew_op_t op, ew_dtype_t dtype, int64_t n, void *out, const void *a, const void *b)
 {
-    if ((op != EW_OP_ADD && op != EW_OP_MUL) || dtype == EW_F8E4M3 || dtype == EW_F8E5M2)
+    if ((op != EW_OP_ADD && op != EW_OP_MUL) || cast_only(dtype))
         unsupported("ref_binary", (int)op, (int)dtype, (int)dtype);
     bool add = op == EW_OP_ADD;
     size_t size = element_size(dtype);
@@ -643,7 +678,7 @@ static int64_t integral_alpha(double alpha)
 
 void ref_scale_add(ew_dtype_t dtype, double alpha, int64_t n, void *out, const void *a, const void *b)
 {
-    if (dtype == EW_F8E4M3 || dtype == EW_F8E5M2)
+    if (cast_only(dtype))
         unsupported("ref_scale_add", EW_OP_SCALE_ADD, (int)dtype, (int)dtype);
     size_t size = element_size(dtype);
     source_family family = family_of(dtype);

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* Each computes n results elementwise on host arrays holding the raw storage of the dtypes
- * (bool, fp8: 1 byte; f16, bf16: uint16 bits). Arrays need no alignment. n <= 0 touches nothing.
+ * (bool, fp8, e8m0: 1 byte; f16, bf16: uint16 bits). Arrays need no alignment. n <= 0 touches nothing.
  * out may equal an input when their element sizes are equal (in place).
  * Only supported combinations may be passed (see ew_is_supported); anything else aborts with a
  * message, because it can only be a bug in the calling test. */
@@ -102,6 +102,11 @@ float ref_e4m3_to_f32(uint8_t v);
 uint8_t ref_f32_to_e4m3(float f);
 float ref_e5m2_to_f32(uint8_t v);
 uint8_t ref_f32_to_e5m2(float f);
+/* e8m0 by c10's Float8_e8m0fnu rules instead (§5): byte 0 -> 2^-127, 0xFF -> the NaN bits 0x7F800001;
+ * from f32 the exponent field, one up when the mantissa is above half or, in a normal f32, exactly
+ * half; the sign dropped; inf and NaN -> 0xFF. */
+float ref_e8m0_to_f32(uint8_t v);
+uint8_t ref_f32_to_e8m0(float f);
 
 /* The op's name as docs/semantics.md and the tests' messages write it ("add", "scale_add"); "?" for
  * anything else. */

@@ -30,20 +30,20 @@
 /* Small helpers                                                                              */
 /* ======================================================================================== */
 
-#define DTYPE_COUNT 12
-static const ew_dtype_t ALL_DTYPES[DTYPE_COUNT] = {EW_BOOL, EW_I8, EW_U8, EW_I16, EW_I32, EW_I64,
-                                                   EW_F16, EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2};
+#define DTYPE_COUNT 13
+static const ew_dtype_t ALL_DTYPES[DTYPE_COUNT] = {EW_BOOL, EW_I8,  EW_U8,  EW_I16,    EW_I32,    EW_I64,   EW_F16,
+                                                   EW_BF16, EW_F32, EW_F64, EW_F8E4M3, EW_F8E5M2, EW_F8E8M0};
 
 static const char *dtype_name(ew_dtype_t t)
 {
     static const char *const names[] = {"?", "bool", "i8", "u8", "i16", "i32", "i64",
-                                        "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
+                                        "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2", "f8e8m0"};
     return (int)t >= 1 && (int)t <= DTYPE_COUNT ? names[t] : "?";
 }
 
 static size_t dtype_size(ew_dtype_t t)
 {
-    static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+    static const size_t sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1};
     return sizes[t];
 }
 
@@ -253,6 +253,7 @@ static uint32_t doc_nan_to_f32(ew_dtype_t from, uint32_t code)
     case EW_BF16: return code << 16;
     case EW_F8E4M3: return code & 0x80 ? 0xFFF00000 : 0x7FF00000;
     case EW_F8E5M2: return (code & 0x80 ? 0x80000000u : 0) | 0x7FFFFFFFu; /* canonical, sign OR-ed back */
+    case EW_F8E8M0: return 0x7F800001; /* c10's, for the one NaN code 0xFF */
     default: fail_msg("no NaN widening for %s", dtype_name(from));
     }
     return 0;
@@ -324,9 +325,27 @@ static int64_t truncate_and_saturate(double v, int bits)
     return (int64_t)(t > max ? max : t < min ? min : t);
 }
 
+/* e8m0 (§5.7) by magnitude, the sign dropped: from a normal f32 value x in [2^k, 2^(k+1)), 2^k below
+ * 1.5 · 2^k and 2^(k+1) from there on (codes k + 127, k + 128; 0xFF past 2^127); below 2^-126, 2^-126
+ * strictly above 2^-127, else 2^-127 (code 0); inf and NaN 0xFF. */
+static uint64_t expected_e8m0(double x, bool nan)
+{
+    const double magnitude = fabs(x);
+    if (nan || isinf(magnitude))
+        return 0xFF;
+    if (magnitude < 0x1p-126)
+        return magnitude > 0x1p-127 ? 1 : 0;
+    int e;
+    frexp(magnitude, &e); /* 2^(e-1) <= magnitude < 2^e */
+    const int k = e - 1, code = k + 127 + (magnitude >= 1.5 * ldexp(1.0, k));
+    return code > 0xFF ? 0xFF : (uint64_t)code;
+}
+
 static uint64_t narrow_float_from_f32_value(ew_dtype_t out, double value_exact_in_f32, bool nan,
                                             uint32_t nan32)
 {
+    if (out == EW_F8E8M0)
+        return expected_e8m0(value_exact_in_f32, nan);
     if (nan) {
         if (out == EW_F16 || out == EW_BF16)
             return ROUNDED_NAN_16;
@@ -343,8 +362,8 @@ static uint64_t expected_cast(ew_dtype_t out, source_value s)
         case EW_BOOL: return s.integer != 0;
         case EW_F32: return ref_f32_bits((float)s.integer); /* host conversion: RNE */
         case EW_F64: return ref_f64_bits((double)s.integer);
-        case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2:
-            return nearest_code(table_for(out), (double)(float)s.integer); /* through f32 (§5.3) */
+        case EW_F16: case EW_BF16: case EW_F8E4M3: case EW_F8E5M2: case EW_F8E8M0: /* through f32 (§5.3) */
+            return narrow_float_from_f32_value(out, (double)(float)s.integer, false, 0);
         default: return low_bits(s.integer, bits_of[out]);
         }
     }
@@ -393,6 +412,12 @@ static source_value source_of(ew_dtype_t t, uint64_t bits)
         s.value = ref_f64_from_bits(bits);
         s.is_nan = isnan(s.value);
         s.nan_f64 = bits;
+        break;
+    case EW_F8E8M0: /* 2^(code - 127), code 0 included; 0xFF NaN */
+        s.kind = SOURCE_F32_EXACT;
+        s.is_nan = bits == 0xFF;
+        s.value = s.is_nan ? 0.0 : ldexp(1.0, (int)bits - 127);
+        s.nan_f32 = s.is_nan ? doc_nan_to_f32(t, (uint32_t)bits) : 0;
         break;
     default: {
         const format_spec *f = table_for(t)->spec;
@@ -447,6 +472,9 @@ static const uint32_t EDGE_F32[] = {
     0x4EFFFFFF, 0x4F000000, 0xCF000000, 0xCF000001, 0x5EFFFFFF, 0x5F000000, 0xDF000000, 0xDF000001,
     0x5F800000, 0x477FE000, 0x477FF000, 0x477FEFFF, 0x43E00000, 0x43E80000, 0x43E80001, 0x43F00000,
     0x47600000, 0x47700000, 0x476FFFFF, 0x33000000, 0x33000001, 0x387FE000, 0x3A800000, 0x37800000,
+    /* e8m0's ties: 2^-127 and beside it, 0.75, 1.5 and beside it, 3, 1.5 * 2^127 and below it */
+    0x00400000, 0x003FFFFF, 0x00400001, 0x00600000, 0x3F400000, 0x3FBFFFFF, 0x3FC00001, 0x40400000,
+    0xC0400000, 0x7F400000, 0x7F3FFFFF,
 };
 
 static const uint64_t EDGE_F64[] = {
@@ -647,12 +675,13 @@ static void test_f32_narrowing_matches_brute_force(void **state)
     finish(&log);
 }
 
-/* §5 (every family), §6: every pattern of the 1-byte dtypes and of i16, f16, bf16 cast to all 12 dtypes. */
+/* §5 (every family), §6: every pattern of the 1-byte dtypes and of i16, f16, bf16 cast to all 13 dtypes. */
 static void test_casts_from_small_dtypes_all_patterns(void **state)
 {
     (void)state;
     mismatch_log log = {"casts_from_small_dtypes_all_patterns", 0};
-    const ew_dtype_t sources[] = {EW_BOOL, EW_I8, EW_U8, EW_F8E4M3, EW_F8E5M2, EW_I16, EW_F16, EW_BF16};
+    const ew_dtype_t sources[] = {EW_BOOL,   EW_I8,  EW_U8,  EW_F8E4M3, EW_F8E5M2,
+                                  EW_F8E8M0, EW_I16, EW_F16, EW_BF16};
     for (size_t k = 0; k < sizeof sources / sizeof sources[0]; k++) {
         size_t n;
         void *inputs = all_patterns(sources[k], &n);
@@ -662,7 +691,7 @@ static void test_casts_from_small_dtypes_all_patterns(void **state)
     finish(&log);
 }
 
-/* §5.3, §5.4, §5.5, §6: f32, f64, i32, i64 sources (edge and random values) cast to all 12 dtypes. */
+/* §5.3-§5.7, §6: f32, f64, i32, i64 sources (edge and random values) cast to all 13 dtypes. */
 static void test_casts_from_wide_dtypes(void **state)
 {
     (void)state;
@@ -1125,7 +1154,7 @@ static void test_n_zero_and_exact_extent(void **state)
         for (size_t i = 3 * dtype_size(out); i < sizeof dst; i++)
             assert_int_equal(dst[i], 0xA5); /* nothing past element n-1 */
         for (size_t i = 0; i < 3 * dtype_size(out); i++)
-            assert_int_equal(dst[i], 0x00); /* 0 in every dtype is all-zero bits */
+            assert_int_equal(dst[i], 0x00); /* 0 is all-zero bits in every dtype (e8m0: 2^-127 from 0) */
     }
 }
 
@@ -1272,9 +1301,56 @@ static const edge_row EDGE_TABLE[] = {
     CAST(F64, F16, 0x7C01, 0x7FFFFFFFE0000000, "through f32 0x7FFFFFFF"),
     CAST(F64, F8E4M3, 0xFF, 0xFFFE000000000000, "through f32 0xFFF00000"),
     CAST(F64, F8E5M2, 0xFD, 0xFFFFFFFFE0000000, "through f32 0xFFFFFFFF"),
+    CAST(F32, F8E8M0, 0x00, 0x00400000, "2^-127, an f32 subnormal"),
+    CAST(F32, F8E8M0, 0x7F, 0x3F800000, "1"),
+    CAST(F32, F8E8M0, 0xFE, 0x7F000000, "2^127, the largest"),
+    CAST(F32, F8E8M0, 0xFF, 0x7F800001, "NaN -> c10's 0x7F800001"),
+    CAST(F64, F8E8M0, 0xFF, 0x7FF8000020000000, "through f32 0x7F800001, quieted"),
+    CAST(F64, F8E8M0, 0x00, 0x3800000000000000, "2^-127 exact"),
+    CAST(F16, F8E8M0, 0x00, 0x0000, "2^-127 -> 0"),
+    CAST(F16, F8E8M0, 0x8F, 0x7C00, "65536 -> +inf"),
+    CAST(F16, F8E8M0, 0xFF, 0x7FFF, "NaN -> 0x7FFF"),
+    CAST(BOOL, F8E8M0, 0x00, 0x01, "2^-127 is true: e8m0 has no zero"),
+    CAST(BOOL, F8E8M0, 0xFF, 0x01, "NaN is true"),
+    CAST(I32, F8E8M0, 0xFF, 0x00000000, "NaN -> 0"),
+    CAST(I32, F8E8M0, 0xFE, 0x7FFFFFFF, "2^127 saturates"),
+    CAST(I64, F8E8M0, 0xFF, 0x8000000000000000, "NaN -> INT64_MIN"),
+    CAST(U8, F8E8M0, 0x86, 0x80, "128"),
+    CAST(F8E4M3, F8E8M0, 0x7F, 0x38, "1 exact"),
+    CAST(F8E4M3, F8E8M0, 0xFF, 0x7F, "NaN -> NaN"),
+    CAST(F8E8M0, F32, 0x00000000, 0x00, "0 -> 2^-127"),
+    CAST(F8E8M0, F32, 0x80000000, 0x00, "-0 -> 2^-127"),
+    CAST(F8E8M0, F32, 0x00000001, 0x00, "2^-149 -> 2^-127"),
+    CAST(F8E8M0, F32, 0x00400000, 0x00, "2^-127 exact: a subnormal's tie stays"),
+    CAST(F8E8M0, F32, 0x00400001, 0x01, "just above 2^-127 -> 2^-126"),
+    CAST(F8E8M0, F32, 0x00600000, 0x01, "1.5*2^-127 -> 2^-126"),
+    CAST(F8E8M0, F32, 0x00800000, 0x01, "2^-126 exact"),
+    CAST(F8E8M0, F32, 0x3F800000, 0x7F, "1 exact"),
+    CAST(F8E8M0, F32, 0x3FBFFFFF, 0x7F, "just below 1.5 -> 1"),
+    CAST(F8E8M0, F32, 0x3FC00000, 0x80, "1.5 tie -> 2 (up, not to even)"),
+    CAST(F8E8M0, F32, 0x3FC00001, 0x80, "just above 1.5 -> 2"),
+    CAST(F8E8M0, F32, 0x3F400000, 0x7F, "0.75 tie -> 1"),
+    CAST(F8E8M0, F32, 0x40400000, 0x81, "3 tie -> 4"),
+    CAST(F8E8M0, F32, 0xC0400000, 0x81, "-3 -> 4: the sign is dropped"),
+    CAST(F8E8M0, F32, 0xBF800000, 0x7F, "-1 -> 1"),
+    CAST(F8E8M0, F32, 0x7F000000, 0xFE, "2^127 exact"),
+    CAST(F8E8M0, F32, 0x7F3FFFFF, 0xFE, "just below 1.5*2^127 -> 2^127"),
+    CAST(F8E8M0, F32, 0x7F400000, 0xFF, "1.5*2^127 -> NaN"),
+    CAST(F8E8M0, F32, 0x7F7FFFFF, 0xFF, "FLT_MAX -> NaN"),
+    CAST(F8E8M0, F32, 0x7F800000, 0xFF, "+inf -> NaN"),
+    CAST(F8E8M0, F32, 0xFF800000, 0xFF, "-inf -> NaN"),
+    CAST(F8E8M0, F32, 0xFFC00000, 0xFF, "-NaN -> 0xFF"),
+    CAST(F8E8M0, F64, 0x3FF7FFFFFFFFFFFF, 0x80, "1.5-2^-52 -> f32 1.5 -> 2: rounds twice"),
+    CAST(F8E8M0, I32, 0x00000003, 0x81, "3 -> 4"),
+    CAST(F8E8M0, I64, 0xFFFFFFFFFFFFFFFF, 0x7F, "-1 -> 1"),
+    CAST(F8E8M0, BOOL, 0x00, 0x00, "false -> 0 -> 2^-127"),
+    CAST(F8E8M0, BOOL, 0x05, 0x7F, "true -> 1"),
+    CAST(F8E8M0, F8E4M3, 0x7F, 0xFF, "e4m3 NaN -> NaN"),
+    CAST(F8E8M0, F8E5M2, 0x01, 0x6F, "2^-16 exact"),
     CAST(F16, F16, 0x7C01, 0x7C01, "identity keeps a signalling NaN"),
     CAST(F32, F32, 0xFF800001, 0xFF800001, "identity keeps a signalling NaN"),
     CAST(F64, F64, 0x7FF0000000000001, 0x7FF0000000000001, "identity keeps a signalling NaN"),
+    CAST(F8E8M0, F8E8M0, 0xFF, 0xFF, "identity"),
     ADD(I8, 0x7F, 0x01, 0x80, "127 + 1 wraps"),
     MUL(I8, 0x10, 0x10, 0x00, "256 wraps to 0"),
     MUL(U8, 0xFF, 0xFF, 0x01, "65025 mod 256"),

@@ -35,7 +35,8 @@ static const char *device_type(ew_dtype_t dtype)
         [EW_BOOL] = "bool",       [EW_I8] = "int8_t",        [EW_U8] = "uint8_t",
         [EW_I16] = "int16_t",     [EW_I32] = "int32_t",      [EW_I64] = "int64_t",
         [EW_F16] = "__half",      [EW_BF16] = "__nv_bfloat16", [EW_F32] = "float",
-        [EW_F64] = "double",      [EW_F8E4M3] = "__nv_fp8_e4m3", [EW_F8E5M2] = "__nv_fp8_e5m2"};
+        [EW_F64] = "double",      [EW_F8E4M3] = "__nv_fp8_e4m3", [EW_F8E5M2] = "__nv_fp8_e5m2",
+        [EW_F8E8M0] = "__nv_fp8_e8m0"};
     return names[dtype];
 }
 
@@ -73,7 +74,7 @@ static void chain_matches_reference(void **state)
     (void)state;
     gu_rng_t rng = gu_rng(gu_seed() ^ 0xC4A1);
     const int64_t n = gu_small_scale() ? 4099 : (1 << 20) + 7;
-    for (int x = EW_BOOL; x <= EW_F8E5M2; ++x) {
+    for (int x = EW_BOOL; x <= EW_F8E8M0; ++x) {
         if (!ew_is_supported(EW_OP_SCALE_ADD, x, x) || !ew_is_supported(EW_OP_RELU, x, x))
             continue;
         const size_t xs = ew_dtype_size(x);
@@ -89,8 +90,8 @@ static void chain_matches_reference(void **state)
         void *relu = gu_host_alloc(n * xs), *expected = gu_host_alloc(n * sizeof(double));
         ref_scale_add(x, alpha, n, relu, ha, hb);
         ref_unary(EW_OP_RELU, x, n, relu, relu);
-        for (int y = EW_BOOL; y <= EW_F8E5M2; ++y) {
-            if (gu_small_scale() && y != x && y != EW_F16 && y != EW_F8E4M3 && y != EW_BOOL)
+        for (int y = EW_BOOL; y <= EW_F8E8M0; ++y) {
+            if (gu_small_scale() && y != x && y != EW_F16 && y != EW_F8E4M3 && y != EW_F8E8M0 && y != EW_BOOL)
                 continue;
             gu_buffer_t *out = gu_buffer_new(y, n);
             ref_cast(y, x, n, expected, relu);
@@ -162,6 +163,8 @@ static void offsets_and_packs(void **state)
         {"return ew::cast<__nv_fp8_e4m3>(in0);", EW_F8E4M3, 1, {EW_F32}}, /* out stored element by element */
         {"return ew::cast<__half>(in0);", EW_F16, 1, {EW_F32}},
         {"return ew::cast<float>(in0);", EW_F32, 1, {EW_U8}},
+        {"return ew::cast<__nv_fp8_e8m0>(in0);", EW_F8E8M0, 1, {EW_F32}},
+        {"return ew::cast<double>(in0);", EW_F64, 1, {EW_F8E8M0}}, /* in0 an e8m0 of the user's */
         {"return ew::add(ew::mul(in0, in1), in2);", EW_F16, 3, {EW_F16, EW_F16, EW_F16}},
         {"return ew::add(ew::mul(in0, in1), in2);", EW_I32, 3, {EW_I32, EW_I32, EW_I32}},
         {"return ew::add(ew::add(in0, in1), ew::add(in2, in3));", EW_BF16, 4, {EW_BF16, EW_BF16, EW_BF16, EW_BF16}},

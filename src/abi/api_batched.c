@@ -109,10 +109,11 @@ static inline __attribute__((always_inline)) ew_status_t check_each(const list_c
 }
 
 /* The entries' own parameters, count * params_stride bytes at params: aligned to their elements (a
- * double's 8 bytes, or a float's 4) and inside the address space. */
+ * double's 8 bytes, or a float's 4) and inside the address space; given where none are read (a kernel
+ * of no parameters), aligned still. */
 static ew_status_t check_params_column(const list_call_t *call)
 {
-    if (!call->params_column || call->params == NULL)
+    if (call->params == NULL)
         return EW_SUCCESS;
     const size_t align = call->params_stride % 8 == 0 ? 8 : 4;
     uintptr_t bytes;

@@ -566,8 +566,8 @@ class Kernel(_Closing):
     them exactly, in place). On views (a strided or broadcast operand) each array is written through
     its own strides (ew_kernel_launch_outputs_strided); arrays whose spans interleave are refused.
 
-    :meth:`batched` runs a kernel without a reduction over tensor lists in one call (libelementwise
-    1.2): ``k.batched(as_, bs, out=outs, params=(1.5,))``, every entry a flat call, its parameters
+    :meth:`batched` runs a kernel over tensor lists in one call (libelementwise 1.2), a reduction's
+    scalar per entry or one for the list: ``k.batched(as_, bs, out=outs, params=(1.5,))``, every entry a flat call, its parameters
     the same for all or each entry's own (``entry_params=``, a float64 device array).
     """
 

@@ -158,7 +158,8 @@ static ew_status_t check_entries(const list_call_t *call, int64_t *rows)
 typedef struct {
     uintptr_t begin, end;
     int64_t entry;
-    int role; /* index of the pointer in the call: the outputs' first; call->pointers: the scalar */
+    int role; /* index of the pointer in the call: the outputs' first; call->pointers: the scalar;
+               * call->pointers + 1: the entries' own parameters, the whole column (read by all) */
 } range_t;
 
 static int by_begin(const void *x, const void *y)
@@ -192,21 +193,24 @@ static const range_t *reach_overlap(const reach_t *reach, const range_t *r)
     return other->entry >= 0 && other->end > r->begin ? other : NULL;
 }
 
-/* A range's name in messages: its pointer's, or the scalar's. */
+/* A range's name in messages: its pointer's, the scalar's or the parameters'. */
 static const char *range_name(const list_call_t *call, const range_t *r)
 {
-    return r->role < call->pointers ? call->name[r->role] : call->scalar_name;
+    return r->role < call->pointers ? call->name[r->role] : r->role == call->pointers ? call->scalar_name
+                                                                                      : call->params_name;
 }
 
 /* Outputs overlapping another entry's operand: the ranges sorted by their starts; in that order an out
  * overlaps an earlier range of another entry, or an input an earlier out, exactly when the
  * farthest-reaching such range passes its start. A reduction's scalar is written as an out is but may
  * be another entry's scalar too (entries may share one): it meets no array or input of another entry
- * (of its own: check_scalar). Needs no device. */
+ * (of its own: check_scalar). The entries' own parameters are one input of an entry of their own,
+ * count: every entry reads the column, so no output or scalar meets any of it. Needs no device. */
 static ew_status_t check_overlaps(const list_call_t *call)
 {
     const int has_scalars = call->scalar_column && call->scalar != NULL;
-    int64_t ranges = 0;
+    const int has_params = call->params_column && call->params != NULL && call->params_stride > 0;
+    int64_t ranges = has_params;
     for (int64_t i = 0; i < call->count; ++i)
         ranges += (call->n[i] > 0 ? call->pointers : 0) + has_scalars;
     range_t *range = malloc((size_t)(ranges > 0 ? ranges : 1) * sizeof *range);
@@ -223,6 +227,11 @@ static ew_status_t check_overlaps(const list_call_t *call)
         uintptr_t begin = (uintptr_t)call->scalar[i];
         range[k++] = (range_t){begin, begin + call->scalar_size, i, call->pointers};
     }
+    if (has_params) { /* inside the address space: check_params_column */
+        uintptr_t begin = (uintptr_t)call->params;
+        range[k++] = (range_t){begin, begin + (uintptr_t)call->count * call->params_stride, call->count,
+                               call->pointers + 1};
+    }
     qsort(range, (size_t)ranges, sizeof *range, by_begin);
     const range_t none = {0, 0, -1, 0};
     reach_t outs = {none, none}, all = {none, none}, scalars = {none, none}; /* all: arrays and inputs */
@@ -236,12 +245,17 @@ static ew_status_t check_overlaps(const list_call_t *call)
         if (other != NULL) {
             const int other_written = other->role < call->outputs || other->role == call->pointers;
             const range_t *out = other_written ? other : at, *operand = other_written ? at : other;
-            status = ewi_fail(EW_ERROR_INVALID_VALUE,
-                              "entry %lld: %s [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
-                              "overlap another entry's output",
-                              (long long)out->entry, range_name(call, out), (void *)out->begin,
-                              (long long)(out->end - out->begin), range_name(call, operand),
-                              (long long)operand->entry);
+            status = operand->entry == call->count
+                         ? ewi_fail(EW_ERROR_INVALID_VALUE,
+                                    "entry %lld: %s [%p, +%lld bytes) overlaps %s, which every entry reads",
+                                    (long long)out->entry, range_name(call, out), (void *)out->begin,
+                                    (long long)(out->end - out->begin), range_name(call, operand))
+                         : ewi_fail(EW_ERROR_INVALID_VALUE,
+                                    "entry %lld: %s [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
+                                    "overlap another entry's output",
+                                    (long long)out->entry, range_name(call, out), (void *)out->begin,
+                                    (long long)(out->end - out->begin), range_name(call, operand),
+                                    (long long)operand->entry);
         }
         if (scalar) {
             reach_add(&scalars, at);

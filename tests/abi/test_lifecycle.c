@@ -31,6 +31,16 @@ static ew_handle_t make(int device, int sm_count, int threads)
     return handle;
 }
 
+/* make's handle with EW_CHECK_POINTERS' checks on, as ew_handle_create gives them where it is set. */
+static ew_handle_t make_checked(int device, int sm_count, int threads)
+{
+    ew_handle_t handle = make(device, sm_count, threads);
+    ewi_handle_t *object;
+    assert_int_equal(ewi_handle_find(handle, &object), EW_SUCCESS);
+    object->check_pointers = 1;
+    return handle;
+}
+
 static void assert_figures(ew_handle_t handle, int device, int sm_count, int threads)
 {
     int value = -1;
@@ -598,10 +608,7 @@ static void batched_reduction_launches_are_checked(void **state)
     /* device 1, never the current device: a launch that passes its checks stops at the device check
      * (DEVICE_MISMATCH; CUDA without a GPU), so the host arrays below never reach a kernel, not even
      * an overwrite's resets, which a GPU of HMM would run on them */
-    ew_handle_t handle = make(1, 132, 2048), checked = make(1, 132, 2048);
-    ewi_handle_t *object;
-    assert_int_equal(ewi_handle_find(checked, &object), EW_SUCCESS);
-    object->check_pointers = 1;
+    ew_handle_t handle = make(1, 132, 2048), checked = make_checked(1, 132, 2048);
     const ew_dtype_t in_dtypes[1] = {EW_F32};
     const ewi_kernel_spec_t spec = {
         .source = "out0 = in0; out1 = in0; out2 = in0;",
@@ -672,6 +679,52 @@ static void batched_reduction_launches_are_checked(void **state)
             fail_msg("case %d: %s (\"%s\")", k, ew_status_string(status), ew_get_last_error_message());
     }
 #undef OUTPUTS
+    assert_int_equal(ew_kernel_destroy(on_checked), EW_SUCCESS);
+    assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(checked), EW_SUCCESS);
+    assert_int_equal(ew_handle_destroy(handle), EW_SUCCESS);
+}
+
+/* A list's own parameters in device memory (entry_params), which every entry reads: with
+ * EW_CHECK_POINTERS no entry's output meets any of them, its own entry's slot or another's; without it,
+ * only an entry's own slot is checked (the list's rule). */
+static void batched_entry_params_are_checked(void **state)
+{
+    (void)state;
+    ew_handle_t handle = make(1, 132, 2048), checked = make_checked(1, 132, 2048);
+    const ew_dtype_t in_dtypes[1] = {EW_F32};
+    const ewi_kernel_spec_t spec = {
+        .source = "return in0 * p0;", .out_dtype = EW_F32, .n_inputs = 1, .in_dtypes = in_dtypes, .n_params = 1};
+    ew_kernel_t kernel = NULL, on_checked = NULL;
+    assert_int_equal(ewi_user_kernel_make(handle, &spec, &kernel), EW_SUCCESS);
+    assert_int_equal(ewi_user_kernel_make(checked, &spec, &on_checked), EW_SUCCESS);
+    _Alignas(16) static uint8_t out[2][4096], x[2][4096];
+    const int64_t n[2] = {100, 100}; /* 400 bytes an entry */
+    void *const outs[2] = {out[0], out[1]};
+    const void *const in0[2] = {x[0], x[1]};
+    void *const *outputs[1] = {outs};
+    const void *const *inputs[1] = {in0};
+    /* entry 0's slot in entry 1's output, entry 1's just past it */
+    const double *across = (const double *)(out[1] + 392);
+    assert_refused_as(ew_kernel_launch_batched(on_checked, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL,
+                                               across, NULL),
+                      EW_ERROR_INVALID_VALUE, "entry_params in another entry's output (EW_CHECK_POINTERS)",
+                      "entry 1: out [");
+    assert_true(strstr(ew_get_last_error_message(), "overlaps entry_params, which every entry reads") != NULL);
+    /* an entry's own slot inside its output: refused either way */
+    const double *own = (const double *)(out[1] + 384);
+    assert_refused_as(ew_kernel_launch_batched(kernel, 2, n, outputs, EW_REDUCE_OVERWRITE, inputs, NULL, own,
+                                               NULL),
+                      EW_ERROR_INVALID_VALUE, "entry_params in its own entry's output", "entry 1");
+    /* without EW_CHECK_POINTERS the list across entries passes to the device check; apart, both do */
+    _Alignas(16) static double apart[2];
+    for (int k = 0; k < 3; ++k) {
+        const ew_status_t status = ew_kernel_launch_batched(k == 2 ? on_checked : kernel, 2, n, outputs,
+                                                            EW_REDUCE_OVERWRITE, inputs, NULL,
+                                                            k == 0 ? across : apart, NULL);
+        if (status != EW_ERROR_CUDA && status != EW_ERROR_DEVICE_MISMATCH && status != EW_ERROR_NOT_SUPPORTED)
+            fail_msg("case %d: %s (\"%s\")", k, ew_status_string(status), ew_get_last_error_message());
+    }
     assert_int_equal(ew_kernel_destroy(on_checked), EW_SUCCESS);
     assert_int_equal(ew_kernel_destroy(kernel), EW_SUCCESS);
     assert_int_equal(ew_handle_destroy(checked), EW_SUCCESS);
@@ -770,6 +823,7 @@ int main(void)
         cmocka_unit_test(several_array_launches_are_checked),
         cmocka_unit_test(batched_launches_are_checked),
         cmocka_unit_test(batched_reduction_launches_are_checked),
+        cmocka_unit_test(batched_entry_params_are_checked),
         cmocka_unit_test(threads_create_and_destroy),
         cmocka_unit_test(public_create_and_destroy),
     };

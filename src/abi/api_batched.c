@@ -209,7 +209,7 @@ static const char *range_name(const list_call_t *call, const range_t *r)
 static ew_status_t check_overlaps(const list_call_t *call)
 {
     const int has_scalars = call->scalar_column && call->scalar != NULL;
-    const int has_params = call->params_column && call->params != NULL && call->params_stride > 0;
+    const int has_params = call->params_column && call->params != NULL;
     int64_t ranges = has_params;
     for (int64_t i = 0; i < call->count; ++i)
         ranges += (call->n[i] > 0 ? call->pointers : 0) + has_scalars;
@@ -245,17 +245,13 @@ static ew_status_t check_overlaps(const list_call_t *call)
         if (other != NULL) {
             const int other_written = other->role < call->outputs || other->role == call->pointers;
             const range_t *out = other_written ? other : at, *operand = other_written ? at : other;
-            status = operand->entry == call->count
-                         ? ewi_fail(EW_ERROR_INVALID_VALUE,
-                                    "entry %lld: %s [%p, +%lld bytes) overlaps %s, which every entry reads",
-                                    (long long)out->entry, range_name(call, out), (void *)out->begin,
-                                    (long long)(out->end - out->begin), range_name(call, operand))
-                         : ewi_fail(EW_ERROR_INVALID_VALUE,
-                                    "entry %lld: %s [%p, +%lld bytes) overlaps %s of entry %lld; no entry may "
-                                    "overlap another entry's output",
-                                    (long long)out->entry, range_name(call, out), (void *)out->begin,
-                                    (long long)(out->end - out->begin), range_name(call, operand),
-                                    (long long)operand->entry);
+            char whose[96] = ", which every entry reads"; /* the parameters' column */
+            if (operand->entry != call->count)
+                snprintf(whose, sizeof whose, " of entry %lld; no entry may overlap another entry's output",
+                         (long long)operand->entry);
+            status = ewi_fail(EW_ERROR_INVALID_VALUE, "entry %lld: %s [%p, +%lld bytes) overlaps %s%s",
+                              (long long)out->entry, range_name(call, out), (void *)out->begin,
+                              (long long)(out->end - out->begin), range_name(call, operand), whose);
         }
         if (scalar) {
             reach_add(&scalars, at);

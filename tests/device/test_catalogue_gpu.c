@@ -52,7 +52,7 @@ typedef struct {
     char name[40];
 } entry_t;
 
-static entry_t entries[5 * 13 * 13];
+static entry_t entries[5 * (DTYPE_LAST - DTYPE_FIRST + 1) * (DTYPE_LAST - DTYPE_FIRST + 1)];
 static size_t entry_count;
 
 static int arity(const entry_t *e) { return e->op == EW_OP_RELU || e->op == EW_OP_CAST ? 1 : 2; }
